@@ -1,0 +1,117 @@
+"""Load intents/<fabric>/ into a validated Intent, or fail with precise errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from tasks.errors import InputError, InputProblem
+from tasks.intent import semantics
+from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
+from tasks.yamlio import PathPart, format_path, line_of, load_yaml
+
+# file stem -> (model, required)
+INTENT_FILES: dict[str, tuple[type[BaseModel], bool]] = {
+    "fabric": (FabricIntent, True),
+    "hosts": (HostsIntent, False),
+    "tenants": (TenantsIntent, False),
+}
+
+
+def _reason(error: Any) -> str:
+    kind = error["type"]
+    loc = error["loc"]
+    if kind == "extra_forbidden":
+        return f"unknown key {loc[-1]!r}"
+    if kind == "missing":
+        return "required key is missing"
+    message = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    if kind.startswith("string_pattern"):
+        return f"{error['input']!r} is not a valid name ({message})"
+    return message
+
+
+def _problems(file: str, doc: Any, exc: ValidationError) -> list[InputProblem]:
+    problems = []
+    for error in exc.errors():
+        loc: tuple[PathPart, ...] = tuple(error["loc"])
+        problems.append(
+            InputProblem(file=file, path=format_path(loc), reason=_reason(error),
+                         line=line_of(doc, loc))
+        )
+    return problems
+
+
+def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -> Intent:
+    """Read and validate every intent file of one fabric."""
+    if not directory.is_dir():
+        raise InputError.single(str(directory), "", "intent directory not found")
+    shown = {stem: str(directory / f"{stem}.yaml") for stem in INTENT_FILES}
+    for path in sorted(directory.glob("*.y*ml")):
+        if path.stem not in INTENT_FILES and path.stem != "qos":
+            raise InputError.single(str(path), "", "unknown intent file; expected one of "
+                                    + ", ".join(f"{s}.yaml" for s in INTENT_FILES))
+    docs: dict[str, Any] = {}
+    parts: dict[str, BaseModel] = {}
+    problems: list[InputProblem] = []
+    for stem, (model, required) in INTENT_FILES.items():
+        path = directory / f"{stem}.yaml"
+        if not path.exists():
+            if required:
+                problems.append(InputProblem(shown[stem], "", "file not found"))
+                continue
+            doc: Any = {}
+        else:
+            doc = load_yaml(path, display=shown[stem])
+            doc = {} if doc is None else doc
+        docs[stem] = doc
+        if not isinstance(doc, dict):
+            problems.append(InputProblem(shown[stem], "", "top level must be a mapping",
+                                         line_of(doc, ())))
+            continue
+        try:
+            parts[stem] = model.model_validate(doc)
+        except ValidationError as exc:
+            problems.extend(_problems(shown[stem], doc, exc))
+    if problems:
+        raise InputError(problems)
+    intent = Intent(
+        fabric=parts["fabric"],  # type: ignore[arg-type]
+        hosts=parts["hosts"],  # type: ignore[arg-type]
+        tenants=parts["tenants"],  # type: ignore[arg-type]
+    )
+    found = semantics.check(intent)
+    if known_platforms is not None:
+        found.extend(_platform_problems(intent, set(known_platforms)))
+    if found:
+        raise InputError([
+            InputProblem(file=shown[p.file], path=format_path(p.path), reason=p.reason,
+                         line=line_of(docs[p.file], p.path))
+            for p in found
+        ])
+    return intent
+
+
+def _platform_problems(intent: Intent, known: set[str]) -> list[semantics.Problem]:
+    fabric = intent.fabric
+    problems = []
+    choices = ", ".join(sorted(known))
+    if fabric.platform not in known:
+        problems.append(semantics.Problem(semantics.FABRIC, ("platform",),
+                                          f"unknown platform {fabric.platform!r} ({choices})"))
+    for role in ("spines", "leaves"):
+        for index, switch in enumerate(getattr(fabric, role)):
+            if switch.platform is not None and switch.platform not in known:
+                problems.append(semantics.Problem(
+                    semantics.FABRIC, (role, index, "platform"),
+                    f"unknown platform {switch.platform!r} ({choices})"))
+    if intent.hosts.defaults.platform not in known:
+        problems.append(semantics.Problem(
+            semantics.HOSTS, ("defaults", "platform"),
+            f"unknown platform {intent.hosts.defaults.platform!r} ({choices})"))
+    return problems

@@ -1,0 +1,285 @@
+"""Pydantic models of intents/<fabric>/*.yaml: what the operator declares.
+
+Field-level rules live here; rules that need the whole intent (duplicates, references,
+pool overlaps) live in tasks.intent.semantics so each error can name its own key path.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+NAME_RE = r"^[a-z][a-z0-9-]{0,30}$"
+VRF_NAME_RE = r"^[a-z][a-z0-9-]{0,14}$"
+IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
+
+# IEEE speeds flatfab knows headroom and queue data for, in Mb/s.
+SPEEDS_MBPS = {
+    "10G": 10_000,
+    "25G": 25_000,
+    "40G": 40_000,
+    "50G": 50_000,
+    "100G": 100_000,
+    "200G": 200_000,
+    "400G": 400_000,
+    "800G": 800_000,
+}
+ROCE_MTUS = (256, 512, 1024, 2048, 4096)
+# GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (kernel iboe_get_mtu).
+ROCE_HEADER_BYTES = 96
+MIN_MTU = 1280
+MAX_MTU = 9216
+
+
+class Strict(BaseModel):
+    """Every intent model rejects unknown keys, so a typo is an error, not a silent default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+Name = Annotated[str, Field(pattern=NAME_RE)]
+Mtu = Annotated[int, Field(ge=MIN_MTU, le=MAX_MTU)]
+
+
+def _network(value: Any) -> ipaddress.IPv4Network:
+    try:
+        return ipaddress.IPv4Network(str(value), strict=True)
+    except ValueError as exc:
+        raise ValueError(f"not an IPv4 prefix with host bits clear: {exc}") from None
+
+
+IPv4Prefix = Annotated[str, Field(description="IPv4 prefix, e.g. 10.0.0.0/24")]
+
+
+class BgpMode(StrEnum):
+    UNNUMBERED = "unnumbered"
+    NUMBERED = "numbered"
+
+
+class Role(StrEnum):
+    SPINE = "spine"
+    LEAF = "leaf"
+    HOST = "host"
+
+
+class BgpTimers(Strict):
+    keepalive: Annotated[int, Field(ge=1, le=60)] = 3
+    hold: Annotated[int, Field(ge=3, le=180)] = 9
+
+    @model_validator(mode="after")
+    def _hold_is_three_keepalives(self) -> BgpTimers:
+        if self.hold < 3 * self.keepalive:
+            raise ValueError(f"hold ({self.hold}) must be at least 3 x keepalive ({self.keepalive})")
+        return self
+
+
+class AsnRange(Strict):
+    first: Annotated[int, Field(ge=1, le=4_294_967_294)]
+    last: Annotated[int, Field(ge=1, le=4_294_967_294)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AsnRange:
+        if self.last < self.first:
+            raise ValueError(f"last ({self.last}) is below first ({self.first})")
+        return self
+
+    @property
+    def size(self) -> int:
+        return self.last - self.first + 1
+
+
+class Underlay(Strict):
+    mode: BgpMode = BgpMode.UNNUMBERED
+    spine_asn: Annotated[int, Field(ge=1, le=4_294_967_294)]
+    leaf_asns: AsnRange
+    loopback_pool: IPv4Prefix
+    p2p_pool: IPv4Prefix | None = None
+    max_spines: Annotated[int, Field(ge=1, le=256)] = 16
+    timers: BgpTimers = BgpTimers()
+    maximum_paths: Annotated[int, Field(ge=1, le=256)] = 64
+
+    @field_validator("loopback_pool", "p2p_pool")
+    @classmethod
+    def _prefix(cls, value: str | None) -> str | None:
+        return None if value is None else str(_network(value))
+
+    @model_validator(mode="after")
+    def _numbered_needs_pool(self) -> Underlay:
+        if self.mode is BgpMode.NUMBERED and self.p2p_pool is None:
+            raise ValueError("mode 'numbered' needs a p2p_pool for the /31 link addresses")
+        return self
+
+
+class LinkClass(Strict):
+    speed: str
+    cable_m: Annotated[float, Field(gt=0, le=10_000)]
+    mtu: Mtu = 9216
+
+    @field_validator("speed")
+    @classmethod
+    def _known_speed(cls, value: str) -> str:
+        speed = value.upper()
+        if speed not in SPEEDS_MBPS:
+            raise ValueError(f"unknown speed {value!r}; expected one of {', '.join(SPEEDS_MBPS)}")
+        return speed
+
+    @property
+    def speed_mbps(self) -> int:
+        return SPEEDS_MBPS[self.speed]
+
+
+class Switch(Strict):
+    name: Name
+    id: Annotated[int, Field(ge=1)] | None = None
+    platform: str | None = None
+
+    @property
+    def stable_id(self) -> int:
+        """Explicit id, else the number the name ends with (leaf12 -> 12)."""
+        if self.id is not None:
+            return self.id
+        match = re.search(r"(\d+)$", self.name)
+        return int(match.group(1)) if match else 0
+
+
+class FabricLink(Strict):
+    leaf: Name
+    spine: Name
+    link_class: str = Field(default="fabric", alias="class")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class PortScheme(Strict):
+    """Port numbering keyed by stable ids: adding a device never renames another's ports."""
+
+    prefix: Annotated[str, Field(pattern=r"^[a-zA-Z]+$")] = "swp"
+    spine_downlink_base: Annotated[int, Field(ge=0)] = 0
+    leaf_uplink_base: Annotated[int, Field(ge=0)] = 50
+    leaf_host_base: Annotated[int, Field(ge=0)] = 0
+
+
+class FabricIntent(Strict):
+    name: Name
+    platform: str = "frr"
+    roce_mtu: int = 4096
+    underlay: Underlay
+    link_classes: dict[str, LinkClass]
+    ports: PortScheme = PortScheme()
+    spines: list[Switch]
+    leaves: list[Switch]
+    links: list[FabricLink] | None = None
+
+    @field_validator("roce_mtu")
+    @classmethod
+    def _ib_mtu(cls, value: int) -> int:
+        if value not in ROCE_MTUS:
+            raise ValueError(f"RoCE MTU must be one of {ROCE_MTUS}, got {value}")
+        return value
+
+    @field_validator("spines", "leaves")
+    @classmethod
+    def _not_empty(cls, value: list[Switch]) -> list[Switch]:
+        if not value:
+            raise ValueError("at least one device is needed")
+        return value
+
+
+class HostSpec(Strict):
+    name: Name | None = None
+    port: Annotated[int, Field(ge=1, le=512)] | None = None
+    nic: Annotated[str, Field(pattern=IFNAME_RE)] | None = None
+    mtu: Mtu | None = None
+
+
+class LeafHosts(Strict):
+    count: Annotated[int, Field(ge=0, le=512)] | None = None
+    hosts: list[HostSpec] | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> LeafHosts:
+        if self.count is not None and self.hosts is not None:
+            raise ValueError("give either 'count' or 'hosts', not both")
+        return self
+
+
+class HostDefaults(Strict):
+    count: Annotated[int, Field(ge=0, le=512)] = 0
+    nic: Annotated[str, Field(pattern=IFNAME_RE)] = "eth1"
+    mtu: Mtu = 9000
+    link_class: str = "host"
+    platform: str = "linux_host"
+    routes: list[IPv4Prefix] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    name_format: str = "{leaf}-h{port}"
+
+    @field_validator("routes")
+    @classmethod
+    def _prefixes(cls, value: list[str]) -> list[str]:
+        return [str(_network(v)) for v in value]
+
+    @field_validator("name_format")
+    @classmethod
+    def _format(cls, value: str) -> str:
+        try:
+            value.format(leaf="leaf1", port=1)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"may only use {{leaf}} and {{port}}: {exc}") from None
+        return value
+
+
+class HostsIntent(Strict):
+    defaults: HostDefaults = HostDefaults()
+    host_pool: IPv4Prefix | None = None
+    subnet_length: Annotated[int, Field(ge=8, le=29)] = 24
+    leaves: dict[str, LeafHosts] = Field(default_factory=dict)
+
+    @field_validator("host_pool")
+    @classmethod
+    def _prefix(cls, value: str | None) -> str | None:
+        return None if value is None else str(_network(value))
+
+
+class Tenant(Strict):
+    name: Annotated[str, Field(pattern=VRF_NAME_RE)]
+    vrf_id: Annotated[int, Field(ge=1, le=4094)]
+    prefixes: list[IPv4Prefix]
+    subnet_length: Annotated[int, Field(ge=8, le=29)] = 24
+    p2p_pool: IPv4Prefix | None = None
+    members: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _reserved(cls, value: str) -> str:
+        if value in {"default", "global", "mgmt"}:
+            raise ValueError(f"{value!r} is reserved")
+        return value
+
+    @field_validator("prefixes")
+    @classmethod
+    def _prefixes(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("a tenant needs at least one prefix")
+        return [str(_network(v)) for v in value]
+
+    @field_validator("p2p_pool")
+    @classmethod
+    def _pool(cls, value: str | None) -> str | None:
+        return None if value is None else str(_network(value))
+
+
+class TenantsIntent(Strict):
+    tenants: list[Tenant] = Field(default_factory=list)
+
+
+class Intent(BaseModel):
+    """The whole declared fabric, after field and cross-file validation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fabric: FabricIntent
+    hosts: HostsIntent
+    tenants: TenantsIntent

@@ -1,0 +1,344 @@
+"""Rules that need the whole intent: names, ids, references, pools and MTUs.
+
+Each rule yields (file, key path, reason) so the loader can point at the exact line.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tasks.intent.models import (
+    ROCE_HEADER_BYTES,
+    BgpMode,
+    FabricIntent,
+    HostsIntent,
+    Intent,
+    Switch,
+    TenantsIntent,
+)
+from tasks.yamlio import PathPart
+
+FABRIC, HOSTS, TENANTS = "fabric", "hosts", "tenants"
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    path: tuple[PathPart, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class HostSlot:
+    """A host as the intent places it: leaf, port and where in the YAML it was declared."""
+
+    name: str
+    leaf: str
+    port: int
+    nic: str
+    mtu: int
+    path: tuple[PathPart, ...]
+
+
+def expand_hosts(intent: Intent) -> list[HostSlot]:
+    """Every host the intent declares, in leaf order then port order."""
+    hosts = intent.hosts
+    defaults = hosts.defaults
+    slots: list[HostSlot] = []
+    for leaf in intent.fabric.leaves:
+        spec = hosts.leaves.get(leaf.name)
+        if spec is not None and spec.hosts is not None:
+            for index, host in enumerate(spec.hosts):
+                port = host.port if host.port is not None else index + 1
+                name = host.name or defaults.name_format.format(leaf=leaf.name, port=port)
+                slots.append(
+                    HostSlot(
+                        name=name,
+                        leaf=leaf.name,
+                        port=port,
+                        nic=host.nic or defaults.nic,
+                        mtu=host.mtu or defaults.mtu,
+                        path=("leaves", leaf.name, "hosts", index),
+                    )
+                )
+            continue
+        count = spec.count if spec is not None and spec.count is not None else defaults.count
+        path: tuple[PathPart, ...] = (
+            ("leaves", leaf.name, "count") if spec is not None else ("defaults", "count")
+        )
+        for port in range(1, count + 1):
+            slots.append(
+                HostSlot(
+                    name=defaults.name_format.format(leaf=leaf.name, port=port),
+                    leaf=leaf.name,
+                    port=port,
+                    nic=defaults.nic,
+                    mtu=defaults.mtu,
+                    path=path,
+                )
+            )
+    return slots
+
+
+def tenant_members(intent: Intent, hosts: list[HostSlot]) -> dict[str, list[str]]:
+    """Tenant name -> member host names (patterns expanded, in host order)."""
+    names = [h.name for h in hosts]
+    result: dict[str, list[str]] = {}
+    for tenant in intent.tenants.tenants:
+        members: list[str] = []
+        for pattern in tenant.members:
+            members.extend(n for n in names if fnmatch.fnmatchcase(n, pattern) and n not in members)
+        result[tenant.name] = sorted(members, key=names.index)
+    return result
+
+
+def check(intent: Intent) -> list[Problem]:
+    return list(_all(intent))
+
+
+def _all(intent: Intent) -> Iterator[Problem]:
+    fabric = intent.fabric
+    yield from _switches(fabric)
+    yield from _links(fabric)
+    yield from _asns(fabric)
+    yield from _link_classes(fabric, intent.hosts)
+    hosts = expand_hosts(intent)
+    yield from _hosts(fabric, intent.hosts, hosts)
+    yield from _tenants(fabric, intent.tenants, intent.hosts, hosts, intent)
+    yield from _pools(intent)
+
+
+def _switches(fabric: FabricIntent) -> Iterator[Problem]:
+    seen: dict[str, tuple[PathPart, ...]] = {}
+    for role in ("spines", "leaves"):
+        devices: list[Switch] = getattr(fabric, role)
+        ids: dict[int, str] = {}
+        for index, switch in enumerate(devices):
+            path = (role, index, "name")
+            if switch.name in seen:
+                first = seen[switch.name]
+                yield Problem(FABRIC, path, f"duplicate device name {switch.name!r} "
+                              f"(also at {first[0]}[{first[1]}])")
+            seen[switch.name] = (role, index)
+            sid = switch.stable_id
+            if sid == 0:
+                yield Problem(FABRIC, (role, index), f"{switch.name!r} needs an 'id' "
+                              "(its name does not end in a number)")
+                continue
+            if sid in ids:
+                yield Problem(FABRIC, (role, index), f"{switch.name!r} has id {sid}, "
+                              f"already used by {ids[sid]!r}; ids must be unique per role")
+            ids[sid] = switch.name
+            if role == "spines" and sid > fabric.underlay.max_spines:
+                yield Problem(FABRIC, (role, index), f"spine id {sid} exceeds "
+                              f"underlay.max_spines ({fabric.underlay.max_spines})")
+
+
+def _links(fabric: FabricIntent) -> Iterator[Problem]:
+    if fabric.links is None:
+        return
+    spines = {s.name for s in fabric.spines}
+    leaves = {leaf.name for leaf in fabric.leaves}
+    seen: set[tuple[str, str]] = set()
+    for index, link in enumerate(fabric.links):
+        for end, pool, role in (("leaf", leaves, "leaf"), ("spine", spines, "spine")):
+            name = getattr(link, end)
+            if name not in pool:
+                other = spines if role == "leaf" else leaves
+                hint = f" ({name!r} is a {'spine' if role == 'leaf' else 'leaf'})" \
+                    if name in other else ""
+                yield Problem(FABRIC, ("links", index, end),
+                              f"link to unknown {role} {name!r}{hint}")
+        if link.link_class not in fabric.link_classes:
+            yield Problem(FABRIC, ("links", index, "class"),
+                          f"unknown link class {link.link_class!r}")
+        key = (link.leaf, link.spine)
+        if key in seen:
+            yield Problem(FABRIC, ("links", index), f"duplicate link {link.leaf} - {link.spine}")
+        seen.add(key)
+    linked = {leaf for leaf, _ in seen}
+    for index, leaf in enumerate(fabric.leaves):
+        if leaf.name not in linked:
+            yield Problem(FABRIC, ("leaves", index), f"leaf {leaf.name!r} has no link to any spine")
+
+
+def _asns(fabric: FabricIntent) -> Iterator[Problem]:
+    underlay = fabric.underlay
+    rng = underlay.leaf_asns
+    if rng.first <= underlay.spine_asn <= rng.last:
+        yield Problem(FABRIC, ("underlay", "spine_asn"),
+                      f"spine ASN {underlay.spine_asn} lies inside leaf_asns {rng.first}-{rng.last}")
+    for index, leaf in enumerate(fabric.leaves):
+        if leaf.stable_id > rng.size:
+            yield Problem(FABRIC, ("leaves", index),
+                          f"leaf {leaf.name!r} (id {leaf.stable_id}) needs ASN "
+                          f"{rng.first + leaf.stable_id - 1}, beyond leaf_asns "
+                          f"{rng.first}-{rng.last} (ASN range too small)")
+
+
+def _link_classes(fabric: FabricIntent, hosts: HostsIntent) -> Iterator[Problem]:
+    if fabric.links is None and "fabric" not in fabric.link_classes:
+        yield Problem(FABRIC, ("link_classes",),
+                      "link class 'fabric' is needed for the default full-mesh cabling")
+    if hosts.defaults.link_class not in fabric.link_classes:
+        yield Problem(HOSTS, ("defaults", "link_class"),
+                      f"unknown link class {hosts.defaults.link_class!r}")
+
+
+def _hosts(fabric: FabricIntent, intent_hosts: HostsIntent,
+           hosts: list[HostSlot]) -> Iterator[Problem]:
+    leaves = {leaf.name: leaf for leaf in fabric.leaves}
+    for leaf_name in intent_hosts.leaves:
+        if leaf_name not in leaves:
+            yield Problem(HOSTS, ("leaves", leaf_name), f"unknown leaf {leaf_name!r}")
+    switch_names = {s.name for s in fabric.spines} | set(leaves)
+    ports = fabric.ports
+    uplink_ports = {ports.leaf_uplink_base + s.stable_id for s in fabric.spines}
+    seen_names: set[str] = set()
+    seen_ports: set[tuple[str, int]] = set()
+    roce_min = fabric.roce_mtu + ROCE_HEADER_BYTES
+    host_class = fabric.link_classes.get(intent_hosts.defaults.link_class)
+    for host in hosts:
+        if host.name in switch_names or host.name in seen_names:
+            yield Problem(HOSTS, host.path, f"duplicate device name {host.name!r}")
+        seen_names.add(host.name)
+        if (host.leaf, host.port) in seen_ports:
+            yield Problem(HOSTS, host.path, f"port {host.port} of {host.leaf} is used twice")
+        seen_ports.add((host.leaf, host.port))
+        if ports.leaf_host_base + host.port in uplink_ports:
+            yield Problem(HOSTS, host.path,
+                          f"host port {ports.prefix}{ports.leaf_host_base + host.port} on "
+                          f"{host.leaf} collides with a spine uplink (ports.leaf_uplink_base)")
+        if host.mtu < roce_min:
+            yield Problem(HOSTS, host.path if host.path[0] == "leaves" else ("defaults", "mtu"),
+                          f"MTU {host.mtu} of {host.name} is too small for RoCE MTU "
+                          f"{fabric.roce_mtu}: needs at least {roce_min} "
+                          f"({fabric.roce_mtu} + {ROCE_HEADER_BYTES} B of RoCEv2 headers)")
+        if host_class is not None and host_class.mtu < host.mtu:
+            yield Problem(HOSTS, host.path,
+                          f"host MTU {host.mtu} of {host.name} exceeds the MTU "
+                          f"{host_class.mtu} of its link class "
+                          f"{intent_hosts.defaults.link_class!r}")
+        # host address = subnet base + 10 + port; it must fit below broadcast
+        size = 2 ** (32 - intent_hosts.subnet_length)
+        if 10 + host.port >= size - 1:
+            yield Problem(HOSTS, host.path,
+                          f"port {host.port} does not fit a /{intent_hosts.subnet_length} "
+                          "host subnet (host address = subnet + 10 + port)")
+
+
+def _tenants(fabric: FabricIntent, tenants: TenantsIntent, intent_hosts: HostsIntent,
+             hosts: list[HostSlot], intent: Intent) -> Iterator[Problem]:
+    names: dict[str, int] = {}
+    vrf_ids: dict[int, str] = {}
+    host_names = [h.name for h in hosts]
+    owner: dict[str, str] = {}
+    for index, tenant in enumerate(tenants.tenants):
+        if tenant.name in names:
+            yield Problem(TENANTS, ("tenants", index, "name"),
+                          f"duplicate tenant {tenant.name!r}")
+        names[tenant.name] = index
+        if tenant.vrf_id in vrf_ids:
+            yield Problem(TENANTS, ("tenants", index, "vrf_id"),
+                          f"VRF id {tenant.vrf_id} already used by tenant "
+                          f"{vrf_ids[tenant.vrf_id]!r}")
+        vrf_ids[tenant.vrf_id] = tenant.name
+        if fabric.underlay.mode is BgpMode.NUMBERED and tenant.p2p_pool is None:
+            yield Problem(TENANTS, ("tenants", index),
+                          "numbered underlay: tenant needs a p2p_pool for its VRF /31 links")
+        for m_index, pattern in enumerate(tenant.members):
+            matched = [n for n in host_names if fnmatch.fnmatchcase(n, pattern)]
+            if not matched:
+                yield Problem(TENANTS, ("tenants", index, "members", m_index),
+                              f"{pattern!r} matches no host")
+            for name in matched:
+                if owner.get(name, tenant.name) != tenant.name:
+                    yield Problem(TENANTS, ("tenants", index, "members", m_index),
+                                  f"host {name!r} is already in tenant {owner[name]!r}; "
+                                  "a host belongs to one tenant")
+                owner.setdefault(name, tenant.name)
+    orphans = [h for h in hosts if h.name not in owner]
+    if orphans and intent_hosts.host_pool is None:
+        yield Problem(HOSTS, ("host_pool",),
+                      f"{len(orphans)} host(s) are in no tenant (first: {orphans[0].name!r}) "
+                      "and no host_pool is set for the default VRF")
+
+
+def _pools(intent: Intent) -> Iterator[Problem]:
+    fabric = intent.fabric
+    underlay = fabric.underlay
+    pools: list[tuple[str, tuple[PathPart, ...], ipaddress.IPv4Network]] = [
+        (FABRIC, ("underlay", "loopback_pool"), ipaddress.IPv4Network(underlay.loopback_pool)),
+    ]
+    if underlay.p2p_pool and underlay.mode is BgpMode.NUMBERED:
+        pools.append((FABRIC, ("underlay", "p2p_pool"), ipaddress.IPv4Network(underlay.p2p_pool)))
+    if intent.hosts.host_pool:
+        pools.append((HOSTS, ("host_pool",), ipaddress.IPv4Network(intent.hosts.host_pool)))
+    for t_index, tenant in enumerate(intent.tenants.tenants):
+        for p_index, prefix in enumerate(tenant.prefixes):
+            pools.append((TENANTS, ("tenants", t_index, "prefixes", p_index),
+                          ipaddress.IPv4Network(prefix)))
+        if tenant.p2p_pool and underlay.mode is BgpMode.NUMBERED:
+            pools.append((TENANTS, ("tenants", t_index, "p2p_pool"),
+                          ipaddress.IPv4Network(tenant.p2p_pool)))
+    for i, (file_a, path_a, net_a) in enumerate(pools):
+        for file_b, path_b, net_b in pools[i + 1:]:
+            if net_a.overlaps(net_b):
+                yield Problem(file_b, path_b,
+                              f"{net_b} overlaps {net_a} ({file_a}: "
+                              f"{'.'.join(str(p) for p in path_a)})")
+
+    max_leaf = max((leaf.stable_id for leaf in fabric.leaves), default=0)
+    loopbacks = ipaddress.IPv4Network(underlay.loopback_pool).num_addresses
+    for index, leaf in enumerate(fabric.leaves):
+        if underlay.max_spines + leaf.stable_id >= loopbacks - 1:
+            yield Problem(FABRIC, ("leaves", index),
+                          f"loopback_pool {underlay.loopback_pool} exhausted: leaf "
+                          f"{leaf.name!r} needs address #{underlay.max_spines + leaf.stable_id}")
+            break
+    if underlay.mode is BgpMode.NUMBERED and underlay.p2p_pool:
+        slots = ipaddress.IPv4Network(underlay.p2p_pool).num_addresses // 2
+        needed = max_leaf * underlay.max_spines
+        if needed > slots:
+            yield Problem(FABRIC, ("underlay", "p2p_pool"),
+                          f"p2p_pool {underlay.p2p_pool} exhausted: {slots} /31 links, but leaf "
+                          f"id {max_leaf} x max_spines {underlay.max_spines} needs {needed}")
+        for t_index, tenant in enumerate(intent.tenants.tenants):
+            if tenant.p2p_pool:
+                t_slots = ipaddress.IPv4Network(tenant.p2p_pool).num_addresses // 2
+                if needed > t_slots:
+                    yield Problem(TENANTS, ("tenants", t_index, "p2p_pool"),
+                                  f"p2p_pool {tenant.p2p_pool} exhausted: {t_slots} /31 links, "
+                                  f"needs {needed}")
+    if intent.hosts.host_pool:
+        yield from _subnet_capacity(HOSTS, ("host_pool",), intent.hosts.host_pool,
+                                    intent.hosts.subnet_length, max_leaf)
+    for t_index, tenant in enumerate(intent.tenants.tenants):
+        capacity = 0
+        for prefix in tenant.prefixes:
+            net = ipaddress.IPv4Network(prefix)
+            if net.prefixlen > tenant.subnet_length:
+                yield Problem(TENANTS, ("tenants", t_index, "prefixes"),
+                              f"{prefix} is smaller than one /{tenant.subnet_length} leaf subnet")
+                break
+            capacity += 2 ** (tenant.subnet_length - net.prefixlen)
+        else:
+            if max_leaf >= capacity:
+                yield Problem(TENANTS, ("tenants", t_index, "prefixes"),
+                              f"prefixes exhausted: {capacity} /{tenant.subnet_length} subnets, "
+                              f"leaf id {max_leaf} needs subnet #{max_leaf}")
+
+
+def _subnet_capacity(file: str, path: tuple[PathPart, ...], prefix: str, length: int,
+                     max_leaf: int) -> Iterator[Problem]:
+    net = ipaddress.IPv4Network(prefix)
+    if net.prefixlen > length:
+        yield Problem(file, path, f"{prefix} is smaller than one /{length} leaf subnet")
+        return
+    capacity = 2 ** (length - net.prefixlen)
+    if max_leaf >= capacity:
+        yield Problem(file, path, f"{prefix} exhausted: {capacity} /{length} subnets, "
+                      f"leaf id {max_leaf} needs subnet #{max_leaf}")

@@ -1,0 +1,510 @@
+"""The embedded lab runtime: a containerlab topology realized with network namespaces.
+
+Per node: a network namespace, a persistent mount + UTS namespace (so FRR, sshd and lldpd
+see the node's own /etc/frr, /run/frr, /etc/hosts and VRFs as a real box would), and an sshd
+on the management network. Switch VRFs are extra namespaces (FRR's netns VRF backend);
+VRF subinterfaces are veth pairs between the VRF namespaces of both ends.
+Everything the lab creates is under /run/flatfab/<prefix>/ or named <prefix>-*, so
+`down --sweep` can find it without any state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tasks.lab.system import LabError, ip_batch, require_commands, require_root, run
+from tasks.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
+
+RUN_ROOT = Path("/run/flatfab")
+FRRINIT = "/usr/lib/frr/frrinit.sh"
+# Paths inside a node's mount namespace that hold that node's own files.
+SWITCH_BINDS = ("/etc/frr", "/run/frr", "/var/log/frr", "/var/lib/flatfab")
+HOST_BINDS = ("/var/lib/flatfab",)
+COMMANDS = ("ip", "unshare", "nsenter", "mount", "umount", "sysctl", "useradd", "userdel",
+            "ssh-keygen", "/usr/sbin/sshd", "lldpd", FRRINIT, "vtysh")
+
+
+@dataclass(frozen=True)
+class LabPaths:
+    """Every name and path one lab owns, derived from its prefix alone."""
+
+    prefix: str
+
+    @property
+    def root(self) -> Path:
+        return RUN_ROOT / self.prefix
+
+    @property
+    def ns_dir(self) -> Path:
+        return self.root / "ns"
+
+    @property
+    def ssh_dir(self) -> Path:
+        return self.root / "ssh"
+
+    @property
+    def state_file(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def client_key(self) -> Path:
+        return self.ssh_dir / "id_ed25519"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.ssh_dir / "known_hosts"
+
+    @property
+    def user(self) -> str:
+        return f"{self.prefix}-admin"
+
+    @property
+    def sudoers(self) -> Path:
+        return Path(f"/etc/sudoers.d/flatfab-{self.prefix}")
+
+    @property
+    def mgmt_ns(self) -> str:
+        return f"{self.prefix}_mgmt"
+
+    @property
+    def mgmt_if(self) -> str:
+        return f"{self.prefix}-mgmt0"
+
+    def node_dir(self, node: str) -> Path:
+        return self.root / "nodes" / node
+
+    def netns(self, node: str) -> str:
+        return f"{self.prefix}-{node}"
+
+    def vrf_netns(self, node: str, vrf: str) -> str:
+        return f"{self.prefix}-{node}_{vrf}"
+
+    def mnt_file(self, node: str) -> Path:
+        return self.ns_dir / f"{node}.mnt"
+
+    def uts_file(self, node: str) -> Path:
+        return self.ns_dir / f"{node}.uts"
+
+    def lldp_socket(self, node: str) -> Path:
+        return self.node_dir(node) / "lldpd.socket"
+
+    def owns_netns(self, name: str) -> bool:
+        return name.startswith((f"{self.prefix}-", f"{self.prefix}_"))
+
+
+@dataclass
+class LabState:
+    """What `up` made, saved as it goes so `down` can undo even a half-finished `up`."""
+
+    name: str
+    prefix: str
+    topology: str
+    mgmt_subnet: str
+    controller: str
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    namespaces: list[str] = field(default_factory=list)
+    created_dirs: list[str] = field(default_factory=list)
+    started: float = 0.0
+
+    def save(self, paths: LabPaths) -> None:
+        paths.root.mkdir(parents=True, exist_ok=True)
+        tmp = paths.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=1), encoding="utf-8")
+        tmp.replace(paths.state_file)
+
+    @classmethod
+    def load(cls, paths: LabPaths) -> LabState | None:
+        try:
+            data = json.loads(paths.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return cls(**data)
+
+
+def _nsenter(paths: LabPaths, node: str, *, net: str | None = None) -> list[str]:
+    return ["nsenter", f"--mount={paths.mnt_file(node)}", f"--uts={paths.uts_file(node)}",
+            f"--net=/run/netns/{net or paths.netns(node)}"]
+
+
+def node_exec(paths: LabPaths, node: str, command: list[str], *, check: bool = True,
+              timeout: float = 30) -> str:
+    """Run a command inside a lab node as root (for the runtime and for fault injection)."""
+    return run([*_nsenter(paths, node), *command], check=check, timeout=timeout).stdout
+
+
+def _parallel(func: Callable[[LabNode], None], nodes: Iterable[LabNode]) -> None:
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for future in [pool.submit(func, n) for n in nodes]:
+            future.result()
+
+
+class NetnsRuntime:
+    """`flatfab lab up/down/status` without Docker."""
+
+    def __init__(self, spec: LabSpec) -> None:
+        self.spec = spec
+        self.paths = LabPaths(spec.prefix)
+
+    # ---- up ----------------------------------------------------------------------------
+
+    def up(self, progress: Callable[[str], None] = lambda _: None) -> LabState:
+        require_root("up")
+        require_commands(COMMANDS)
+        paths = self.paths
+        existing = LabState.load(paths)
+        if existing is not None:
+            raise LabError(f"a lab with prefix {paths.prefix!r} is already up "
+                           f"(topology {existing.topology}); run `flatfab lab down` first")
+        leftovers = [n for n in _netns_list() if paths.owns_netns(n)]
+        if leftovers:
+            raise LabError(f"namespaces of prefix {paths.prefix!r} exist without lab state "
+                           f"({leftovers[0]}, ...); run `flatfab lab down --sweep`")
+        subnet = self.spec.mgmt_subnet
+        state = LabState(name=self.spec.name, prefix=paths.prefix, topology=str(self.spec.file),
+                         mgmt_subnet=str(subnet), controller=str(subnet[1]),
+                         started=time.time())
+        state.save(paths)
+        try:
+            progress("namespaces and links")
+            self._namespaces(state)
+            self._links()
+            self._management(state)
+            progress("users and keys")
+            self._credentials(state)
+            progress("node processes")
+            _parallel(lambda n: self._start_node(n, state), self.spec.nodes.values())
+            state.save(paths)
+            progress("waiting for management SSH")
+            self._wait_ssh()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.down(state)
+            raise
+        return state
+
+    def _namespaces(self, state: LabState) -> None:
+        paths = self.paths
+        names = [paths.mgmt_ns]
+        for node in self.spec.nodes.values():
+            names.append(paths.netns(node.name))
+            names += [paths.vrf_netns(node.name, v) for v in node.vrfs]
+        state.namespaces = names
+        state.save(paths)
+        ip_batch([f"netns add {n}" for n in names])
+        # Private propagation on the ns dir is what lets namespaces persist as files in it.
+        paths.ns_dir.mkdir(parents=True, exist_ok=True)
+        run(["mount", "--bind", str(paths.ns_dir), str(paths.ns_dir)])
+        run(["mount", "--make-private", str(paths.ns_dir)])
+        for mountpoint in ("/var/lib/flatfab", "/run/frr", "/run/sshd"):
+            if not Path(mountpoint).exists():
+                Path(mountpoint).mkdir(parents=True, mode=0o755)
+                state.created_dirs.append(mountpoint)
+        state.save(paths)
+
+    def _links(self) -> None:
+        """Create every veth: fabric and host links, and one pair per VRF both ends carry."""
+        paths = self.paths
+        nodes = self.spec.nodes
+        lines = []
+        for link in self.spec.links:
+            (a_node, a_port), (b_node, b_port) = link.a, link.b
+            lines.append(f"link add {a_port} netns {paths.netns(a_node)} type veth "
+                         f"peer name {b_port} netns {paths.netns(b_node)}")
+            # VRF-lite: one subinterface pair per VRF both ends carry
+            common = set(nodes[a_node].vrfs) & set(nodes[b_node].vrfs)
+            for vrf in sorted(common, key=nodes[a_node].vrfs.__getitem__):
+                vid = nodes[a_node].vrfs[vrf]
+                lines.append(f"link add {a_port}.{vid} netns {paths.vrf_netns(a_node, vrf)} "
+                             f"type veth peer name {b_port}.{vid} "
+                             f"netns {paths.vrf_netns(b_node, vrf)}")
+        ip_batch(lines)
+
+    def _management(self, state: LabState) -> None:
+        paths = self.paths
+        subnet = self.spec.mgmt_subnet
+        lines = [f"link add {paths.mgmt_if} type veth peer name up0 netns {paths.mgmt_ns}"]
+        for index, node in enumerate(self.spec.nodes.values()):
+            lines.append(f"link add eth0 netns {paths.netns(node.name)} type veth "
+                         f"peer name m{index} netns {paths.mgmt_ns}")
+            state.nodes[node.name] = {"netns": paths.netns(node.name), "role": node.role,
+                                      "mgmt_ipv4": node.mgmt_ipv4, "mgmt_port": f"m{index}"}
+        ip_batch(lines)
+        ip_batch([f"addr add {state.controller}/{subnet.prefixlen} dev {paths.mgmt_if}",
+                  f"link set {paths.mgmt_if} up"])
+        mgmt = ["link add br0 type bridge", "link set br0 up", "link set lo up",
+                "link set up0 master br0", "link set up0 up"]
+        for info in state.nodes.values():
+            mgmt += [f"link set {info['mgmt_port']} master br0", f"link set {info['mgmt_port']} up"]
+        ip_batch(mgmt, netns=paths.mgmt_ns)
+        for node in self.spec.nodes.values():
+            ns = paths.netns(node.name)
+            # data ports stay down, as on a box fresh from the factory: rollout configures them
+            ip_batch(["link set lo up", f"addr add {node.mgmt_ipv4}/{subnet.prefixlen} dev eth0",
+                      "link set eth0 up"], netns=ns)
+            if node.role != "host":
+                run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *SWITCH_SYSCTLS])
+            for vrf in node.vrfs:
+                vns = paths.vrf_netns(node.name, vrf)
+                ip_batch(["link set lo up"], netns=vns)
+                run(["ip", "netns", "exec", vns, "sysctl", "-q", "-w", *SWITCH_SYSCTLS])
+
+    def _credentials(self, state: LabState) -> None:
+        paths = self.paths
+        paths.ssh_dir.mkdir(parents=True, exist_ok=True)
+        for directory in (RUN_ROOT, paths.root, paths.ssh_dir):
+            directory.chmod(0o755)  # sshd reads authorized_keys as the user
+        run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"flatfab-{paths.prefix}",
+             "-f", str(paths.client_key)])
+        public = paths.client_key.with_suffix(".pub").read_text(encoding="utf-8")
+        (paths.ssh_dir / "authorized_keys").write_text(public, encoding="utf-8")
+        (paths.ssh_dir / "authorized_keys").chmod(0o644)
+        if run(["id", paths.user], check=False).returncode != 0:
+            groups = ",".join(g for g in ("frr", "frrvty") if _group_exists(g))
+            run(["useradd", "--create-home", "--shell", "/bin/bash", "--comment",
+                 f"flatfab lab {paths.prefix}", *(["--groups", groups] if groups else []),
+                 paths.user])
+        paths.sudoers.write_text(f"{paths.user} ALL=(ALL) NOPASSWD:ALL\n", encoding="utf-8")
+        paths.sudoers.chmod(0o440)
+        known = []
+        for node in self.spec.nodes.values():
+            ndir = paths.node_dir(node.name)
+            ndir.mkdir(parents=True, exist_ok=True)
+            key = ndir / "ssh_host_ed25519_key"
+            run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", node.name, "-f", str(key)])
+            kind, blob = key.with_suffix(".pub").read_text(encoding="utf-8").split()[:2]
+            known.append(f"{node.mgmt_ipv4} {kind} {blob}")
+        paths.known_hosts.write_text("\n".join(known) + "\n", encoding="utf-8")
+        state.save(paths)
+
+    def _start_node(self, node: LabNode, state: LabState) -> None:
+        paths = self.paths
+        ndir = paths.node_dir(node.name)
+        binds = SWITCH_BINDS if node.role != "host" else HOST_BINDS
+        for target in binds:
+            (ndir / target.strip("/").replace("/", "-")).mkdir(parents=True, exist_ok=True)
+        (ndir / "vrfns").mkdir(exist_ok=True)
+        (ndir / "hosts").write_text(f"127.0.0.1 localhost\n127.0.1.1 {node.name}\n",
+                                    encoding="utf-8")
+        (ndir / "hostname").write_text(f"{node.name}\n", encoding="utf-8")
+        for vrf in node.vrfs:
+            stage = ndir / "vrfns" / vrf
+            stage.touch()
+            run(["mount", "--bind", f"/run/netns/{paths.vrf_netns(node.name, vrf)}", str(stage)])
+        if node.role != "host":
+            self._prepare_frr(node, ndir)
+        for ns_file in (paths.mnt_file(node.name), paths.uts_file(node.name)):
+            ns_file.touch()
+        script = [f"hostname {node.name}",
+                  # sysfs of the node's own network namespace, as `ip netns exec` would
+                  "umount -l /sys", "mount -t sysfs sysfs /sys",
+                  f"mount --bind {ndir}/hosts /etc/hosts",
+                  f"mount --bind {ndir}/hostname /etc/hostname"]
+        script += [f"mount --bind {ndir}/{t.strip('/').replace('/', '-')} {t}" for t in binds]
+        if node.role != "host":
+            script.append(f"mount --rbind {ndir}/vrfns /run/netns")
+        # nsenter (unlike `ip netns exec`) keeps our mount namespace, so the namespace files
+        # unshare binds stay visible to later nsenter calls.
+        run(["nsenter", f"--net=/run/netns/{paths.netns(node.name)}", "unshare",
+             f"--mount={paths.mnt_file(node.name)}", f"--uts={paths.uts_file(node.name)}",
+             "--propagation", "slave", "sh", "-ec", " && ".join(script)])
+        if node.role != "host":
+            node_exec(paths, node.name, [FRRINIT, "start"])
+            self._start_lldpd(node, ndir, state)
+        self._start_sshd(node, ndir, state)
+
+    def _prepare_frr(self, node: LabNode, ndir: Path) -> None:
+        etc = ndir / "etc-frr"
+        for name in ("daemons", "frr.conf", "vtysh.conf"):
+            source = node.binds.get(f"/etc/frr/{name}")
+            if source is None or not source.exists():
+                raise LabError(f"{self.spec.file}: node {node.name} has no bind for "
+                               f"/etc/frr/{name} (regenerate with `flatfab lab generate`)")
+            text = source.read_text(encoding="utf-8")
+            if name == "daemons":
+                # the netns VRF backend: zebra learns VRFs from /run/netns (-n)
+                text = text.replace('zebra_options="', 'zebra_options=" -n')
+            (etc / name).write_text(text, encoding="utf-8")
+        run(["chown", "-R", "frr:frr", str(etc), str(ndir / "run-frr")])
+        run(["chown", "frr:adm", str(ndir / "var-log-frr")])
+
+    def _start_lldpd(self, node: LabNode, ndir: Path, state: LabState) -> None:
+        conf = ndir / "lldpd.conf"
+        conf.write_text("configure lldp tx-interval 5\nconfigure lldp portidsubtype ifname\n",
+                        encoding="utf-8")
+        out = node_exec(self.paths, node.name, [
+            "sh", "-c", f"lldpd -d -u {self.paths.lldp_socket(node.name)} -O {conf} -I 'swp*' "
+            f"</dev/null >{ndir}/lldpd.log 2>&1 & echo $!"])
+        state.nodes[node.name]["lldpd_pid"] = int(out.strip())
+
+    def _start_sshd(self, node: LabNode, ndir: Path, state: LabState) -> None:
+        paths = self.paths
+        conf = ndir / "sshd_config"
+        conf.write_text("\n".join([
+            f"ListenAddress {node.mgmt_ipv4}",
+            f"HostKey {ndir}/ssh_host_ed25519_key",
+            f"PidFile {ndir}/sshd.pid",
+            f"AuthorizedKeysFile {paths.ssh_dir}/authorized_keys",
+            f"AllowUsers {paths.user}",
+            "PermitRootLogin no",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "UsePAM yes",
+            "PrintMotd no",
+            "MaxSessions 32",
+            "MaxStartups 64:30:128",
+            "Subsystem sftp /usr/lib/openssh/sftp-server",
+            "",
+        ]), encoding="utf-8")
+        node_exec(paths, node.name, ["/usr/sbin/sshd", "-f", str(conf)])
+
+    def _wait_ssh(self, timeout: float = 30) -> None:
+        pending = {n.name: n.mgmt_ipv4 for n in self.spec.nodes.values()}
+        deadline = time.monotonic() + timeout
+        while pending and time.monotonic() < deadline:
+            for name, address in list(pending.items()):
+                if _port_open(address, 22):
+                    del pending[name]
+            if pending:
+                time.sleep(0.1)
+        if pending:
+            raise LabError(f"sshd did not come up on {', '.join(sorted(pending))}")
+
+    # ---- status ------------------------------------------------------------------------
+
+    def status(self) -> list[dict[str, Any]]:
+        state = LabState.load(self.paths)
+        if state is None:
+            return []
+        namespaces = set(_netns_list())
+        rows = []
+        for name, info in state.nodes.items():
+            ndir = self.paths.node_dir(name)
+            processes = {"sshd": _pid_alive(_read_pid(ndir / "sshd.pid"))}
+            if info["role"] != "host":
+                for daemon in ("watchfrr", "zebra", "bgpd", "staticd"):
+                    processes[daemon] = _pid_alive(_read_pid(ndir / "run-frr" / f"{daemon}.pid"))
+                processes["lldpd"] = _pid_alive(info.get("lldpd_pid"))
+            ssh = _port_open(info["mgmt_ipv4"], 22, timeout=0.5)
+            healthy = info["netns"] in namespaces and all(processes.values()) and ssh
+            rows.append({"node": name, "role": info["role"], "netns": info["netns"],
+                         "mgmt_ipv4": info["mgmt_ipv4"], "ssh": ssh, "processes": processes,
+                         "healthy": healthy})
+        return rows
+
+    # ---- down --------------------------------------------------------------------------
+
+    def down(self, state: LabState | None = None) -> None:
+        teardown(self.paths, state or LabState.load(self.paths))
+
+
+def teardown(paths: LabPaths, state: LabState | None) -> None:
+    """Remove everything a lab of this prefix made; with no state, find it by name (sweep)."""
+    require_root("down")
+    namespaces = [n for n in _netns_list() if paths.owns_netns(n)]
+    if state is not None:
+        namespaces = sorted(set(namespaces) | {n for n in state.namespaces
+                                               if Path(f"/run/netns/{n}").exists()})
+    _kill(_lab_pids(paths, namespaces))
+    for mountpoint in _mounts_under(paths.root):
+        run(["umount", "-l", mountpoint], check=False)
+    ip_batch([f"netns del {n}" for n in namespaces], force=True)
+    if run(["id", paths.user], check=False).returncode == 0:
+        run(["userdel", "--remove", paths.user], check=False)
+    paths.sudoers.unlink(missing_ok=True)
+    shutil.rmtree(paths.root, ignore_errors=True)
+    others = list(RUN_ROOT.iterdir()) if RUN_ROOT.exists() else []
+    if not others:
+        with contextlib.suppress(OSError):
+            RUN_ROOT.rmdir()
+        for directory in (state.created_dirs if state else []):
+            with contextlib.suppress(OSError):
+                Path(directory).rmdir()
+
+
+def _lab_pids(paths: LabPaths, namespaces: list[str]) -> set[int]:
+    pids: set[int] = set()
+    for ns in namespaces:
+        out = run(["ip", "netns", "pids", ns], check=False).stdout
+        pids.update(int(p) for p in out.split() if p.isdigit())
+    marker = str(paths.root) + "/"
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                pids.add(int(proc.name))
+    pids.discard(os.getpid())
+    return pids
+
+
+def _kill(pids: set[int], grace: float = 5.0) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = {p for p in pids if _pid_alive(p)}
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + (grace if sig == signal.SIGTERM else 2.0)
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+            alive = {p for p in alive if _pid_alive(p)}
+        if not alive:
+            return
+
+
+def _mounts_under(root: Path) -> list[str]:
+    """Mount points below root in this mount namespace, deepest first."""
+    points = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines():
+            point = line.split()[4].replace("\\040", " ")
+            if point == str(root) or point.startswith(str(root) + "/"):
+                points.append(point)
+    return sorted(set(points), key=lambda p: (-p.count("/"), p))
+
+
+def _netns_list() -> list[str]:
+    return [line.split()[0] for line in run(["ip", "netns", "list"], check=False).stdout
+            .splitlines() if line.strip()]
+
+
+def _group_exists(group: str) -> bool:
+    return run(["getent", "group", group], check=False).returncode == 0
+
+
+def _read_pid(path: Path) -> int | None:
+    with contextlib.suppress(OSError, ValueError):
+        return int(path.read_text(encoding="utf-8").split()[0])
+    return None
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is not alive
+
+
+def _port_open(address: str, port: int, timeout: float = 0.3) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout):
+        return True
+    return False
+
+
+def lab_nodes_processes(paths: LabPaths) -> Iterator[int]:
+    """PIDs of this lab still running (used by tests to prove `down` leaves nothing)."""
+    yield from sorted(p for p in _lab_pids(paths, [n for n in _netns_list()
+                                                   if paths.owns_netns(n)]) if _pid_alive(p))

@@ -1,0 +1,163 @@
+"""The vendor-neutral fabric state: the planner writes it, collectors fill it from devices.
+
+Planned and observed state share these models, so one check catalog runs on both and
+drift is the structured difference of the two.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_VRF = "default"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Source(StrEnum):
+    PLANNED = "planned"
+    OBSERVED = "observed"
+
+
+class Role(StrEnum):
+    SPINE = "spine"
+    LEAF = "leaf"
+    HOST = "host"
+
+
+class IfKind(StrEnum):
+    LOOPBACK = "loopback"
+    FABRIC = "fabric"  # switch-to-switch port or VRF subinterface
+    HOST_PORT = "host-port"  # switch port facing a host
+    BRIDGE = "bridge"  # host-facing L3 gateway of one VRF on a leaf
+    NIC = "nic"  # a host's data NIC
+    OTHER = "other"
+
+
+class LinkKind(StrEnum):
+    FABRIC = "fabric"
+    HOST = "host"
+
+
+class Endpoint(Model):
+    device: str
+    port: str
+
+    def __str__(self) -> str:
+        return f"{self.device}:{self.port}"
+
+
+class Interface(Model):
+    name: str
+    kind: IfKind
+    vrf: str = DEFAULT_VRF
+    mtu: int | None = None
+    up: bool | None = None
+    addresses: list[str] = Field(default_factory=list)
+    bridge: str | None = None  # the bridge this port is enslaved to
+    parent: str | None = None  # physical port of a VRF subinterface
+    speed_mbps: int | None = None
+    peer: Endpoint | None = None  # cabling: planned from intent, observed from LLDP
+
+
+class BgpPeer(Model):
+    key: str  # interface name (unnumbered) or peer address (numbered)
+    interface: str | None = None
+    address: str | None = None
+    remote_asn: int | None = None
+    peer_device: str | None = None
+    state: str | None = None  # observed only: Established, Active, Idle, ...
+    prefixes_received: int | None = None
+
+
+class BgpInstance(Model):
+    vrf: str
+    asn: int
+    router_id: str
+    peers: dict[str, BgpPeer] = Field(default_factory=dict)
+    networks: list[str] = Field(default_factory=list)
+    maximum_paths: int | None = None
+    keepalive: int | None = None
+    hold: int | None = None
+
+
+class NextHop(Model):
+    interface: str | None = None
+    address: str | None = None
+
+
+class Route(Model):
+    prefix: str
+    protocol: str
+    nexthops: list[NextHop] = Field(default_factory=list)
+
+
+class StaticRoute(Model):
+    prefix: str
+    via: str
+    interface: str
+
+
+class Probe(Model):
+    """One ping from a host: planned as an expectation, observed with its outcome."""
+
+    target: str  # host name
+    address: str
+    size: int  # ICMP payload bytes
+    dont_fragment: bool
+    expect_reply: bool
+    replied: bool | None = None
+    detail: str = ""
+
+
+class DeviceState(Model):
+    name: str
+    role: Role
+    platform: str
+    asn: int | None = None
+    router_id: str | None = None
+    loopback: str | None = None
+    tenant: str | None = None  # hosts only
+    interfaces: dict[str, Interface] = Field(default_factory=dict)
+    vrfs: dict[str, int] = Field(default_factory=dict)  # tenant VRF name -> id
+    bgp: dict[str, BgpInstance] = Field(default_factory=dict)  # by VRF
+    static_routes: list[StaticRoute] = Field(default_factory=list)
+    routes: dict[str, dict[str, Route]] | None = None  # observed RIB: VRF -> prefix -> route
+    probes: list[Probe] = Field(default_factory=list)
+    reachable: bool = True
+    errors: list[str] = Field(default_factory=list)
+
+
+class Link(Model):
+    id: str
+    kind: LinkKind
+    a: Endpoint  # leaf side of a fabric link, host side of a host link
+    b: Endpoint
+    vrf: str = DEFAULT_VRF
+    parent: str | None = None  # id of the physical link a VRF sub-link rides on
+    link_class: str
+    speed_mbps: int
+    cable_m: float
+    mtu: int
+
+
+class TenantState(Model):
+    name: str
+    vrf_id: int
+    members: list[str]
+    subnets: dict[str, str]  # leaf -> subnet
+
+
+class FabricState(Model):
+    fabric: str
+    source: Source
+    roce_mtu: int
+    devices: dict[str, DeviceState]
+    links: list[Link]
+    tenants: dict[str, TenantState] = Field(default_factory=dict)
+
+    def of_role(self, role: Role) -> list[DeviceState]:
+        return [d for d in self.devices.values() if d.role is role]

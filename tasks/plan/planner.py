@@ -1,0 +1,260 @@
+"""Intent -> planned FabricState. Pure and deterministic: no I/O, no clocks, no randomness."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tasks.intent.models import BgpMode, FabricIntent, Intent, Switch
+from tasks.intent.semantics import HostSlot, expand_hosts, tenant_members
+from tasks.model.state import (
+    DEFAULT_VRF,
+    BgpInstance,
+    BgpPeer,
+    DeviceState,
+    Endpoint,
+    FabricState,
+    IfKind,
+    Interface,
+    Link,
+    LinkKind,
+    Probe,
+    Role,
+    Source,
+    StaticRoute,
+    TenantState,
+)
+from tasks.plan import allocate
+
+
+def port_name(fabric: FabricIntent, base: int, number: int) -> str:
+    return f"{fabric.ports.prefix}{base + number}"
+
+
+def bridge_name(vrf_id: int | None) -> str:
+    """The host-facing bridge of one VRF on a leaf (br0 for the default VRF)."""
+    return f"br{vrf_id or 0}"
+
+
+def subinterface(port: str, vrf_id: int) -> str:
+    return f"{port}.{vrf_id}"
+
+
+@dataclass
+class _Tenancy:
+    """Which VRF each host is in and which VRFs each leaf carries."""
+
+    host_vrf: dict[str, str] = field(default_factory=dict)
+    vrf_ids: dict[str, int] = field(default_factory=dict)
+    leaf_vrfs: dict[str, list[str]] = field(default_factory=dict)  # tenant VRFs, ordered by id
+
+
+def _tenancy(intent: Intent, hosts: list[HostSlot]) -> _Tenancy:
+    members = tenant_members(intent, hosts)
+    out = _Tenancy(vrf_ids={t.name: t.vrf_id for t in intent.tenants.tenants})
+    for tenant, names in members.items():
+        for name in names:
+            out.host_vrf[name] = tenant
+    for host in hosts:
+        vrf = out.host_vrf.get(host.name)
+        if vrf is not None and vrf not in out.leaf_vrfs.setdefault(host.leaf, []):
+            out.leaf_vrfs[host.leaf].append(vrf)
+    for leaf, vrfs in out.leaf_vrfs.items():
+        out.leaf_vrfs[leaf] = sorted(vrfs, key=out.vrf_ids.__getitem__)
+    return out
+
+
+def plan(intent: Intent) -> FabricState:
+    """Compute the desired state of every device and link of the fabric."""
+    fabric = intent.fabric
+    underlay = fabric.underlay
+    numbered = underlay.mode is BgpMode.NUMBERED
+    spines = sorted(fabric.spines, key=lambda s: s.stable_id)
+    leaves = sorted(fabric.leaves, key=lambda s: s.stable_id)
+    spine_by_name = {s.name: s for s in spines}
+    hosts = expand_hosts(intent)
+    tenancy = _tenancy(intent, hosts)
+    tenants = {t.name: t for t in intent.tenants.tenants}
+    all_vrfs = sorted(tenancy.vrf_ids, key=tenancy.vrf_ids.__getitem__)
+
+    bgp_options = {"maximum_paths": underlay.maximum_paths,
+                   "keepalive": underlay.timers.keepalive, "hold": underlay.timers.hold}
+    devices: dict[str, DeviceState] = {}
+    for spine in spines:
+        devices[spine.name] = _switch(spine, Role.SPINE, underlay.spine_asn,
+                                      allocate.spine_loopback(underlay, spine.stable_id),
+                                      fabric.platform, bgp_options)
+    for leaf in leaves:
+        devices[leaf.name] = _switch(leaf, Role.LEAF, allocate.leaf_asn(underlay, leaf.stable_id),
+                                     allocate.leaf_loopback(underlay, leaf.stable_id),
+                                     fabric.platform, bgp_options)
+
+    # cabling: explicit links, else full mesh with link class "fabric"
+    if fabric.links is not None:
+        cabling = sorted(((spine_by_name[link.spine], leaf, link.link_class)
+                          for link in fabric.links for leaf in leaves if leaf.name == link.leaf),
+                         key=lambda t: (t[1].stable_id, t[0].stable_id))
+    else:
+        cabling = [(spine, leaf, "fabric") for leaf in leaves for spine in spines]
+
+    links: list[Link] = []
+    for spine, leaf, class_name in cabling:
+        link_class = fabric.link_classes[class_name]
+        spine_dev, leaf_dev = devices[spine.name], devices[leaf.name]
+        spine_port = port_name(fabric, fabric.ports.spine_downlink_base, leaf.stable_id)
+        leaf_port = port_name(fabric, fabric.ports.leaf_uplink_base, spine.stable_id)
+        # the default VRF, then every tenant VRF the leaf carries, as VRF-lite subinterfaces
+        carried: list[tuple[str, int | None, str | None]] = [(DEFAULT_VRF, None,
+                                                              underlay.p2p_pool)]
+        carried += [(vrf, tenancy.vrf_ids[vrf], tenants[vrf].p2p_pool)
+                    for vrf in tenancy.leaf_vrfs.get(leaf.name, [])]
+        parent_id: str | None = None
+        for vrf, vrf_id, pool in carried:
+            s_port = spine_port if vrf_id is None else subinterface(spine_port, vrf_id)
+            l_port = leaf_port if vrf_id is None else subinterface(leaf_port, vrf_id)
+            s_addr: list[str] = []
+            l_addr: list[str] = []
+            if numbered and pool is not None:
+                s_ip, l_ip = allocate.p2p_pair(pool, underlay.max_spines, leaf.stable_id,
+                                               spine.stable_id)
+                s_addr, l_addr = [s_ip], [l_ip]
+            common = {"kind": IfKind.FABRIC, "vrf": vrf, "mtu": link_class.mtu,
+                      "up": True, "speed_mbps": link_class.speed_mbps}
+            parent_s = None if vrf_id is None else spine_port
+            parent_l = None if vrf_id is None else leaf_port
+            spine_dev.interfaces[s_port] = Interface(
+                name=s_port, addresses=s_addr, parent=parent_s,
+                peer=Endpoint(device=leaf.name, port=l_port), **common)
+            leaf_dev.interfaces[l_port] = Interface(
+                name=l_port, addresses=l_addr, parent=parent_l,
+                peer=Endpoint(device=spine.name, port=s_port), **common)
+            link = Link(id=f"{leaf.name}:{l_port}--{spine.name}:{s_port}", kind=LinkKind.FABRIC,
+                        a=Endpoint(device=leaf.name, port=l_port),
+                        b=Endpoint(device=spine.name, port=s_port), vrf=vrf, parent=parent_id,
+                        link_class=class_name, speed_mbps=link_class.speed_mbps,
+                        cable_m=link_class.cable_m, mtu=link_class.mtu)
+            links.append(link)
+            parent_id = parent_id or link.id
+            _peer(spine_dev, leaf_dev, vrf, s_port, l_addr, leaf_dev.asn)
+            _peer(leaf_dev, spine_dev, vrf, l_port, s_addr, spine_dev.asn)
+            for dev in (spine_dev, leaf_dev):
+                if vrf_id is not None:
+                    dev.vrfs[vrf] = vrf_id
+
+    host_class_name = intent.hosts.defaults.link_class
+    host_class = fabric.link_classes[host_class_name]
+    leaf_by_name = {leaf.name: leaf for leaf in leaves}
+    subnets: dict[str, dict[str, str]] = {vrf: {} for vrf in all_vrfs}
+    for host in sorted(hosts, key=lambda h: (leaf_by_name[h.leaf].stable_id, h.port)):
+        leaf = leaf_by_name[host.leaf]
+        leaf_dev = devices[leaf.name]
+        vrf = tenancy.host_vrf.get(host.name, DEFAULT_VRF)
+        vrf_id = tenancy.vrf_ids.get(vrf)
+        if vrf_id is None:
+            prefixes: tuple[str, ...] = (intent.hosts.host_pool or "",)
+            length = intent.hosts.subnet_length
+        else:
+            prefixes, length = tuple(tenants[vrf].prefixes), tenants[vrf].subnet_length
+        subnet = allocate.leaf_subnet(prefixes, length, leaf.stable_id)
+        if vrf in subnets:
+            subnets[vrf][leaf.name] = str(subnet)
+        bridge = bridge_name(vrf_id)
+        leaf_port = port_name(fabric, fabric.ports.leaf_host_base, host.port)
+        if bridge not in leaf_dev.interfaces:
+            leaf_dev.interfaces[bridge] = Interface(
+                name=bridge, kind=IfKind.BRIDGE, vrf=vrf, mtu=host_class.mtu, up=True,
+                addresses=[allocate.gateway(subnet)])
+            leaf_dev.bgp[vrf].networks.append(str(subnet))
+        leaf_dev.interfaces[leaf_port] = Interface(
+            name=leaf_port, kind=IfKind.HOST_PORT, vrf=vrf, mtu=host_class.mtu, up=True,
+            bridge=bridge, speed_mbps=host_class.speed_mbps,
+            peer=Endpoint(device=host.name, port=host.nic))
+        gw = allocate.gateway(subnet).split("/")[0]
+        devices[host.name] = DeviceState(
+            name=host.name, role=Role.HOST, platform=intent.hosts.defaults.platform,
+            tenant=vrf if vrf_id is not None else None,
+            interfaces={host.nic: Interface(
+                name=host.nic, kind=IfKind.NIC, mtu=host.mtu, up=True,
+                addresses=[allocate.host_address(subnet, host.port)],
+                speed_mbps=host_class.speed_mbps,
+                peer=Endpoint(device=leaf.name, port=leaf_port))},
+            static_routes=[StaticRoute(prefix=p, via=gw, interface=host.nic)
+                           for p in intent.hosts.defaults.routes])
+        links.append(Link(
+            id=f"{host.name}:{host.nic}--{leaf.name}:{leaf_port}", kind=LinkKind.HOST,
+            a=Endpoint(device=host.name, port=host.nic),
+            b=Endpoint(device=leaf.name, port=leaf_port), vrf=vrf, link_class=host_class_name,
+            speed_mbps=host_class.speed_mbps, cable_m=host_class.cable_m, mtu=host_class.mtu))
+
+    state = FabricState(
+        fabric=fabric.name, source=Source.PLANNED, roce_mtu=fabric.roce_mtu, devices=devices,
+        links=links,
+        tenants={vrf: TenantState(name=vrf, vrf_id=tenancy.vrf_ids[vrf],
+                                  members=[h.name for h in hosts if tenancy.host_vrf.get(h.name)
+                                           == vrf],
+                                  subnets=subnets[vrf])
+                 for vrf in all_vrfs})
+    _plan_probes(state)
+    return state
+
+
+def _switch(switch: Switch, role: Role, asn: int, loopback: str, platform: str,
+            bgp_options: dict[str, int]) -> DeviceState:
+    router_id = loopback.split("/")[0]
+    device = DeviceState(
+        name=switch.name, role=role, platform=switch.platform or platform, asn=asn,
+        router_id=router_id, loopback=loopback,
+        interfaces={"lo": Interface(name="lo", kind=IfKind.LOOPBACK, addresses=[loopback],
+                                    up=True)})
+    device.bgp[DEFAULT_VRF] = BgpInstance(vrf=DEFAULT_VRF, asn=asn, router_id=router_id,
+                                          networks=[loopback], **bgp_options)
+    return device
+
+
+def _peer(local: DeviceState, remote: DeviceState, vrf: str, port: str,
+          remote_addr: list[str], remote_asn: int | None) -> None:
+    if vrf not in local.bgp:
+        assert local.asn is not None and local.router_id is not None
+        default = local.bgp[DEFAULT_VRF]
+        local.bgp[vrf] = BgpInstance(vrf=vrf, asn=local.asn, router_id=local.router_id,
+                                     maximum_paths=default.maximum_paths,
+                                     keepalive=default.keepalive, hold=default.hold)
+    address = remote_addr[0].split("/")[0] if remote_addr else None
+    key = address or port
+    local.bgp[vrf].peers[key] = BgpPeer(key=key, interface=port, address=address,
+                                        remote_asn=remote_asn, peer_device=remote.name)
+
+
+def _plan_probes(state: FabricState) -> None:
+    """Pings each host sends during verify, O(hosts x leaves) rather than O(hosts^2).
+
+    Per host: one peer on every other leaf of its VRF, small and at full MTU with DF set;
+    and one host of every other VRF, which must not answer.
+    """
+    hosts = state.of_role(Role.HOST)
+    leaf_of = {h.name: next(iter(h.interfaces.values())).peer.device  # type: ignore[union-attr]
+               for h in hosts}
+    by_vrf: dict[str, dict[str, DeviceState]] = {}
+    for host in hosts:
+        by_vrf.setdefault(host.tenant or DEFAULT_VRF, {}).setdefault(leaf_of[host.name], host)
+    for host in hosts:
+        vrf = host.tenant or DEFAULT_VRF
+        nic = next(iter(host.interfaces.values()))
+        assert nic.mtu is not None
+        for leaf, peer in by_vrf[vrf].items():
+            if peer.name == host.name:
+                continue
+            address = next(iter(peer.interfaces.values())).addresses[0].split("/")[0]
+            host.probes.append(Probe(target=peer.name, address=address, size=56,
+                                     dont_fragment=False, expect_reply=True))
+            if leaf != leaf_of[host.name]:
+                host.probes.append(Probe(target=peer.name, address=address,
+                                         size=nic.mtu - 28, dont_fragment=True,
+                                         expect_reply=True))
+        for other_vrf, peers in by_vrf.items():
+            if other_vrf == vrf:
+                continue
+            remote = [p for leaf, p in peers.items() if leaf != leaf_of[host.name]]
+            peer = (remote or list(peers.values()))[0]
+            address = next(iter(peer.interfaces.values())).addresses[0].split("/")[0]
+            host.probes.append(Probe(target=peer.name, address=address, size=56,
+                                     dont_fragment=False, expect_reply=False))

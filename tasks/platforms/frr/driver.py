@@ -1,0 +1,264 @@
+"""A NAPALM driver for Linux + FRR switches, over SSH.
+
+Config is two sections (see tasks.platforms.frr.links): the Linux links state, applied with
+iproute2, and frr.conf, applied with FRR's own frr-reload.py. Getters read vtysh JSON and
+`ip -j`. Commit-confirm is a timed revert that runs on the switch itself (ShellDriver), so a
+commit that cuts the management path still rolls back.
+
+optional_args: port, key_file, known_hosts, read_only, sudo, state_dir, lldp_socket,
+mgmt_interfaces (list), timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from tasks.platforms.frr import links as links_mod
+from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
+
+FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
+LLDPCLI = "/usr/sbin/lldpcli"
+HEADER_RE = re.compile(r"^(Building configuration\.\.\.|Current configuration:|frr version .*)$")
+READ_ONLY_VTYSH = re.compile(r"^show\s")
+
+
+def normalize_frr(text: str) -> str:
+    """FRR config text without the parts that differ between files and running config."""
+    lines = []
+    for line in text.splitlines():
+        if HEADER_RE.match(line) or line.startswith(" netns /run/netns/"):
+            continue
+        if not lines and line in {"", "!"}:
+            continue
+        lines.append(line.rstrip())
+    return "\n".join(lines).strip("\n") + "\n"
+
+
+@dataclass(frozen=True)
+class FrrState:
+    links: dict[str, links_mod.LinkSpec]
+    frr: str
+    merge_frr: str | None = None  # merge candidates are applied with `vtysh -f`
+
+
+class FrrDriver(ShellDriver[FrrState]):
+    """NAPALM driver `frr` (module napalm_frr)."""
+
+    def __init__(self, hostname: str, username: str, password: str | None = None,
+                 timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
+        super().__init__(hostname, username, password, timeout, optional_args)
+        self.lldp_socket: str | None = self.optional_args.get("lldp_socket")
+        self.mgmt_interfaces: set[str] = set(self.optional_args.get("mgmt_interfaces",
+                                                                    ["eth0"]))
+
+    def _vtysh_json(self, command: str) -> Any:
+        return self._json(f"vtysh -c {shlex.quote(command)}") or {}
+
+    def _vrf_namespaces(self) -> list[str]:
+        out = self._run("ip netns list").stdout
+        return sorted(line.split()[0] for line in out.splitlines() if line.strip())
+
+    # ---- getters -----------------------------------------------------------------------
+
+    def get_facts(self) -> dict[str, Any]:
+        out = self._batch({"hostname": "hostname", "fqdn": "hostname -f 2>/dev/null || hostname",
+                           "uptime": "cat /proc/uptime", "version": "vtysh -c 'show version'",
+                           "serial": "cat /etc/machine-id 2>/dev/null || true",
+                           "model": "uname -m"})
+        version = next((line.strip() for line in out["version"].splitlines()
+                        if line.startswith("FRRouting")), "FRRouting")
+        return {
+            "hostname": out["hostname"].strip(),
+            "fqdn": out["fqdn"].strip(),
+            "vendor": "FRRouting",
+            "model": f"Linux {out['model'].strip()}",
+            "os_version": version,
+            "serial_number": out["serial"].strip(),
+            "uptime": float(out["uptime"].split()[0]) if out["uptime"].strip() else -1.0,
+            "interface_list": sorted(self._ip_json("link")),
+        }
+
+    def _ip_json(self, what: str) -> dict[str, dict[str, Any]]:
+        """`ip -j -d <what> show` across the default netns and every VRF netns, by name."""
+        namespaces = self._vrf_namespaces()
+        commands = {"default": f"ip -j -d {what} show"}
+        commands.update({ns: f"ip -n {shlex.quote(ns)} -j -d {what} show" for ns in namespaces})
+        out = self._batch(commands)
+        result: dict[str, dict[str, Any]] = {}
+        for vrf, text in out.items():
+            for item in json.loads(text or "[]"):
+                result[item["ifname"]] = {**item, "vrf": vrf}
+        return result
+
+    def _links_outputs(self) -> dict[str, str]:
+        namespaces = self._vrf_namespaces()
+        commands = {"default": "ip -j -d link show"}
+        commands.update({ns: f"ip -n {shlex.quote(ns)} -j -d link show" for ns in namespaces})
+        return self._batch(commands)
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        result = {}
+        for name, link in self._ip_json("link").items():
+            if name == "lo":
+                continue
+            result[name] = {
+                "is_up": link.get("operstate") == "UP" or "LOWER_UP" in link.get("flags", []),
+                "is_enabled": "UP" in link.get("flags", []),
+                "description": link.get("ifalias", ""),
+                "last_flapped": -1.0,
+                "speed": float(link.get("speed", -1)) if "speed" in link else -1.0,
+                "mtu": int(link.get("mtu", 0)),
+                "mac_address": str(link.get("address", "")).upper(),
+                "vrf": "" if link["vrf"] == "default" else link["vrf"],
+                "master": link.get("master", ""),
+            }
+        return result
+
+    def get_interfaces_ip(self) -> dict[str, dict[str, Any]]:
+        result: dict[str, dict[str, Any]] = {}
+        for name, item in self._ip_json("addr").items():
+            families: dict[str, Any] = {}
+            for addr in item.get("addr_info", []):
+                family = "ipv4" if addr.get("family") == "inet" else "ipv6"
+                families.setdefault(family, {})[addr["local"]] = {
+                    "prefix_length": int(addr["prefixlen"])}
+            if families:
+                result[name] = families
+        return result
+
+    def get_bgp_neighbors(self) -> dict[str, dict[str, Any]]:
+        """Per VRF ('global' for the default); unnumbered peers are keyed by interface."""
+        data = self._vtysh_json("show bgp vrf all summary json")
+        result: dict[str, dict[str, Any]] = {}
+        for vrf_name, vrf in data.items():
+            unicast = vrf.get("ipv4Unicast", vrf) if isinstance(vrf, dict) else {}
+            key = "global" if vrf_name == "default" else vrf_name
+            peers = {}
+            for peer, info in (unicast.get("peers") or {}).items():
+                established = info.get("state") == "Established"
+                peers[peer] = {
+                    "local_as": int(unicast.get("as", 0)),
+                    "remote_as": int(info.get("remoteAs", 0)),
+                    "remote_id": info.get("hostname", ""),
+                    "is_up": established,
+                    "is_enabled": "Admin" not in str(info.get("state", "")),
+                    "description": info.get("desc", ""),
+                    "uptime": int(info.get("peerUptimeMsec", 0)) // 1000,
+                    "state": info.get("state", ""),
+                    "address_family": {"ipv4": {
+                        "received_prefixes": int(info.get("pfxRcd", 0)),
+                        "accepted_prefixes": int(info.get("pfxRcd", 0)),
+                        "sent_prefixes": int(info.get("pfxSnt", 0)),
+                    }},
+                }
+            result[key] = {"router_id": unicast.get("routerId", ""), "peers": peers}
+        return result
+
+    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+        socket = f" -u {shlex.quote(self.lldp_socket)}" if self.lldp_socket else ""
+        data = (self._json(f"{LLDPCLI}{socket} -f json show neighbors") or {}).get("lldp", {})
+        interfaces = data.get("interface", []) if isinstance(data, dict) else []
+        if isinstance(interfaces, dict):  # lldpcli emits a dict for a single neighbour
+            interfaces = [{k: v} for k, v in interfaces.items()]
+        result: dict[str, list[dict[str, str]]] = {}
+        for entry in interfaces:
+            for local, info in entry.items():
+                chassis = info.get("chassis", {})
+                name = next(iter(chassis), "") if isinstance(chassis, dict) else ""
+                port = info.get("port", {}).get("id", {}).get("value", "")
+                result.setdefault(local, []).append({"hostname": name, "port": port})
+        return result
+
+    def get_route_table(self) -> dict[str, dict[str, Any]]:
+        """Not a NAPALM getter: the whole IPv4 RIB per VRF (`show ip route vrf all json`)."""
+        data = self._vtysh_json("show ip route vrf all json")
+        return data if isinstance(data, dict) else {}
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
+        """vtysh `show` commands only: this entry point never changes the device."""
+        result: dict[str, Any] = {}
+        for command in commands:
+            if not READ_ONLY_VTYSH.match(command):
+                raise DeviceCommandError(f"{self.hostname}: cli() runs vtysh show commands only: "
+                               f"{command!r}")
+            if encoding == "json":
+                result[command] = self._vtysh_json(command)
+            else:
+                result[command] = self._run(f"vtysh -c {shlex.quote(command)}").stdout
+        return result
+
+    # ---- configuration (ShellDriver hooks) ------------------------------------------
+
+    def _read_state(self) -> FrrState:
+        links = links_mod.from_ip_json(self._links_outputs(), self.mgmt_interfaces)
+        frr = normalize_frr(self._run("vtysh -c 'show running-config'").stdout)
+        return FrrState(links=links, frr=frr)
+
+    def _format(self, state: FrrState) -> str:
+        frr = state.frr
+        if state.merge_frr is not None:
+            have = set(frr.splitlines())
+            added = [line for line in state.merge_frr.splitlines()
+                     if line not in have and line.strip() not in {"!", "end", ""}]
+            frr = frr.replace("end\n", "".join(f"{line}\n" for line in added) + "end\n")
+        return links_mod.join_sections(links_mod.format_links(state.links), frr)
+
+    def _check_candidate(self, candidate: str) -> None:
+        try:
+            links_text, frr_text = links_mod.split_sections(candidate)
+            if links_text is not None:
+                links_mod.parse_links(links_text)
+        except links_mod.LinksError as exc:
+            raise CandidateError(str(exc)) from None
+        # vtysh -C: a dry run of FRR's parser on the device; nothing is applied
+        check = self._run("f=$(mktemp) && cat > $f && vtysh -C -f $f; rc=$?; rm -f $f; "
+                          "exit $rc", stdin=frr_text, check=False)
+        if not check.ok:
+            detail = (check.stdout + check.stderr).strip().splitlines()
+            raise CandidateError(f"FRR rejects the candidate: "
+                                 f"{detail[-1] if detail else 'syntax error'}")
+
+    def _desired_state(self, current: FrrState, candidate: str, merge: bool) -> FrrState:
+        try:
+            links_text, frr_text = links_mod.split_sections(candidate)
+            links = current.links if links_text is None else links_mod.parse_links(links_text)
+        except links_mod.LinksError as exc:
+            raise CandidateError(str(exc)) from None
+        if merge:
+            return FrrState(links={**current.links, **links}, frr=current.frr,
+                            merge_frr=normalize_frr(frr_text))
+        return FrrState(links=links, frr=normalize_frr(frr_text))
+
+    def _with_netns(self, frr_text: str) -> str:
+        """Put back the `netns` lines FRR's netns VRF backend shows under each VRF."""
+        namespaces = set(self._vrf_namespaces())
+        lines = []
+        for line in frr_text.splitlines():
+            lines.append(line)
+            match = re.match(r"^vrf (\S+)$", line)
+            if match and match.group(1) in namespaces:
+                lines.append(f" netns /run/netns/{match.group(1)}")
+        return "\n".join(lines) + "\n"
+
+    def _transition(self, current: FrrState, desired: FrrState, *, merge: bool,
+                    tag: str) -> str:
+        try:
+            ops = links_mod.plan_ops(current.links, desired.links)
+        except links_mod.LinksError as exc:
+            raise CandidateError(str(exc)) from None
+        frr_file = f"{self.state_dir}/{tag}-frr.conf"
+        if desired.merge_frr is not None:
+            text, apply = desired.merge_frr, f"vtysh -f {frr_file}"
+        else:
+            text = self._with_netns(desired.frr)
+            apply = f"{FRR_RELOAD} --reload {frr_file} >/dev/null 2>{frr_file}.log"
+        return "\n".join(["set -e", f"mkdir -p {self.state_dir}",
+                          f"cat > {frr_file} <<'FLATFAB_FRR_EOF'", text.rstrip("\n"),
+                          "FLATFAB_FRR_EOF", *ops, apply, ""])
+
+    def _save_script(self, state: FrrState) -> str:
+        return "vtysh -c 'write memory' >/dev/null\n"

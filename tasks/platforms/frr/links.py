@@ -1,0 +1,188 @@
+"""The `links` section of an frr switch config: Linux interface state FRR does not own.
+
+FRR (zebra) holds addresses and routing; the kernel holds MTU, admin state, bridges and,
+with FRR's netns VRF backend, which VRF namespace a port lives in. flatfab renders that
+state as one line per interface, reads it back from `ip -j -d link`, and turns the
+difference into iproute2 commands:
+
+    link <name>[ vrf <vrf>][ type bridge][ master <bridge>] mtu <mtu> <up|down>
+
+An interface that is down, at MTU 1500, in no bridge and not a bridge is unconfigured and
+has no line, so a replace that drops a line returns the port to that state.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, replace
+
+from netutils.interface import sort_interface_list
+
+from tasks.model.state import DEFAULT_VRF
+
+DEFAULT_MTU = 1500
+LINE_RE = re.compile(
+    r"^link (?P<name>\S+)(?: vrf (?P<vrf>\S+))?(?: type (?P<type>bridge))?"
+    r"(?: master (?P<master>\S+))? mtu (?P<mtu>\d+) (?P<state>up|down)$")
+SECTION_LINKS = "!! links"
+SECTION_FRR = "!! frr"
+
+
+class LinksError(ValueError):
+    """A links line that does not parse, or a state that cannot be reached."""
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    name: str
+    vrf: str = DEFAULT_VRF
+    bridge: bool = False
+    master: str | None = None
+    mtu: int = DEFAULT_MTU
+    up: bool = False
+
+    @property
+    def unconfigured(self) -> bool:
+        return not self.up and self.mtu == DEFAULT_MTU and not self.master and not self.bridge
+
+    def line(self) -> str:
+        parts = [f"link {self.name}"]
+        if self.vrf != DEFAULT_VRF:
+            parts.append(f"vrf {self.vrf}")
+        if self.bridge:
+            parts.append("type bridge")
+        if self.master:
+            parts.append(f"master {self.master}")
+        parts.append(f"mtu {self.mtu} {'up' if self.up else 'down'}")
+        return " ".join(parts)
+
+
+def _order(specs: dict[str, LinkSpec]) -> list[LinkSpec]:
+    vrfs = sorted({s.vrf for s in specs.values()}, key=lambda v: (v != DEFAULT_VRF, v))
+    out = []
+    for vrf in vrfs:
+        names = [n for n, s in specs.items() if s.vrf == vrf]
+        out += [specs[n] for n in sort_interface_list(names)]
+    return out
+
+
+def format_links(specs: dict[str, LinkSpec]) -> str:
+    return "".join(f"{s.line()}\n" for s in _order(specs) if not s.unconfigured)
+
+
+def parse_links(text: str) -> dict[str, LinkSpec]:
+    specs: dict[str, LinkSpec] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith(("!", "#")):
+            continue
+        match = LINE_RE.match(line)
+        if match is None:
+            raise LinksError(f"links line {number}: cannot parse {line!r}")
+        name = match["name"]
+        if name in specs:
+            raise LinksError(f"links line {number}: {name} is given twice")
+        specs[name] = LinkSpec(name=name, vrf=match["vrf"] or DEFAULT_VRF,
+                               bridge=match["type"] == "bridge", master=match["master"],
+                               mtu=int(match["mtu"]), up=match["state"] == "up")
+    for spec in specs.values():
+        if spec.master and (spec.master not in specs or not specs[spec.master].bridge):
+            raise LinksError(f"{spec.name}: master {spec.master} is not a bridge in the config")
+        if spec.master and specs[spec.master].vrf != spec.vrf:
+            raise LinksError(f"{spec.name}: bridge {spec.master} is in another VRF")
+    return specs
+
+
+def split_sections(text: str) -> tuple[str | None, str]:
+    """(links text or None when the config does not manage links, frr text)."""
+    if SECTION_LINKS not in text.splitlines():
+        return None, text.replace(f"{SECTION_FRR}\n", "")
+    links: list[str] = []
+    frr: list[str] = []
+    target = frr
+    for line in text.splitlines():
+        if line == SECTION_LINKS:
+            target = links
+        elif line == SECTION_FRR:
+            target = frr
+        else:
+            target.append(line)
+    return "\n".join(links) + "\n", "\n".join(frr).strip("\n") + "\n"
+
+
+def join_sections(links: str, frr: str) -> str:
+    return f"{SECTION_LINKS}\n{links}{SECTION_FRR}\n{frr}"
+
+
+def from_ip_json(outputs: dict[str, str], ignore: set[str]) -> dict[str, LinkSpec]:
+    """Running state from `ip -j -d link show` per namespace ('default' or a VRF name)."""
+    specs: dict[str, LinkSpec] = {}
+    for vrf, text in outputs.items():
+        try:
+            links = json.loads(text or "[]")
+        except ValueError as exc:
+            raise LinksError(f"ip -j link output of VRF {vrf} is not JSON: {exc}") from None
+        for link in links:
+            name = link.get("ifname", "")
+            if not name or name in ignore or name == "lo":
+                continue
+            kind = (link.get("linkinfo") or {}).get("info_kind")
+            specs[name] = LinkSpec(name=name, vrf=vrf, bridge=kind == "bridge",
+                                   master=link.get("master"), mtu=int(link.get("mtu", 0)),
+                                   up="UP" in link.get("flags", []))
+    return specs
+
+
+def plan_ops(current: dict[str, LinkSpec], desired: dict[str, LinkSpec]) -> list[str]:
+    """iproute2 commands (for `sh`, run in the switch's default netns) from current to desired.
+
+    With the netns VRF backend a VRF is a namespace named after it; `netns $$` moves a port
+    back to the namespace of the shell, which is the switch's own.
+    """
+
+    def ip(vrf: str) -> str:
+        return "ip" if vrf == DEFAULT_VRF else f"ip -n {shlex.quote(vrf)}"
+
+    missing = [n for n, s in desired.items() if n not in current and not s.bridge]
+    if missing:
+        raise LinksError(f"no such interface on the device: {', '.join(missing)}")
+    ops: list[str] = []
+    state = dict(current)
+    # 1. release ports and remove bridges that are no longer wanted
+    for name, cur in current.items():
+        want = desired.get(name)
+        if cur.bridge and (want is None or not want.bridge or want.vrf != cur.vrf):
+            ops.append(f"{ip(cur.vrf)} link del {name}")
+            del state[name]
+        elif cur.master and (want is None or want.master != cur.master or want.vrf != cur.vrf):
+            ops.append(f"{ip(cur.vrf)} link set {name} nomaster")
+            state[name] = replace(cur, master=None)
+    # 2. create bridges, move ports between VRF namespaces
+    for name, want in desired.items():
+        cur_or_none = state.get(name)
+        if want.bridge and cur_or_none is None:
+            ops.append(f"{ip(want.vrf)} link add {name} type bridge")
+            state[name] = LinkSpec(name=name, vrf=want.vrf, bridge=True)
+        elif cur_or_none is not None and cur_or_none.vrf != want.vrf:
+            target = "$$" if want.vrf == DEFAULT_VRF else shlex.quote(want.vrf)
+            ops.append(f"{ip(cur_or_none.vrf)} link set {name} netns {target}")
+            state[name] = replace(cur_or_none, vrf=want.vrf, up=False)
+    # 3. ports that are no longer configured go back to the unconfigured state
+    for name, cur in state.items():
+        if name not in desired and not cur.unconfigured:
+            ops.append(f"{ip(cur.vrf)} link set {name} down mtu {DEFAULT_MTU}")
+    # 4. mtu, bridge membership, admin state
+    for want in _order(desired):
+        cur = state[want.name]
+        args = []
+        if cur.mtu != want.mtu:
+            args.append(f"mtu {want.mtu}")
+        if want.master and cur.master != want.master:
+            args.append(f"master {want.master}")
+        if cur.up != want.up:
+            args.append("up" if want.up else "down")
+        if args:
+            ops.append(f"{ip(want.vrf)} link set {want.name} {' '.join(args)}")
+    return ops

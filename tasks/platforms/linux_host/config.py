@@ -1,0 +1,161 @@
+"""The linux_host config text: NIC state, addresses and routes of a GPU host's data NICs.
+
+    nic <name> mtu <mtu> <up|down>
+    address <nic> <ip>/<len>
+    route <prefix> via <gateway> dev <nic>
+
+A NIC that is down at MTU 1500 with no address is unconfigured and has no line. The
+management NIC is never listed and never touched.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+
+DEFAULT_MTU = 1500
+NIC_RE = re.compile(r"^nic (?P<name>\S+) mtu (?P<mtu>\d+) (?P<state>up|down)$")
+ADDRESS_RE = re.compile(r"^address (?P<nic>\S+) (?P<address>\S+/\d+)$")
+ROUTE_RE = re.compile(r"^route (?P<prefix>\S+/\d+) via (?P<via>\S+) dev (?P<nic>\S+)$")
+
+
+class HostConfigError(ValueError):
+    """A config line that does not parse or refers to something undefined."""
+
+
+@dataclass(frozen=True)
+class Nic:
+    name: str
+    mtu: int = DEFAULT_MTU
+    up: bool = False
+    addresses: tuple[str, ...] = ()
+
+    @property
+    def unconfigured(self) -> bool:
+        return not self.up and self.mtu == DEFAULT_MTU and not self.addresses
+
+
+@dataclass(frozen=True)
+class HostRoute:
+    prefix: str
+    via: str
+    nic: str
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    nics: dict[str, Nic] = field(default_factory=dict)
+    routes: tuple[HostRoute, ...] = ()
+
+
+def format_config(config: HostConfig) -> str:
+    lines = []
+    for name in sorted(config.nics):
+        nic = config.nics[name]
+        if nic.unconfigured:
+            continue
+        lines.append(f"nic {name} mtu {nic.mtu} {'up' if nic.up else 'down'}")
+        lines += [f"address {name} {a}" for a in sorted(nic.addresses)]
+    for route in sorted(config.routes, key=lambda r: (r.nic, r.prefix, r.via)):
+        lines.append(f"route {route.prefix} via {route.via} dev {route.nic}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def parse_config(text: str) -> HostConfig:
+    nics: dict[str, Nic] = {}
+    addresses: dict[str, list[str]] = {}
+    routes: list[HostRoute] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith(("!", "#")):
+            continue
+        if match := NIC_RE.match(line):
+            if match["name"] in nics:
+                raise HostConfigError(f"line {number}: nic {match['name']} is given twice")
+            nics[match["name"]] = Nic(name=match["name"], mtu=int(match["mtu"]),
+                                      up=match["state"] == "up")
+        elif match := ADDRESS_RE.match(line):
+            try:
+                ipaddress.IPv4Interface(match["address"])
+            except ValueError:
+                raise HostConfigError(f"line {number}: bad address {match['address']!r}") \
+                    from None
+            addresses.setdefault(match["nic"], []).append(match["address"])
+        elif match := ROUTE_RE.match(line):
+            routes.append(HostRoute(prefix=str(ipaddress.IPv4Network(match["prefix"])),
+                                    via=match["via"], nic=match["nic"]))
+        else:
+            raise HostConfigError(f"line {number}: cannot parse {line!r}")
+    for nic, addrs in addresses.items():
+        if nic not in nics:
+            raise HostConfigError(f"address on {nic}, which has no `nic` line")
+        nics[nic] = Nic(name=nic, mtu=nics[nic].mtu, up=nics[nic].up, addresses=tuple(addrs))
+    for route in routes:
+        if route.nic not in nics:
+            raise HostConfigError(f"route via {route.nic}, which has no `nic` line")
+    return HostConfig(nics=nics, routes=tuple(routes))
+
+
+def from_ip_json(links: str, addrs: str, routes: str, ignore: set[str]) -> HostConfig:
+    """Running state from `ip -j link`, `ip -j addr` and `ip -j route`."""
+    try:
+        link_data, addr_data, route_data = (json.loads(t or "[]") for t in (links, addrs, routes))
+    except ValueError as exc:
+        raise HostConfigError(f"ip -j output is not JSON: {exc}") from None
+    addr_of: dict[str, tuple[str, ...]] = {}
+    for item in addr_data:
+        addr_of[item["ifname"]] = tuple(
+            f"{a['local']}/{a['prefixlen']}" for a in item.get("addr_info", [])
+            if a.get("family") == "inet" and a.get("scope") == "global")
+    nics = {}
+    for link in link_data:
+        name = link.get("ifname", "")
+        if not name or name == "lo" or name in ignore:
+            continue
+        nics[name] = Nic(name=name, mtu=int(link.get("mtu", 0)),
+                         up="UP" in link.get("flags", []), addresses=addr_of.get(name, ()))
+    host_routes = []
+    for route in route_data:
+        if route.get("protocol") == "kernel" or "gateway" not in route:
+            continue
+        if route.get("dev") not in nics:
+            continue
+        dst = route.get("dst", "")
+        prefix = "0.0.0.0/0" if dst == "default" else (dst if "/" in dst else f"{dst}/32")
+        host_routes.append(HostRoute(prefix=prefix, via=route["gateway"], nic=route["dev"]))
+    return HostConfig(nics=nics, routes=tuple(host_routes))
+
+
+def transition(current: HostConfig, desired: HostConfig) -> list[str]:
+    """iproute2 commands from current to desired."""
+    missing = [n for n in desired.nics if n not in current.nics]
+    if missing:
+        raise HostConfigError(f"no such NIC on the host: {', '.join(missing)}")
+    ops: list[str] = []
+    wanted_routes = set(desired.routes)
+    for route in current.routes:
+        if route not in wanted_routes:
+            ops.append(f"ip route del {route.prefix} via {route.via} dev {route.nic}")
+    for name, cur in sorted(current.nics.items()):
+        want = desired.nics.get(name, Nic(name=name))
+        for address in cur.addresses:
+            if address not in want.addresses:
+                ops.append(f"ip addr del {address} dev {shlex.quote(name)}")
+        args = []
+        if cur.mtu != want.mtu:
+            args.append(f"mtu {want.mtu}")
+        if cur.up != want.up:
+            args.append("up" if want.up else "down")
+        if args:
+            ops.append(f"ip link set {shlex.quote(name)} {' '.join(args)}")
+        for address in want.addresses:
+            if address not in cur.addresses:
+                ops.append(f"ip addr add {address} dev {shlex.quote(name)}")
+    current_routes = set(current.routes)
+    for route in desired.routes:
+        if route not in current_routes:
+            ops.append(f"ip route replace {route.prefix} via {route.via} dev {route.nic}")
+    return ops

@@ -1,0 +1,141 @@
+"""A NAPALM driver for Linux GPU hosts over SSH: data NICs, addresses, routes, pings.
+
+optional_args: port, key_file, known_hosts, read_only, sudo, state_dir,
+mgmt_interfaces (list), timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from tasks.platforms.linux_host import config as cfg
+from tasks.platforms.shell_driver import CandidateError, ShellDriver
+
+PROBE_MARK = "@@probe"
+
+
+class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
+    """NAPALM driver `linux_host` (module napalm_linux_host)."""
+
+    def __init__(self, hostname: str, username: str, password: str | None = None,
+                 timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
+        super().__init__(hostname, username, password, timeout, optional_args)
+        self.mgmt_interfaces: set[str] = set(self.optional_args.get("mgmt_interfaces",
+                                                                    ["eth0"]))
+
+    # ---- getters -----------------------------------------------------------------------
+
+    def _ip(self) -> dict[str, str]:
+        return self._batch({"link": "ip -j -d link show", "addr": "ip -j addr show",
+                            "route": "ip -j route show"})
+
+    def get_facts(self) -> dict[str, Any]:
+        out = self._batch({"hostname": "hostname", "uptime": "cat /proc/uptime",
+                           "kernel": "uname -sr", "model": "uname -m",
+                           "serial": "cat /etc/machine-id 2>/dev/null || true",
+                           "links": "ip -j link show"})
+        links = self._json_text(out["links"])
+        return {
+            "hostname": out["hostname"].strip(), "fqdn": out["hostname"].strip(),
+            "vendor": "Linux", "model": out["model"].strip(), "os_version": out["kernel"].strip(),
+            "serial_number": out["serial"].strip(),
+            "uptime": float(out["uptime"].split()[0]) if out["uptime"].strip() else -1.0,
+            "interface_list": sorted(link["ifname"] for link in links),
+        }
+
+    @staticmethod
+    def _json_text(text: str) -> Any:
+        return json.loads(text or "[]")
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        result = {}
+        for link in self._json_text(self._ip()["link"]):
+            if link["ifname"] == "lo":
+                continue
+            result[link["ifname"]] = {
+                "is_up": "LOWER_UP" in link.get("flags", []),
+                "is_enabled": "UP" in link.get("flags", []),
+                "description": link.get("ifalias", ""), "last_flapped": -1.0,
+                "speed": -1.0, "mtu": int(link.get("mtu", 0)),
+                "mac_address": str(link.get("address", "")).upper(),
+            }
+        return result
+
+    def get_interfaces_ip(self) -> dict[str, dict[str, Any]]:
+        result: dict[str, dict[str, Any]] = {}
+        for item in self._json_text(self._ip()["addr"]):
+            for addr in item.get("addr_info", []):
+                family = "ipv4" if addr.get("family") == "inet" else "ipv6"
+                result.setdefault(item["ifname"], {}).setdefault(family, {})[addr["local"]] = {
+                    "prefix_length": int(addr["prefixlen"])}
+        return result
+
+    def probe(self, targets: list[tuple[str, int, bool]], count: int = 2,
+              wait: float = 1.0) -> list[dict[str, Any]]:
+        """Ping many (address, payload size, don't-fragment) targets at once from the host.
+
+        Not a NAPALM getter; verify uses it for reachability, MTU and isolation.
+        """
+        lines = []
+        for index, (address, size, dont_fragment) in enumerate(targets):
+            df = " -M do" if dont_fragment else ""
+            lines.append(f"( out=$(ping -n -q -c {count} -i 0.2 -W {wait:g} -s {int(size)}{df} "
+                         f"{shlex.quote(address)} 2>&1); rc=$?; "
+                         f"echo \"{PROBE_MARK} {index} $rc $(echo \"$out\" | grep -v '^$' "
+                         f"| tail -n 1)\" ) &")
+        out = self._run("sh -s", stdin="\n".join([*lines, "wait", ""]),
+                        timeout=30 + wait * count).stdout
+        results: dict[int, dict[str, Any]] = {}
+        for line in out.splitlines():
+            parts = line.split(" ", 3)
+            if len(parts) >= 3 and parts[0] == PROBE_MARK and parts[1].isdigit():
+                results[int(parts[1])] = {"replied": parts[2] == "0",
+                                          "detail": parts[3].strip() if len(parts) > 3 else ""}
+        return [results.get(i, {"replied": False, "detail": "no result"})
+                for i in range(len(targets))]
+
+    # ---- configuration (ShellDriver hooks) ------------------------------------------
+
+    def _read_state(self) -> cfg.HostConfig:
+        out = self._ip()
+        try:
+            return cfg.from_ip_json(out["link"], out["addr"], out["route"],
+                                    self.mgmt_interfaces)
+        except cfg.HostConfigError as exc:
+            raise CandidateError(str(exc)) from None
+
+    def _format(self, state: cfg.HostConfig) -> str:
+        return cfg.format_config(state)
+
+    def _check_candidate(self, candidate: str) -> None:
+        try:
+            parsed = cfg.parse_config(candidate)
+        except cfg.HostConfigError as exc:
+            raise CandidateError(str(exc)) from None
+        touched = set(parsed.nics) & self.mgmt_interfaces
+        if touched:
+            raise CandidateError(f"refusing to manage the management NIC {sorted(touched)[0]}")
+
+    def _desired_state(self, current: cfg.HostConfig, candidate: str,
+                       merge: bool) -> cfg.HostConfig:
+        try:
+            wanted = cfg.parse_config(candidate)
+        except cfg.HostConfigError as exc:
+            raise CandidateError(str(exc)) from None
+        if not merge:
+            return wanted
+        routes = tuple(dict.fromkeys((*current.routes, *wanted.routes)))
+        return cfg.HostConfig(nics={**current.nics, **wanted.nics}, routes=routes)
+
+    def _transition(self, current: cfg.HostConfig, desired: cfg.HostConfig, *, merge: bool,
+                    tag: str) -> str:
+        try:
+            ops = cfg.transition(current, desired)
+        except cfg.HostConfigError as exc:
+            raise CandidateError(str(exc)) from None
+        return "\n".join(["set -e", *ops, ""])
+
+    def _save_script(self, state: cfg.HostConfig) -> str:
+        return ""

@@ -1,0 +1,286 @@
+"""Shared NAPALM machinery for devices configured by shell over SSH (frr, linux_host).
+
+A subclass says how to read running state, how to turn a candidate into desired state, how
+to print state as config text and which shell script moves the device from one state to
+another. This class does the rest the same way for every platform:
+- compare_config: unified diff of running vs desired text;
+- commit_config: backup and a revert script are written on the device first; with
+  revert_in, a detached timer on the device runs the revert unless confirm_commit comes;
+  a failed apply is reverted at once;
+- rollback: cancel a pending commit, or restore the backup of the last commit.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shlex
+import time
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from napalm.base import NetworkDriver
+from napalm.base.exceptions import (
+    CommitError,
+    ConnectionException,
+    MergeConfigException,
+    ReplaceConfigException,
+)
+
+from tasks.transport.ssh import (
+    CommandResult,
+    SshOptions,
+    SshSession,
+    TransportError,
+    password_from_env,
+)
+
+MARK = "@@flatfab@@"
+S = TypeVar("S")
+
+
+class DeviceCommandError(Exception):
+    """A command on the device failed; the message names it and its stderr."""
+
+
+class CandidateError(ValueError):
+    """A candidate config that cannot be applied (syntax, unknown interface, ...)."""
+
+
+class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
+    """Base for flatfab's SSH/shell NAPALM drivers. S is the platform's state type."""
+
+    def __init__(self, hostname: str, username: str, password: str | None = None,
+                 timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
+        args = optional_args or {}
+        self.hostname = hostname
+        self.username = username
+        self.timeout = timeout
+        self.optional_args = args
+        self.state_dir: str = args.get("state_dir", "/var/lib/flatfab")
+        self.session = SshSession(SshOptions(
+            host=hostname, username=username, port=int(args.get("port", 22)),
+            password=password or password_from_env(), key_file=args.get("key_file"),
+            known_hosts=args.get("known_hosts"), timeout=float(args.get("timeout", 10)),
+            read_only=bool(args.get("read_only", False)), sudo=bool(args.get("sudo", True))))
+        self._candidate: str | None = None
+        self._merge = False
+
+    # ---- what a platform provides ------------------------------------------------------
+
+    @abstractmethod
+    def _read_state(self) -> S:
+        """The device's running state, read with show-type commands only."""
+
+    @abstractmethod
+    def _desired_state(self, current: S, candidate: str, merge: bool) -> S:
+        """The state the candidate asks for (raise CandidateError if it cannot be had)."""
+
+    @abstractmethod
+    def _format(self, state: S) -> str:
+        """State as config text (what get_config shows and compare_config diffs)."""
+
+    @abstractmethod
+    def _transition(self, current: S, desired: S, *, merge: bool, tag: str) -> str:
+        """A `sh -e` script that takes the device from current to desired."""
+
+    @abstractmethod
+    def _check_candidate(self, candidate: str) -> None:
+        """Validate a candidate without changing anything; raise CandidateError."""
+
+    @abstractmethod
+    def _save_script(self, state: S) -> str:
+        """A shell script that makes `state` the startup state."""
+
+    # ---- connection --------------------------------------------------------------------
+
+    def open(self) -> None:
+        try:
+            self.session.open()
+        except TransportError as exc:
+            raise ConnectionException(str(exc)) from None
+
+    def close(self) -> None:
+        self.session.close()
+
+    def is_alive(self) -> dict[str, bool]:
+        return {"is_alive": self.session.is_alive}
+
+    @property
+    def command_log(self) -> list[Any]:
+        return self.session.log
+
+    # ---- command helpers ---------------------------------------------------------------
+
+    def _run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+             check: bool = True, timeout: float | None = None) -> CommandResult:
+        try:
+            result = self.session.run(command, stdin=stdin, mutating=mutating, privileged=True,
+                                      timeout=timeout or self.timeout)
+        except TransportError as exc:
+            raise ConnectionException(str(exc)) from None
+        if check and not result.ok:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            first = command.splitlines()[0][:80] if command else ""
+            raise DeviceCommandError(f"{self.hostname}: `{first}` failed (exit "
+                                     f"{result.exit_status}): {detail[-1] if detail else ''}")
+        return result
+
+    def _batch(self, commands: dict[str, str]) -> dict[str, str]:
+        """Run show-type commands in one round trip; returns each one's stdout."""
+        script = "".join(f"echo '{MARK} {key}'\n{cmd}\n" for key, cmd in commands.items())
+        out = self._run("sh -s", stdin=script).stdout
+        result: dict[str, list[str]] = {}
+        current: list[str] | None = None
+        for line in out.splitlines():
+            if line.startswith(MARK + " "):
+                current = result.setdefault(line[len(MARK) + 1:], [])
+            elif current is not None:
+                current.append(line)
+        return {key: "\n".join(result.get(key, [])) for key in commands}
+
+    def _json(self, command: str) -> Any:
+        out = self._run(command).stdout
+        try:
+            return json.loads(out or "null")
+        except ValueError:
+            raise DeviceCommandError(f"{self.hostname}: `{command}` did not return JSON: "
+                                     f"{out.strip()[:120]}") from None
+
+    # ---- configuration -----------------------------------------------------------------
+
+    def get_config(self, retrieve: str = "all", full: bool = False, sanitized: bool = False,
+                   format: str = "text") -> dict[str, str]:
+        result = {"running": "", "startup": "", "candidate": ""}
+        if retrieve in {"all", "running"}:
+            result["running"] = self._format(self._read_state())
+        if retrieve in {"all", "startup"}:
+            result["startup"] = self._run(f"cat {self.state_dir}/startup.conf 2>/dev/null "
+                                          "|| true").stdout
+        if retrieve in {"all", "candidate"} and self._candidate is not None:
+            result["candidate"] = self._candidate
+        return result
+
+    def load_replace_candidate(self, filename: str | None = None,
+                               config: str | None = None) -> None:
+        self._load(filename, config, merge=False)
+
+    def load_merge_candidate(self, filename: str | None = None,
+                             config: str | None = None) -> None:
+        self._load(filename, config, merge=True)
+
+    def _load(self, filename: str | None, config: str | None, *, merge: bool) -> None:
+        error = MergeConfigException if merge else ReplaceConfigException
+        if config is None:
+            if filename is None:
+                raise error("give a filename or a config")
+            config = Path(filename).read_text(encoding="utf-8")
+        try:
+            self._check_candidate(config)
+        except CandidateError as exc:
+            raise error(f"{self.hostname}: {exc}") from None
+        self._candidate = config
+        self._merge = merge
+
+    def discard_config(self) -> None:
+        self._candidate = None
+        self._merge = False
+
+    def compare_config(self) -> str:
+        if self._candidate is None:
+            return ""
+        current = self._read_state()
+        try:
+            desired = self._desired_state(current, self._candidate, self._merge)
+        except CandidateError as exc:
+            raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
+        return unified_diff(self._format(current), self._format(desired))
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        if self._candidate is None:
+            raise CommitError(f"{self.hostname}: no candidate loaded")
+        if self.has_pending_commit():
+            raise CommitError(f"{self.hostname}: a commit is pending confirmation; confirm it "
+                              "or roll it back first")
+        current = self._read_state()
+        try:
+            desired = self._desired_state(current, self._candidate, self._merge)
+            forward = self._transition(current, desired, merge=self._merge, tag="candidate")
+            back = self._transition(desired, current, merge=False, tag="rollback")
+        except CandidateError as exc:
+            raise CommitError(f"{self.hostname}: {exc}") from None
+        d = shlex.quote(self.state_dir)
+        # the backup and its revert script are on the device before anything changes
+        self._run(f"mkdir -p {d} && cat > {d}/rollback.conf", stdin=self._format(current),
+                  mutating=True)
+        self._run(f"cat > {d}/revert.sh", stdin=back, mutating=True)
+        if revert_in is not None:
+            self._run(f"setsid sh -c 'sleep {int(revert_in)}; sh {d}/revert.sh; "
+                      f"rm -f {d}/revert.pid' >{d}/revert.log 2>&1 </dev/null & "
+                      f"echo $! > {d}/revert.pid", mutating=True)
+        result = self._run("sh -s", stdin=forward, mutating=True, check=False, timeout=120)
+        if not result.ok:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            self._revert_now()
+            raise CommitError(f"{self.hostname}: apply failed and was rolled back: "
+                              f"{detail[-1] if detail else result.exit_status}")
+        self._candidate = None
+        if revert_in is None:
+            self._save(desired)
+
+    def _save(self, state: S) -> None:
+        d = shlex.quote(self.state_dir)
+        script = f"cat > {d}/startup.conf <<'FLATFAB_EOF'\n{self._format(state)}FLATFAB_EOF\n"
+        self._run("sh -s", stdin=script + self._save_script(state), mutating=True)
+
+    def _pending_pid(self) -> int | None:
+        d = shlex.quote(self.state_dir)
+        out = self._run(f"p=$(cat {d}/revert.pid 2>/dev/null) && kill -0 $p 2>/dev/null "
+                        "&& echo $p || true").stdout.strip()
+        return int(out) if out.isdigit() else None
+
+    def has_pending_commit(self) -> bool:
+        return self._pending_pid() is not None
+
+    def confirm_commit(self) -> None:
+        pid = self._pending_pid()
+        if pid is None:
+            raise CommitError(f"{self.hostname}: no commit is pending confirmation (it may "
+                              "have been reverted already)")
+        self._run(f"kill -TERM -- -{pid}; rm -f {shlex.quote(self.state_dir)}/revert.pid",
+                  mutating=True)
+        self._save(self._read_state())
+
+    def _revert_now(self) -> None:
+        d = shlex.quote(self.state_dir)
+        pid = self._pending_pid()
+        cancel = f"kill -TERM -- -{pid} 2>/dev/null; " if pid else ""
+        self._run(f"{cancel}rm -f {d}/revert.pid; sh {d}/revert.sh", mutating=True,
+                  timeout=120)
+
+    def rollback(self) -> None:
+        """Undo the last commit: cancel a pending one, else restore its backup."""
+        if self.has_pending_commit():
+            self._revert_now()
+            return
+        backup = self._run(f"cat {shlex.quote(self.state_dir)}/rollback.conf", check=False)
+        if not backup.ok:
+            raise CommitError(f"{self.hostname}: nothing to roll back to")
+        self.load_replace_candidate(config=backup.stdout)
+        self.commit_config()
+
+    def wait_pending_revert(self, timeout: float = 60) -> bool:
+        """Wait until a timed revert has run; False if it is still pending at the timeout."""
+        deadline = time.monotonic() + timeout
+        while self.has_pending_commit():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+        return True
+
+
+def unified_diff(before: str, after: str, name: str = "config") -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        fromfile=f"running/{name}", tofile=f"candidate/{name}"))

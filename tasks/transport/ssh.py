@@ -1,0 +1,129 @@
+"""SSH command transport for flatfab's own drivers (paramiko exec channels).
+
+Exec channels give clean stdout, stderr and exit status, which prompt-scraping does not.
+Host keys are always verified; every command is logged; a read-only session refuses
+anything a driver marks as changing the device.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import paramiko
+
+
+class TransportError(Exception):
+    """The device could not be reached or a command failed to run."""
+
+
+class ReadOnlyViolation(TransportError):
+    """A change was attempted through a session opened read-only (verify, audit)."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    command: str
+    stdout: str
+    stderr: str
+    exit_status: int
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+
+@dataclass
+class LoggedCommand:
+    command: str
+    mutating: bool
+    exit_status: int
+    seconds: float
+
+
+@dataclass
+class SshOptions:
+    host: str
+    username: str
+    port: int = 22
+    password: str | None = None
+    key_file: str | None = None
+    known_hosts: str | None = None
+    timeout: float = 10.0
+    read_only: bool = False
+    sudo: bool = True
+
+
+@dataclass
+class SshSession:
+    options: SshOptions
+    log: list[LoggedCommand] = field(default_factory=list)
+    _client: paramiko.SSHClient | None = None
+
+    def open(self) -> None:
+        opts = self.options
+        client = paramiko.SSHClient()
+        if opts.known_hosts:
+            path = Path(opts.known_hosts).expanduser()
+            if not path.exists():
+                raise TransportError(f"known_hosts file {path} not found")
+            client.load_host_keys(str(path))
+        else:
+            client.load_system_host_keys()
+        # never trust an unknown host key: no AutoAddPolicy
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        try:
+            client.connect(
+                opts.host, port=opts.port, username=opts.username, password=opts.password,
+                key_filename=opts.key_file, look_for_keys=opts.key_file is None
+                and opts.password is None, allow_agent=opts.key_file is None,
+                timeout=opts.timeout, banner_timeout=opts.timeout, auth_timeout=opts.timeout)
+        except paramiko.BadHostKeyException:
+            raise TransportError(f"{opts.host}: host key does not match known_hosts") from None
+        except paramiko.SSHException as exc:
+            raise TransportError(f"{opts.host}: {exc}") from None
+        except OSError as exc:
+            raise TransportError(f"{opts.host}:{opts.port}: {exc.strerror or exc}") from None
+        self._client = client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def is_alive(self) -> bool:
+        transport = self._client.get_transport() if self._client else None
+        return bool(transport and transport.is_active())
+
+    def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+            privileged: bool = False, timeout: float = 60.0) -> CommandResult:
+        """Run one shell command; `mutating` commands are refused on read-only sessions."""
+        if mutating and self.options.read_only:
+            raise ReadOnlyViolation(f"{self.options.host}: refused on a read-only session: "
+                                    f"{command}")
+        if self._client is None:
+            raise TransportError(f"{self.options.host}: not connected")
+        if privileged and self.options.sudo:
+            command = f"sudo -n sh -c {shlex.quote(command)}"
+        started = time.monotonic()
+        try:
+            stdin_f, stdout_f, stderr_f = self._client.exec_command(command, timeout=timeout)
+            if stdin is not None:
+                stdin_f.write(stdin)
+            stdin_f.channel.shutdown_write()
+            out = stdout_f.read().decode(errors="replace")
+            err = stderr_f.read().decode(errors="replace")
+            status = stdout_f.channel.recv_exit_status()
+        except (paramiko.SSHException, OSError, TimeoutError) as exc:
+            raise TransportError(f"{self.options.host}: {command.split()[0]}: {exc}") from None
+        self.log.append(LoggedCommand(command, mutating, status, time.monotonic() - started))
+        return CommandResult(command, out, err, status)
+
+
+def password_from_env() -> str | None:
+    """Device passwords only ever come from the environment, never from files."""
+    return os.environ.get("FLATFAB_PASSWORD") or None
