@@ -383,13 +383,18 @@ class NetnsRuntime:
     # ---- status ------------------------------------------------------------------------
 
     def status(self) -> list[dict[str, Any]]:
-        state = LabState.load(self.paths)
+        return self.status_of(self.paths)
+
+    @staticmethod
+    def status_of(paths: LabPaths) -> list[dict[str, Any]]:
+        """Per node: namespace, management address, processes alive, SSH answering."""
+        state = LabState.load(paths)
         if state is None:
             return []
         namespaces = set(_netns_list())
         rows = []
         for name, info in state.nodes.items():
-            ndir = self.paths.node_dir(name)
+            ndir = paths.node_dir(name)
             processes = {"sshd": _pid_alive(_read_pid(ndir / "sshd.pid"))}
             if info["role"] != "host":
                 for daemon in ("watchfrr", "zebra", "bgpd", "staticd"):

@@ -75,7 +75,7 @@ class BgpPeer(Model):
 
 class BgpInstance(Model):
     vrf: str
-    asn: int
+    asn: int | None = None
     router_id: str
     peers: dict[str, BgpPeer] = Field(default_factory=dict)
     networks: list[str] = Field(default_factory=list)

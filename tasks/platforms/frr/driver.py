@@ -174,9 +174,22 @@ class FrrDriver(ShellDriver[FrrState]):
         return result
 
     def get_route_table(self) -> dict[str, dict[str, Any]]:
-        """Not a NAPALM getter: the whole IPv4 RIB per VRF (`show ip route vrf all json`)."""
-        data = self._vtysh_json("show ip route vrf all json")
-        return data if isinstance(data, dict) else {}
+        """Not a NAPALM getter: the IPv4 RIB of every VRF, one round trip.
+
+        (FRR 8.4 prints `show ip route vrf all json` as several JSON documents, so each VRF
+        is asked for on its own.)
+        """
+        vrfs = ["default", *self._vrf_namespaces()]
+        out = self._batch({v: f"vtysh -c {shlex.quote(f'show ip route vrf {v} json')}"
+                           for v in vrfs})
+        tables: dict[str, dict[str, Any]] = {}
+        for vrf, text in out.items():
+            try:
+                tables[vrf] = json.loads(text or "{}")
+            except ValueError:
+                raise DeviceCommandError(f"{self.hostname}: route table of VRF {vrf} is not "
+                                         f"JSON: {text.strip()[:120]}") from None
+        return tables
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
         """vtysh `show` commands only: this entry point never changes the device."""

@@ -139,3 +139,7 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
 
     def _save_script(self, state: cfg.HostConfig) -> str:
         return ""
+
+    def read_host_state(self) -> cfg.HostConfig:
+        """Not a NAPALM getter: the managed NIC state in one round trip."""
+        return self._read_state()

@@ -1,0 +1,132 @@
+"""The check catalog: small declarative checks, each a pure function of fabric state.
+
+A check runs statically on the plan (before anything is pushed) and/or live on observed
+state. It sees the subject state and the plan, so "what should be" is always at hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from tasks.model.state import DeviceState, FabricState
+
+
+class Severity(StrEnum):
+    CRITICAL = "critical"
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return list(Severity).index(self)
+
+    @property
+    def fails(self) -> bool:
+        """Whether a finding of this severity makes verify/check exit 1."""
+        return self is not Severity.INFO
+
+
+class Scope(StrEnum):
+    DEVICE = "device"
+    LINK = "link"
+    PATH = "path"
+    FABRIC = "fabric"
+
+
+class Stage(StrEnum):
+    STATIC = "static"  # on the plan, before any push
+    LIVE = "live"  # on state collected from devices
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    severity: Severity
+    device: str | None
+    message: str
+    port: str | None = None
+    link: str | None = None
+    vrf: str | None = None
+    expected: str = ""
+    actual: str = ""
+    virtual: bool = False  # rests on the lab's virtual ASIC state
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        return data
+
+    @property
+    def sort_key(self) -> tuple[int, str, str, str, str, str]:
+        return (self.severity.rank, self.check, self.device or "", self.port or "",
+                self.vrf or "", self.message)
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    state: FabricState  # the subject: the plan itself, or observed state
+    plan: FabricState
+    stage: Stage
+
+    @property
+    def live(self) -> bool:
+        return self.stage is Stage.LIVE
+
+    def observed(self, name: str) -> DeviceState | None:
+        """The subject's device if it was read successfully (live) or planned (static)."""
+        device = self.state.devices.get(name)
+        if device is None or not device.reachable:
+            return None
+        return device
+
+
+CheckFunc = Callable[["Check", CheckContext], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    scope: Scope
+    severity: Severity
+    stages: frozenset[Stage]
+    func: CheckFunc = field(repr=False)
+
+    def finding(self, device: str | None, message: str, **details: Any) -> Finding:
+        return Finding(check=self.id, severity=details.pop("severity", self.severity),
+                       device=device, message=message, **details)
+
+    def run(self, ctx: CheckContext) -> Iterator[Finding]:
+        yield from self.func(self, ctx)
+
+
+CATALOG: dict[str, Check] = {}
+
+
+def check(check_id: str, title: str, *, scope: Scope, severity: Severity,
+          stages: Iterable[Stage] = (Stage.STATIC, Stage.LIVE)) -> Callable[[CheckFunc], CheckFunc]:
+    """Register a check function in the catalog under `check_id`."""
+
+    def register(func: CheckFunc) -> CheckFunc:
+        if check_id in CATALOG:
+            raise ValueError(f"check {check_id} is registered twice")
+        CATALOG[check_id] = Check(id=check_id, title=title, scope=scope, severity=severity,
+                                  stages=frozenset(stages), func=func)
+        return func
+
+    return register
+
+
+def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Finding]:
+    """Run every check of the stage (or the named ones); findings in a stable order."""
+    wanted = set(only) if only is not None else None
+    findings: list[Finding] = []
+    for check_id in sorted(CATALOG):
+        item = CATALOG[check_id]
+        if ctx.stage in item.stages and (wanted is None or check_id in wanted):
+            findings.extend(item.run(ctx))
+    return sorted(findings, key=lambda f: f.sort_key)

@@ -1,0 +1,101 @@
+"""Device reachability, interface presence, admin/oper state, MTU and cabling."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from tasks.model.state import IfKind, LinkKind
+
+
+@check("device.reachable", "Every planned device answers on its management address",
+       scope=Scope.DEVICE, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+def reachable(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name in ctx.plan.devices:
+        device = ctx.state.devices.get(name)
+        if device is None or not device.reachable:
+            reason = "; ".join(device.errors) if device else "not collected"
+            yield item.finding(name, f"{name} could not be read: {reason}",
+                               expected="reachable", actual=reason)
+
+
+@check("interface.present", "Every planned interface exists",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name, planned in ctx.plan.devices.items():
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for iface in planned.interfaces.values():
+            if iface.name not in device.interfaces:
+                yield item.finding(name, f"{name}:{iface.name} is missing", port=iface.name,
+                                   vrf=iface.vrf, expected="present", actual="missing")
+            elif device.interfaces[iface.name].vrf != iface.vrf:
+                got = device.interfaces[iface.name].vrf
+                yield item.finding(name, f"{name}:{iface.name} is in VRF {got}, not {iface.vrf}",
+                                   port=iface.name, vrf=iface.vrf, expected=iface.vrf, actual=got)
+
+
+@check("interface.up", "Every planned interface is up",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name, planned in ctx.plan.devices.items():
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for iface in planned.interfaces.values():
+            seen = device.interfaces.get(iface.name)
+            if iface.up and seen is not None and seen.up is False:
+                yield item.finding(name, f"{name}:{iface.name} is down", port=iface.name,
+                                   vrf=iface.vrf, expected="up", actual="down")
+
+
+@check("interface.mtu", "Every interface has the MTU of its link class",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name, planned in ctx.plan.devices.items():
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for iface in planned.interfaces.values():
+            seen = device.interfaces.get(iface.name)
+            if iface.mtu is None or seen is None or seen.mtu == iface.mtu:
+                continue
+            yield item.finding(name, f"{name}:{iface.name} has MTU {seen.mtu}, "
+                               f"planned {iface.mtu}", port=iface.name, vrf=iface.vrf,
+                               expected=str(iface.mtu), actual=str(seen.mtu))
+
+
+@check("link.mtu_match", "Both ends of every link have the same MTU",
+       scope=Scope.LINK, severity=Severity.ERROR)
+def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for link in ctx.state.links:
+        ends = []
+        for end in (link.a, link.b):
+            device = ctx.observed(end.device)
+            iface = device.interfaces.get(end.port) if device else None
+            ends.append(iface.mtu if iface is not None else None)
+        a_mtu, b_mtu = ends
+        if a_mtu is None or b_mtu is None or a_mtu == b_mtu:
+            continue
+        low, low_mtu = (link.a, a_mtu) if a_mtu < b_mtu else (link.b, b_mtu)
+        yield item.finding(low.device, f"MTU mismatch on {link.id}: {link.a} {a_mtu}, "
+                           f"{link.b} {b_mtu}", port=low.port, link=link.id, vrf=link.vrf,
+                           expected=str(max(a_mtu, b_mtu)), actual=str(low_mtu))
+
+
+@check("cabling.lldp", "LLDP sees the planned neighbour on every fabric port",
+       scope=Scope.LINK, severity=Severity.ERROR, stages=[Stage.LIVE])
+def cabling(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for link in ctx.state.links:
+        if link.kind is not LinkKind.FABRIC or link.parent is not None:
+            continue  # LLDP runs on physical switch ports
+        for here, there in ((link.a, link.b), (link.b, link.a)):
+            device = ctx.observed(here.device)
+            iface = device.interfaces.get(here.port) if device else None
+            if iface is None or iface.kind is not IfKind.FABRIC or iface.peer is None:
+                continue  # no LLDP neighbour (yet): nothing to contradict the plan
+            if (iface.peer.device, iface.peer.port) != (there.device, there.port):
+                yield item.finding(here.device, f"{here} is cabled to {iface.peer}, planned "
+                                   f"{there}", port=here.port, link=link.id,
+                                   expected=str(there), actual=str(iface.peer))

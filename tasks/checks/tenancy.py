@@ -1,0 +1,55 @@
+"""Tenant VRFs end to end: reachability, jumbo frames with DF, isolation between tenants.
+
+Each host pings one peer per remote leaf of its own VRF and one host of every other VRF
+(planned in tasks.plan.planner), so the cost is O(hosts x leaves), not O(hosts^2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from tasks.model.state import DEFAULT_VRF, Probe, Role
+
+
+def _probes(ctx: CheckContext) -> Iterator[tuple[str, str, str, Probe]]:
+    for host in ctx.plan.of_role(Role.HOST):
+        device = ctx.observed(host.name)
+        if device is None:
+            continue
+        nic = next(iter(host.interfaces))
+        for probe in device.probes:
+            if probe.replied is not None:
+                yield host.name, nic, host.tenant or DEFAULT_VRF, probe
+
+
+def _describe(src: str, probe: Probe) -> str:
+    df = " DF" if probe.dont_fragment else ""
+    return f"{src} -> {probe.target} ({probe.address}) {probe.size + 28} B{df}"
+
+
+@check("tenant.reachability", "Hosts reach every leaf of their own tenant",
+       scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+def reachability(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for src, nic, vrf, probe in _probes(ctx):
+        if probe.expect_reply and not probe.dont_fragment and not probe.replied:
+            yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
+                               port=nic, vrf=vrf, expected="reply", actual=probe.detail)
+
+
+@check("tenant.mtu", "Full-MTU frames with don't-fragment cross the fabric",
+       scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
+def jumbo(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for src, nic, vrf, probe in _probes(ctx):
+        if probe.expect_reply and probe.dont_fragment and not probe.replied:
+            yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
+                               port=nic, vrf=vrf, expected="reply", actual=probe.detail)
+
+
+@check("tenant.isolation", "Hosts cannot reach hosts of another tenant",
+       scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+def isolation(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for src, nic, vrf, probe in _probes(ctx):
+        if not probe.expect_reply and probe.replied:
+            yield item.finding(src, f"{_describe(src, probe)}: answered across tenants",
+                               port=nic, vrf=vrf, expected="no reply", actual="reply")

@@ -1,0 +1,117 @@
+"""eBGP underlay: sessions, ASNs, router ids, ECMP towards every remote leaf."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from tasks.model.state import DEFAULT_VRF, DeviceState, IfKind, Role
+
+
+@check("bgp.session", "Every planned BGP session is Established, in every VRF",
+       scope=Scope.LINK, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+def sessions(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name, planned in ctx.plan.devices.items():
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for vrf, instance in planned.bgp.items():
+            seen = device.bgp.get(vrf)
+            for key, peer in instance.peers.items():
+                want = f"Established with {peer.peer_device} (AS {peer.remote_asn})"
+                got = seen.peers.get(key) if seen else None
+                if got is None:
+                    why = "; ".join(device.errors) or "not configured"
+                    yield item.finding(name, f"{name} has no BGP session on {key} (VRF {vrf}) "
+                                       f"to {peer.peer_device}: {why}", port=peer.interface,
+                                       vrf=vrf, expected=want, actual="missing")
+                elif got.state != "Established":
+                    yield item.finding(name, f"{name} BGP session on {key} (VRF {vrf}) to "
+                                       f"{peer.peer_device} is {got.state}", port=peer.interface,
+                                       vrf=vrf, expected=want, actual=str(got.state))
+
+
+@check("bgp.remote_asn", "Every BGP peer has the ASN of the device at the other end",
+       scope=Scope.LINK, severity=Severity.CRITICAL)
+def remote_asn(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name, planned in ctx.plan.devices.items():
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for vrf, instance in planned.bgp.items():
+            seen = device.bgp.get(vrf)
+            for key, peer in instance.peers.items():
+                other = ctx.plan.devices.get(peer.peer_device or "")
+                want = other.asn if other else peer.remote_asn
+                got = seen.peers.get(key) if seen else None
+                if got is None or got.remote_asn is None or got.remote_asn == want:
+                    continue
+                yield item.finding(name, f"{name} peer {key} (VRF {vrf}) expects AS "
+                                   f"{got.remote_asn}, {peer.peer_device} is AS {want}",
+                                   port=peer.interface, vrf=vrf, expected=str(want),
+                                   actual=str(got.remote_asn))
+
+
+@check("bgp.router_id_unique", "No two switches share a BGP router id",
+       scope=Scope.FABRIC, severity=Severity.ERROR)
+def router_ids(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    seen: dict[str, str] = {}
+    for name in ctx.plan.devices:
+        device = ctx.observed(name)
+        if device is None or device.role is Role.HOST or not device.router_id:
+            continue
+        if device.router_id in seen:
+            yield item.finding(name, f"{name} and {seen[device.router_id]} share router id "
+                               f"{device.router_id}", expected="unique",
+                               actual=device.router_id)
+        seen.setdefault(device.router_id, name)
+
+
+def _leaf_prefixes(leaf: DeviceState, vrf: str) -> list[str]:
+    bgp = leaf.bgp.get(vrf)
+    return list(bgp.networks) if bgp else []
+
+
+@check("ecmp.leaf_paths", "Every leaf has one next hop per spine to every remote leaf prefix",
+       scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
+def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """One finding per leaf, VRF and set of missing uplinks, listing the prefixes hit."""
+    plan = ctx.plan
+    leaves = plan.of_role(Role.LEAF)
+    # for each (leaf, vrf): spine -> the leaf's port to it. O(links) to build.
+    uplinks: dict[tuple[str, str], dict[str, str]] = {}
+    for leaf in leaves:
+        for iface in leaf.interfaces.values():
+            if iface.kind is IfKind.FABRIC and iface.peer is not None:
+                uplinks.setdefault((leaf.name, iface.vrf), {})[iface.peer.device] = iface.name
+    for leaf in leaves:
+        device = ctx.observed(leaf.name)
+        if device is None or device.routes is None:
+            continue
+        for vrf in sorted({DEFAULT_VRF, *leaf.vrfs}):
+            mine = uplinks.get((leaf.name, vrf), {})
+            table = device.routes.get(vrf, {})
+            gaps: dict[tuple[str, ...], list[str]] = {}
+            counts: dict[tuple[str, ...], tuple[int, int]] = {}
+            for remote in leaves:
+                if remote.name == leaf.name or vrf not in remote.bgp:
+                    continue
+                theirs = uplinks.get((remote.name, vrf), {})
+                expected = sorted(port for spine, port in mine.items() if spine in theirs)
+                for prefix in _leaf_prefixes(remote, vrf):
+                    route = table.get(prefix)
+                    got = {h.interface for h in route.nexthops if h.interface} if route else set()
+                    missing = tuple(p for p in expected if p not in got)
+                    if missing:
+                        gaps.setdefault(missing, []).append(f"{prefix} ({remote.name})")
+                        counts[missing] = (len(expected) - len(missing), len(expected))
+            for missing, prefixes in sorted(gaps.items()):
+                spines = sorted(s for s, p in mine.items() if p in missing)
+                have, want = counts[missing]
+                shown = ", ".join(prefixes[:4]) + (f" and {len(prefixes) - 4} more"
+                                                    if len(prefixes) > 4 else "")
+                yield item.finding(
+                    leaf.name, f"{leaf.name} VRF {vrf}: no path via {', '.join(spines)} "
+                    f"({', '.join(missing)}) to {len(prefixes)} remote prefixes: {shown}",
+                    port=",".join(missing), vrf=vrf,
+                    expected=f"{want} paths per prefix", actual=f"{have} paths")

@@ -1,0 +1,1 @@
+"""The `flatfab` command line: a thin typer layer over workflows."""

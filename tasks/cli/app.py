@@ -1,0 +1,195 @@
+"""flatfab: plan, render, check, roll out and verify a flat L3 AI fabric; run its lab.
+
+Exit codes: 0 all good, 1 findings (or a rollout that did not land), 2 could not run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tasks.checks import CATALOG, CheckContext, Stage, run_checks
+from tasks.cli import output
+from tasks.cli.lab import lab_app
+from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.errors import FlatfabError, InputError
+from tasks.workflows import inventory
+from tasks.workflows.journal import Journal
+from tasks.workflows.lock import fabric_lock
+from tasks.workflows.progress import RichProgress
+from tasks.workflows.project import Project
+from tasks.workflows.rollout import RolloutResult, render_all
+from tasks.workflows.rollout import rollout as run_rollout
+from tasks.workflows.verify import verify as run_verify
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help=__doc__)
+app.add_typer(lab_app, name="lab")
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table or json")]
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,
+                                         help="devices worked on at once")]
+
+
+@app.callback()
+def _global(ctx: typer.Context,
+            fabric: Annotated[str, typer.Option(help="fabric name: intents/<fabric>/")] = "lab",
+            root: Annotated[Path, typer.Option(help="project root", file_okay=False)] = Path(),
+            ) -> None:
+    ctx.obj = Project(root=root.resolve(), fabric=fabric)
+
+
+def _project(ctx: typer.Context) -> Project:
+    project = ctx.find_root().obj
+    assert isinstance(project, Project)
+    return project
+
+
+@app.command()
+def plan(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
+    """Show the planned state of every device (addresses, ASNs, sessions, VRFs)."""
+    project = _project(ctx)
+    if fmt is Format.JSON:
+        emit_json(project.plan.model_dump(mode="json"))
+    else:
+        output.plan_table(project.plan)
+
+
+@app.command()
+def render(ctx: typer.Context,
+           out: Annotated[Path, typer.Option(help="directory for <device>.conf files")],
+           device: Annotated[list[str] | None, typer.Option(help="only these devices")] = None,
+           ) -> None:
+    """Write every device's configuration (byte-identical for the same intent)."""
+    project = _project(ctx)
+    configs = render_all(project.plan)
+    unknown = [d for d in device or [] if d not in configs]
+    if unknown:
+        raise InputError.single("--device", "", f"not in the plan: {', '.join(unknown)}")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in configs.items():
+        if not device or name in device:
+            (out / f"{name}.conf").write_text(text, encoding="utf-8")
+    written = len(device) if device else len(configs)
+    err_console.print(f"wrote {written} configs to {out}")
+
+
+@app.command()
+def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
+    """Run the static checks on the plan, before anything is pushed."""
+    project = _project(ctx)
+    findings = run_checks(CheckContext(state=project.plan, plan=project.plan,
+                                       stage=Stage.STATIC))
+    if fmt is Format.JSON:
+        emit_json(output.findings_json(findings, fabric=project.fabric, stage="static"))
+    else:
+        output.findings_table(findings, f"static check of {project.fabric}")
+        console.print(f"{len(findings)} findings" if findings
+                      else f"static checks of {project.fabric}: all passed")
+    raise typer.Exit(1 if any(f.severity.fails for f in findings) else 0)
+
+
+@app.command()
+def rollout(ctx: typer.Context,
+            dry_run: Annotated[bool, typer.Option("--dry-run", help="diff only")] = False,
+            revert_in: Annotated[int, typer.Option(
+                min=30, max=3600, help="seconds before an unconfirmed commit reverts")] = 180,
+            gate_timeout: Annotated[float, typer.Option(
+                min=5, max=1800, help="seconds to wait for convergence")] = 90,
+            workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
+    """Render, diff and commit every device; confirm when the fabric converges."""
+    project = _project(ctx)
+    plan_state = project.plan
+    nornir = inventory.build(project.inventory_dir, plan_state, workers)
+    with fabric_lock(project.state_dir, project.fabric, "rollout"):
+        journal = Journal.start(project.state_dir, "rollout", project.fabric)
+        result = run_rollout(nornir, plan_state, journal, dry_run=dry_run, revert_in=revert_in,
+                             gate_timeout=gate_timeout,
+                             progress=RichProgress(enabled=fmt is Format.TABLE))
+    nornir.close_connections()
+    if fmt is Format.JSON:
+        emit_json({"run_id": result.run_id, "dry_run": dry_run, "ok": result.ok,
+                   "changed": result.changed, "errors": result.errors,
+                   "confirmed": result.confirmed, "rolled_back": result.rolled_back,
+                   "diffs": {n: o.diff for n, o in result.devices.items() if o.diff},
+                   "gate_findings": [f.as_dict() for f in result.gate_findings],
+                   "timings": result.timings})
+    else:
+        for name, outcome in result.devices.items():
+            if outcome.diff:
+                output.diff_text(name, outcome.diff)
+        for name, error in result.errors.items():
+            err_console.print(f"[red]{name}: {error}")
+        output.findings_table(result.gate_findings, "gate: not converged")
+        _rollout_summary(result, len(plan_state.devices))
+    raise typer.Exit(0 if result.ok else 1)
+
+
+def _rollout_summary(result: RolloutResult, total: int) -> None:
+    changed = result.changed
+    if result.dry_run:
+        would = sum(1 for o in result.devices.values() if o.diff)
+        console.print(f"dry run: {would} of {total} devices would change; nothing was pushed")
+    elif not changed and not result.errors:
+        console.print(f"no changes: all {total} devices already match the intent")
+    elif result.ok:
+        console.print(f"changed {len(changed)} of {total} devices; converged and confirmed "
+                      f"in {result.timings.get('total_s', 0):.1f} s (run {result.run_id})")
+    else:
+        console.print(f"[red]rollout failed; rolled back {len(result.rolled_back)} devices "
+                      f"(run {result.run_id})")
+
+
+@app.command()
+def verify(ctx: typer.Context,
+           probes: Annotated[bool, typer.Option(help="ping between hosts")] = True,
+           check_ids: Annotated[list[str] | None, typer.Option(
+               "--check", help="run only these check ids")] = None,
+           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
+    """Read every device (read-only) and run the live checks: BGP, ECMP, MTU, tenancy."""
+    project = _project(ctx)
+    unknown = [c for c in check_ids or [] if c not in CATALOG]
+    if unknown:
+        raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
+    nornir = inventory.build(project.inventory_dir, project.plan, workers)
+    report = run_verify(nornir, project.plan, probes=probes, only_checks=check_ids,
+                        progress=RichProgress(enabled=fmt is Format.TABLE))
+    nornir.close_connections()
+    if fmt is Format.JSON:
+        emit_json(output.findings_json(report.findings, fabric=project.fabric, stage="live",
+                                       checks=report.checks_run, devices=report.devices,
+                                       timings=report.timings))
+    else:
+        output.findings_table(report.findings, f"verify {project.fabric}")
+        status = "[red]FAILED" if report.failed else "[green]passed"
+        console.print(f"verify {project.fabric}: {status}[/] - {len(report.checks_run)} checks "
+                      f"on {report.devices} devices, {len(report.findings)} findings, "
+                      f"{report.timings['total_s']:.1f} s")
+    raise typer.Exit(1 if report.failed else 0)
+
+
+def main() -> None:
+    """Console entry point: bad input and unreachable labs become one line and exit 2."""
+    try:
+        app()
+    except InputError as exc:
+        for problem in exc.problems:
+            err_console.print(f"[red]error:[/] {problem}", soft_wrap=True)
+        sys.exit(2)
+    except FlatfabError as exc:
+        err_console.print(f"[red]error:[/] {exc}", soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("[red]interrupted")
+        sys.exit(2)
+    except Exception as exc:
+        if os.environ.get("FLATFAB_DEBUG"):
+            raise
+        err_console.print(f"[red]internal error:[/] {type(exc).__name__}: {exc} "
+                          "(set FLATFAB_DEBUG=1 for a traceback)", soft_wrap=True)
+        sys.exit(2)
+

@@ -1,0 +1,161 @@
+"""`flatfab lab`: generate the containerlab topology, bring the lab up, inspect it, tear it down."""
+
+from __future__ import annotations
+
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.errors import InputError
+from tasks.lab import clab, topology
+from tasks.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
+from tasks.workflows import inventory
+from tasks.workflows.project import Project
+
+lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
+                      "realized without Docker (embedded) or by containerlab.")
+
+
+class Runtime(StrEnum):
+    EMBEDDED = "embedded"
+    CLAB = "clab"
+
+
+PrefixOpt = Annotated[str | None, typer.Option(
+    help="name prefix of every lab object (default: the topology's)")]
+SubnetOpt = Annotated[str | None, typer.Option(
+    "--mgmt-subnet", help="management IPv4 subnet (default: the topology's)")]
+RuntimeOpt = Annotated[Runtime, typer.Option(help="embedded (netns) or clab (containerlab)")]
+
+
+def _project(ctx: typer.Context) -> Project:
+    project = ctx.find_root().obj
+    assert isinstance(project, Project)
+    return project
+
+
+def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, object],
+                                                                   dict[str, str]]:
+    options = topology.LabOptions(prefix=prefix, mgmt_subnet=subnet)
+    return topology.generate(project.plan, options)
+
+
+@lab_app.command()
+def generate(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None) -> None:
+    """Write labs/<fabric>.clab.yml (and the files it binds) from the intent."""
+    project = _project(ctx)
+    defaults = topology.LabOptions()
+    doc, files = _generate(project, prefix or defaults.prefix,
+                           mgmt_subnet or defaults.mgmt_subnet)
+    path = topology.write(doc, files, project.labs_dir)
+    err_console.print(f"wrote {path} ({len(doc['topology']['nodes'])} nodes, "  # type: ignore[index]
+                      f"{len(doc['topology']['links'])} links) and {len(files)} bound files")
+
+
+def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.LabSpec:
+    path = project.topology_file
+    if not path.exists():
+        raise InputError.single(str(path), "", "topology not found; run `flatfab lab generate`")
+    spec = topology.read(path)
+    expected, files = _generate(project, spec.prefix, str(spec.mgmt_subnet))
+    fresh = topology.HEADER.format(fabric=expected["name"]) + topology.dump_yaml(expected)
+    stale = path.read_text(encoding="utf-8") != fresh or any(
+        not (project.labs_dir / rel).exists()
+        or (project.labs_dir / rel).read_text(encoding="utf-8") != text
+        for rel, text in files.items())
+    if stale:
+        raise InputError.single(str(path), "", f"out of date with {project.intent_dir}; run "
+                                "`flatfab lab generate`")
+    return topology.read(path, prefix=prefix, mgmt_subnet=subnet) if prefix or subnet else spec
+
+
+@lab_app.command()
+def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None,
+       runtime: RuntimeOpt = Runtime.EMBEDDED,
+       inventory_dir: Annotated[Path | None, typer.Option(
+           help="where to write the Nornir inventory (default inventory/<fabric>/)")] = None,
+       ) -> None:
+    """Bring the lab up and write a Nornir inventory that points at it."""
+    project = _project(ctx)
+    spec = _spec(project, prefix, mgmt_subnet)
+    started = time.monotonic()
+    if runtime is Runtime.CLAB:
+        clab.up(spec.file)
+        err_console.print(f"containerlab deployed {spec.file} in "
+                          f"{time.monotonic() - started:.1f} s")
+        return
+    runtime_ = NetnsRuntime(spec)
+    state = runtime_.up(progress=lambda step: err_console.print(f"[dim]lab up: {step}"))
+    paths = runtime_.paths
+    files = inventory.lab_inventory(
+        project.plan, state.nodes, user=paths.user, key_file=paths.client_key,
+        known_hosts=paths.known_hosts,
+        lldp_sockets={n.name: paths.lldp_socket(n.name) for n in spec.nodes.values()
+                      if n.role != "host"})
+    target = inventory_dir or project.inventory_dir
+    inventory.write(target, files)
+    console.print(f"lab {spec.name} up (prefix {spec.prefix}, management {spec.mgmt_subnet}): "
+                  f"{len(spec.nodes)} nodes, {len(spec.links)} links in "
+                  f"{time.monotonic() - started:.1f} s; inventory in {target}")
+
+
+def _prefix(project: Project, prefix: str | None) -> str:
+    if prefix:
+        return topology.check_prefix(prefix)
+    if project.topology_file.exists():
+        return topology.read(project.topology_file).prefix
+    return topology.LabOptions().prefix
+
+
+@lab_app.command()
+def down(ctx: typer.Context, prefix: PrefixOpt = None,
+         sweep: Annotated[bool, typer.Option(
+             "--sweep", help="remove everything of the prefix even without lab state")] = False,
+         runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
+    """Tear the lab down and leave nothing behind."""
+    project = _project(ctx)
+    started = time.monotonic()
+    if runtime is Runtime.CLAB:
+        clab.down(project.topology_file)
+        return
+    paths = LabPaths(_prefix(project, prefix))
+    state = None if sweep else LabState.load(paths)
+    if state is None and not sweep:
+        console.print(f"no lab with prefix {paths.prefix!r} is up (use --sweep after a crash)")
+        return
+    teardown(paths, state)
+    console.print(f"lab {paths.prefix} down in {time.monotonic() - started:.1f} s")
+
+
+@lab_app.command()
+def status(ctx: typer.Context, prefix: PrefixOpt = None, runtime: RuntimeOpt = Runtime.EMBEDDED,
+           fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.TABLE) -> None:
+    """List nodes, their namespaces, management addresses and health."""
+    project = _project(ctx)
+    if runtime is Runtime.CLAB:
+        rows = clab.status(project.topology_file)
+    else:
+        paths = LabPaths(_prefix(project, prefix))
+        state = LabState.load(paths)
+        rows = NetnsRuntime.status_of(paths) if state else []
+    healthy = bool(rows) and all(r["healthy"] for r in rows)
+    if fmt is Format.JSON:
+        emit_json({"up": bool(rows), "healthy": healthy, "nodes": rows})
+    elif not rows:
+        console.print("no lab is up")
+    else:
+        table = Table(title_justify="left", title="lab status")
+        for column in ("node", "role", "netns", "mgmt", "ssh", "processes", "health"):
+            table.add_column(column)
+        for row in rows:
+            procs = " ".join(f"{n}{'' if ok else '!'}" for n, ok in row["processes"].items())
+            table.add_row(row["node"], row["role"], row["netns"], row["mgmt_ipv4"],
+                          "ok" if row["ssh"] else "down", procs,
+                          "[green]healthy" if row["healthy"] else "[red]unhealthy")
+        console.print(table)
+    raise typer.Exit(0 if healthy or not rows else 1)

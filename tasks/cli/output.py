@@ -1,0 +1,91 @@
+"""Terminal tables and JSON for the CLI. JSON goes to stdout alone; progress to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tasks.checks import Finding
+from tasks.model.state import FabricState, Role
+
+# wide enough for findings when piped or captured (CI logs), the terminal's width otherwise
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+
+
+class Format(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def plan_table(plan: FabricState) -> None:
+    table = Table(title=f"plan of fabric {plan.fabric}: {len(plan.devices)} devices, "
+                  f"{len(plan.links)} links", title_justify="left")
+    for column in ("device", "role", "platform", "ASN", "loopback / address", "VRFs",
+                   "BGP peers", "ports"):
+        table.add_column(column)
+    for device in plan.devices.values():
+        if device.role is Role.HOST:
+            nic = next(iter(device.interfaces.values()))
+            address = ", ".join(nic.addresses)
+            vrfs = device.tenant or "default"
+        else:
+            address = device.loopback or ""
+            vrfs = ", ".join(["default", *device.vrfs])
+        peers = sum(len(b.peers) for b in device.bgp.values())
+        ports = sum(1 for i in device.interfaces.values() if i.peer is not None)
+        table.add_row(device.name, device.role.value, device.platform,
+                      str(device.asn or ""), address, vrfs, str(peers or ""), str(ports))
+    console.print(table)
+    if plan.tenants:
+        tenants = Table(title="tenants", title_justify="left")
+        for column in ("tenant", "VRF id", "hosts", "leaf subnets"):
+            tenants.add_column(column)
+        for tenant in plan.tenants.values():
+            tenants.add_row(tenant.name, str(tenant.vrf_id), str(len(tenant.members)),
+                            ", ".join(f"{leaf} {net}" for leaf, net in tenant.subnets.items()))
+        console.print(tenants)
+
+
+SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue"}
+
+
+def findings_table(findings: list[Finding], title: str) -> None:
+    if not findings:
+        return
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for column in ("severity", "check", "device", "port", "VRF", "expected", "actual",
+                   "finding"):
+        table.add_column(column, overflow="fold")
+    for f in findings:
+        table.add_row(Text(f.severity.value, style=SEVERITY_STYLE[f.severity.value]), f.check,
+                      f.device or "", f.port or "", f.vrf or "", f.expected, f.actual,
+                      f.message + (" [virtual]" if f.virtual else ""))
+    console.print(table)
+
+
+def findings_json(findings: list[Finding], **extra: Any) -> dict[str, Any]:
+    by_severity: dict[str, int] = {}
+    for f in findings:
+        by_severity[f.severity.value] = by_severity.get(f.severity.value, 0) + 1
+    return {**extra, "passed": not any(f.severity.fails for f in findings),
+            "findings": [f.as_dict() for f in findings], "by_severity": by_severity}
+
+
+def diff_text(device: str, diff: str) -> None:
+    console.rule(f"[bold]{device}")
+    for line in diff.splitlines():
+        style = ("green" if line.startswith("+") and not line.startswith("+++") else
+                 "red" if line.startswith("-") and not line.startswith("---") else
+                 "cyan" if line.startswith("@@") else "")
+        console.print(Text(line, style=style))

@@ -1,0 +1,27 @@
+"""Read a GPU host into observed DeviceState through its NAPALM driver (read-only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks.model.state import DeviceState, IfKind, Interface, Probe, StaticRoute
+
+
+def collect(driver: Any, planned: DeviceState, probes: bool = False) -> DeviceState:
+    state = driver.read_host_state()
+    device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
+                         tenant=planned.tenant)
+    for name, nic in sorted(state.nics.items()):
+        kind = planned.interfaces[name].kind if name in planned.interfaces else IfKind.OTHER
+        device.interfaces[name] = Interface(name=name, kind=kind, mtu=nic.mtu, up=nic.up,
+                                            addresses=list(nic.addresses),
+                                            peer=planned.interfaces[name].peer
+                                            if name in planned.interfaces else None)
+    device.static_routes = [StaticRoute(prefix=r.prefix, via=r.via, interface=r.nic)
+                            for r in state.routes]
+    if probes and planned.probes:
+        results = driver.probe([(p.address, p.size, p.dont_fragment) for p in planned.probes])
+        device.probes = [Probe(**{**p.model_dump(), "replied": r["replied"],
+                                  "detail": r["detail"]})
+                         for p, r in zip(planned.probes, results, strict=True)]
+    return device

@@ -1,0 +1,1 @@
+"""Nornir orchestration: the only layer that talks to devices."""

@@ -1,0 +1,47 @@
+"""Where a fabric's files live in the project, and the intent/plan loaded from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from tasks.intent.loader import load_intent
+from tasks.intent.models import Intent
+from tasks.model.state import FabricState
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    fabric: str
+
+    @property
+    def intent_dir(self) -> Path:
+        return self.root / "intents" / self.fabric
+
+    @property
+    def inventory_dir(self) -> Path:
+        return self.root / "inventory" / self.fabric
+
+    @property
+    def labs_dir(self) -> Path:
+        return self.root / "labs"
+
+    @property
+    def topology_file(self) -> Path:
+        return self.labs_dir / f"{self.fabric}.clab.yml"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / ".flatfab"
+
+    @cached_property
+    def intent(self) -> Intent:
+        return load_intent(self.intent_dir, known_platforms=PLATFORMS)
+
+    @cached_property
+    def plan(self) -> FabricState:
+        return plan(self.intent)

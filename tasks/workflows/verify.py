@@ -1,0 +1,42 @@
+"""verify: collect the fabric read-only and run the live check catalog on it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from nornir.core import Nornir
+
+from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
+from tasks.model.state import FabricState
+from tasks.workflows.collect import collect
+from tasks.workflows.progress import RichProgress
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    checks_run: list[str]
+    devices: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity.fails for f in self.findings)
+
+
+def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
+           only_checks: list[str] | None = None,
+           progress: RichProgress | None = None) -> Report:
+    started = time.monotonic()
+    collection = collect(nornir, plan, probes=probes, read_only=True, progress=progress,
+                         name="verify: collect")
+    ctx = CheckContext(state=collection.state, plan=plan, stage=Stage.LIVE)
+    checks_started = time.monotonic()
+    findings = run_checks(ctx, only_checks)
+    ran = [c for c in sorted(CATALOG) if Stage.LIVE in CATALOG[c].stages
+           and (only_checks is None or c in only_checks)]
+    return Report(findings=findings, checks_run=ran, devices=len(plan.devices),
+                  timings={"collect_s": round(collection.seconds, 3),
+                           "checks_s": round(time.monotonic() - checks_started, 3),
+                           "total_s": round(time.monotonic() - started, 3)})
