@@ -39,8 +39,14 @@ WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,
 def _global(ctx: typer.Context,
             fabric: Annotated[str, typer.Option(help="fabric name: intents/<fabric>/")] = "lab",
             root: Annotated[Path, typer.Option(help="project root", file_okay=False)] = Path(),
+            inventory_dir: Annotated[Path | None, typer.Option(
+                "--inventory", help="Nornir inventory (default inventory/<fabric>/)")] = None,
+            state_dir: Annotated[Path | None, typer.Option(
+                help="journals and locks (default .flatfab/)")] = None,
             ) -> None:
-    ctx.obj = Project(root=root.resolve(), fabric=fabric)
+    ctx.obj = Project(root=root.resolve(), fabric=fabric,
+                      inventory_override=inventory_dir.resolve() if inventory_dir else None,
+                      state_override=state_dir.resolve() if state_dir else None)
 
 
 def _project(ctx: typer.Context) -> Project:

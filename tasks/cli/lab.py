@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -76,11 +75,8 @@ def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.
 
 @lab_app.command()
 def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None,
-       runtime: RuntimeOpt = Runtime.EMBEDDED,
-       inventory_dir: Annotated[Path | None, typer.Option(
-           help="where to write the Nornir inventory (default inventory/<fabric>/)")] = None,
-       ) -> None:
-    """Bring the lab up and write a Nornir inventory that points at it."""
+       runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
+    """Bring the lab up and write a Nornir inventory that points at it (see --inventory)."""
     project = _project(ctx)
     spec = _spec(project, prefix, mgmt_subnet)
     started = time.monotonic()
@@ -97,7 +93,7 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
         known_hosts=paths.known_hosts,
         lldp_sockets={n.name: paths.lldp_socket(n.name) for n in spec.nodes.values()
                       if n.role != "host"})
-    target = inventory_dir or project.inventory_dir
+    target = project.inventory_dir
     inventory.write(target, files)
     console.print(f"lab {spec.name} up (prefix {spec.prefix}, management {spec.mgmt_subnet}): "
                   f"{len(spec.nodes)} nodes, {len(spec.links)} links in "

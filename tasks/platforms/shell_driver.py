@@ -30,6 +30,7 @@ from napalm.base.exceptions import (
 
 from tasks.transport.ssh import (
     CommandResult,
+    ReadOnlyViolation,
     SshOptions,
     SshSession,
     TransportError,
@@ -118,6 +119,8 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
         try:
             result = self.session.run(command, stdin=stdin, mutating=mutating, privileged=True,
                                       timeout=timeout or self.timeout)
+        except ReadOnlyViolation:
+            raise  # a refused change is not a connection problem
         except TransportError as exc:
             raise ConnectionException(str(exc)) from None
         if check and not result.ok:

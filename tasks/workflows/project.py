@@ -17,6 +17,8 @@ from tasks.platforms.registry import PLATFORMS
 class Project:
     root: Path
     fabric: str
+    inventory_override: Path | None = None
+    state_override: Path | None = None
 
     @property
     def intent_dir(self) -> Path:
@@ -24,7 +26,7 @@ class Project:
 
     @property
     def inventory_dir(self) -> Path:
-        return self.root / "inventory" / self.fabric
+        return self.inventory_override or self.root / "inventory" / self.fabric
 
     @property
     def labs_dir(self) -> Path:
@@ -36,7 +38,8 @@ class Project:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / ".flatfab"
+        """Journals and locks of change runs."""
+        return self.state_override or self.root / ".flatfab"
 
     @cached_property
     def intent(self) -> Intent:

@@ -1,0 +1,95 @@
+# flatfab: the two commands a new user needs are `make demo` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+FLATFAB := $(BIN)/flatfab
+FABRIC ?= lab
+# OS packages of the embedded lab (FRR, sshd, lldpd, iproute2, ...) and of the Python venv
+APT_PACKAGES := frr frr-pythontools iproute2 iputils-ping openssh-server openssh-client sudo \
+	lldpd nftables iptables ethtool tcpdump traceroute iperf3 util-linux passwd procps \
+	python3-venv
+LAB_COMMANDS := vtysh /usr/lib/frr/frr-reload.py sshd lldpd ping nft ip sudo ssh-keygen
+
+.PHONY: help deps os-deps venv demo demo-down test lint typecheck unit live golden bench \
+	lock clean
+
+help:
+	@echo "make demo      install what is needed, bring up the lab, roll out, verify, audit"
+	@echo "make test      lint, type-check and run every test (live lab tests need root)"
+	@echo "make golden    regenerate golden files (review the diff before committing)"
+	@echo "make bench     print plan/render/check benchmark figures"
+	@echo "make demo-down tear the demo lab down"
+
+deps: os-deps venv
+
+# Install the lab's OS packages only when one of its commands is missing.
+os-deps:
+	@missing=0; for c in $(LAB_COMMANDS); do \
+		command -v $$c >/dev/null 2>&1 || [ -x $$c ] || [ -x /usr/sbin/$$c ] || missing=1; done; \
+	$(PYTHON) -m venv --help >/dev/null 2>&1 || missing=1; \
+	if [ $$missing = 1 ]; then \
+		if [ "$$(id -u)" != 0 ]; then echo "error: OS packages missing; run as root" >&2; exit 2; fi; \
+		echo "installing OS packages: $(APT_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $(APT_PACKAGES) >/dev/null; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	@touch $@
+
+demo: deps
+	$(FLATFAB) --fabric $(FABRIC) lab down >/dev/null
+	$(FLATFAB) --fabric $(FABRIC) lab generate
+	$(FLATFAB) --fabric $(FABRIC) check
+	$(FLATFAB) --fabric $(FABRIC) lab up
+	$(FLATFAB) --fabric $(FABRIC) rollout
+	$(FLATFAB) --fabric $(FABRIC) rollout
+	$(FLATFAB) --fabric $(FABRIC) verify
+	@echo
+	@echo "The lab stays up: try '$(FLATFAB) lab status', '$(FLATFAB) verify --format json',"
+	@echo "'ssh -i /run/flatfab/ff/ssh/id_ed25519 -o UserKnownHostsFile=/run/flatfab/ff/ssh/known_hosts ff-admin@172.31.255.13'."
+	@echo "Tear it down with 'make demo-down'."
+
+demo-down: venv
+	$(FLATFAB) --fabric $(FABRIC) lab down
+
+lint: venv
+	$(BIN)/ruff check tasks napalm_frr napalm_linux_host tests benchmarks
+
+typecheck: venv
+	$(BIN)/mypy tasks napalm_frr napalm_linux_host
+
+unit: venv
+	$(BIN)/pytest -q -m "not live"
+
+live: venv
+	$(BIN)/pytest -q -m live
+
+test: deps lint typecheck
+	$(BIN)/pytest -q
+
+golden: venv
+	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_golden.py
+	@git status --short tests/golden
+
+bench: venv
+	$(BIN)/python benchmarks/plan_render.py
+
+# Re-resolve and pin every dependency (review the diff of constraints.txt).
+lock:
+	rm -rf /tmp/flatfab-lock && $(PYTHON) -m venv /tmp/flatfab-lock
+	/tmp/flatfab-lock/bin/pip install -q -e '.[dev]'
+	/tmp/flatfab-lock/bin/pip freeze --exclude-editable | grep -v '^flatfab' > constraints.txt
+	rm -rf /tmp/flatfab-lock
+
+clean:
+	-$(FLATFAB) --fabric $(FABRIC) lab down --sweep
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

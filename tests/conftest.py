@@ -1,0 +1,37 @@
+"""Shared test helpers: the project root and running the real `flatfab` console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FLATFAB = str(Path(sys.executable).parent / "flatfab")
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def flatfab(*args: str, cwd: Path = ROOT, timeout: float = 600) -> Run:
+    """Run the installed console script, as an operator would."""
+    proc = subprocess.run([FLATFAB, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def run_flatfab() -> Any:
+    return flatfab

@@ -1,0 +1,71 @@
+"""One embedded lab for the whole live session, swept before and after.
+
+The lab uses its own prefix and management subnet, so it coexists with a demo lab.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tasks.lab.netns import LabPaths, node_exec
+from tests.conftest import ROOT, Run, flatfab
+
+PREFIX = "fft"
+SUBNET = "172.31.250.0/24"
+
+
+@dataclass
+class Lab:
+    prefix: str
+    inventory: Path
+    state_dir: Path
+
+    @property
+    def paths(self) -> LabPaths:
+        return LabPaths(self.prefix)
+
+    def cli(self, *args: str, timeout: float = 600) -> Run:
+        """flatfab against this lab (its inventory and a private journal directory)."""
+        return flatfab("--inventory", str(self.inventory), "--state-dir", str(self.state_dir),
+                       *args, timeout=timeout)
+
+    def sh(self, node: str, command: str) -> str:
+        """A root shell command inside a lab node (for injecting faults)."""
+        return node_exec(self.paths, node, ["sh", "-c", command])
+
+    def wait_verified(self, timeout: float = 90, *extra: str) -> Run:
+        """Poll verify until it passes (after restoring a fault)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            result = self.cli("verify", "--format", "json", *extra)
+            if result.code == 0 or time.monotonic() > deadline:
+                return result
+            time.sleep(2)
+
+
+def _sweep(prefix: str) -> None:
+    flatfab("lab", "down", "--sweep", "--prefix", prefix)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    if os.geteuid() != 0:
+        pytest.fail("live lab tests need root (network namespaces, mounts, users)")
+    work = tmp_path_factory.mktemp("lab")
+    handle = Lab(prefix=PREFIX, inventory=work / "inventory", state_dir=work / "state")
+    _sweep(PREFIX)
+    up = handle.cli("lab", "up", "--prefix", PREFIX, "--mgmt-subnet", SUBNET)
+    assert up.code == 0, up.stderr
+    try:
+        yield handle
+    finally:
+        _sweep(PREFIX)
+
+
+__all__ = ["ROOT", "Lab"]

@@ -1,0 +1,195 @@
+"""The demo fabric on the live embedded lab: rollout, idempotency, verify, injected faults.
+
+Tests run in file order on one session lab; each fault test restores what it broke and
+waits until verify passes again before it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from tests.live.conftest import SUBNET, Lab
+
+pytestmark = pytest.mark.live
+
+SWITCHES = ["spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4"]
+HOSTS = [f"leaf{j}-h{k}" for j in range(1, 5) for k in (1, 2)]
+
+
+def _findings(result: Any, check: str) -> list[dict[str, Any]]:
+    return [f for f in result.json()["findings"] if f["check"] == check]
+
+
+def test_lab_status_lists_every_node_healthy(lab: Lab) -> None:
+    result = lab.cli("lab", "status", "--prefix", lab.prefix, "--format", "json")
+    assert result.code == 0, result.stdout
+    status = result.json()
+    assert status["healthy"] is True
+    nodes = {n["node"]: n for n in status["nodes"]}
+    assert sorted(nodes) == sorted(SWITCHES + HOSTS)
+    for name, node in nodes.items():
+        assert node["netns"] == f"{lab.prefix}-{name}"
+        assert node["mgmt_ipv4"].startswith(SUBNET.rsplit(".", 1)[0] + ".")
+        assert node["ssh"] is True
+    assert set(nodes["leaf1"]["processes"]) == {"sshd", "watchfrr", "zebra", "bgpd", "staticd",
+                                                "lldpd"}
+
+
+def test_first_rollout_changes_every_device_and_confirms(lab: Lab) -> None:
+    result = lab.cli("rollout", "--format", "json")
+    assert result.code == 0, result.stdout + result.stderr
+    report = result.json()
+    assert report["ok"] is True
+    assert sorted(report["changed"]) == sorted(SWITCHES + HOSTS)
+    assert sorted(report["confirmed"]) == sorted(SWITCHES + HOSTS)
+    assert report["rolled_back"] == []
+    assert "router bgp 65101" in report["diffs"]["leaf1"]
+    journal = lab.state_dir / "runs" / report["run_id"]
+    assert (journal / "events.jsonl").exists()
+    assert (journal / "backups" / "leaf1.conf").exists()
+    assert (journal / "diffs" / "spine1.diff").exists()
+
+
+def test_second_rollout_reports_zero_changes(lab: Lab) -> None:
+    result = lab.cli("rollout")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "no changes: all 14 devices already match the intent" in result.stdout
+    as_json = lab.cli("rollout", "--format", "json").json()
+    assert as_json["changed"] == [] and as_json["diffs"] == {}
+
+
+def test_verify_passes_on_the_clean_fabric(lab: Lab) -> None:
+    result = lab.cli("verify", "--format", "json")
+    assert result.code == 0, result.stdout
+    report = result.json()
+    assert report["findings"] == []
+    for check in ("bgp.session", "ecmp.leaf_paths", "tenant.reachability", "tenant.mtu",
+                  "tenant.isolation", "interface.mtu", "link.mtu_match"):
+        assert check in report["checks"]
+
+
+def test_lowered_mtu_on_one_fabric_port_is_named(lab: Lab) -> None:
+    lab.sh("leaf2", "ip link set swp52 mtu 1500")
+    try:
+        result = lab.cli("verify", "--format", "json")
+        assert result.code == 1
+        mtu = _findings(result, "interface.mtu")
+        assert [(f["device"], f["port"], f["expected"], f["actual"]) for f in mtu] == [
+            ("leaf2", "swp52", "9216", "1500")]
+        mismatch = _findings(result, "link.mtu_match")
+        assert [(f["device"], f["port"]) for f in mismatch] == [("leaf2", "swp52")]
+        assert "leaf2:swp52--spine2:swp2" in mismatch[0]["link"]
+    finally:
+        lab.sh("leaf2", "ip link set swp52 mtu 9216")
+    assert lab.wait_verified().code == 0
+
+
+def test_stopped_spine_bgpd_names_sessions_and_ecmp_paths(lab: Lab) -> None:
+    run_frr = lab.paths.node_dir("spine2") / "run-frr"
+    # watchfrr would restart bgpd at once: stop the supervisor, then the daemon
+    lab.sh("spine2", f"kill -9 $(cat {run_frr}/watchfrr.pid); kill $(cat {run_frr}/bgpd.pid)")
+    try:
+        deadline = time.monotonic() + 30  # hold time is 9 s
+        while True:
+            result = lab.cli("verify", "--no-probes", "--format", "json")
+            down = {(f["device"], f["port"]) for f in _findings(result, "bgp.session")}
+            if all((leaf, "swp52") in down for leaf in ("leaf1", "leaf2", "leaf3", "leaf4")) \
+                    or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert result.code == 1
+        sessions = _findings(result, "bgp.session")
+        spine_side = {(f["port"], f["vrf"]) for f in sessions if f["device"] == "spine2"}
+        assert spine_side == {(f"swp{j}{sub}", vrf) for j in range(1, 5)
+                              for sub, vrf in (("", "default"), (".100", "blue"),
+                                               (".200", "red"))}
+        assert all("bgpd is not running" in f["message"] for f in sessions
+                   if f["device"] == "spine2")
+        leaf_side = {(f["device"], f["port"]) for f in sessions if f["device"] != "spine2"}
+        assert leaf_side == {(f"leaf{j}", f"swp52{sub}") for j in range(1, 5)
+                             for sub in ("", ".100", ".200")}
+        ecmp = {(f["device"], f["vrf"], f["port"]) for f in _findings(result, "ecmp.leaf_paths")}
+        assert ecmp == {(f"leaf{j}", vrf, f"swp52{sub}") for j in range(1, 5)
+                        for sub, vrf in (("", "default"), (".100", "blue"), (".200", "red"))}
+        assert all("spine2" in f["message"] for f in _findings(result, "ecmp.leaf_paths"))
+    finally:
+        lab.sh("spine2", "/usr/lib/frr/frrinit.sh start >/dev/null")
+    assert lab.wait_verified().code == 0
+
+
+def test_dry_run_shows_drift_and_pushes_nothing(lab: Lab) -> None:
+    lab.sh("leaf3", "ip link set swp51 mtu 9000")
+    dry = lab.cli("rollout", "--dry-run", "--format", "json")
+    assert dry.code == 0, dry.stdout + dry.stderr
+    report = dry.json()
+    assert list(report["diffs"]) == ["leaf3"]
+    assert "-link swp51 mtu 9000 up" in report["diffs"]["leaf3"]
+    assert "+link swp51 mtu 9216 up" in report["diffs"]["leaf3"]
+    assert report["changed"] == []
+    still = lab.cli("verify", "--no-probes", "--check", "interface.mtu", "--format", "json")
+    assert still.code == 1  # nothing was pushed
+    fixed = lab.cli("rollout", "--format", "json")
+    assert fixed.code == 0 and fixed.json()["changed"] == ["leaf3"]
+    assert lab.cli("verify", "--no-probes", "--format", "json").code == 0
+
+
+def test_read_only_verify_runs_no_mutating_command(lab: Lab) -> None:
+    """verify opens read-only sessions; the transport refuses anything marked mutating."""
+    from tasks.transport.ssh import ReadOnlyViolation  # noqa: PLC0415
+    from tests.live.drivers import open_driver  # noqa: PLC0415
+
+    driver = open_driver(lab, "leaf1", read_only=True)
+    try:
+        driver.get_bgp_neighbors()
+        driver.load_replace_candidate(config=driver.get_config()["running"])
+        with pytest.raises(ReadOnlyViolation):
+            driver.commit_config()
+        assert all(not c.mutating for c in driver.command_log)
+    finally:
+        driver.close()
+
+
+def test_unconfirmed_commit_reverts_by_itself(lab: Lab) -> None:
+    from tests.live.drivers import open_driver  # noqa: PLC0415
+
+    driver = open_driver(lab, "leaf4", read_only=False)
+    try:
+        before = driver.get_config(retrieve="running")["running"]
+        changed = before.replace("link swp51 mtu 9216 up", "link swp51 mtu 9100 up")
+        assert changed != before
+        driver.load_replace_candidate(config=changed)
+        driver.commit_config(revert_in=4)
+        assert driver.has_pending_commit()
+        assert "link swp51 mtu 9100 up" in driver.get_config(retrieve="running")["running"]
+        assert driver.wait_pending_revert(timeout=30)
+        assert driver.get_config(retrieve="running")["running"] == before
+    finally:
+        driver.close()
+
+
+def test_rollback_restores_the_previous_config(lab: Lab) -> None:
+    from tests.live.drivers import open_driver  # noqa: PLC0415
+
+    driver = open_driver(lab, "spine1", read_only=False)
+    try:
+        before = driver.get_config(retrieve="running")["running"]
+        changed = before.replace(" neighbor FABRIC timers 3 9", " neighbor FABRIC timers 4 12")
+        driver.load_replace_candidate(config=changed)
+        driver.commit_config()
+        assert "timers 4 12" in driver.get_config(retrieve="running")["running"]
+        driver.rollback()
+        assert driver.get_config(retrieve="running")["running"] == before
+    finally:
+        driver.close()
+    assert lab.wait_verified(60, "--no-probes").code == 0
+
+
+def test_journal_events_are_json_lines(lab: Lab) -> None:
+    runs = sorted((lab.state_dir / "runs").iterdir())
+    assert runs
+    for line in (runs[0] / "events.jsonl").read_text().splitlines():
+        assert "event" in json.loads(line)
