@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -67,8 +68,6 @@ def line_of(doc: Any, parts: Sequence[PathPart]) -> int | None:
 
 def dump_yaml(data: Any) -> str:
     """Deterministic block-style YAML for generated files."""
-    import io
-
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -15,6 +15,7 @@ from tasks.lab import clab, topology
 from tasks.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
 from tasks.workflows import inventory
 from tasks.workflows.project import Project
+from tasks.yamlio import dump_yaml
 
 lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
                       "realized without Docker (embedded) or by containerlab.")
@@ -38,7 +39,7 @@ def _project(ctx: typer.Context) -> Project:
     return project
 
 
-def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, object],
+def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, Any],
                                                                    dict[str, str]]:
     options = topology.LabOptions(prefix=prefix, mgmt_subnet=subnet)
     return topology.generate(project.plan, options)
@@ -52,7 +53,7 @@ def generate(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOp
     doc, files = _generate(project, prefix or defaults.prefix,
                            mgmt_subnet or defaults.mgmt_subnet)
     path = topology.write(doc, files, project.labs_dir)
-    err_console.print(f"wrote {path} ({len(doc['topology']['nodes'])} nodes, "  # type: ignore[index]
+    err_console.print(f"wrote {path} ({len(doc['topology']['nodes'])} nodes, "
                       f"{len(doc['topology']['links'])} links) and {len(files)} bound files")
 
 
@@ -62,7 +63,7 @@ def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.
         raise InputError.single(str(path), "", "topology not found; run `flatfab lab generate`")
     spec = topology.read(path)
     expected, files = _generate(project, spec.prefix, str(spec.mgmt_subnet))
-    fresh = topology.HEADER.format(fabric=expected["name"]) + topology.dump_yaml(expected)
+    fresh = topology.HEADER.format(fabric=expected["name"]) + dump_yaml(expected)
     stale = path.read_text(encoding="utf-8") != fresh or any(
         not (project.labs_dir / rel).exists()
         or (project.labs_dir / rel).read_text(encoding="utf-8") != text

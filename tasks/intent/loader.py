@@ -81,9 +81,9 @@ def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -
     if problems:
         raise InputError(problems)
     intent = Intent(
-        fabric=parts["fabric"],  # type: ignore[arg-type]
-        hosts=parts["hosts"],  # type: ignore[arg-type]
-        tenants=parts["tenants"],  # type: ignore[arg-type]
+        fabric=parts["fabric"],
+        hosts=parts["hosts"],
+        tenants=parts["tenants"],
     )
     found = semantics.check(intent)
     if known_platforms is not None:

@@ -73,7 +73,8 @@ class BgpTimers(Strict):
     @model_validator(mode="after")
     def _hold_is_three_keepalives(self) -> BgpTimers:
         if self.hold < 3 * self.keepalive:
-            raise ValueError(f"hold ({self.hold}) must be at least 3 x keepalive ({self.keepalive})")
+            raise ValueError(f"hold ({self.hold}) must be at least 3 x keepalive "
+                             f"({self.keepalive})")
         return self
 
 

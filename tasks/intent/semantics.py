@@ -170,7 +170,8 @@ def _asns(fabric: FabricIntent) -> Iterator[Problem]:
     rng = underlay.leaf_asns
     if rng.first <= underlay.spine_asn <= rng.last:
         yield Problem(FABRIC, ("underlay", "spine_asn"),
-                      f"spine ASN {underlay.spine_asn} lies inside leaf_asns {rng.first}-{rng.last}")
+                      f"spine ASN {underlay.spine_asn} lies inside leaf_asns "
+                      f"{rng.first}-{rng.last}")
     for index, leaf in enumerate(fabric.leaves):
         if leaf.stable_id > rng.size:
             yield Problem(FABRIC, ("leaves", index),

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 from tasks.errors import FlatfabError
 
@@ -21,7 +22,7 @@ def require_root(action: str) -> None:
 
 
 def require_commands(commands: Sequence[str]) -> None:
-    missing = [c for c in commands if shutil.which(c) is None and not os.path.exists(c)]
+    missing = [c for c in commands if shutil.which(c) is None and not Path(c).exists()]
     if missing:
         raise LabError(f"missing on this machine: {', '.join(missing)} "
                        "(run `make deps` to install the lab's OS packages)")

@@ -14,7 +14,7 @@ from typing import Any
 
 from tasks.errors import InputError
 from tasks.model.state import DeviceState, FabricState, LinkKind, Role
-from tasks.yamlio import dump_yaml, line_of, load_yaml
+from tasks.yamlio import dump_yaml, format_path, line_of, load_yaml
 
 SWITCH_IMAGE = "quay.io/frrouting/frr:8.4.4"
 HOST_IMAGE = "flatfab/gpu-host:latest"  # any image with sshd, iproute2 and ping
@@ -198,7 +198,6 @@ def read(path: Path, prefix: str | None = None, mgmt_subnet: str | None = None) 
     doc = load_yaml(path)
 
     def bad(keys: tuple[str | int, ...], reason: str) -> InputError:
-        from tasks.yamlio import format_path
         return InputError.single(shown, format_path(keys), reason, line_of(doc, keys))
 
     if not isinstance(doc, dict) or not isinstance(doc.get("topology"), dict):

@@ -199,7 +199,7 @@ def plan(intent: Intent) -> FabricState:
 
 def _switch(switch: Switch, role: Role, asn: int, loopback: str, platform: str,
             bgp_options: dict[str, int]) -> DeviceState:
-    router_id = loopback.split("/")[0]
+    router_id = loopback.split("/", maxsplit=1)[0]
     device = DeviceState(
         name=switch.name, role=role, platform=switch.platform or platform, asn=asn,
         router_id=router_id, loopback=loopback,

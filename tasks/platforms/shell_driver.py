@@ -30,7 +30,7 @@ from napalm.base.exceptions import (
 
 from tasks.transport.ssh import (
     CommandResult,
-    ReadOnlyViolation,
+    ReadOnlyError,
     SshOptions,
     SshSession,
     TransportError,
@@ -119,7 +119,7 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
         try:
             result = self.session.run(command, stdin=stdin, mutating=mutating, privileged=True,
                                       timeout=timeout or self.timeout)
-        except ReadOnlyViolation:
+        except ReadOnlyError:
             raise  # a refused change is not a connection problem
         except TransportError as exc:
             raise ConnectionException(str(exc)) from None

@@ -20,7 +20,7 @@ class TransportError(Exception):
     """The device could not be reached or a command failed to run."""
 
 
-class ReadOnlyViolation(TransportError):
+class ReadOnlyError(TransportError):
     """A change was attempted through a session opened read-only (verify, audit)."""
 
 
@@ -103,7 +103,7 @@ class SshSession:
             privileged: bool = False, timeout: float = 60.0) -> CommandResult:
         """Run one shell command; `mutating` commands are refused on read-only sessions."""
         if mutating and self.options.read_only:
-            raise ReadOnlyViolation(f"{self.options.host}: refused on a read-only session: "
+            raise ReadOnlyError(f"{self.options.host}: refused on a read-only session: "
                                     f"{command}")
         if self._client is None:
             raise TransportError(f"{self.options.host}: not connected")

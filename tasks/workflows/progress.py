@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from nornir.core.inventory import Host
 from nornir.core.task import AggregatedResult, MultiResult, Task
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
 class RichProgress:

@@ -133,7 +133,7 @@ def rollout(nornir: Nornir, plan: FabricState, journal: Journal, *, dry_run: boo
                                                                     or Exception("failed"))))
     result.timings["commit_s"] = round(time.monotonic() - started, 3)
     changed = result.changed
-    if dry_run or not changed and not result.errors:
+    if dry_run or (not changed and not result.errors):
         journal.event("done", changed=0, dry_run=dry_run)
         return result
     touched = nornir.filter(filter_func=lambda h: h.name in set(changed))

@@ -139,14 +139,14 @@ def test_dry_run_shows_drift_and_pushes_nothing(lab: Lab) -> None:
 
 def test_read_only_verify_runs_no_mutating_command(lab: Lab) -> None:
     """verify opens read-only sessions; the transport refuses anything marked mutating."""
-    from tasks.transport.ssh import ReadOnlyViolation  # noqa: PLC0415
+    from tasks.transport.ssh import ReadOnlyError  # noqa: PLC0415
     from tests.live.drivers import open_driver  # noqa: PLC0415
 
     driver = open_driver(lab, "leaf1", read_only=True)
     try:
         driver.get_bgp_neighbors()
         driver.load_replace_candidate(config=driver.get_config()["running"])
-        with pytest.raises(ReadOnlyViolation):
+        with pytest.raises(ReadOnlyError):
             driver.commit_config()
         assert all(not c.mutating for c in driver.command_log)
     finally:

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.live
 
 def test_second_lab_coexists_with_the_first(lab: Lab, tmp_path: Path) -> None:
     project = tmp_path / "project"
-    shutil.copytree(ROOT / "tests" / "fixtures" / "intents" / "mini",
-                    project / "intents" / "mini")
-    base = ("--root", str(project), "--fabric", "mini")
+    # the numbered example: /31 underlay, explicit cabling, a tenant and default-VRF hosts
+    shutil.copytree(ROOT / "intents" / "numbered", project / "intents" / "numbered")
+    base = ("--root", str(project), "--fabric", "numbered")
     assert flatfab(*base, "lab", "generate").code == 0
     up = flatfab(*base, "lab", "up", "--prefix", "fft2", "--mgmt-subnet", "172.31.249.0/24")
     try:
@@ -31,7 +31,8 @@ def test_second_lab_coexists_with_the_first(lab: Lab, tmp_path: Path) -> None:
         second = flatfab(*base, "lab", "status", "--prefix", "fft2", "--format", "json").json()
         first = lab.cli("lab", "status", "--prefix", lab.prefix, "--format", "json").json()
         assert second["healthy"] and first["healthy"]
-        assert {n["node"] for n in second["nodes"]} == {"spine1", "leaf1", "leaf1-h1"}
+        assert {n["node"] for n in second["nodes"]} == {"sp-a", "sp-b", "lf-a", "lf-b", "gpu-a1",
+                                                        "gpu-a2", "lf-b-h1", "lf-b-h2"}
         rollout = flatfab(*base, "rollout", "--format", "json")
         assert rollout.code == 0, rollout.stdout + rollout.stderr
         assert flatfab(*base, "verify", "--format", "json").code == 0

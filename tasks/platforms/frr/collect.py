@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from napalm.base.exceptions import ConnectionException
-
 from tasks.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -36,6 +34,9 @@ def _read(device: DeviceState, what: str, getter: Callable[[], T], empty: T) -> 
 
     Losing the connection itself is fatal: the device is then unreachable.
     """
+    # napalm is imported here, not at module level: plan/render/check never need it
+    from napalm.base.exceptions import ConnectionException  # noqa: PLC0415
+
     try:
         return getter()
     except ConnectionException:

@@ -28,7 +28,7 @@ READ_ONLY_VTYSH = re.compile(r"^show\s")
 
 def normalize_frr(text: str) -> str:
     """FRR config text without the parts that differ between files and running config."""
-    lines = []
+    lines: list[str] = []
     for line in text.splitlines():
         if HEADER_RE.match(line) or line.startswith(" netns /run/netns/"):
             continue
