@@ -153,6 +153,9 @@ def _rollout_summary(result: RolloutResult, total: int) -> None:
 @app.command()
 def verify(ctx: typer.Context,
            probes: Annotated[bool, typer.Option(help="ping between hosts")] = True,
+           probe_fanout: Annotated[int | None, typer.Option(
+               min=0, help="leaves each host pings (default: enough to cover every leaf "
+               "pair, at most 16; 0: all)")] = None,
            check_ids: Annotated[list[str] | None, typer.Option(
                "--check", help="run only these check ids")] = None,
            workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
@@ -162,7 +165,8 @@ def verify(ctx: typer.Context,
     if unknown:
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
     nornir = inventory.build(project.inventory_dir, project.plan, workers)
-    report = run_verify(nornir, project.plan, probes=probes, only_checks=check_ids,
+    report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
+                        only_checks=check_ids,
                         progress=RichProgress(enabled=fmt is Format.TABLE))
     nornir.close_connections()
     if fmt is Format.JSON:

@@ -17,7 +17,6 @@ from tasks.model.state import (
     Interface,
     Link,
     LinkKind,
-    Probe,
     Role,
     Source,
     StaticRoute,
@@ -185,7 +184,7 @@ def plan(intent: Intent) -> FabricState:
             b=Endpoint(device=leaf.name, port=leaf_port), vrf=vrf, link_class=host_class_name,
             speed_mbps=host_class.speed_mbps, cable_m=host_class.cable_m, mtu=host_class.mtu))
 
-    state = FabricState(
+    return FabricState(
         fabric=fabric.name, source=Source.PLANNED, roce_mtu=fabric.roce_mtu, devices=devices,
         links=links,
         tenants={vrf: TenantState(name=vrf, vrf_id=tenancy.vrf_ids[vrf],
@@ -193,8 +192,6 @@ def plan(intent: Intent) -> FabricState:
                                            == vrf],
                                   subnets=subnets[vrf])
                  for vrf in all_vrfs})
-    _plan_probes(state)
-    return state
 
 
 def _switch(switch: Switch, role: Role, asn: int, loopback: str, platform: str,
@@ -222,39 +219,3 @@ def _peer(local: DeviceState, remote: DeviceState, vrf: str, port: str,
     key = address or port
     local.bgp[vrf].peers[key] = BgpPeer(key=key, interface=port, address=address,
                                         remote_asn=remote_asn, peer_device=remote.name)
-
-
-def _plan_probes(state: FabricState) -> None:
-    """Pings each host sends during verify, O(hosts x leaves) rather than O(hosts^2).
-
-    Per host: one peer on every other leaf of its VRF, small and at full MTU with DF set;
-    and one host of every other VRF, which must not answer.
-    """
-    hosts = state.of_role(Role.HOST)
-    leaf_of = {h.name: next(iter(h.interfaces.values())).peer.device  # type: ignore[union-attr]
-               for h in hosts}
-    by_vrf: dict[str, dict[str, DeviceState]] = {}
-    for host in hosts:
-        by_vrf.setdefault(host.tenant or DEFAULT_VRF, {}).setdefault(leaf_of[host.name], host)
-    for host in hosts:
-        vrf = host.tenant or DEFAULT_VRF
-        nic = next(iter(host.interfaces.values()))
-        assert nic.mtu is not None
-        for leaf, peer in by_vrf[vrf].items():
-            if peer.name == host.name:
-                continue
-            address = next(iter(peer.interfaces.values())).addresses[0].split("/")[0]
-            host.probes.append(Probe(target=peer.name, address=address, size=56,
-                                     dont_fragment=False, expect_reply=True))
-            if leaf != leaf_of[host.name]:
-                host.probes.append(Probe(target=peer.name, address=address,
-                                         size=nic.mtu - 28, dont_fragment=True,
-                                         expect_reply=True))
-        for other_vrf, peers in by_vrf.items():
-            if other_vrf == vrf:
-                continue
-            remote = [p for leaf, p in peers.items() if leaf != leaf_of[host.name]]
-            peer = (remote or list(peers.values()))[0]
-            address = next(iter(peer.interfaces.values())).addresses[0].split("/")[0]
-            host.probes.append(Probe(target=peer.name, address=address, size=56,
-                                     dont_fragment=False, expect_reply=False))

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.model.state import DeviceState
+from tasks.model.state import DeviceState, Probe
 
-# collect(driver, planned device, want probes) -> observed device
-Collector = Callable[[Any, DeviceState, bool], DeviceState]
+# collect(driver, planned device, pings to send from it) -> observed device
+Collector = Callable[[Any, DeviceState, list[Probe]], DeviceState]
 
 
 @dataclass(frozen=True)

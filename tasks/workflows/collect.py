@@ -8,17 +8,18 @@ from dataclasses import dataclass
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.model.state import DeviceState, FabricState, Source
+from tasks.model.state import DeviceState, FabricState, Probe, Source
 from tasks.platforms.registry import get as get_platform
 from tasks.workflows.connections import driver
 from tasks.workflows.progress import RichProgress
 
 
-def _collect(task: Task, plan: FabricState, probes: bool, read_only: bool) -> Result:
+def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
+             read_only: bool) -> Result:
     planned = plan.devices[task.host.name]
     try:
         device = get_platform(planned.platform).collect(
-            driver(task, read_only=read_only), planned, probes)
+            driver(task, read_only=read_only), planned, probes.get(planned.name, []))
     except Exception as exc:  # noqa: BLE001 - any failure is a finding, not a crash
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
@@ -32,16 +33,19 @@ class Collection:
     seconds: float
 
 
-def collect(nornir: Nornir, plan: FabricState, *, probes: bool = False, read_only: bool = True,
-            progress: RichProgress | None = None, only: set[str] | None = None,
-            name: str = "collect") -> Collection:
-    """Observed state of the plan's devices (or only some), one Nornir run."""
+def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]] | None = None,
+            read_only: bool = True, progress: RichProgress | None = None,
+            only: set[str] | None = None, name: str = "collect") -> Collection:
+    """Observed state of the plan's devices (or only some), one Nornir run.
+
+    `probes`: the pings each host sends (tasks.plan.probes), none when omitted.
+    """
     started = time.monotonic()
     target = nornir.filter(filter_func=lambda h: h.name in only) if only is not None else nornir
     if progress is not None:
         target = target.with_processors([progress])
-    results = target.run(task=_collect, name=name, plan=plan, probes=probes, read_only=read_only,
-                         on_failed=True)
+    results = target.run(task=_collect, name=name, plan=plan, probes=probes or {},
+                         read_only=read_only, on_failed=True)
     devices: dict[str, DeviceState] = {}
     for host in plan.devices:
         if only is not None and host not in only:

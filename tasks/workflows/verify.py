@@ -9,6 +9,7 @@ from nornir.core import Nornir
 
 from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
 from tasks.model.state import FabricState
+from tasks.plan.probes import plan_probes
 from tasks.workflows.collect import collect
 from tasks.workflows.progress import RichProgress
 
@@ -26,10 +27,11 @@ class Report:
 
 
 def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
-           only_checks: list[str] | None = None,
+           probe_fanout: int | None = None, only_checks: list[str] | None = None,
            progress: RichProgress | None = None) -> Report:
     started = time.monotonic()
-    collection = collect(nornir, plan, probes=probes, read_only=True, progress=progress,
+    pings = plan_probes(plan, probe_fanout) if probes else {}
+    collection = collect(nornir, plan, probes=pings, read_only=True, progress=progress,
                          name="verify: collect")
     ctx = CheckContext(state=collection.state, plan=plan, stage=Stage.LIVE)
     checks_started = time.monotonic()

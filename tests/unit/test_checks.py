@@ -11,9 +11,11 @@ from tasks.checks.base import Scope, Severity
 from tasks.intent.loader import load_intent
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind, NextHop, Role, Route, Source
 from tasks.plan.planner import plan
+from tasks.plan.probes import plan_probes
 from tests.conftest import ROOT
 
 PLAN = plan(load_intent(ROOT / "intents" / "lab"))
+PROBES = plan_probes(PLAN)
 
 
 def healthy(planned: FabricState = PLAN) -> FabricState:
@@ -24,8 +26,8 @@ def healthy(planned: FabricState = PLAN) -> FabricState:
         for instance in device.bgp.values():
             for peer in instance.peers.values():
                 peer.state = "Established"
-        for probe in device.probes:
-            probe.replied = probe.expect_reply
+        device.probes = [p.model_copy(update={"replied": p.expect_reply})
+                         for p in PROBES.get(device.name, [])]
     for leaf in state.of_role(Role.LEAF):
         leaf.routes = {}
         for vrf in (DEFAULT_VRF, *leaf.vrfs):

@@ -14,6 +14,7 @@ from tasks.model.state import (
     IfKind,
     Interface,
     NextHop,
+    Probe,
     Route,
 )
 
@@ -47,7 +48,7 @@ def _read(device: DeviceState, what: str, getter: Callable[[], T], empty: T) -> 
         return empty
 
 
-def collect(driver: Any, planned: DeviceState, probes: bool = False) -> DeviceState:
+def collect(driver: Any, planned: DeviceState, probes: list[Probe]) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
                          routes={})
     interfaces: dict[str, Any] = driver.get_interfaces()

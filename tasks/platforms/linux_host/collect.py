@@ -7,7 +7,7 @@ from typing import Any
 from tasks.model.state import DeviceState, IfKind, Interface, Probe, StaticRoute
 
 
-def collect(driver: Any, planned: DeviceState, probes: bool = False) -> DeviceState:
+def collect(driver: Any, planned: DeviceState, probes: list[Probe]) -> DeviceState:
     state = driver.read_host_state()
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
                          tenant=planned.tenant)
@@ -19,9 +19,8 @@ def collect(driver: Any, planned: DeviceState, probes: bool = False) -> DeviceSt
                                             if name in planned.interfaces else None)
     device.static_routes = [StaticRoute(prefix=r.prefix, via=r.via, interface=r.nic)
                             for r in state.routes]
-    if probes and planned.probes:
-        results = driver.probe([(p.address, p.size, p.dont_fragment) for p in planned.probes])
-        device.probes = [Probe(**{**p.model_dump(), "replied": r["replied"],
-                                  "detail": r["detail"]})
-                         for p, r in zip(planned.probes, results, strict=True)]
+    if probes:
+        results = driver.probe([(p.address, p.size, p.dont_fragment) for p in probes])
+        device.probes = [p.model_copy(update={"replied": r["replied"], "detail": r["detail"]})
+                         for p, r in zip(probes, results, strict=True)]
     return device
