@@ -423,6 +423,8 @@ def teardown(paths: LabPaths, state: LabState | None) -> None:
     _kill(_lab_pids(paths, namespaces))
     for mountpoint in _mounts_under(paths.root):
         run(["umount", "-l", mountpoint], check=False)
+    # the kernel tears namespaces down asynchronously: remove the root-side veth ourselves
+    run(["ip", "link", "del", paths.mgmt_if], check=False)
     ip_batch([f"netns del {n}" for n in namespaces], force=True)
     if run(["id", paths.user], check=False).returncode == 0:
         run(["userdel", "--remove", paths.user], check=False)
