@@ -93,9 +93,11 @@ def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
     if fmt is Format.JSON:
         emit_json(output.findings_json(findings, fabric=project.fabric, stage="static"))
     else:
-        output.findings_table(findings, f"static check of {project.fabric}")
-        console.print(f"{len(findings)} findings" if findings
-                      else f"static checks of {project.fabric}: all passed")
+        static = [c for c in sorted(CATALOG) if Stage.STATIC in CATALOG[c].stages]
+        output.checks_table(static, findings, f"static checks of {project.fabric}")
+        output.findings_table(findings, f"findings in the plan of {project.fabric}")
+        console.print(f"static checks of {project.fabric}: {len(findings)} findings"
+                      if findings else f"static checks of {project.fabric}: all passed")
     raise typer.Exit(1 if any(f.severity.fails for f in findings) else 0)
 
 
@@ -174,7 +176,8 @@ def verify(ctx: typer.Context,
                                        checks=report.checks_run, devices=report.devices,
                                        timings=report.timings))
     else:
-        output.findings_table(report.findings, f"verify {project.fabric}")
+        output.checks_table(report.checks_run, report.findings, f"verify {project.fabric}")
+        output.findings_table(report.findings, f"findings on {project.fabric}")
         status = "[red]FAILED" if report.failed else "[green]passed"
         console.print(f"verify {project.fabric}: {status}[/] - {len(report.checks_run)} checks "
                       f"on {report.devices} devices, {len(report.findings)} findings, "

@@ -246,21 +246,32 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
     def has_pending_commit(self) -> bool:
         return self._pending_pid() is not None
 
+    def _cancel_timer(self, pid: int) -> None:
+        """Stop the revert timer's whole process group and make sure it is gone.
+
+        (dash's kill builtin cannot signal a process group, hence pkill -g.)
+        """
+        out = self._run(f"pkill -TERM -g {pid}; i=0; while pgrep -g {pid} >/dev/null; do "
+                        f"i=$((i+1)); [ $i -gt 50 ] && pkill -KILL -g {pid}; "
+                        f"[ $i -gt 80 ] && echo alive && break; sleep 0.1; done; "
+                        f"rm -f {shlex.quote(self.state_dir)}/revert.pid", mutating=True).stdout
+        if "alive" in out:
+            raise CommitError(f"{self.hostname}: the revert timer (pid {pid}) could not be "
+                              "stopped")
+
     def confirm_commit(self) -> None:
         pid = self._pending_pid()
         if pid is None:
             raise CommitError(f"{self.hostname}: no commit is pending confirmation (it may "
                               "have been reverted already)")
-        self._run(f"kill -TERM -- -{pid}; rm -f {shlex.quote(self.state_dir)}/revert.pid",
-                  mutating=True)
+        self._cancel_timer(pid)
         self._save(self._read_state())
 
     def _revert_now(self) -> None:
-        d = shlex.quote(self.state_dir)
         pid = self._pending_pid()
-        cancel = f"kill -TERM -- -{pid} 2>/dev/null; " if pid else ""
-        self._run(f"{cancel}rm -f {d}/revert.pid; sh {d}/revert.sh", mutating=True,
-                  timeout=120)
+        if pid is not None:
+            self._cancel_timer(pid)
+        self._run(f"sh {shlex.quote(self.state_dir)}/revert.sh", mutating=True, timeout=120)
 
     def rollback(self) -> None:
         """Undo the last commit: cancel a pending one, else restore its backup."""

@@ -48,6 +48,10 @@ def test_first_rollout_changes_every_device_and_confirms(lab: Lab) -> None:
     assert sorted(report["confirmed"]) == sorted(SWITCHES + HOSTS)
     assert report["rolled_back"] == []
     assert "router bgp 65101" in report["diffs"]["leaf1"]
+    # confirmed means the revert timers are gone, on every device
+    for node in SWITCHES + HOSTS:
+        # the bracket keeps the pattern from matching this very shell command
+        assert lab.sh(node, "pgrep -af '[r]evert.sh' || true").strip() == "", node
     journal = lab.state_dir / "runs" / report["run_id"]
     assert (journal / "events.jsonl").exists()
     assert (journal / "backups" / "leaf1.conf").exists()
@@ -169,6 +173,74 @@ def test_unconfirmed_commit_reverts_by_itself(lab: Lab) -> None:
         assert driver.get_config(retrieve="running")["running"] == before
     finally:
         driver.close()
+
+
+def test_confirmed_commit_outlives_its_revert_timer(lab: Lab) -> None:
+    """Regression: confirm must stop the timer, not only forget its pid."""
+    from tests.live.drivers import open_driver  # noqa: PLC0415
+
+    driver = open_driver(lab, "leaf1-h2", read_only=False)
+    try:
+        before = driver.get_config(retrieve="running")["running"]
+        changed = before.replace("nic eth1 mtu 9000 up", "nic eth1 mtu 8000 up")
+        driver.load_replace_candidate(config=changed)
+        driver.commit_config(revert_in=3)
+        driver.confirm_commit()
+        assert not driver.has_pending_commit()
+        time.sleep(5)  # past the revert time
+        assert driver.get_config(retrieve="running")["running"] == changed
+        driver.load_replace_candidate(config=before)
+        driver.commit_config()
+        assert driver.get_config(retrieve="running")["running"] == before
+    finally:
+        driver.close()
+
+
+def test_merge_candidate_adds_without_replacing(lab: Lab) -> None:
+    from tests.live.drivers import open_driver  # noqa: PLC0415
+
+    driver = open_driver(lab, "leaf2", read_only=False)
+    try:
+        before = driver.get_config(retrieve="running")["running"]
+        driver.load_merge_candidate(config="router bgp 65102\n neighbor FABRIC description "
+                                           "fabric-uplinks\n")
+        diff = driver.compare_config()
+        assert "+ neighbor FABRIC description fabric-uplinks" in diff
+        assert "\n-" not in diff  # a merge removes nothing
+        driver.commit_config()
+        running = driver.get_config(retrieve="running")["running"]
+        assert " neighbor FABRIC description fabric-uplinks" in running
+        assert running.replace(" neighbor FABRIC description fabric-uplinks\n", "") == before
+        driver.rollback()
+        assert driver.get_config(retrieve="running")["running"] == before
+    finally:
+        driver.close()
+
+
+def test_nornir_napalm_tasks_drive_the_frr_driver(lab: Lab) -> None:
+    """The stock nornir-napalm tasks work with flatfab's drivers (platform frr/linux_host)."""
+    from nornir import InitNornir  # noqa: PLC0415
+    from nornir_napalm.plugins.tasks import napalm_configure, napalm_get  # noqa: PLC0415
+
+    nornir = InitNornir(inventory={"plugin": "SimpleInventory", "options": {
+        "host_file": str(lab.inventory / "hosts.yaml"),
+        "group_file": str(lab.inventory / "groups.yaml"),
+        "defaults_file": str(lab.inventory / "defaults.yaml")}}, logging={"enabled": False})
+    try:
+        switches = nornir.filter(filter_func=lambda h: h.platform == "frr")
+        bgp = switches.run(task=napalm_get, getters=["facts", "bgp_neighbors"])
+        assert not bgp.failed and len(bgp) == 6
+        assert bgp["spine1"][0].result["bgp_neighbors"]["global"]["peers"]["swp1"]["is_up"]
+        facts = nornir.run(task=napalm_get, getters=["facts"])
+        assert not facts.failed
+        assert facts["leaf1-h1"][0].result["facts"]["hostname"] == "leaf1-h1"
+        running = nornir.run(task=napalm_get, getters=["config"])["leaf3"][0].result
+        dry = nornir.filter(name="leaf3").run(
+            task=napalm_configure, configuration=running["config"]["running"], replace=True,
+            dry_run=True)
+        assert not dry.failed and dry["leaf3"][0].changed is False
+    finally:
+        nornir.close_connections()
 
 
 def test_rollback_restores_the_previous_config(lab: Lab) -> None:

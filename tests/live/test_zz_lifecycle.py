@@ -37,7 +37,10 @@ def test_second_lab_coexists_with_the_first(lab: Lab, tmp_path: Path) -> None:
         assert rollout.code == 0, rollout.stdout + rollout.stderr
         assert flatfab(*base, "verify", "--format", "json").code == 0
     finally:
-        down = flatfab(*base, "lab", "down", "--prefix", "fft2")
+        # as after a crash: no lab state left, so only --sweep can find what to remove
+        LabPaths("fft2").state_file.unlink(missing_ok=True)
+        assert flatfab(*base, "lab", "down", "--prefix", "fft2").stdout.startswith("no lab")
+        down = flatfab(*base, "lab", "down", "--sweep", "--prefix", "fft2")
     assert down.code == 0
     assert not _leftovers(LabPaths("fft2"))
     assert lab.cli("lab", "status", "--prefix", lab.prefix, "--format", "json").json()["healthy"]
