@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.model.state import IfKind, LinkKind
+from tasks.model.state import IfKind, Interface, LinkKind
 
 
 @check("device.reachable", "Every planned device answers on its management address",
@@ -19,50 +19,44 @@ def reachable(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                expected="reachable", actual=reason)
 
 
-@check("interface.present", "Every planned interface exists",
-       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
-def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+def _planned_interfaces(ctx: CheckContext) -> Iterator[tuple[str, Interface, Interface | None]]:
+    """(device, planned interface, observed interface or None) on every readable device."""
     for name, planned in ctx.plan.devices.items():
         device = ctx.observed(name)
-        if device is None:
-            continue
-        for iface in planned.interfaces.values():
-            if iface.name not in device.interfaces:
-                yield item.finding(name, f"{name}:{iface.name} is missing", port=iface.name,
-                                   vrf=iface.vrf, expected="present", actual="missing")
-            elif device.interfaces[iface.name].vrf != iface.vrf:
-                got = device.interfaces[iface.name].vrf
-                yield item.finding(name, f"{name}:{iface.name} is in VRF {got}, not {iface.vrf}",
-                                   port=iface.name, vrf=iface.vrf, expected=iface.vrf, actual=got)
+        if device is not None:
+            for iface in planned.interfaces.values():
+                yield name, iface, device.interfaces.get(iface.name)
+
+
+@check("interface.present", "Every planned interface exists, in its planned VRF",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name, iface, seen in _planned_interfaces(ctx):
+        if seen is None:
+            yield item.finding(name, f"{name}:{iface.name} is missing", port=iface.name,
+                               vrf=iface.vrf, expected="present", actual="missing")
+        elif seen.vrf != iface.vrf:
+            yield item.finding(name, f"{name}:{iface.name} is in VRF {seen.vrf}, not "
+                               f"{iface.vrf}", port=iface.name, vrf=iface.vrf,
+                               expected=iface.vrf, actual=seen.vrf)
 
 
 @check("interface.up", "Every planned interface is up",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for name, planned in ctx.plan.devices.items():
-        device = ctx.observed(name)
-        if device is None:
-            continue
-        for iface in planned.interfaces.values():
-            seen = device.interfaces.get(iface.name)
-            if iface.up and seen is not None and seen.up is False:
-                yield item.finding(name, f"{name}:{iface.name} is down", port=iface.name,
-                                   vrf=iface.vrf, expected="up", actual="down")
+    for name, iface, seen in _planned_interfaces(ctx):
+        if iface.up and seen is not None and seen.up is False:
+            yield item.finding(name, f"{name}:{iface.name} is down", port=iface.name,
+                               vrf=iface.vrf, expected="up", actual="down")
 
 
 @check("interface.mtu", "Every interface has the MTU of its link class",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for name, planned in ctx.plan.devices.items():
-        device = ctx.observed(name)
-        if device is None:
-            continue
-        for iface in planned.interfaces.values():
-            seen = device.interfaces.get(iface.name)
-            if iface.mtu is None or seen is None or seen.mtu == iface.mtu:
-                continue
-            yield item.finding(name, f"{name}:{iface.name} has MTU {seen.mtu}, "
-                               f"planned {iface.mtu}", port=iface.name, vrf=iface.vrf,
+    for name, iface, seen in _planned_interfaces(ctx):
+        if iface.mtu is not None and seen is not None and seen.mtu != iface.mtu:
+            yield item.finding(name, f"{name}:{iface.name} has MTU {seen.mtu}, planned "
+                               f"{iface.mtu}", port=iface.name, vrf=iface.vrf,
                                expected=str(iface.mtu), actual=str(seen.mtu))
 
 

@@ -28,28 +28,36 @@ def _describe(src: str, probe: Probe) -> str:
     return f"{src} -> {probe.target} ({probe.address}) {probe.size + 28} B{df}"
 
 
+def _failed(ctx: CheckContext, *, expect_reply: bool,
+            dont_fragment: bool | None) -> Iterator[tuple[str, str, str, Probe]]:
+    """Probes of one kind whose outcome is not the expected one."""
+    for src, nic, vrf, probe in _probes(ctx):
+        if probe.expect_reply != expect_reply or (
+                dont_fragment is not None and probe.dont_fragment != dont_fragment):
+            continue
+        if bool(probe.replied) != expect_reply:
+            yield src, nic, vrf, probe
+
+
 @check("tenant.reachability", "Hosts reach every leaf of their own tenant",
        scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
 def reachability(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for src, nic, vrf, probe in _probes(ctx):
-        if probe.expect_reply and not probe.dont_fragment and not probe.replied:
-            yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
-                               port=nic, vrf=vrf, expected="reply", actual=probe.detail)
+    for src, nic, vrf, probe in _failed(ctx, expect_reply=True, dont_fragment=False):
+        yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
+                           port=nic, vrf=vrf, expected="reply", actual=probe.detail)
 
 
 @check("tenant.mtu", "Full-MTU frames with don't-fragment cross the fabric",
        scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def jumbo(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for src, nic, vrf, probe in _probes(ctx):
-        if probe.expect_reply and probe.dont_fragment and not probe.replied:
-            yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
-                               port=nic, vrf=vrf, expected="reply", actual=probe.detail)
+    for src, nic, vrf, probe in _failed(ctx, expect_reply=True, dont_fragment=True):
+        yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
+                           port=nic, vrf=vrf, expected="reply", actual=probe.detail)
 
 
 @check("tenant.isolation", "Hosts cannot reach hosts of another tenant",
        scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
 def isolation(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for src, nic, vrf, probe in _probes(ctx):
-        if not probe.expect_reply and probe.replied:
-            yield item.finding(src, f"{_describe(src, probe)}: answered across tenants",
-                               port=nic, vrf=vrf, expected="no reply", actual="reply")
+    for src, nic, vrf, probe in _failed(ctx, expect_reply=False, dont_fragment=None):
+        yield item.finding(src, f"{_describe(src, probe)}: answered across tenants",
+                           port=nic, vrf=vrf, expected="no reply", actual="reply")

@@ -5,51 +5,51 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.model.state import DEFAULT_VRF, DeviceState, IfKind, Role
+from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, IfKind, Role
+
+
+def _planned_peers(ctx: CheckContext) -> Iterator[tuple[DeviceState, str, BgpPeer,
+                                                          BgpPeer | None]]:
+    """(observed device, VRF, planned peer, observed peer or None) on every readable switch."""
+    for name, planned in ctx.plan.devices.items():
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for vrf, instance in planned.bgp.items():
+            seen = device.bgp.get(vrf)
+            for key, peer in instance.peers.items():
+                yield device, vrf, peer, seen.peers.get(key) if seen else None
 
 
 @check("bgp.session", "Every planned BGP session is Established, in every VRF",
        scope=Scope.LINK, severity=Severity.CRITICAL, stages=[Stage.LIVE])
 def sessions(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for name, planned in ctx.plan.devices.items():
-        device = ctx.observed(name)
-        if device is None:
-            continue
-        for vrf, instance in planned.bgp.items():
-            seen = device.bgp.get(vrf)
-            for key, peer in instance.peers.items():
-                want = f"Established with {peer.peer_device} (AS {peer.remote_asn})"
-                got = seen.peers.get(key) if seen else None
-                if got is None:
-                    why = "; ".join(device.errors) or "not configured"
-                    yield item.finding(name, f"{name} has no BGP session on {key} (VRF {vrf}) "
-                                       f"to {peer.peer_device}: {why}", port=peer.interface,
-                                       vrf=vrf, expected=want, actual="missing")
-                elif got.state != "Established":
-                    yield item.finding(name, f"{name} BGP session on {key} (VRF {vrf}) to "
-                                       f"{peer.peer_device} is {got.state}", port=peer.interface,
-                                       vrf=vrf, expected=want, actual=str(got.state))
+    for device, vrf, peer, got in _planned_peers(ctx):
+        name, key = device.name, peer.key
+        want = f"Established with {peer.peer_device} (AS {peer.remote_asn})"
+        if got is None:
+            why = "; ".join(device.errors) or "not configured"
+            yield item.finding(name, f"{name} has no BGP session on {key} (VRF {vrf}) to "
+                               f"{peer.peer_device}: {why}", port=peer.interface, vrf=vrf,
+                               expected=want, actual="missing")
+        elif got.state != "Established":
+            yield item.finding(name, f"{name} BGP session on {key} (VRF {vrf}) to "
+                               f"{peer.peer_device} is {got.state}", port=peer.interface,
+                               vrf=vrf, expected=want, actual=str(got.state))
 
 
 @check("bgp.remote_asn", "Every BGP peer has the ASN of the device at the other end",
        scope=Scope.LINK, severity=Severity.CRITICAL)
 def remote_asn(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for name, planned in ctx.plan.devices.items():
-        device = ctx.observed(name)
-        if device is None:
+    for device, vrf, peer, got in _planned_peers(ctx):
+        other = ctx.plan.devices.get(peer.peer_device or "")
+        want = other.asn if other else peer.remote_asn
+        if got is None or got.remote_asn is None or got.remote_asn == want:
             continue
-        for vrf, instance in planned.bgp.items():
-            seen = device.bgp.get(vrf)
-            for key, peer in instance.peers.items():
-                other = ctx.plan.devices.get(peer.peer_device or "")
-                want = other.asn if other else peer.remote_asn
-                got = seen.peers.get(key) if seen else None
-                if got is None or got.remote_asn is None or got.remote_asn == want:
-                    continue
-                yield item.finding(name, f"{name} peer {key} (VRF {vrf}) expects AS "
-                                   f"{got.remote_asn}, {peer.peer_device} is AS {want}",
-                                   port=peer.interface, vrf=vrf, expected=str(want),
-                                   actual=str(got.remote_asn))
+        yield item.finding(device.name, f"{device.name} peer {peer.key} (VRF {vrf}) expects "
+                           f"AS {got.remote_asn}, {peer.peer_device} is AS {want}",
+                           port=peer.interface, vrf=vrf, expected=str(want),
+                           actual=str(got.remote_asn))
 
 
 @check("bgp.router_id_unique", "No two switches share a BGP router id",

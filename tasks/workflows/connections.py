@@ -23,7 +23,7 @@ def driver(task: Task, *, read_only: bool) -> Any:
     params = host.get_connection_parameters(CONNECTION)
     extras: dict[str, Any] = dict(params.extras or {})
     optional = dict(extras.get("optional_args", {}))
-    optional.update(host.data.get("optional_args", {}) if hasattr(host, "data") else {})
+    optional.update(host.data.get("optional_args", {}))
     optional["read_only"] = read_only
     extras["optional_args"] = optional
     platform = get_platform(str(host.platform))

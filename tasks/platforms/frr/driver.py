@@ -82,23 +82,20 @@ class FrrDriver(ShellDriver[FrrState]):
             "interface_list": sorted(self._ip_json("link")),
         }
 
-    def _ip_json(self, what: str) -> dict[str, dict[str, Any]]:
-        """`ip -j -d <what> show` across the default netns and every VRF netns, by name."""
-        namespaces = self._vrf_namespaces()
+    def _per_namespace(self, what: str) -> dict[str, str]:
+        """`ip -j -d <what> show` in the default netns and every VRF netns, one round trip."""
         commands = {"default": f"ip -j -d {what} show"}
-        commands.update({ns: f"ip -n {shlex.quote(ns)} -j -d {what} show" for ns in namespaces})
-        out = self._batch(commands)
+        commands.update({ns: f"ip -n {shlex.quote(ns)} -j -d {what} show"
+                         for ns in self._vrf_namespaces()})
+        return self._batch(commands)
+
+    def _ip_json(self, what: str) -> dict[str, dict[str, Any]]:
+        """The items of `_per_namespace(what)` by interface name, each with its VRF."""
         result: dict[str, dict[str, Any]] = {}
-        for vrf, text in out.items():
+        for vrf, text in self._per_namespace(what).items():
             for item in json.loads(text or "[]"):
                 result[item["ifname"]] = {**item, "vrf": vrf}
         return result
-
-    def _links_outputs(self) -> dict[str, str]:
-        namespaces = self._vrf_namespaces()
-        commands = {"default": "ip -j -d link show"}
-        commands.update({ns: f"ip -n {shlex.quote(ns)} -j -d link show" for ns in namespaces})
-        return self._batch(commands)
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         result = {}
@@ -207,7 +204,7 @@ class FrrDriver(ShellDriver[FrrState]):
     # ---- configuration (ShellDriver hooks) ------------------------------------------
 
     def _read_state(self) -> FrrState:
-        links = links_mod.from_ip_json(self._links_outputs(), self.mgmt_interfaces)
+        links = links_mod.from_ip_json(self._per_namespace("link"), self.mgmt_interfaces)
         frr = normalize_frr(self._run("vtysh -c 'show running-config'").stdout)
         return FrrState(links=links, frr=frr)
 
