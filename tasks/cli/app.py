@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
+from rich.text import Text
 
 from tasks.checks import CATALOG, CheckContext, Stage, run_checks
 from tasks.cli import output
@@ -131,7 +133,7 @@ def rollout(ctx: typer.Context,
             if outcome.diff:
                 output.diff_text(name, outcome.diff)
         for name, error in result.errors.items():
-            err_console.print(f"[red]{name}: {error}")
+            err_console.print(Text(f"{name}: {error}", style="red"))
         output.findings_table(result.gate_findings, "gate: not converged")
         _rollout_summary(result, len(plan_state.devices))
     raise typer.Exit(0 if result.ok else 1)
@@ -191,10 +193,10 @@ def main() -> None:
         app()
     except InputError as exc:
         for problem in exc.problems:
-            err_console.print(f"[red]error:[/] {problem}", soft_wrap=True)
+            err_console.print(f"[red]error:[/] {escape(str(problem))}", soft_wrap=True)
         sys.exit(2)
     except FlatfabError as exc:
-        err_console.print(f"[red]error:[/] {exc}", soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err_console.print("[red]interrupted")
@@ -202,7 +204,7 @@ def main() -> None:
     except Exception as exc:
         if os.environ.get("FLATFAB_DEBUG"):
             raise
-        err_console.print(f"[red]internal error:[/] {type(exc).__name__}: {exc} "
+        err_console.print(f"[red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
                           "(set FLATFAB_DEBUG=1 for a traceback)", soft_wrap=True)
         sys.exit(2)
 

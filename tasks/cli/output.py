@@ -68,9 +68,11 @@ def findings_table(findings: list[Finding], title: str) -> None:
                    "finding"):
         table.add_column(column, overflow="fold")
     for f in findings:
-        table.add_row(Text(f.severity.value, style=SEVERITY_STYLE[f.severity.value]), f.check,
-                      f.device or "", f.port or "", f.vrf or "", f.expected, f.actual,
-                      f.message + (" [virtual]" if f.virtual else ""))
+        # device output lands in these cells: Text, so brackets are never read as markup
+        cells = (f.check, f.device or "", f.port or "", f.vrf or "", f.expected, f.actual,
+                 f.message + (" (virtual)" if f.virtual else ""))
+        table.add_row(Text(f.severity.value, style=SEVERITY_STYLE[f.severity.value]),
+                      *(Text(c) for c in cells))
     console.print(table)
 
 

@@ -41,6 +41,7 @@ class HostSlot:
     nic: str
     mtu: int
     path: tuple[PathPart, ...]
+    mtu_path: tuple[PathPart, ...]  # where the MTU was set: the host's own key or defaults
 
 
 def expand_hosts(intent: Intent) -> list[HostSlot]:
@@ -62,6 +63,8 @@ def expand_hosts(intent: Intent) -> list[HostSlot]:
                         nic=host.nic or defaults.nic,
                         mtu=host.mtu or defaults.mtu,
                         path=("leaves", leaf.name, "hosts", index),
+                        mtu_path=(("leaves", leaf.name, "hosts", index, "mtu")
+                                  if host.mtu else ("defaults", "mtu")),
                     )
                 )
             continue
@@ -78,6 +81,7 @@ def expand_hosts(intent: Intent) -> list[HostSlot]:
                     nic=defaults.nic,
                     mtu=defaults.mtu,
                     path=path,
+                    mtu_path=("defaults", "mtu"),
                 )
             )
     return slots
@@ -202,6 +206,7 @@ def _hosts(fabric: FabricIntent, intent_hosts: HostsIntent,
     seen_ports: set[tuple[str, int]] = set()
     roce_min = fabric.roce_mtu + ROCE_HEADER_BYTES
     host_class = fabric.link_classes.get(intent_hosts.defaults.link_class)
+    reported: set[tuple[str, tuple[PathPart, ...]]] = set()
     for host in hosts:
         if host.name in switch_names or host.name in seen_names:
             yield Problem(HOSTS, host.path, f"duplicate device name {host.name!r}")
@@ -213,15 +218,20 @@ def _hosts(fabric: FabricIntent, intent_hosts: HostsIntent,
             yield Problem(HOSTS, host.path,
                           f"host port {ports.prefix}{ports.leaf_host_base + host.port} on "
                           f"{host.leaf} collides with a spine uplink (ports.leaf_uplink_base)")
-        if host.mtu < roce_min:
-            yield Problem(HOSTS, host.path if host.path[0] == "leaves" else ("defaults", "mtu"),
-                          f"MTU {host.mtu} of {host.name} is too small for RoCE MTU "
-                          f"{fabric.roce_mtu}: needs at least {roce_min} "
-                          f"({fabric.roce_mtu} + {ROCE_HEADER_BYTES} B of RoCEv2 headers)")
-        if host_class is not None and host_class.mtu < host.mtu:
-            yield Problem(HOSTS, host.path,
-                          f"host MTU {host.mtu} of {host.name} exceeds the MTU "
-                          f"{host_class.mtu} of its link class "
+        # one error per place the MTU is set, not one per host that inherits it
+        if host.mtu < roce_min and ("roce", host.mtu_path) not in reported:
+            reported.add(("roce", host.mtu_path))
+            yield Problem(HOSTS, host.mtu_path,
+                          f"MTU {host.mtu} (of {host.name} and hosts sharing this setting) is "
+                          f"too small for RoCE MTU {fabric.roce_mtu}: needs at least "
+                          f"{roce_min} ({fabric.roce_mtu} + {ROCE_HEADER_BYTES} B of RoCEv2 "
+                          "headers)")
+        if host_class is not None and host_class.mtu < host.mtu \
+                and ("class", host.mtu_path) not in reported:
+            reported.add(("class", host.mtu_path))
+            yield Problem(HOSTS, host.mtu_path,
+                          f"host MTU {host.mtu} (of {host.name} and hosts sharing this "
+                          f"setting) exceeds the MTU {host_class.mtu} of its link class "
                           f"{intent_hosts.defaults.link_class!r}")
         # host address = subnet base + 10 + port; it must fit below broadcast
         size = 2 ** (32 - intent_hosts.subnet_length)

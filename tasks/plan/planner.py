@@ -70,7 +70,9 @@ def plan(intent: Intent) -> FabricState:
     spines = sorted(fabric.spines, key=lambda s: s.stable_id)
     leaves = sorted(fabric.leaves, key=lambda s: s.stable_id)
     spine_by_name = {s.name: s for s in spines}
-    hosts = expand_hosts(intent)
+    # in stable-id order, so the order devices are written in the YAML changes nothing
+    leaf_ids = {leaf.name: leaf.stable_id for leaf in leaves}
+    hosts = sorted(expand_hosts(intent), key=lambda h: (leaf_ids[h.leaf], h.port))
     tenancy = _tenancy(intent, hosts)
     tenants = {t.name: t for t in intent.tenants.tenants}
     all_vrfs = sorted(tenancy.vrf_ids, key=tenancy.vrf_ids.__getitem__)
