@@ -7,8 +7,9 @@ difference into iproute2 commands:
 
     link <name>[ vrf <vrf>][ type bridge][ master <bridge>] mtu <mtu> <up|down>
 
-An interface that is down, at MTU 1500, in no bridge and not a bridge is unconfigured and
-has no line, so a replace that drops a line returns the port to that state.
+An interface that is down, at MTU 1500, in the default VRF, in no bridge and not a bridge
+is unconfigured (the factory state) and has no line, so a replace that drops a line returns
+the port to that state.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class LinkSpec:
 
     @property
     def unconfigured(self) -> bool:
-        return not self.up and self.mtu == DEFAULT_MTU and not self.master and not self.bridge
+        return (not self.up and self.mtu == DEFAULT_MTU and not self.master
+                and not self.bridge and self.vrf == DEFAULT_VRF)
 
     def line(self) -> str:
         parts = [f"link {self.name}"]
@@ -170,9 +172,12 @@ def plan_ops(current: dict[str, LinkSpec], desired: dict[str, LinkSpec]) -> list
             ops.append(f"{ip(cur_or_none.vrf)} link set {name} netns {target}")
             state[name] = replace(cur_or_none, vrf=want.vrf, up=False)
     # 3. ports that are no longer configured go back to the unconfigured state
-    for name, cur in state.items():
+    for name, cur in list(state.items()):
         if name not in desired and not cur.unconfigured:
             ops.append(f"{ip(cur.vrf)} link set {name} down mtu {DEFAULT_MTU}")
+            if cur.vrf != DEFAULT_VRF:
+                ops.append(f"{ip(cur.vrf)} link set {name} netns $$")
+            state[name] = LinkSpec(name=name)
     # 4. mtu, bridge membership, admin state
     for want in _order(desired):
         cur = state[want.name]

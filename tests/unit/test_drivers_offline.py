@@ -1,0 +1,196 @@
+"""flatfab's NAPALM drivers against recorded device output, no network.
+
+A fake session answers commands from tests/fixtures/recorded/ (recorded on the embedded lab)
+and speaks the drivers' batching protocol: several commands in one `sh -s`, each preceded by
+an `echo '@@flatfab@@ <key>'` marker line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from napalm.base.exceptions import ReplaceConfigException
+
+from tasks.platforms.frr.driver import FrrDriver, normalize_frr
+from tasks.platforms.linux_host.driver import LinuxHostDriver
+from tasks.transport.ssh import CommandResult, LoggedCommand, ReadOnlyError, SshOptions
+
+RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "recorded"
+
+
+@dataclass
+class FakeSession:
+    answers: dict[str, tuple[str, int, str]]  # command -> (stdout, exit status, stderr)
+    options: SshOptions = field(default_factory=lambda: SshOptions(host="fake", username="u"))
+    log: list[LoggedCommand] = field(default_factory=list)
+
+    def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+            privileged: bool = False, timeout: float = 60.0) -> CommandResult:
+        if mutating and self.options.read_only:
+            raise ReadOnlyError(f"refused: {command}")
+        self.log.append(LoggedCommand(command, mutating, 0, 0.0))
+        if command == "sh -s" and stdin is not None:
+            return CommandResult(command, self._script(stdin), "", 0)
+        out, status, err = self._answer(command)
+        return CommandResult(command, out, err, status)
+
+    def _answer(self, command: str) -> tuple[str, int, str]:
+        for pattern, answer in self.answers.items():
+            if re.fullmatch(pattern, command):
+                return answer
+        raise AssertionError(f"no recorded answer for {command!r}")
+
+    def _script(self, script: str) -> str:
+        out = []
+        for line in script.splitlines():
+            marker = re.fullmatch(r"echo '(@@flatfab@@ .*)'", line)
+            out.append(marker.group(1) if marker else self._answer(line)[0])
+        return "\n".join(out) + "\n"
+
+
+def _file(node: str, name: str) -> tuple[str, int, str]:
+    return (RECORDED / node / name).read_text(), 0, ""
+
+
+def _leaf1() -> dict[str, tuple[str, int, str]]:
+    answers = {
+        r"ip netns list": _file("leaf1", "netns.txt"),
+        r"vtysh -c 'show bgp vrf all summary json'": _file("leaf1", "bgp_summary.json"),
+        r"vtysh -c 'show running-config'": _file("leaf1", "running_config.txt"),
+        r"vtysh -c 'show version'": _file("leaf1", "version.txt"),
+        r"/usr/sbin/lldpcli -u \S+ -f json show neighbors": _file("leaf1", "lldp.json"),
+        r"hostname": ("leaf1\n", 0, ""), r"hostname -f .*": ("leaf1\n", 0, ""),
+        r"cat /proc/uptime": ("5000.12 9000.00\n", 0, ""), r"uname -m": ("x86_64\n", 0, ""),
+        r"cat /etc/machine-id .*": ("0123abcd\n", 0, ""),
+    }
+    for vrf in ("default", "blue", "red"):
+        answers[rf"vtysh -c 'show ip route vrf {vrf} json'"] = _file("leaf1", f"route_{vrf}.json")
+        ns = "" if vrf == "default" else f"-n {vrf} "
+        answers[rf"ip {re.escape(ns)}-j -d link show"] = _file("leaf1", f"link_{vrf}.json")
+        answers[rf"ip {re.escape(ns)}-j -d addr show"] = _file("leaf1", f"addr_{vrf}.json")
+    return answers
+
+
+def frr(read_only: bool = False, **extra: tuple[str, int, str]) -> FrrDriver:
+    driver = FrrDriver("fake", "u", None, optional_args={"lldp_socket": "/run/x.sock"})
+    driver.session = FakeSession({**_leaf1(), **extra},  # type: ignore[assignment]
+                                 options=SshOptions(host="fake", username="u",
+                                                    read_only=read_only))
+    return driver
+
+
+def test_bgp_neighbors_are_napalm_shaped_per_vrf() -> None:
+    bgp = frr().get_bgp_neighbors()
+    assert sorted(bgp) == ["blue", "global", "red"]
+    peer = bgp["global"]["peers"]["swp51"]
+    assert peer["is_up"] is True and peer["remote_as"] == 65000 and peer["local_as"] == 65101
+    assert isinstance(peer["address_family"]["ipv4"]["received_prefixes"], int)
+    assert set(bgp["blue"]["peers"]) == {"swp51.100", "swp52.100"}
+    assert bgp["global"]["router_id"] == "10.0.0.17"
+
+
+def test_interfaces_addresses_lldp_routes_and_facts() -> None:
+    driver = frr()
+    interfaces = driver.get_interfaces()
+    assert interfaces["swp51"]["mtu"] == 9216 and interfaces["swp51"]["is_enabled"]
+    assert interfaces["swp1"]["vrf"] == "blue" and interfaces["swp1"]["master"] == "br100"
+    addresses = driver.get_interfaces_ip()
+    assert addresses["br100"]["ipv4"]["10.100.1.1"] == {"prefix_length": 24}
+    assert driver.get_lldp_neighbors()["swp51"] == [{"hostname": "spine1", "port": "swp1"}]
+    routes = driver.get_route_table()
+    assert sorted(routes) == ["blue", "default", "red"]
+    hops = [h["interfaceName"] for h in routes["blue"]["10.100.2.0/24"][0]["nexthops"]]
+    assert sorted(hops) == ["swp51.100", "swp52.100"]
+    facts = driver.get_facts()
+    assert facts["hostname"] == "leaf1" and facts["vendor"] == "FRRouting"
+    assert facts["os_version"].startswith("FRRouting 8.4.4")
+
+
+def test_running_config_is_links_then_normalized_frr() -> None:
+    running = frr().get_config(retrieve="running")["running"]
+    assert running.startswith("!! links\nlink swp51 mtu 9216 up\n")
+    for noise in ("frr version", "Building configuration", " netns /run/netns/"):
+        assert noise not in running
+    assert "!! frr\nfrr defaults datacenter\nhostname leaf1\n" in running
+
+
+def test_cli_runs_show_commands_only() -> None:
+    driver = frr()
+    assert "router bgp 65101" in driver.cli(["show running-config"])["show running-config"]
+    with pytest.raises(Exception, match="show commands only"):
+        driver.cli(["configure terminal"])
+
+
+def test_a_read_only_session_refuses_to_commit() -> None:
+    driver = frr(read_only=True, **{r"f=\$\(mktemp\).*vtysh -C.*": ("", 0, ""),
+                                    r"p=\$\(cat .*revert.pid.*": ("", 0, "")})
+    running = driver.get_config(retrieve="running")["running"]
+    driver.load_replace_candidate(config=running.replace("mtu 9216", "mtu 9100"))
+    assert "-link swp51 mtu 9216 up" in driver.compare_config()
+    with pytest.raises(ReadOnlyError):
+        driver.commit_config()
+    assert not any(c.mutating for c in driver.session.log)
+
+
+def test_frr_syntax_errors_are_refused_before_anything_changes() -> None:
+    driver = frr(**{r"f=\$\(mktemp\).*vtysh -C.*": ("line 3: % Unknown command: neighbour",
+                                                    1, "")})
+    with pytest.raises(ReplaceConfigException, match="FRR rejects the candidate"):
+        driver.load_replace_candidate(config="!! links\n!! frr\nrouter bgp 1\n neighbour x\n")
+    assert not any(c.mutating for c in driver.session.log)
+
+
+def test_bgpd_down_is_a_clear_error() -> None:
+    driver = frr(**{r"vtysh -c 'show bgp vrf all summary json'": ("", 1,
+                                                                   "bgpd is not running")})
+    with pytest.raises(Exception, match="bgpd is not running"):
+        driver.get_bgp_neighbors()
+
+
+def test_normalize_frr_drops_runtime_only_lines() -> None:
+    text = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n" \
+           "hostname x\nvrf blue\n netns /run/netns/blue\nexit-vrf\nend\n"
+    assert normalize_frr(text) == "hostname x\nvrf blue\nexit-vrf\nend\n"
+
+
+def _host() -> LinuxHostDriver:
+    driver = LinuxHostDriver("fake", "u", None)
+    answers = {r"ip -j -d link show": _file("leaf1-h1", "link.json"),
+               r"ip -j addr show": _file("leaf1-h1", "addr.json"),
+               r"ip -j route show": _file("leaf1-h1", "route.json")}
+    driver.session = FakeSession(answers)  # type: ignore[assignment]
+    return driver
+
+
+def test_host_state_and_getters() -> None:
+    driver = _host()
+    assert driver.get_config(retrieve="running")["running"] == (
+        "nic eth1 mtu 9000 up\naddress eth1 10.100.1.11/24\n"
+        "route 0.0.0.0/0 via 10.100.1.1 dev eth1\n")
+    assert driver.get_interfaces()["eth1"]["mtu"] == 9000
+    assert driver.get_interfaces_ip()["eth1"]["ipv4"]["10.100.1.11"]["prefix_length"] == 24
+
+
+def test_host_refuses_to_manage_the_management_nic() -> None:
+    with pytest.raises(ReplaceConfigException, match="management NIC eth0"):
+        _host().load_replace_candidate(config="nic eth0 mtu 9000 up\n")
+
+
+def test_probe_results_come_back_in_target_order() -> None:
+    driver = _host()
+
+    def answer(command: str, *, stdin: str | None = None, **_: object) -> CommandResult:
+        assert stdin is not None and stdin.count("ping -n") == 3 and "-M do" in stdin
+        out = ("@@probe 2 1 2 packets transmitted, 0 received, 100% packet loss\n"
+               "@@probe 0 0 rtt min/avg/max/mdev = 0.1/0.1/0.1/0.0 ms\n")
+        return CommandResult(command, out, "", 0)
+
+    driver.session.run = answer  # type: ignore[method-assign]
+    results = driver.probe([("10.0.0.1", 56, False), ("10.0.0.2", 8972, True),
+                            ("10.0.0.3", 56, False)])
+    assert [r["replied"] for r in results] == [True, False, False]
+    assert results[1]["detail"] == "no result"
+    assert "100% packet loss" in results[2]["detail"]
