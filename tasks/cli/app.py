@@ -16,6 +16,7 @@ from rich.text import Text
 
 from tasks.checks import CATALOG, CheckContext, Stage, run_checks
 from tasks.cli import output
+from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
@@ -51,16 +52,10 @@ def _global(ctx: typer.Context,
                       state_override=state_dir.resolve() if state_dir else None)
 
 
-def _project(ctx: typer.Context) -> Project:
-    project = ctx.find_root().obj
-    assert isinstance(project, Project)
-    return project
-
-
 @app.command()
 def plan(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
     """Show the planned state of every device (addresses, ASNs, sessions, VRFs)."""
-    project = _project(ctx)
+    project = project_of(ctx)
     if fmt is Format.JSON:
         emit_json(project.plan.model_dump(mode="json"))
     else:
@@ -73,7 +68,7 @@ def render(ctx: typer.Context,
            device: Annotated[list[str] | None, typer.Option(help="only these devices")] = None,
            ) -> None:
     """Write every device's configuration (byte-identical for the same intent)."""
-    project = _project(ctx)
+    project = project_of(ctx)
     configs = render_all(project.plan)
     unknown = [d for d in device or [] if d not in configs]
     if unknown:
@@ -89,7 +84,7 @@ def render(ctx: typer.Context,
 @app.command()
 def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
     """Run the static checks on the plan, before anything is pushed."""
-    project = _project(ctx)
+    project = project_of(ctx)
     findings = run_checks(CheckContext(state=project.plan, plan=project.plan,
                                        stage=Stage.STATIC))
     if fmt is Format.JSON:
@@ -112,7 +107,7 @@ def rollout(ctx: typer.Context,
                 min=5, max=1800, help="seconds to wait for convergence")] = 90,
             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Render, diff and commit every device; confirm when the fabric converges."""
-    project = _project(ctx)
+    project = project_of(ctx)
     plan_state = project.plan
     nornir = inventory.build(project.inventory_dir, plan_state, workers)
     with fabric_lock(project.state_dir, project.fabric, "rollout"):
@@ -164,7 +159,7 @@ def verify(ctx: typer.Context,
                "--check", help="run only these check ids")] = None,
            workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read every device (read-only) and run the live checks: BGP, ECMP, MTU, tenancy."""
-    project = _project(ctx)
+    project = project_of(ctx)
     unknown = [c for c in check_ids or [] if c not in CATALOG]
     if unknown:
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from tasks.cli.context import project_of
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import InputError
 from tasks.lab import clab, topology
@@ -33,12 +34,6 @@ SubnetOpt = Annotated[str | None, typer.Option(
 RuntimeOpt = Annotated[Runtime, typer.Option(help="embedded (netns) or clab (containerlab)")]
 
 
-def _project(ctx: typer.Context) -> Project:
-    project = ctx.find_root().obj
-    assert isinstance(project, Project)
-    return project
-
-
 def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, Any],
                                                                    dict[str, str]]:
     options = topology.LabOptions(prefix=prefix, mgmt_subnet=subnet)
@@ -48,7 +43,7 @@ def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, Any
 @lab_app.command()
 def generate(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None) -> None:
     """Write labs/<fabric>.clab.yml (and the files it binds) from the intent."""
-    project = _project(ctx)
+    project = project_of(ctx)
     defaults = topology.LabOptions()
     doc, files = _generate(project, prefix or defaults.prefix,
                            mgmt_subnet or defaults.mgmt_subnet)
@@ -78,7 +73,7 @@ def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.
 def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None,
        runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
     """Bring the lab up and write a Nornir inventory that points at it (see --inventory)."""
-    project = _project(ctx)
+    project = project_of(ctx)
     spec = _spec(project, prefix, mgmt_subnet)
     started = time.monotonic()
     if runtime is Runtime.CLAB:
@@ -115,7 +110,7 @@ def down(ctx: typer.Context, prefix: PrefixOpt = None,
              "--sweep", help="remove everything of the prefix even without lab state")] = False,
          runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
     """Tear the lab down and leave nothing behind."""
-    project = _project(ctx)
+    project = project_of(ctx)
     started = time.monotonic()
     if runtime is Runtime.CLAB:
         clab.down(project.topology_file)
@@ -133,7 +128,7 @@ def down(ctx: typer.Context, prefix: PrefixOpt = None,
 def status(ctx: typer.Context, prefix: PrefixOpt = None, runtime: RuntimeOpt = Runtime.EMBEDDED,
            fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.TABLE) -> None:
     """List nodes, their namespaces, management addresses and health."""
-    project = _project(ctx)
+    project = project_of(ctx)
     if runtime is Runtime.CLAB:
         rows = clab.status(project.topology_file)
     else:
