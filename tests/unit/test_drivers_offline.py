@@ -1,6 +1,6 @@
 """flatfab's NAPALM drivers against recorded device output, no network.
 
-A fake session answers commands from tests/fixtures/recorded/ (recorded on the embedded lab)
+A fake session answers commands from tests/fixtures/{frr,linux_host}/ (recorded on the embedded lab)
 and speaks the drivers' batching protocol: several commands in one `sh -s`, each preceded by
 an `echo '@@flatfab@@ <key>'` marker line.
 """
@@ -18,7 +18,7 @@ from tasks.platforms.frr.driver import FrrDriver, normalize_frr
 from tasks.platforms.linux_host.driver import LinuxHostDriver
 from tasks.transport.ssh import CommandResult, LoggedCommand, ReadOnlyError, SshOptions
 
-RECORDED = Path(__file__).resolve().parent.parent / "fixtures" / "recorded"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 @dataclass
@@ -52,25 +52,29 @@ class FakeSession:
 
 
 def _file(node: str, name: str) -> tuple[str, int, str]:
-    return (RECORDED / node / name).read_text(), 0, ""
+    platform = "frr" if node == "leaf1" else "linux_host"
+    return (FIXTURES / platform / node / name).read_text(), 0, ""
 
 
 def _leaf1() -> dict[str, tuple[str, int, str]]:
     answers = {
-        r"ip netns list": _file("leaf1", "netns.txt"),
-        r"vtysh -c 'show bgp vrf all summary json'": _file("leaf1", "bgp_summary.json"),
-        r"vtysh -c 'show running-config'": _file("leaf1", "running_config.txt"),
-        r"vtysh -c 'show version'": _file("leaf1", "version.txt"),
-        r"/usr/sbin/lldpcli -u \S+ -f json show neighbors": _file("leaf1", "lldp.json"),
+        r"ip netns list": _file("leaf1", "ip_netns_list.txt"),
+        r"vtysh -c 'show bgp vrf all summary json'":
+            _file("leaf1", "show_bgp_vrf_all_summary.json"),
+        r"vtysh -c 'show running-config'": _file("leaf1", "show_running_config.txt"),
+        r"vtysh -c 'show version'": _file("leaf1", "show_version.txt"),
+        r"/usr/sbin/lldpcli -u \S+ -f json show neighbors":
+            _file("leaf1", "lldpcli_show_neighbors.json"),
         r"hostname": ("leaf1\n", 0, ""), r"hostname -f .*": ("leaf1\n", 0, ""),
         r"cat /proc/uptime": ("5000.12 9000.00\n", 0, ""), r"uname -m": ("x86_64\n", 0, ""),
         r"cat /etc/machine-id .*": ("0123abcd\n", 0, ""),
     }
     for vrf in ("default", "blue", "red"):
-        answers[rf"vtysh -c 'show ip route vrf {vrf} json'"] = _file("leaf1", f"route_{vrf}.json")
+        answers[rf"vtysh -c 'show ip route vrf {vrf} json'"] = _file(
+            "leaf1", f"show_ip_route_vrf_{vrf}.json")
         ns = "" if vrf == "default" else f"-n {vrf} "
-        answers[rf"ip {re.escape(ns)}-j -d link show"] = _file("leaf1", f"link_{vrf}.json")
-        answers[rf"ip {re.escape(ns)}-j -d addr show"] = _file("leaf1", f"addr_{vrf}.json")
+        answers[rf"ip {re.escape(ns)}-j -d link show"] = _file("leaf1", f"ip_link_{vrf}.json")
+        answers[rf"ip {re.escape(ns)}-j -d addr show"] = _file("leaf1", f"ip_addr_{vrf}.json")
     return answers
 
 
@@ -158,9 +162,9 @@ def test_normalize_frr_drops_runtime_only_lines() -> None:
 
 def _host() -> LinuxHostDriver:
     driver = LinuxHostDriver("fake", "u", None)
-    answers = {r"ip -j -d link show": _file("leaf1-h1", "link.json"),
-               r"ip -j addr show": _file("leaf1-h1", "addr.json"),
-               r"ip -j route show": _file("leaf1-h1", "route.json")}
+    answers = {r"ip -j -d link show": _file("leaf1-h1", "ip_link.json"),
+               r"ip -j addr show": _file("leaf1-h1", "ip_addr.json"),
+               r"ip -j route show": _file("leaf1-h1", "ip_route.json")}
     driver.session = FakeSession(answers)  # type: ignore[assignment]
     return driver
 

@@ -94,6 +94,8 @@ class FrrDriver(ShellDriver[FrrState]):
         result: dict[str, dict[str, Any]] = {}
         for vrf, text in self._per_namespace(what).items():
             for item in json.loads(text or "[]"):
+                if vrf != "default" and item["ifname"] == "lo":
+                    continue  # every VRF namespace has its own lo; the switch's is the default's
                 result[item["ifname"]] = {**item, "vrf": vrf}
         return result
 
@@ -192,7 +194,7 @@ class FrrDriver(ShellDriver[FrrState]):
         """vtysh `show` commands only: this entry point never changes the device."""
         result: dict[str, Any] = {}
         for command in commands:
-            if not READ_ONLY_VTYSH.match(command):
+            if not READ_ONLY_VTYSH.match(command) or any(c in command for c in "\n\r;"):
                 raise DeviceCommandError(f"{self.hostname}: cli() runs vtysh show commands only: "
                                f"{command!r}")
             if encoding == "json":
@@ -241,7 +243,11 @@ class FrrDriver(ShellDriver[FrrState]):
         if merge:
             return FrrState(links={**current.links, **links}, frr=current.frr,
                             merge_frr=normalize_frr(frr_text))
-        return FrrState(links=links, frr=normalize_frr(frr_text))
+        # ports the candidate leaves out are still there afterwards, unconfigured; saying
+        # so keeps the way back (desired -> current) computable
+        kept = {name: links_mod.LinkSpec(name=name) for name, spec in current.links.items()
+                if not spec.bridge}
+        return FrrState(links={**kept, **links}, frr=normalize_frr(frr_text))
 
     def _with_netns(self, frr_text: str) -> str:
         """Put back the `netns` lines FRR's netns VRF backend shows under each VRF."""

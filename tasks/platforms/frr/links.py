@@ -150,6 +150,10 @@ def plan_ops(current: dict[str, LinkSpec], desired: dict[str, LinkSpec]) -> list
     missing = [n for n, s in desired.items() if n not in current and not s.bridge]
     if missing:
         raise LinksError(f"no such interface on the device: {', '.join(missing)}")
+    retyped = [n for n, s in desired.items() if n in current and current[n].bridge != s.bridge]
+    if retyped:
+        # a bridge cannot become a port (or the reverse) in place: say so instead of guessing
+        raise LinksError(f"cannot change between bridge and port: {', '.join(sorted(retyped))}")
     ops: list[str] = []
     state = dict(current)
     # 1. release ports and remove bridges that are no longer wanted

@@ -83,10 +83,11 @@ def parse_config(text: str) -> HostConfig:
             except ValueError:
                 raise HostConfigError(f"line {number}: bad address {match['address']!r}") \
                     from None
+            if match["address"] in addresses.get(match["nic"], []):
+                raise HostConfigError(f"line {number}: address {match['address']} is given twice")
             addresses.setdefault(match["nic"], []).append(match["address"])
         elif match := ROUTE_RE.match(line):
-            routes.append(HostRoute(prefix=str(ipaddress.IPv4Network(match["prefix"])),
-                                    via=match["via"], nic=match["nic"]))
+            routes.append(_route(number, match))
         else:
             raise HostConfigError(f"line {number}: cannot parse {line!r}")
     for nic, addrs in addresses.items():
@@ -97,6 +98,18 @@ def parse_config(text: str) -> HostConfig:
         if route.nic not in nics:
             raise HostConfigError(f"route via {route.nic}, which has no `nic` line")
     return HostConfig(nics=nics, routes=tuple(routes))
+
+
+def _route(number: int, match: re.Match[str]) -> HostRoute:
+    try:
+        prefix = ipaddress.IPv4Network(match["prefix"])
+    except ValueError as exc:
+        raise HostConfigError(f"line {number}: bad route prefix: {exc}") from None
+    try:
+        via = ipaddress.IPv4Address(match["via"])
+    except ValueError:
+        raise HostConfigError(f"line {number}: bad gateway {match['via']!r}") from None
+    return HostRoute(prefix=str(prefix), via=str(via), nic=match["nic"])
 
 
 def from_ip_json(links: str, addrs: str, routes: str, ignore: set[str]) -> HostConfig:
@@ -139,23 +152,31 @@ def transition(current: HostConfig, desired: HostConfig) -> list[str]:
     for route in current.routes:
         if route not in wanted_routes:
             ops.append(f"ip route del {route.prefix} via {route.via} dev {route.nic}")
+    # the kernel flushes a NIC's routes when it goes down, so routes through a NIC whose
+    # admin state changes are (re)installed at the end
+    disturbed: set[str] = set()
     for name, cur in sorted(current.nics.items()):
         want = desired.nics.get(name, Nic(name=name))
-        for address in cur.addresses:
-            if address not in want.addresses:
-                ops.append(f"ip addr del {address} dev {shlex.quote(name)}")
         args = []
         if cur.mtu != want.mtu:
             args.append(f"mtu {want.mtu}")
         if cur.up != want.up:
             args.append("up" if want.up else "down")
-        if args:
-            ops.append(f"ip link set {shlex.quote(name)} {' '.join(args)}")
-        for address in want.addresses:
-            if address not in cur.addresses:
-                ops.append(f"ip addr add {address} dev {shlex.quote(name)}")
+            disturbed.add(name)
+        link_op = [f"ip link set {shlex.quote(name)} {' '.join(args)}"] if args else []
+        going_down = cur.up and not want.up
+        if not going_down:
+            ops += link_op
+        # add new addresses before deleting old ones: a renumbered NIC never has none, so
+        # the kernel keeps the routes through it
+        ops += [f"ip addr add {a} dev {shlex.quote(name)}"
+                for a in want.addresses if a not in cur.addresses]
+        ops += [f"ip addr del {a} dev {shlex.quote(name)}"
+                for a in cur.addresses if a not in want.addresses]
+        if going_down:
+            ops += link_op
     current_routes = set(current.routes)
     for route in desired.routes:
-        if route not in current_routes:
+        if route not in current_routes or route.nic in disturbed:
             ops.append(f"ip route replace {route.prefix} via {route.via} dev {route.nic}")
     return ops

@@ -125,7 +125,9 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         except cfg.HostConfigError as exc:
             raise CandidateError(str(exc)) from None
         if not merge:
-            return wanted
+            # NICs the candidate leaves out are still there afterwards, unconfigured
+            kept = {name: cfg.Nic(name=name) for name in current.nics}
+            return cfg.HostConfig(nics={**kept, **wanted.nics}, routes=wanted.routes)
         routes = tuple(dict.fromkeys((*current.routes, *wanted.routes)))
         return cfg.HostConfig(nics={**current.nics, **wanted.nics}, routes=routes)
 

@@ -1,0 +1,403 @@
+"""GPU host config text and its transitions (tasks.platforms.linux_host.config), no device.
+
+Running state comes from `ip -j -d link`, `ip -j addr` and `ip -j route` recorded on host
+leaf1-h1 of the embedded lab: data NIC eth1 at MTU 9000 with a default route via its leaf,
+management NIC eth0 (tests/fixtures/linux_host/leaf1-h1, verbatim lab output).
+transition() is checked against exact commands and by replaying them on a model of the
+kernel (`KernelHost`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tasks.platforms.linux_host.config import (
+    HostConfig,
+    HostConfigError,
+    HostRoute,
+    Nic,
+    format_config,
+    from_ip_json,
+    parse_config,
+    transition,
+)
+
+HOST = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "leaf1-h1"
+MGMT = {"eth0"}
+
+LEAF1_H1 = """\
+nic eth1 mtu 9000 up
+address eth1 10.100.1.11/24
+route 0.0.0.0/0 via 10.100.1.1 dev eth1
+"""
+
+
+def recorded_host(extra_nics: tuple[str, ...] = ()) -> HostConfig:
+    """leaf1-h1 as recorded, plus factory-state NICs for tests that need more than one."""
+    state = from_ip_json(*(HOST.joinpath(f"ip_{what}.json").read_text(encoding="utf-8")
+                           for what in ("link", "addr", "route")), MGMT)
+    return HostConfig(nics={**state.nics, **{n: Nic(name=n) for n in extra_nics}},
+                      routes=state.routes)
+
+
+def factory(*names: str) -> HostConfig:
+    return HostConfig(nics={name: Nic(name=name) for name in names})
+
+
+Normal = tuple[dict[str, tuple[int, bool, frozenset[str]]], frozenset[HostRoute]]
+
+
+def normal(config: HostConfig) -> Normal:
+    """What a config means: order of addresses and routes, and factory NICs, do not count."""
+    nics = {name: (nic.mtu, nic.up, frozenset(nic.addresses))
+            for name, nic in config.nics.items() if not nic.unconfigured}
+    return nics, frozenset(config.routes)
+
+
+# ---- a model of what the kernel does with the commands transition emits -------------------
+
+
+class KernelError(AssertionError):
+    """A command the real `ip` would reject in this state."""
+
+
+@dataclass
+class KernelNic:
+    mtu: int
+    up: bool
+    addresses: list[str] = field(default_factory=list)
+
+
+class KernelHost:
+    """NICs and main-table routes of a host, changed by `ip link|addr|route` commands.
+
+    Kernel rules that make the order matter (checked with iproute2 on Linux 6.x):
+    a gateway route needs its NIC up and the gateway in a connected subnet of that NIC;
+    taking a NIC down, or deleting its last IPv4 address, flushes every route through it;
+    `route replace` replaces the route to the same prefix; deleting a missing route or
+    address, or adding an existing address, fails.
+    """
+
+    def __init__(self, config: HostConfig) -> None:
+        self.nics = {n: KernelNic(nic.mtu, nic.up, list(nic.addresses))
+                     for n, nic in config.nics.items()}
+        self.routes = {route.prefix: route for route in config.routes}
+
+    def config(self) -> HostConfig:
+        return HostConfig(nics={n: Nic(name=n, mtu=k.mtu, up=k.up, addresses=tuple(k.addresses))
+                                for n, k in self.nics.items()},
+                          routes=tuple(self.routes.values()))
+
+    def _flush(self, nic: str) -> None:
+        self.routes = {p: r for p, r in self.routes.items() if r.nic != nic}
+
+    def _nic(self, name: str) -> KernelNic:
+        if name not in self.nics:
+            raise KernelError(f'Cannot find device "{name}"')
+        return self.nics[name]
+
+    def apply(self, command: str) -> None:
+        words = shlex.split(command)
+        match words:
+            case ["ip", "link", "set", name, *args]:
+                self._link_set(self._nic(name), name, args)
+            case ["ip", "addr", "add", address, "dev", name]:
+                nic = self._nic(name)
+                if address in nic.addresses:
+                    raise KernelError(f"{name}: address {address} already assigned")
+                nic.addresses.append(address)
+            case ["ip", "addr", "del", address, "dev", name]:
+                nic = self._nic(name)
+                if address not in nic.addresses:
+                    raise KernelError(f"{name}: no address {address}")
+                nic.addresses.remove(address)
+                if not nic.addresses:
+                    self._flush(name)
+            case ["ip", "route", "del", prefix, "via", via, "dev", name]:
+                if self.routes.get(prefix) != HostRoute(prefix=prefix, via=via, nic=name):
+                    raise KernelError(f"no route {prefix} via {via} dev {name}")
+                del self.routes[prefix]
+            case ["ip", "route", "replace", prefix, "via", via, "dev", name]:
+                nic = self._nic(name)
+                gateway = ipaddress.IPv4Address(via)
+                if not nic.up or not any(gateway in ipaddress.IPv4Interface(a).network
+                                         for a in nic.addresses):
+                    raise KernelError(f"{command}: Nexthop has invalid gateway")
+                self.routes[prefix] = HostRoute(prefix=prefix, via=via, nic=name)
+            case _:
+                raise KernelError(f"unexpected command: {command}")
+
+    def _link_set(self, nic: KernelNic, name: str, args: list[str]) -> None:
+        while args:
+            word, args = args[0], args[1:]
+            if word == "mtu":
+                nic.mtu, args = int(args[0]), args[1:]
+            elif word in {"up", "down"}:
+                nic.up = word == "up"
+                if not nic.up:
+                    self._flush(name)
+            else:
+                raise KernelError(f"unexpected argument {word!r}")
+
+
+def replay(current: HostConfig, ops: list[str]) -> HostConfig:
+    kernel = KernelHost(current)
+    for op in ops:
+        kernel.apply(op)
+    return kernel.config()
+
+
+def assert_reaches(current: HostConfig, desired: HostConfig) -> list[str]:
+    ops = transition(current, desired)
+    reached = replay(current, ops)
+    assert normal(reached) == normal(desired), f"{current=}\n{desired=}\n{ops=}"
+    return ops
+
+
+# ---- parse / format -----------------------------------------------------------------------
+
+TWO_NICS = """\
+nic eth1 mtu 9000 up
+address eth1 10.100.1.11/24
+address eth1 10.100.9.11/24
+nic eth2 mtu 9000 up
+address eth2 10.100.2.11/24
+route 0.0.0.0/0 via 10.100.1.1 dev eth1
+route 10.200.0.0/16 via 10.100.2.1 dev eth2
+"""
+
+
+@pytest.mark.parametrize("text", [LEAF1_H1, TWO_NICS, ""])
+def test_canonical_text_round_trips(text: str) -> None:
+    assert format_config(parse_config(text)) == text
+
+
+def test_parse_reads_nics_addresses_and_routes() -> None:
+    config = parse_config(LEAF1_H1)
+    assert config == HostConfig(
+        nics={"eth1": Nic(name="eth1", mtu=9000, up=True, addresses=("10.100.1.11/24",))},
+        routes=(HostRoute(prefix="0.0.0.0/0", via="10.100.1.1", nic="eth1"),))
+
+
+def test_format_is_canonical_whatever_the_input_order() -> None:
+    shuffled = ("# routes first\n"
+                "route 10.200.0.0/16 via 10.100.2.1 dev eth2\n"
+                "route 0.0.0.0/0 via 10.100.1.1 dev eth1\n"
+                "address eth1 10.100.9.11/24\n"
+                "nic eth2 mtu 9000 up\n"
+                "\n"
+                "address eth2 10.100.2.11/24\n"
+                "address eth1 10.100.1.11/24\n"
+                "nic eth1 mtu 9000 up\n")
+    assert format_config(parse_config(shuffled)) == TWO_NICS
+
+
+def test_unconfigured_nic_has_no_line() -> None:
+    config = parse_config("nic eth2 mtu 1500 down\n" + LEAF1_H1)
+    assert config.nics["eth2"].unconfigured
+    assert format_config(config) == LEAF1_H1
+
+
+@pytest.mark.parametrize(("nic", "line"), [
+    (Nic(name="eth2", up=True), "nic eth2 mtu 1500 up"),
+    (Nic(name="eth2", mtu=9000), "nic eth2 mtu 9000 down"),
+    (Nic(name="eth2", addresses=("10.1.1.1/24",)), "nic eth2 mtu 1500 down"),
+])
+def test_any_difference_from_the_factory_state_gets_a_line(nic: Nic, line: str) -> None:
+    assert format_config(HostConfig(nics={nic.name: nic})).splitlines()[0] == line
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("nic eth1 mtu 9000\n", r"^line 1: cannot parse 'nic eth1 mtu 9000'$"),
+    ("nic eth1 mtu 9000 up\n\nnic eth1 mtu 1500 down\n", r"^line 3: nic eth1 is given twice$"),
+    ("nic eth1 mtu 9000 up\naddress eth1 10.100.1.300/24\n",
+     r"^line 2: bad address '10.100.1.300/24'$"),
+    ("nic eth1 mtu 9000 up\naddress eth1 10.100.1.11\n", r"^line 2: cannot parse"),
+    ("nic eth1 mtu 9000 up\nroute default via 10.100.1.1 dev eth1\n", r"^line 2: cannot parse"),
+    ("nic eth1 mtu 9000 up\naddress eth2 10.100.2.11/24\n",
+     r"^address on eth2, which has no `nic` line$"),
+    ("nic eth1 mtu 9000 up\nroute 0.0.0.0/0 via 10.100.1.1 dev eth2\n",
+     r"^route via eth2, which has no `nic` line$"),
+])
+def test_errors(text: str, message: str) -> None:
+    with pytest.raises(HostConfigError, match=message):
+        parse_config(text)
+
+
+def test_route_prefix_with_host_bits_is_a_config_error_naming_the_line() -> None:
+    # Regression: the route prefix goes through IPv4Network() unguarded, so a plain ValueError
+    # without a line number escapes (and the driver does not turn it into a NAPALM error).
+    text = "nic eth1 mtu 9000 up\naddress eth1 10.100.1.11/24\nroute 10.200.0.1/16 via " \
+           "10.100.1.1 dev eth1\n"
+    with pytest.raises(HostConfigError, match=r"^line 3: "):
+        parse_config(text)
+
+
+# ---- from_ip_json -------------------------------------------------------------------------
+
+
+def test_from_ip_json_reads_recorded_host_without_management_nic() -> None:
+    assert recorded_host() == HostConfig(
+        nics={"eth1": Nic(name="eth1", mtu=9000, up=True, addresses=("10.100.1.11/24",))},
+        routes=(HostRoute(prefix="0.0.0.0/0", via="10.100.1.1", nic="eth1"),))
+    assert format_config(recorded_host()) == LEAF1_H1
+
+
+def test_from_ip_json_keeps_gateway_routes_of_data_nics_only() -> None:
+    links = ('[{"ifname":"lo","flags":["LOOPBACK","UP"],"mtu":65536},'
+             '{"ifname":"eth0","flags":["UP"],"mtu":1500},'
+             '{"ifname":"eth1","flags":["UP","LOWER_UP"],"mtu":9000}]')
+    addrs = ('[{"ifname":"eth1","addr_info":['
+             '{"family":"inet","local":"10.100.1.11","prefixlen":24,"scope":"global"},'
+             '{"family":"inet6","local":"fe80::1","prefixlen":64,"scope":"link"}]}]')
+    routes = ('[{"dst":"default","gateway":"172.31.255.1","dev":"eth0","flags":[]},'
+              '{"dst":"10.9.9.9","gateway":"10.100.1.1","dev":"eth1","flags":[]},'
+              '{"dst":"10.100.1.0/24","dev":"eth1","protocol":"kernel","scope":"link",'
+              '"prefsrc":"10.100.1.11","flags":[]},'
+              '{"dst":"10.50.0.0/16","flags":[],"nexthops":[{"gateway":"10.100.1.1",'
+              '"dev":"eth1","weight":1,"flags":[]}]}]')
+    config = from_ip_json(links, addrs, routes, MGMT)
+    assert config.nics == {"eth1": Nic(name="eth1", mtu=9000, up=True,
+                                       addresses=("10.100.1.11/24",))}
+    assert config.routes == (HostRoute(prefix="10.9.9.9/32", via="10.100.1.1", nic="eth1"),)
+
+
+def test_from_ip_json_rejects_output_that_is_not_json() -> None:
+    with pytest.raises(HostConfigError, match="not JSON"):
+        from_ip_json("[]", "Device does not exist", "[]", MGMT)
+
+
+# ---- transition: exact commands -----------------------------------------------------------
+
+
+def test_first_configuration() -> None:
+    ops = assert_reaches(factory("eth1"), parse_config(LEAF1_H1))
+    assert ops == ["ip link set eth1 mtu 9000 up",
+                   "ip addr add 10.100.1.11/24 dev eth1",
+                   "ip route replace 0.0.0.0/0 via 10.100.1.1 dev eth1"]  # after its address
+
+
+def test_add_address() -> None:
+    desired = parse_config(LEAF1_H1 + "address eth1 10.100.9.11/24\n")
+    assert assert_reaches(recorded_host(), desired) == ["ip addr add 10.100.9.11/24 dev eth1"]
+
+
+def test_remove_one_of_two_addresses() -> None:
+    current = parse_config(LEAF1_H1 + "address eth1 10.100.9.11/24\n")
+    assert assert_reaches(current, parse_config(LEAF1_H1)) == [
+        "ip addr del 10.100.9.11/24 dev eth1"]
+
+
+def test_mtu_change() -> None:
+    desired = parse_config(LEAF1_H1.replace("mtu 9000", "mtu 4200"))
+    assert assert_reaches(recorded_host(), desired) == ["ip link set eth1 mtu 4200"]
+
+
+def test_add_route() -> None:
+    desired = parse_config(LEAF1_H1 + "route 10.200.0.0/16 via 10.100.1.1 dev eth1\n")
+    assert assert_reaches(recorded_host(), desired) == [
+        "ip route replace 10.200.0.0/16 via 10.100.1.1 dev eth1"]
+
+
+def test_remove_route() -> None:
+    desired = parse_config("nic eth1 mtu 9000 up\naddress eth1 10.100.1.11/24\n")
+    assert assert_reaches(recorded_host(), desired) == [
+        "ip route del 0.0.0.0/0 via 10.100.1.1 dev eth1"]
+
+
+def test_change_route_gateway() -> None:
+    desired = parse_config(LEAF1_H1.replace("via 10.100.1.1", "via 10.100.1.2"))
+    assert assert_reaches(recorded_host(), desired) == [
+        "ip route del 0.0.0.0/0 via 10.100.1.1 dev eth1",
+        "ip route replace 0.0.0.0/0 via 10.100.1.2 dev eth1"]
+
+
+def test_nic_dropped_from_the_config_returns_to_the_factory_state() -> None:
+    assert assert_reaches(recorded_host(), parse_config("")) == [
+        "ip route del 0.0.0.0/0 via 10.100.1.1 dev eth1",  # before its address goes
+        "ip addr del 10.100.1.11/24 dev eth1",
+        "ip link set eth1 mtu 1500 down"]
+
+
+def test_second_nic_configured_beside_the_first() -> None:
+    desired = parse_config(LEAF1_H1 + "nic eth2 mtu 9000 up\naddress eth2 10.100.2.11/24\n")
+    assert assert_reaches(recorded_host(extra_nics=("eth2",)), desired) == [
+        "ip link set eth2 mtu 9000 up", "ip addr add 10.100.2.11/24 dev eth2"]
+
+
+def test_same_state_needs_no_commands() -> None:
+    assert transition(recorded_host(), parse_config(LEAF1_H1)) == []
+
+
+def test_unknown_nic_is_an_error() -> None:
+    desired = parse_config(LEAF1_H1 + "nic eth7 mtu 9000 up\nnic eth5 mtu 9000 up\n")
+    with pytest.raises(HostConfigError, match=r"^no such NIC on the host: eth7, eth5$"):
+        transition(recorded_host(), desired)
+
+
+def test_management_nic_is_never_touched() -> None:
+    # eth0 is not in the running state at all, so even an empty config leaves it alone
+    assert all("eth0" not in op for op in transition(recorded_host(), parse_config("")))
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    LEAF1_H1 + "address eth1 10.100.9.11/24\nroute 10.9.0.0/16 via 10.100.9.1 dev eth1\n",
+    LEAF1_H1.replace("mtu 9000 up", "mtu 9000 down").replace("route 0.0.0.0/0 via 10.100.1.1 "
+                                                             "dev eth1\n", ""),
+    "nic eth1 mtu 9000 up\naddress eth1 10.100.1.11/24\naddress eth1 10.100.9.11/24\n"
+    "nic eth2 mtu 9000 up\naddress eth2 10.100.2.11/24\n"
+    "route 0.0.0.0/0 via 10.100.2.1 dev eth2\n",
+])
+def test_transition_and_its_rollback_reach_their_targets(text: str) -> None:
+    current, desired = recorded_host(extra_nics=("eth2",)), parse_config(text)
+    assert_reaches(current, desired)
+    # once applied, the host has every NIC: the ones the config leaves out in factory state
+    applied = HostConfig(nics={**factory(*current.nics).nics, **desired.nics},
+                         routes=desired.routes)
+    assert_reaches(applied, current)
+
+
+def test_transition_renumbering_a_nic_keeps_its_route() -> None:
+    # Regression: the old address is deleted before the new one is added, so for a moment eth1 has
+    # no IPv4 address and the kernel flushes every route through it; the default route is
+    # unchanged in the config, so transition never adds it back.
+    desired = parse_config(LEAF1_H1.replace("10.100.1.11/24", "10.100.1.12/24"))
+    assert_reaches(recorded_host(), desired)
+
+
+# ---- transition on generated states -------------------------------------------------------
+
+POOL = {"eth1": ("10.100.1.11/24", "10.100.1.12/24", "10.101.1.11/24"),
+        "eth2": ("10.100.2.11/24", "10.100.2.12/24")}
+PREFIXES = ("0.0.0.0/0", "10.200.0.0/16", "10.9.9.9/32")
+
+
+def random_host(rng: random.Random) -> HostConfig:
+    """A state the kernel can hold: routes only via up NICs to gateways on their subnets."""
+    nics = {name: Nic(name=name, mtu=rng.choice([1500, 9000]), up=rng.choice([True, False]),
+                      addresses=tuple(a for a in pool if rng.choice([True, False])))
+            for name, pool in POOL.items()}
+    gateways = [(n, str(ipaddress.IPv4Interface(a).network[1]))
+                for n, nic in nics.items() if nic.up for a in nic.addresses]
+    routes = tuple(HostRoute(prefix=prefix, via=via, nic=nic)
+                   for prefix in PREFIXES if gateways and rng.choice([True, False])
+                   for nic, via in [rng.choice(gateways)])
+    return HostConfig(nics=nics, routes=routes)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_transition_reaches_random_desired_states(seed: int) -> None:
+    rng = random.Random(seed)  # seeded: a failure is reproducible
+    checked = 0
+    while checked < 100:
+        current, desired = random_host(rng), random_host(rng)
+        assert_reaches(current, desired)
+        assert normal(parse_config(format_config(desired))) == normal(desired)
+        checked += 1

@@ -1,0 +1,264 @@
+"""LinuxHostDriver against recorded host output, without a network.
+
+Answers come from tests/fixtures/linux_host/leaf1-h1: `ip -j` output recorded on host
+leaf1-h1 of the embedded lab (data NIC eth1, management NIC eth0, default route via the
+leaf), byte-for-byte copies of the recordings in tests/fixtures/recorded as the lab was down
+when these tests were written. hostname.txt, proc_uptime.txt, uname_*.txt, machine_id.txt
+and probe_output.txt are written by hand in the shape the commands print. The fake session
+is test_frr_driver's.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from napalm.base.exceptions import CommitError, ReplaceConfigException
+
+from tasks.platforms.linux_host.config import HostConfig, HostRoute, Nic
+from tasks.platforms.linux_host.driver import PROBE_MARK, LinuxHostDriver
+from tasks.transport.ssh import CommandResult, ReadOnlyError
+from tests.unit.test_frr_driver import FakeShell, ReadOnlyShell, Reply, recorded
+
+HOST = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "leaf1-h1"
+STATE_DIR = "/var/lib/flatfab"
+
+LEAF1_H1 = """\
+nic eth1 mtu 9000 up
+address eth1 10.100.1.11/24
+route 0.0.0.0/0 via 10.100.1.1 dev eth1
+"""
+
+
+def host_answers() -> dict[str, Reply]:
+    return {
+        "ip -j -d link show": recorded(HOST / "ip_link.json"),
+        "ip -j addr show": recorded(HOST / "ip_addr.json"),
+        "ip -j route show": recorded(HOST / "ip_route.json"),
+        # get_facts only reads the names; the -d recording has the same ones
+        "ip -j link show": recorded(HOST / "ip_link.json"),
+        "hostname": recorded(HOST / "hostname.txt"),
+        "cat /proc/uptime": recorded(HOST / "proc_uptime.txt"),
+        "uname -sr": recorded(HOST / "uname_sr.txt"),
+        "uname -m": recorded(HOST / "uname_m.txt"),
+        "cat /etc/machine-id 2>/dev/null || true": recorded(HOST / "machine_id.txt"),
+        f"p=$(cat {STATE_DIR}/revert.pid 2>/dev/null) && kill -0 $p 2>/dev/null "
+        "&& echo $p || true": Reply(),
+    }
+
+
+def host_driver(*, read_only: bool = False) -> tuple[LinuxHostDriver, FakeShell]:
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin",
+                             optional_args={"read_only": read_only})
+    shell = FakeShell(host_answers())
+    driver.session = shell
+    return driver, shell
+
+
+@pytest.fixture
+def host() -> tuple[LinuxHostDriver, FakeShell]:
+    return host_driver()
+
+
+# ---- getters ------------------------------------------------------------------------------
+
+
+def test_get_facts(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    driver, shell = host
+    facts = driver.get_facts()
+    assert facts == {
+        "hostname": "leaf1-h1", "fqdn": "leaf1-h1", "vendor": "Linux", "model": "x86_64",
+        "os_version": "Linux 6.18.44-fc-v657",
+        "serial_number": "0c7e5b1a9d8f4c2e8b6a4f3d2e1c0b9a",
+        "uptime": pytest.approx(5061.88), "interface_list": ["eth0", "eth1", "lo"]}
+    assert [entry.command for entry in shell.log] == ["sh -s"]  # one round trip
+
+
+def test_get_interfaces(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    interfaces = host[0].get_interfaces()
+    assert set(interfaces) == {"eth0", "eth1"}
+    assert interfaces["eth1"]["mtu"] == 9000
+    assert interfaces["eth1"]["is_enabled"] is True
+    assert interfaces["eth1"]["is_up"] is True
+    assert interfaces["eth0"]["mtu"] == 1500
+    assert interfaces["eth1"]["mac_address"] == interfaces["eth1"]["mac_address"].upper()
+
+
+def test_get_interfaces_ip(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    addresses = host[0].get_interfaces_ip()
+    assert addresses["eth1"] == {
+        "ipv4": {"10.100.1.11": {"prefix_length": 24}},
+        "ipv6": {"fe80::444d:28ff:fe5b:9c81": {"prefix_length": 64}}}
+    assert addresses["eth0"]["ipv4"] == {"172.31.255.17": {"prefix_length": 24}}
+    assert addresses["lo"]["ipv4"] == {"127.0.0.1": {"prefix_length": 8}}
+
+
+def test_read_host_state(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    assert host[0].read_host_state() == HostConfig(
+        nics={"eth1": Nic(name="eth1", mtu=9000, up=True, addresses=("10.100.1.11/24",))},
+        routes=(HostRoute(prefix="0.0.0.0/0", via="10.100.1.1", nic="eth1"),))
+
+
+def test_get_config_running(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    assert host[0].get_config(retrieve="running")["running"] == LEAF1_H1
+
+
+# ---- configuration ------------------------------------------------------------------------
+
+
+def test_candidate_touching_the_management_nic_is_refused(
+        host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    driver, shell = host
+    with pytest.raises(ReplaceConfigException, match="management NIC eth0"):
+        driver.load_replace_candidate(config=LEAF1_H1 + "nic eth0 mtu 9000 up\n")
+    assert shell.log == []
+
+
+def test_candidate_that_does_not_parse_is_refused(host: tuple[LinuxHostDriver, FakeShell]
+                                                   ) -> None:
+    with pytest.raises(ReplaceConfigException, match="line 2: cannot parse"):
+        host[0].load_replace_candidate(config="nic eth1 mtu 9000 up\naddress eth1\n")
+
+
+def test_compare_config(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    driver, _ = host
+    driver.load_replace_candidate(config=LEAF1_H1.replace("mtu 9000", "mtu 4200"))
+    diff = driver.compare_config()
+    assert "\n-nic eth1 mtu 9000 up\n+nic eth1 mtu 4200 up\n" in diff
+    driver.load_replace_candidate(config=LEAF1_H1)
+    assert driver.compare_config() == ""
+
+
+def test_commit_config(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    driver, shell = host
+    driver.load_replace_candidate(config=LEAF1_H1.replace("mtu 9000", "mtu 4200"))
+    driver.commit_config()
+    assert shell.applied == [
+        (f"mkdir -p {STATE_DIR} && cat > {STATE_DIR}/rollback.conf", LEAF1_H1),
+        (f"cat > {STATE_DIR}/revert.sh", "set -e\nip link set eth1 mtu 9000\n"),
+        ("sh -s", "set -e\nip link set eth1 mtu 4200\n"),
+        ("sh -s", f"cat > {STATE_DIR}/startup.conf <<'FLATFAB_EOF'\n"
+                  f"{LEAF1_H1.replace('mtu 9000', 'mtu 4200')}FLATFAB_EOF\n"),
+    ]
+
+
+def test_failed_apply_is_reverted_at_once(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    driver, _ = host
+
+    @dataclass
+    class FailingApply(FakeShell):
+        def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+                privileged: bool = False, timeout: float = 60.0) -> CommandResult:
+            result = super().run(command, stdin=stdin, mutating=mutating, timeout=timeout)
+            if mutating and command == "sh -s":  # the forward script
+                return CommandResult(command, "", "Error: mtu greater than device maximum.\n",
+                                     2)
+            return result
+
+    shell = FailingApply(host_answers())
+    driver.session = shell
+    driver.load_replace_candidate(config=LEAF1_H1.replace("mtu 9000", "mtu 99000"))
+    with pytest.raises(CommitError, match="rolled back: Error: mtu greater than device"):
+        driver.commit_config()
+    assert shell.applied[-1] == (f"sh {STATE_DIR}/revert.sh", None)
+
+
+def test_rollback_to_the_factory_state(host: tuple[LinuxHostDriver, FakeShell]) -> None:
+    # Regression: rollback.conf of a host in factory state is empty (unconfigured NICs have no
+    # line). commit_config plans the revert as transition(desired, current) with desired
+    # parsed from that text, so eth1 is "no such NIC on the host" and the rollback of a
+    # first deployment is refused; the same happens for any candidate leaving a NIC out.
+    driver, shell = host
+    shell.answers[f"cat {STATE_DIR}/rollback.conf"] = Reply("")
+    driver.rollback()
+    assert ("sh -s", "set -e\nip route del 0.0.0.0/0 via 10.100.1.1 dev eth1\n"
+                     "ip addr del 10.100.1.11/24 dev eth1\n"
+                     "ip link set eth1 mtu 1500 down\n") in shell.applied
+
+
+def test_read_only_driver_refuses_commit_config() -> None:
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", optional_args={"read_only": True})
+    real = driver.session
+    shell = ReadOnlyShell(host_answers(), real=real)
+    driver.session = shell
+    driver.load_replace_candidate(config=LEAF1_H1.replace("mtu 9000", "mtu 4200"))
+    with pytest.raises(ReadOnlyError, match="refused on a read-only session"):
+        driver.commit_config()
+    assert not any(entry.mutating for entry in shell.log)
+    assert real.log == []
+    assert not real.is_alive
+
+
+# ---- probe --------------------------------------------------------------------------------
+
+
+@dataclass
+class ProbeShell(FakeShell):
+    """Answers the probe script with fixed output and keeps the script for inspection."""
+
+    output: str = ""
+    scripts: list[str] = field(default_factory=list)
+
+    def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+            privileged: bool = False, timeout: float = 60.0) -> CommandResult:
+        assert not mutating
+        assert command == "sh -s" and stdin is not None and PROBE_MARK in stdin
+        self.scripts.append(stdin)
+        return CommandResult(command, self.output, "", 0)
+
+
+TARGETS = [("10.100.1.1", 56, False), ("10.100.2.11", 8972, True), ("10.200.1.11", 56, False),
+           ("10.100.3.11", 9000, True)]
+
+
+def probe_driver(output: str) -> tuple[LinuxHostDriver, ProbeShell]:
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin")
+    shell = ProbeShell({}, output=output)
+    driver.session = shell
+    return driver, shell
+
+
+def test_probe_results_in_target_order_with_missing_one_not_replied() -> None:
+    # the recorded output is out of order and has no line for target 1
+    driver, _ = probe_driver((HOST / "probe_output.txt").read_text(encoding="utf-8"))
+    assert driver.probe(TARGETS) == [
+        {"replied": True, "detail": "rtt min/avg/max/mdev = 0.041/0.052/0.063/0.011 ms"},
+        {"replied": False, "detail": "no result"},
+        {"replied": False,
+         "detail": "2 packets transmitted, 0 received, 100% packet loss, time 201ms"},
+        {"replied": False, "detail": "2 packets transmitted, 0 received, +2 errors, "
+                                     "100% packet loss, time 1ms"},
+    ]
+
+
+def test_probe_ignores_other_lines_and_keeps_empty_detail() -> None:
+    output = ("sh: 1: cannot fork\n"
+              f"{PROBE_MARK} x 0 nonsense\n"
+              f"{PROBE_MARK} 1 0\n"
+              f"{PROBE_MARK} 0 2 \n")
+    driver, _ = probe_driver(output)
+    assert driver.probe(TARGETS[:2]) == [{"replied": False, "detail": ""},
+                                         {"replied": True, "detail": ""}]
+
+
+def test_probe_script_pings_every_target_in_parallel() -> None:
+    driver, shell = probe_driver("")
+    driver.probe(TARGETS, count=3, wait=0.5)
+    lines = shell.scripts[0].splitlines()
+    assert len(lines) == len(TARGETS) + 1
+    assert lines[-1] == "wait"
+    for index, (line, (address, size, dont_fragment)) in enumerate(zip(lines, TARGETS,
+                                                                       strict=False)):
+        assert line.startswith("( out=$(ping -n -q -c 3 -i 0.2 -W 0.5 ")
+        assert f" -s {size}" in line
+        assert (" -M do " in line) is dont_fragment
+        assert f" {shlex.quote(address)} 2>&1)" in line
+        assert f'echo "{PROBE_MARK} {index} $rc ' in line
+        assert line.endswith(" &")
+
+
+def test_probe_without_any_result() -> None:
+    driver, _ = probe_driver("")
+    assert driver.probe(TARGETS[:2]) == [{"replied": False, "detail": "no result"}] * 2
