@@ -1,0 +1,1 @@
+"""The lossless plane: headroom arithmetic and the canonical RoCEv2 profile."""
