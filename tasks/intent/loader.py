@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 from tasks.errors import InputError, InputProblem
 from tasks.intent import semantics
 from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
+from tasks.intent.qos import QosIntent
 from tasks.yamlio import PathPart, format_path, line_of, load_yaml
 
 # file stem -> (model, required)
@@ -18,6 +19,7 @@ INTENT_FILES: dict[str, tuple[type[BaseModel], bool]] = {
     "fabric": (FabricIntent, True),
     "hosts": (HostsIntent, False),
     "tenants": (TenantsIntent, False),
+    "qos": (QosIntent, False),
 }
 
 
@@ -53,7 +55,7 @@ def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -
         raise InputError.single(str(directory), "", "intent directory not found")
     shown = {stem: str(directory / f"{stem}.yaml") for stem in INTENT_FILES}
     for path in sorted(directory.glob("*.y*ml")):
-        if path.stem not in INTENT_FILES and path.stem != "qos":
+        if path.stem not in INTENT_FILES:
             raise InputError.single(str(path), "", "unknown intent file; expected one of "
                                     + ", ".join(f"{s}.yaml" for s in INTENT_FILES))
     docs: dict[str, Any] = {}
@@ -84,6 +86,7 @@ def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -
         fabric=parts["fabric"],
         hosts=parts["hosts"],
         tenants=parts["tenants"],
+        qos=parts["qos"],
     )
     found = semantics.check(intent)
     if known_platforms is not None:

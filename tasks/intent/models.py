@@ -13,32 +13,18 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tasks.intent.base import SPEEDS_MBPS, Strict
+from tasks.intent.qos import QosIntent
+
 NAME_RE = r"^[a-z][a-z0-9-]{0,30}$"
 VRF_NAME_RE = r"^[a-z][a-z0-9-]{0,14}$"
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
 
-# IEEE speeds flatfab knows headroom and queue data for, in Mb/s.
-SPEEDS_MBPS = {
-    "10G": 10_000,
-    "25G": 25_000,
-    "40G": 40_000,
-    "50G": 50_000,
-    "100G": 100_000,
-    "200G": 200_000,
-    "400G": 400_000,
-    "800G": 800_000,
-}
 ROCE_MTUS = (256, 512, 1024, 2048, 4096)
 # GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (kernel iboe_get_mtu).
 ROCE_HEADER_BYTES = 96
 MIN_MTU = 1280
 MAX_MTU = 9216
-
-
-class Strict(BaseModel):
-    """Every intent model rejects unknown keys, so a typo is an error, not a silent default."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
 Name = Annotated[str, Field(pattern=NAME_RE)]
@@ -284,3 +270,4 @@ class Intent(BaseModel):
     fabric: FabricIntent
     hosts: HostsIntent
     tenants: TenantsIntent
+    qos: QosIntent = QosIntent()

@@ -50,6 +50,112 @@ class Endpoint(Model):
         return f"{self.device}:{self.port}"
 
 
+class QosMaps(Model):
+    """Classification and PFC maps of a port, as lists indexed by DSCP, TC or priority."""
+
+    dscp_to_tc: list[int]  # 64 entries
+    tc_to_pg: list[int]  # 8
+    tc_to_queue: list[int]  # 8
+    pfc_to_pg: list[int]  # 8: which PG's XOFF sends PFC(p)
+    pfc_to_queue: list[int]  # 8: which queue stops when PFC(p) arrives
+
+
+class Watchdog(Model):
+    priorities: list[int]
+    detect_ms: int
+    restore_ms: int
+    action: str
+    poll_ms: int
+
+
+class EcnProfile(Model):
+    min_bytes: int
+    max_bytes: int
+    probability: int  # percent at max_bytes
+
+
+class QueueQos(Model):
+    strict: bool
+    weight: int | None = None
+    ecn: EcnProfile | None = None
+    profile: str  # egress buffer profile
+
+
+class PortQos(Model):
+    """The lossless state of one switch port (all its VRF sub-interfaces share it)."""
+
+    trust: str  # dscp | pcp
+    maps: QosMaps
+    pfc: list[int]
+    watchdog: Watchdog | None = None
+    pgs: dict[int, str]  # priority group -> ingress buffer profile
+    queues: dict[int, QueueQos]
+    speed_mbps: int
+    cable_m: float
+    mtu: int
+
+
+class BufferPool(Model):
+    direction: str  # ingress | egress
+    mode: str  # dynamic | static
+    size: int
+    lossless: bool
+
+
+class BufferProfile(Model):
+    pool: str
+    size: int = 0
+    xon: int = 0
+    xoff: int = 0
+    dynamic_th: int | None = None
+    static_th: int | None = None
+
+
+class Asic(Model):
+    family: str
+    cell_bytes: int
+    mac_phy_bytes: int
+    pipeline_bytes: int
+    buffer_bytes: int
+
+
+class DeviceQos(Model):
+    asic: Asic
+    pools: dict[str, BufferPool]
+    profiles: dict[str, BufferProfile]
+    virtual: bool = False  # observed from the lab's virtual ASIC state, not from hardware
+
+
+class NicQos(Model):
+    """A GPU host NIC's lossless settings (ConnectX: mlnx_qos, sysfs ecn, RDMA-CM ToS)."""
+
+    trust: str
+    pfc: list[int]
+    dscp_to_priority: list[int]  # 64 entries
+    roce_tos: int
+    cnp_dscp: int
+    cnp_priority: int
+    ecn_np: list[int]  # priorities with ECN notification point enabled
+    ecn_rp: list[int]  # priorities with ECN reaction point enabled
+    dcqcn: bool
+    strict_tcs: list[int]
+    tc_bw: list[int]  # 8 entries, percent
+    pfc_prevention_ms: int
+    virtual: bool = False
+
+
+class LosslessProfile(Model):
+    """What the fabric-wide lossless plane promises; checks measure every hop against it."""
+
+    roce_dscp: list[int]
+    lossless: list[int]  # PFC priorities (L)
+    roce_priority: int
+    cnp_dscp: list[int]
+    cnp_priority: int
+    roce_tos: int
+    roce_mtu: int
+
+
 class Interface(Model):
     name: str
     kind: IfKind
@@ -61,6 +167,8 @@ class Interface(Model):
     parent: str | None = None  # physical port of a VRF subinterface
     speed_mbps: int | None = None
     peer: Endpoint | None = None  # cabling: planned from intent, observed from LLDP
+    qos: PortQos | None = None  # switch ports
+    nic: NicQos | None = None  # host data NICs
 
 
 class BgpPeer(Model):
@@ -127,6 +235,7 @@ class DeviceState(Model):
     static_routes: list[StaticRoute] = Field(default_factory=list)
     routes: dict[str, dict[str, Route]] | None = None  # observed RIB: VRF -> prefix -> route
     probes: list[Probe] = Field(default_factory=list)
+    qos: DeviceQos | None = None
     reachable: bool = True
     errors: list[str] = Field(default_factory=list)
 
@@ -158,6 +267,7 @@ class FabricState(Model):
     devices: dict[str, DeviceState]
     links: list[Link]
     tenants: dict[str, TenantState] = Field(default_factory=dict)
+    lossless: LosslessProfile | None = None
 
     def of_role(self, role: Role) -> list[DeviceState]:
         return [d for d in self.devices.values() if d.role is role]

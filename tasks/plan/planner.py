@@ -23,6 +23,7 @@ from tasks.model.state import (
     TenantState,
 )
 from tasks.plan import allocate
+from tasks.plan.lossless import plan_lossless
 
 
 def port_name(fabric: FabricIntent, base: int, number: int) -> str:
@@ -186,7 +187,7 @@ def plan(intent: Intent) -> FabricState:
             b=Endpoint(device=leaf.name, port=leaf_port), vrf=vrf, link_class=host_class_name,
             speed_mbps=host_class.speed_mbps, cable_m=host_class.cable_m, mtu=host_class.mtu))
 
-    return FabricState(
+    state = FabricState(
         fabric=fabric.name, source=Source.PLANNED, roce_mtu=fabric.roce_mtu, devices=devices,
         links=links,
         tenants={vrf: TenantState(name=vrf, vrf_id=tenancy.vrf_ids[vrf],
@@ -194,6 +195,8 @@ def plan(intent: Intent) -> FabricState:
                                            == vrf],
                                   subnets=subnets[vrf])
                  for vrf in all_vrfs})
+    plan_lossless(intent.qos, state)
+    return state
 
 
 def _switch(switch: Switch, role: Role, asn: int, loopback: str, platform: str,

@@ -58,6 +58,10 @@ def _file(node: str, name: str) -> tuple[str, int, str]:
 
 def _leaf1() -> dict[str, tuple[str, int, str]]:
     answers = {
+        # before the first lossless rollout: no virtual ASIC file, no flatfab queues
+        r"cat \S+/asic/config_db\.json .*": ("", 0, ""),
+        r"tc (-n \S+ )?-j (-s )?(qdisc|filter) show dev \S+": ("[]\n", 0, ""),
+        r"tc (-n \S+ )?class show dev \S+": ("", 0, ""),
         r"ip netns list": _file("leaf1", "ip_netns_list.txt"),
         r"vtysh -c 'show bgp vrf all summary json'":
             _file("leaf1", "show_bgp_vrf_all_summary.json"),

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
+from tasks.platforms.frr import kernel_qos
+from tasks.platforms.frr import links as links_mod
 from tasks.platforms.frr.driver import FrrDriver
 from tasks.platforms.shell_driver import MARK, DeviceCommandError
 from tasks.transport.ssh import (
@@ -124,6 +126,18 @@ def leaf1_answers() -> dict[str, Reply]:
         answers[f"ip {ns}-j -d addr show"] = recorded(LEAF1 / f"ip_addr_{vrf}.json")
         answers[f"vtysh -c 'show ip route vrf {vrf} json'"] = recorded(
             LEAF1 / f"show_ip_route_vrf_{vrf}.json")
+    return answers | no_lossless_state()
+
+
+def no_lossless_state() -> dict[str, Reply]:
+    """A switch before its first lossless rollout: no virtual ASIC file, no flatfab queues."""
+    links = links_mod.from_ip_json(
+        {vrf: (LEAF1 / f"ip_link_{vrf}.json").read_text() for vrf in ("default", "blue", "red")},
+        {"eth0"})
+    ports = {name: spec.vrf for name, spec in links.items() if not spec.bridge}
+    answers = {command: Reply(stdout="[]\n" if " -j " in command else "")
+               for command in kernel_qos.readback_commands(ports).values()}
+    answers[f"cat {STATE_DIR}/asic/config_db.json 2>/dev/null || true"] = Reply()
     return answers
 
 

@@ -17,6 +17,8 @@ from tasks.model.state import (
     Probe,
     Route,
 )
+from tasks.platforms import configdb
+from tasks.platforms.frr import kernel_qos
 
 
 def _kind(name: str, planned: DeviceState, master: str) -> IfKind:
@@ -105,4 +107,33 @@ def collect(driver: Any, planned: DeviceState, probes: list[Probe]) -> DeviceSta
                 routes[prefix] = Route(prefix=prefix, protocol=entry.get("protocol", ""),
                                        nexthops=hops)
         device.routes[vrf_name] = routes
+    if planned.qos is not None:
+        lossless: dict[str, Any] = _read(device, "lossless", driver.get_lossless, {})
+        if lossless:
+            _add_lossless(device, lossless)
     return device
+
+
+def _add_lossless(device: DeviceState, lossless: dict[str, Any]) -> None:
+    """Virtual ASIC tables for what only an ASIC enforces; the kernel's own DSCP map."""
+    try:
+        device.qos, ports = configdb.from_config_db(lossless["config_db"], virtual=True)
+    except configdb.ConfigDbError as exc:
+        device.errors.append(f"lossless: {exc}")
+        return
+    kernel: dict[str, dict[str, str]] = lossless.get("kernel", {})
+    for name, port in ports.items():
+        iface = device.interfaces.get(name)
+        if iface is None:
+            continue
+        row = kernel.get(name)
+        # what classifies traffic in the lab is tc, so the DSCP map comes from the kernel;
+        # a port without flatfab queues classifies nothing: everything lands in TC 0
+        table = kernel_qos.dscp_to_tc(row) if row else [0] * 64
+        iface.qos = port.model_copy(update={"maps": port.maps.model_copy(
+            update={"dscp_to_tc": table})})
+        for sub in device.interfaces.values():
+            if sub.parent == name and sub.name != name:
+                sub_row = kernel.get(sub.name)
+                sub.qos = port.model_copy(update={"maps": port.maps.model_copy(update={
+                    "dscp_to_tc": kernel_qos.dscp_to_tc(sub_row) if sub_row else [0] * 64})})

@@ -17,6 +17,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from tasks.platforms import configdb
+from tasks.platforms.frr import kernel_qos
 from tasks.platforms.frr import links as links_mod
 from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
@@ -38,11 +40,21 @@ def normalize_frr(text: str) -> str:
     return "\n".join(lines).strip("\n") + "\n"
 
 
+ASIC_FILE = "asic/config_db.json"
+
+
 @dataclass(frozen=True)
 class FrrState:
     links: dict[str, links_mod.LinkSpec]
     frr: str
     merge_frr: str | None = None  # merge candidates are applied with `vtysh -f`
+    qos: str | None = None  # canonical JSON: virtual ASIC tables + kernel queue rows
+
+
+def _qos_text(text: str) -> str | None:
+    """Canonical qos JSON from a section; None for an empty section (no lossless state)."""
+    db = configdb.load(text) if text.strip() else {}
+    return configdb.dump(db) if db else None
 
 
 class FrrDriver(ShellDriver[FrrState]):
@@ -208,7 +220,39 @@ class FrrDriver(ShellDriver[FrrState]):
     def _read_state(self) -> FrrState:
         links = links_mod.from_ip_json(self._per_namespace("link"), self.mgmt_interfaces)
         frr = normalize_frr(self._run("vtysh -c 'show running-config'").stdout)
-        return FrrState(links=links, frr=frr)
+        db, _counters = self._read_qos(links)
+        return FrrState(links=links, frr=frr, qos=configdb.dump(db) if db else None)
+
+    def _read_qos(self, links: dict[str, links_mod.LinkSpec]
+                  ) -> tuple[configdb.ConfigDb, dict[str, dict[int, dict[str, int]]]]:
+        """The virtual ASIC file with its kernel table replaced by what tc really holds."""
+        path = shlex.quote(f"{self.state_dir}/{ASIC_FILE}")
+        ports = {name: spec.vrf for name, spec in links.items() if not spec.bridge}
+        out = self._batch({"asic": f"cat {path} 2>/dev/null || true",
+                           **kernel_qos.readback_commands(ports)})
+        try:
+            db = configdb.load(out["asic"]) if out["asic"].strip() else {}
+            rows: dict[str, dict[str, str]] = {}
+            counters: dict[str, dict[int, dict[str, int]]] = {}
+            for name, vrf in sorted(ports.items()):
+                row, seen = kernel_qos.parse_link(name, vrf, out[f"qdisc {name}"],
+                                                  out[f"filter {name}"], out[f"class {name}"])
+                if row is not None:
+                    rows[name] = row
+                    counters[name] = seen
+        except (configdb.ConfigDbError, kernel_qos.KernelQosError) as exc:
+            raise DeviceCommandError(f"{self.hostname}: lossless state: {exc}") from None
+        db.pop(kernel_qos.KERNEL_TABLE, None)
+        if rows:
+            db[kernel_qos.KERNEL_TABLE] = rows
+        return db, counters
+
+    def get_lossless(self) -> dict[str, Any]:
+        """Not a NAPALM getter: the virtual ASIC tables, kernel queue rows and counters."""
+        links = links_mod.from_ip_json(self._per_namespace("link"), self.mgmt_interfaces)
+        db, counters = self._read_qos(links)
+        kernel = db.pop(kernel_qos.KERNEL_TABLE, {})
+        return {"config_db": db, "kernel": kernel, "counters": counters}
 
     def _format(self, state: FrrState) -> str:
         frr = state.frr
@@ -217,15 +261,20 @@ class FrrDriver(ShellDriver[FrrState]):
             added = [line for line in state.merge_frr.splitlines()
                      if line not in have and line.strip() not in {"!", "end", ""}]
             frr = frr.replace("end\n", "".join(f"{line}\n" for line in added) + "end\n")
-        return links_mod.join_sections(links_mod.format_links(state.links), frr)
+        return links_mod.join_sections(links_mod.format_links(state.links), frr, state.qos)
 
     def _check_candidate(self, candidate: str) -> None:
         try:
             links_text, frr_text = links_mod.split_sections(candidate)
             if links_text is not None:
                 links_mod.parse_links(links_text)
+            qos_text = links_mod.qos_section(candidate)
+            if qos_text is not None and qos_text.strip():
+                configdb.from_config_db(configdb.load(qos_text), virtual=True)
         except links_mod.LinksError as exc:
             raise CandidateError(str(exc)) from None
+        except configdb.ConfigDbError as exc:
+            raise CandidateError(f"qos section: {exc}") from None
         # vtysh -C: a dry run of FRR's parser on the device; nothing is applied
         check = self._run("f=$(mktemp) && cat > $f && vtysh -C -f $f; rc=$?; rm -f $f; "
                           "exit $rc", stdin=frr_text, check=False)
@@ -238,16 +287,26 @@ class FrrDriver(ShellDriver[FrrState]):
         try:
             links_text, frr_text = links_mod.split_sections(candidate)
             links = current.links if links_text is None else links_mod.parse_links(links_text)
+            qos_section = links_mod.qos_section(candidate)
+            # no qos section: the candidate does not manage the lossless plane, keep it
+            qos = current.qos if qos_section is None else _qos_text(qos_section)
         except links_mod.LinksError as exc:
             raise CandidateError(str(exc)) from None
+        except configdb.ConfigDbError as exc:
+            raise CandidateError(f"qos section: {exc}") from None
         if merge:
+            if qos_section is not None and current.qos is not None:
+                merged = configdb.load(current.qos)
+                for table, rows in configdb.load(qos or "{}").items():
+                    merged.setdefault(table, {}).update(rows)
+                qos = configdb.dump(merged)
             return FrrState(links={**current.links, **links}, frr=current.frr,
-                            merge_frr=normalize_frr(frr_text))
+                            merge_frr=normalize_frr(frr_text), qos=qos)
         # ports the candidate leaves out are still there afterwards, unconfigured; saying
         # so keeps the way back (desired -> current) computable
         kept = {name: links_mod.LinkSpec(name=name) for name, spec in current.links.items()
                 if not spec.bridge}
-        return FrrState(links={**kept, **links}, frr=normalize_frr(frr_text))
+        return FrrState(links={**kept, **links}, frr=normalize_frr(frr_text), qos=qos)
 
     def _with_netns(self, frr_text: str) -> str:
         """Put back the `netns` lines FRR's netns VRF backend shows under each VRF."""
@@ -274,7 +333,29 @@ class FrrDriver(ShellDriver[FrrState]):
             apply = f"{FRR_RELOAD} --reload {frr_file} >/dev/null 2>{frr_file}.log"
         return "\n".join(["set -e", f"mkdir -p {self.state_dir}",
                           f"cat > {frr_file} <<'FLATFAB_FRR_EOF'", text.rstrip("\n"),
-                          "FLATFAB_FRR_EOF", *ops, apply, ""])
+                          "FLATFAB_FRR_EOF", *ops, apply,
+                          *self._qos_ops(current, desired, relinked=bool(ops)), ""])
+
+    def _qos_ops(self, current: FrrState, desired: FrrState, *, relinked: bool) -> list[str]:
+        """Write the virtual ASIC and rebuild the kernel queues when anything differs.
+
+        A port that moved between namespaces lost its queues, so any links change also
+        rebuilds them.
+        """
+        if current.qos == desired.qos and not relinked:
+            return []
+        path = f"{self.state_dir}/{ASIC_FILE}"
+        want = configdb.load(desired.qos) if desired.qos else {}
+        have = configdb.load(current.qos) if current.qos else {}
+        rows = want.get(kernel_qos.KERNEL_TABLE, {})
+        ops = [f"{kernel_qos.tc_cmd(row['vrf'])} qdisc del dev {shlex.quote(name)} root "
+               "2>/dev/null || true"
+               for name, row in have.get(kernel_qos.KERNEL_TABLE, {}).items() if name not in rows]
+        if not want:
+            return [*ops, f"rm -f {shlex.quote(path)}"]
+        return [*ops, f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0])}",
+                f"cat > {shlex.quote(path)} <<'FLATFAB_QOS_EOF'", configdb.dump(want).rstrip("\n"),
+                "FLATFAB_QOS_EOF", *kernel_qos.tc_ops(rows)]
 
     def _save_script(self, state: FrrState) -> str:
         return "vtysh -c 'write memory' >/dev/null\n"

@@ -29,6 +29,8 @@ LINE_RE = re.compile(
     r"(?: master (?P<master>\S+))? mtu (?P<mtu>\d+) (?P<state>up|down)$")
 SECTION_LINKS = "!! links"
 SECTION_FRR = "!! frr"
+SECTION_QOS = "!! qos"
+SECTIONS = {SECTION_LINKS: "links", SECTION_QOS: "qos", SECTION_FRR: "frr"}
 
 
 class LinksError(ValueError):
@@ -97,25 +99,35 @@ def parse_links(text: str) -> dict[str, LinkSpec]:
     return specs
 
 
-def split_sections(text: str) -> tuple[str | None, str]:
-    """(links text or None when the config does not manage links, frr text)."""
-    if SECTION_LINKS not in text.splitlines():
-        return None, text.replace(f"{SECTION_FRR}\n", "")
-    links: list[str] = []
-    frr: list[str] = []
-    target = frr
+def sections(text: str) -> dict[str, str]:
+    """Section name ('links', 'qos', 'frr') -> its text; text before any marker is frr."""
+    parts: dict[str, list[str]] = {}
+    target = parts.setdefault("frr", [])
     for line in text.splitlines():
-        if line == SECTION_LINKS:
-            target = links
-        elif line == SECTION_FRR:
-            target = frr
+        if line in SECTIONS:
+            target = parts.setdefault(SECTIONS[line], [])
         else:
             target.append(line)
-    return "\n".join(links) + "\n", "\n".join(frr).strip("\n") + "\n"
+    out = {name: "\n".join(lines).strip("\n") + "\n" for name, lines in parts.items()}
+    if "links" in out:
+        out["links"] = "\n".join(parts["links"]) + "\n"
+    return out
 
 
-def join_sections(links: str, frr: str) -> str:
-    return f"{SECTION_LINKS}\n{links}{SECTION_FRR}\n{frr}"
+def split_sections(text: str) -> tuple[str | None, str]:
+    """(links text or None when the config does not manage links, frr text)."""
+    found = sections(text)
+    return found.get("links"), found.get("frr", "\n")
+
+
+def qos_section(text: str) -> str | None:
+    """The qos section (virtual ASIC and kernel queues, JSON), None when not managed."""
+    return sections(text).get("qos")
+
+
+def join_sections(links: str, frr: str, qos: str | None = None) -> str:
+    middle = f"{SECTION_QOS}\n{qos}" if qos is not None else ""
+    return f"{SECTION_LINKS}\n{links}{middle}{SECTION_FRR}\n{frr}"
 
 
 def from_ip_json(outputs: dict[str, str], ignore: set[str]) -> dict[str, LinkSpec]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from netutils.interface import sort_interface_list
 
 from tasks.model.state import DEFAULT_VRF, DeviceState, IfKind, Interface
+from tasks.platforms import configdb
+from tasks.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
 from tasks.platforms.frr.links import LinkSpec, format_links, join_sections
 from tasks.platforms.templating import environment
 
@@ -38,5 +40,14 @@ def render_frr(device: DeviceState) -> str:
                                           for b in bgp])
 
 
+def render_qos(device: DeviceState) -> str | None:
+    """The virtual ASIC (CONFIG_DB tables) plus the kernel queue rows, as canonical JSON."""
+    if device.qos is None:
+        return None
+    db = configdb.to_config_db(device)
+    db[KERNEL_TABLE] = kernel_rows(device, *configdb.queue_limits(device.qos))
+    return configdb.dump(db)
+
+
 def render(device: DeviceState) -> str:
-    return join_sections(format_links(link_specs(device)), render_frr(device))
+    return join_sections(format_links(link_specs(device)), render_frr(device), render_qos(device))

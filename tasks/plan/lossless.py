@@ -1,0 +1,285 @@
+"""Plan the lossless plane: the QoS state of every switch port and every host NIC.
+
+Ports with the same inputs (speed, cable, MTUs, overrides) share one PortQos object, so the
+plan of a 1,000-switch fabric holds a handful of them, not one per port.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+
+from tasks.intent.qos import AsicIntent, NicIntent, Override, QosIntent
+from tasks.model.state import (
+    Asic,
+    BufferPool,
+    BufferProfile,
+    DeviceQos,
+    DeviceState,
+    EcnProfile,
+    FabricState,
+    IfKind,
+    Interface,
+    LosslessProfile,
+    NicQos,
+    PortQos,
+    QosMaps,
+    QueueQos,
+    Role,
+    Watchdog,
+)
+from tasks.qos import headroom as hr
+from tasks.qos.headroom import ASICS, required_headroom
+
+ECT0 = 0b10
+INGRESS_LOSSY = "ingress_lossy_profile"
+EGRESS_LOSSLESS = "egress_lossless_profile"
+EGRESS_LOSSY = "egress_lossy_profile"
+POOLS = ("ingress_lossless_pool", "ingress_lossy_pool", "egress_lossless_pool",
+         "egress_lossy_pool")
+
+
+def asic_of(qos: QosIntent, platform: str) -> Asic:
+    spec = qos.asics.get(platform, AsicIntent())
+    base = ASICS[spec.family]
+    return Asic(family=spec.family,
+                cell_bytes=base.cell_bytes if spec.cell_bytes is None else spec.cell_bytes,
+                mac_phy_bytes=(base.mac_phy_bytes if spec.mac_phy_bytes is None
+                               else spec.mac_phy_bytes),
+                pipeline_bytes=(base.pipeline_bytes if spec.pipeline_bytes is None
+                                else spec.pipeline_bytes),
+                buffer_bytes=base.buffer_bytes if spec.buffer_bytes is None
+                else spec.buffer_bytes)
+
+
+def headroom_asic(asic: Asic) -> hr.Asic:
+    return hr.Asic(asic.family, asic.cell_bytes, asic.mac_phy_bytes, asic.pipeline_bytes,
+                        tile_delay=ASICS[asic.family].tile_delay, buffer_bytes=asic.buffer_bytes)
+
+
+def lossless_profile_name(speed_mbps: int, cable_m: float, xoff: int | None = None) -> str:
+    cable = f"{cable_m:g}".replace(".", "_")
+    pinned = f"_xoff{xoff}" if xoff is not None else ""
+    return f"pg_lossless_{speed_mbps}_{cable}m{pinned}_profile"
+
+
+def profile(qos: QosIntent) -> LosslessProfile:
+    nic = qos.hosts
+    return LosslessProfile(roce_dscp=sorted(qos.roce.dscp),
+                           lossless=sorted(set(qos.pfc.priorities)),
+                           roce_priority=qos.roce.priority, cnp_dscp=sorted(qos.cnp.dscp),
+                           cnp_priority=qos.cnp.priority, roce_tos=roce_tos(qos, nic),
+                           roce_mtu=0)
+
+
+def roce_tos(qos: QosIntent, nic: NicIntent) -> int:
+    return nic.roce_tos if nic.roce_tos is not None else (qos.roce.dscp[0] << 2) | ECT0
+
+
+def _matches(override: Override, device: str, port: str | None) -> bool:
+    if not any(fnmatch.fnmatchcase(device, p) for p in override.devices):
+        return False
+    return port is None or any(fnmatch.fnmatchcase(port, p) for p in override.ports)
+
+
+PlannedPort = tuple[PortQos, tuple[str, BufferProfile] | None]
+
+
+class _PortPlanner:
+    """Builds (and shares) PortQos objects and the buffer profiles they reference."""
+
+    def __init__(self, qos: QosIntent) -> None:
+        self.qos = qos
+        self.cache: dict[tuple[object, ...], PlannedPort] = {}
+        self.maps_cache: dict[tuple[tuple[int, int], ...], QosMaps] = {}
+
+    def maps(self, patch: dict[int, int]) -> QosMaps:
+        key = tuple(sorted(patch.items()))
+        maps = self.maps_cache.get(key)
+        if maps is None:
+            qos = self.qos
+            lossless = set(qos.pfc.priorities)
+            dscp_to_tc = [patch.get(d, qos.tc_of(d)) for d in range(64)]
+            maps = QosMaps(dscp_to_tc=dscp_to_tc,
+                           tc_to_pg=[tc if tc in lossless else 0 for tc in range(8)],
+                           tc_to_queue=list(range(8)), pfc_to_pg=list(range(8)),
+                           pfc_to_queue=list(range(8)))
+            self.maps_cache[key] = maps
+        return maps
+
+    def port(self, asic: Asic, speed: int, cable: float, mtu: int, peer_mtu: int,
+             overrides: list[Override]) -> PlannedPort:
+        key = (asic.family, asic.cell_bytes, asic.mac_phy_bytes, asic.pipeline_bytes, speed,
+               cable, mtu, peer_mtu, tuple(id(o) for o in overrides))
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self.cache[key] = self._build(asic, speed, cable, mtu, peer_mtu, overrides)
+        return hit
+
+    def _build(self, asic: Asic, speed: int, cable: float, mtu: int, peer_mtu: int,
+               overrides: list[Override]) -> PlannedPort:
+        qos = self.qos
+        trust = qos.trust
+        pfc = sorted(set(qos.pfc.priorities))
+        patch: dict[int, int] = {}
+        ecn = qos.ecn.for_speed(speed)
+        ecn_on = True
+        watchdog = qos.pfc.watchdog
+        strict = set(qos.ets.strict)
+        xoff_pin: int | None = None
+        for item in overrides:  # in file order: a later override wins
+            trust = item.trust or trust
+            pfc = sorted(set(item.pfc)) if item.pfc is not None else pfc
+            patch.update(item.dscp_to_tc or {})
+            ecn = item.ecn or ecn
+            ecn_on = item.ecn_enabled if item.ecn_enabled is not None else ecn_on
+            watchdog = item.watchdog or watchdog
+            strict = set(item.strict) if item.strict is not None else strict
+            xoff_pin = item.xoff_bytes if item.xoff_bytes is not None else xoff_pin
+        maps = self.maps(patch)
+        buffers = qos.buffers
+        pg_profile: tuple[str, BufferProfile] | None = None
+        pgs = {0: INGRESS_LOSSY}
+        if pfc:
+            room = required_headroom(headroom_asic(asic), speed, cable, mtu, peer_mtu)
+            xoff = room.xoff if xoff_pin is None else xoff_pin
+            name = lossless_profile_name(speed, cable, xoff_pin)
+            threshold = ({"dynamic_th": buffers.lossless_dynamic_th} if buffers.mode == "dynamic"
+                         else {"static_th": buffers.lossless_static_th})
+            pg_profile = (name, BufferProfile(pool="ingress_lossless_pool", xon=room.xon,
+                                              xoff=xoff, size=room.xon + xoff, **threshold))
+            for priority in pfc:
+                pgs[maps.pfc_to_pg[priority]] = name
+        queues = {}
+        for tc in range(8):
+            queue = maps.tc_to_queue[tc]
+            lossless = tc in qos.pfc.priorities
+            queues[queue] = QueueQos(
+                strict=tc in strict, weight=None if tc in strict else qos.ets.weights.get(tc),
+                ecn=(EcnProfile(min_bytes=ecn.min_bytes, max_bytes=ecn.max_bytes,
+                                probability=ecn.probability) if lossless and ecn_on else None),
+                profile=EGRESS_LOSSLESS if lossless else EGRESS_LOSSY)
+        wd = None
+        if pfc and watchdog.enabled:
+            wd = Watchdog(priorities=pfc, detect_ms=watchdog.detect_ms,
+                          restore_ms=watchdog.restore_ms, action=watchdog.action,
+                          poll_ms=watchdog.poll_ms)
+        port = PortQos(trust=trust, maps=maps, pfc=pfc, watchdog=wd,
+                       pgs=dict(sorted(pgs.items())), queues=queues, speed_mbps=speed,
+                       cable_m=cable, mtu=mtu)
+        return port, pg_profile
+
+
+def _device_qos(qos: QosIntent, asic: Asic) -> DeviceQos:
+    b = qos.buffers
+    sizes = (b.ingress_lossless_pool, b.ingress_lossy_pool, b.egress_lossless_pool,
+             b.egress_lossy_pool)
+    pools = {name: BufferPool(direction=name.split("_")[0], mode=b.mode, size=size,
+                              lossless="lossless" in name)
+             for name, size in zip(POOLS, sizes, strict=True)}
+
+    def lossy(pool: str) -> BufferProfile:
+        if b.mode == "dynamic":
+            return BufferProfile(pool=pool, dynamic_th=b.lossy_dynamic_th)
+        return BufferProfile(pool=pool, static_th=b.lossy_static_th)
+
+    egress_lossless = (BufferProfile(pool="egress_lossless_pool", dynamic_th=7)
+                       if b.mode == "dynamic"
+                       else BufferProfile(pool="egress_lossless_pool",
+                                          static_th=b.egress_lossless_pool))
+    profiles = {INGRESS_LOSSY: lossy("ingress_lossy_pool"), EGRESS_LOSSLESS: egress_lossless,
+                EGRESS_LOSSY: lossy("egress_lossy_pool")}
+    return DeviceQos(asic=asic, pools=pools, profiles=profiles)
+
+
+def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
+    nic = qos.hosts
+    trust, pfc = nic.trust, sorted(set(nic.pfc if nic.pfc is not None else qos.pfc.priorities))
+    tos = roce_tos(qos, nic)
+    cnp_dscp = nic.cnp_dscp if nic.cnp_dscp is not None else qos.cnp.dscp[0]
+    cnp_prio = nic.cnp_priority if nic.cnp_priority is not None else qos.cnp.priority
+    table = [d >> 3 for d in range(64)]  # the ConnectX default map
+    for d in qos.roce.dscp:
+        table[d] = qos.roce.priority
+    for d in qos.cnp.dscp:
+        table[d] = qos.cnp.priority
+    patch = dict(nic.dscp_to_priority)
+    ecn_np, ecn_rp = nic.ecn_np, nic.ecn_rp
+    for item in overrides:
+        p = item.nic
+        if p is None:
+            continue
+        trust = p.trust or trust
+        pfc = sorted(set(p.pfc)) if p.pfc is not None else pfc
+        tos = p.roce_tos if p.roce_tos is not None else tos
+        cnp_dscp = p.cnp_dscp if p.cnp_dscp is not None else cnp_dscp
+        cnp_prio = p.cnp_priority if p.cnp_priority is not None else cnp_prio
+        patch.update(p.dscp_to_priority or {})
+        ecn_np = p.ecn_np if p.ecn_np is not None else ecn_np
+        ecn_rp = p.ecn_rp if p.ecn_rp is not None else ecn_rp
+    for d, prio in patch.items():
+        table[d] = prio
+    lossless = sorted(set(qos.pfc.priorities))
+    return NicQos(trust=trust, pfc=pfc, dscp_to_priority=table, roce_tos=tos, cnp_dscp=cnp_dscp,
+                  cnp_priority=cnp_prio, ecn_np=lossless if ecn_np else [],
+                  ecn_rp=lossless if ecn_rp else [], dcqcn=nic.dcqcn,
+                  strict_tcs=sorted(qos.ets.strict),
+                  tc_bw=[qos.ets.weights.get(tc, 0) for tc in range(8)],
+                  pfc_prevention_ms=nic.pfc_prevention_ms)
+
+
+def plan_lossless(qos: QosIntent, state: FabricState) -> None:
+    """Add the lossless plane to a planned FabricState (in place)."""
+    lossless = profile(qos).model_copy(update={"roce_mtu": state.roce_mtu})
+    state.lossless = lossless
+    planner = _PortPlanner(qos)
+    # the physical link behind every port: speed, cable, and the MTU of the far end
+    far_mtu: dict[tuple[str, str], int] = {}
+    cable: dict[tuple[str, str], float] = {}
+    for link in state.links:
+        if link.parent is not None:
+            continue
+        a_dev, b_dev = state.devices[link.a.device], state.devices[link.b.device]
+        a_if, b_if = a_dev.interfaces[link.a.port], b_dev.interfaces[link.b.port]
+        far_mtu[(link.a.device, link.a.port)] = b_if.mtu or link.mtu
+        far_mtu[(link.b.device, link.b.port)] = a_if.mtu or link.mtu
+        cable[(link.a.device, link.a.port)] = cable[(link.b.device, link.b.port)] = link.cable_m
+    nic_default: NicQos | None = None
+    for device in state.devices.values():
+        matching = [o for o in qos.overrides if _matches(o, device.name, None)]
+        if device.role is Role.HOST:
+            if matching:
+                nic = _nic(qos, matching)
+            else:
+                nic_default = nic_default or _nic(qos, ())
+                nic = nic_default
+            for iface in device.interfaces.values():
+                if iface.kind is IfKind.NIC:
+                    iface.nic = nic
+            continue
+        _plan_switch(qos, planner, device, matching, far_mtu, cable)
+
+
+def _plan_switch(qos: QosIntent, planner: _PortPlanner, device: DeviceState,
+                 matching: list[Override], far_mtu: dict[tuple[str, str], int],
+                 cable: dict[tuple[str, str], float]) -> None:
+    asic = asic_of(qos, device.platform)
+    dev_qos = _device_qos(qos, asic)
+    for name, iface in device.interfaces.items():
+        if not _carries_lossless(iface):
+            continue
+        overrides = [o for o in matching if _matches(o, device.name, name)] if matching else []
+        mtu = iface.mtu or 0
+        port, pg_profile = planner.port(asic, iface.speed_mbps or 0,
+                                        cable.get((device.name, name), 0.0), mtu,
+                                        far_mtu.get((device.name, name), mtu), overrides)
+        iface.qos = port
+        if pg_profile is not None:
+            dev_qos.profiles.setdefault(*pg_profile)
+    dev_qos.profiles = dict(sorted(dev_qos.profiles.items()))
+    device.qos = dev_qos
+
+
+def _carries_lossless(iface: Interface) -> bool:
+    return (iface.kind is IfKind.HOST_PORT
+            or (iface.kind is IfKind.FABRIC and iface.parent is None))

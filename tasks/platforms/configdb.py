@@ -1,0 +1,278 @@
+"""The lossless state of a switch in SONiC CONFIG_DB table format, both ways.
+
+The lab's switches keep the ASIC-only part of the plane (PFC, ECN, buffers, watchdog) in a
+*virtual ASIC* in this format, the way SONiC's virtual switch accepts QoS without an ASIC;
+a SONiC platform pushes the same tables. Keys are "TABLE" -> "key[|subkey]" -> field -> str.
+FLATFAB_ASIC is flatfab's own table: the headroom inputs SONiC keeps in STATE_DB.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tasks.model.state import (
+    Asic,
+    BufferPool,
+    BufferProfile,
+    DeviceQos,
+    DeviceState,
+    EcnProfile,
+    PortQos,
+    QosMaps,
+    QueueQos,
+    Watchdog,
+)
+
+ConfigDb = dict[str, dict[str, dict[str, str]]]
+MAP_TABLES = {  # table -> (QosMaps field, PORT_QOS_MAP field)
+    "DSCP_TO_TC_MAP": ("dscp_to_tc", "dscp_to_tc_map"),
+    "TC_TO_PRIORITY_GROUP_MAP": ("tc_to_pg", "tc_to_pg_map"),
+    "TC_TO_QUEUE_MAP": ("tc_to_queue", "tc_to_queue_map"),
+    "MAP_PFC_PRIORITY_TO_QUEUE": ("pfc_to_queue", "pfc_to_queue_map"),
+    "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": ("pfc_to_pg", "pfc_to_pg_map"),
+}
+DOT1P_TABLE = "DOT1P_TO_TC_MAP"
+MAP_BASE = "AI_ROCE"
+
+
+class ConfigDbError(ValueError):
+    """CONFIG_DB content that does not describe a lossless state flatfab can read."""
+
+
+def _prio_list(values: list[int]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def _named(names: dict[tuple[int, ...], str], values: list[int]) -> str:
+    """A stable name per distinct map on the device: AI_ROCE, AI_ROCE_1, ..."""
+    key = tuple(values)
+    if key not in names:
+        names[key] = MAP_BASE if not names else f"{MAP_BASE}_{len(names)}"
+    return names[key]
+
+
+def to_config_db(device: DeviceState) -> ConfigDb:
+    """The device's planned lossless state as CONFIG_DB tables (empty without QoS)."""
+    if device.qos is None:
+        return {}
+    db: ConfigDb = {}
+
+    def put(table: str, key: str, fields: dict[str, str]) -> None:
+        db.setdefault(table, {})[key] = fields
+
+    qos = device.qos
+    asic = qos.asic
+    put("FLATFAB_ASIC", "localhost", {
+        "family": asic.family, "cell_bytes": str(asic.cell_bytes),
+        "mac_phy_bytes": str(asic.mac_phy_bytes), "pipeline_bytes": str(asic.pipeline_bytes),
+        "buffer_bytes": str(asic.buffer_bytes)})
+    for name, pool in qos.pools.items():
+        put("BUFFER_POOL", name, {"type": pool.direction, "mode": pool.mode,
+                                  "size": str(pool.size)})
+    for name, prof in qos.profiles.items():
+        fields = {"pool": prof.pool, "size": str(prof.size)}
+        if prof.xoff or prof.xon:
+            fields |= {"xon": str(prof.xon), "xoff": str(prof.xoff)}
+        if prof.dynamic_th is not None:
+            fields["dynamic_th"] = str(prof.dynamic_th)
+        if prof.static_th is not None:
+            fields["static_th"] = str(prof.static_th)
+        put("BUFFER_PROFILE", name, fields)
+    map_names: dict[str, dict[tuple[int, ...], str]] = {t: {} for t in (*MAP_TABLES, DOT1P_TABLE)}
+    watchdog_poll: int | None = None
+    for port_name, iface in device.interfaces.items():
+        port = iface.qos
+        if port is None:
+            continue
+        put("PORT", port_name, {"speed": str(port.speed_mbps), "mtu": str(port.mtu)})
+        db.setdefault("CABLE_LENGTH", {}).setdefault("AZURE", {})[port_name] = \
+            f"{port.cable_m:g}m"
+        qos_map: dict[str, str] = {}
+        for map_table, (attr, map_field) in MAP_TABLES.items():
+            table, field = map_table, map_field
+            values: list[int] = getattr(port.maps, attr)
+            if table == "DSCP_TO_TC_MAP" and port.trust == "pcp":
+                table, field, values = DOT1P_TABLE, "dot1p_to_tc_map", list(range(8))
+            name = _named(map_names[table], values)
+            put(table, name, {str(i): str(v) for i, v in enumerate(values)})
+            qos_map[field] = name
+        if port.pfc:
+            qos_map["pfc_enable"] = _prio_list(port.pfc)
+        if port.watchdog is not None:
+            wd = port.watchdog
+            qos_map["pfcwd_sw_enable"] = _prio_list(wd.priorities)
+            put("PFC_WD", port_name, {"action": wd.action, "detection_time": str(wd.detect_ms),
+                                      "restoration_time": str(wd.restore_ms)})
+            watchdog_poll = min(wd.poll_ms, watchdog_poll or wd.poll_ms)
+        put("PORT_QOS_MAP", port_name, qos_map)
+        for pg, profile in port.pgs.items():
+            put("BUFFER_PG", f"{port_name}|{pg}", {"profile": profile})
+        for queue, q in port.queues.items():
+            sched = "SCHED_STRICT" if q.strict else f"SCHED_DWRR_{q.weight or 0}"
+            put("SCHEDULER", sched, {"type": "STRICT"} if q.strict
+                else {"type": "DWRR", "weight": str(q.weight or 0)})
+            fields = {"scheduler": sched}
+            if q.ecn is not None:
+                wred = f"ECN_{q.ecn.min_bytes}_{q.ecn.max_bytes}_{q.ecn.probability}"
+                put("WRED_PROFILE", wred, {
+                    "ecn": "ecn_all", "wred_green_enable": "true",
+                    "green_min_threshold": str(q.ecn.min_bytes),
+                    "green_max_threshold": str(q.ecn.max_bytes),
+                    "green_drop_probability": str(q.ecn.probability)})
+                fields["wred_profile"] = wred
+            put("QUEUE", f"{port_name}|{queue}", fields)
+            put("BUFFER_QUEUE", f"{port_name}|{queue}", {"profile": q.profile})
+    if watchdog_poll is not None:
+        put("PFC_WD", "GLOBAL", {"POLL_INTERVAL": str(watchdog_poll)})
+        put("DEVICE_METADATA", "localhost", {"default_pfcwd_status": "enable"})
+    return {t: dict(sorted(rows.items())) for t, rows in sorted(db.items())}
+
+
+def _int(db: ConfigDb, table: str, key: str, field: str, default: int | None = None) -> int:
+    try:
+        return int(db[table][key][field])
+    except KeyError:
+        if default is not None:
+            return default
+        raise ConfigDbError(f"{table}|{key} has no {field}") from None
+    except ValueError:
+        raise ConfigDbError(f"{table}|{key}.{field} is not a number: "
+                            f"{db[table][key][field]!r}") from None
+
+
+def _map(db: ConfigDb, table: str, name: str | None, size: int, where: str) -> list[int]:
+    if name is None:
+        return list(range(size)) if table != "DSCP_TO_TC_MAP" else [0] * size
+    rows = db.get(table, {}).get(name)
+    if rows is None:
+        raise ConfigDbError(f"{where} refers to {table}|{name}, which does not exist")
+    values = [0] * size
+    for key, value in rows.items():
+        if not (key.isdigit() and value.isdigit() and int(key) < size):
+            raise ConfigDbError(f"{table}|{name}: bad entry {key!r}: {value!r}")
+        values[int(key)] = int(value)
+    return values
+
+
+def _prios(text: str | None) -> list[int]:
+    return sorted({int(p) for p in text.split(",") if p.strip()}) if text else []
+
+
+def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, dict[str, PortQos]]:
+    """Read CONFIG_DB tables back into the model (None, {} when there is no QoS)."""
+    if not db.get("PORT_QOS_MAP") and not db.get("FLATFAB_ASIC"):
+        return None, {}
+    asic_row = db.get("FLATFAB_ASIC", {}).get("localhost", {})
+    asic = Asic(family=asic_row.get("family", "unknown"),
+                **{f: _int(db, "FLATFAB_ASIC", "localhost", f, 0)
+                   for f in ("cell_bytes", "mac_phy_bytes", "pipeline_bytes", "buffer_bytes")})
+    pools = {name: BufferPool(direction=row.get("type", ""), mode=row.get("mode", ""),
+                              size=_int(db, "BUFFER_POOL", name, "size", 0),
+                              lossless="lossless" in name)
+             for name, row in db.get("BUFFER_POOL", {}).items()}
+    profiles = {}
+    for name, row in db.get("BUFFER_PROFILE", {}).items():
+        th = {k: _int(db, "BUFFER_PROFILE", name, k) for k in ("dynamic_th", "static_th")
+              if k in row}
+        profiles[name] = BufferProfile(
+            pool=row.get("pool", ""), size=_int(db, "BUFFER_PROFILE", name, "size", 0),
+            xon=_int(db, "BUFFER_PROFILE", name, "xon", 0),
+            xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th)
+    device = DeviceQos(asic=asic, pools=pools, profiles=profiles, virtual=virtual)
+    ports: dict[str, PortQos] = {}
+    per_port: dict[str, dict[str, dict[str, str]]] = {}
+    for table in ("BUFFER_PG", "QUEUE", "BUFFER_QUEUE"):
+        for key, row in db.get(table, {}).items():
+            port, _, index = key.partition("|")
+            per_port.setdefault(f"{table}:{port}", {})[index] = row
+    cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})
+    for port_name, qmap in db.get("PORT_QOS_MAP", {}).items():
+        if port_name == "global":
+            continue
+        where = f"PORT_QOS_MAP|{port_name}"
+        trust = "dscp" if "dscp_to_tc_map" in qmap else "pcp"
+        maps = QosMaps(**{attr: _map(db, table, qmap.get(field), 64 if attr == "dscp_to_tc"
+                                     else 8, where)
+                          for table, (attr, field) in MAP_TABLES.items()})
+        pfc = _prios(qmap.get("pfc_enable"))
+        wd_row = db.get("PFC_WD", {}).get(port_name)
+        watchdog = None
+        if wd_row is not None and qmap.get("pfcwd_sw_enable"):
+            watchdog = Watchdog(priorities=_prios(qmap.get("pfcwd_sw_enable")),
+                                detect_ms=_int(db, "PFC_WD", port_name, "detection_time"),
+                                restore_ms=_int(db, "PFC_WD", port_name, "restoration_time"),
+                                action=wd_row.get("action", ""),
+                                poll_ms=_int(db, "PFC_WD", "GLOBAL", "POLL_INTERVAL", 0))
+        pgs = {int(pg): row.get("profile", "")
+               for pg, row in per_port.get(f"BUFFER_PG:{port_name}", {}).items()}
+        queues = {}
+        buffer_queues = per_port.get(f"BUFFER_QUEUE:{port_name}", {})
+        for q, row in per_port.get(f"QUEUE:{port_name}", {}).items():
+            sched = db.get("SCHEDULER", {}).get(row.get("scheduler", ""), {})
+            strict = sched.get("type") == "STRICT"
+            wred_name = row.get("wred_profile")
+            ecn = None
+            if wred_name:
+                wred = db.get("WRED_PROFILE", {}).get(wred_name)
+                if wred is None:
+                    raise ConfigDbError(f"QUEUE|{port_name}|{q} refers to WRED_PROFILE|"
+                                        f"{wred_name}, which does not exist")
+                if wred.get("ecn", "ecn_none") != "ecn_none":
+                    ecn = EcnProfile(
+                        min_bytes=_int(db, "WRED_PROFILE", wred_name, "green_min_threshold"),
+                        max_bytes=_int(db, "WRED_PROFILE", wred_name, "green_max_threshold"),
+                        probability=_int(db, "WRED_PROFILE", wred_name,
+                                         "green_drop_probability", 100))
+            queues[int(q)] = QueueQos(
+                strict=strict, weight=None if strict else int(sched.get("weight", "0") or 0)
+                or None, ecn=ecn, profile=buffer_queues.get(q, {}).get("profile", ""))
+        port_row = db.get("PORT", {}).get(port_name, {})
+        cable = cables.get(port_name, "0m").removesuffix("m") or "0"
+        ports[port_name] = PortQos(
+            trust=trust, maps=maps, pfc=pfc, watchdog=watchdog,
+            pgs=dict(sorted(pgs.items())), queues=dict(sorted(queues.items())),
+            speed_mbps=int(port_row.get("speed", "0")), cable_m=float(cable),
+            mtu=int(port_row.get("mtu", "0")))
+    return device, ports
+
+
+def parse_json(data: Any) -> ConfigDb:
+    """Validate the shape of loaded JSON: table -> key -> field -> string."""
+    if not isinstance(data, dict):
+        raise ConfigDbError("CONFIG_DB content must be an object of tables")
+    for table, rows in data.items():
+        if not isinstance(rows, dict):
+            raise ConfigDbError(f"table {table} must be an object")
+        for key, fields in rows.items():
+            if not isinstance(fields, dict) or not all(
+                    isinstance(v, str) for v in fields.values()):
+                raise ConfigDbError(f"{table}|{key} must map fields to strings")
+    return data
+
+
+def dump(db: ConfigDb) -> str:
+    """Canonical text: sorted, one field per line, so diffs name exactly what changed."""
+    return json.dumps(db, indent=1, sort_keys=True) + "\n"
+
+
+def load(text: str) -> ConfigDb:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigDbError(f"not JSON: {exc}") from None
+    return parse_json(data)
+
+
+def queue_limits(qos: DeviceQos) -> tuple[int, int]:
+    """Per-queue byte limits (lossless, lossy) the lab enforces with bfifo."""
+    lossless = qos.pools.get("egress_lossless_pool")
+    lossy_profile = qos.profiles.get("egress_lossy_profile")
+    lossy_pool = qos.pools.get("egress_lossy_pool")
+    lossy = 1_000_000
+    if lossy_profile is not None and lossy_profile.static_th is not None:
+        lossy = lossy_profile.static_th
+    elif lossy_profile is not None and lossy_profile.dynamic_th is not None and lossy_pool:
+        alpha = 2.0 ** lossy_profile.dynamic_th
+        lossy = int(lossy_pool.size * alpha / (1 + alpha))
+    return (lossless.size if lossless else 16_000_000), lossy

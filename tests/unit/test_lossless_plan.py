@@ -1,0 +1,130 @@
+"""The lossless plane: qos.yaml loading, the plan, CONFIG_DB and kernel-queue round trips."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tasks.errors import InputError
+from tasks.intent.loader import load_intent
+from tasks.model.state import IfKind, Role
+from tasks.plan.planner import plan
+from tasks.platforms import configdb
+from tasks.platforms.frr import kernel_qos
+from tests.conftest import ROOT
+
+LAB = plan(load_intent(ROOT / "intents" / "lab"))
+
+
+def with_qos(tmp_path: Path, text: str) -> Path:
+    target = tmp_path / "lab"
+    shutil.copytree(ROOT / "intents" / "lab", target)
+    (target / "qos.yaml").write_text(text)
+    return target
+
+
+def test_no_qos_file_gives_the_canonical_profile(tmp_path: Path) -> None:
+    target = with_qos(tmp_path, "")
+    (target / "qos.yaml").unlink()
+    assert plan(load_intent(target)) == LAB  # intents/lab/qos.yaml spells out the defaults
+    assert LAB.lossless is not None
+    assert (LAB.lossless.roce_dscp, LAB.lossless.lossless, LAB.lossless.cnp_dscp,
+            LAB.lossless.cnp_priority, LAB.lossless.roce_tos) == ([26], [3], [48], 6, 106)
+
+
+def test_every_switch_port_and_nic_has_lossless_state() -> None:
+    for device in LAB.devices.values():
+        for iface in device.interfaces.values():
+            if device.role is Role.HOST and iface.kind is IfKind.NIC:
+                assert iface.nic is not None and iface.nic.pfc == [3]
+            elif iface.kind is IfKind.HOST_PORT or (iface.kind is IfKind.FABRIC
+                                                    and iface.parent is None):
+                assert iface.qos is not None and iface.qos.pfc == [3], (device.name, iface.name)
+                assert iface.qos.maps.dscp_to_tc[26] == 3 and iface.qos.maps.dscp_to_tc[48] == 6
+
+
+def test_headroom_profiles_follow_cable_length() -> None:
+    leaf = LAB.devices["leaf1"]
+    assert leaf.qos is not None
+    host_pg = leaf.qos.profiles["pg_lossless_100000_2m_profile"]
+    fabric_pg = leaf.qos.profiles["pg_lossless_100000_3m_profile"]
+    assert 0 < host_pg.xoff < fabric_pg.xoff and fabric_pg.size == fabric_pg.xon + fabric_pg.xoff
+
+
+@pytest.mark.parametrize(("text", "path", "reason"), [
+    ("roce: {dscp: [64], priority: 3}\n", "roce.dscp[0]", "less than or equal to 63"),
+    ("cnp: {dscp: [26], priority: 6}\n", "", "DSCP 26 is both a RoCE and a CNP code point"),
+    ("cnp: {dscp: [48], priority: 3}\n", "", "share priority 3"),
+    ("ets: {weights: {0: 60, 3: 50}}\n", "ets", "must sum to 100"),
+    ("ets: {strict: [3], weights: {0: 50, 3: 50}}\n", "ets", "both strict and weighted"),
+    ("ecn: {per_speed: {300G: {min_bytes: 1, max_bytes: 2}}}\n", "ecn.per_speed",
+     "unknown speed '300G'"),
+    ("asics: {frr: {family: tomahawk9}}\n", "asics.frr.family", "unknown ASIC family"),
+    ("pfc: {watchdog: {detect_ms: 50}}\n", "pfc.watchdog.detect_ms", "greater than or equal"),
+    ("pfc: {priorities: [8]}\n", "pfc.priorities[0]", "less than or equal to 7"),
+    ("hosts: {trusst: dscp}\n", "hosts.trusst", "unknown key 'trusst'"),
+])
+def test_impossible_qos_values_are_rejected(tmp_path: Path, text: str, path: str,
+                                            reason: str) -> None:
+    with pytest.raises(InputError) as caught:
+        load_intent(with_qos(tmp_path, text))
+    problem = caught.value.problems[0]
+    assert problem.file.endswith("qos.yaml")
+    assert problem.path == path and reason in problem.reason
+
+
+def test_config_db_round_trip_gives_back_the_planned_state() -> None:
+    for name in ("leaf1", "spine2"):
+        device = LAB.devices[name]
+        db = configdb.load(configdb.dump(configdb.to_config_db(device)))
+        qos, ports = configdb.from_config_db(db, virtual=True)
+        assert qos == device.qos.model_copy(update={"virtual": True})  # type: ignore[union-attr]
+        assert ports == {n: i.qos for n, i in device.interfaces.items() if i.qos is not None}
+
+
+def test_config_db_dangling_references_are_errors() -> None:
+    db = configdb.to_config_db(LAB.devices["leaf1"])
+    db["PORT_QOS_MAP"]["swp51"]["dscp_to_tc_map"] = "MISSING"
+    with pytest.raises(configdb.ConfigDbError, match=r"DSCP_TO_TC_MAP\|MISSING, which does not exist"):
+        configdb.from_config_db(db, virtual=True)
+
+
+def test_kernel_rows_cover_ports_and_their_vrf_sub_links() -> None:
+    rows = kernel_qos.kernel_rows(LAB.devices["leaf1"], 48_000_000, 4_000_000)
+    assert sorted(rows) == ["swp1", "swp2", "swp51", "swp51.100", "swp51.200", "swp52",
+                            "swp52.100", "swp52.200"]
+    assert rows["swp51.100"]["vrf"] == "blue" and rows["swp51"]["dscp_to_tc"] == "26:3,48:6"
+    assert kernel_qos.dscp_to_tc(rows["swp1"]) == LAB.devices["leaf1"].interfaces[
+        "swp1"].qos.maps.dscp_to_tc  # type: ignore[union-attr]
+
+
+def test_tc_readback_parses_what_tc_ops_installs() -> None:
+    """Output recorded from tc after running tc_ops for one row (iproute2 6.x)."""
+    qdisc = ('[{"kind":"htb","handle":"1:","root":true,"options":{"r2q":1000000,'
+             '"default":"0x10"},"bytes":0,"packets":0,"drops":0},'
+             + ",".join(f'{{"kind":"bfifo","handle":"1{t}:","parent":"1:1{t}","options":'
+                        f'{{"limit":{16000000 if t == 3 else 4000000}}},"bytes":{t},'
+                        f'"packets":{t},"drops":0}}' for t in range(8)) + "]")
+    filters = ('[{"parent":"1:","kind":"u32"},{"parent":"1:","kind":"u32","options":'
+               '{"fh":"800::800","flowid":"1:13","match":{"value":"680000","mask":"fc0000",'
+               '"offmask":"","off":0}}},{"parent":"1:","kind":"u32","options":{"fh":"800::801",'
+               '"flowid":"1:16","match":{"value":"c00000","mask":"fc0000","offmask":"",'
+               '"off":0}}}]')
+    classes = "\n".join(
+        ["class htb 1:10 parent 1:1 prio 1 rate 50Gbit ceil 100Gbit burst 1037500b",
+         "class htb 1:1 root rate 100Gbit ceil 100Gbit burst 1025000b cburst 1025000b"]
+        + [f"class htb 1:1{t} parent 1:1 leaf 1{t}: prio {0 if t == 6 else 1} rate "
+           f"{'50Gbit' if t == 3 else '1Mbit'} ceil 100Gbit" for t in range(1, 8)])
+    row, counters = kernel_qos.parse_link("swp51", "default", qdisc, filters, classes)
+    assert row == {"vrf": "default", "speed_mbps": "100000", "default_tc": "0",
+                   "dscp_to_tc": "26:3,48:6", "strict": "6", "weights": "0:50,3:50",
+                   "queue_bytes": ",".join(f"{t}:{16000000 if t == 3 else 4000000}"
+                                           for t in range(8))}
+    assert counters[3] == {"bytes": 3, "packets": 3, "drops": 0}
+
+
+def test_a_link_without_flatfab_queues_has_no_row() -> None:
+    noqueue = '[{"kind":"noqueue","handle":"0:","root":true,"options":{}}]'
+    assert kernel_qos.parse_link("swp1", "blue", noqueue, "[]", "") == (None, {})
