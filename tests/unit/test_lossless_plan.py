@@ -87,7 +87,7 @@ def test_config_db_round_trip_gives_back_the_planned_state() -> None:
 def test_config_db_dangling_references_are_errors() -> None:
     db = configdb.to_config_db(LAB.devices["leaf1"])
     db["PORT_QOS_MAP"]["swp51"]["dscp_to_tc_map"] = "MISSING"
-    with pytest.raises(configdb.ConfigDbError, match=r"DSCP_TO_TC_MAP\|MISSING, which does not exist"):
+    with pytest.raises(configdb.ConfigDbError, match=r"DSCP_TO_TC_MAP\|MISSING, which does not"):
         configdb.from_config_db(db, virtual=True)
 
 
