@@ -100,6 +100,11 @@ class Check:
         return Finding(check=self.id, severity=details.pop("severity", self.severity),
                        device=device, message=message, **details)
 
+    @property
+    def lossless(self) -> bool:
+        """Part of the lossless catalog (run live only with `verify --lossless`)."""
+        return self.func.__module__.startswith("tasks.checks.lossless")
+
     def run(self, ctx: CheckContext) -> Iterator[Finding]:
         yield from self.func(self, ctx)
 

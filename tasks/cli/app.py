@@ -157,12 +157,16 @@ def verify(ctx: typer.Context,
                "pair, at most 16; 0: all)")] = None,
            check_ids: Annotated[list[str] | None, typer.Option(
                "--check", help="run only these check ids")] = None,
+           lossless: Annotated[bool, typer.Option(
+               "--lossless", help="also check the lossless plane end to end")] = False,
            workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read every device (read-only) and run the live checks: BGP, ECMP, MTU, tenancy."""
     project = project_of(ctx)
     unknown = [c for c in check_ids or [] if c not in CATALOG]
     if unknown:
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
+    if not check_ids and not lossless:
+        check_ids = [c for c, item in CATALOG.items() if not item.lossless]
     nornir = inventory.build(project.inventory_dir, project.plan, workers)
     report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
                         only_checks=check_ids,
