@@ -168,7 +168,9 @@ def _host() -> LinuxHostDriver:
     driver = LinuxHostDriver("fake", "u", None)
     answers = {r"ip -j -d link show": _file("leaf1-h1", "ip_link.json"),
                r"ip -j addr show": _file("leaf1-h1", "ip_addr.json"),
-               r"ip -j route show": _file("leaf1-h1", "ip_route.json")}
+               r"ip -j route show": _file("leaf1-h1", "ip_route.json"),
+               r"cat \S+/nic/qos\.conf .*": ("", 0, ""),
+               r"nft -j list table inet flatfab .*": ("", 0, "")}
     driver.session = FakeSession(answers)  # type: ignore[assignment]
     return driver
 

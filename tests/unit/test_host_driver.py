@@ -37,6 +37,9 @@ def host_answers() -> dict[str, Reply]:
         "ip -j -d link show": recorded(HOST / "ip_link.json"),
         "ip -j addr show": recorded(HOST / "ip_addr.json"),
         "ip -j route show": recorded(HOST / "ip_route.json"),
+        # before the first lossless rollout: no virtual NIC state, no nftables marking
+        f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true": Reply(),
+        "nft -j list table inet flatfab 2>/dev/null || true": Reply(),
         # get_facts only reads the names; the -d recording has the same ones
         "ip -j link show": recorded(HOST / "ip_link.json"),
         "hostname": recorded(HOST / "hostname.txt"),

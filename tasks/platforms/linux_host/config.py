@@ -16,6 +16,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from tasks.platforms.linux_host.nic_qos import NicQosError, NicSettings, parse_line
+
 DEFAULT_MTU = 1500
 NIC_RE = re.compile(r"^nic (?P<name>\S+) mtu (?P<mtu>\d+) (?P<state>up|down)$")
 ADDRESS_RE = re.compile(r"^address (?P<nic>\S+) (?P<address>\S+/\d+)$")
@@ -49,6 +51,7 @@ class HostRoute:
 class HostConfig:
     nics: dict[str, Nic] = field(default_factory=dict)
     routes: tuple[HostRoute, ...] = ()
+    qos: dict[str, NicSettings] = field(default_factory=dict)  # lossless NIC settings
 
 
 def format_config(config: HostConfig) -> str:
@@ -61,6 +64,7 @@ def format_config(config: HostConfig) -> str:
         lines += [f"address {name} {a}" for a in sorted(nic.addresses)]
     for route in sorted(config.routes, key=lambda r: (r.nic, r.prefix, r.via)):
         lines.append(f"route {route.prefix} via {route.via} dev {route.nic}")
+    lines += [config.qos[nic].line(nic) for nic in sorted(config.qos)]
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -68,6 +72,7 @@ def parse_config(text: str) -> HostConfig:
     nics: dict[str, Nic] = {}
     addresses: dict[str, list[str]] = {}
     routes: list[HostRoute] = []
+    qos: dict[str, NicSettings] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith(("!", "#")):
@@ -88,6 +93,14 @@ def parse_config(text: str) -> HostConfig:
             addresses.setdefault(match["nic"], []).append(match["address"])
         elif match := ROUTE_RE.match(line):
             routes.append(_route(number, match))
+        elif line.startswith("qos "):
+            try:
+                nic_name, settings = parse_line(line, number)
+            except NicQosError as exc:
+                raise HostConfigError(str(exc)) from None
+            if nic_name in qos:
+                raise HostConfigError(f"line {number}: qos of {nic_name} is given twice")
+            qos[nic_name] = settings
         else:
             raise HostConfigError(f"line {number}: cannot parse {line!r}")
     for nic, addrs in addresses.items():
@@ -97,7 +110,10 @@ def parse_config(text: str) -> HostConfig:
     for route in routes:
         if route.nic not in nics:
             raise HostConfigError(f"route via {route.nic}, which has no `nic` line")
-    return HostConfig(nics=nics, routes=tuple(routes))
+    for nic in qos:
+        if nic not in nics:
+            raise HostConfigError(f"qos of {nic}, which has no `nic` line")
+    return HostConfig(nics=nics, routes=tuple(routes), qos=qos)
 
 
 def _route(number: int, match: re.Match[str]) -> HostRoute:

@@ -11,6 +11,7 @@ import shlex
 from typing import Any
 
 from tasks.platforms.linux_host import config as cfg
+from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.shell_driver import CandidateError, ShellDriver
 
 PROBE_MARK = "@@probe"
@@ -99,12 +100,33 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
     # ---- configuration (ShellDriver hooks) ------------------------------------------
 
     def _read_state(self) -> cfg.HostConfig:
-        out = self._ip()
+        out = self._batch({"link": "ip -j -d link show", "addr": "ip -j addr show",
+                           "route": "ip -j route show",
+                           "qos": f"cat {shlex.quote(self._qos_file)} 2>/dev/null || true",
+                           "nft": f"nft -j list table inet {nic_qos.NFT_TABLE} 2>/dev/null "
+                                  "|| true"})
         try:
-            return cfg.from_ip_json(out["link"], out["addr"], out["route"],
-                                    self.mgmt_interfaces)
-        except cfg.HostConfigError as exc:
-            raise CandidateError(str(exc)) from None
+            state = cfg.from_ip_json(out["link"], out["addr"], out["route"],
+                                     self.mgmt_interfaces)
+            virtual = dict(nic_qos.parse_line(line, number)
+                           for number, line in enumerate(out["qos"].splitlines(), 1)
+                           if line.strip())
+            marks = nic_qos.marks_from_nft(out["nft"])
+        except (cfg.HostConfigError, nic_qos.NicQosError) as exc:
+            raise CandidateError(f"reading the host: {exc}") from None
+        # only NICs that exist; ToS and CNP DSCP as the kernel really marks them
+        qos = {n: s for n, s in nic_qos.with_marks(virtual, marks).items()
+               if n in state.nics}
+        return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos)
+
+    @property
+    def _qos_file(self) -> str:
+        return f"{self.state_dir}/nic/qos.conf"
+
+    def get_lossless(self) -> dict[str, Any]:
+        """Not a NAPALM getter: NIC -> lossless settings (virtual in the lab but ToS/CNP)."""
+        return {nic: nic_qos.to_model(s, virtual=True)
+                for nic, s in self._read_state().qos.items()}
 
     def _format(self, state: cfg.HostConfig) -> str:
         return cfg.format_config(state)
@@ -127,9 +149,11 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         if not merge:
             # NICs the candidate leaves out are still there afterwards, unconfigured
             kept = {name: cfg.Nic(name=name) for name in current.nics}
-            return cfg.HostConfig(nics={**kept, **wanted.nics}, routes=wanted.routes)
+            return cfg.HostConfig(nics={**kept, **wanted.nics}, routes=wanted.routes,
+                                  qos=wanted.qos)
         routes = tuple(dict.fromkeys((*current.routes, *wanted.routes)))
-        return cfg.HostConfig(nics={**current.nics, **wanted.nics}, routes=routes)
+        return cfg.HostConfig(nics={**current.nics, **wanted.nics}, routes=routes,
+                              qos={**current.qos, **wanted.qos})
 
     def _transition(self, current: cfg.HostConfig, desired: cfg.HostConfig, *, merge: bool,
                     tag: str) -> str:
@@ -137,7 +161,19 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             ops = cfg.transition(current, desired)
         except cfg.HostConfigError as exc:
             raise CandidateError(str(exc)) from None
-        return "\n".join(["set -e", *ops, ""])
+        return "\n".join(["set -e", *ops, *self._qos_ops(current, desired), ""])
+
+    def _qos_ops(self, current: cfg.HostConfig, desired: cfg.HostConfig) -> list[str]:
+        """The virtual NIC state file, and nftables marking that replaces flatfab's table."""
+        if current.qos == desired.qos:
+            return []
+        path = shlex.quote(self._qos_file)
+        lines = "".join(desired.qos[n].line(n) + "\n" for n in sorted(desired.qos))
+        store = ([f"mkdir -p {shlex.quote(self.state_dir)}/nic",
+                  f"cat > {path} <<'FLATFAB_QOS_EOF'", lines.rstrip("\n"), "FLATFAB_QOS_EOF"]
+                 if desired.qos else [f"rm -f {path}"])
+        return [*store, "nft -f - <<'FLATFAB_NFT_EOF'",
+                nic_qos.nft_ruleset(desired.qos).rstrip("\n"), "FLATFAB_NFT_EOF"]
 
     def _save_script(self, state: cfg.HostConfig) -> str:
         return ""

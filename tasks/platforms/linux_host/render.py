@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tasks.model.state import DeviceState, IfKind
 from tasks.platforms.linux_host.config import HostConfig, HostRoute, Nic, format_config
+from tasks.platforms.linux_host.nic_qos import from_model
 
 
 def host_config(device: DeviceState) -> HostConfig:
@@ -12,7 +13,9 @@ def host_config(device: DeviceState) -> HostConfig:
             for i in device.interfaces.values() if i.kind is IfKind.NIC}
     routes = tuple(HostRoute(prefix=r.prefix, via=r.via, nic=r.interface)
                    for r in device.static_routes)
-    return HostConfig(nics=nics, routes=routes)
+    qos = {i.name: from_model(i.nic) for i in device.interfaces.values()
+           if i.kind is IfKind.NIC and i.nic is not None}
+    return HostConfig(nics=nics, routes=routes, qos=qos)
 
 
 def render(device: DeviceState) -> str:

@@ -1,0 +1,225 @@
+"""A GPU host NIC's lossless settings: one `qos` line per data NIC in the host config.
+
+    qos <nic> trust <dscp|pcp> pfc <prios> tos <0-255> cnp <dscp>/<prio> ecn-np <prios>
+        ecn-rp <prios> dcqcn <on|off> strict <tcs> tc-bw <8 percents> pfc-prevention <ms>
+        dscp2prio <dscp:prio,...>
+
+(one line; lists are comma-separated, `-` for none; dscp2prio lists only the entries that
+differ from the ConnectX default map, priority = DSCP >> 3).
+
+On a real host these become ConnectX settings (mlnx_qos, sysfs ecn, RDMA-CM ToS:
+`connectx_commands`). In the lab the kernel does what it can: nftables marks RoCEv2
+(UDP 4791) with the ToS and CNPs (BTH opcode 0x81) with the CNP DSCP on the way out of the
+NIC, and the rest is the lab's virtual NIC state. Reading back takes ToS and CNP DSCP from the
+nftables rules actually loaded, so a marking that differs shows up as drift.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tasks.model.state import NicQos
+
+ROCE_PORT = 4791
+CNP_OPCODE = 0x81
+NFT_TABLE = "flatfab"
+NFT_CHAIN = "roce_marking"
+DSCP_NAMES = {"cs0": 0, "cs1": 8, "cs2": 16, "cs3": 24, "cs4": 32, "cs5": 40, "cs6": 48,
+              "cs7": 56, "af11": 10, "af12": 12, "af13": 14, "af21": 18, "af22": 20,
+              "af23": 22, "af31": 26, "af32": 28, "af33": 30, "af41": 34, "af42": 36,
+              "af43": 38, "ef": 46, "va": 44, "le": 1}
+ECN_NAMES = {"not-ect": 0, "ect1": 1, "ect0": 2, "ce": 3}
+LINE_RE = re.compile(
+    r"^qos (?P<nic>\S+) trust (?P<trust>dscp|pcp) pfc (?P<pfc>\S+) tos (?P<tos>\d+) "
+    r"cnp (?P<cnp_dscp>\d+)/(?P<cnp_prio>\d+) ecn-np (?P<np>\S+) ecn-rp (?P<rp>\S+) "
+    r"dcqcn (?P<dcqcn>on|off) strict (?P<strict>\S+) tc-bw (?P<bw>\S+) "
+    r"pfc-prevention (?P<prevention>\d+) dscp2prio (?P<map>\S+)$")
+
+
+class NicQosError(ValueError):
+    """A qos line or nftables output that cannot be read."""
+
+
+@dataclass(frozen=True)
+class NicSettings:
+    trust: str
+    pfc: tuple[int, ...]
+    tos: int
+    cnp_dscp: int
+    cnp_priority: int
+    ecn_np: tuple[int, ...]
+    ecn_rp: tuple[int, ...]
+    dcqcn: bool
+    strict: tuple[int, ...]
+    tc_bw: tuple[int, ...]
+    pfc_prevention_ms: int
+    dscp_to_priority: tuple[int, ...]  # 64 entries
+
+    def line(self, nic: str) -> str:
+        changed = [f"{d}:{p}" for d, p in enumerate(self.dscp_to_priority) if p != d >> 3]
+        return (f"qos {nic} trust {self.trust} pfc {_list(self.pfc)} tos {self.tos} "
+                f"cnp {self.cnp_dscp}/{self.cnp_priority} ecn-np {_list(self.ecn_np)} "
+                f"ecn-rp {_list(self.ecn_rp)} dcqcn {'on' if self.dcqcn else 'off'} "
+                f"strict {_list(self.strict)} tc-bw {','.join(map(str, self.tc_bw))} "
+                f"pfc-prevention {self.pfc_prevention_ms} dscp2prio {','.join(changed) or '-'}")
+
+
+def _list(values: tuple[int, ...]) -> str:
+    return ",".join(map(str, values)) or "-"
+
+
+def _ints(text: str, where: str, low: int, high: int) -> tuple[int, ...]:
+    if text == "-":
+        return ()
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise NicQosError(f"{where}: {text!r} is not a list of numbers") from None
+    if any(not low <= v <= high for v in values):
+        raise NicQosError(f"{where}: values must lie in {low}..{high}: {text!r}")
+    return values
+
+
+def parse_line(line: str, number: int) -> tuple[str, NicSettings]:
+    match = LINE_RE.match(line)
+    if match is None:
+        raise NicQosError(f"line {number}: cannot parse qos line {line!r}")
+    where = f"line {number}"
+    table = [d >> 3 for d in range(64)]
+    if match["map"] != "-":
+        for item in match["map"].split(","):
+            dscp, _, prio = item.partition(":")
+            if not (dscp.isdigit() and prio.isdigit() and int(dscp) < 64 and int(prio) < 8):
+                raise NicQosError(f"{where}: bad dscp2prio entry {item!r}")
+            table[int(dscp)] = int(prio)
+    bw = _ints(match["bw"], f"{where} tc-bw", 0, 100)
+    if len(bw) != 8:
+        raise NicQosError(f"{where}: tc-bw needs 8 values, got {len(bw)}")
+    tos, cnp_dscp, cnp_prio = int(match["tos"]), int(match["cnp_dscp"]), int(match["cnp_prio"])
+    if tos > 255 or cnp_dscp > 63 or cnp_prio > 7:
+        raise NicQosError(f"{where}: tos 0..255, cnp DSCP 0..63 and priority 0..7")
+    return match["nic"], NicSettings(
+        trust=match["trust"], pfc=_ints(match["pfc"], f"{where} pfc", 0, 7), tos=tos,
+        cnp_dscp=cnp_dscp, cnp_priority=cnp_prio,
+        ecn_np=_ints(match["np"], f"{where} ecn-np", 0, 7),
+        ecn_rp=_ints(match["rp"], f"{where} ecn-rp", 0, 7), dcqcn=match["dcqcn"] == "on",
+        strict=_ints(match["strict"], f"{where} strict", 0, 7), tc_bw=bw,
+        pfc_prevention_ms=int(match["prevention"]), dscp_to_priority=tuple(table))
+
+
+def from_model(nic: NicQos) -> NicSettings:
+    return NicSettings(
+        trust=nic.trust, pfc=tuple(nic.pfc), tos=nic.roce_tos, cnp_dscp=nic.cnp_dscp,
+        cnp_priority=nic.cnp_priority, ecn_np=tuple(nic.ecn_np), ecn_rp=tuple(nic.ecn_rp),
+        dcqcn=nic.dcqcn, strict=tuple(nic.strict_tcs), tc_bw=tuple(nic.tc_bw),
+        pfc_prevention_ms=nic.pfc_prevention_ms, dscp_to_priority=tuple(nic.dscp_to_priority))
+
+
+def to_model(settings: NicSettings, *, virtual: bool) -> NicQos:
+    return NicQos(
+        trust=settings.trust, pfc=list(settings.pfc), dscp_to_priority=list(
+            settings.dscp_to_priority), roce_tos=settings.tos, cnp_dscp=settings.cnp_dscp,
+        cnp_priority=settings.cnp_priority, ecn_np=list(settings.ecn_np),
+        ecn_rp=list(settings.ecn_rp), dcqcn=settings.dcqcn, strict_tcs=list(settings.strict),
+        tc_bw=list(settings.tc_bw), pfc_prevention_ms=settings.pfc_prevention_ms,
+        virtual=virtual)
+
+
+# ---- the lab: nftables marking -------------------------------------------------------------
+
+
+def nft_ruleset(qos: dict[str, NicSettings]) -> str:
+    """An nft script that replaces flatfab's table (and removes it when there is no NIC)."""
+    lines = [f"table inet {NFT_TABLE} {{}}", f"delete table inet {NFT_TABLE}"]
+    if qos:
+        lines += [f"table inet {NFT_TABLE} {{", f"  chain {NFT_CHAIN} {{",
+                  "    type filter hook output priority mangle; policy accept;"]
+        for nic, s in sorted(qos.items()):
+            match = f'oifname "{nic}" udp dport {ROCE_PORT}'
+            lines.append(f"    {match} @th,64,8 {CNP_OPCODE:#x} ip dscp set {s.cnp_dscp} accept")
+            lines.append(f"    {match} ip dscp set {s.tos >> 2} ip ecn set {s.tos & 3}")
+        lines += ["  }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _value(value: Any, names: dict[str, int], what: str) -> int:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value in names:
+        return names[value]
+    raise NicQosError(f"nftables: unknown {what} value {value!r}")
+
+
+def marks_from_nft(text: str) -> dict[str, tuple[int, int]]:
+    """NIC -> (RoCE ToS, CNP DSCP) as the loaded nftables rules mark them."""
+    if not text.strip():
+        return {}
+    try:
+        items = json.loads(text).get("nftables", [])
+    except (ValueError, AttributeError):
+        raise NicQosError("nftables: `nft -j list table` did not return JSON") from None
+    tos: dict[str, int] = {}
+    cnp: dict[str, int] = {}
+    for item in items:
+        rule = item.get("rule") if isinstance(item, dict) else None
+        if not rule or rule.get("chain") != NFT_CHAIN:
+            continue
+        nic, is_cnp, dscp, ecn = None, False, None, 0
+        for expr in rule.get("expr", []):
+            match = expr.get("match")
+            mangle = expr.get("mangle")
+            if match and match.get("left", {}).get("meta", {}).get("key") == "oifname":
+                nic = str(match.get("right"))
+            elif match and match.get("left", {}).get("payload", {}).get("base") == "th":
+                is_cnp = match.get("right") == CNP_OPCODE
+            elif mangle:
+                field = mangle.get("key", {}).get("payload", {}).get("field")
+                if field == "dscp":
+                    dscp = _value(mangle.get("value"), DSCP_NAMES, "DSCP")
+                elif field == "ecn":
+                    ecn = _value(mangle.get("value"), ECN_NAMES, "ECN")
+        if nic is None or dscp is None:
+            continue
+        if is_cnp:
+            cnp[nic] = dscp
+        else:
+            tos[nic] = dscp << 2 | ecn
+    return {nic: (tos.get(nic, 0), cnp.get(nic, 0)) for nic in sorted(set(tos) | set(cnp))}
+
+
+def with_marks(qos: dict[str, NicSettings], marks: dict[str, tuple[int, int]]
+               ) -> dict[str, NicSettings]:
+    """The virtual NIC state with ToS and CNP DSCP as the kernel really marks them."""
+    return {nic: replace(s, tos=marks.get(nic, (0, 0))[0], cnp_dscp=marks.get(nic, (0, 0))[1])
+            for nic, s in qos.items()}
+
+
+# ---- real hosts: ConnectX --------------------------------------------------------------------
+
+
+def connectx_commands(nic: str, s: NicSettings, rdma_device: str = "mlx5_0",
+                      port: int = 1) -> list[str]:
+    """The ConnectX settings of the lossless-domain reference §6.1 for one NIC."""
+    pfc = ",".join("1" if p in s.pfc else "0" for p in range(8))
+    cmds = [f"mlnx_qos -i {nic} --trust {s.trust}", f"mlnx_qos -i {nic} --pfc {pfc}",
+            f"mlnx_qos -i {nic} --tc_bw {','.join(map(str, s.tc_bw))}"]
+    tsa = ",".join("strict" if tc in s.strict else "ets" for tc in range(8))
+    cmds.append(f"mlnx_qos -i {nic} --tsa {tsa}")
+    cmds += [f"mlnx_qos -i {nic} --dscp2prio set,{d},{p}"
+             for d, p in enumerate(s.dscp_to_priority) if p != d >> 3]
+    cm = f"/sys/kernel/config/rdma_cm/{rdma_device}"
+    cmds += [f"mkdir -p {cm}", f"echo 'RoCE v2' > {cm}/ports/{port}/default_roce_mode",
+             f"echo {s.tos} > {cm}/ports/{port}/default_roce_tos",
+             f"echo {s.tos} > /sys/class/infiniband/{rdma_device}/tc/{port}/traffic_class"]
+    for prio in range(8):
+        cmds.append(f"echo {int(prio in s.ecn_np)} > /sys/class/net/{nic}/ecn/roce_np/enable/"
+                    f"{prio}")
+        cmds.append(f"echo {int(prio in s.ecn_rp)} > /sys/class/net/{nic}/ecn/roce_rp/enable/"
+                    f"{prio}")
+    cmds += [f"echo {s.cnp_dscp} > /sys/class/net/{nic}/ecn/roce_np/cnp_dscp",
+             f"echo {s.cnp_priority} > /sys/class/net/{nic}/ecn/roce_np/cnp_802p_prio",
+             f"ethtool --set-tunable {nic} pfc-prevention-tout {s.pfc_prevention_ms}"]
+    return cmds
