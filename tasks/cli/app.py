@@ -27,6 +27,7 @@ from tasks.workflows.progress import RichProgress
 from tasks.workflows.project import Project
 from tasks.workflows.rollout import RolloutResult, render_all
 from tasks.workflows.rollout import rollout as run_rollout
+from tasks.workflows.traffic import TRAFFIC_CHECKS, run_traffic
 from tasks.workflows.verify import verify as run_verify
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -159,6 +160,9 @@ def verify(ctx: typer.Context,
                "--check", help="run only these check ids")] = None,
            lossless: Annotated[bool, typer.Option(
                "--lossless", help="also check the lossless plane end to end")] = False,
+           traffic: Annotated[bool, typer.Option(
+               "--traffic", help="send RoCEv2 and CNP flows and follow them by class "
+               "counters")] = False,
            workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read every device (read-only) and run the live checks: BGP, ECMP, MTU, tenancy."""
     project = project_of(ctx)
@@ -171,6 +175,12 @@ def verify(ctx: typer.Context,
     report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
                         only_checks=check_ids,
                         progress=RichProgress(enabled=fmt is Format.TABLE))
+    if traffic:
+        flows = run_traffic(nornir, project.plan)
+        report.findings = sorted(report.findings + flows.findings, key=lambda f: f.sort_key)
+        report.checks_run = sorted({*report.checks_run, *TRAFFIC_CHECKS})
+        report.timings["traffic_s"] = flows.timings["total_s"]
+        report.timings["traffic_packets"] = flows.packets
     nornir.close_connections()
     if fmt is Format.JSON:
         emit_json(output.findings_json(report.findings, fabric=project.fabric, stage="live",

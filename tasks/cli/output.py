@@ -79,17 +79,22 @@ def findings_table(findings: list[Finding], title: str) -> None:
 def checks_table(check_ids: list[str], findings: list[Finding], title: str) -> None:
     """One row per check run: passed, or how many findings of which severity."""
     from tasks.checks import CATALOG  # noqa: PLC0415 - registered on first import
+    from tasks.workflows.traffic import TRAFFIC_CHECKS  # noqa: PLC0415
 
     table = Table(title=title, title_justify="left")
     for column in ("check", "scope", "what it asserts", "result"):
         table.add_column(column)
     for check_id in check_ids:
-        item = CATALOG[check_id]
+        if check_id in CATALOG:
+            item = CATALOG[check_id]
+            scope, title, severity = item.scope.value, item.title, item.severity
+        else:
+            scope, title, severity = TRAFFIC_CHECKS[check_id]
         hits = [f for f in findings if f.check == check_id]
         result = (Text("pass", style="green") if not hits else
-                  Text(f"{len(hits)} {item.severity.value}", style=SEVERITY_STYLE[
+                  Text(f"{len(hits)} {severity.value}", style=SEVERITY_STYLE[
                       max(hits, key=lambda f: -f.severity.rank).severity.value]))
-        table.add_row(check_id, item.scope.value, item.title, result)
+        table.add_row(check_id, scope, title, result)
     console.print(table)
 
 

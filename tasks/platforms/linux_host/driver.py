@@ -97,6 +97,29 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         return [results.get(i, {"replied": False, "detail": "no result"})
                 for i in range(len(targets))]
 
+    def send_roce(self, address: str, sport_base: int, flows: int, data_packets: int,
+                  size: int = 1024) -> int:
+        """Send RoCEv2-shaped UDP flows: per source port `data_packets` data packets and one
+        CNP (BTH opcode 0x81). The host's own marking (nftables in the lab, the NIC on real
+        hosts) sets their DSCP. Not a NAPALM getter; returns the datagrams sent."""
+        script = (
+            "import socket\n"
+            f"dst, base, flows, n, size = {address!r}, {int(sport_base)}, {int(flows)}, "
+            f"{int(data_packets)}, {int(size)}\n"
+            "sent = 0\n"
+            "for i in range(flows):\n"
+            "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "    s.bind(('', base + i))\n"
+            "    for _ in range(n):\n"
+            "        sent += s.sendto(bytes([0x04]) + bytes(size - 1), (dst, 4791)) > 0\n"
+            "    sent += s.sendto(bytes([0x81]) + bytes(63), (dst, 4791)) > 0\n"
+            "    s.close()\n"
+            "print(sent)\n")
+        out = self._run("python3 -", stdin=script).stdout.strip()
+        if not out.isdigit():
+            raise CandidateError(f"{self.hostname}: traffic sender failed: {out[-120:]}")
+        return int(out)
+
     # ---- configuration (ShellDriver hooks) ------------------------------------------
 
     def _read_state(self) -> cfg.HostConfig:

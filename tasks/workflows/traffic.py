@@ -1,0 +1,193 @@
+"""verify --traffic: send RoCEv2 and CNP flows and prove, from per-hop class counters, that
+every hop queued them in the right class with no drops in the lossless class.
+
+Counters are read from every switch before and after (read-only), the hosts send at the same
+time, and each flow group is then followed hop by hop (tasks.plan.traffic). A hop that
+queued the packets in another class is named with the classes they went to.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from nornir.core import Nornir
+from nornir.core.task import Result, Task
+
+from tasks.checks.base import Finding, Severity
+from tasks.model.state import FabricState, Role
+from tasks.plan.traffic import FlowGroup, Hop, hops, plan_flows
+from tasks.workflows.connections import driver
+
+CHECK = "traffic.class"
+DROPS = "traffic.lossless_drops"
+SPREAD = "traffic.ecmp_spread"
+SETTLE_S = 0.5
+# not in the check catalog: they judge traffic this workflow sends, not collected state
+TRAFFIC_CHECKS = {
+    CHECK: ("path", "Every hop queues RoCEv2 and CNP flows in their classes", Severity.ERROR),
+    DROPS: ("path", "No hop drops packets of the lossless class", Severity.ERROR),
+    SPREAD: ("path", "RoCE flows of every leaf pair cross every spine", Severity.WARNING),
+}
+
+Counters = dict[str, dict[str, dict[int, dict[str, int]]]]  # device -> link -> tc -> counts
+
+
+@dataclass
+class TrafficReport:
+    findings: list[Finding]
+    groups: list[FlowGroup]
+    packets: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity.fails for f in self.findings)
+
+
+def _counters(task: Task) -> Result:
+    return Result(host=task.host, result=driver(task, read_only=True).get_lossless()["counters"])
+
+
+def _send(task: Task, groups: list[FlowGroup]) -> Result:
+    sent = 0
+    for group in groups:
+        if group.source == task.host.name:
+            sent += driver(task, read_only=True).send_roce(
+                group.address, group.sport_base, group.flows, group.data_packets)
+    return Result(host=task.host, result=sent)
+
+
+def _read(nornir: Nornir, switches: set[str]) -> tuple[Counters, list[Finding]]:
+    results = nornir.filter(filter_func=lambda h: h.name in switches).run(
+        task=_counters, name="traffic: counters", on_failed=True)
+    counters: Counters = {}
+    findings = []
+    for name in sorted(switches):
+        outcome = results.get(name)
+        if outcome is None or outcome.failed:
+            reason = str(outcome[0].exception) if outcome else "not in the inventory"
+            findings.append(Finding(check=CHECK, severity=Severity.CRITICAL, device=name,
+                                    message=f"{name}: class counters could not be read: "
+                                    f"{reason}", expected="counters", actual=reason))
+        else:
+            counters[name] = {link: {int(tc): c for tc, c in per.items()}
+                              for link, per in outcome[0].result.items()}
+    return counters, findings
+
+
+def _delta(before: Counters, after: Counters, device: str, port: str, tc: int,
+           key: str) -> int:
+    now = after.get(device, {}).get(port, {}).get(tc, {}).get(key, 0)
+    then = before.get(device, {}).get(port, {}).get(tc, {}).get(key, 0)
+    return max(now - then, 0)
+
+
+def _by_class(before: Counters, after: Counters, hop: Hop) -> dict[int, int]:
+    return {tc: sum(_delta(before, after, hop.device, p, tc, "packets") for p in hop.ports)
+            for tc in range(8)}
+
+
+def _judge(plan: FabricState, group: FlowGroup, before: Counters,
+           after: Counters) -> list[Finding]:
+    assert plan.lossless is not None
+    classes = {"RoCE": (plan.lossless.roce_priority, group.roce_packets),
+               "CNP": (plan.lossless.cnp_priority, group.cnp_packets)}
+    findings: list[Finding] = []
+    route = f"{group.source} -> {group.target} (VRF {group.vrf})"
+    group_hops = hops(plan, group)
+    spine_hops = [h for h in group_hops if h.role == "spine"]
+    for label, (tc, expected) in classes.items():
+        spine_total = 0
+        for hop in group_hops:
+            seen = _by_class(before, after, hop)
+            got = seen[tc]
+            port = ",".join(hop.ports)
+            if hop.role == "spine":
+                spine_total += got
+                if got == 0 and any(seen[o] for o in range(8) if o not in (tc, 0)):
+                    findings.append(Finding(
+                        check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
+                        message=f"{label} packets of {route} left {hop.device}:{port} in "
+                        f"another class", expected=f"TC {tc}", actual=_classes(seen)))
+                continue
+            if got < expected:
+                findings.append(Finding(
+                    check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
+                    message=f"{hop.device}:{port} queued {got} of {expected} {label} packets "
+                    f"of {route} in TC {tc}", expected=f"{expected} in TC {tc}",
+                    actual=_classes(seen)))
+            drops = sum(_delta(before, after, hop.device, p, tc, "drops") for p in hop.ports)
+            if drops and tc in plan.lossless.lossless:
+                findings.append(Finding(
+                    check=DROPS, severity=Severity.ERROR, device=hop.device, port=port,
+                    message=f"{hop.device}:{port} dropped {drops} packets in lossless TC {tc}",
+                    expected="0", actual=str(drops)))
+        if spine_hops and spine_total < expected:
+            short = [h for h in spine_hops if _by_class(before, after, h)[tc] == 0]
+            for hop in short:
+                seen = _by_class(before, after, hop)
+                if not any(f.device == hop.device and f.check == CHECK for f in findings):
+                    findings.append(Finding(
+                        check=CHECK, severity=Severity.ERROR, device=hop.device,
+                        port=",".join(hop.ports),
+                        message=f"{hop.device}:{','.join(hop.ports)} queued no {label} "
+                        f"packets of {route} in TC {tc}", expected=f"some in TC {tc}",
+                        actual=_classes(seen)))
+        elif spine_hops and label == "RoCE":
+            idle = [h.device for h in spine_hops if _by_class(before, after, h)[tc] == 0]
+            if idle:
+                findings.append(Finding(
+                    check=SPREAD, severity=Severity.WARNING, device=idle[0],
+                    message=f"no {label} flow of {route} crossed {', '.join(idle)}",
+                    expected="every spine", actual=f"missing {', '.join(idle)}"))
+        for spine in spine_hops:
+            drops = sum(_delta(before, after, spine.device, p, tc, "drops") for p in spine.ports)
+            if drops and tc in plan.lossless.lossless:
+                findings.append(Finding(
+                    check=DROPS, severity=Severity.ERROR, device=spine.device,
+                    port=",".join(spine.ports), message=f"{spine.device} dropped {drops} "
+                    f"packets in lossless TC {tc}", expected="0", actual=str(drops)))
+    return findings
+
+
+def _classes(seen: dict[int, int]) -> str:
+    used = [f"TC {tc}: {n}" for tc, n in seen.items() if n]
+    return ", ".join(used) or "none"
+
+
+def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
+    started = time.monotonic()
+    groups = plan_flows(plan)
+    switches = {d.name for d in plan.devices.values() if d.role is not Role.HOST}
+    sources = {g.source for g in groups}
+    before, findings = _read(nornir, switches)
+    sent_at = time.monotonic()
+    results = nornir.filter(filter_func=lambda h: h.name in sources).run(
+        task=_send, name="traffic: send", groups=groups, on_failed=True)
+    packets = 0
+    for name in sorted(sources):
+        outcome = results.get(name)
+        if outcome is None or outcome.failed:
+            reason = str(outcome[0].exception) if outcome else "not in the inventory"
+            findings.append(Finding(check=CHECK, severity=Severity.CRITICAL, device=name,
+                                    message=f"{name} could not send: {reason}",
+                                    expected="sent", actual=reason))
+        else:
+            packets += int(outcome[0].result)
+    time.sleep(SETTLE_S)
+    after, later = _read(nornir, switches)
+    findings += later
+    if not findings:
+        for group in groups:
+            findings += _judge(plan, group, before, after)
+    return TrafficReport(findings=sorted(findings, key=lambda f: f.sort_key), groups=groups,
+                         packets=packets,
+                         timings={"send_s": round(time.monotonic() - sent_at, 3),
+                                  "total_s": round(time.monotonic() - started, 3)})
+
+
+def as_json(report: TrafficReport) -> dict[str, Any]:
+    return {"flow_groups": len(report.groups), "packets": report.packets,
+            "timings": report.timings}
