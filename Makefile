@@ -81,7 +81,7 @@ golden: venv
 	@git status --short tests/golden
 
 bench: venv
-	$(BIN)/python benchmarks/plan_render.py
+	$(BIN)/python benchmarks/scale.py
 
 # Re-resolve and pin every dependency (review the diff of constraints.txt).
 lock:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from tasks.gcpause import gc_paused
 from tasks.model.state import DeviceState, FabricState
 
 
@@ -130,8 +131,9 @@ def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Fin
     """Run every check of the stage (or the named ones); findings in a stable order."""
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
-    for check_id in sorted(CATALOG):
-        item = CATALOG[check_id]
-        if ctx.stage in item.stages and (wanted is None or check_id in wanted):
-            findings.extend(item.run(ctx))
+    with gc_paused():
+        for check_id in sorted(CATALOG):
+            item = CATALOG[check_id]
+            if ctx.stage in item.stages and (wanted is None or check_id in wanted):
+                findings.extend(item.run(ctx))
     return sorted(findings, key=lambda f: f.sort_key)

@@ -25,7 +25,8 @@ from tasks.workflows.journal import Journal
 from tasks.workflows.lock import fabric_lock
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.project import Project
-from tasks.workflows.rollout import RolloutResult, render_all
+from tasks.workflows.render_files import write_configs
+from tasks.workflows.rollout import RolloutResult
 from tasks.workflows.rollout import rollout as run_rollout
 from tasks.workflows.traffic import TRAFFIC_CHECKS, run_traffic
 from tasks.workflows.verify import verify as run_verify
@@ -70,16 +71,12 @@ def render(ctx: typer.Context,
            ) -> None:
     """Write every device's configuration (byte-identical for the same intent)."""
     project = project_of(ctx)
-    configs = render_all(project.plan)
-    unknown = [d for d in device or [] if d not in configs]
+    unknown = [d for d in device or [] if d not in project.plan.devices]
     if unknown:
         raise InputError.single("--device", "", f"not in the plan: {', '.join(unknown)}")
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in configs.items():
-        if not device or name in device:
-            (out / f"{name}.conf").write_text(text, encoding="utf-8")
-    written = len(device) if device else len(configs)
-    err_console.print(f"wrote {written} configs to {out}")
+    names = device or list(project.plan.devices)
+    write_configs(project.plan, out, names)
+    err_console.print(f"wrote {len(names)} configs to {out}")
 
 
 @app.command()

@@ -91,11 +91,13 @@ def tenant_members(intent: Intent, hosts: list[HostSlot]) -> dict[str, list[str]
     """Tenant name -> member host names (patterns expanded, in host order)."""
     names = [h.name for h in hosts]
     result: dict[str, list[str]] = {}
+    position = {name: index for index, name in enumerate(names)}
     for tenant in intent.tenants.tenants:
-        members: list[str] = []
+        members: set[str] = set()
         for pattern in tenant.members:
-            members.extend(n for n in names if fnmatch.fnmatchcase(n, pattern) and n not in members)
-        result[tenant.name] = sorted(members, key=names.index)
+            members.update(fnmatch.filter(names, pattern) if any(c in pattern for c in "*?[")
+                           else [pattern] if pattern in position else [])
+        result[tenant.name] = sorted(members, key=position.__getitem__)
     return result
 
 

@@ -245,6 +245,7 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
         far_mtu[(link.b.device, link.b.port)] = a_if.mtu or link.mtu
         cable[(link.a.device, link.a.port)] = cable[(link.b.device, link.b.port)] = link.cable_m
     nic_default: NicQos | None = None
+    asics: dict[str, Asic] = {}
     for device in state.devices.values():
         matching = [o for o in qos.overrides if _matches(o, device.name, None)]
         if device.role is Role.HOST:
@@ -257,13 +258,15 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
                 if iface.kind is IfKind.NIC:
                     iface.nic = nic
             continue
-        _plan_switch(qos, planner, device, matching, far_mtu, cable)
+        asic = asics.get(device.platform)
+        if asic is None:
+            asic = asics[device.platform] = asic_of(qos, device.platform)
+        _plan_switch(qos, planner, device, asic, matching, far_mtu, cable)
 
 
-def _plan_switch(qos: QosIntent, planner: _PortPlanner, device: DeviceState,
+def _plan_switch(qos: QosIntent, planner: _PortPlanner, device: DeviceState, asic: Asic,
                  matching: list[Override], far_mtu: dict[tuple[str, str], int],
                  cable: dict[tuple[str, str], float]) -> None:
-    asic = asic_of(qos, device.platform)
     dev_qos = _device_qos(qos, asic)
     for name, iface in device.interfaces.items():
         if not _carries_lossless(iface):

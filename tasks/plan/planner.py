@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tasks.gcpause import gc_paused
 from tasks.intent.models import BgpMode, FabricIntent, Intent, Switch
 from tasks.intent.semantics import HostSlot, expand_hosts, tenant_members
 from tasks.model.state import (
@@ -65,6 +66,11 @@ def _tenancy(intent: Intent, hosts: list[HostSlot]) -> _Tenancy:
 
 def plan(intent: Intent) -> FabricState:
     """Compute the desired state of every device and link of the fabric."""
+    with gc_paused():
+        return _plan(intent)
+
+
+def _plan(intent: Intent) -> FabricState:
     fabric = intent.fabric
     underlay = fabric.underlay
     numbered = underlay.mode is BgpMode.NUMBERED
@@ -123,15 +129,15 @@ def plan(intent: Intent) -> FabricState:
                       "up": True, "speed_mbps": link_class.speed_mbps}
             parent_s = None if vrf_id is None else spine_port
             parent_l = None if vrf_id is None else leaf_port
+            # one immutable Endpoint per end, shared by the link and the far interface
+            leaf_end = Endpoint(device=leaf.name, port=l_port)
+            spine_end = Endpoint(device=spine.name, port=s_port)
             spine_dev.interfaces[s_port] = Interface(
-                name=s_port, addresses=s_addr, parent=parent_s,
-                peer=Endpoint(device=leaf.name, port=l_port), **common)
+                name=s_port, addresses=s_addr, parent=parent_s, peer=leaf_end, **common)
             leaf_dev.interfaces[l_port] = Interface(
-                name=l_port, addresses=l_addr, parent=parent_l,
-                peer=Endpoint(device=spine.name, port=s_port), **common)
+                name=l_port, addresses=l_addr, parent=parent_l, peer=spine_end, **common)
             link = Link(id=f"{leaf.name}:{l_port}--{spine.name}:{s_port}", kind=LinkKind.FABRIC,
-                        a=Endpoint(device=leaf.name, port=l_port),
-                        b=Endpoint(device=spine.name, port=s_port), vrf=vrf, parent=parent_id,
+                        a=leaf_end, b=spine_end, vrf=vrf, parent=parent_id,
                         link_class=class_name, speed_mbps=link_class.speed_mbps,
                         cable_m=link_class.cable_m, mtu=link_class.mtu)
             links.append(link)

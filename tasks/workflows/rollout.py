@@ -15,6 +15,7 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from tasks.checks import CheckContext, Finding, Stage, run_checks
+from tasks.gcpause import gc_paused
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
 from tasks.workflows.collect import collect
@@ -26,7 +27,8 @@ GATE_CHECKS = ("device.reachable", "bgp.session")
 
 
 def render_all(plan: FabricState) -> dict[str, str]:
-    return {name: get_platform(d.platform).render(d) for name, d in plan.devices.items()}
+    with gc_paused():
+        return {name: get_platform(d.platform).render(d) for name, d in plan.devices.items()}
 
 
 @dataclass

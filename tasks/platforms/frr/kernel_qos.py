@@ -59,17 +59,25 @@ def kernel_row(port: PortQos, vrf: str, lossless_queue_bytes: int,
 
 def kernel_rows(device: DeviceState, lossless_queue_bytes: int,
                 lossy_queue_bytes: int) -> dict[str, dict[str, str]]:
-    """One row per link that carries lossless traffic: ports and their VRF sub-links."""
+    """One row per link that carries lossless traffic: ports and their VRF sub-links.
+
+    Links with the same port state and VRF share one row object.
+    """
     rows = {}
+    made: dict[tuple[int, str], dict[str, str]] = {}
     for name, iface in device.interfaces.items():
-        if iface.qos is not None:
-            rows[name] = kernel_row(iface.qos, iface.vrf, lossless_queue_bytes,
-                                    lossy_queue_bytes)
-    for name, iface in device.interfaces.items():
-        parent = device.interfaces.get(iface.parent or "")
-        if parent is not None and parent.qos is not None:
-            rows[name] = kernel_row(parent.qos, iface.vrf, lossless_queue_bytes,
-                                    lossy_queue_bytes)
+        port = iface.qos
+        if port is None and iface.parent is not None:
+            parent = device.interfaces.get(iface.parent)
+            port = parent.qos if parent is not None else None
+        if port is None:
+            continue
+        key = (id(port), iface.vrf)
+        row = made.get(key)
+        if row is None:
+            row = made[key] = kernel_row(port, iface.vrf, lossless_queue_bytes,
+                                         lossy_queue_bytes)
+        rows[name] = row
     return dict(sorted(rows.items()))
 
 

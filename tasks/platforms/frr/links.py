@@ -19,9 +19,8 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from netutils.interface import sort_interface_list
-
 from tasks.model.state import DEFAULT_VRF
+from tasks.platforms.names import sort_interfaces
 
 DEFAULT_MTU = 1500
 LINE_RE = re.compile(
@@ -68,7 +67,7 @@ def _order(specs: dict[str, LinkSpec]) -> list[LinkSpec]:
     out = []
     for vrf in vrfs:
         names = [n for n, s in specs.items() if s.vrf == vrf]
-        out += [specs[n] for n in sort_interface_list(names)]
+        out += [specs[n] for n in sort_interfaces(names)]
     return out
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from netutils.interface import sort_interface_list
-
 from tasks.model.state import DEFAULT_VRF, DeviceState, IfKind, Interface
 from tasks.platforms import configdb
 from tasks.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
 from tasks.platforms.frr.links import LinkSpec, format_links, join_sections
+from tasks.platforms.names import sort_interfaces
 from tasks.platforms.templating import environment
 
 LINK_KINDS = (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.BRIDGE)
@@ -27,7 +26,7 @@ def _frr_order(interfaces: list[Interface]) -> list[Interface]:
     ordered: list[Interface] = []
     for vrf in vrfs:
         by_name = {i.name: i for i in interfaces if i.vrf == vrf}
-        ordered += [by_name[n] for n in sort_interface_list(list(by_name))]
+        ordered += [by_name[n] for n in sort_interfaces(list(by_name))]
     return ordered
 
 

@@ -1,6 +1,9 @@
 """Plan, render and statically check generated fabrics; print one JSON line per size.
 
-    python benchmarks/plan_render.py [--spines 4 --leaves 16 --hosts-per-leaf 2] [--repeat 3]
+    python benchmarks/scale.py [--spines 64 --leaves 1024 --hosts-per-leaf 16] [--workers N]
+
+Render writes every device's config to a temporary directory, as `flatfab render --out`
+does (on all cores for large fabrics).
 
 Figures are wall-clock seconds on this machine and the process's peak RSS after each stage
 (tracemalloc would slow the stages it measures); they are measurements to quote, not
@@ -12,14 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
 from tasks.plan.planner import plan
-from tasks.workflows.rollout import render_all
+from tasks.workflows.render_files import write_configs
 
 
 def fabric_intent(spines: int, leaves: int, hosts_per_leaf: int) -> Intent:
@@ -45,23 +50,27 @@ def fabric_intent(spines: int, leaves: int, hosts_per_leaf: int) -> Intent:
 
 
 def measure(func: Callable[[], Any]) -> tuple[Any, float, float]:
-    """(result, seconds, peak RSS of the process in MiB so far)."""
+    """(result, seconds, peak RSS of the process or a worker, MiB, so far)."""
     started = time.perf_counter()
     result = func()
     seconds = time.perf_counter() - started
-    return result, seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)  # render workers
+    return result, seconds, peak / 1024
 
 
-def run(spines: int, leaves: int, hosts: int) -> dict[str, Any]:
+def run(spines: int, leaves: int, hosts: int, workers: int | None) -> dict[str, Any]:
     intent = fabric_intent(spines, leaves, hosts)
     state, plan_s, plan_mb = measure(lambda: plan(intent))
-    configs, render_s, render_mb = measure(lambda: render_all(state))
+    with tempfile.TemporaryDirectory() as out:
+        config_bytes, render_s, render_mb = measure(
+            lambda: write_configs(state, Path(out), workers=workers))
     findings, check_s, check_mb = measure(lambda: run_checks(
         CheckContext(state=state, plan=state, stage=Stage.STATIC)))
     switches = spines + leaves
     return {
         "fabric": f"{spines}x{leaves}x{hosts}", "devices": len(state.devices),
-        "links": len(state.links), "config_bytes": sum(len(c) for c in configs.values()),
+        "links": len(state.links), "config_bytes": config_bytes,
         "plan_s": round(plan_s, 3), "render_s": round(render_s, 3), "check_s": round(check_s, 3),
         "total_s": round(plan_s + render_s + check_s, 3),
         "ms_per_switch": round(1000 * (plan_s + render_s + check_s) / switches, 3),
@@ -76,11 +85,12 @@ def main() -> None:
     parser.add_argument("--spines", type=int)
     parser.add_argument("--leaves", type=int)
     parser.add_argument("--hosts-per-leaf", type=int)
+    parser.add_argument("--workers", type=int, help="render processes (default: all cores)")
     args = parser.parse_args()
     sizes = ([(args.spines, args.leaves, args.hosts_per_leaf)] if args.spines
              else [(2, 4, 2), (4, 16, 2), (8, 64, 8), (16, 256, 16)])
     for size in sizes:
-        print(json.dumps(run(*size)), flush=True)
+        print(json.dumps(run(*size, args.workers)), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,54 @@
+"""Write every device's config to a directory, on all cores for large fabrics.
+
+Rendering is pure CPU work per device. Worker processes are forked after planning, so they
+share the plan copy-on-write, render an interleaved share of the devices (spines are the
+heavy ones) and write the files themselves; only byte counts come back.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+from tasks.gcpause import gc_paused
+from tasks.model.state import FabricState
+from tasks.platforms.registry import get as get_platform
+
+PARALLEL_FROM = 2000  # devices; below this a single process is faster than forking
+_SHARED: FabricState | None = None  # the plan, inherited by forked workers
+
+
+def _write(names: list[str], out: Path, plan: FabricState) -> int:
+    written = 0
+    with gc_paused():
+        for name in names:
+            device = plan.devices[name]
+            data = get_platform(device.platform).render(device).encode()
+            (out / f"{name}.conf").write_bytes(data)
+            written += len(data)
+    return written
+
+
+def _worker(job: tuple[list[str], str]) -> int:
+    assert _SHARED is not None
+    return _write(job[0], Path(job[1]), _SHARED)
+
+
+def write_configs(plan: FabricState, out: Path, names: list[str] | None = None,
+                  workers: int | None = None) -> int:
+    """Render `names` (default: every device) into out/<device>.conf; returns bytes written."""
+    global _SHARED  # noqa: PLW0603 - handed to forked workers without pickling the plan
+    chosen = list(plan.devices) if names is None else names
+    out.mkdir(parents=True, exist_ok=True)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count <= 1 or len(chosen) < PARALLEL_FROM or "fork" not in \
+            multiprocessing.get_all_start_methods():
+        return _write(chosen, out, plan)
+    _SHARED = plan
+    try:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(count) as pool:
+            return sum(pool.map(_worker, [(chosen[i::count], str(out)) for i in range(count)]))
+    finally:
+        _SHARED = None
