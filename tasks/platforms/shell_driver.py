@@ -131,16 +131,24 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
         return result
 
     def _batch(self, commands: dict[str, str]) -> dict[str, str]:
-        """Run show-type commands in one round trip; returns each one's stdout."""
-        script = "".join(f"echo '{MARK} {key}'\n{cmd}\n" for key, cmd in commands.items())
-        out = self._run("sh -s", stdin=script).stdout
+        """Run show-type commands in one round trip; returns each one's stdout.
+
+        Each marker starts on a line of its own even when the output before it did not end
+        in a newline (a file written without one, say): the extra line is dropped again.
+        """
+        script = "".join(f"echo; echo '{MARK} {key}'\n{cmd}\n" for key, cmd in commands.items())
+        out = self._run("sh -s", stdin=script + "echo\n").stdout
         result: dict[str, list[str]] = {}
         current: list[str] | None = None
         for line in out.splitlines():
             if line.startswith(MARK + " "):
+                if current and current[-1] == "":
+                    current.pop()
                 current = result.setdefault(line[len(MARK) + 1:], [])
             elif current is not None:
                 current.append(line)
+        if current and current[-1] == "":
+            current.pop()
         return {key: "\n".join(result.get(key, [])) for key in commands}
 
     def _json(self, command: str) -> Any:

@@ -46,8 +46,11 @@ class FakeSession:
     def _script(self, script: str) -> str:
         out = []
         for line in script.splitlines():
-            marker = re.fullmatch(r"echo '(@@flatfab@@ .*)'", line)
-            out.append(marker.group(1) if marker else self._answer(line)[0])
+            marker = re.fullmatch(r"echo; echo '(@@flatfab@@ .*)'", line)
+            if line == "echo":
+                out.append("")
+            else:
+                out.append("\n" + marker.group(1) if marker else self._answer(line)[0])
         return "\n".join(out) + "\n"
 
 

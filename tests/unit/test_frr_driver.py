@@ -49,7 +49,7 @@ def recorded(path: Path) -> Reply:
     return Reply(stdout=path.read_text(encoding="utf-8"))
 
 
-MARKER_RE = re.compile(rf"^echo '({re.escape(MARK)} [^']*)'$")
+MARKER_RE = re.compile(rf"^echo; echo '({re.escape(MARK)} [^']*)'$")
 
 
 @dataclass
@@ -89,7 +89,10 @@ class FakeShell:
         for line in script.splitlines():
             marker = MARKER_RE.match(line)
             if marker:
-                stdout.append(marker.group(1) + "\n")
+                stdout.append("\n" + marker.group(1) + "\n")
+                status = 0
+            elif line == "echo":
+                stdout.append("\n")
                 status = 0
             elif line.strip():
                 reply = self.answer(line)
@@ -163,15 +166,21 @@ def running(driver: FrrDriver) -> str:
 
 def test_fake_shell_runs_the_batch_protocol() -> None:
     shell = FakeShell({"hostname": Reply("leaf1\n"), "false": Reply("", "boom\n", 1)})
-    script = f"echo '{MARK} a'\nhostname\necho '{MARK} b'\nfalse\n"
+    script = f"echo; echo '{MARK} a'\nhostname\necho; echo '{MARK} b'\nfalse\n"
     result = shell.run("sh -s", stdin=script)
-    assert result.stdout == f"{MARK} a\nleaf1\n{MARK} b\n"
+    assert result.stdout == f"\n{MARK} a\nleaf1\n\n{MARK} b\n"
     assert (result.stderr, result.exit_status) == ("boom\n", 1)
     with pytest.raises(AssertionError, match="no recorded answer"):
         shell.run("reboot")
 
 
 # ---- getters ------------------------------------------------------------------------------
+
+
+def test_batch_output_without_a_final_newline_stays_apart() -> None:
+    driver = FrrDriver("192.0.2.13", "ff-admin")
+    driver.session = FakeShell({"cat a": Reply("{}"), "cat b": Reply("x\n")})  # type: ignore[assignment]
+    assert driver._batch({"a": "cat a", "b": "cat b"}) == {"a": "{}", "b": "x"}
 
 
 def test_get_facts(leaf1: tuple[FrrDriver, FakeShell]) -> None:
