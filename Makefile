@@ -52,9 +52,9 @@ demo: deps
 	$(FLATFAB) --fabric $(FABRIC) lab up
 	$(FLATFAB) --fabric $(FABRIC) rollout
 	$(FLATFAB) --fabric $(FABRIC) rollout
-	$(FLATFAB) --fabric $(FABRIC) verify
+	$(FLATFAB) --fabric $(FABRIC) verify --lossless --traffic
 	@echo
-	@echo "The lab stays up: try '$(FLATFAB) lab status', '$(FLATFAB) verify --format json',"
+	@echo "The lab stays up: try '$(FLATFAB) lab status', '$(FLATFAB) verify --lossless --format json',"
 	@echo "'ssh -i /run/flatfab/ff/ssh/id_ed25519 -o UserKnownHostsFile=/run/flatfab/ff/ssh/known_hosts ff-admin@172.31.255.13'."
 	@echo "Tear it down with 'make demo-down'."
 
