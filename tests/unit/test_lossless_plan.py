@@ -128,3 +128,26 @@ def test_tc_readback_parses_what_tc_ops_installs() -> None:
 def test_a_link_without_flatfab_queues_has_no_row() -> None:
     noqueue = '[{"kind":"noqueue","handle":"0:","root":true,"options":{}}]'
     assert kernel_qos.parse_link("swp1", "blue", noqueue, "[]", "") == (None, {})
+
+
+def test_dcb_commands_follow_the_port_state() -> None:
+    from tasks.platforms.frr import dcb  # noqa: PLC0415
+
+    leaf = LAB.devices["leaf1"]
+    assert leaf.qos is not None
+    ports = {n: i.qos for n, i in leaf.interfaces.items() if i.qos is not None}
+    cmds = dcb.device_commands(ports, leaf.qos, devlink="pci/0000:01:00.0")
+    assert "devlink sb pool set pci/0000:01:00.0 pool 0 size 48000000 thtype dynamic" in cmds
+    swp51 = dcb.port_commands("swp51", ports["swp51"], leaf.qos)
+    assert swp51 == [
+        "dcb apptrust set dev swp51 order dscp",
+        "dcb app flush dev swp51 dscp-prio",
+        "dcb app add dev swp51 dscp-prio 26:3 48:6",
+        # TC 7 and 6 strict (mlxsw: the first bands), then DWRR quanta for TC 5..0
+        "tc qdisc replace dev swp51 root handle 1: ets bands 8 strict 2 quanta 100 100 5000 "
+        "100 100 5000 priomap 7 6 5 4 3 2 1 0",
+        "tc qdisc replace dev swp51 parent 1:5 handle 15: red limit 3000000 avpkt 1000 "
+        "min 150000 max 1500000 probability 0.1 ecn nodrop",
+        "dcb pfc set dev swp51 prio-pfc all:off 3:on",
+        "dcb buffer set dev swp51 prio-buffer all:0 3:3 buffer-size all:0 3:132096",
+    ]

@@ -6,7 +6,8 @@ iproute2, and frr.conf, applied with FRR's own frr-reload.py. Getters read vtysh
 commit that cuts the management path still rolls back.
 
 optional_args: port, key_file, known_hosts, read_only, sudo, state_dir, lldp_socket,
-mgmt_interfaces (list), timeout.
+mgmt_interfaces (list), timeout, qos_backend ("lab": tc queues and a virtual ASIC; "dcb":
+dcb/tc/devlink on DCB-capable switchdev ports), devlink (the ASIC's devlink handle).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tasks.platforms import configdb
-from tasks.platforms.frr import kernel_qos
+from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.frr import links as links_mod
 from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
@@ -66,6 +67,9 @@ class FrrDriver(ShellDriver[FrrState]):
         self.lldp_socket: str | None = self.optional_args.get("lldp_socket")
         self.mgmt_interfaces: set[str] = set(self.optional_args.get("mgmt_interfaces",
                                                                     ["eth0"]))
+        # "lab": tc queues + virtual ASIC; "dcb": DCB-capable switchdev ports (mlxsw)
+        self.qos_backend: str = self.optional_args.get("qos_backend", "lab")
+        self.devlink: str | None = self.optional_args.get("devlink")
 
     def _vtysh_json(self, command: str) -> Any:
         return self._json(f"vtysh -c {shlex.quote(command)}") or {}
@@ -227,7 +231,8 @@ class FrrDriver(ShellDriver[FrrState]):
                   ) -> tuple[configdb.ConfigDb, dict[str, dict[int, dict[str, int]]]]:
         """The virtual ASIC file with its kernel table replaced by what tc really holds."""
         path = shlex.quote(f"{self.state_dir}/{ASIC_FILE}")
-        ports = {name: spec.vrf for name, spec in links.items() if not spec.bridge}
+        ports = ({name: spec.vrf for name, spec in links.items() if not spec.bridge}
+                 if self.qos_backend == "lab" else {})  # the kernel rows are the lab's
         out = self._batch({"asic": f"cat {path} 2>/dev/null || true",
                            **kernel_qos.readback_commands(ports)})
         try:
@@ -289,7 +294,7 @@ class FrrDriver(ShellDriver[FrrState]):
             links = current.links if links_text is None else links_mod.parse_links(links_text)
             qos_section = links_mod.qos_section(candidate)
             # no qos section: the candidate does not manage the lossless plane, keep it
-            qos = current.qos if qos_section is None else _qos_text(qos_section)
+            qos = current.qos if qos_section is None else self._backend_qos(qos_section)
         except links_mod.LinksError as exc:
             raise CandidateError(str(exc)) from None
         except configdb.ConfigDbError as exc:
@@ -307,6 +312,15 @@ class FrrDriver(ShellDriver[FrrState]):
         kept = {name: links_mod.LinkSpec(name=name) for name, spec in current.links.items()
                 if not spec.bridge}
         return FrrState(links={**kept, **links}, frr=normalize_frr(frr_text), qos=qos)
+
+    def _backend_qos(self, section: str) -> str | None:
+        """The candidate's qos section as this backend holds it (dcb ports: no lab rows)."""
+        text = _qos_text(section)
+        if text is None or self.qos_backend == "lab":
+            return text
+        db = configdb.load(text)
+        db.pop(kernel_qos.KERNEL_TABLE, None)
+        return configdb.dump(db) if db else None
 
     def _with_netns(self, frr_text: str) -> str:
         """Put back the `netns` lines FRR's netns VRF backend shows under each VRF."""
@@ -353,9 +367,14 @@ class FrrDriver(ShellDriver[FrrState]):
                for name, row in have.get(kernel_qos.KERNEL_TABLE, {}).items() if name not in rows]
         if not want:
             return [*ops, f"rm -f {shlex.quote(path)}"]
+        if self.qos_backend == "dcb":
+            device, ports = configdb.from_config_db(want, virtual=False)
+            enforce = dcb.device_commands(ports, device, self.devlink) if device else []
+        else:
+            enforce = kernel_qos.tc_ops(rows)
         return [*ops, f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0])}",
                 f"cat > {shlex.quote(path)} <<'FLATFAB_QOS_EOF'", configdb.dump(want).rstrip("\n"),
-                "FLATFAB_QOS_EOF", *kernel_qos.tc_ops(rows)]
+                "FLATFAB_QOS_EOF", *enforce]
 
     def _save_script(self, state: FrrState) -> str:
         return "vtysh -c 'write memory' >/dev/null\n"
