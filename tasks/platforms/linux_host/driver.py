@@ -1,7 +1,8 @@
 """A NAPALM driver for Linux GPU hosts over SSH: data NICs, addresses, routes, pings.
 
 optional_args: port, key_file, known_hosts, read_only, sudo, state_dir,
-mgmt_interfaces (list), timeout.
+mgmt_interfaces (list), timeout, nic_backend ("lab": nftables marking and a virtual NIC
+state; "connectx": mlnx_qos, sysfs ECN and RDMA-CM settings), rdma_devices (NIC -> mlx5_N).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         super().__init__(hostname, username, password, timeout, optional_args)
         self.mgmt_interfaces: set[str] = set(self.optional_args.get("mgmt_interfaces",
                                                                     ["eth0"]))
+        self.nic_backend: str = self.optional_args.get("nic_backend", "lab")
+        self.rdma_devices: dict[str, str] = dict(self.optional_args.get("rdma_devices", {}))
 
     # ---- getters -----------------------------------------------------------------------
 
@@ -137,9 +140,10 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             marks = nic_qos.marks_from_nft(out["nft"])
         except (cfg.HostConfigError, nic_qos.NicQosError) as exc:
             raise CandidateError(f"reading the host: {exc}") from None
-        # only NICs that exist; ToS and CNP DSCP as the kernel really marks them
-        qos = {n: s for n, s in nic_qos.with_marks(virtual, marks).items()
-               if n in state.nics}
+        # only NICs that exist; in the lab ToS and CNP DSCP as the kernel really marks them
+        if self.nic_backend == "lab":
+            virtual = nic_qos.with_marks(virtual, marks)
+        qos = {n: s for n, s in virtual.items() if n in state.nics}
         return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos)
 
     @property
@@ -195,6 +199,10 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         store = ([f"mkdir -p {shlex.quote(self.state_dir)}/nic",
                   f"cat > {path} <<'FLATFAB_QOS_EOF'", lines.rstrip("\n"), "FLATFAB_QOS_EOF"]
                  if desired.qos else [f"rm -f {path}"])
+        if self.nic_backend == "connectx":
+            return [*store, *(cmd for nic in sorted(desired.qos) for cmd in
+                              nic_qos.connectx_commands(nic, desired.qos[nic],
+                                                        self.rdma_devices.get(nic, "mlx5_0")))]
         return [*store, "nft -f - <<'FLATFAB_NFT_EOF'",
                 nic_qos.nft_ruleset(desired.qos).rstrip("\n"), "FLATFAB_NFT_EOF"]
 
