@@ -57,10 +57,14 @@ def headroom_asic(asic: Asic) -> hr.Asic:
                         tile_delay=ASICS[asic.family].tile_delay, buffer_bytes=asic.buffer_bytes)
 
 
-def lossless_profile_name(speed_mbps: int, cable_m: float, xoff: int | None = None) -> str:
+def lossless_profile_name(speed_mbps: int, cable_m: float, mtu: int, peer_mtu: int,
+                          xoff: int | None = None) -> str:
+    """SONiC-style name; everything the headroom depends on is in it, so two ports share
+    a profile only when they need the same headroom."""
     cable = f"{cable_m:g}".replace(".", "_")
+    peer = f"_peer{peer_mtu}" if peer_mtu != mtu else ""
     pinned = f"_xoff{xoff}" if xoff is not None else ""
-    return f"pg_lossless_{speed_mbps}_{cable}m{pinned}_profile"
+    return f"pg_lossless_{speed_mbps}_{cable}m_mtu{mtu}{peer}{pinned}_profile"
 
 
 def profile(qos: QosIntent) -> LosslessProfile:
@@ -143,7 +147,7 @@ class _PortPlanner:
         if pfc:
             room = required_headroom(headroom_asic(asic), speed, cable, mtu, peer_mtu)
             xoff = room.xoff if xoff_pin is None else xoff_pin
-            name = lossless_profile_name(speed, cable, xoff_pin)
+            name = lossless_profile_name(speed, cable, mtu, peer_mtu, xoff_pin)
             threshold = ({"dynamic_th": buffers.lossless_dynamic_th} if buffers.mode == "dynamic"
                          else {"static_th": buffers.lossless_static_th})
             pg_profile = (name, BufferProfile(pool="ingress_lossless_pool", xon=room.xon,
