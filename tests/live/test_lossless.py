@@ -72,3 +72,81 @@ def test_a_host_that_marks_roce_wrong_is_caught_on_its_path(rolled_out: Lab) -> 
         assert ("leaf3", "swp51.100,swp52.100") in _named(data, "traffic.class")
     finally:
         _repair(rolled_out)
+
+
+def _edit_asic(lab: Lab, node: str, mutation: str) -> None:
+    """Change the lab switch's virtual ASIC (CONFIG_DB JSON) the way an operator's hand would."""
+    lab.sh(node, f"python3 - <<'EOF'\nimport json\np = {ASIC!r}\nd = json.load(open(p))\n"
+                 f"{mutation}\njson.dump(d, open(p, 'w'), indent=1, sort_keys=True)\nEOF")
+
+
+@dataclass(frozen=True)
+class LiveFault:
+    name: str
+    node: str
+    inject: str  # python mutating `d` (virtual ASIC), or a shell command when shell=True
+    check: str
+    named: set[tuple[str, str]]
+    shell: bool = False
+    virtual: bool = True
+
+
+LIVE_FAULTS = [
+    LiveFault("pfc-off-on-one-end", "leaf1", "d['PORT_QOS_MAP']['swp51'].pop('pfc_enable')",
+              "pfc.link_symmetry", {("leaf1", "swp51")}),
+    LiveFault("pfc-priority-mismatch", "spine1", "d['PORT_QOS_MAP']['swp1']['pfc_enable'] = '4'",
+              "pfc.link_symmetry", {("spine1", "swp1")}),
+    LiveFault("dscp-to-tc-mismatch-on-a-spine", "spine2",
+              "tc filter replace dev swp3 parent 1: protocol ip prio 1 handle 800::800 u32 "
+              "match ip dsfield 0x68 0xfc flowid 1:10", "qos.class_chain", {("spine2", "swp3")},
+              shell=True, virtual=False),
+    LiveFault("ecn-min-above-max", "leaf2",
+              "w = d['WRED_PROFILE']['ECN_150000_1500000_10']\n"
+              "w['green_min_threshold'], w['green_max_threshold'] = '2000000', '1000000'",
+              "ecn.thresholds", {("leaf2", "swp51"), ("leaf2", "swp1")}),
+    LiveFault("ecn-max-above-xoff", "leaf3",
+              "d['WRED_PROFILE']['ECN_150000_1500000_10']['green_max_threshold'] = '30000000'",
+              "ecn.before_pfc", {("leaf3", "swp52")}),
+    LiveFault("headroom-below-requirement", "leaf4",
+              "d['BUFFER_PROFILE']['pg_lossless_100000_3m_mtu9216_profile']['xoff'] = '20000'",
+              "buffer.headroom", {("leaf4", "swp51"), ("leaf4", "swp52")}),
+    LiveFault("cnp-not-strict", "spine1", "d['QUEUE']['swp2|6']['scheduler'] = 'SCHED_DWRR_0'",
+              "sched.cnp_strict", {("spine1", "swp2")}),
+    LiveFault("host-pfc-vector-differs", "leaf1-h1",
+              f"sed -i 's/ pfc 3 / pfc 3,4 /' {NIC}", "pfc.link_symmetry",
+              {("leaf1-h1", "eth1")}, shell=True),
+    LiveFault("host-trusts-pcp", "leaf2-h1", f"sed -i 's/ trust dscp / trust pcp /' {NIC}",
+              "host.agreement", {("leaf2-h1", "eth1")}, shell=True),
+    LiveFault("hop-mtu-below-roce", "leaf3", "ip link set swp51 mtu 4000", "mtu.roce_chain",
+              {("leaf3", "swp51")}, shell=True, virtual=False),
+    LiveFault("watchdog-off", "spine2", "d['PFC_WD'].pop('swp1')\n"
+              "d['PORT_QOS_MAP']['swp1'].pop('pfcwd_sw_enable')", "pfc.watchdog",
+              {("spine2", "swp1")}),
+    LiveFault("pfc-on-a-lossy-class", "leaf4", "d['PORT_QOS_MAP']['swp1']['pfc_enable'] = '0,3'",
+              "pfc.lossy_class", {("leaf4", "swp1")}),
+]
+
+
+def test_verify_lossless_passes_on_the_clean_lab(rolled_out: Lab) -> None:
+    data = _json(rolled_out.cli("verify", "--lossless", "--no-probes", "--format", "json"))
+    assert data["passed"], data["findings"]
+    assert {"pfc.link_symmetry", "buffer.headroom", "host.agreement"} <= set(data["checks"])
+
+
+@pytest.mark.parametrize("fault", LIVE_FAULTS, ids=[f.name for f in LIVE_FAULTS])
+def test_each_injected_fault_is_named_by_its_check(rolled_out: Lab, fault: LiveFault) -> None:
+    try:
+        if fault.shell:
+            rolled_out.sh(fault.node, fault.inject)
+        else:
+            _edit_asic(rolled_out, fault.node, fault.inject)
+        data = _json(rolled_out.cli("verify", "--lossless", "--no-probes", "--format", "json"))
+        assert not data["passed"]
+        hits = [f for f in data["findings"] if f["check"] == fault.check]
+        assert fault.named <= {(f["device"], f["port"]) for f in hits}, data["findings"]
+        assert all(f["virtual"] is fault.virtual for f in hits)
+        assert all(f["expected"] and f["actual"] for f in hits)
+    finally:
+        _repair(rolled_out)
+    data = _json(rolled_out.cli("verify", "--lossless", "--no-probes", "--format", "json"))
+    assert data["passed"], data["findings"]

@@ -123,7 +123,8 @@ def _duplicate_router_id(state: FabricState) -> None:
 
 FAULTS: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str, str | None]]]] = [
     ("mtu", _set_mtu, {("interface.mtu", "leaf3", "swp52"),
-                       ("link.mtu_match", "leaf3", "swp52")}),
+                       ("link.mtu_match", "leaf3", "swp52"),
+                       ("mtu.roce_chain", "leaf3", "swp52")}),
     ("session down", _session_down, {("bgp.session", "leaf2", "swp51.100")}),
     ("session missing", _session_missing, {("bgp.session", "spine2", "swp4.200")}),
     ("wrong asn", _wrong_asn, {("bgp.remote_asn", "leaf1", "swp52")}),

@@ -1,0 +1,208 @@
+"""Buffers (I-13..I-16): headroom per lossless PG, sane profiles, full coverage, the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.lossless.common import (
+    Issue,
+    PerObject,
+    Port,
+    at,
+    far_ends,
+    interface,
+    port_findings,
+    profile,
+    switch_ports,
+)
+from tasks.model.state import Asic, BufferProfile, DeviceQos, Endpoint, Link, PortQos
+from tasks.plan.lossless import EGRESS_LOSSLESS, headroom_asic
+from tasks.qos import headroom as hr
+from tasks.qos.headroom import ASICS, Headroom, required_headroom
+
+DYNAMIC_TH = (-8, 7)
+Ends = dict[tuple[str, str], tuple[Link, Endpoint]]
+
+
+def _lossless(item: BufferProfile | None) -> bool:
+    return item is not None and item.xoff > 0
+
+
+def _model(asic: Asic) -> hr.Asic | None:
+    return headroom_asic(asic) if asic.family in ASICS else None
+
+
+@lru_cache(maxsize=4096)
+def _required(asic: hr.Asic, speed: int, cable: float, mtu: int, peer_mtu: int) -> Headroom:
+    return required_headroom(asic, speed, cable, mtu, peer_mtu)
+
+
+def _link_inputs(ctx: CheckContext, port: Port, mtu: int, ends: Ends) -> tuple[float, int]:
+    """(cable metres, far-end MTU): from the cabling plan and the subject's far interface;
+    the port's own configuration when it is on no link."""
+    hit = ends.get((port.device.name, port.iface.name))
+    if hit is None:
+        return port.qos.cable_m, mtu
+    link, far = hit
+    found = interface(ctx, far)
+    far_mtu = found[1].mtu if found is not None and found[1].mtu else link.mtu
+    return link.cable_m, far_mtu
+
+
+def _headroom(qos: PortQos, dev: DeviceQos, model: hr.Asic, cable: float, mtu: int,
+              peer_mtu: int) -> list[Issue]:
+    try:
+        need = _required(model, qos.speed_mbps, cable, mtu, peer_mtu)
+    except ValueError as exc:  # a speed without a known pause response time
+        return [Issue(f"headroom cannot be checked: {exc}", "a known port speed",
+                      f"{qos.speed_mbps} Mb/s")]
+    issues = []
+    for pg, name in sorted(qos.pgs.items()):
+        item = dev.profiles.get(name)
+        if item is not None and _lossless(item) and item.xoff < need.xoff:
+            issues.append(Issue(
+                f"PG {pg} headroom (xoff) {item.xoff} B of {name} is below the {need.xoff} B "
+                f"required at {qos.speed_mbps} Mb/s, {cable:g} m, MTU {mtu}/{peer_mtu}",
+                f">= {need.xoff}", str(item.xoff)))
+    return issues
+
+
+@check("buffer.headroom", "Every lossless PG has the headroom its speed, cable and MTUs need",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    ends = far_ends(ctx)
+    models, cached = PerObject(_model), PerObject(_headroom)
+    for port in switch_ports(ctx):
+        dev = port.device.qos
+        model = models(dev.asic) if dev is not None else None
+        if dev is None or model is None:
+            continue  # no buffers, or an ASIC family without a headroom model
+        # the larger of the configured and the running MTU: headroom must cover both
+        mtu = max(port.iface.mtu or 0, port.qos.mtu)
+        cable, peer_mtu = _link_inputs(ctx, port, mtu, ends)
+        yield from port_findings(item, port, cached(port.qos, dev, model, cable, mtu, peer_mtu))
+
+
+def _profile(name: str, item: BufferProfile, dev: DeviceQos) -> list[Issue]:
+    issues = []
+    pool = dev.pools.get(item.pool)
+    if pool is None:
+        issues.append(Issue(f"profile {name} draws from pool {item.pool}, which does not exist",
+                            f"pool {item.pool} defined", "missing"))
+    if (item.dynamic_th is None) == (item.static_th is None):
+        issues.append(Issue(f"profile {name} needs exactly one of dynamic_th and static_th",
+                            "one threshold", f"dynamic_th {item.dynamic_th}, static_th "
+                            f"{item.static_th}"))
+    elif pool is not None:
+        kind = "dynamic" if item.dynamic_th is not None else "static"
+        if kind != pool.mode:
+            issues.append(Issue(f"profile {name} has a {kind} threshold in {pool.mode} pool "
+                                f"{item.pool}", f"{pool.mode} threshold", f"{kind} threshold"))
+    low, high = DYNAMIC_TH
+    if item.dynamic_th is not None and not low <= item.dynamic_th <= high:
+        issues.append(Issue(f"profile {name} dynamic_th {item.dynamic_th} is out of range",
+                            f"{low}..{high}", str(item.dynamic_th)))
+    if _lossless(item):
+        if item.xon <= 0:
+            issues.append(Issue(f"lossless profile {name} has no xon", "> 0", str(item.xon)))
+        if item.size < item.xon + item.xoff:
+            issues.append(Issue(f"lossless profile {name} size {item.size} B is below xon + "
+                                f"xoff", f">= {item.xon + item.xoff}", str(item.size)))
+    return issues
+
+
+@check("buffer.profile", "Every buffer profile is consistent and draws from an existing pool",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def profiles(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        dev = device.qos if device is not None else None
+        if dev is None:
+            continue
+        for profile_name, buffer in dev.profiles.items():
+            for issue in _profile(profile_name, buffer, dev):
+                yield item.finding(name, f"{name} {issue.text}", expected=issue.expected,
+                                   actual=issue.actual, virtual=dev.virtual)
+
+
+def _coverage(qos: PortQos, dev: DeviceQos | None, lossless: list[int]) -> list[Issue]:
+    known = dev.profiles if dev is not None else {}
+    issues = []
+    for pg, name in sorted(qos.pgs.items()):
+        if name not in known:
+            issues.append(Issue(f"PG {pg} uses profile {name}, which does not exist",
+                                f"profile {name} defined", "missing"))
+    for queue, state in sorted(qos.queues.items()):
+        if state.profile not in known:
+            issues.append(Issue(f"queue {queue} uses profile {state.profile}, which does not "
+                                "exist", f"profile {state.profile} defined", "missing"))
+    if 0 not in qos.pgs:
+        issues.append(Issue("has no PG 0 for lossy traffic", "PG 0: lossy profile", "none"))
+    # PFC on priority 0 makes PG 0 a PFC PG: that is pfc.lossy_class's finding, not this one's
+    want = {g for p in qos.pfc if (g := at(qos.maps.pfc_to_pg, p)) is not None}
+    if 0 not in want and _lossless(known.get(qos.pgs.get(0, ""))):
+        issues.append(Issue("PG 0 has a lossless profile", "PG 0: lossy profile",
+                            f"PG 0: {qos.pgs[0]}"))
+    for group in sorted(want):
+        used = qos.pgs.get(group)
+        if used is None or (used in known and not _lossless(known[used])):
+            issues.append(Issue(f"PFC PG {group} has no lossless profile",
+                                f"PG {group}: lossless", f"PG {group}: {used or 'none'}"))
+    for pg, name in sorted(qos.pgs.items()):
+        if pg not in want and pg != 0 and _lossless(known.get(name)):
+            issues.append(Issue(f"PG {pg} has lossless profile {name} but no PFC priority",
+                                f"PG {pg}: lossy", f"PG {pg}: {name}"))
+    lossless_queues = {q for tc in lossless if (q := at(qos.maps.tc_to_queue, tc)) is not None}
+    for queue, state in sorted(qos.queues.items()):
+        if (queue in lossless_queues) != (state.profile == EGRESS_LOSSLESS):
+            want_profile = EGRESS_LOSSLESS if queue in lossless_queues else "a lossy profile"
+            issues.append(Issue(f"queue {queue} has egress profile {state.profile}",
+                                want_profile, state.profile))
+    for queue in sorted(lossless_queues - set(qos.queues)):
+        issues.append(Issue(f"lossless queue {queue} is not configured", EGRESS_LOSSLESS,
+                            "missing"))
+    return issues
+
+
+@check("buffer.coverage", "Every port has PG 0 lossy, PFC PGs lossless, lossless queues lossless",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def coverage(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    cached = PerObject(_coverage)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos, port.device.qos,
+                                                    lossless.lossless))
+
+
+def _reserved(qos: PortQos, dev: DeviceQos) -> int:
+    """Bytes a port's lossless PGs reserve (independent headroom: size = xon + xoff)."""
+    return sum(item.size for name in qos.pgs.values()
+               if _lossless(item := dev.profiles.get(name)) and item is not None)
+
+
+@check("buffer.budget", "Every switch's pools and reserved headroom fit its ASIC buffer",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        dev = device.qos if device is not None else None
+        if device is None or dev is None:
+            continue
+        pools = sum(p.size for p in dev.pools.values() if p.direction == "ingress")
+        reserved = 0
+        cached = PerObject(_reserved)
+        for iface in device.interfaces.values():
+            if iface.qos is not None and iface.parent is None:
+                reserved += cached(iface.qos, dev)
+        total = pools + reserved
+        if total > dev.asic.buffer_bytes:
+            yield item.finding(name, f"{name} needs {total} B of buffer ({pools} B of ingress "
+                               f"pools + {reserved} B of lossless PG headroom), its "
+                               f"{dev.asic.family} has {dev.asic.buffer_bytes} B",
+                               expected=f"<= {dev.asic.buffer_bytes}", actual=str(total),
+                               virtual=dev.virtual)
+

@@ -1,0 +1,122 @@
+"""Classification (I-1..I-3): DSCP trust, the DSCP -> TC -> {PG, queue} chain, PFC maps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.lossless.common import (
+    Issue,
+    PerObject,
+    at,
+    fmt_set,
+    nic_findings,
+    nics,
+    port_findings,
+    profile,
+    switch_ports,
+)
+from tasks.model.state import DeviceQos, LosslessProfile, PortQos, QosMaps
+from tasks.plan.lossless import EGRESS_LOSSLESS
+
+TRUST = "dscp"
+
+
+def _trust(trust: str) -> list[Issue]:
+    return [] if trust == TRUST else [Issue(f"trusts {trust}, not DSCP", TRUST, trust)]
+
+
+@check("qos.trust", "Every switch port and host NIC trusts DSCP",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def trust(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, _trust(port.qos.trust))
+    for nic in nics(ctx):
+        yield from nic_findings(item, nic, _trust(nic.nic.trust))
+
+
+def _dscp_map(maps: QosMaps, lossless: LosslessProfile) -> list[Issue]:
+    """RoCE and CNP code points land in their classes (kernel-enforced in the lab)."""
+    issues = []
+    for kind, dscps, tc in (("RoCE", lossless.roce_dscp, lossless.roce_priority),
+                            ("CNP", lossless.cnp_dscp, lossless.cnp_priority)):
+        for dscp in dscps:
+            got = at(maps.dscp_to_tc, dscp)
+            if got != tc:
+                issues.append(Issue(f"maps {kind} DSCP {dscp} to TC {got}, not TC {tc}",
+                                    f"TC {tc}", f"TC {got}", kernel=True))
+    return issues
+
+
+def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfile) -> list[Issue]:
+    """The RoCE TC's ingress PG has a lossless profile, its queue ECN and a lossless profile."""
+    issues = []
+    tc = lossless.roce_priority
+    profiles = dev.profiles if dev is not None else {}
+    if tc not in qos.pfc:
+        issues.append(Issue(f"has no PFC on RoCE priority {tc}", f"PFC on {tc}",
+                            f"PFC on {fmt_set(qos.pfc)}"))
+    pg = at(qos.maps.tc_to_pg, tc)
+    name = qos.pgs.get(pg) if pg is not None else None
+    pg_profile = profiles.get(name) if name is not None else None
+    if pg_profile is None or pg_profile.xoff <= 0:
+        what = "none" if name is None else (f"{name} (missing)" if pg_profile is None
+                                            else f"{name} (lossy)")
+        issues.append(Issue(f"RoCE TC {tc} feeds PG {pg}, which has no lossless buffer profile",
+                            f"PG {pg}: lossless profile", f"PG {pg}: {what}"))
+    queue = at(qos.maps.tc_to_queue, tc)
+    state = qos.queues.get(queue) if queue is not None else None
+    if state is None:
+        issues.append(Issue(f"RoCE TC {tc} goes to queue {queue}, which is not configured",
+                            f"queue {queue} configured", "missing"))
+        return issues
+    if state.ecn is None:
+        issues.append(Issue(f"RoCE queue {queue} has no ECN marking", f"queue {queue}: ECN",
+                            f"queue {queue}: no ECN"))
+    if state.profile != EGRESS_LOSSLESS:
+        issues.append(Issue(f"RoCE queue {queue} has egress profile {state.profile}",
+                            EGRESS_LOSSLESS, state.profile))
+    return issues
+
+
+@check("qos.class_chain", "Every hop maps RoCE DSCP to a lossless TC, PG and queue",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def class_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    maps, paths = PerObject(_dscp_map), PerObject(_lossless_path)
+    # collected VRF sub-interfaces carry their own kernel DSCP map: check them too
+    for port in switch_ports(ctx, subinterfaces=True):
+        issues = maps(port.qos.maps, lossless)
+        if port.iface.parent is None:
+            issues = issues + paths(port.qos, port.device.qos, lossless)
+        yield from port_findings(item, port, issues)
+
+
+def _pfc_maps(qos: PortQos, lossless: LosslessProfile) -> list[Issue]:
+    issues = []
+    maps = qos.maps
+    for priority in sorted(set(qos.pfc) & set(lossless.lossless)):
+        # the planner's convention: priority p is carried by TC p, the RoCE priority by its TC
+        tc = lossless.roce_priority if priority == lossless.roce_priority else priority
+        for table, feeds, what in ((maps.pfc_to_pg, maps.tc_to_pg, "PG"),
+                                   (maps.pfc_to_queue, maps.tc_to_queue, "queue")):
+            got, want = at(table, priority), at(feeds, tc)
+            if got != want:
+                verb = "is sent by" if what == "PG" else "stops"
+                issues.append(Issue(f"PFC priority {priority} {verb} {what} {got}, but TC {tc} "
+                                    f"uses {what} {want}", f"{what} {want}", f"{what} {got}"))
+    return issues
+
+
+@check("qos.pfc_maps", "Every PFC priority pauses and is sent by the PG and queue of its TC",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def pfc_maps(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    cached = PerObject(_pfc_maps)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos, lossless))
+

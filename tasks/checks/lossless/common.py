@@ -1,0 +1,172 @@
+"""What the lossless checks share: where lossless state lives and how a finding names it.
+
+Checks run on `ctx.state` (the plan statically, observed state live) and measure it against
+the fabric-wide profile of the plan (`LosslessProfile`). Switch ports carry `PortQos`, host
+NICs `NicQos`. The plan shares one PortQos between identical ports, so per-port work that
+depends only on shared objects is done once per object (`PerObject`), keeping every check
+O(devices + ports + links).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Generic, NamedTuple, ParamSpec, TypeVar
+
+from tasks.checks.base import Check, CheckContext, Finding
+from tasks.model.state import (
+    DeviceState,
+    Endpoint,
+    Interface,
+    Link,
+    LosslessProfile,
+    NicQos,
+    PortQos,
+    Role,
+)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def profile(ctx: CheckContext) -> LosslessProfile | None:
+    """The fabric-wide lossless promise (collected state carries none: it is the plan's)."""
+    return ctx.plan.lossless or ctx.state.lossless
+
+
+def fmt_set(values: Iterable[int]) -> str:
+    """A priority or TC set as text: "3", "3,4", "none"."""
+    return ",".join(str(v) for v in sorted(set(values))) or "none"
+
+
+def at(values: list[int], index: int) -> int | None:
+    """values[index], None when the table is too short (a partly read map)."""
+    return values[index] if 0 <= index < len(values) else None
+
+
+def device_virtual(device: DeviceState) -> bool:
+    """Whether the device's QoS state is the lab's virtual ASIC, not hardware."""
+    return device.qos is not None and device.qos.virtual
+
+
+class Port(NamedTuple):
+    """A switch port that carries lossless state (a tuple: there are ~10^5 of them)."""
+
+    device: DeviceState
+    iface: Interface
+    qos: PortQos
+
+    @property
+    def name(self) -> str:
+        return f"{self.device.name}:{self.iface.name}"
+
+    @property
+    def virtual(self) -> bool:
+        return device_virtual(self.device)
+
+
+class Nic(NamedTuple):
+    """A host data NIC with lossless settings."""
+
+    device: DeviceState
+    iface: Interface
+    nic: NicQos
+
+    @property
+    def name(self) -> str:
+        return f"{self.device.name}:{self.iface.name}"
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One thing wrong with a port, before it is attached to the port(s) that show it."""
+
+    text: str
+    expected: str
+    actual: str
+    kernel: bool = False  # enforced by the kernel in the lab (the DSCP map): never virtual
+
+
+def switch_ports(ctx: CheckContext, *, subinterfaces: bool = False) -> Iterator[Port]:
+    """Every readable switch port with lossless state; VRF sub-interfaces only when asked
+    (collected state gives them their own copy of the port's state, with their own DSCP map)."""
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        if device is None or device.role is Role.HOST:
+            continue
+        for iface in device.interfaces.values():
+            if iface.qos is not None and (subinterfaces or iface.parent is None):
+                yield Port(device, iface, iface.qos)
+
+
+def nics(ctx: CheckContext) -> Iterator[Nic]:
+    """Every readable host NIC with lossless settings."""
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        if device is None or device.role is not Role.HOST:
+            continue
+        for iface in device.interfaces.values():
+            if iface.nic is not None:
+                yield Nic(device, iface, iface.nic)
+
+
+def physical_links(ctx: CheckContext) -> Iterator[Link]:
+    return (link for link in ctx.state.links if link.parent is None)
+
+
+def interface(ctx: CheckContext, end: Endpoint) -> tuple[DeviceState, Interface] | None:
+    """The subject's device and interface at one end of a link (None: unreadable/missing)."""
+    device = ctx.observed(end.device)
+    iface = device.interfaces.get(end.port) if device is not None else None
+    return None if device is None or iface is None else (device, iface)
+
+
+def planned(ctx: CheckContext, end: Endpoint) -> Interface | None:
+    device = ctx.plan.devices.get(end.device)
+    return device.interfaces.get(end.port) if device is not None else None
+
+
+def far_ends(ctx: CheckContext) -> dict[tuple[str, str], tuple[Link, Endpoint]]:
+    """(device, port) -> (its physical link, the other end), for every physical link."""
+    ends: dict[tuple[str, str], tuple[Link, Endpoint]] = {}
+    for link in physical_links(ctx):
+        ends[(link.a.device, link.a.port)] = (link, link.b)
+        ends[(link.b.device, link.b.port)] = (link, link.a)
+    return ends
+
+
+def port_findings(item: Check, port: Port, issues: Iterable[Issue],
+                  link: str | None = None) -> Iterator[Finding]:
+    for issue in issues:
+        yield item.finding(port.device.name, f"{port.name} {issue.text}", port=port.iface.name,
+                           link=link, vrf=port.iface.vrf, expected=issue.expected,
+                           actual=issue.actual, virtual=port.virtual and not issue.kernel)
+
+
+def nic_findings(item: Check, nic: Nic, issues: Iterable[Issue],
+                 link: str | None = None) -> Iterator[Finding]:
+    for issue in issues:
+        yield item.finding(nic.device.name, f"{nic.name} {issue.text}", port=nic.iface.name,
+                           link=link, expected=issue.expected, actual=issue.actual,
+                           virtual=nic.nic.virtual and not issue.kernel)
+
+
+class PerObject(Generic[P, T]):
+    """A function memoised on the identity of its arguments, for one check run.
+
+    The plan shares PortQos, QosMaps and DeviceQos objects between many ports, so a result
+    that depends only on them is computed once per distinct object, not once per port. The
+    arguments are kept alive with the result, so an id is never reused while cached.
+    """
+
+    def __init__(self, func: Callable[P, T]) -> None:
+        self._func = func
+        self._seen: dict[tuple[int, ...], tuple[tuple[object, ...], T]] = {}
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> T:
+        objects = (*args, *kwargs.values()) if kwargs else args
+        key = tuple(map(id, objects))
+        hit = self._seen.get(key)
+        if hit is None:
+            hit = self._seen[key] = (objects, self._func(*args, **kwargs))
+        return hit[1]

@@ -1,0 +1,134 @@
+"""ECN (I-9..I-11): marking on every lossless queue, sane thresholds, marking before pausing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.lossless.common import (
+    Issue,
+    PerObject,
+    at,
+    port_findings,
+    profile,
+    switch_ports,
+)
+from tasks.model.state import BufferPool, DeviceQos, PortQos, QueueQos
+
+INGRESS_LOSSLESS_POOL = "ingress_lossless_pool"
+
+
+def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQos | None]]:
+    """(queue, its state or None) of every lossless TC of a port, each queue once."""
+    queues = sorted({q for tc in lossless if (q := at(qos.maps.tc_to_queue, tc)) is not None})
+    return [(q, qos.queues.get(q)) for q in queues]
+
+
+def _attached(qos: PortQos, lossless: list[int]) -> list[Issue]:
+    issues = []
+    for queue, state in lossless_queues(qos, lossless):
+        if state is None or state.ecn is None:
+            what = "is not configured" if state is None else "has no ECN marking"
+            issues.append(Issue(f"lossless queue {queue} {what}", f"queue {queue}: ECN",
+                                f"queue {queue}: {'missing' if state is None else 'no ECN'}"))
+    return issues
+
+
+@check("ecn.attached", "Every lossless queue on every switch port marks ECN",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def attached(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    cached = PerObject(_attached)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos, lossless.lossless))
+
+
+def _egress_pool(dev: DeviceQos | None, state: QueueQos) -> BufferPool | None:
+    """The pool a queue draws from: its profile's, else the egress lossless pool."""
+    if dev is None:
+        return None
+    queue_profile = dev.profiles.get(state.profile)
+    pool = dev.pools.get(queue_profile.pool) if queue_profile is not None else None
+    if pool is not None and pool.direction == "egress":
+        return pool
+    return next((p for p in dev.pools.values() if p.direction == "egress" and p.lossless), None)
+
+
+def _thresholds(qos: PortQos, dev: DeviceQos | None) -> list[Issue]:
+    issues = []
+    for queue, state in sorted(qos.queues.items()):
+        ecn = state.ecn
+        if ecn is None:
+            continue
+        if ecn.min_bytes <= 0:
+            issues.append(Issue(f"queue {queue} ECN min is {ecn.min_bytes} B", "> 0",
+                                str(ecn.min_bytes)))
+        if ecn.min_bytes >= ecn.max_bytes:
+            issues.append(Issue(f"queue {queue} ECN min {ecn.min_bytes} B is not below its max "
+                                f"{ecn.max_bytes} B", f"min < {ecn.max_bytes}",
+                                f"min {ecn.min_bytes}"))
+        if not 0 < ecn.probability <= 100:
+            issues.append(Issue(f"queue {queue} ECN marking probability is {ecn.probability} %",
+                                "1-100", str(ecn.probability)))
+        pool = _egress_pool(dev, state)
+        if pool is not None and ecn.max_bytes > pool.size:
+            issues.append(Issue(f"queue {queue} ECN max {ecn.max_bytes} B exceeds its egress "
+                                f"pool ({pool.size} B)", f"<= {pool.size}",
+                                str(ecn.max_bytes)))
+    return issues
+
+
+@check("ecn.thresholds", "Every ECN profile has 0 < min < max <= pool and 0 < P <= 100 %",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def thresholds(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    cached = PerObject(_thresholds)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos, port.device.qos))
+
+
+def xoff_trigger(dev: DeviceQos) -> tuple[int, str] | None:
+    """(bytes, profile) of the earliest point a lossless PG of this device sends XOFF: its
+    static threshold, or alpha/(1+alpha) of its pool (alpha = 2^dynamic_th, one congested PG
+    alone on a free pool)."""
+    best: tuple[int, str] | None = None
+    for name, pg in sorted(dev.profiles.items()):
+        if pg.xoff <= 0:
+            continue
+        if pg.static_th is not None:
+            trigger = pg.static_th
+        elif pg.dynamic_th is not None:
+            pool = dev.pools.get(pg.pool) or dev.pools.get(INGRESS_LOSSLESS_POOL)
+            if pool is None:
+                continue
+            alpha = 2.0 ** pg.dynamic_th
+            trigger = int(alpha / (1 + alpha) * pool.size)
+        else:
+            continue
+        if best is None or trigger < best[0]:
+            best = (trigger, name)
+    return best
+
+
+def _before_pfc(qos: PortQos, lossless: list[int], trigger: tuple[int, str]) -> list[Issue]:
+    limit, name = trigger
+    return [Issue(f"queue {queue}: ECN max above the XOFF point ({state.ecn.max_bytes} B > "
+                  f"{limit} B of {name}): PFC pauses before ECN marks fully",
+                  f"<= {limit}", str(state.ecn.max_bytes))
+            for queue, state in lossless_queues(qos, lossless)
+            if state is not None and state.ecn is not None and state.ecn.max_bytes > limit]
+
+
+@check("ecn.before_pfc", "Every lossless queue marks ECN fully before its PG sends PFC",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    triggers, cached = PerObject(xoff_trigger), PerObject(_before_pfc)
+    for port in switch_ports(ctx):
+        dev = port.device.qos
+        trigger = triggers(dev) if dev is not None else None
+        if trigger is not None:
+            yield from port_findings(item, port, cached(port.qos, lossless.lossless, trigger))

@@ -1,0 +1,121 @@
+"""Host agreement (I-6, I-12): a GPU NIC classifies, marks and reacts like its leaf port.
+
+PFC equality across the host link is pfc.link_symmetry's; this check covers the rest of the
+pairs a NIC and its leaf port must agree on (lossless-domain reference §6.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.lossless.common import (
+    Issue,
+    Nic,
+    Port,
+    at,
+    fmt_set,
+    interface,
+    nic_findings,
+    physical_links,
+    planned,
+    port_findings,
+    profile,
+)
+from tasks.model.state import Interface, LinkKind, LosslessProfile, NicQos, PortQos
+
+
+def _nic_only(nic: NicQos, lossless: LosslessProfile) -> list[Issue]:
+    """What a NIC must send and enable whatever its leaf does."""
+    issues = []
+    dscp = nic.roce_tos >> 2
+    if dscp not in lossless.roce_dscp:
+        issues.append(Issue(f"marks RoCE with ToS {nic.roce_tos} (DSCP {dscp}), not a RoCE "
+                            "DSCP", f"DSCP {fmt_set(lossless.roce_dscp)}", f"DSCP {dscp}",
+                            kernel=True))
+    if nic.cnp_dscp not in lossless.cnp_dscp:
+        issues.append(Issue(f"marks CNPs with DSCP {nic.cnp_dscp}, not a CNP DSCP",
+                            f"DSCP {fmt_set(lossless.cnp_dscp)}", f"DSCP {nic.cnp_dscp}",
+                            kernel=True))
+    for name, enabled in (("notification point", nic.ecn_np), ("reaction point", nic.ecn_rp)):
+        missing = set(lossless.lossless) - set(enabled)
+        if missing:
+            issues.append(Issue(f"has no ECN {name} on lossless priority {fmt_set(missing)}",
+                                f"ECN {name} on {fmt_set(lossless.lossless)}",
+                                f"on {fmt_set(enabled)}"))
+    return issues
+
+
+def _paired(nic: NicQos, port: PortQos,
+            lossless: LosslessProfile) -> list[tuple[str, Issue, Issue]]:
+    """(field, issue named at the NIC, issue named at the leaf port) for every pair that
+    disagrees."""
+    issues = []
+    if nic.trust != port.trust:
+        issues.append(("trust", Issue(f"trusts {nic.trust}, its leaf port trusts {port.trust}",
+                                      port.trust, nic.trust),
+                       Issue(f"trusts {port.trust}, its host NIC trusts {nic.trust}",
+                             nic.trust, port.trust)))
+    pfc = fmt_set(port.pfc)
+    for dscp in lossless.roce_dscp:
+        prio = at(nic.dscp_to_priority, dscp)
+        if prio not in port.pfc:
+            issues.append(("pfc", Issue(
+                f"sends RoCE DSCP {dscp} on priority {prio}, which its leaf port does not "
+                f"pause (PFC on {pfc})", f"priority in {pfc}", f"priority {prio}"), Issue(
+                f"does not pause priority {prio}, on which its host NIC sends RoCE DSCP "
+                f"{dscp} (PFC on {pfc})", f"PFC on {prio}", f"PFC on {pfc}")))
+    leaf_tc = at(port.maps.dscp_to_tc, nic.cnp_dscp)
+    if nic.cnp_priority != leaf_tc:
+        issues.append(("cnp", Issue(
+            f"sends CNPs (DSCP {nic.cnp_dscp}) on priority {nic.cnp_priority}, its leaf port "
+            f"classifies them into TC {leaf_tc}", f"priority {leaf_tc}",
+            f"priority {nic.cnp_priority}"), Issue(
+            f"classifies CNPs (DSCP {nic.cnp_dscp}) into TC {leaf_tc}, its host NIC sends them "
+            f"on priority {nic.cnp_priority}", f"TC {nic.cnp_priority}", f"TC {leaf_tc}",
+            kernel=True)))
+    return issues
+
+
+def _nic_value(field: str, nic: NicQos) -> object:
+    if field == "trust":
+        return nic.trust
+    return nic.dscp_to_priority if field == "pfc" else (nic.cnp_dscp, nic.cnp_priority)
+
+
+def _port_value(field: str, port: PortQos) -> object:
+    if field == "trust":
+        return port.trust
+    return sorted(port.pfc) if field == "pfc" else port.maps.dscp_to_tc
+
+
+def _leaf_moved(field: str, nic: Nic, port: Port, nic_plan: Interface | None,
+                port_plan: Interface | None) -> bool:
+    """Whether the leaf port, not the NIC, moved away from the plan on this pair."""
+    if nic_plan is None or nic_plan.nic is None or port_plan is None or port_plan.qos is None:
+        return False
+    return (_port_value(field, port.qos) != _port_value(field, port_plan.qos)
+            and _nic_value(field, nic.nic) == _nic_value(field, nic_plan.nic))
+
+
+@check("host.agreement", "Every host NIC marks, classifies and reacts like its leaf port",
+       scope=Scope.LINK, severity=Severity.ERROR)
+def agreement(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    for link in physical_links(ctx):
+        if link.kind is not LinkKind.HOST:
+            continue
+        host, leaf = interface(ctx, link.a), interface(ctx, link.b)
+        if host is None or host[1].nic is None or leaf is None or leaf[1].qos is None:
+            continue
+        nic = Nic(host[0], host[1], host[1].nic)
+        port = Port(leaf[0], leaf[1], leaf[1].qos)
+        yield from nic_findings(item, nic, _nic_only(nic.nic, lossless), link=link.id)
+        nic_plan, port_plan = planned(ctx, link.a), planned(ctx, link.b)
+        for field, at_nic, at_port in _paired(nic.nic, port.qos, lossless):
+            if _leaf_moved(field, nic, port, nic_plan, port_plan):
+                yield from port_findings(item, port, [at_port], link=link.id)
+            else:
+                yield from nic_findings(item, nic, [at_nic], link=link.id)

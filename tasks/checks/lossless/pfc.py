@@ -1,0 +1,145 @@
+"""Priority flow control (I-4, I-5, I-20): symmetric per link, lossless classes only, guarded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.lossless.common import (
+    Issue,
+    PerObject,
+    device_virtual,
+    fmt_set,
+    interface,
+    nic_findings,
+    nics,
+    physical_links,
+    planned,
+    port_findings,
+    profile,
+    switch_ports,
+)
+from tasks.model.state import DeviceState, Endpoint, Interface, PortQos
+
+DETECT_MS = (100, 5000)  # SONiC's watchdog detection range
+
+
+def _pfc(iface: Interface | None) -> frozenset[int] | None:
+    """PFC priorities of a switch port or host NIC; None when it has no lossless state."""
+    if iface is None:
+        return None
+    if iface.qos is not None:
+        return frozenset(iface.qos.pfc)
+    return frozenset(iface.nic.pfc) if iface.nic is not None else None
+
+
+@dataclass(frozen=True)
+class _End:
+    endpoint: Endpoint
+    device: DeviceState
+    iface: Interface
+    pfc: frozenset[int]
+    planned: frozenset[int] | None
+
+    @property
+    def virtual(self) -> bool:
+        return self.iface.nic.virtual if self.iface.nic is not None else device_virtual(
+            self.device)
+
+
+def _end(ctx: CheckContext, endpoint: Endpoint) -> _End | None:
+    found = interface(ctx, endpoint)
+    if found is None:
+        return None
+    pfc = _pfc(found[1])
+    if pfc is None:
+        return None
+    return _End(endpoint, found[0], found[1], pfc, _pfc(planned(ctx, endpoint)))
+
+
+@check("pfc.link_symmetry", "Every link has the same PFC priorities on both ends",
+       scope=Scope.LINK, severity=Severity.ERROR)
+def link_symmetry(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    promised = frozenset(lossless.lossless) if lossless is not None else frozenset()
+    for link in physical_links(ctx):
+        a, b = _end(ctx, link.a), _end(ctx, link.b)
+        if a is None or b is None or a.pfc == b.pfc:
+            continue
+        # blame the end that drifted from the plan; statically (or when the plan itself is
+        # asymmetric) the end that differs from the fabric's lossless set
+        off = [e for e in (a, b) if e.planned is not None and e.pfc != e.planned]
+        both = " (both ends differ from the plan)"
+        if not off:
+            off = [e for e in (a, b) if e.pfc != promised] or [a]
+            both = f" (neither end has the lossless set {fmt_set(promised)})"
+        named = off[0]
+        expected = named.planned if named.planned is not None and named.pfc != named.planned \
+            else promised
+        yield item.finding(
+            named.device.name, f"PFC differs across {link.id}: {a.endpoint} on "
+            f"{fmt_set(a.pfc)}, {b.endpoint} on {fmt_set(b.pfc)}"
+            f"{both if len(off) > 1 else ''}", port=named.endpoint.port, link=link.id,
+            expected=fmt_set(expected), actual=fmt_set(named.pfc), virtual=named.virtual)
+
+
+def _lossy(pfc: list[int], lossless: frozenset[int]) -> list[Issue]:
+    return [Issue(f"has PFC on lossy priority {p}", f"PFC only on {fmt_set(lossless)}",
+                  f"PFC on {p}") for p in sorted(set(pfc) - lossless)]
+
+
+@check("pfc.lossy_class", "Every port and NIC has PFC on lossless priorities only",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def lossy_class(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    promised = frozenset(lossless.lossless)
+    cached = PerObject(_lossy)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos.pfc, promised))
+    for nic in nics(ctx):
+        yield from nic_findings(item, nic, _lossy(nic.nic.pfc, promised))
+
+
+def _watchdog(qos: PortQos) -> list[Issue]:
+    if not qos.pfc:
+        return []
+    pfc = fmt_set(qos.pfc)
+    wd = qos.watchdog
+    if wd is None:
+        return [Issue(f"has PFC on {pfc} but no PFC watchdog", f"watchdog on {pfc}", "none")]
+    issues = []
+    if set(wd.priorities) != set(qos.pfc):
+        issues.append(Issue(f"PFC watchdog covers {fmt_set(wd.priorities)}, PFC is on {pfc}",
+                            pfc, fmt_set(wd.priorities)))
+    low, high = DETECT_MS
+    if not low <= wd.detect_ms <= high:
+        issues.append(Issue(f"PFC watchdog detection {wd.detect_ms} ms is out of range",
+                            f"{low}-{high} ms", f"{wd.detect_ms} ms"))
+    if wd.restore_ms < wd.detect_ms:
+        issues.append(Issue(f"PFC watchdog restores ({wd.restore_ms} ms) before it detects "
+                            f"({wd.detect_ms} ms)", f">= {wd.detect_ms} ms",
+                            f"{wd.restore_ms} ms"))
+    if wd.poll_ms > wd.detect_ms:
+        issues.append(Issue(f"PFC watchdog polls every {wd.poll_ms} ms, slower than its "
+                            f"{wd.detect_ms} ms detection", f"<= {wd.detect_ms} ms",
+                            f"{wd.poll_ms} ms"))
+    if wd.action == "alert":
+        issues.append(Issue("PFC watchdog only alerts on a storm", "drop or forward",
+                            wd.action))
+    return issues
+
+
+@check("pfc.watchdog", "Every port and NIC with PFC has a storm watchdog on its priorities",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    cached = PerObject(_watchdog)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos))
+    for nic in nics(ctx):
+        if nic.nic.pfc and nic.nic.pfc_prevention_ms <= 0:
+            yield from nic_findings(item, nic, [Issue(
+                f"has PFC on {fmt_set(nic.nic.pfc)} but no PFC storm prevention",
+                "pfc_prevention_ms > 0", str(nic.nic.pfc_prevention_ms))])

@@ -1,0 +1,92 @@
+"""Scheduling (I-18, I-19): CNPs go first and stay lossy, the RoCE class has bandwidth."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.lossless.common import (
+    Issue,
+    PerObject,
+    at,
+    fmt_set,
+    nic_findings,
+    nics,
+    port_findings,
+    profile,
+    switch_ports,
+)
+from tasks.model.state import NicQos, PortQos
+
+
+def _cnp_port(qos: PortQos, tc: int) -> list[Issue]:
+    queue = at(qos.maps.tc_to_queue, tc)
+    state = qos.queues.get(queue) if queue is not None else None
+    if state is None:
+        return [Issue(f"CNP TC {tc} goes to queue {queue}, which is not configured",
+                      f"queue {queue}: strict", "missing")]
+    if not state.strict:
+        weight = f"weight {state.weight}" if state.weight else "no weight"
+        return [Issue(f"CNP queue {queue} (TC {tc}) is not strict priority",
+                      f"queue {queue}: strict", f"queue {queue}: {weight}")]
+    return []
+
+
+@check("sched.cnp_strict", "Every port and NIC sends CNPs in a strict-priority, lossy class",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def cnp_strict(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    tc = lossless.cnp_priority
+    if tc in lossless.lossless:  # the profile itself: a paused CNP class delays every rate cut
+        yield item.finding(None, f"CNP priority {tc} is in the lossless set "
+                           f"{fmt_set(lossless.lossless)}", expected=f"{tc} lossy",
+                           actual=f"lossless {fmt_set(lossless.lossless)}")
+    cached = PerObject(_cnp_port)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos, tc))
+    for nic in nics(ctx):
+        if tc not in nic.nic.strict_tcs:
+            yield from nic_findings(item, nic, [Issue(
+                f"does not schedule CNP TC {tc} strict (strict: "
+                f"{fmt_set(nic.nic.strict_tcs)})", f"{tc} strict",
+                f"strict {fmt_set(nic.nic.strict_tcs)}")])
+
+
+def _port_bandwidth(qos: PortQos, tc: int) -> list[Issue]:
+    issues = []
+    queue = at(qos.maps.tc_to_queue, tc)
+    state = qos.queues.get(queue) if queue is not None else None
+    if state is not None and not state.strict and not (state.weight or 0) > 0:
+        issues.append(Issue(f"RoCE queue {queue} (TC {tc}) has no bandwidth share",
+                            "weight > 0 or strict", f"weight {state.weight or 0}"))
+    weights = [q.weight for q in qos.queues.values() if not q.strict and q.weight]
+    if weights and sum(weights) != 100:
+        issues.append(Issue(f"DWRR weights sum to {sum(weights)} %", "100", str(sum(weights))))
+    return issues
+
+
+def _nic_bandwidth(nic: NicQos, tc: int) -> list[Issue]:
+    issues = []
+    share = at(nic.tc_bw, tc) or 0
+    if tc not in nic.strict_tcs and share <= 0:
+        issues.append(Issue(f"gives RoCE TC {tc} no bandwidth (tc_bw {share} %)",
+                            "tc_bw > 0", f"{share}"))
+    if sum(nic.tc_bw) != 100:
+        issues.append(Issue(f"tc_bw sums to {sum(nic.tc_bw)} %", "100", str(sum(nic.tc_bw))))
+    return issues
+
+
+@check("sched.lossless_bandwidth", "Every port and NIC gives the RoCE class a bandwidth share",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def lossless_bandwidth(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    tc = lossless.roce_priority
+    cached = PerObject(_port_bandwidth)
+    for port in switch_ports(ctx):
+        yield from port_findings(item, port, cached(port.qos, tc))
+    for nic in nics(ctx):
+        yield from nic_findings(item, nic, _nic_bandwidth(nic.nic, tc))
