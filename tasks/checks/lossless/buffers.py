@@ -12,6 +12,7 @@ from tasks.checks.lossless.common import (
     Port,
     at,
     far_ends,
+    grouped_findings,
     interface,
     port_findings,
     profile,
@@ -73,7 +74,9 @@ def _headroom(qos: PortQos, dev: DeviceQos, model: hr.Asic, cable: float, mtu: i
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     ends = far_ends(ctx)
-    models, cached = PerObject(_model), PerObject(_headroom)
+    models = PerObject(_model)
+    # keyed by the shared objects (alive in the subject) and the per-port numbers
+    results: dict[tuple[int, int, float, int, int], list[Issue]] = {}
     for port in switch_ports(ctx):
         dev = port.device.qos
         model = models(dev.asic) if dev is not None else None
@@ -82,7 +85,12 @@ def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         # the larger of the configured and the running MTU: headroom must cover both
         mtu = max(port.iface.mtu or 0, port.qos.mtu)
         cable, peer_mtu = _link_inputs(ctx, port, mtu, ends)
-        yield from port_findings(item, port, cached(port.qos, dev, model, cable, mtu, peer_mtu))
+        key = (id(port.qos), id(dev), cable, mtu, peer_mtu)
+        issues = results.get(key)
+        if issues is None:
+            issues = results[key] = _headroom(port.qos, dev, model, cable, mtu, peer_mtu)
+        if issues:
+            yield from port_findings(item, port, issues)
 
 
 def _profile(name: str, item: BufferProfile, dev: DeviceQos) -> list[Issue]:
@@ -173,9 +181,8 @@ def coverage(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     if lossless is None:
         return
     cached = PerObject(_coverage)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos, port.device.qos,
-                                                    lossless.lossless))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, g.device.qos,
+                                                            lossless.lossless))
 
 
 def _reserved(qos: PortQos, dev: DeviceQos) -> int:

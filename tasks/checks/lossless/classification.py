@@ -10,6 +10,7 @@ from tasks.checks.lossless.common import (
     PerObject,
     at,
     fmt_set,
+    grouped_findings,
     nic_findings,
     nics,
     port_findings,
@@ -29,8 +30,7 @@ def _trust(trust: str) -> list[Issue]:
 @check("qos.trust", "Every switch port and host NIC trusts DSCP",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def trust(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, _trust(port.qos.trust))
+    yield from grouped_findings(item, ctx, lambda g: _trust(g.qos.trust))
     for nic in nics(ctx):
         yield from nic_findings(item, nic, _trust(nic.nic.trust))
 
@@ -117,6 +117,5 @@ def pfc_maps(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     if lossless is None:
         return
     cached = PerObject(_pfc_maps)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos, lossless))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, lossless))
 

@@ -9,9 +9,10 @@ from tasks.checks.lossless.common import (
     Issue,
     PerObject,
     at,
+    grouped_findings,
     port_findings,
+    port_groups,
     profile,
-    switch_ports,
 )
 from tasks.model.state import BufferPool, DeviceQos, PortQos, QueueQos
 
@@ -41,8 +42,7 @@ def attached(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     if lossless is None:
         return
     cached = PerObject(_attached)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos, lossless.lossless))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, lossless.lossless))
 
 
 def _egress_pool(dev: DeviceQos | None, state: QueueQos) -> BufferPool | None:
@@ -84,8 +84,7 @@ def _thresholds(qos: PortQos, dev: DeviceQos | None) -> list[Issue]:
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def thresholds(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     cached = PerObject(_thresholds)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos, port.device.qos))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, g.device.qos))
 
 
 def xoff_trigger(dev: DeviceQos) -> tuple[int, str] | None:
@@ -127,8 +126,9 @@ def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     if lossless is None:
         return
     triggers, cached = PerObject(xoff_trigger), PerObject(_before_pfc)
-    for port in switch_ports(ctx):
-        dev = port.device.qos
+    for group in port_groups(ctx):
+        dev = group.device.qos
         trigger = triggers(dev) if dev is not None else None
-        if trigger is not None:
-            yield from port_findings(item, port, cached(port.qos, lossless.lossless, trigger))
+        issues = cached(group.qos, lossless.lossless, trigger) if trigger is not None else []
+        for port in group.ports if issues else ():
+            yield from port_findings(item, port, issues)

@@ -11,14 +11,13 @@ from tasks.checks.lossless.common import (
     PerObject,
     device_virtual,
     fmt_set,
+    grouped_findings,
     interface,
     nic_findings,
     nics,
     physical_links,
     planned,
-    port_findings,
     profile,
-    switch_ports,
 )
 from tasks.model.state import DeviceState, Endpoint, Interface, PortQos
 
@@ -97,8 +96,7 @@ def lossy_class(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         return
     promised = frozenset(lossless.lossless)
     cached = PerObject(_lossy)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos.pfc, promised))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos.pfc, promised))
     for nic in nics(ctx):
         yield from nic_findings(item, nic, _lossy(nic.nic.pfc, promised))
 
@@ -136,8 +134,7 @@ def _watchdog(qos: PortQos) -> list[Issue]:
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     cached = PerObject(_watchdog)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos))
     for nic in nics(ctx):
         if nic.nic.pfc and nic.nic.pfc_prevention_ms <= 0:
             yield from nic_findings(item, nic, [Issue(

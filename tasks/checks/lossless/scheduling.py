@@ -10,11 +10,10 @@ from tasks.checks.lossless.common import (
     PerObject,
     at,
     fmt_set,
+    grouped_findings,
     nic_findings,
     nics,
-    port_findings,
     profile,
-    switch_ports,
 )
 from tasks.model.state import NicQos, PortQos
 
@@ -44,8 +43,7 @@ def cnp_strict(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                            f"{fmt_set(lossless.lossless)}", expected=f"{tc} lossy",
                            actual=f"lossless {fmt_set(lossless.lossless)}")
     cached = PerObject(_cnp_port)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos, tc))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, tc))
     for nic in nics(ctx):
         if tc not in nic.nic.strict_tcs:
             yield from nic_findings(item, nic, [Issue(
@@ -86,7 +84,6 @@ def lossless_bandwidth(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         return
     tc = lossless.roce_priority
     cached = PerObject(_port_bandwidth)
-    for port in switch_ports(ctx):
-        yield from port_findings(item, port, cached(port.qos, tc))
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, tc))
     for nic in nics(ctx):
         yield from nic_findings(item, nic, _nic_bandwidth(nic.nic, tc))
