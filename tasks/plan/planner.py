@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from tasks.gcpause import gc_paused
 from tasks.intent.models import BgpMode, FabricIntent, Intent, Switch
 from tasks.intent.semantics import HostSlot, expand_hosts, tenant_members
+from tasks.model.build import clone
 from tasks.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -25,6 +26,13 @@ from tasks.model.state import (
 )
 from tasks.plan import allocate
 from tasks.plan.lossless import plan_lossless
+
+# validated prototypes of the objects the fabric loop makes by the hundred thousand
+_ENDPOINT = Endpoint(device="prototype", port="prototype")
+_FABRIC_PORT = Interface(name="prototype", kind=IfKind.FABRIC, up=True)
+_FABRIC_LINK = Link(id="prototype", kind=LinkKind.FABRIC, a=_ENDPOINT, b=_ENDPOINT,
+                    link_class="prototype", speed_mbps=1, cable_m=1, mtu=1500)
+_PEER = BgpPeer(key="prototype")
 
 
 def port_name(fabric: FabricIntent, base: int, number: int) -> str:
@@ -125,21 +133,23 @@ def _plan(intent: Intent) -> FabricState:
                 s_ip, l_ip = allocate.p2p_pair(pool, underlay.max_spines, leaf.stable_id,
                                                spine.stable_id)
                 s_addr, l_addr = [s_ip], [l_ip]
-            common = {"kind": IfKind.FABRIC, "vrf": vrf, "mtu": link_class.mtu,
-                      "up": True, "speed_mbps": link_class.speed_mbps}
             parent_s = None if vrf_id is None else spine_port
             parent_l = None if vrf_id is None else leaf_port
             # one immutable Endpoint per end, shared by the link and the far interface
-            leaf_end = Endpoint(device=leaf.name, port=l_port)
-            spine_end = Endpoint(device=spine.name, port=s_port)
-            spine_dev.interfaces[s_port] = Interface(
-                name=s_port, addresses=s_addr, parent=parent_s, peer=leaf_end, **common)
-            leaf_dev.interfaces[l_port] = Interface(
-                name=l_port, addresses=l_addr, parent=parent_l, peer=spine_end, **common)
-            link = Link(id=f"{leaf.name}:{l_port}--{spine.name}:{s_port}", kind=LinkKind.FABRIC,
-                        a=leaf_end, b=spine_end, vrf=vrf, parent=parent_id,
-                        link_class=class_name, speed_mbps=link_class.speed_mbps,
-                        cable_m=link_class.cable_m, mtu=link_class.mtu)
+            leaf_end = clone(_ENDPOINT, device=leaf.name, port=l_port)
+            spine_end = clone(_ENDPOINT, device=spine.name, port=s_port)
+            spine_dev.interfaces[s_port] = clone(
+                _FABRIC_PORT, name=s_port, vrf=vrf, mtu=link_class.mtu,
+                speed_mbps=link_class.speed_mbps, addresses=s_addr, parent=parent_s,
+                peer=leaf_end)
+            leaf_dev.interfaces[l_port] = clone(
+                _FABRIC_PORT, name=l_port, vrf=vrf, mtu=link_class.mtu,
+                speed_mbps=link_class.speed_mbps, addresses=l_addr, parent=parent_l,
+                peer=spine_end)
+            link = clone(_FABRIC_LINK, id=f"{leaf.name}:{l_port}--{spine.name}:{s_port}",
+                         a=leaf_end, b=spine_end, vrf=vrf, parent=parent_id,
+                         link_class=class_name, speed_mbps=link_class.speed_mbps,
+                         cable_m=link_class.cable_m, mtu=link_class.mtu)
             links.append(link)
             parent_id = parent_id or link.id
             _peer(spine_dev, leaf_dev, vrf, s_port, l_addr, leaf_dev.asn)
@@ -228,5 +238,5 @@ def _peer(local: DeviceState, remote: DeviceState, vrf: str, port: str,
                                      keepalive=default.keepalive, hold=default.hold)
     address = remote_addr[0].split("/")[0] if remote_addr else None
     key = address or port
-    local.bgp[vrf].peers[key] = BgpPeer(key=key, interface=port, address=address,
-                                        remote_asn=remote_asn, peer_device=remote.name)
+    local.bgp[vrf].peers[key] = clone(_PEER, key=key, interface=port, address=address,
+                                      remote_asn=remote_asn, peer_device=remote.name)

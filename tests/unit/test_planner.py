@@ -257,3 +257,12 @@ def test_lab_probes_cover_own_tenant_on_other_leaves_and_one_isolation_probe(
         target_leaf = target.interfaces["eth1"].peer
         assert target_leaf is not None and target_leaf.device != nic.peer.device
     assert [p.size for p in probes["leaf1-h1"] if p.dont_fragment] == [8972] * 3
+
+
+@pytest.mark.parametrize("fabric", ["lab", "numbered", "lab4x16"])
+def test_the_plan_survives_full_validation(fabric: str) -> None:
+    """The planner copies prototypes instead of validating each object (tasks.model.build):
+    every value it puts in must still pass the model's validation."""
+    planned = plan(load_intent(ROOT / "intents" / fabric))
+    assert FabricState.model_validate(planned.model_dump()) == planned
+    assert FabricState.model_validate_json(planned.model_dump_json()) == planned
