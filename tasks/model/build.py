@@ -18,13 +18,24 @@ _new = object.__new__
 _set = object.__setattr__
 
 
+_ALL: dict[type[BaseModel], set[str]] = {}
+
+
+def _all_fields(model: type[BaseModel]) -> set[str]:
+    names = _ALL.get(model)
+    if names is None:
+        names = _ALL[model] = set(model.model_fields)
+    return names
+
+
 def clone(prototype: M, **changes: Any) -> M:
     """`prototype` with `changes`, not validated again. Mutable values must be fresh objects."""
     copy = _new(type(prototype))
     values = dict(prototype.__dict__)
     values.update(changes)
     _set(copy, "__dict__", values)
-    _set(copy, "__pydantic_fields_set__", prototype.__pydantic_fields_set__ | changes.keys())
+    # every field counts as set (flatfab never dumps with exclude_unset): one shared set
+    _set(copy, "__pydantic_fields_set__", _all_fields(type(prototype)))
     _set(copy, "__pydantic_extra__", None)
     _set(copy, "__pydantic_private__", None)
     return copy
