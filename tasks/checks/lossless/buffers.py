@@ -15,8 +15,8 @@ from tasks.checks.lossless.common import (
     grouped_findings,
     interface,
     port_findings,
+    port_groups,
     profile,
-    switch_ports,
 )
 from tasks.model.state import Asic, BufferProfile, DeviceQos, Endpoint, Link, PortQos
 from tasks.plan.lossless import EGRESS_LOSSLESS, headroom_asic
@@ -77,20 +77,21 @@ def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     models = PerObject(_model)
     # keyed by the shared objects (alive in the subject) and the per-port numbers
     results: dict[tuple[int, int, float, int, int], list[Issue]] = {}
-    for port in switch_ports(ctx):
-        dev = port.device.qos
+    for group in port_groups(ctx):
+        dev = group.device.qos
         model = models(dev.asic) if dev is not None else None
         if dev is None or model is None:
             continue  # no buffers, or an ASIC family without a headroom model
-        # the larger of the configured and the running MTU: headroom must cover both
-        mtu = max(port.iface.mtu or 0, port.qos.mtu)
-        cable, peer_mtu = _link_inputs(ctx, port, mtu, ends)
-        key = (id(port.qos), id(dev), cable, mtu, peer_mtu)
-        issues = results.get(key)
-        if issues is None:
-            issues = results[key] = _headroom(port.qos, dev, model, cable, mtu, peer_mtu)
-        if issues:
-            yield from port_findings(item, port, issues)
+        for port in group.ports:
+            # the larger of the configured and the running MTU: headroom must cover both
+            mtu = max(port.iface.mtu or 0, port.qos.mtu)
+            cable, peer_mtu = _link_inputs(ctx, port, mtu, ends)
+            key = (id(port.qos), id(dev), cable, mtu, peer_mtu)
+            issues = results.get(key)
+            if issues is None:
+                issues = results[key] = _headroom(port.qos, dev, model, cable, mtu, peer_mtu)
+            if issues:
+                yield from port_findings(item, port, issues)
 
 
 def _profile(name: str, item: BufferProfile, dev: DeviceQos) -> list[Issue]:

@@ -14,8 +14,8 @@ from tasks.checks.lossless.common import (
     nic_findings,
     nics,
     port_findings,
+    port_groups,
     profile,
-    switch_ports,
 )
 from tasks.model.state import DeviceQos, LosslessProfile, PortQos, QosMaps
 from tasks.plan.lossless import EGRESS_LOSSLESS
@@ -87,11 +87,14 @@ def class_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         return
     maps, paths = PerObject(_dscp_map), PerObject(_lossless_path)
     # collected VRF sub-interfaces carry their own kernel DSCP map: check them too
-    for port in switch_ports(ctx, subinterfaces=True):
-        issues = maps(port.qos.maps, lossless)
-        if port.iface.parent is None:
-            issues = issues + paths(port.qos, port.device.qos, lossless)
-        yield from port_findings(item, port, issues)
+    for group in port_groups(ctx, subinterfaces=True):
+        on_maps = maps(group.qos.maps, lossless)
+        on_path = on_maps + paths(group.qos, group.device.qos, lossless)
+        if not on_path:
+            continue
+        for port in group.ports:  # the buffer path belongs to the physical port
+            yield from port_findings(item, port, on_path if port.iface.parent is None
+                                     else on_maps)
 
 
 def _pfc_maps(qos: PortQos, lossless: LosslessProfile) -> list[Issue]:

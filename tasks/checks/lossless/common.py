@@ -127,7 +127,8 @@ def port_groups(ctx: CheckContext, *, subinterfaces: bool = False) -> list[PortG
             group = groups[(id(port.device), id(port.qos))] = PortGroup(port.device, port.qos,
                                                                         [])
         group.ports.append(port)
-    _GROUPS.clear()  # one subject at a time; keeps the state alive while cached
+    if any(state is not ctx.state for state, _ in _GROUPS.values()):
+        _GROUPS.clear()  # one subject at a time; keeps the state alive while cached
     _GROUPS[key] = (ctx.state, list(groups.values()))
     return _GROUPS[key][1]
 
