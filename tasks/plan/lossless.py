@@ -15,11 +15,9 @@ from tasks.model.state import (
     BufferPool,
     BufferProfile,
     DeviceQos,
-    DeviceState,
     EcnProfile,
     FabricState,
     IfKind,
-    Interface,
     LosslessProfile,
     NicQos,
     PortQos,
@@ -237,19 +235,9 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
     lossless = profile(qos).model_copy(update={"roce_mtu": state.roce_mtu})
     state.lossless = lossless
     planner = _PortPlanner(qos)
-    # the physical link behind every port: speed, cable, and the MTU of the far end
-    far_mtu: dict[tuple[str, str], int] = {}
-    cable: dict[tuple[str, str], float] = {}
-    for link in state.links:
-        if link.parent is not None:
-            continue
-        a_dev, b_dev = state.devices[link.a.device], state.devices[link.b.device]
-        a_if, b_if = a_dev.interfaces[link.a.port], b_dev.interfaces[link.b.port]
-        far_mtu[(link.a.device, link.a.port)] = b_if.mtu or link.mtu
-        far_mtu[(link.b.device, link.b.port)] = a_if.mtu or link.mtu
-        cable[(link.a.device, link.a.port)] = cable[(link.b.device, link.b.port)] = link.cable_m
     nic_default: NicQos | None = None
     asics: dict[str, Asic] = {}
+    switch_qos: dict[str, tuple[DeviceQos, Asic, list[Override]]] = {}
     for device in state.devices.values():
         matching = [o for o in qos.overrides if _matches(o, device.name, None)]
         if device.role is Role.HOST:
@@ -265,28 +253,26 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
         asic = asics.get(device.platform)
         if asic is None:
             asic = asics[device.platform] = asic_of(qos, device.platform)
-        _plan_switch(qos, planner, device, asic, matching, far_mtu, cable)
-
-
-def _plan_switch(qos: QosIntent, planner: _PortPlanner, device: DeviceState, asic: Asic,
-                 matching: list[Override], far_mtu: dict[tuple[str, str], int],
-                 cable: dict[tuple[str, str], float]) -> None:
-    dev_qos = _device_qos(qos, asic)
-    for name, iface in device.interfaces.items():
-        if not _carries_lossless(iface):
+        device.qos = _device_qos(qos, asic)
+        switch_qos[device.name] = (device.qos, asic, matching)
+    # every lossless port is one end of a physical link, which gives its cable and far MTU
+    for link in state.links:
+        if link.parent is not None:
             continue
-        overrides = [o for o in matching if _matches(o, device.name, name)] if matching else []
-        mtu = iface.mtu or 0
-        port, pg_profile = planner.port(asic, iface.speed_mbps or 0,
-                                        cable.get((device.name, name), 0.0), mtu,
-                                        far_mtu.get((device.name, name), mtu), overrides)
-        iface.qos = port
-        if pg_profile is not None:
-            dev_qos.profiles.setdefault(*pg_profile)
-    dev_qos.profiles = dict(sorted(dev_qos.profiles.items()))
-    device.qos = dev_qos
-
-
-def _carries_lossless(iface: Interface) -> bool:
-    return (iface.kind is IfKind.HOST_PORT
-            or (iface.kind is IfKind.FABRIC and iface.parent is None))
+        for here, there in ((link.a, link.b), (link.b, link.a)):
+            found = switch_qos.get(here.device)
+            if found is None:
+                continue
+            dev_qos, asic, matching = found
+            iface = state.devices[here.device].interfaces[here.port]
+            far = state.devices[there.device].interfaces[there.port]
+            overrides = ([o for o in matching if _matches(o, here.device, here.port)]
+                         if matching else [])
+            mtu = iface.mtu or 0
+            port, pg_profile = planner.port(asic, iface.speed_mbps or 0, link.cable_m, mtu,
+                                            far.mtu or link.mtu, overrides)
+            iface.qos = port
+            if pg_profile is not None:
+                dev_qos.profiles.setdefault(*pg_profile)
+    for dev_qos, _, _ in switch_qos.values():
+        dev_qos.profiles = dict(sorted(dev_qos.profiles.items()))
