@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from tasks.model.state import (
@@ -289,7 +290,9 @@ def parse_json(data: Any) -> ConfigDb:
 _SAFE = re.compile(r"[A-Za-z0-9_|.:,@/ -]*")
 
 
+@lru_cache(maxsize=1 << 16)
 def _quote(text: str) -> str:
+    """JSON string literal; names and keys repeat across devices, so cached."""
     return f'"{text}"' if _SAFE.fullmatch(text) else json.dumps(text)
 
 
@@ -303,28 +306,25 @@ def dump(db: ConfigDb) -> str:
     if not db:
         return "{}\n"
     written: dict[int, str] = {}
-    out = ["{"]
-    tables = sorted(db)
-    for t_index, table in enumerate(tables):
+
+    def fields_text(fields: dict[str, str]) -> str:
+        text = written.get(id(fields))
+        if text is None:
+            names = sorted(fields)
+            text = ("{\n" + ",\n".join(f"   {_quote(n)}: {_quote(fields[n])}" for n in names)
+                    + "\n  }") if names else "{}"
+            written[id(fields)] = text
+        return text
+
+    tables = []
+    for table in sorted(db):
         rows = db[table]
         if not rows:
-            out.append(f" {_quote(table)}: {{}}" + ("," if t_index < len(tables) - 1 else ""))
+            tables.append(f" {_quote(table)}: {{}}")
             continue
-        out.append(f" {_quote(table)}: {{")
-        keys = sorted(rows)
-        last = len(keys) - 1
-        for k_index, key in enumerate(keys):
-            fields = rows[key]
-            text = written.get(id(fields))
-            if text is None:
-                names = sorted(fields)
-                text = ("{\n" + ",\n".join(f"   {_quote(n)}: {_quote(fields[n])}" for n in names)
-                        + "\n  }") if names else "{}"
-                written[id(fields)] = text
-            out.append(f"  {_quote(key)}: {text}" + ("," if k_index < last else ""))
-        out.append(" }" + ("," if t_index < len(tables) - 1 else ""))
-    out.append("}")
-    return "\n".join(out) + "\n"
+        body = ",\n".join([f"  {_quote(key)}: {fields_text(rows[key])}" for key in sorted(rows)])
+        tables.append(f" {_quote(table)}: {{\n{body}\n }}")
+    return "{\n" + ",\n".join(tables) + "\n}\n"
 
 
 def load(text: str) -> ConfigDb:

@@ -151,3 +151,15 @@ def test_dcb_commands_follow_the_port_state() -> None:
         "dcb pfc set dev swp51 prio-pfc all:off 3:on",
         "dcb buffer set dev swp51 prio-buffer all:0 3:3 buffer-size all:0 3:132096",
     ]
+
+
+def test_dump_is_canonical_json() -> None:
+    """The fast writer gives exactly json.dumps(indent=1, sort_keys=True)."""
+    import json  # noqa: PLC0415
+
+    for device in LAB.devices.values():
+        db = configdb.to_config_db(device)
+        assert configdb.dump(db) == json.dumps(db, indent=1, sort_keys=True) + "\n"
+    odd = {"A": {}, "B": {'k"x': {"f": "v\n"}, "e": {}}}
+    assert configdb.dump(odd) == json.dumps(odd, indent=1, sort_keys=True) + "\n"
+    assert configdb.dump({}) == "{}\n"
