@@ -106,9 +106,10 @@ def to_config_db(device: DeviceState) -> ConfigDb:
             watchdog_poll = min(poll, watchdog_poll or poll)
         for pg, fields in rows.pgs:
             tables["BUFFER_PG"][f"{port_name}|{pg}"] = fields
-        for queue, fields, buffer in rows.queues:
-            tables["QUEUE"][f"{port_name}|{queue}"] = fields
-            tables["BUFFER_QUEUE"][f"{port_name}|{queue}"] = buffer
+        for queues, fields in rows.queues:
+            tables["QUEUE"][f"{port_name}|{queues}"] = fields
+        for queues, fields in rows.buffer_queues:
+            tables["BUFFER_QUEUE"][f"{port_name}|{queues}"] = fields
     if watchdog_poll is not None:
         put("PFC_WD", "GLOBAL", {"POLL_INTERVAL": str(watchdog_poll)})
         put("DEVICE_METADATA", "localhost", {"default_pfcwd_status": "enable"})
@@ -122,7 +123,26 @@ class _PortRows:
     qos_map: dict[str, str]
     watchdog: dict[str, str] | None
     pgs: list[tuple[int, dict[str, str]]]
-    queues: list[tuple[int, dict[str, str], dict[str, str]]]
+    queues: list[tuple[str, dict[str, str]]]  # "3" or a range "4-5", as SONiC keys allow
+    buffer_queues: list[tuple[str, dict[str, str]]]
+
+
+def _ranges(rows: list[tuple[int, dict[str, str]]]) -> list[tuple[str, dict[str, str]]]:
+    """Consecutive queues with equal rows as one range row ("0-2")."""
+    out: list[tuple[int, int, dict[str, str]]] = []
+    for index, fields in rows:
+        if out and out[-1][1] == index - 1 and out[-1][2] == fields:
+            out[-1] = (out[-1][0], index, out[-1][2])
+        else:
+            out.append((index, index, fields))
+    return [(str(a) if a == b else f"{a}-{b}", fields) for a, b, fields in out]
+
+
+def _indexes(text: str, where: str) -> list[int]:
+    first, _, last = text.partition("-")
+    if not first.isdigit() or (last and not last.isdigit()):
+        raise ConfigDbError(f"{where}: bad index {text!r}")
+    return list(range(int(first), int(last or first) + 1))
 
 
 def _port_rows(port: PortQos, map_names: dict[str, dict[tuple[int, ...], str]],
@@ -160,9 +180,12 @@ def _port_rows(port: PortQos, map_names: dict[str, dict[tuple[int, ...], str]],
                 "green_drop_probability": str(q.ecn.probability)})
             fields["wred_profile"] = wred
         queues.append((queue, fields, {"profile": q.profile}))
+    queue_rows = _ranges([(queue, fields) for queue, fields, _ in queues])
+    buffer_rows = _ranges([(queue, buffer) for queue, _, buffer in queues])
     return _PortRows(port={"speed": str(port.speed_mbps), "mtu": str(port.mtu)},
                      cable=f"{port.cable_m:g}m", qos_map=qos_map, watchdog=watchdog,
-                     pgs=[(pg, {"profile": p}) for pg, p in port.pgs.items()], queues=queues)
+                     pgs=[(pg, {"profile": p}) for pg, p in port.pgs.items()],
+                     queues=queue_rows, buffer_queues=buffer_rows)
 
 
 def _int(db: ConfigDb, table: str, key: str, field: str, default: int | None = None) -> int:
@@ -221,7 +244,8 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
     for table in ("BUFFER_PG", "QUEUE", "BUFFER_QUEUE"):
         for key, row in db.get(table, {}).items():
             port, _, index = key.partition("|")
-            per_port.setdefault(f"{table}:{port}", {})[index] = row
+            for one in _indexes(index, f"{table}|{key}"):
+                per_port.setdefault(f"{table}:{port}", {})[str(one)] = row
     cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})
     for port_name, qmap in db.get("PORT_QOS_MAP", {}).items():
         if port_name == "global":
