@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from tasks.gcpause import gc_paused
@@ -79,10 +80,12 @@ class CheckContext:
 
     def observed(self, name: str) -> DeviceState | None:
         """The subject's device if it was read successfully (live) or planned (static)."""
-        device = self.state.devices.get(name)
-        if device is None or not device.reachable:
-            return None
-        return device
+        return self.readable.get(name)
+
+    @cached_property
+    def readable(self) -> dict[str, DeviceState]:
+        """The subject's readable devices by name (a plain dict for hot loops)."""
+        return {n: d for n, d in self.state.devices.items() if d.reachable}
 
 
 CheckFunc = Callable[["Check", CheckContext], Iterable[Finding]]

@@ -63,13 +63,13 @@ def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("link.mtu_match", "Both ends of every link have the same MTU",
        scope=Scope.LINK, severity=Severity.ERROR)
 def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    readable = ctx.readable
     for link in ctx.state.links:
-        ends = []
-        for end in (link.a, link.b):
-            device = ctx.observed(end.device)
-            iface = device.interfaces.get(end.port) if device else None
-            ends.append(iface.mtu if iface is not None else None)
-        a_mtu, b_mtu = ends
+        a_dev, b_dev = readable.get(link.a.device), readable.get(link.b.device)
+        a_if = a_dev.interfaces.get(link.a.port) if a_dev is not None else None
+        b_if = b_dev.interfaces.get(link.b.port) if b_dev is not None else None
+        a_mtu = a_if.mtu if a_if is not None else None
+        b_mtu = b_if.mtu if b_if is not None else None
         if a_mtu is None or b_mtu is None or a_mtu == b_mtu:
             continue
         low, low_mtu = (link.a, a_mtu) if a_mtu < b_mtu else (link.b, b_mtu)

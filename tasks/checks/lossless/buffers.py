@@ -195,17 +195,19 @@ def _reserved(qos: PortQos, dev: DeviceQos) -> int:
 @check("buffer.budget", "Every switch's pools and reserved headroom fit its ASIC buffer",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    reserved_by: dict[str, int] = {}
+    for group in port_groups(ctx):  # physical ports, by shared state: one sum per group
+        dev = group.device.qos
+        if dev is not None:
+            reserved_by[group.device.name] = (reserved_by.get(group.device.name, 0)
+                                              + _reserved(group.qos, dev) * len(group.ports))
     for name in ctx.state.devices:
         device = ctx.observed(name)
         dev = device.qos if device is not None else None
         if device is None or dev is None:
             continue
         pools = sum(p.size for p in dev.pools.values() if p.direction == "ingress")
-        reserved = 0
-        cached = PerObject(_reserved)
-        for iface in device.interfaces.values():
-            if iface.qos is not None and iface.parent is None:
-                reserved += cached(iface.qos, dev)
+        reserved = reserved_by.get(name, 0)
         total = pools + reserved
         if total > dev.asic.buffer_bytes:
             yield item.finding(name, f"{name} needs {total} B of buffer ({pools} B of ingress "

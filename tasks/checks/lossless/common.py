@@ -160,7 +160,7 @@ def physical_links(ctx: CheckContext) -> Iterator[Link]:
 
 def interface(ctx: CheckContext, end: Endpoint) -> tuple[DeviceState, Interface] | None:
     """The subject's device and interface at one end of a link (None: unreadable/missing)."""
-    device = ctx.observed(end.device)
+    device = ctx.readable.get(end.device)
     iface = device.interfaces.get(end.port) if device is not None else None
     return None if device is None or iface is None else (device, iface)
 
