@@ -7,6 +7,7 @@ heavy ones) and write the files themselves; only byte counts come back.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from pathlib import Path
@@ -46,9 +47,13 @@ def write_configs(plan: FabricState, out: Path, names: list[str] | None = None,
             multiprocessing.get_all_start_methods():
         return _write(chosen, out, plan)
     _SHARED = plan
+    # frozen objects are never scanned by a collector, so the workers do not copy the pages
+    # of a plan they only read
+    gc.freeze()
     try:
         context = multiprocessing.get_context("fork")
         with context.Pool(count) as pool:
             return sum(pool.map(_worker, [(chosen[i::count], str(out)) for i in range(count)]))
     finally:
+        gc.unfreeze()
         _SHARED = None
