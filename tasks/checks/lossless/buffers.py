@@ -9,22 +9,19 @@ from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, che
 from tasks.checks.lossless.common import (
     Issue,
     PerObject,
-    Port,
     at,
-    far_ends,
     grouped_findings,
-    interface,
+    physical_links,
     port_findings,
     port_groups,
     profile,
 )
-from tasks.model.state import Asic, BufferProfile, DeviceQos, Endpoint, Link, PortQos
+from tasks.model.state import Asic, BufferProfile, DeviceQos, PortQos
 from tasks.plan.lossless import EGRESS_LOSSLESS, headroom_asic
 from tasks.qos import headroom as hr
 from tasks.qos.headroom import ASICS, Headroom, required_headroom
 
 DYNAMIC_TH = (-8, 7)
-Ends = dict[tuple[str, str], tuple[Link, Endpoint]]
 
 
 def _lossless(item: BufferProfile | None) -> bool:
@@ -40,16 +37,20 @@ def _required(asic: hr.Asic, speed: int, cable: float, mtu: int, peer_mtu: int) 
     return required_headroom(asic, speed, cable, mtu, peer_mtu)
 
 
-def _link_inputs(ctx: CheckContext, port: Port, mtu: int, ends: Ends) -> tuple[float, int]:
-    """(cable metres, far-end MTU): from the cabling plan and the subject's far interface;
-    the port's own configuration when it is on no link."""
-    hit = ends.get((port.device.name, port.iface.name))
-    if hit is None:
-        return port.qos.cable_m, mtu
-    link, far = hit
-    found = interface(ctx, far)
-    far_mtu = found[1].mtu if found is not None and found[1].mtu else link.mtu
-    return link.cable_m, far_mtu
+def _link_inputs(ctx: CheckContext) -> dict[tuple[str, str], tuple[float, int | None]]:
+    """(device, port) -> (cable metres, far-end MTU as the subject has it, None if unknown),
+    for both ends of every physical link, in one pass."""
+    readable = ctx.readable
+    inputs: dict[tuple[str, str], tuple[float, int | None]] = {}
+    for link in physical_links(ctx):
+        a_dev, b_dev = readable.get(link.a.device), readable.get(link.b.device)
+        a_if = a_dev.interfaces.get(link.a.port) if a_dev is not None else None
+        b_if = b_dev.interfaces.get(link.b.port) if b_dev is not None else None
+        inputs[(link.a.device, link.a.port)] = (
+            link.cable_m, b_if.mtu if b_if is not None and b_if.mtu else link.mtu)
+        inputs[(link.b.device, link.b.port)] = (
+            link.cable_m, a_if.mtu if a_if is not None and a_if.mtu else link.mtu)
+    return inputs
 
 
 def _headroom(qos: PortQos, dev: DeviceQos, model: hr.Asic, cable: float, mtu: int,
@@ -73,7 +74,7 @@ def _headroom(qos: PortQos, dev: DeviceQos, model: hr.Asic, cable: float, mtu: i
 @check("buffer.headroom", "Every lossless PG has the headroom its speed, cable and MTUs need",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    ends = far_ends(ctx)
+    inputs = _link_inputs(ctx)
     models = PerObject(_model)
     # keyed by the shared objects (alive in the subject) and the per-port numbers
     results: dict[tuple[int, int, float, int, int], list[Issue]] = {}
@@ -85,7 +86,10 @@ def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         for port in group.ports:
             # the larger of the configured and the running MTU: headroom must cover both
             mtu = max(port.iface.mtu or 0, port.qos.mtu)
-            cable, peer_mtu = _link_inputs(ctx, port, mtu, ends)
+            # off any link: the port's own configuration
+            cable, far_mtu = inputs.get((port.device.name, port.iface.name),
+                                        (port.qos.cable_m, None))
+            peer_mtu = far_mtu or mtu
             key = (id(port.qos), id(dev), cable, mtu, peer_mtu)
             issues = results.get(key)
             if issues is None:
