@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from enum import StrEnum
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -127,10 +128,14 @@ class Switch(Strict):
     @property
     def stable_id(self) -> int:
         """Explicit id, else the number the name ends with (leaf12 -> 12)."""
-        if self.id is not None:
-            return self.id
-        match = re.search(r"(\d+)$", self.name)
-        return int(match.group(1)) if match else 0
+        return self.id if self.id is not None else _trailing_number(self.name)
+
+
+@lru_cache(maxsize=1 << 16)
+def _trailing_number(name: str) -> int:
+    """The number a name ends with (0 when none); cached: planning asks for it per link."""
+    match = re.search(r"(\d+)$", name)
+    return int(match.group(1)) if match else 0
 
 
 class FabricLink(Strict):

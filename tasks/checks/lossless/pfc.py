@@ -33,6 +33,14 @@ def _pfc(iface: Interface | None) -> frozenset[int] | None:
     return frozenset(iface.nic.pfc) if iface.nic is not None else None
 
 
+def _raw_pfc(iface: Interface | None) -> list[int] | None:
+    if iface is None:
+        return None
+    if iface.qos is not None:
+        return iface.qos.pfc
+    return iface.nic.pfc if iface.nic is not None else None
+
+
 @dataclass(frozen=True)
 class _End:
     endpoint: Endpoint
@@ -62,7 +70,14 @@ def _end(ctx: CheckContext, endpoint: Endpoint) -> _End | None:
 def link_symmetry(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless = profile(ctx)
     promised = frozenset(lossless.lossless) if lossless is not None else frozenset()
+    readable = ctx.readable
     for link in physical_links(ctx):
+        # fast path: both ends readable with the same PFC list (almost every link)
+        a_dev, b_dev = readable.get(link.a.device), readable.get(link.b.device)
+        if a_dev is not None and b_dev is not None:
+            same = _raw_pfc(a_dev.interfaces.get(link.a.port))
+            if same is not None and same == _raw_pfc(b_dev.interfaces.get(link.b.port)):
+                continue
         a, b = _end(ctx, link.a), _end(ctx, link.b)
         if a is None or b is None or a.pfc == b.pfc:
             continue
