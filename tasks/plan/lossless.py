@@ -65,13 +65,13 @@ def lossless_profile_name(speed_mbps: int, cable_m: float, mtu: int, peer_mtu: i
     return f"pg_lossless_{speed_mbps}_{cable}m_mtu{mtu}{peer}{pinned}_profile"
 
 
-def profile(qos: QosIntent) -> LosslessProfile:
+def profile(qos: QosIntent, roce_mtu: int) -> LosslessProfile:
     nic = qos.hosts
     return LosslessProfile(roce_dscp=sorted(qos.roce.dscp),
                            lossless=sorted(set(qos.pfc.priorities)),
                            roce_priority=qos.roce.priority, cnp_dscp=sorted(qos.cnp.dscp),
                            cnp_priority=qos.cnp.priority, roce_tos=roce_tos(qos, nic),
-                           roce_mtu=0)
+                           roce_mtu=roce_mtu)
 
 
 def roce_tos(qos: QosIntent, nic: NicIntent) -> int:
@@ -232,8 +232,7 @@ def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
 
 def plan_lossless(qos: QosIntent, state: FabricState) -> None:
     """Add the lossless plane to a planned FabricState (in place)."""
-    lossless = profile(qos).model_copy(update={"roce_mtu": state.roce_mtu})
-    state.lossless = lossless
+    state.lossless = profile(qos, state.roce_mtu)
     planner = _PortPlanner(qos)
     nic_default: NicQos | None = None
     asics: dict[str, Asic] = {}

@@ -97,58 +97,47 @@ def _judge(plan: FabricState, group: FlowGroup, before: Counters,
     findings: list[Finding] = []
     route = f"{group.source} -> {group.target} (VRF {group.vrf})"
     group_hops = hops(plan, group)
+    seen_at = {hop: _by_class(before, after, hop) for hop in group_hops}
     spine_hops = [h for h in group_hops if h.role == "spine"]
     for label, (tc, expected) in classes.items():
-        spine_total = 0
         for hop in group_hops:
-            seen = _by_class(before, after, hop)
-            got = seen[tc]
-            port = ",".join(hop.ports)
-            if hop.role == "spine":
-                spine_total += got
-                if got == 0 and any(seen[o] for o in range(8) if o not in (tc, 0)):
-                    findings.append(Finding(
-                        check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
-                        message=f"{label} packets of {route} left {hop.device}:{port} in "
-                        f"another class", expected=f"TC {tc}", actual=_classes(seen)))
-                continue
-            if got < expected:
-                findings.append(Finding(
-                    check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
-                    message=f"{hop.device}:{port} queued {got} of {expected} {label} packets "
-                    f"of {route} in TC {tc}", expected=f"{expected} in TC {tc}",
-                    actual=_classes(seen)))
+            seen, port = seen_at[hop], ",".join(hop.ports)
             drops = sum(_delta(before, after, hop.device, p, tc, "drops") for p in hop.ports)
             if drops and tc in plan.lossless.lossless:
                 findings.append(Finding(
                     check=DROPS, severity=Severity.ERROR, device=hop.device, port=port,
                     message=f"{hop.device}:{port} dropped {drops} packets in lossless TC {tc}",
                     expected="0", actual=str(drops)))
-        if spine_hops and spine_total < expected:
-            short = [h for h in spine_hops if _by_class(before, after, h)[tc] == 0]
-            for hop in short:
-                seen = _by_class(before, after, hop)
-                if not any(f.device == hop.device and f.check == CHECK for f in findings):
+            if hop.role == "spine":
+                # each spine carries only its ECMP share: judged together below
+                if seen[tc] == 0 and any(seen[o] for o in range(8) if o not in (tc, 0)):
                     findings.append(Finding(
-                        check=CHECK, severity=Severity.ERROR, device=hop.device,
-                        port=",".join(hop.ports),
-                        message=f"{hop.device}:{','.join(hop.ports)} queued no {label} "
-                        f"packets of {route} in TC {tc}", expected=f"some in TC {tc}",
-                        actual=_classes(seen)))
-        elif spine_hops and label == "RoCE":
-            idle = [h.device for h in spine_hops if _by_class(before, after, h)[tc] == 0]
-            if idle:
+                        check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
+                        message=f"{label} packets of {route} left {hop.device}:{port} in "
+                        f"another class", expected=f"TC {tc}", actual=_classes(seen)))
+            elif seen[tc] < expected:
                 findings.append(Finding(
-                    check=SPREAD, severity=Severity.WARNING, device=idle[0],
-                    message=f"no {label} flow of {route} crossed {', '.join(idle)}",
-                    expected="every spine", actual=f"missing {', '.join(idle)}"))
-        for spine in spine_hops:
-            drops = sum(_delta(before, after, spine.device, p, tc, "drops") for p in spine.ports)
-            if drops and tc in plan.lossless.lossless:
-                findings.append(Finding(
-                    check=DROPS, severity=Severity.ERROR, device=spine.device,
-                    port=",".join(spine.ports), message=f"{spine.device} dropped {drops} "
-                    f"packets in lossless TC {tc}", expected="0", actual=str(drops)))
+                    check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
+                    message=f"{hop.device}:{port} queued {seen[tc]} of {expected} {label} "
+                    f"packets of {route} in TC {tc}", expected=f"{expected} in TC {tc}",
+                    actual=_classes(seen)))
+        idle = [h for h in spine_hops if seen_at[h][tc] == 0]
+        if sum(seen_at[h][tc] for h in spine_hops) < expected:
+            named = {f.device for f in findings if f.check == CHECK}
+            for hop in idle:
+                if hop.device not in named:
+                    port = ",".join(hop.ports)
+                    findings.append(Finding(
+                        check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
+                        message=f"{hop.device}:{port} queued no {label} packets of {route} "
+                        f"in TC {tc}", expected=f"some in TC {tc}",
+                        actual=_classes(seen_at[hop])))
+        elif idle and label == "RoCE":
+            missing = ", ".join(h.device for h in idle)
+            findings.append(Finding(
+                check=SPREAD, severity=Severity.WARNING, device=idle[0].device,
+                message=f"no {label} flow of {route} crossed {missing}",
+                expected="every spine", actual=f"missing {missing}"))
     return findings
 
 

@@ -170,15 +170,6 @@ def planned(ctx: CheckContext, end: Endpoint) -> Interface | None:
     return device.interfaces.get(end.port) if device is not None else None
 
 
-def far_ends(ctx: CheckContext) -> dict[tuple[str, str], tuple[Link, Endpoint]]:
-    """(device, port) -> (its physical link, the other end), for every physical link."""
-    ends: dict[tuple[str, str], tuple[Link, Endpoint]] = {}
-    for link in physical_links(ctx):
-        ends[(link.a.device, link.a.port)] = (link, link.b)
-        ends[(link.b.device, link.b.port)] = (link, link.a)
-    return ends
-
-
 def port_findings(item: Check, port: Port, issues: Iterable[Issue],
                   link: str | None = None) -> Iterator[Finding]:
     for issue in issues:
