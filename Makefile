@@ -13,7 +13,7 @@ APT_PACKAGES := frr frr-pythontools iproute2 iputils-ping openssh-server openssh
 	python3-venv
 LAB_COMMANDS := vtysh /usr/lib/frr/frr-reload.py sshd lldpd ping nft ip sudo ssh-keygen
 
-.PHONY: help deps os-deps venv demo demo-down test lint typecheck unit live golden bench \
+.PHONY: help deps os-deps venv demo demo-down test test-deps lint typecheck unit live golden bench \
 	lock clean
 
 help:
@@ -73,11 +73,20 @@ unit: venv
 live: venv
 	$(BIN)/pytest -q -m live
 
-test: deps lint typecheck
+# Debian's Chromium: the HTML audit report is tested by rendering it headless
+test-deps: deps
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" != 0 ]; then echo "error: chromium missing; run as root" >&2; exit 2; fi; \
+		echo "installing chromium (for the HTML report test)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends chromium >/dev/null; }
+
+test: test-deps lint typecheck
 	$(BIN)/pytest -q
 
 golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_golden.py
+	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_reports.py -k golden
 	@git status --short tests/golden
 
 bench: venv

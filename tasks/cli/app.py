@@ -12,10 +12,9 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.text import Text
 
 from tasks.checks import CATALOG, CheckContext, Stage, run_checks
-from tasks.cli import output
+from tasks.cli import ops, output
 from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
 from tasks.cli.output import Format, console, emit_json, err_console
@@ -26,14 +25,16 @@ from tasks.workflows.lock import fabric_lock
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.project import Project
 from tasks.workflows.render_files import write_configs
-from tasks.workflows.rollout import RolloutResult
 from tasks.workflows.rollout import rollout as run_rollout
+from tasks.workflows.runstate import refuse_if_interrupted
 from tasks.workflows.traffic import TRAFFIC_CHECKS, run_traffic
 from tasks.workflows.verify import verify as run_verify
+from tasks.yamlio import dump_yaml
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help=__doc__)
 app.add_typer(lab_app, name="lab")
+ops.register(app)
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table or json")]
 WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,
@@ -98,53 +99,48 @@ def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
 
 @app.command()
 def rollout(ctx: typer.Context,
+            runbook: Annotated[Path | None, typer.Option(
+                help="rollout plan (runbooks/*.yaml); default: every device in one phase",
+                dir_okay=False)] = None,
             dry_run: Annotated[bool, typer.Option("--dry-run", help="diff only")] = False,
-            revert_in: Annotated[int, typer.Option(
-                min=30, max=3600, help="seconds before an unconfirmed commit reverts")] = 180,
+            yes: Annotated[bool, typer.Option("--yes", help="continue at phase pauses "
+                                              "without asking")] = False,
+            resume: Annotated[str | None, typer.Option(
+                help="continue an interrupted or stopped run")] = None,
+            revert_in: Annotated[int | None, typer.Option(
+                min=30, max=3600, help="seconds before an unconfirmed commit reverts "
+                "(default: the plan's, else 180)")] = None,
             gate_timeout: Annotated[float, typer.Option(
-                min=5, max=1800, help="seconds to wait for convergence")] = 90,
+                min=5, max=1800, help="seconds to wait for convergence (without "
+                "--runbook)")] = 90,
             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
-    """Render, diff and commit every device; confirm when the fabric converges."""
+    """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
     project = project_of(ctx)
     plan_state = project.plan
     nornir = inventory.build(project.inventory_dir, plan_state, workers)
     with fabric_lock(project.state_dir, project.fabric, "rollout"):
-        journal = Journal.start(project.state_dir, "rollout", project.fabric)
-        result = run_rollout(nornir, plan_state, journal, dry_run=dry_run, revert_in=revert_in,
-                             gate_timeout=gate_timeout,
+        if resume is not None:
+            journal, state, rollout_plan, schedule = ops.resumable(project, nornir, resume)
+        else:
+            if not dry_run:
+                refuse_if_interrupted(project.state_dir, project.fabric)
+            rollout_plan, schedule = ops.load_plan(project, nornir, runbook, workers,
+                                                   revert_in, gate_timeout)
+            state = None
+            journal = Journal.start(project.state_dir, "rollout", project.fabric)
+            journal.write("runbook.yaml", dump_yaml(rollout_plan.model_dump(mode="json")))
+        if revert_in is not None:
+            rollout_plan = rollout_plan.model_copy(update={"revert_in": revert_in})
+        ask = ops.pause_answer(rollout_plan, yes=yes, dry_run=dry_run)
+        result = run_rollout(nornir, plan_state, rollout_plan, schedule, journal,
+                             dry_run=dry_run, ask=ask, resume=state,
                              progress=RichProgress(enabled=fmt is Format.TABLE))
     nornir.close_connections()
     if fmt is Format.JSON:
-        emit_json({"run_id": result.run_id, "dry_run": dry_run, "ok": result.ok,
-                   "changed": result.changed, "errors": result.errors,
-                   "confirmed": result.confirmed, "rolled_back": result.rolled_back,
-                   "diffs": {n: o.diff for n, o in result.devices.items() if o.diff},
-                   "gate_findings": [f.as_dict() for f in result.gate_findings],
-                   "timings": result.timings})
+        emit_json(result.summary())
     else:
-        for name, outcome in result.devices.items():
-            if outcome.diff:
-                output.diff_text(name, outcome.diff)
-        for name, error in result.errors.items():
-            err_console.print(Text(f"{name}: {error}", style="red"))
-        output.findings_table(result.gate_findings, "gate: not converged")
-        _rollout_summary(result, len(plan_state.devices))
+        output.rollout_report(result, len(plan_state.devices))
     raise typer.Exit(0 if result.ok else 1)
-
-
-def _rollout_summary(result: RolloutResult, total: int) -> None:
-    changed = result.changed
-    if result.dry_run:
-        would = sum(1 for o in result.devices.values() if o.diff)
-        console.print(f"dry run: {would} of {total} devices would change; nothing was pushed")
-    elif not changed and not result.errors:
-        console.print(f"no changes: all {total} devices already match the intent")
-    elif result.ok:
-        console.print(f"changed {len(changed)} of {total} devices; converged and confirmed "
-                      f"in {result.timings.get('total_s', 0):.1f} s (run {result.run_id})")
-    else:
-        console.print(f"[red]rollout failed; rolled back {len(result.rolled_back)} devices "
-                      f"(run {result.run_id})")
 
 
 @app.command()

@@ -8,11 +8,13 @@ from enum import StrEnum
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from tasks.checks import Finding
 from tasks.model.state import FabricState, Role
+from tasks.workflows.rollout import DeviceOutcome, RolloutResult
 
 # wide enough for findings when piped or captured (CI logs), the terminal's width otherwise
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
@@ -113,3 +115,41 @@ def diff_text(device: str, diff: str) -> None:
                  "red" if line.startswith("-") and not line.startswith("---") else
                  "cyan" if line.startswith("@@") else "")
         console.print(Text(line, style=style))
+
+
+def rollout_report(result: RolloutResult, total: int) -> None:
+    """Diffs, errors, the phases and one closing line that says what happened."""
+    for name, outcome in result.devices.items():
+        if outcome.diff:
+            diff_text(name, outcome.diff)
+    for name, error in result.errors.items():
+        err_console.print(Text(f"{name}: {error}", style="red"))
+    if result.schedule is not None and len(result.schedule.phases) > 1:
+        table = Table(title="phases", title_justify="left")
+        for column in ("phase", "batches", "devices that differ"):
+            table.add_column(column)
+        for phase in result.schedule.phases:
+            differ = [d for d in phase.devices if result.devices.get(d, DeviceOutcome()).diff]
+            table.add_row(phase.phase.name, " | ".join(", ".join(b) for b in phase.batches),
+                          ", ".join(differ) or "-")
+        console.print(table)
+        if result.schedule.unselected:
+            console.print(f"not in any phase (left alone): "
+                          f"{', '.join(result.schedule.unselected)}")
+    findings_table(result.gate_findings, "gate: not passed")
+    changed = result.changed
+    if result.dry_run:
+        would = sum(1 for o in result.devices.values() if o.diff)
+        console.print(f"dry run: {would} of {total} devices would change; nothing was pushed")
+    elif result.status == "halted":
+        console.print(f"[red]rollout halted: {escape(result.reason)}; rolled back "
+                      f"{len(result.rolled_back)} devices (run {result.run_id})")
+    elif result.status == "stopped":
+        console.print(f"[yellow]rollout stopped: {escape(result.reason)}")
+    elif not changed and not result.errors:
+        console.print(f"no changes: all {total} devices already match the intent")
+    elif result.ok:
+        console.print(f"changed {len(changed)} of {total} devices; converged and confirmed "
+                      f"in {result.timings.get('total_s', 0):.1f} s (run {result.run_id})")
+    else:
+        console.print(f"[red]rollout did not land (run {result.run_id})")

@@ -38,7 +38,8 @@ def _reason(error: Any) -> str:
     return message
 
 
-def _problems(file: str, doc: Any, exc: ValidationError) -> list[InputProblem]:
+def validation_problems(file: str, doc: Any, exc: ValidationError) -> list[InputProblem]:
+    """Pydantic errors as InputProblems naming file, key path and line."""
     problems = []
     for error in exc.errors():
         loc: tuple[PathPart, ...] = tuple(error["loc"])
@@ -79,7 +80,7 @@ def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -
         try:
             parts[stem] = model.model_validate(doc)
         except ValidationError as exc:
-            problems.extend(_problems(shown[stem], doc, exc))
+            problems.extend(validation_problems(shown[stem], doc, exc))
     if problems:
         raise InputError(problems)
     intent = Intent(

@@ -208,6 +208,18 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
             raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
         return unified_diff(self._format(current), self._format(desired))
 
+    def compare_texts(self) -> tuple[str, str]:
+        """(running, candidate) as the normalized config text compare_config diffs."""
+        current = self._read_state()
+        if self._candidate is None:
+            text = self._format(current)
+            return text, text
+        try:
+            desired = self._desired_state(current, self._candidate, self._merge)
+        except CandidateError as exc:
+            raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
+        return self._format(current), self._format(desired)
+
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
         if self._candidate is None:
             raise CommitError(f"{self.hostname}: no candidate loaded")

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tasks.errors import InputError
+
 
 @dataclass
 class Journal:
@@ -25,6 +27,14 @@ class Journal:
         journal.event("start", kind=kind, fabric=fabric, pid=os.getpid())
         return journal
 
+    @classmethod
+    def open(cls, state_dir: Path, run_id: str) -> Journal:
+        """An existing run's journal; the run id must name a directory under runs/."""
+        directory = state_dir / "runs" / run_id
+        if not run_id or "/" in run_id or run_id.startswith(".") or not directory.is_dir():
+            raise InputError.single("--run", "", f"no run {run_id!r} in {state_dir / 'runs'}")
+        return cls(directory)
+
     @property
     def run_id(self) -> str:
         return self.directory.name
@@ -35,10 +45,17 @@ class Journal:
             handle.write(json.dumps(record, sort_keys=True) + "\n")
 
     def write(self, relative: str, content: str) -> Path:
+        """Write a file of the run atomically: a killed run leaves the old or the new one."""
         path = self.directory / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        temporary = path.with_name(f".{path.name}.tmp")
+        temporary.write_text(content, encoding="utf-8")
+        temporary.replace(path)
         return path
+
+    def read(self, relative: str) -> str | None:
+        path = self.directory / relative
+        return path.read_text(encoding="utf-8") if path.is_file() else None
 
     def write_json(self, relative: str, data: Any) -> Path:
         return self.write(relative, json.dumps(data, indent=1, sort_keys=True) + "\n")

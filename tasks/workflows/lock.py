@@ -17,7 +17,7 @@ class LockedError(FlatfabError):
     """Another run holds the fabric's lock."""
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -43,7 +43,7 @@ def fabric_lock(state_dir: Path, fabric: str, purpose: str) -> Iterator[Path]:
                 owner = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 owner = {}
-            stale = owner.get("host") == me["host"] and not _alive(int(owner.get("pid", 0)))
+            stale = owner.get("host") == me["host"] and not alive(int(owner.get("pid", 0)))
             if stale:
                 path.unlink(missing_ok=True)
                 continue

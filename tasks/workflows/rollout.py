@@ -1,29 +1,39 @@
-"""rollout: render, diff, commit with a timed revert, gate on convergence, confirm.
+"""rollout: phased, gated commits with a timed revert; automatic rollback on failure.
 
-If any device fails to commit, or the fabric does not converge before the gate timeout,
-every device changed in this run is rolled back. The journal keeps plan, configs, backups,
-diffs and events under .flatfab/runs/<id>/.
+Every device is diffed first. Then, phase by phase and batch by batch (tasks.runbook), the
+devices that differ are committed with a revert timer, the phase's gate checks run until
+they pass or time out, and the batch is confirmed. A device error beyond the plan's
+tolerance, or a gate that does not pass, halts the run and rolls back the plan's scope
+(device, phase or run). The journal (.flatfab/runs/<id>/) keeps plan, configs, backups,
+diffs, the run state and every event.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from nornir.core import Nornir
-from nornir.core.task import Result, Task
+from nornir.core.task import AggregatedResult, Result, Task
+from nornir.plugins.runners import ThreadedRunner
 
-from tasks.checks import CheckContext, Finding, Stage, run_checks
+from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
 from tasks.gcpause import gc_paused
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
+from tasks.runbook.model import Gate, RollbackScope, RolloutPlan
+from tasks.runbook.schedule import Schedule, ScheduledPhase
 from tasks.workflows.collect import collect
 from tasks.workflows.connections import driver
 from tasks.workflows.journal import Journal
 from tasks.workflows.progress import RichProgress
+from tasks.workflows.runstate import RunState
 
-GATE_CHECKS = ("device.reachable", "bgp.session")
+Ask = Callable[[str], bool]
 
 
 def render_all(plan: FabricState) -> dict[str, str]:
@@ -42,10 +52,13 @@ class DeviceOutcome:
 class RolloutResult:
     run_id: str
     dry_run: bool
+    schedule: Schedule | None = None
     devices: dict[str, DeviceOutcome] = field(default_factory=dict)
     gate_findings: list[Finding] = field(default_factory=list)
     confirmed: list[str] = field(default_factory=list)
     rolled_back: list[str] = field(default_factory=list)
+    status: str = "done"  # done | halted | stopped
+    reason: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -58,24 +71,46 @@ class RolloutResult:
 
     @property
     def ok(self) -> bool:
-        return not self.errors and not self.gate_findings and not self.rolled_back
+        return self.status == "done" and not self.gate_findings and not self.rolled_back
+
+    def summary(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "dry_run": self.dry_run, "ok": self.ok,
+                "status": self.status, "reason": self.reason, "changed": self.changed,
+                "errors": self.errors, "confirmed": self.confirmed,
+                "rolled_back": self.rolled_back,
+                "diffs": {n: o.diff for n, o in self.devices.items() if o.diff},
+                "gate_findings": [f.as_dict() for f in self.gate_findings],
+                "phases": [{"name": p.phase.name, "batches": [list(b) for b in p.batches]}
+                           for p in (self.schedule.phases if self.schedule else ())],
+                "unselected": list(self.schedule.unselected) if self.schedule else [],
+                "timings": self.timings}
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _push(task: Task, configs: dict[str, str], dry_run: bool, revert_in: int,
-          journal: Journal) -> Result:
+# ---- per-device Nornir tasks -------------------------------------------------------------
+
+def _diff(task: Task, configs: dict[str, str], read_only: bool) -> Result:
+    device = driver(task, read_only=read_only)
+    device.load_replace_candidate(config=configs[task.host.name])
+    diff = device.compare_config()
+    device.discard_config()
+    return Result(host=task.host, result=diff)
+
+
+def _commit(task: Task, configs: dict[str, str], revert_in: int, journal: Journal) -> Result:
     name = task.host.name
     try:
-        device = driver(task, read_only=dry_run)
+        device = driver(task, read_only=False)
         device.load_replace_candidate(config=configs[name])
         diff = device.compare_config()
-        if not diff or dry_run:
+        if not diff:
             device.discard_config()
-            return Result(host=task.host, result=DeviceOutcome(diff=diff))
+            return Result(host=task.host, result=DeviceOutcome())
+        # the backup is in the journal before anything changes
         journal.write(f"backups/{name}.conf", device.get_config(retrieve="running")["running"])
         journal.write(f"diffs/{name}.diff", diff)
         journal.event("commit", device=name, revert_in=revert_in)
@@ -83,87 +118,346 @@ def _push(task: Task, configs: dict[str, str], dry_run: bool, revert_in: int,
         device.commit_config(revert_in=revert_in if confirmable else None)
         journal.event("committed", device=name)
         return Result(host=task.host, result=DeviceOutcome(diff=diff, changed=True))
-    except Exception as exc:  # noqa: BLE001 - reported per device, then rolled back
-        journal.event("error", device=name, error=_first_line(exc))
-        return Result(host=task.host, result=DeviceOutcome(error=_first_line(exc)))
+    except Exception as exc:  # noqa: BLE001 - reported per device, then handled by policy
+        journal.event("error", device=name, error=first_line(exc))
+        return Result(host=task.host, result=DeviceOutcome(error=first_line(exc)))
 
 
-def _finish(task: Task, action: str, journal: Journal) -> Result:
-    device = driver(task, read_only=False)
+def _confirm(task: Task, journal: Journal) -> Result:
     try:
-        if action == "confirm":
+        device = driver(task, read_only=False)
+        if device.has_pending_commit():
             device.confirm_commit()
-        else:
-            device.rollback()
     except Exception as exc:  # noqa: BLE001
-        journal.event(f"{action}-failed", device=task.host.name, error=_first_line(exc))
-        return Result(host=task.host, result=_first_line(exc), failed=True)
-    journal.event(f"{action}ed", device=task.host.name)
+        journal.event("confirm-failed", device=task.host.name, error=first_line(exc))
+        return Result(host=task.host, result=first_line(exc), failed=True)
+    journal.event("confirmed", device=task.host.name)
     return Result(host=task.host, result="ok")
 
 
-def _gate(nornir: Nornir, plan: FabricState, timeout: float) -> list[Finding]:
-    """Wait until the gate checks pass; the findings still open at the timeout."""
-    deadline = time.monotonic() + timeout
+def undo(task: Task, backups: Journal, journal: Journal) -> Result:
+    """Put a device back as it was before `backups`' run: cancel a pending commit, or
+    restore the backup that run took (the device is committed again, without a timer)."""
+    name = task.host.name
+    try:
+        device = driver(task, read_only=False)
+        if device.has_pending_commit():
+            device.rollback()
+            journal.event("reverted", device=name)
+            return Result(host=task.host, result="reverted")
+        backup = backups.read(f"backups/{name}.conf")
+        if backup is None:
+            raise RuntimeError(f"no backup of {name} in run {backups.run_id}")
+        device.load_replace_candidate(config=backup)
+        if not device.compare_config():
+            device.discard_config()
+            journal.event("restored", device=name, changed=False)
+            return Result(host=task.host, result="unchanged")
+        device.commit_config()
+        device.load_replace_candidate(config=backup)
+        left = device.compare_config()
+        device.discard_config()
+        if left:
+            raise RuntimeError(f"{name} still differs from its backup after the restore")
+        journal.event("restored", device=name, changed=True)
+        return Result(host=task.host, result="restored")
+    except Exception as exc:  # noqa: BLE001
+        journal.event("rollback-failed", device=name, error=first_line(exc))
+        return Result(host=task.host, result=first_line(exc), failed=True)
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+def _subset(nornir: Nornir, names: list[str], workers: int) -> Nornir:
+    wanted = set(names)
+    return nornir.filter(filter_func=lambda h: h.name in wanted).with_runner(
+        ThreadedRunner(num_workers=max(1, min(workers, len(names)))))
+
+
+def _values(results: AggregatedResult) -> dict[str, tuple[bool, Any]]:
+    """host -> (ok, result or the first line of the exception)."""
+    out: dict[str, tuple[bool, Any]] = {}
+    for name, multi in results.items():
+        if multi.failed:
+            exc = multi[0].exception
+            out[name] = (False, first_line(exc) if exc else str(multi[0].result))
+        else:
+            out[name] = (True, multi[0].result)
+    return out
+
+
+def _peers_of(plan: FabricState, device: str, ports: str | None) -> set[str]:
+    found: set[str] = set()
+    planned = plan.devices.get(device)
+    if planned is None or not ports:
+        return found
+    for port in ports.split(","):
+        iface = planned.interfaces.get(port.strip())
+        if iface is not None and iface.peer is not None:
+            found.add(iface.peer.device)
+    return found
+
+
+def relevant(finding: Finding, plan: FabricState, ready: set[str]) -> bool:
+    """A gate finding counts when its device is at intent and, if it names ports, at least
+    one far end is too (a session to a spine not rolled out yet cannot be up)."""
+    if finding.device is None or finding.device not in ready:
+        return finding.device is None
+    if finding.link:
+        ends = {part.split(":", 1)[0] for part in finding.link.split("--")}
+        return ends <= ready
+    peers = _peers_of(plan, finding.device, finding.port)
+    return not peers or bool(peers & ready)
+
+
+def restrict(plan: FabricState, ready: set[str]) -> FabricState:
+    """The plan as far as the ready devices go: what a gate may expect mid-rollout (no
+    sessions, paths or tenant members through devices that are not at intent yet)."""
+    devices = {}
+    for name, device in plan.devices.items():
+        if name in ready:
+            bgp = {vrf: instance.model_copy(update={"peers": {
+                key: peer for key, peer in instance.peers.items()
+                if peer.peer_device is None or peer.peer_device in ready}})
+                for vrf, instance in device.bgp.items()}
+            devices[name] = device.model_copy(update={"bgp": bgp})
+    tenants = {name: tenant.model_copy(update={
+        "members": [m for m in tenant.members if m in ready],
+        "subnets": {leaf: net for leaf, net in tenant.subnets.items() if leaf in ready}})
+        for name, tenant in plan.tenants.items()}
+    links = [link for link in plan.links if link.a.device in ready and link.b.device in ready]
+    return plan.model_copy(update={"devices": devices, "links": links, "tenants": tenants})
+
+
+def gate_checks(gate: Gate) -> list[str]:
+    checks = set(gate.checks)
+    if gate.lossless:
+        checks |= {c for c, item in CATALOG.items() if item.lossless}
+    return sorted(c for c in checks if Stage.LIVE in CATALOG[c].stages)
+
+
+def run_gate(nornir: Nornir, plan: FabricState, gate: Gate, ready: set[str],
+             journal: Journal) -> list[Finding]:
+    """Wait until the gate's checks pass on the ready devices; what is open at the timeout."""
+    checks = gate_checks(gate)
+    time.sleep(gate.wait_s)
+    deadline = time.monotonic() + gate.timeout_s
+    attempt = 0
     while True:
-        observed = collect(nornir, plan, read_only=False, name="gate").state
-        findings = run_checks(CheckContext(state=observed, plan=plan, stage=Stage.LIVE),
-                              GATE_CHECKS)
+        attempt += 1
+        expected = restrict(plan, ready)
+        observed = collect(nornir, expected, read_only=False, only=ready, name="gate").state
+        findings = [f for f in run_checks(CheckContext(state=observed, plan=expected,
+                                                       stage=Stage.LIVE), checks)
+                    if relevant(f, plan, ready)]
         if not findings or time.monotonic() > deadline:
+            journal.event("gate", passed=not findings, attempts=attempt,
+                          findings=[f.as_dict() for f in findings[:50]])
             return findings
-        time.sleep(1.0)
+        time.sleep(gate.interval_s)
 
 
-def rollout(nornir: Nornir, plan: FabricState, journal: Journal, *, dry_run: bool = False,
-            revert_in: int = 180, gate_timeout: float = 90,
-            progress: RichProgress | None = None) -> RolloutResult:
+# ---- the run ------------------------------------------------------------------------------
+
+@dataclass
+class _Run:
+    nornir: Nornir
+    plan: FabricState
+    rollout: RolloutPlan
+    schedule: Schedule
+    journal: Journal
+    state: RunState
+    result: RolloutResult
+    configs: dict[str, str]
+    ready: set[str]
+    progress: RichProgress | None
+
+    def runner(self, names: list[str], workers: int) -> Nornir:
+        sub = _subset(self.nornir, names, workers)
+        return sub.with_processors([self.progress]) if self.progress else sub
+
+    def save(self) -> None:
+        self.state.confirmed = sorted(set(self.state.confirmed))
+        self.state.save(self.journal)
+
+    def commit_batch(self, names: list[str], workers: int) -> list[str]:
+        pushed = _values(self.runner(names, workers).run(
+            task=_commit, name="rollout: commit", configs=self.configs,
+            revert_in=self.rollout.revert_in, journal=self.journal))
+        committed: list[str] = []
+        for name in names:
+            ok, value = pushed.get(name, (False, "not in the inventory"))
+            outcome = value if ok and isinstance(value, DeviceOutcome) else DeviceOutcome(
+                error=str(value))
+            previous = self.result.devices.get(name, DeviceOutcome())
+            outcome.diff = outcome.diff or previous.diff
+            self.result.devices[name] = outcome
+            if outcome.error:
+                self.state.failed[name] = outcome.error
+            elif outcome.changed:
+                committed.append(name)
+                self.state.changed.append(name)
+        self.save()
+        return committed
+
+    def confirm(self, names: list[str]) -> None:
+        done = _values(self.runner(names, 50).run(task=_confirm, name="rollout: confirm",
+                                                  journal=self.journal))
+        confirmed = [n for n in names if done.get(n, (False, ""))[0]]
+        self.state.confirmed += confirmed
+        self.result.confirmed = sorted(set(self.state.confirmed))
+        failed = [n for n in names if n not in confirmed]
+        for name in failed:
+            self.state.failed[name] = f"confirm failed: {done.get(name, (False, '?'))[1]}"
+        self.save()
+
+    def roll_back(self, names: list[str]) -> None:
+        if not names:
+            return
+        self.journal.event("rollback", devices=names)
+        done = _values(self.runner(names, 50).run(task=undo, name="rollout: rollback",
+                                                  backups=self.journal, journal=self.journal))
+        back = [n for n in names if done.get(n, (False, ""))[0]]
+        self.state.rolled_back += back
+        self.result.rolled_back = sorted(set(self.state.rolled_back))
+        self.state.confirmed = [d for d in self.state.confirmed if d not in back]
+        self.result.confirmed = sorted(set(self.state.confirmed))
+        for name in names:
+            if name not in back:
+                self.state.failed[name] = f"rollback failed: {done.get(name, (False, '?'))[1]}"
+        self.save()
+
+    def halt(self, reason: str, phase: ScheduledPhase, batch: list[str],
+             named: set[str]) -> None:
+        """Stop the run and undo the failure policy's scope."""
+        scope = self.rollout.failure.rollback
+        if scope is RollbackScope.DEVICE:
+            mine = [d for d in batch if d in self.state.changed]
+            targets = [d for d in mine if d in named] or mine
+        elif scope is RollbackScope.PHASE:
+            members = set(phase.devices)
+            targets = [d for d in self.state.changed if d in members]
+        else:
+            targets = list(self.state.changed)
+        targets = [d for d in targets if d not in self.state.rolled_back]
+        self.journal.event("halt", reason=reason, scope=scope.value, devices=targets)
+        self.roll_back(targets)
+        self.result.status = self.state.status = "halted"
+        self.result.reason = self.state.reason = reason
+        self.save()
+
+
+def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedule: Schedule,
+            journal: Journal, *, dry_run: bool = False, ask: Ask | None = None,
+            progress: RichProgress | None = None, resume: RunState | None = None,
+            ) -> RolloutResult:
+    """Run (or, with `resume`, continue) a phased rollout; see the module docstring."""
     started = time.monotonic()
     configs = render_all(plan)
-    journal.write_json("plan.json", plan.model_dump(mode="json"))
-    for name, text in configs.items():
-        journal.write(f"configs/{name}.conf", text)
-    result = RolloutResult(run_id=journal.run_id, dry_run=dry_run)
-    runner = nornir.with_processors([progress]) if progress else nornir
-    pushed = runner.run(task=_push, name="rollout: diff" if dry_run else "rollout: commit",
-                        configs=configs, dry_run=dry_run, revert_in=revert_in, journal=journal)
+    result = RolloutResult(run_id=journal.run_id, dry_run=dry_run, schedule=schedule)
+    if resume is None:
+        journal.write_json("plan.json", plan.model_dump(mode="json"))
+        for name, text in configs.items():
+            journal.write(f"configs/{name}.conf", text)
+    state = resume or RunState(run_id=journal.run_id, kind="rollout", fabric=plan.fabric,
+                               runbook=rollout_plan.name)
+    if not dry_run:
+        state.save(journal)
+    run = _Run(nornir=nornir, plan=plan, rollout=rollout_plan, schedule=schedule,
+               journal=journal, state=state, result=result, configs=configs, ready=set(),
+               progress=progress)
+
+    if resume is not None:
+        state.failed, state.status, state.reason = {}, "running", ""
+        state.pid, state.host = os.getpid(), socket.gethostname()
+        journal.event("resume", pending=state.pending, phase=state.phase)
+    if resume is not None and state.pending:
+        run.roll_back(state.pending)
+        state.changed = [d for d in state.changed if d not in state.rolled_back]
+        state.rolled_back = []
+    diff_runner = nornir.with_processors([progress]) if progress else nornir
+    diffs = _values(diff_runner.run(task=_diff, name="rollout: diff", configs=configs,
+                                    read_only=dry_run, on_failed=True))
     for name in plan.devices:
-        outcome = pushed.get(name)
-        result.devices[name] = (outcome[0].result if outcome and not outcome.failed
-                                and isinstance(outcome[0].result, DeviceOutcome)
-                                else DeviceOutcome(error="not in the inventory" if not outcome
-                                                   else _first_line(outcome[0].exception
-                                                                    or Exception("failed"))))
-    result.timings["commit_s"] = round(time.monotonic() - started, 3)
-    changed = result.changed
-    if dry_run or (not changed and not result.errors):
-        journal.event("done", changed=0, dry_run=dry_run)
+        ok, value = diffs.get(name, (False, "not in the inventory"))
+        result.devices[name] = DeviceOutcome(diff=value) if ok else DeviceOutcome(
+            error=str(value))
+    result.timings["diff_s"] = round(time.monotonic() - started, 3)
+    differ = {n for n, o in result.devices.items() if o.diff}
+    # the gate checks every device that should work now: all but those still waiting for
+    # a later batch of this run (a device no phase selects keeps running as it is)
+    waiting = differ & {d for p in schedule.phases for d in p.devices}
+    run.ready = {n for n, o in result.devices.items() if n not in waiting and not o.error}
+    if dry_run:
+        journal.event("done", dry_run=True, differ=sorted(differ))
         return result
-    touched = nornir.filter(filter_func=lambda h: h.name in set(changed))
-    if result.errors:
-        journal.event("rollback", reason="device errors", devices=changed)
-    else:
-        gate_started = time.monotonic()
-        result.gate_findings = _gate(nornir, plan, gate_timeout)
-        result.timings["gate_s"] = round(time.monotonic() - gate_started, 3)
-        journal.event("gate", passed=not result.gate_findings,
-                      findings=[f.as_dict() for f in result.gate_findings])
-    action = "confirm" if not result.errors and not result.gate_findings else "rollback"
-    finished = touched.run(task=_finish, name=f"rollout: {action}", action=action,
-                           journal=journal)
-    done = sorted(h for h, r in finished.items() if not r.failed)
-    if action == "confirm":
-        result.confirmed = done
-    else:
-        result.rolled_back = done
+    unreachable = {n: o.error for n, o in result.devices.items() if o.error}
+    planned = {d for p in schedule.phases for d in p.devices}
+    blocking = {n: e for n, e in unreachable.items() if n in planned}
+    if len(blocking) > rollout_plan.failure.max_failed_devices:
+        state.failed.update({n: e or "" for n, e in blocking.items()})
+        result.status = state.status = "halted"
+        result.reason = state.reason = (f"{len(blocking)} devices cannot be read before any "
+                                        f"change: {', '.join(sorted(blocking))}")
+        journal.event("halt", reason=result.reason, devices=[])
+        state.save(journal)
+        return result
+    state.failed.update({n: e or "" for n, e in blocking.items()})
+
+    for scheduled in schedule.phases:
+        if scheduled.index < state.phase_index:
+            continue
+        phase = scheduled.phase
+        state.phase = phase.name
+        journal.event("phase", phase=phase.name, batches=len(scheduled.batches))
+        for b, batch in enumerate(scheduled.batches):
+            if scheduled.index == state.phase_index and b < state.batch_index:
+                continue
+            state.phase_index, state.batch_index = scheduled.index, b
+            state.save(journal)
+            todo = [d for d in batch if d in differ and d not in state.failed]
+            run.ready |= {d for d in batch if d not in differ and d not in state.failed}
+            if not todo:
+                continue
+            journal.event("batch", phase=phase.name, batch=b + 1, devices=todo)
+            committed = run.commit_batch(todo, phase.concurrency)
+            failures = sorted(d for d in batch if d in state.failed)
+            if len(state.failed) > rollout_plan.failure.max_failed_devices:
+                run.halt(f"phase {phase.name}: {len(state.failed)} devices failed "
+                         f"({', '.join(sorted(state.failed))}); the plan tolerates "
+                         f"{rollout_plan.failure.max_failed_devices}",
+                         scheduled, batch=list(batch), named=set(failures))
+                break
+            run.ready |= set(committed)
+            gate_started = time.monotonic()
+            findings = run_gate(nornir, plan, phase.gate, run.ready, journal)
+            result.timings["gate_s"] = round(result.timings.get("gate_s", 0)
+                                             + time.monotonic() - gate_started, 3)
+            if findings:
+                result.gate_findings = findings
+                run.halt(f"phase {phase.name}: gate did not pass within "
+                         f"{phase.gate.timeout_s:g} s ({len(findings)} findings)", scheduled,
+                         batch=list(batch), named={f.device for f in findings if f.device})
+                break
+            run.confirm(committed)
+        if state.status == "halted":
+            break
+        state.phase_index, state.batch_index = scheduled.index + 1, 0
+        state.save(journal)
+        last = scheduled.index == len(schedule.phases) - 1
+        if phase.pause and not last and not (ask and ask(
+                f"phase {phase.name} is done and confirmed; continue with phase "
+                f"{schedule.phases[scheduled.index + 1].phase.name}?")):
+            result.status = state.status = "stopped"
+            result.reason = state.reason = (f"stopped by the operator after phase "
+                                            f"{phase.name}; `flatfab rollout --resume "
+                                            f"{journal.run_id}` continues")
+            break
+    if state.status == "running":
+        state.status = "done"
+    result.confirmed = sorted(set(state.confirmed))
     result.timings["total_s"] = round(time.monotonic() - started, 3)
-    journal.write_json("result.json", _summary(result))
-    journal.event("done", changed=len(changed), action=action)
+    state.save(journal)
+    journal.write_json("result.json", result.summary())
+    journal.event("done", status=state.status, changed=len(state.changed))
     return result
-
-
-def _summary(result: RolloutResult) -> dict[str, Any]:
-    return {"run_id": result.run_id, "dry_run": result.dry_run, "changed": result.changed,
-            "errors": result.errors, "confirmed": result.confirmed,
-            "rolled_back": result.rolled_back,
-            "gate_findings": [f.as_dict() for f in result.gate_findings],
-            "timings": result.timings}

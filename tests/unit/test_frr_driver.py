@@ -345,6 +345,7 @@ link br200 vrf red type bridge mtu 9000 up
 link swp2 vrf red master br200 mtu 9000 up
 link swp51.200 vrf red mtu 9216 up
 link swp52.200 vrf red mtu 9216 up
+!! qos
 !! frr
 """
 

@@ -266,7 +266,10 @@ class FrrDriver(ShellDriver[FrrState]):
             added = [line for line in state.merge_frr.splitlines()
                      if line not in have and line.strip() not in {"!", "end", ""}]
             frr = frr.replace("end\n", "".join(f"{line}\n" for line in added) + "end\n")
-        return links_mod.join_sections(links_mod.format_links(state.links), frr, state.qos)
+        # an empty qos section still says "no lossless state", so a backup taken from a
+        # factory-fresh switch restores exactly (a missing section means "leave it alone")
+        return links_mod.join_sections(links_mod.format_links(state.links), frr,
+                                       state.qos or "")
 
     def _check_candidate(self, candidate: str) -> None:
         try:
@@ -345,9 +348,15 @@ class FrrDriver(ShellDriver[FrrState]):
         else:
             text = self._with_netns(desired.frr)
             apply = f"{FRR_RELOAD} --reload {frr_file} >/dev/null 2>{frr_file}.log"
+        # FRR cannot unconfigure an interface that is already gone: when links are deleted,
+        # a first pass lets FRR drop their config while they exist (it may not finish
+        # while other links are still missing; the pass after the links change must)
+        first = ([f"{FRR_RELOAD} --reload {frr_file} >/dev/null 2>&1 || true"]
+                 if desired.merge_frr is None and any(" link del " in op for op in ops)
+                 else [])
         return "\n".join(["set -e", f"mkdir -p {self.state_dir}",
                           f"cat > {frr_file} <<'FLATFAB_FRR_EOF'", text.rstrip("\n"),
-                          "FLATFAB_FRR_EOF", *ops, apply,
+                          "FLATFAB_FRR_EOF", *first, *ops, apply,
                           *self._qos_ops(current, desired, relinked=bool(ops)), ""])
 
     def _qos_ops(self, current: FrrState, desired: FrrState, *, relinked: bool) -> list[str]:

@@ -1,0 +1,222 @@
+"""Day-to-day operations commands: rollback, runs, audit; and the rollout plan plumbing."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from nornir.core import Nornir
+from rich.table import Table
+
+from tasks import reports
+from tasks.checks import CATALOG
+from tasks.cli import output
+from tasks.cli.context import project_of
+from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.errors import FlatfabError, InputError
+from tasks.reports import json_report
+from tasks.reports.model import AuditReport, AuditStatus
+from tasks.runbook.loader import check_against_fabric, load_runbook
+from tasks.runbook.model import RolloutPlan, whole_fabric
+from tasks.runbook.schedule import Schedule, schedule
+from tasks.workflows import inventory
+from tasks.workflows.audit import audit as run_audit
+from tasks.workflows.audit import parse_duration, scheduled
+from tasks.workflows.journal import Journal
+from tasks.workflows.lock import fabric_lock
+from tasks.workflows.progress import RichProgress
+from tasks.workflows.project import Project
+from tasks.workflows.rollback import rollback_run
+from tasks.workflows.rollout import Ask, render_all
+from tasks.workflows.runstate import RunState, refuse_if_interrupted, runs
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table or json")]
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,
+                                         help="devices worked on at once")]
+
+
+def _groups(nornir: Nornir) -> dict[str, list[str]]:
+    return {name: [g.name for g in host.groups] for name, host in nornir.inventory.hosts.items()}
+
+
+def load_plan(project: Project, nornir: Nornir, runbook: Path | None, workers: int,
+              revert_in: int | None, gate_timeout: float) -> tuple[RolloutPlan, Schedule]:
+    """The rollout plan (a runbook, or the whole fabric at once) and its device schedule."""
+    if runbook is None:
+        plan = whole_fabric(revert_in or 180, gate_timeout, workers)
+        return plan, schedule(plan, project.plan, _groups(nornir))
+    rollout_plan, doc = load_runbook(runbook)
+    return rollout_plan, check_against_fabric(rollout_plan, doc, str(runbook), project.plan,
+                                              _groups(nornir), CATALOG)
+
+
+def resumable(project: Project, nornir: Nornir,
+              run_id: str) -> tuple[Journal, RunState, RolloutPlan, Schedule]:
+    """An interrupted or stopped run, ready to continue where it left off."""
+    journal = Journal.open(project.state_dir, run_id)
+    state = RunState.load(journal)
+    if state is None or state.kind != "rollout" or state.fabric != project.fabric:
+        raise InputError.single("--resume", "", f"run {run_id} is not a rollout of fabric "
+                                f"{project.fabric}")
+    if state.shown_status not in {"interrupted", "stopped"}:
+        raise InputError.single("--resume", "", f"run {run_id} is {state.shown_status}; only "
+                                "an interrupted or stopped run can be resumed")
+    configs = render_all(project.plan)
+    changed = sorted(n for n, text in configs.items()
+                     if journal.read(f"configs/{n}.conf") != text)
+    if changed:
+        raise InputError.single("--resume", "", f"the intent changed since run {run_id} "
+                                f"started ({', '.join(changed[:5])} render differently); "
+                                f"roll it back with `flatfab rollback --run {run_id}` instead")
+    runbook_file = journal.directory / "runbook.yaml"
+    rollout_plan, doc = load_runbook(runbook_file)
+    found = check_against_fabric(rollout_plan, doc, str(runbook_file), project.plan,
+                                 _groups(nornir), CATALOG)
+    return journal, state, rollout_plan, found
+
+
+def pause_answer(rollout_plan: RolloutPlan, *, yes: bool, dry_run: bool) -> Ask | None:
+    """How phase pauses are answered: --yes, the operator at a terminal, or refuse up front."""
+    pauses = [p.name for p in rollout_plan.phases[:-1] if p.pause]
+    if dry_run or not pauses or yes:
+        return (lambda _question: True) if yes else None
+    if not sys.stdin.isatty():
+        raise InputError.single("--yes", "", f"plan {rollout_plan.name} pauses for "
+                                f"confirmation after phase {pauses[0]}; run it on a "
+                                "terminal or pass --yes")
+    return lambda question: typer.confirm(question, default=False)
+
+
+def rollback(ctx: typer.Context,
+             run: Annotated[str, typer.Option("--run", help="the run to undo (see `runs`)")],
+             yes: Annotated[bool, typer.Option("--yes", help="do not ask")] = False,
+             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
+    """Restore every device a past run changed to the backup that run took."""
+    project = project_of(ctx)
+    target = Journal.open(project.state_dir, run)
+    target_state = RunState.load(target)
+    if target_state is None or target_state.fabric != project.fabric:
+        raise InputError.single("--run", "", f"run {run} has no state for fabric "
+                                f"{project.fabric}")
+    devices = [d for d in target_state.changed if d not in target_state.rolled_back]
+    if target_state.status == "running" and not target_state.interrupted:
+        raise FlatfabError(f"run {run} is still running (pid {target_state.pid})")
+    if devices and not yes and sys.stdin.isatty() and not typer.confirm(
+            f"restore {len(devices)} devices ({', '.join(devices)}) to their state before "
+            f"run {run}?", default=False):
+        raise typer.Exit(1)
+    nornir = inventory.build(project.inventory_dir, project.plan, workers)
+    with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}"):
+        others = [s for _, s in runs(project.state_dir, project.fabric)
+                  if s.interrupted and s.run_id != run]
+        if others:
+            refuse_if_interrupted(project.state_dir, project.fabric)
+        journal = Journal.start(project.state_dir, "rollback", project.fabric)
+        result = rollback_run(nornir, target, target_state, journal,
+                              progress=RichProgress(enabled=fmt is Format.TABLE))
+    nornir.close_connections()
+    if fmt is Format.JSON:
+        emit_json({"run_id": result.run_id, "target": run, "ok": result.ok,
+                   "restored": result.restored, "failed": result.failed,
+                   "seconds": result.seconds})
+    elif result.ok:
+        console.print(f"rolled back run {run}: {len(result.restored)} devices restored to "
+                      f"their backups in {result.seconds:.1f} s (run {result.run_id})")
+    else:
+        for name, error in result.failed.items():
+            err_console.print(f"[red]{name}: {error}", soft_wrap=True)
+        console.print(f"[red]rollback of {run} incomplete: {len(result.failed)} devices "
+                      "failed")
+    raise typer.Exit(0 if result.ok else 1)
+
+
+def list_runs(ctx: typer.Context,
+              limit: Annotated[int, typer.Option(min=1, help="newest runs shown")] = 20,
+              fmt: FormatOpt = Format.TABLE) -> None:
+    """Recent change runs of the fabric, newest first; interrupted ones need a decision."""
+    project = project_of(ctx)
+    found = runs(project.state_dir, project.fabric)[:limit]
+    rows = [{"run_id": s.run_id, "kind": s.kind, "plan": s.runbook, "status": s.shown_status,
+             "phase": s.phase, "changed": s.changed, "rolled_back": s.rolled_back,
+             "failed": s.failed, "reason": s.reason, "started": round(s.started, 3)}
+            for _, s in found]
+    if fmt is Format.JSON:
+        emit_json({"fabric": project.fabric, "runs": rows})
+        return
+    table = Table(title=f"change runs of {project.fabric}", title_justify="left")
+    for column in ("run", "plan", "status", "phase", "changed", "note"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        changed = row["changed"]
+        assert isinstance(changed, list)
+        table.add_row(str(row["run_id"]), str(row["plan"]), str(row["status"]),
+                      str(row["phase"] or ""), str(len(changed)), str(row["reason"]))
+    console.print(table)
+
+
+def audit(ctx: typer.Context,
+          report_dir: Annotated[Path | None, typer.Option(
+              help="write every report format here (html, json, junit.xml, md, prom)",
+              file_okay=False)] = None,
+          every: Annotated[str | None, typer.Option(
+              help="repeat: an interval like 15m, 1h or 30s")] = None,
+          jitter: Annotated[str | None, typer.Option(
+              help="up to this much random extra delay per round (default 10% of "
+              "--every)")] = None,
+          count: Annotated[int | None, typer.Option(min=1, help="rounds, with --every")] = None,
+          lossless: Annotated[bool, typer.Option(help="include the lossless catalog")] = True,
+          probes: Annotated[bool, typer.Option(help="ping between hosts")] = True,
+          workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
+    """Read-only drift audit: running vs intended config, and the live checks."""
+    project = project_of(ctx)
+    interval = parse_duration(every, "--every") if every else None
+    spread = (parse_duration(jitter, "--jitter") if jitter else
+              (interval or 0) * 0.1)
+    if count is not None and interval is None:
+        raise InputError.single("--count", "", "only with --every")
+    plan_state = project.plan
+    nornir = inventory.build(project.inventory_dir, plan_state, workers)
+
+    def once() -> int:
+        report = run_audit(nornir, plan_state, lossless=lossless, probes=probes,
+                           progress=RichProgress(enabled=fmt is Format.TABLE))
+        nornir.close_connections()
+        written = reports.write_all(report, report_dir) if report_dir else {}
+        _show_audit(report, fmt, written)
+        return report.status.exit_code
+
+    code = once() if interval is None else scheduled(once, interval, spread, count)
+    raise typer.Exit(code)
+
+
+def _show_audit(report: AuditReport, fmt: Format, written: dict[str, Path]) -> None:
+    if fmt is Format.JSON:
+        sys.stdout.write(json_report.render(report))
+        sys.stdout.flush()
+        return
+    output.findings_table(report.findings, f"findings on {report.fabric}")
+    for device in report.drift:
+        if device.error:
+            err_console.print(f"[red]{device.device}: config not read: {device.error}",
+                              soft_wrap=True)
+        for section in device.sections:
+            output.diff_text(f"{device.device} [{section.section}] drift", section.diff)
+    drifted = [d.device for d in report.drift]
+    status = {AuditStatus.CLEAN: "[green]clean", AuditStatus.DRIFT: "[red]DRIFT",
+              AuditStatus.ERROR: "[red]ERROR"}[report.status]
+    console.print(f"audit {report.fabric} {time.strftime('%H:%M:%S')}: {status}[/] - "
+                  f"{len(report.devices)} devices, {len(report.checks_run)} checks, "
+                  f"{len(report.findings)} findings, config drift on {len(drifted)} devices"
+                  f"{': ' + ', '.join(drifted) if drifted else ''}; "
+                  f"{report.duration_s:.1f} s")
+    if "html" in written:
+        console.print(f"reports: {written['html'].parent} (open {written['html'].name})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(rollback)
+    app.command("runs")(list_runs)
+    app.command()(audit)

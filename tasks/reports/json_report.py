@@ -1,0 +1,53 @@
+"""The audit as JSON: the machine-readable record other tools (CI, dashboards) consume.
+
+Keys are sorted and every list has a fixed order, so two runs that find the same things
+write byte-identical files and a plain `diff` between two audits shows what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from tasks.checks import Finding
+from tasks.reports.model import AuditReport, DeviceDrift
+
+
+def _finding_key(finding: Finding) -> tuple[Any, ...]:
+    """Total order on findings (sort_key alone leaves ties on link, expected, actual)."""
+    return (*finding.sort_key, finding.link or "", finding.expected, finding.actual,
+            finding.virtual)
+
+
+def _drift(entry: DeviceDrift) -> dict[str, Any]:
+    sections = [{"section": s.section, "missing": list(s.missing),
+                 "unexpected": list(s.unexpected), "diff": s.diff}
+                for s in sorted(entry.sections, key=lambda s: s.section)]
+    return {"device": entry.device, "error": entry.error, "lines": entry.lines,
+            "sections": sections}
+
+
+def as_dict(report: AuditReport) -> dict[str, Any]:
+    """The report as plain JSON-ready data, in a stable order."""
+    status = report.status
+    return {
+        "fabric": report.fabric,
+        "run_id": report.run_id,
+        "started": report.started,
+        "duration_s": report.duration_s,
+        "status": status.value,
+        "exit_code": status.exit_code,
+        "error": report.error,
+        "checks_run": sorted(report.checks_run),
+        "devices": [asdict(d) for d in sorted(report.devices, key=lambda d: d.name)],
+        "findings": [f.as_dict() for f in sorted(report.findings, key=_finding_key)],
+        "by_severity": report.findings_by_severity(),
+        "drift": [_drift(d) for d in sorted(report.drift, key=lambda d: d.device)],
+        "timings": dict(report.timings),
+    }
+
+
+def render(report: AuditReport) -> str:
+    """JSON text (indent 1, sorted keys, trailing newline)."""
+    return json.dumps(as_dict(report), indent=1, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,144 @@
+"""The audit as JUnit XML, so any CI system shows failing checks and drifted devices as tests.
+
+One testcase per check (fails on a finding that fails verify: info does not) and one per
+device (fails on config drift, errors when its running config could not be read). Built
+with ElementTree so device output with `<` or `&` is escaped correctly.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+from tasks.checks import Finding
+from tasks.reports.model import AuditReport, DeviceDrift
+
+HEADER = '<?xml version="1.0" encoding="utf-8"?>\n'
+# Characters XML 1.0 cannot carry at all, even escaped (device output may hold them).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def finding_line(finding: Finding) -> str:
+    """One finding on one line: severity, device, port, vrf, message, expected, actual."""
+    message = " ".join(finding.message.split("\n"))
+    parts = [f"[{finding.severity.value}]", f"device={finding.device or '-'}",
+             f"port={finding.port or '-'}", f"vrf={finding.vrf or '-'}:", message]
+    if finding.expected or finding.actual:
+        parts.append(f"(expected {finding.expected!r}, actual {finding.actual!r})")
+    if finding.virtual:
+        parts.append("[virtual ASIC]")
+    return " ".join(parts)
+
+
+def _ordered(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (*f.sort_key, f.link or "", f.expected, f.actual))
+
+
+def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
+    return ET.SubElement(suite, "testcase", {"classname": classname, "name": _clean(name)})
+
+
+def _check_case(suite: ET.Element, check_id: str, findings: list[Finding]) -> None:
+    case = _case(suite, "flatfab.checks", check_id)
+    text = "\n".join(finding_line(f) for f in findings)
+    failing = [f for f in findings if f.severity.fails]
+    if failing:
+        worst = min((f.severity for f in failing), key=lambda s: s.rank)
+        failure = ET.SubElement(case, "failure", {"message": _plural(len(failing), "finding"),
+                                                  "type": worst.value})
+        failure.text = _clean(text + "\n")
+    elif findings:
+        ET.SubElement(case, "system-out").text = _clean(text + "\n")
+
+
+def _checks_suite(root: ET.Element, report: AuditReport) -> ET.Element:
+    by_check: dict[str, list[Finding]] = defaultdict(list)
+    for finding in report.findings:
+        by_check[finding.check].append(finding)
+    suite = ET.SubElement(root, "testsuite", {"name": "checks"})
+    for check_id in sorted(set(report.checks_run) | set(by_check)):
+        _check_case(suite, check_id, _ordered(by_check.get(check_id, [])))
+    return suite
+
+
+def drift_text(entry: DeviceDrift) -> str:
+    """A device's section diffs, each under a one-line heading."""
+    blocks = []
+    for section in sorted(entry.sections, key=lambda s: s.section):
+        heading = (f"== {section.section}: {len(section.missing)} missing, "
+                   f"{len(section.unexpected)} unexpected")
+        blocks.append(heading + "\n" + section.diff.rstrip("\n") + "\n")
+    return "".join(blocks)
+
+
+def _drift_case(suite: ET.Element, device: str, entry: DeviceDrift | None) -> None:
+    case = _case(suite, "flatfab.drift", device)
+    if entry is None:
+        return
+    if entry.error is not None:
+        error = ET.SubElement(case, "error", {"message": _clean(entry.error),
+                                              "type": "unreadable"})
+        error.text = _clean(drift_text(entry)) or None
+    elif entry.sections:
+        message = (f"{_plural(entry.lines, 'line')} differ in "
+                   f"{', '.join(sorted(s.section for s in entry.sections))}")
+        failure = ET.SubElement(case, "failure", {"message": message, "type": "drift"})
+        failure.text = _clean(drift_text(entry))
+
+
+def _drift_suite(root: ET.Element, report: AuditReport) -> ET.Element:
+    drift = {d.device: d for d in report.drift}
+    suite = ET.SubElement(root, "testsuite", {"name": "config-drift"})
+    for device in sorted({d.name for d in report.devices} | set(drift)):
+        _drift_case(suite, device, drift.get(device))
+    return suite
+
+
+def _audit_suite(root: ET.Element, error: str) -> ET.Element:
+    suite = ET.SubElement(root, "testsuite", {"name": "audit"})
+    case = _case(suite, "flatfab.audit", "run")
+    ET.SubElement(case, "error", {"message": _clean(error), "type": "audit"}).text = (
+        _clean(error))
+    return suite
+
+
+def _count(suite: ET.Element) -> tuple[int, int, int]:
+    """(tests, failures, errors) of a suite, also written onto it."""
+    cases = suite.findall("testcase")
+    failures = sum(1 for c in cases if c.find("failure") is not None)
+    errors = sum(1 for c in cases if c.find("error") is not None)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", "0")
+    return len(cases), failures, errors
+
+
+def render(report: AuditReport) -> str:
+    """JUnit XML with suites `audit` (only on error), `checks` and `config-drift`."""
+    root = ET.Element("testsuites", {"name": _clean(f"flatfab audit {report.fabric}")})
+    suites = []
+    if report.error is not None:
+        suites.append(_audit_suite(root, report.error))
+    suites += [_checks_suite(root, report), _drift_suite(root, report)]
+    totals = [0, 0, 0]
+    for suite in suites:
+        suite.set("timestamp", report.started)
+        for i, value in enumerate(_count(suite)):
+            totals[i] += value
+    root.set("tests", str(totals[0]))
+    root.set("failures", str(totals[1]))
+    root.set("errors", str(totals[2]))
+    root.set("time", f"{report.duration_s:.3f}")
+    ET.indent(root, space=" ")
+    return HEADER + ET.tostring(root, encoding="unicode") + "\n"
+

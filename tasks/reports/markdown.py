@@ -1,0 +1,88 @@
+"""The audit as Markdown, for a CI job summary, a pull request comment or a ticket.
+
+Cells are escaped (pipes, HTML, line breaks) because findings quote device output verbatim,
+and diffs are fenced with a fence longer than any backtick run inside them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tasks.checks import Finding, Severity
+from tasks.reports.model import AuditReport, DeviceDrift
+
+_BACKTICKS = re.compile(r"`+")
+_HEADER = "| severity | check | device | port | VRF | expected | actual | finding |"
+
+
+def cell(text: str) -> str:
+    """Text safe inside one GFM table cell: no pipe, HTML or line break leaks out."""
+    text = text.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
+    text = text.replace(">", "&gt;").replace("|", "\\|")
+    return "<br>".join(text.splitlines()) if text else ""
+
+
+def fenced(body: str, info: str = "") -> str:
+    """A fenced code block whose fence no backtick run in `body` can close."""
+    longest = max((len(m) for m in _BACKTICKS.findall(body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{body.rstrip(chr(10))}\n{fence}\n"
+
+
+def _counts(report: AuditReport) -> str:
+    by_severity = report.findings_by_severity()
+    return ", ".join(f"{by_severity[s.value]} {s.value}" for s in Severity)
+
+
+def _summary(report: AuditReport) -> str:
+    unreachable = sum(1 for d in report.devices if not d.reachable)
+    return (f"**{len(report.devices)} devices** ({unreachable} unreachable) · "
+            f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
+            f"**{len(report.drift)} drifted devices** · {report.duration_s:.1f} s")
+
+
+def _row(finding: Finding) -> str:
+    message = finding.message + (" (virtual ASIC)" if finding.virtual else "")
+    cells = [finding.severity.value, finding.check, finding.device or "", finding.port or "",
+             finding.vrf or "", finding.expected, finding.actual, message]
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
+
+
+def _findings(report: AuditReport) -> list[str]:
+    ordered = sorted(report.findings,
+                     key=lambda f: (*f.sort_key, f.link or "", f.expected, f.actual))
+    return ["## Findings", "", _HEADER, "|" + "---|" * 8, *(_row(f) for f in ordered), ""]
+
+
+def _device_drift(entry: DeviceDrift) -> list[str]:
+    lines = [f"### {cell(entry.device)}", ""]
+    if entry.error is not None:
+        lines += [f"Running config could not be read: {cell(entry.error)}", ""]
+    for section in sorted(entry.sections, key=lambda s: s.section):
+        lines += [f"`{section.section}`: {len(section.missing)} missing, "
+                  f"{len(section.unexpected)} unexpected", "", fenced(section.diff, "diff")]
+    return lines
+
+
+def _drift(report: AuditReport) -> list[str]:
+    lines = ["## Config drift", ""]
+    for entry in sorted(report.drift, key=lambda d: d.device):
+        lines += _device_drift(entry)
+    return lines
+
+
+def render(report: AuditReport) -> str:
+    """Title, summary line, findings table and per-device config drift."""
+    status = report.status
+    lines = [f"# flatfab audit `{report.fabric}`: {status.value}", "",
+             f"Run `{report.run_id}` started {report.started} (exit code {status.exit_code})",
+             "", _summary(report), ""]
+    if report.error is not None:
+        lines += [f"**The audit could not run:** {cell(report.error)}", ""]
+    if report.findings:
+        lines += _findings(report)
+    if report.drift:
+        lines += _drift(report)
+    if not report.findings and not report.drift and report.error is None:
+        lines += ["No findings, no drift.", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,112 @@
+"""What one audit found: the input of every report format.
+
+An audit compares intended with running config per device and section (config drift) and
+runs the live check catalog on collected state (state drift). Every renderer in
+tasks.reports is a pure function of an AuditReport, so the same report is byte-identical in
+every run that finds the same things (timestamps are fields, never read from a clock here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from tasks.checks import Finding, Severity
+
+
+class AuditStatus(StrEnum):
+    CLEAN = "clean"  # exit 0
+    DRIFT = "drift"  # config drift or failing findings: exit 1
+    ERROR = "error"  # could not run (no inventory, nothing reachable): exit 2
+
+    @property
+    def exit_code(self) -> int:
+        return {"clean": 0, "drift": 1, "error": 2}[self.value]
+
+
+@dataclass(frozen=True)
+class SectionDrift:
+    """One config section of one device whose running text differs from the intended.
+
+    Sections: `links`, `qos`, `frr` on frr switches (the `!! name` blocks of the config);
+    the leading keyword of each line on linux_host (`nic`, `address`, `route`, `qos`).
+    """
+
+    section: str
+    missing: tuple[str, ...]  # intended lines the device lacks
+    unexpected: tuple[str, ...]  # running lines the intent lacks
+    diff: str  # unified diff of the section, running -> intended
+
+
+@dataclass(frozen=True)
+class DeviceDrift:
+    device: str
+    sections: tuple[SectionDrift, ...] = ()
+    error: str | None = None  # the running config could not be read
+
+    @property
+    def lines(self) -> int:
+        return sum(len(s.missing) + len(s.unexpected) for s in self.sections)
+
+
+@dataclass(frozen=True)
+class DeviceSummary:
+    name: str
+    role: str  # spine | leaf | host
+    platform: str
+    reachable: bool
+
+
+@dataclass(frozen=True)
+class LinkSummary:
+    """A physical link (VRF sub-links are not drawn)."""
+
+    id: str
+    kind: str  # fabric | host
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+
+
+@dataclass
+class AuditReport:
+    fabric: str
+    run_id: str
+    started: str  # ISO 8601 UTC, e.g. 2026-11-23T09:00:00Z
+    duration_s: float
+    devices: list[DeviceSummary]
+    links: list[LinkSummary]
+    checks_run: list[str]
+    findings: list[Finding]
+    drift: list[DeviceDrift]  # only devices with drift or a read error, sorted by name
+    started_epoch: float = 0.0  # the same instant as `started`, for metrics
+    error: str | None = None  # why the audit could not run at all
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def status(self) -> AuditStatus:
+        if self.error is not None:
+            return AuditStatus.ERROR
+        if self.drift or any(f.severity.fails for f in self.findings):
+            return AuditStatus.DRIFT
+        return AuditStatus.CLEAN
+
+    def findings_by_severity(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Severity}
+        for f in self.findings:
+            counts[f.severity.value] += 1
+        return counts
+
+    def worst_by_device(self) -> dict[str, str]:
+        """Device -> its worst finding severity, or "drift" for config drift alone."""
+        worst: dict[str, str] = {}
+        for f in self.findings:
+            if f.device is None:
+                continue
+            current = worst.get(f.device)
+            if current is None or current == "drift" or Severity(current).rank > f.severity.rank:
+                worst[f.device] = f.severity.value
+        for d in self.drift:
+            worst.setdefault(d.device, "drift")
+        return worst

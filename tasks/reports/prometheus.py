@@ -1,0 +1,134 @@
+"""The audit as Prometheus text exposition, for node_exporter's textfile collector.
+
+Alerts then fire on findings and drift, and on an audit that stopped running or succeeding:
+a failed audit keeps the previous success time (read back from the last .prom file) so
+`time() - flatfab_audit_last_success_timestamp_seconds` keeps growing until one succeeds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from tasks.checks import Severity
+from tasks.reports.model import AuditReport, AuditStatus
+
+Labels = Mapping[str, str]
+Sample = tuple[Labels, float]
+
+LAST_SUCCESS = "flatfab_audit_last_success_timestamp_seconds"
+_HELP = {
+    "flatfab_audit_up": "1 if the audit could run, 0 if it could not.",
+    "flatfab_audit_findings": "Findings of the last audit by severity.",
+    "flatfab_audit_check_findings": "Findings of the last audit by check and severity.",
+    "flatfab_audit_device_findings": "Findings of the last audit by device and severity.",
+    "flatfab_audit_config_drift_lines": "Lines differing between running and intended config.",
+    "flatfab_audit_devices_drifted": "Devices whose running config differs or is unreadable.",
+    "flatfab_audit_duration_seconds": "How long the last audit took.",
+    "flatfab_audit_last_run_timestamp_seconds": "When the last audit started (Unix time).",
+    LAST_SUCCESS: "When the last audit that could run started (Unix time).",
+}
+_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?"
+                     r"\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$")
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+_UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
+
+
+def escape_label(value: str) -> str:
+    """A label value as the exposition format wants it: backslash, quote, newline escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == int(value) and abs(value) < 2**53:
+        return str(int(value))
+    return repr(float(value))
+
+
+def _sample_line(name: str, labels: Labels, value: float) -> str:
+    body = ",".join(f'{key}="{escape_label(labels[key])}"' for key in labels)
+    return f"{name}{{{body}}} {_number(value)}"
+
+
+def _family(name: str, samples: Iterable[Sample]) -> list[str]:
+    lines = [f"# HELP {name} {_HELP[name]}", f"# TYPE {name} gauge"]
+    return lines + [_sample_line(name, labels, value) for labels, value in samples]
+
+
+def _grouped(pairs: Counter[tuple[str, str]], key: str, fabric: str) -> list[Sample]:
+    """Counts keyed by (key value, severity), sorted by key then severity rank."""
+    ordered = sorted(pairs.items(), key=lambda kv: (kv[0][0], Severity(kv[0][1]).rank))
+    return [({"fabric": fabric, key: k, "severity": sev}, float(count))
+            for (k, sev), count in ordered]
+
+
+def _families(report: AuditReport, last_success: float | None) -> dict[str, list[Sample]]:
+    fabric = {"fabric": report.fabric}
+    by_severity = report.findings_by_severity()
+    checks = Counter((f.check, f.severity.value) for f in report.findings)
+    devices = Counter((f.device, f.severity.value) for f in report.findings
+                      if f.device is not None)
+    drift = sorted((d.device, s.section, len(s.missing) + len(s.unexpected))
+                   for d in report.drift for s in d.sections)
+    return {
+        "flatfab_audit_up": [(fabric, float(report.status is not AuditStatus.ERROR))],
+        "flatfab_audit_findings": [({**fabric, "severity": s.value}, float(by_severity[s.value]))
+                                   for s in Severity],
+        "flatfab_audit_check_findings": _grouped(checks, "check", report.fabric),
+        "flatfab_audit_device_findings": _grouped(devices, "device", report.fabric),
+        "flatfab_audit_config_drift_lines": [
+            ({**fabric, "device": dev, "section": sec}, float(n)) for dev, sec, n in drift],
+        "flatfab_audit_devices_drifted": [
+            (fabric, float(len(report.drift)))],
+        "flatfab_audit_duration_seconds": [(fabric, report.duration_s)],
+        "flatfab_audit_last_run_timestamp_seconds": [(fabric, report.started_epoch)],
+        LAST_SUCCESS: [] if last_success is None else [(fabric, last_success)],
+    }
+
+
+def render(report: AuditReport, last_success_epoch: float | None = None) -> str:
+    """Every metric family with HELP and TYPE; `last_success_epoch` only counts on error."""
+    if report.status is not AuditStatus.ERROR:
+        last_success_epoch = report.started_epoch
+    lines: list[str] = []
+    for name, samples in _families(report, last_success_epoch).items():
+        lines += _family(name, samples)
+    return "\n".join(lines) + "\n"
+
+
+def parse_labels(text: str) -> dict[str, str] | None:
+    """Label pairs of one sample (`a="x",b="y"`), unescaped; None if malformed."""
+    labels: dict[str, str] = {}
+    pos = 0
+    while pos < len(text):
+        match = _LABEL.match(text, pos)
+        if match is None:
+            return None
+        raw = match.group(2)
+        labels[match.group(1)] = re.sub(r"\\.", lambda m: _UNESCAPE.get(m[0], m[0]), raw)
+        pos = match.end()
+    return labels
+
+
+def previous_success(text: str, fabric: str | None = None) -> float | None:
+    """The last-success time in an earlier .prom file (of `fabric` if given), else None."""
+    for line in text.splitlines():
+        match = _SAMPLE.match(line)
+        if match is None or match["name"] != LAST_SUCCESS:
+            continue
+        labels = parse_labels(match["labels"] or "")
+        if labels is None or (fabric is not None and labels.get("fabric") != fabric):
+            continue
+        try:
+            value = float(match["value"])
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            return value
+    return None

@@ -1,0 +1,1 @@
+"""Rollout plans (runbooks/*.yaml): phases, device selection, gates and failure policy."""

@@ -1,0 +1,119 @@
+"""audit: strictly read-only drift detection, once or on a schedule.
+
+Config drift: every device's running config against the rendered intent, per section.
+State drift: the same live checks verify runs (underlay, tenancy and, by default, the
+lossless catalog). Drivers are opened read-only, so the transport itself refuses any
+command that could change a device.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from nornir.core import Nornir
+from nornir.core.task import Result, Task
+
+from tasks.checks import CATALOG, Stage
+from tasks.errors import InputError
+from tasks.model.state import FabricState, LinkKind
+from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
+from tasks.workflows.connections import driver
+from tasks.workflows.drift import device_drift
+from tasks.workflows.progress import RichProgress
+from tasks.workflows.rollout import first_line, render_all
+from tasks.workflows.verify import verify
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)?$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, None: 1}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """'90', '30s', '15m', '1h' -> seconds; anything else is one clear input error."""
+    match = _DURATION.match(text.strip())
+    if not match or float(match.group(1)) <= 0:
+        raise InputError.single(option, "", f"{text!r} is not a duration like 30s, 15m or 1h")
+    return float(match.group(1)) * _UNIT[match.group(2)]
+
+
+def _config_drift(task: Task, configs: dict[str, str]) -> Result:
+    """Running vs intended text of one device, read-only (load + compare, never commit)."""
+    device = driver(task, read_only=True)
+    device.load_replace_candidate(config=configs[task.host.name])
+    try:
+        running, intended = device.compare_texts()
+    finally:
+        device.discard_config()
+    return Result(host=task.host, result=device_drift(task.host.name, running, intended))
+
+
+def _drift(nornir: Nornir, plan: FabricState, progress: RichProgress | None,
+           ) -> list[DeviceDrift]:
+    configs = render_all(plan)
+    runner = nornir.with_processors([progress]) if progress else nornir
+    results = runner.run(task=_config_drift, name="audit: config drift", configs=configs,
+                         on_failed=True)
+    found: list[DeviceDrift] = []
+    for name in sorted(plan.devices):
+        multi = results.get(name)
+        if multi is None:
+            found.append(DeviceDrift(device=name, error="not in the inventory"))
+        elif multi.failed:
+            exc = multi[0].exception
+            found.append(DeviceDrift(device=name, error=first_line(exc) if exc else "failed"))
+        elif isinstance(multi[0].result, DeviceDrift):
+            found.append(multi[0].result)
+    return found
+
+
+def audit_checks(lossless: bool) -> list[str]:
+    return sorted(c for c, item in CATALOG.items()
+                  if Stage.LIVE in item.stages and (lossless or not item.lossless))
+
+
+def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: bool = True,
+          progress: RichProgress | None = None,
+          clock: Callable[[], float] = time.time) -> AuditReport:
+    started_epoch = clock()
+    started = time.monotonic()
+    stamp = datetime.fromtimestamp(started_epoch, UTC)
+    drift = _drift(nornir, plan, progress)
+    drift_s = time.monotonic() - started
+    report = verify(nornir, plan, probes=probes, only_checks=audit_checks(lossless),
+                    progress=progress)
+    unreachable = {f.device for f in report.findings if f.check == "device.reachable"}
+    return AuditReport(
+        fabric=plan.fabric,
+        run_id=f"{stamp:%Y%m%dT%H%M%SZ}-audit-{plan.fabric}",
+        started=f"{stamp:%Y-%m-%dT%H:%M:%SZ}", started_epoch=round(started_epoch, 3),
+        duration_s=round(time.monotonic() - started, 3),
+        devices=[DeviceSummary(name=d.name, role=d.role.value, platform=d.platform,
+                               reachable=d.name not in unreachable)
+                 for d in plan.devices.values()],
+        links=[LinkSummary(id=link.id, kind=link.kind.value, a_device=link.a.device,
+                           a_port=link.a.port, b_device=link.b.device, b_port=link.b.port)
+               for link in plan.links if link.parent is None
+               and link.kind in (LinkKind.FABRIC, LinkKind.HOST)],
+        checks_run=report.checks_run, findings=report.findings, drift=drift,
+        timings={"drift_s": round(drift_s, 3), **report.timings})
+
+
+def scheduled(run_once: Callable[[], int], every_s: float, jitter_s: float, count: int | None,
+              sleep: Callable[[float], None] = time.sleep,
+              rng: random.Random | None = None) -> int:
+    """Run `run_once` every `every_s` seconds plus up to `jitter_s` of random delay (so many
+    fabrics on one schedule do not all poll at once), `count` times or for ever; returns the
+    last exit code."""
+    draw = rng or random.Random()
+    done, code = 0, 0
+    while True:
+        begun = time.monotonic()
+        code = run_once()
+        done += 1
+        if count is not None and done >= count:
+            return code
+        delay = max(0.0, every_s - (time.monotonic() - begun)) + draw.uniform(0, jitter_s)
+        sleep(delay)

@@ -1,0 +1,541 @@
+"""Audit report renderers: behaviour of every format, determinism and golden files.
+
+Golden files live in tests/golden/reports/<fixture>/; regenerate them with
+`FLATFAB_REGEN_GOLDEN=1 pytest tests/unit/test_reports.py -k golden` and review the diff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tasks import reports
+from tasks.checks import Finding, Severity
+from tasks.reports import html, json_report, junit, markdown, prometheus
+from tasks.reports.model import (
+    AuditReport,
+    DeviceDrift,
+    DeviceSummary,
+    LinkSummary,
+    SectionDrift,
+)
+from tests.conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "golden" / "reports"
+REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
+EPOCH = 1795424400.0  # 2026-11-23T09:00:00Z
+CHECKS = ["interface.mtu", "lossless.ecn", "lossless.pfc", "tenancy.isolation", "underlay.bgp",
+          "underlay.ecmp"]
+DIRTY_STATUSES = {"spine1": "critical", "spine2": "unreachable", "leaf1": "warning",
+                  "leaf2": "drift", "leaf1-h1": "error", "leaf1-h2": "clean",
+                  "leaf2-h1": "info", "leaf2-h2": "clean"}
+DIRTY_LINKS = {"leaf1:swp51--spine1:swp1": "critical", "leaf1:swp52--spine2:swp1": "warning",
+               "leaf2:swp51--spine1:swp2": "ok", "leaf2:swp52--spine2:swp2": "ok",
+               "leaf1-h1:eth1--leaf1:swp1": "error", "leaf1-h2:eth1--leaf1:swp2": "ok",
+               "leaf2-h1:eth1--leaf2:swp1": "ok", "leaf2-h2:eth1--leaf2:swp2": "ok"}
+MISSING = " neighbor swp52 interface remote-as external"
+UNEXPECTED = " neighbor swp52 description <old> & spare"
+FRR_DIFF = ("--- leaf2 running frr\n+++ leaf2 intended frr\n@@ -4,3 +4,3 @@\n"
+            " router bgp 65102\n-" + UNEXPECTED + "\n+" + MISSING + "\n !\n")
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+def _devices(unreachable: str | None = None) -> list[DeviceSummary]:
+    names = [("spine1", "spine"), ("spine2", "spine"), ("leaf1", "leaf"), ("leaf2", "leaf")]
+    names += [(f"leaf{i}-h{j}", "host") for i in (1, 2) for j in (1, 2)]
+    return [DeviceSummary(n, role, "linux_host" if role == "host" else "frr",
+                          reachable=n != unreachable) for n, role in names]
+
+
+def _links() -> list[LinkSummary]:
+    links = [LinkSummary(f"leaf{i}:swp5{s}--spine{s}:swp{i}", "fabric", f"leaf{i}",
+                         f"swp5{s}", f"spine{s}", f"swp{i}") for i in (1, 2) for s in (1, 2)]
+    links += [LinkSummary(f"leaf{i}-h{j}:eth1--leaf{i}:swp{j}", "host", f"leaf{i}-h{j}", "eth1",
+                          f"leaf{i}", f"swp{j}") for i in (1, 2) for j in (1, 2)]
+    return links
+
+
+def clean_report() -> AuditReport:
+    return AuditReport(fabric="lab", run_id="20261123T090000Z-clean",
+                       started="2026-11-23T09:00:00Z", duration_s=8.25, devices=_devices(),
+                       links=_links(), checks_run=list(CHECKS), findings=[], drift=[],
+                       started_epoch=EPOCH, timings={"checks": 0.5, "collect": 6.0})
+
+
+def _findings() -> list[Finding]:
+    return [
+        Finding("interface.mtu", Severity.CRITICAL, "spine1", "MTU differs across the link",
+                port="swp1", link="leaf1:swp51--spine1:swp1", expected="9216", actual="1500"),
+        Finding("lossless.pfc", Severity.ERROR, "leaf1-h1",
+                'PFC priorities differ: <b>& "prio 3"', port="eth1", expected="3",
+                actual="none"),
+        Finding("lossless.ecn", Severity.WARNING, "leaf1", "ECN min|max thresholds inverted",
+                port="swp52.100", vrf="blue", expected="min < max", actual="min|max = 2|1",
+                virtual=True),
+        Finding("underlay.ecmp", Severity.INFO, "leaf2-h1", "one path only to the far leaf",
+                expected="2", actual="1"),
+        Finding("tenancy.isolation", Severity.ERROR, None, "tenant blue reaches tenant red",
+                vrf="blue"),
+    ]
+
+
+def dirty_report() -> AuditReport:
+    drift = [DeviceDrift("leaf2", (SectionDrift("frr", (MISSING,), (UNEXPECTED,), FRR_DIFF),)),
+             DeviceDrift("spine2", error="ssh: connect to host 172.31.255.12 port 22: "
+                                         "Connection refused")]
+    return AuditReport(fabric="lab", run_id="20261123T090000Z-dirty",
+                       started="2026-11-23T09:00:00Z", duration_s=12.5,
+                       devices=_devices(unreachable="spine2"), links=_links(),
+                       checks_run=list(CHECKS), findings=_findings(), drift=drift,
+                       started_epoch=EPOCH,
+                       timings={"checks": 0.75, "collect": 9.5, "drift": 2.25})
+
+
+def error_report() -> AuditReport:
+    return AuditReport(fabric="lab", run_id="20261123T090000Z-error",
+                       started="2026-11-23T09:00:00Z", duration_s=0.25, devices=[], links=[],
+                       checks_run=[], findings=[], drift=[], started_epoch=EPOCH,
+                       error="no inventory for fabric lab: inventory/lab/hosts.yaml not found")
+
+
+FIXTURES = {"clean": clean_report, "dirty": dirty_report, "error": error_report}
+
+
+def _shuffled(report: AuditReport) -> AuditReport:
+    """The same report with every list reversed (renderers must not depend on order)."""
+    return dataclasses.replace(
+        report, devices=report.devices[::-1], links=report.links[::-1],
+        checks_run=report.checks_run[::-1], findings=report.findings[::-1],
+        drift=report.drift[::-1], timings=dict(reversed(report.timings.items())))
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def test_json_round_trips_with_exit_codes() -> None:
+    codes = {}
+    for name, make in FIXTURES.items():
+        data = json.loads(json_report.render(make()))
+        codes[name] = (data["status"], data["exit_code"])
+    assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2)}
+
+
+def test_json_carries_findings_drift_and_counts() -> None:
+    report = dirty_report()
+    text = json_report.render(report)
+    data = json.loads(text)
+    assert text.endswith("}\n") and text.startswith("{\n \"")
+    assert data["by_severity"] == {"critical": 1, "error": 2, "warning": 1, "info": 1}
+    assert data["checks_run"] == CHECKS and data["timings"] == report.timings
+    assert len(data["findings"]) == 5
+    assert data["findings"][0] == report.findings[0].as_dict()  # critical sorts first
+    assert {f["message"] for f in data["findings"]} == {f.message for f in report.findings}
+    assert data["drift"] == [
+        {"device": "leaf2", "error": None, "lines": 2,
+         "sections": [{"section": "frr", "missing": [MISSING], "unexpected": [UNEXPECTED],
+                       "diff": FRR_DIFF}]},
+        {"device": "spine2", "error": report.drift[1].error, "lines": 0, "sections": []}]
+    assert [d["name"] for d in data["devices"]] == sorted(DIRTY_STATUSES)
+    assert data["devices"][-1] == {"name": "spine2", "role": "spine", "platform": "frr",
+                                   "reachable": False}
+    assert json.loads(json_report.render(error_report()))["error"].startswith("no inventory")
+
+
+# ---------------------------------------------------------------- JUnit
+
+
+def _junit(report: AuditReport) -> ET.Element:
+    text = junit.render(report)
+    assert text.startswith('<?xml version="1.0" encoding="utf-8"?>\n')
+    return ET.fromstring(text.encode("utf-8"))
+
+
+def _cases(root: ET.Element, suite: str) -> dict[str, ET.Element]:
+    found = root.find(f"testsuite[@name='{suite}']")
+    assert found is not None, suite
+    return {c.attrib["name"]: c for c in found.findall("testcase")}
+
+
+def _assert_counts_consistent(root: ET.Element) -> None:
+    totals = [0, 0, 0]
+    for suite in root.findall("testsuite"):
+        cases = suite.findall("testcase")
+        counts = [len(cases), sum(c.find("failure") is not None for c in cases),
+                  sum(c.find("error") is not None for c in cases)]
+        assert [int(suite.attrib[k]) for k in ("tests", "failures", "errors")] == counts
+        totals = [t + c for t, c in zip(totals, counts, strict=True)]
+    assert [int(root.attrib[k]) for k in ("tests", "failures", "errors")] == totals
+
+
+def test_junit_dirty_counts_and_failure_texts() -> None:
+    root = _junit(dirty_report())
+    _assert_counts_consistent(root)
+    assert root.attrib["name"] == "flatfab audit lab"
+    assert (root.attrib["tests"], root.attrib["failures"], root.attrib["errors"]) == (
+        "14", "5", "1")
+    checks = _cases(root, "checks")
+    assert sorted(checks) == CHECKS
+    assert all(c.attrib["classname"] == "flatfab.checks" for c in checks.values())
+    failing = {n: c.find("failure") for n, c in checks.items() if c.find("failure") is not None}
+    assert sorted(failing) == ["interface.mtu", "lossless.ecn", "lossless.pfc",
+                               "tenancy.isolation"]
+    pfc = failing["lossless.pfc"]
+    assert pfc is not None and pfc.attrib == {"message": "1 finding", "type": "error"}
+    assert pfc.text is not None
+    assert pfc.text.strip() == ("[error] device=leaf1-h1 port=eth1 vrf=-: PFC priorities "
+                                "differ: <b>& \"prio 3\" (expected '3', actual 'none')")
+    ecn = failing["lossless.ecn"]
+    assert ecn is not None and ecn.attrib["type"] == "warning"
+    assert "vrf=blue" in (ecn.text or "") and "[virtual ASIC]" in (ecn.text or "")
+    # info alone does not fail a check, but its finding is still reported
+    ecmp = checks["underlay.ecmp"]
+    assert ecmp.find("failure") is None and "one path only" in (ecmp.findtext("system-out")
+                                                                   or "")
+    assert len(checks["underlay.bgp"]) == 0
+
+
+def test_junit_drift_suite_fails_and_errors_per_device() -> None:
+    root = _junit(dirty_report())
+    drift = _cases(root, "config-drift")
+    assert sorted(drift) == sorted(DIRTY_STATUSES)
+    failure = drift["leaf2"].find("failure")
+    assert failure is not None and failure.attrib == {"message": "2 lines differ in frr",
+                                                      "type": "drift"}
+    assert "-" + UNEXPECTED in (failure.text or "") and "+" + MISSING in (failure.text or "")
+    error = drift["spine2"].find("error")
+    assert error is not None and "Connection refused" in error.attrib["message"]
+    assert [n for n, c in drift.items() if len(c)] == ["leaf2", "spine2"]
+    assert root.find("testsuite[@name='audit']") is None
+
+
+def test_junit_error_report_has_an_audit_suite() -> None:
+    root = _junit(error_report())
+    _assert_counts_consistent(root)
+    audit = _cases(root, "audit")
+    error = audit["run"].find("error")
+    assert error is not None and error.attrib["message"].startswith("no inventory")
+    assert root.attrib["errors"] == "1" and root.attrib["failures"] == "0"
+
+
+def test_junit_clean_has_no_failures() -> None:
+    root = _junit(clean_report())
+    _assert_counts_consistent(root)
+    assert (root.attrib["tests"], root.attrib["failures"], root.attrib["errors"]) == (
+        "14", "0", "0")
+
+
+def test_junit_survives_control_characters_in_device_output() -> None:
+    report = dirty_report()
+    report.findings.append(Finding("underlay.bgp", Severity.ERROR, "leaf1", "bell\x07 esc\x1b"))
+    assert "bell\ufffd esc\ufffd" in junit.render(report)
+    _assert_counts_consistent(_junit(report))
+
+
+# ---------------------------------------------------------------- Prometheus
+
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$")
+_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
+
+
+def _parse_prom(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """A tiny exposition parser: (name, labels) -> value; HELP/TYPE checked per family."""
+    samples: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
+    typed: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            name, kind = line.split()[2:4]
+            assert kind == "gauge"
+            typed.add(name)
+            continue
+        if line.startswith("# HELP "):
+            continue
+        match = _SAMPLE.match(line)
+        assert match, f"unparsable sample line: {line!r}"
+        name, body, value = match.groups()
+        assert name in typed, f"{name} has no TYPE line before it"
+        pairs = _PAIR.findall(body)
+        assert "".join(f'{k}="{v}",' for k, v in pairs).rstrip(",") == body
+        labels = {k: re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m[1], m[1]), v)
+                  for k, v in pairs}
+        key = (name, frozenset(labels.items()))
+        assert key not in samples, f"duplicate sample {key}"
+        samples[key] = float(value)
+    return samples
+
+
+def _get(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
+         **labels: str) -> float | None:
+    return samples.get((name, frozenset({"fabric": "lab", **labels}.items())))
+
+
+def test_prometheus_dirty_values() -> None:
+    text = prometheus.render(dirty_report())
+    samples = _parse_prom(text)
+    assert all(dict(k[1]).get("fabric") == "lab" for k in samples)
+    assert _get(samples, "flatfab_audit_up") == 1
+    assert {s.value: _get(samples, "flatfab_audit_findings", severity=s.value)
+            for s in Severity} == {"critical": 1, "error": 2, "warning": 1, "info": 1}
+    assert _get(samples, "flatfab_audit_check_findings", check="lossless.pfc",
+                severity="error") == 1
+    assert _get(samples, "flatfab_audit_check_findings", check="underlay.ecmp",
+                severity="info") == 1
+    assert _get(samples, "flatfab_audit_check_findings", check="underlay.bgp",
+                severity="error") is None
+    assert _get(samples, "flatfab_audit_device_findings", device="leaf1",
+                severity="warning") == 1
+    assert sum(1 for k in samples if k[0] == "flatfab_audit_device_findings") == 4
+    assert _get(samples, "flatfab_audit_config_drift_lines", device="leaf2", section="frr") == 2
+    assert _get(samples, "flatfab_audit_devices_drifted") == 2
+    assert _get(samples, "flatfab_audit_duration_seconds") == 12.5
+    assert _get(samples, "flatfab_audit_last_run_timestamp_seconds") == EPOCH
+    assert _get(samples, "flatfab_audit_last_success_timestamp_seconds") == EPOCH
+    assert text.count("# HELP ") == text.count("# TYPE ") == 9
+
+
+def test_prometheus_clean_has_zero_samples_for_every_severity() -> None:
+    samples = _parse_prom(prometheus.render(clean_report()))
+    assert [_get(samples, "flatfab_audit_findings", severity=s.value) for s in Severity] == [
+        0, 0, 0, 0]
+    assert _get(samples, "flatfab_audit_devices_drifted") == 0
+    assert not any(k[0] == "flatfab_audit_config_drift_lines" for k in samples)
+
+
+def test_prometheus_error_keeps_the_last_success() -> None:
+    earlier = prometheus.render(dirty_report())
+    assert prometheus.previous_success(earlier) == EPOCH
+    assert prometheus.previous_success(earlier, fabric="other") is None
+    assert prometheus.previous_success("garbage\n{{\n") is None
+    failed = _parse_prom(prometheus.render(error_report(),
+                                           prometheus.previous_success(earlier, "lab")))
+    assert _get(failed, "flatfab_audit_up") == 0
+    assert _get(failed, "flatfab_audit_last_success_timestamp_seconds") == EPOCH
+    never = _parse_prom(prometheus.render(error_report()))
+    assert _get(never, "flatfab_audit_last_success_timestamp_seconds") is None
+    assert _get(never, "flatfab_audit_last_run_timestamp_seconds") == EPOCH
+
+
+def test_prometheus_escapes_label_values() -> None:
+    odd = 'sw"1\\a\nb'
+    report = dataclasses.replace(
+        clean_report(), fabric='lab "x"',
+        findings=[Finding("c\\k", Severity.ERROR, odd, "broken")])
+    text = prometheus.render(report)
+    assert 'device="sw\\"1\\\\a\\nb"' in text and 'fabric="lab \\"x\\""' in text
+    samples = _parse_prom(text)
+    key = ("flatfab_audit_device_findings",
+           frozenset({"fabric": 'lab "x"', "device": odd, "severity": "error"}.items()))
+    assert samples[key] == 1
+    assert prometheus.previous_success(text, 'lab "x"') == EPOCH
+
+
+# ---------------------------------------------------------------- Markdown
+
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def test_markdown_table_escapes_pipes_and_html() -> None:
+    text = markdown.render(dirty_report())
+    assert text.startswith("# flatfab audit `lab`: drift\n")
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| severity | check | device | port | VRF |")
+    assert len(rows) == 1 + 5
+    assert all(len(_UNESCAPED_PIPE.split(r)) == 10 for r in rows), "a cell leaked a pipe"
+    ecn = next(r for r in rows if "lossless.ecn" in r)
+    assert r"min\|max = 2\|1" in ecn and "(virtual ASIC)" in ecn
+    assert "&lt;b&gt;&amp; \"prio 3\"" in text and "<b>" not in text
+    summary = ("**8 devices** (1 unreachable) · **6 checks** · findings: 1 critical, 2 error, "
+               "1 warning, 1 info")
+    assert summary in text and "**2 drifted devices** · 12.5 s" in text
+
+
+def test_markdown_drift_sections() -> None:
+    text = markdown.render(dirty_report())
+    drift = text[text.index("## Config drift"):]
+    assert "### leaf2" in drift and "### spine2" in drift
+    assert "```diff\n" + FRR_DIFF + "```\n" in drift
+    assert "Running config could not be read: ssh: connect" in drift
+    assert "No findings, no drift." not in text
+
+
+def test_markdown_clean_and_error() -> None:
+    clean = markdown.render(clean_report())
+    assert clean.startswith("# flatfab audit `lab`: clean\n")
+    assert clean.rstrip().endswith("No findings, no drift.") and "## Findings" not in clean
+    error = markdown.render(error_report())
+    assert "**The audit could not run:** no inventory" in error
+    assert "No findings, no drift." not in error
+
+
+def test_markdown_fence_outgrows_backticks_in_the_diff() -> None:
+    assert markdown.fenced("a ```` b", "diff").startswith("`````diff\n")
+
+
+# ---------------------------------------------------------------- HTML
+
+_NODE = re.compile(r'<g class="device" data-device="([^"]*)" data-status="([^"]*)"')
+_LINK = re.compile(r'<line class="link" data-link="([^"]*)" data-status="([^"]*)"')
+
+
+def test_html_is_self_contained() -> None:
+    for make in FIXTURES.values():
+        text = html.render(make())
+        assert "http://" not in text and "https://" not in text
+        assert "<link" not in text and " src=" not in text and "@import" not in text
+        assert text.startswith("<!DOCTYPE html>\n") and text.endswith("</html>\n")
+
+
+def test_html_escapes_device_text() -> None:
+    text = html.render(dirty_report())
+    assert "PFC priorities differ: &lt;b&gt;&amp; &quot;prio 3&quot;" in text
+    assert "<b>&" not in text
+    assert "description &lt;old&gt; &amp; spare" in text
+
+
+def test_html_nodes_and_links_carry_status() -> None:
+    text = html.render(dirty_report())
+    assert dict(_NODE.findall(text)) == DIRTY_STATUSES
+    assert len(_NODE.findall(text)) == len(DIRTY_STATUSES)
+    assert dict(_LINK.findall(text)) == DIRTY_LINKS
+    svg = text[text.index("<svg"):text.index("</svg>") + 6]
+    root = ET.fromstring(svg)  # the diagram is well-formed XML
+    nodes = [g for g in root.iter("g") if g.get("class") == "device"]
+    unreachable = next(g for g in nodes if g.get("data-device") == "spine2")
+    rect = unreachable.find("rect")
+    assert rect is not None and rect.get("fill") == "#7f7f7f"
+    assert rect.get("stroke-dasharray")
+    fills = {g.get("data-device"): g.find("rect").get("fill")  # type: ignore[union-attr]
+             for g in nodes}
+    assert fills == {"spine1": "#d62728", "spine2": "#7f7f7f", "leaf1": "#ff9f1c",
+                     "leaf2": "#9467bd", "leaf1-h1": "#d62728", "leaf1-h2": "#2ca02c",
+                     "leaf2-h1": "#1f77b4", "leaf2-h2": "#2ca02c"}
+    assert all(g.find("title") is not None and g.find("text") is not None for g in nodes)
+
+
+def test_html_findings_table_and_drift() -> None:
+    text = html.render(dirty_report())
+    rows = re.findall(r'<tr data-device="([^"]*)" data-severity="([^"]*)">', text)
+    assert rows == [("spine1", "critical"), ("leaf1-h1", "error"), ("", "error"),
+                    ("leaf1", "warning"), ("leaf2-h1", "info")]
+    assert 'id="filter-box" hidden' in text  # shown by the script only
+    assert '<span class="add">+ neighbor swp52 interface remote-as external</span>' in text
+    assert '<span class="del">- neighbor swp52 description &lt;old&gt;' in text
+    assert '<span class="meta-line">--- leaf2 running frr</span>' in text
+    clean = html.render(clean_report())
+    assert "No findings, no drift." in clean and 'id="findings"' not in clean
+    assert set(dict(_NODE.findall(clean)).values()) == {"clean"}
+
+
+def test_html_big_fabric_stays_drawable() -> None:
+    """80 leaves with 6 hosts each: narrow columns, 4 hosts drawn per leaf, "+2" for the rest."""
+    leaves = [f"leaf{i:02d}" for i in range(80)]
+    devices = [DeviceSummary("spine1", "spine", "frr", True)]
+    devices += [DeviceSummary(n, "leaf", "frr", True) for n in leaves]
+    links = []
+    for leaf in leaves:
+        for j in range(6):
+            devices.append(DeviceSummary(f"{leaf}-h{j}", "host", "linux_host", True))
+            links.append(LinkSummary(f"{leaf}-h{j}:eth1--{leaf}:swp{j}", "host", f"{leaf}-h{j}",
+                                     "eth1", leaf, f"swp{j}"))
+    bad = Finding("lossless.pfc", Severity.ERROR, "leaf00-h5", "bad")
+    report = dataclasses.replace(clean_report(), devices=devices, links=links, findings=[bad])
+    text = html.render(report)
+    drawn = dict(_NODE.findall(text))
+    assert all(leaf in drawn for leaf in leaves)
+    assert sum(1 for n in drawn if "-h" in n) == 80 * 4
+    assert drawn["leaf00-h5"] == "error"  # the worst hosts are the ones drawn
+    assert text.count(">+2</text>") == 80
+    assert html.layout(report).narrow
+
+
+def test_link_status_matches_ports_without_vrf_suffix() -> None:
+    report = dataclasses.replace(clean_report(), findings=[
+        Finding("x", Severity.WARNING, "spine2", "m", port="swp2.200"),
+        Finding("y", Severity.ERROR, None, "m", link="leaf2:swp51.100--spine1:swp2.100")])
+    statuses = html.link_statuses(report)
+    assert statuses["leaf2:swp52--spine2:swp2"] == "warning"
+    assert statuses["leaf2:swp51--spine1:swp2"] == "error"
+    assert list(statuses.values()).count("ok") == 6
+
+
+# ---------------------------------------------------------------- package, determinism
+
+
+@pytest.mark.parametrize("fmt", sorted(reports.FORMATS))
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+def test_rendering_is_deterministic(fmt: str, fixture: str) -> None:
+    make = FIXTURES[fixture]
+    first = reports.render(make(), fmt).encode("utf-8")
+    assert first == reports.render(make(), fmt).encode("utf-8")
+    assert first == reports.render(_shuffled(make()), fmt).encode("utf-8")
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown report format"):
+        reports.render(clean_report(), "pdf")
+
+
+def test_write_all_writes_every_format_atomically(tmp_path: Path) -> None:
+    out = tmp_path / "reports" / "nested"
+    paths = reports.write_all(dirty_report(), out)
+    assert {f: p.name for f, p in paths.items()} == {
+        "html": "flatfab-audit-lab.html", "json": "flatfab-audit-lab.json",
+        "junit": "flatfab-audit-lab.junit.xml", "markdown": "flatfab-audit-lab.md",
+        "prometheus": "flatfab-audit-lab.prom"}
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths.values())
+    assert all(p.stat().st_mode & 0o777 == 0o644 for p in paths.values())
+    assert paths["json"].read_text(encoding="utf-8") == json_report.render(dirty_report())
+
+
+def test_write_all_carries_last_success_over_failed_audits(tmp_path: Path) -> None:
+    reports.write_all(dirty_report(), tmp_path)
+    later = dataclasses.replace(error_report(), started="2026-11-23T10:00:00Z",
+                                started_epoch=EPOCH + 3600)
+    for _ in range(2):  # and keeps it across more than one failure
+        paths = reports.write_all(later, tmp_path)
+        samples = _parse_prom(paths["prometheus"].read_text(encoding="utf-8"))
+        assert _get(samples, "flatfab_audit_last_success_timestamp_seconds") == EPOCH
+        assert _get(samples, "flatfab_audit_last_run_timestamp_seconds") == EPOCH + 3600
+
+
+def test_write_all_refuses_fabric_names_that_are_paths(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="file name"):
+        reports.write_all(dataclasses.replace(clean_report(), fabric="../x"), tmp_path)
+
+
+# ---------------------------------------------------------------- golden files
+
+
+def _produced(fixture: str, tmp_path: Path) -> dict[str, str]:
+    paths = reports.write_all(FIXTURES[fixture](), tmp_path / fixture)
+    return {p.name: p.read_text(encoding="utf-8") for p in paths.values()}
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+def test_reports_match_golden_files(fixture: str, tmp_path: Path) -> None:
+    produced = _produced(fixture, tmp_path)
+    directory = GOLDEN / fixture
+    if REGEN:
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*"):
+            if stale.is_file() and stale.name not in produced:
+                stale.unlink()
+        for name, text in produced.items():
+            (directory / name).write_text(text, encoding="utf-8")
+    on_disk = {p.name for p in directory.glob("*") if p.is_file()}
+    assert on_disk == set(produced), "report golden files differ in number: regenerate them"
+    for name, text in produced.items():
+        expected = (directory / name).read_text(encoding="utf-8")
+        if text != expected:
+            diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True),
+                                                f"golden/reports/{fixture}/{name}", "rendered"))
+            pytest.fail(f"{fixture}/{name} differs from its golden file (regenerate with "
+                        "FLATFAB_REGEN_GOLDEN=1 to accept):\n" + diff[:4000])
