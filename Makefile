@@ -50,10 +50,12 @@ demo: deps
 	$(FLATFAB) --fabric $(FABRIC) lab generate
 	$(FLATFAB) --fabric $(FABRIC) check
 	$(FLATFAB) --fabric $(FABRIC) lab up
-	$(FLATFAB) --fabric $(FABRIC) rollout
+	$(FLATFAB) --fabric $(FABRIC) rollout --runbook runbooks/first-bring-up.yaml
 	$(FLATFAB) --fabric $(FABRIC) rollout
 	$(FLATFAB) --fabric $(FABRIC) verify --lossless --traffic
+	$(FLATFAB) --fabric $(FABRIC) audit --report-dir .flatfab/reports
 	@echo
+	@echo "Audit report: $(CURDIR)/.flatfab/reports/flatfab-audit-$(FABRIC).html (also .json, .junit.xml, .md, .prom)"
 	@echo "The lab stays up: try '$(FLATFAB) lab status', '$(FLATFAB) verify --lossless --format json',"
 	@echo "'ssh -i /run/flatfab/ff/ssh/id_ed25519 -o UserKnownHostsFile=/run/flatfab/ff/ssh/known_hosts ff-admin@172.31.255.13'."
 	@echo "Tear it down with 'make demo-down'."

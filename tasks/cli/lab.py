@@ -16,6 +16,7 @@ from tasks.lab import clab, topology
 from tasks.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
 from tasks.workflows import inventory
 from tasks.workflows.project import Project
+from tasks.workflows.runstate import abandon_interrupted
 from tasks.yamlio import dump_yaml
 
 lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
@@ -91,6 +92,9 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
                       if n.role != "host"})
     target = project.inventory_dir
     inventory.write(target, files)
+    for run_id in abandon_interrupted(project.state_dir, project.fabric, "lab recreated"):
+        err_console.print(f"[dim]lab up: run {run_id} was interrupted on the old lab; "
+                          "marked abandoned")
     console.print(f"lab {spec.name} up (prefix {spec.prefix}, management {spec.mgmt_subnet}): "
                   f"{len(spec.nodes)} nodes, {len(spec.links)} links in "
                   f"{time.monotonic() - started:.1f} s; inventory in {target}")

@@ -28,7 +28,7 @@ class RunState:
     kind: str  # rollout | rollback
     fabric: str
     runbook: str
-    status: str = "running"  # running | done | halted | stopped | rolled-back
+    status: str = "running"  # running | done | halted | stopped | rolled-back | abandoned
     pid: int = field(default_factory=os.getpid)
     host: str = field(default_factory=socket.gethostname)
     started: float = field(default_factory=time.time)
@@ -106,3 +106,15 @@ def refuse_if_interrupted(state_dir: Path, fabric: str) -> None:
                 f"(pid {state.pid} is gone); changed: {', '.join(state.changed) or 'nothing'}"
                 f"{pending}. Resume it with `flatfab rollout --resume {journal.run_id}` or "
                 f"undo it with `flatfab rollback --run {journal.run_id}`")
+
+
+def abandon_interrupted(state_dir: Path, fabric: str, reason: str) -> list[str]:
+    """Mark interrupted runs abandoned when the devices they changed no longer exist (a lab
+    brought up anew); their journals stay."""
+    abandoned = []
+    for journal, state in runs(state_dir, fabric):
+        if state.interrupted:
+            state.status, state.reason = "abandoned", reason
+            state.save(journal)
+            abandoned.append(journal.run_id)
+    return abandoned
