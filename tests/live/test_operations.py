@@ -218,7 +218,9 @@ failure: {max_failed_devices: 0, rollback: phase}
         # while the canary's gate waits, leaf3 loses its sshd (and the open session with it)
         _wait_event(lab, seen, lambda e: e["event"] == "committed" and e["device"] == "spine1")
         sshd_restart.append("leaf3")
-        lab.sh("leaf3", "pkill -x sshd || true")
+        # this node's sshd only (the lab shares one PID namespace), with its sessions
+        pidfile = lab.paths.node_dir("leaf3") / "sshd.pid"
+        lab.sh("leaf3", f"p=$(cat {pidfile}); pkill -P $p; kill $p")
         out, err = proc.communicate(timeout=300)
     finally:
         proc.kill()
