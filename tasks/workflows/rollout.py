@@ -372,9 +372,10 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
         state.pid, state.host = os.getpid(), socket.gethostname()
         journal.event("resume", pending=state.pending, phase=state.phase)
     if resume is not None and state.pending:
+        # commits the killed run left pending are reverted first, then redone below
         run.roll_back(state.pending)
         state.changed = [d for d in state.changed if d not in state.rolled_back]
-        state.rolled_back = []
+        state.rolled_back, result.rolled_back = [], []
     diff_runner = nornir.with_processors([progress]) if progress else nornir
     diffs = _values(diff_runner.run(task=_diff, name="rollout: diff", configs=configs,
                                     read_only=dry_run, on_failed=True))
