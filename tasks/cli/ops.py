@@ -46,8 +46,8 @@ def load_plan(project: Project, nornir: Nornir, runbook: Path | None, workers: i
               revert_in: int | None, gate_timeout: float) -> tuple[RolloutPlan, Schedule]:
     """The rollout plan (a runbook, or the whole fabric at once) and its device schedule."""
     if runbook is None:
-        plan = whole_fabric(revert_in or 180, gate_timeout, workers)
-        return plan, schedule(plan, project.plan, _groups(nornir))
+        whole = whole_fabric(revert_in or 180, gate_timeout, workers)
+        return whole, schedule(whole, project.plan, _groups(nornir))
     rollout_plan, doc = load_runbook(runbook)
     return rollout_plan, check_against_fabric(rollout_plan, doc, str(runbook), project.plan,
                                               _groups(nornir), CATALOG)
@@ -110,10 +110,7 @@ def rollback(ctx: typer.Context,
         raise typer.Exit(1)
     nornir = inventory.build(project.inventory_dir, project.plan, workers)
     with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}"):
-        others = [s for _, s in runs(project.state_dir, project.fabric)
-                  if s.interrupted and s.run_id != run]
-        if others:
-            refuse_if_interrupted(project.state_dir, project.fabric)
+        refuse_if_interrupted(project.state_dir, project.fabric, allow=run)
         journal = Journal.start(project.state_dir, "rollback", project.fabric)
         result = rollback_run(nornir, target, target_state, journal,
                               progress=RichProgress(enabled=fmt is Format.TABLE))

@@ -201,12 +201,7 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
     def compare_config(self) -> str:
         if self._candidate is None:
             return ""
-        current = self._read_state()
-        try:
-            desired = self._desired_state(current, self._candidate, self._merge)
-        except CandidateError as exc:
-            raise ReplaceConfigException(f"{self.hostname}: {exc}") from None
-        return unified_diff(self._format(current), self._format(desired))
+        return unified_diff(*self.compare_texts())
 
     def compare_texts(self) -> tuple[str, str]:
         """(running, candidate) as the normalized config text compare_config diffs."""

@@ -95,9 +95,10 @@ class InterruptedRunError(FlatfabError):
     """An earlier change run of the fabric was killed; the operator must decide first."""
 
 
-def refuse_if_interrupted(state_dir: Path, fabric: str) -> None:
+def refuse_if_interrupted(state_dir: Path, fabric: str, allow: str | None = None) -> None:
+    """Raise for the newest interrupted run of the fabric (other than `allow`)."""
     for journal, state in runs(state_dir, fabric):
-        if state.interrupted:
+        if state.interrupted and journal.run_id != allow:
             where = f"phase {state.phase!r}" if state.phase else "its start"
             pending = (f"; unconfirmed on {', '.join(state.pending)} (their commits revert "
                        "by themselves when the timer runs out)" if state.pending else "")
