@@ -17,6 +17,7 @@ from tasks.checks import CATALOG, CheckContext, Stage, run_checks
 from tasks.cli import ops, output
 from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
+from tasks.cli.ops import BreakLockOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
 from tasks.workflows import inventory
@@ -113,25 +114,29 @@ def rollout(ctx: typer.Context,
             gate_timeout: Annotated[float, typer.Option(
                 min=5, max=1800, help="seconds to wait for convergence (without "
                 "--runbook)")] = 90,
+            break_lock: BreakLockOpt = False,
             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
     project = project_of(ctx)
     plan_state = project.plan
     nornir = inventory.build(project.inventory_dir, plan_state, workers)
-    with fabric_lock(project.state_dir, project.fabric, "rollout"):
+    with fabric_lock(project.state_dir, project.fabric, "rollout", break_lock) as held:
+        ops.after_break(project, held)
         if resume is not None:
             journal, state, rollout_plan, schedule = ops.resumable(project, nornir, resume)
+            ask = ops.pause_answer(rollout_plan, yes=yes, dry_run=dry_run,
+                                   from_phase=state.phase_index)
         else:
             if not dry_run:
                 refuse_if_interrupted(project.state_dir, project.fabric)
             rollout_plan, schedule = ops.load_plan(project, nornir, runbook, workers,
                                                    revert_in, gate_timeout)
+            ask = ops.pause_answer(rollout_plan, yes=yes, dry_run=dry_run)  # before any journal
             state = None
             journal = Journal.start(project.state_dir, "rollout", project.fabric)
             journal.write("runbook.yaml", dump_yaml(rollout_plan.model_dump(mode="json")))
         if revert_in is not None:
             rollout_plan = rollout_plan.model_copy(update={"revert_in": revert_in})
-        ask = ops.pause_answer(rollout_plan, yes=yes, dry_run=dry_run)
         result = run_rollout(nornir, plan_state, rollout_plan, schedule, journal,
                              dry_run=dry_run, ask=ask, resume=state,
                              progress=RichProgress(enabled=fmt is Format.TABLE))

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from nornir.core import Nornir
+from rich.markup import escape
 from rich.table import Table
 
 from tasks import reports
@@ -26,14 +27,17 @@ from tasks.workflows import inventory
 from tasks.workflows.audit import audit as run_audit
 from tasks.workflows.audit import parse_duration, scheduled
 from tasks.workflows.journal import Journal
-from tasks.workflows.lock import fabric_lock
+from tasks.workflows.lock import Held, fabric_lock
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.project import Project
 from tasks.workflows.rollback import rollback_run
 from tasks.workflows.rollout import Ask, render_all
-from tasks.workflows.runstate import RunState, refuse_if_interrupted, runs
+from tasks.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table or json")]
+BreakLockOpt = Annotated[bool, typer.Option(
+    "--break-lock", help="take over a lock held from another host whose run is gone "
+    "(its runs are then treated as interrupted)")]
 WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,
                                          help="devices worked on at once")]
 
@@ -78,9 +82,21 @@ def resumable(project: Project, nornir: Nornir,
     return journal, state, rollout_plan, found
 
 
-def pause_answer(rollout_plan: RolloutPlan, *, yes: bool, dry_run: bool) -> Ask | None:
-    """How phase pauses are answered: --yes, the operator at a terminal, or refuse up front."""
-    pauses = [p.name for p in rollout_plan.phases[:-1] if p.pause]
+def after_break(project: Project, held: Held) -> None:
+    """Say whose lock was broken; the runs it left marked running count as interrupted."""
+    if held.broken is None:
+        return
+    marked = mark_lock_broken(project.state_dir, project.fabric, held.broken)
+    err_console.print(f"[yellow]warning:[/] broke the lock of {escape(held.broken.describe())}"
+                      + (f"; its runs {', '.join(marked)} now count as interrupted"
+                         if marked else ""), soft_wrap=True)
+
+
+def pause_answer(rollout_plan: RolloutPlan, *, yes: bool, dry_run: bool,
+                 from_phase: int = 0) -> Ask | None:
+    """How the pauses of the phases still to run are answered: --yes, the operator at a
+    terminal, or refuse up front."""
+    pauses = [p.name for p in rollout_plan.phases[from_phase:-1] if p.pause]
     if dry_run or not pauses or yes:
         return (lambda _question: True) if yes else None
     if not sys.stdin.isatty():
@@ -93,7 +109,8 @@ def pause_answer(rollout_plan: RolloutPlan, *, yes: bool, dry_run: bool) -> Ask 
 def rollback(ctx: typer.Context,
              run: Annotated[str, typer.Option("--run", help="the run to undo (see `runs`)")],
              yes: Annotated[bool, typer.Option("--yes", help="do not ask")] = False,
-             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
+             break_lock: BreakLockOpt = False, workers: WorkersOpt = 20,
+             fmt: FormatOpt = Format.TABLE) -> None:
     """Restore every device a past run changed to the backup that run took."""
     project = project_of(ctx)
     target = Journal.open(project.state_dir, run)
@@ -109,7 +126,9 @@ def rollback(ctx: typer.Context,
             f"run {run}?", default=False):
         raise typer.Exit(1)
     nornir = inventory.build(project.inventory_dir, project.plan, workers)
-    with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}"):
+    with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}",
+                     break_lock) as held:
+        after_break(project, held)
         refuse_if_interrupted(project.state_dir, project.fabric, allow=run)
         journal = Journal.start(project.state_dir, "rollback", project.fabric)
         result = rollback_run(nornir, target, target_state, journal,

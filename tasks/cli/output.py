@@ -146,6 +146,9 @@ def rollout_report(result: RolloutResult, total: int) -> None:
                       f"{len(result.rolled_back)} devices (run {result.run_id})")
     elif result.status == "stopped":
         console.print(f"[yellow]rollout stopped: {escape(result.reason)}")
+    elif result.status == "done" and result.tolerated:
+        console.print(f"[yellow]rollout done with failures: {escape(result.reason)} "
+                      f"(run {result.run_id})")
     elif not changed and not result.errors:
         console.print(f"no changes: all {total} devices already match the intent")
     elif result.ok:

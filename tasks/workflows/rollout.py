@@ -57,6 +57,7 @@ class RolloutResult:
     gate_findings: list[Finding] = field(default_factory=list)
     confirmed: list[str] = field(default_factory=list)
     rolled_back: list[str] = field(default_factory=list)
+    tolerated: dict[str, str] = field(default_factory=dict)  # failed within the plan's limit
     status: str = "done"  # done | halted | stopped
     reason: str = ""
     timings: dict[str, float] = field(default_factory=dict)
@@ -71,13 +72,14 @@ class RolloutResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "done" and not self.gate_findings and not self.rolled_back
+        return (self.status == "done" and not self.gate_findings and not self.rolled_back
+                and not self.tolerated)
 
     def summary(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "ok": self.ok,
                 "status": self.status, "reason": self.reason, "changed": self.changed,
                 "errors": self.errors, "confirmed": self.confirmed,
-                "rolled_back": self.rolled_back,
+                "rolled_back": self.rolled_back, "tolerated": self.tolerated,
                 "diffs": {n: o.diff for n, o in self.devices.items() if o.diff},
                 "gate_findings": [f.as_dict() for f in self.gate_findings],
                 "phases": [{"name": p.phase.name, "batches": [list(b) for b in p.batches]}
@@ -456,6 +458,14 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
             break
     if state.status == "running":
         state.status = "done"
+        if state.failed:
+            # the plan let the run go on without them: it is done, but it did not land there
+            result.tolerated = dict(sorted(state.failed.items()))
+            result.reason = state.reason = (
+                f"{len(state.failed)} devices failed within the plan's tolerance "
+                f"(max_failed_devices {rollout_plan.failure.max_failed_devices}) and did not "
+                f"get the change: {', '.join(result.tolerated)}; run `flatfab rollout` again "
+                "once they are reachable")
     result.confirmed = sorted(set(state.confirmed))
     result.timings["total_s"] = round(time.monotonic() - started, 3)
     state.save(journal)

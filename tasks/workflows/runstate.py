@@ -17,7 +17,7 @@ from typing import Any
 
 from tasks.errors import FlatfabError
 from tasks.workflows.journal import Journal
-from tasks.workflows.lock import alive
+from tasks.workflows.lock import LockOwner, alive
 
 STATE_FILE = "state.json"
 
@@ -42,12 +42,14 @@ class RunState:
     failed: dict[str, str] = field(default_factory=dict)
     reason: str = ""  # why the run halted or stopped
     rolled_back_by: str | None = None  # the rollback run that undid this one
+    lock_broken: bool = False  # its owner's lock was broken from another host
 
     @property
     def interrupted(self) -> bool:
-        """Still marked running, but its process is gone (on this host)."""
-        return (self.status == "running" and self.host == socket.gethostname()
-                and not alive(self.pid))
+        """Still marked running, but its process is gone (on this host) or the operator
+        broke its lock from another host."""
+        return self.status == "running" and (self.lock_broken or (
+            self.host == socket.gethostname() and not alive(self.pid)))
 
     @property
     def shown_status(self) -> str:
@@ -104,9 +106,28 @@ def refuse_if_interrupted(state_dir: Path, fabric: str, allow: str | None = None
                        "by themselves when the timer runs out)" if state.pending else "")
             raise InterruptedRunError(
                 f"run {journal.run_id} of fabric {fabric} was interrupted in {where} "
-                f"(pid {state.pid} is gone); changed: {', '.join(state.changed) or 'nothing'}"
+                f"({_gone(state)}); changed: {', '.join(state.changed) or 'nothing'}"
                 f"{pending}. Resume it with `flatfab rollout --resume {journal.run_id}` or "
                 f"undo it with `flatfab rollback --run {journal.run_id}`")
+
+
+def mark_lock_broken(state_dir: Path, fabric: str, owner: LockOwner) -> list[str]:
+    """The runs of a broken lock's owner that still say running: interrupted from now on."""
+    marked = []
+    for journal, state in runs(state_dir, fabric):
+        if (state.status == "running" and state.host == owner.host
+                and state.pid == owner.pid and not state.lock_broken):
+            state.lock_broken = True
+            journal.event("lock-broken", by_pid=os.getpid(), by_host=socket.gethostname())
+            state.save(journal)
+            marked.append(journal.run_id)
+    return marked
+
+
+def _gone(state: RunState) -> str:
+    if state.lock_broken:
+        return f"its lock, held by pid {state.pid} on {state.host}, was broken"
+    return f"pid {state.pid} is gone"
 
 
 def abandon_interrupted(state_dir: Path, fabric: str, reason: str) -> list[str]:

@@ -8,6 +8,9 @@ to the original intent and waits until verify passes before it ends.
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import shutil
 import signal
 import subprocess
@@ -195,9 +198,34 @@ failure: {rollback: run}
     assert lab.wait_verified().code == 0
 
 
-def test_unreachable_device_mid_phase_halts_and_rolls_the_phase_back(
-        lab: Lab, tmp_path: Path, ecn_root: Path, sshd_restart: list[str]) -> None:
-    plan = _runbook(tmp_path, """
+def _rollout_losing_sshd(lab: Lab, root: Path, plan: Path, node: str,
+                         sshd_restart: list[str]) -> tuple[int, dict[str, Any]]:
+    """Roll out `plan`; while the first batch's gate waits, `node` loses its sshd (and the
+    session the run holds to it). Its sshd comes back before this returns."""
+    seen = _existing_runs(lab)
+    proc = subprocess.Popen([FLATFAB, "--root", str(root), "--inventory", str(lab.inventory),
+                             "--state-dir", str(lab.state_dir), "rollout", "--runbook",
+                             str(plan), "--format", "json"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_event(lab, seen, lambda e: e["event"] == "committed")
+        sshd_restart.append(node)
+        # this node's sshd only (the lab shares one PID namespace), with its sessions
+        pidfile = lab.paths.node_dir(node) / "sshd.pid"
+        lab.sh(node, f"p=$(cat {pidfile}); pkill -P $p; kill $p")
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert out, err
+    for stopped in sshd_restart:
+        conf = lab.paths.node_dir(stopped) / "sshd_config"
+        node_exec(lab.paths, stopped, ["/usr/sbin/sshd", "-f", str(conf)])
+    sshd_restart.clear()
+    time.sleep(1)
+    return proc.returncode, json.loads(out)
+
+
+CANARY_THEN_LEAVES = """
 name: canary-then-leaves
 phases:
   - name: canary
@@ -206,26 +234,16 @@ phases:
   - name: leaves
     select: {role: leaf}
     gate: {checks: [device.reachable, bgp.session]}
-failure: {max_failed_devices: 0, rollback: phase}
-""")
+"""
+
+
+def test_unreachable_device_mid_phase_halts_and_rolls_the_phase_back(
+        lab: Lab, tmp_path: Path, ecn_root: Path, sshd_restart: list[str]) -> None:
+    plan = _runbook(tmp_path, CANARY_THEN_LEAVES
+                    + "failure: {max_failed_devices: 0, rollback: phase}\n")
     before = _running(lab, LEAVES)
-    seen = _existing_runs(lab)
-    proc = subprocess.Popen([FLATFAB, "--root", str(ecn_root), "--inventory", str(lab.inventory),
-                             "--state-dir", str(lab.state_dir), "rollout", "--runbook",
-                             str(plan), "--format", "json"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        # while the canary's gate waits, leaf3 loses its sshd (and the open session with it)
-        _wait_event(lab, seen, lambda e: e["event"] == "committed" and e["device"] == "spine1")
-        sshd_restart.append("leaf3")
-        # this node's sshd only (the lab shares one PID namespace), with its sessions
-        pidfile = lab.paths.node_dir("leaf3") / "sshd.pid"
-        lab.sh("leaf3", f"p=$(cat {pidfile}); pkill -P $p; kill $p")
-        out, err = proc.communicate(timeout=300)
-    finally:
-        proc.kill()
-    assert proc.returncode == 1, out + err
-    report = json.loads(out)
+    code, report = _rollout_losing_sshd(lab, ecn_root, plan, "leaf3", sshd_restart)
+    assert code == 1, report
     assert report["status"] == "halted"
     assert "leaf3" in report["errors"] and "leaf3" in report["reason"]
     assert report["rolled_back"] == ["leaf1", "leaf2", "leaf4"]
@@ -234,11 +252,100 @@ failure: {max_failed_devices: 0, rollback: phase}
     assert after == {n: before[n] for n in after}
     events = (lab.state_dir / "runs" / report["run_id"] / "events.jsonl").read_text()
     assert '"event": "halt"' in events and '"scope": "phase"' in events
-    for node in sshd_restart:
-        conf = lab.paths.node_dir(node) / "sshd_config"
-        node_exec(lab.paths, node, ["/usr/sbin/sshd", "-f", str(conf)])
-    sshd_restart.clear()
-    time.sleep(1)
+    _restore(lab)
+
+
+def test_a_tolerated_failure_lets_the_run_finish_without_that_device(
+        lab: Lab, tmp_path: Path, ecn_root: Path, sshd_restart: list[str]) -> None:
+    """max_failed_devices: 1 - leaf3 fails, the others land and are confirmed; the run says
+    done but not ok (exit 1), and a later rollout brings leaf3 along."""
+    plan = _runbook(tmp_path, CANARY_THEN_LEAVES
+                    + "failure: {max_failed_devices: 1, rollback: device}\n")
+    before = _running(lab, ["leaf3"])
+    code, report = _rollout_losing_sshd(lab, ecn_root, plan, "leaf3", sshd_restart)
+    assert code == 1, report
+    assert report["status"] == "done" and report["ok"] is False
+    assert list(report["tolerated"]) == ["leaf3"] and "leaf3" in report["errors"]
+    assert "max_failed_devices 1" in report["reason"]
+    assert report["rolled_back"] == []
+    assert report["confirmed"] == ["leaf1", "leaf2", "leaf4", "spine1"]
+    assert _running(lab, ["leaf3"]) == before  # it never got the change
+    [listed] = [r for r in lab.cli("runs", "--format", "json").json()["runs"]
+                if r["run_id"] == report["run_id"]]
+    assert listed["status"] == "done"
+    # once leaf3 is reachable again, the same change lands on it (and on spine2, which the
+    # plan left alone)
+    again = lab.cli("--root", str(ecn_root), "rollout", "--format", "json")
+    assert again.code == 0, again.stdout + again.stderr
+    assert sorted(again.json()["changed"]) == ["leaf3", "spine2"]
+    _restore(lab)
+
+
+def _answer_prompt(args: list[str], prompt: str, answer: str,
+                   timeout: float = 300) -> tuple[int, str]:
+    """Run flatfab on a pseudo-terminal, as an operator would, and answer one question."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child becomes flatfab
+        os.chdir(ROOT)
+        os.execv(FLATFAB, [FLATFAB, *args])
+    seen, answered = b"", False
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child is gone and its terminal closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if not answered and prompt.encode() in seen:
+                os.write(fd, answer.encode() + b"\n")
+                answered = True
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert answered, seen.decode(errors="replace")
+    return os.waitstatus_to_exitcode(status), seen.decode(errors="replace")
+
+
+def test_a_pause_asks_the_operator_and_no_stops_the_run(lab: Lab, tmp_path: Path,
+                                                         ecn_root: Path) -> None:
+    plan = _runbook(tmp_path, """
+name: canary-pause
+phases:
+  - name: canary
+    select: {names: [spine1]}
+    gate: {checks: [device.reachable]}
+    pause: true
+  - name: rest
+    select: {role: [spine, leaf]}
+failure: {rollback: run}
+""")
+    seen = _existing_runs(lab)
+    code, shown = _answer_prompt(
+        ["--root", str(ecn_root), "--inventory", str(lab.inventory), "--state-dir",
+         str(lab.state_dir), "rollout", "--runbook", str(plan)],
+        "continue with phase rest?", "n")
+    assert code == 1, shown
+    assert "rollout stopped: stopped by the operator after phase canary" in shown
+    [run_id] = [p.name for p in (lab.state_dir / "runs").iterdir() if p.name not in seen]
+    [listed] = [r for r in lab.cli("runs", "--format", "json").json()["runs"]
+                if r["run_id"] == run_id]
+    assert listed["status"] == "stopped" and listed["changed"] == ["spine1"]
+    # without a terminal, the pause cannot be answered: refused before anything is read
+    refused = lab.cli("--root", str(ecn_root), "rollout", "--runbook", str(plan))
+    assert refused.code == 2 and "--yes" in refused.stderr
+    assert _existing_runs(lab) == seen | {run_id}  # no journal for a refused run
+    # resumed past its pause, nothing is left to ask: no terminal and no --yes needed
+    resumed = lab.cli("--root", str(ecn_root), "rollout", "--resume", run_id, "--format",
+                      "json")
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert resumed.json()["status"] == "done"
+    assert sorted(resumed.json()["confirmed"]) == sorted(SWITCHES)
     _restore(lab)
 
 

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tasks.cli.ops import pause_answer
 from tasks.errors import InputError
+from tasks.runbook.model import RolloutPlan
 from tasks.workflows.audit import parse_duration, scheduled
 from tasks.workflows.drift import device_drift, sections
 from tasks.workflows.journal import Journal
-from tasks.workflows.runstate import InterruptedRunError, RunState, refuse_if_interrupted, runs
+from tasks.workflows.lock import LockedError, fabric_lock
+from tasks.workflows.runstate import (
+    InterruptedRunError,
+    RunState,
+    mark_lock_broken,
+    refuse_if_interrupted,
+    runs,
+)
 
 SWITCH = """!! links
 link swp51 mtu 9216 up
@@ -126,3 +139,97 @@ def test_recreating_the_lab_abandons_runs_against_the_old_one(tmp_path: Path) ->
     [(_, after)] = runs(tmp_path, "lab")
     assert after.shown_status == "abandoned" and after.reason == "lab recreated"
     refuse_if_interrupted(tmp_path, "lab")
+
+
+def _lock_file(state_dir: Path, **owner: object) -> Path:
+    path = state_dir / "locks" / "lab.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"user": "ops", "purpose": "rollout",
+                                "since": time.time() - 600, **owner}), encoding="utf-8")
+    return path
+
+
+def _take(state_dir: Path, fabric: str = "lab", break_lock: bool = False) -> None:
+    with fabric_lock(state_dir, fabric, "rollout", break_lock=break_lock):
+        pass
+
+
+def test_the_lock_admits_one_run_and_is_released(tmp_path: Path) -> None:
+    with fabric_lock(tmp_path, "lab", "rollout") as held:
+        owner = json.loads(held.path.read_text(encoding="utf-8"))
+        assert owner["pid"] == os.getpid() and owner["purpose"] == "rollout"
+        with pytest.raises(LockedError, match=rf"locked by rollout \(pid {os.getpid()} on "):
+            _take(tmp_path, break_lock=True)  # a live owner on this host is never broken
+        _take(tmp_path, fabric="other")  # another fabric has its own lock
+    assert not held.path.exists()
+
+
+def test_a_dead_local_owner_is_taken_over(tmp_path: Path) -> None:
+    _lock_file(tmp_path, pid=_dead_pid(), host=socket.gethostname())
+    with fabric_lock(tmp_path, "lab", "rollout") as held:
+        assert held.broken is None
+        assert json.loads(held.path.read_text(encoding="utf-8"))["pid"] == os.getpid()
+
+
+def test_a_lock_from_another_host_needs_break_lock(tmp_path: Path) -> None:
+    path = _lock_file(tmp_path, pid=4242, host="jump2")
+    journal = Journal.start(tmp_path, "rollout", "lab")
+    theirs = RunState(run_id=journal.run_id, kind="rollout", fabric="lab", runbook="p",
+                      changed=["leaf1"])
+    theirs.pid, theirs.host = 4242, "jump2"
+    theirs.save(journal)
+    with pytest.raises(LockedError) as caught:
+        _take(tmp_path)
+    message = str(caught.value)
+    assert "pid 4242 on jump2, user ops, 60" in message and "--break-lock" in message
+    assert path.exists()  # refused: left as it was
+    refuse_if_interrupted(tmp_path, "lab")  # its run cannot be judged from here
+    with fabric_lock(tmp_path, "lab", "rollout", break_lock=True) as held:
+        assert held.broken is not None and held.broken.host == "jump2"
+        assert mark_lock_broken(tmp_path, "lab", held.broken) == [journal.run_id]
+        with pytest.raises(InterruptedRunError, match="held by pid 4242 on jump2, was broken"):
+            refuse_if_interrupted(tmp_path, "lab")
+    [(_, after)] = runs(tmp_path, "lab")
+    assert after.shown_status == "interrupted" and after.lock_broken
+
+
+def test_an_unreadable_lock_file_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "locks" / "lab.lock"
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(LockedError, match="an unreadable lock file"):
+        _take(tmp_path)
+
+
+def _paused_plan(pause_at_last: bool = False) -> RolloutPlan:
+    return RolloutPlan.model_validate({"name": "p", "phases": [
+        {"name": "canary", "select": {"names": ["leaf1"]}, "pause": True},
+        {"name": "rest", "select": {"role": "leaf"}, "pause": pause_at_last}]})
+
+
+def test_pauses_are_answered_by_yes_or_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = _paused_plan()
+    yes = pause_answer(plan, yes=True, dry_run=False)
+    assert yes is not None and yes("continue?") is True
+    assert pause_answer(plan, yes=False, dry_run=True) is None  # a dry run never pauses
+    asked: list[str] = []
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr("typer.confirm", lambda text, default: asked.append(text) or default)
+    at_terminal = pause_answer(plan, yes=False, dry_run=False)
+    assert at_terminal is not None and at_terminal("continue with phase rest?") is False
+    assert asked == ["continue with phase rest?"]  # the default answer is no
+
+
+def test_a_pausing_plan_without_a_terminal_is_refused_up_front(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False)
+    with pytest.raises(InputError) as caught:
+        pause_answer(_paused_plan(), yes=False, dry_run=False)
+    [problem] = caught.value.problems
+    assert "--yes" in str(problem) and "after phase canary" in str(problem)
+    # a pause on the last phase has nothing to wait for
+    single = RolloutPlan.model_validate({"name": "p", "phases": [
+        {"name": "all", "select": {"role": "leaf"}, "pause": True}]})
+    assert pause_answer(single, yes=False, dry_run=False) is None
+    # a resumed run past the pausing phase has nothing left to ask
+    assert pause_answer(_paused_plan(), yes=False, dry_run=False, from_phase=1) is None
