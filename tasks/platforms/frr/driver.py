@@ -347,7 +347,12 @@ class FrrDriver(ShellDriver[FrrState]):
             text, apply = desired.merge_frr, f"vtysh -f {frr_file}"
         else:
             text = self._with_netns(desired.frr)
-            apply = f"{FRR_RELOAD} --reload {frr_file} >/dev/null 2>{frr_file}.log"
+            # zebra learns of a namespace the link ops just made a moment later, and until
+            # then refuses the VRF's `netns` line: the reload (idempotent) gets three tries,
+            # and the last try's error reaches the caller
+            apply = (f"for try in 1 2 3; do {FRR_RELOAD} --reload {frr_file} >/dev/null "
+                     f"2>{frr_file}.log && break; if [ $try = 3 ]; then tail -n 3 "
+                     f"{frr_file}.log >&2; exit 1; fi; sleep 1; done")
         # FRR cannot unconfigure an interface that is already gone: when links are deleted,
         # a first pass lets FRR drop their config while they exist (it may not finish
         # while other links are still missing; the pass after the links change must)
