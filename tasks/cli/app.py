@@ -17,7 +17,7 @@ from tasks.checks import CATALOG, CheckContext, Stage, run_checks
 from tasks.cli import ops, output
 from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
-from tasks.cli.ops import BreakLockOpt
+from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
 from tasks.workflows import inventory
@@ -36,10 +36,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help=__doc__)
 app.add_typer(lab_app, name="lab")
 ops.register(app)
-
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table or json")]
-WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,
-                                         help="devices worked on at once")]
 
 
 @app.callback()

@@ -16,6 +16,7 @@ from tasks import reports
 from tasks.checks import CATALOG
 from tasks.cli import output
 from tasks.cli.context import project_of
+from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
 from tasks.reports import json_report
@@ -33,13 +34,6 @@ from tasks.workflows.project import Project
 from tasks.workflows.rollback import rollback_run
 from tasks.workflows.rollout import Ask, render_all
 from tasks.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
-
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table or json")]
-BreakLockOpt = Annotated[bool, typer.Option(
-    "--break-lock", help="take over a lock held from another host whose run is gone "
-    "(its runs are then treated as interrupted)")]
-WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,
-                                         help="devices worked on at once")]
 
 
 def _groups(nornir: Nornir) -> dict[str, list[str]]:
@@ -165,11 +159,9 @@ def list_runs(ctx: typer.Context,
     table = Table(title=f"change runs of {project.fabric}", title_justify="left")
     for column in ("run", "plan", "status", "phase", "changed", "note"):
         table.add_column(column, overflow="fold")
-    for row in rows:
-        changed = row["changed"]
-        assert isinstance(changed, list)
-        table.add_row(str(row["run_id"]), str(row["plan"]), str(row["status"]),
-                      str(row["phase"] or ""), str(len(changed)), str(row["reason"]))
+    for _, s in found:
+        table.add_row(s.run_id, s.runbook, s.shown_status, s.phase or "", str(len(s.changed)),
+                      s.reason)
     console.print(table)
 
 

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tasks.atomic import write_atomic
 from tasks.lab.system import LabError, ip_batch, require_commands, require_root, run
 from tasks.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
 
@@ -119,9 +120,7 @@ class LabState:
 
     def save(self, paths: LabPaths) -> None:
         paths.root.mkdir(parents=True, exist_ok=True)
-        tmp = paths.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=1), encoding="utf-8")
-        tmp.replace(paths.state_file)
+        write_atomic(paths.state_file, json.dumps(asdict(self), indent=1))
 
     @classmethod
     def load(cls, paths: LabPaths) -> LabState | None:

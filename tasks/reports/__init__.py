@@ -8,10 +8,10 @@ audit's time over from the previous .prom file when this audit could not run.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tasks.atomic import write_atomic
 from tasks.reports import html, json_report, junit, markdown, prometheus
 from tasks.reports.model import AuditReport
 
@@ -37,21 +37,6 @@ def report_path(directory: Path, fabric: str, fmt: str) -> Path:
     if not fabric or "/" in fabric or os.sep in fabric or fabric.startswith("."):
         raise ValueError(f"fabric name {fabric!r} cannot be part of a file name")
     return directory / f"flatfab-audit-{fabric}{FORMATS[fmt]}"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a temp file in the same directory, then rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).chmod(0o644)  # mkstemp makes 0600; collectors run as other users
-        Path(tmp).replace(path)  # os.replace: atomic within one file system
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _previous_success(path: Path, fabric: str) -> float | None:

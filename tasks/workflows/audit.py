@@ -24,7 +24,8 @@ from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSum
 from tasks.workflows.connections import driver
 from tasks.workflows.drift import device_drift
 from tasks.workflows.progress import RichProgress
-from tasks.workflows.rollout import first_line, render_all
+from tasks.workflows.results import host_values
+from tasks.workflows.rollout import render_all
 from tasks.workflows.verify import verify
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)?$")
@@ -57,15 +58,11 @@ def _drift(nornir: Nornir, plan: FabricState, progress: RichProgress | None,
     results = runner.run(task=_config_drift, name="audit: config drift", configs=configs,
                          on_failed=True)
     found: list[DeviceDrift] = []
-    for name in sorted(plan.devices):
-        multi = results.get(name)
-        if multi is None:
-            found.append(DeviceDrift(device=name, error="not in the inventory"))
-        elif multi.failed:
-            exc = multi[0].exception
-            found.append(DeviceDrift(device=name, error=first_line(exc) if exc else "failed"))
-        elif isinstance(multi[0].result, DeviceDrift):
-            found.append(multi[0].result)
+    for name, (ok, value) in host_values(results, sorted(plan.devices)).items():
+        if not ok:
+            found.append(DeviceDrift(device=name, error=str(value)))
+        elif isinstance(value, DeviceDrift):
+            found.append(value)
     return found
 
 

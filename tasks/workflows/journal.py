@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tasks.atomic import write_atomic
 from tasks.errors import InputError
 
 
@@ -48,9 +49,7 @@ class Journal:
         """Write a file of the run atomically: a killed run leaves the old or the new one."""
         path = self.directory / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.tmp")
-        temporary.write_text(content, encoding="utf-8")
-        temporary.replace(path)
+        write_atomic(path, content)
         return path
 
     def read(self, relative: str) -> str | None:

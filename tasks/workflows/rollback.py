@@ -16,7 +16,8 @@ from nornir.core.task import Result, Task
 from tasks.workflows.connections import driver
 from tasks.workflows.journal import Journal
 from tasks.workflows.progress import RichProgress
-from tasks.workflows.rollout import first_line, undo
+from tasks.workflows.results import first_line, host_values, subset
+from tasks.workflows.rollout import undo
 from tasks.workflows.runstate import RunState
 
 
@@ -54,21 +55,13 @@ def rollback_run(nornir: Nornir, target: Journal, target_state: RunState, journa
     result = RollbackResult(run_id=journal.run_id, target=target.run_id)
     journal.event("rollback", target=target.run_id, devices=devices)
     if devices:
-        wanted = set(devices)
-        runner = nornir.filter(filter_func=lambda h: h.name in wanted)
-        if progress is not None:
-            runner = runner.with_processors([progress])
-        outcome = runner.run(task=_backup_then_undo, name="rollback", target=target,
-                             journal=journal)
-        for name in devices:
-            multi = outcome.get(name)
-            if multi is None:
-                result.failed[name] = "not in the inventory"
-            elif multi.failed:
-                exc = multi[0].exception
-                result.failed[name] = first_line(exc) if exc else str(multi[0].result)
-            else:
+        outcome = host_values(subset(nornir, devices, 50, progress).run(
+            task=_backup_then_undo, name="rollback", target=target, journal=journal), devices)
+        for name, (ok, value) in outcome.items():
+            if ok:
                 result.restored.append(name)
+            else:
+                result.failed[name] = str(value)
     target_state.rolled_back = sorted({*target_state.rolled_back, *result.restored})
     if not result.failed:
         target_state.status, target_state.rolled_back_by = "rolled-back", journal.run_id

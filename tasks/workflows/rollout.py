@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nornir.core import Nornir
-from nornir.core.task import AggregatedResult, Result, Task
-from nornir.plugins.runners import ThreadedRunner
+from nornir.core.task import Result, Task
 
 from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
 from tasks.gcpause import gc_paused
@@ -31,6 +30,7 @@ from tasks.workflows.collect import collect
 from tasks.workflows.connections import driver
 from tasks.workflows.journal import Journal
 from tasks.workflows.progress import RichProgress
+from tasks.workflows.results import first_line, host_values, subset
 from tasks.workflows.runstate import RunState
 
 Ask = Callable[[str], bool]
@@ -86,11 +86,6 @@ class RolloutResult:
                            for p in (self.schedule.phases if self.schedule else ())],
                 "unselected": list(self.schedule.unselected) if self.schedule else [],
                 "timings": self.timings}
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 # ---- per-device Nornir tasks -------------------------------------------------------------
@@ -170,24 +165,6 @@ def undo(task: Task, backups: Journal, journal: Journal) -> Result:
 
 # ---- helpers ------------------------------------------------------------------------------
 
-def _subset(nornir: Nornir, names: list[str], workers: int) -> Nornir:
-    wanted = set(names)
-    return nornir.filter(filter_func=lambda h: h.name in wanted).with_runner(
-        ThreadedRunner(num_workers=max(1, min(workers, len(names)))))
-
-
-def _values(results: AggregatedResult) -> dict[str, tuple[bool, Any]]:
-    """host -> (ok, result or the first line of the exception)."""
-    out: dict[str, tuple[bool, Any]] = {}
-    for name, multi in results.items():
-        if multi.failed:
-            exc = multi[0].exception
-            out[name] = (False, first_line(exc) if exc else str(multi[0].result))
-        else:
-            out[name] = (True, multi[0].result)
-    return out
-
-
 def _peers_of(plan: FabricState, device: str, ports: str | None) -> set[str]:
     found: set[str] = set()
     planned = plan.devices.get(device)
@@ -244,10 +221,10 @@ def run_gate(nornir: Nornir, plan: FabricState, gate: Gate, ready: set[str],
     checks = gate_checks(gate)
     time.sleep(gate.wait_s)
     deadline = time.monotonic() + gate.timeout_s
+    expected = restrict(plan, ready)
     attempt = 0
     while True:
         attempt += 1
-        expected = restrict(plan, ready)
         observed = collect(nornir, expected, read_only=False, only=ready, name="gate").state
         findings = [f for f in run_checks(CheckContext(state=observed, plan=expected,
                                                        stage=Stage.LIVE), checks)
@@ -274,21 +251,22 @@ class _Run:
     ready: set[str]
     progress: RichProgress | None
 
-    def runner(self, names: list[str], workers: int) -> Nornir:
-        sub = _subset(self.nornir, names, workers)
-        return sub.with_processors([self.progress]) if self.progress else sub
+    def run(self, names: list[str], workers: int, **task: Any) -> dict[str, tuple[bool, Any]]:
+        """One Nornir task on the named devices: name -> (ok, result or error)."""
+        return host_values(subset(self.nornir, names, workers, self.progress).run(**task),
+                           names)
 
     def save(self) -> None:
         self.state.confirmed = sorted(set(self.state.confirmed))
         self.state.save(self.journal)
 
     def commit_batch(self, names: list[str], workers: int) -> list[str]:
-        pushed = _values(self.runner(names, workers).run(
-            task=_commit, name="rollout: commit", configs=self.configs,
-            revert_in=self.rollout.revert_in, journal=self.journal))
+        pushed = self.run(names, workers, task=_commit, name="rollout: commit",
+                          configs=self.configs, revert_in=self.rollout.revert_in,
+                          journal=self.journal)
         committed: list[str] = []
         for name in names:
-            ok, value = pushed.get(name, (False, "not in the inventory"))
+            ok, value = pushed[name]
             outcome = value if ok and isinstance(value, DeviceOutcome) else DeviceOutcome(
                 error=str(value))
             previous = self.result.devices.get(name, DeviceOutcome())
@@ -303,30 +281,29 @@ class _Run:
         return committed
 
     def confirm(self, names: list[str]) -> None:
-        done = _values(self.runner(names, 50).run(task=_confirm, name="rollout: confirm",
-                                                  journal=self.journal))
-        confirmed = [n for n in names if done.get(n, (False, ""))[0]]
+        done = self.run(names, 50, task=_confirm, name="rollout: confirm", journal=self.journal)
+        confirmed = [n for n in names if done[n][0]]
         self.state.confirmed += confirmed
         self.result.confirmed = sorted(set(self.state.confirmed))
         failed = [n for n in names if n not in confirmed]
         for name in failed:
-            self.state.failed[name] = f"confirm failed: {done.get(name, (False, '?'))[1]}"
+            self.state.failed[name] = f"confirm failed: {done[name][1]}"
         self.save()
 
     def roll_back(self, names: list[str]) -> None:
         if not names:
             return
         self.journal.event("rollback", devices=names)
-        done = _values(self.runner(names, 50).run(task=undo, name="rollout: rollback",
-                                                  backups=self.journal, journal=self.journal))
-        back = [n for n in names if done.get(n, (False, ""))[0]]
+        done = self.run(names, 50, task=undo, name="rollout: rollback", backups=self.journal,
+                        journal=self.journal)
+        back = [n for n in names if done[n][0]]
         self.state.rolled_back += back
         self.result.rolled_back = sorted(set(self.state.rolled_back))
         self.state.confirmed = [d for d in self.state.confirmed if d not in back]
         self.result.confirmed = sorted(set(self.state.confirmed))
         for name in names:
             if name not in back:
-                self.state.failed[name] = f"rollback failed: {done.get(name, (False, '?'))[1]}"
+                self.state.failed[name] = f"rollback failed: {done[name][1]}"
         self.save()
 
     def halt(self, reason: str, phase: ScheduledPhase, batch: list[str],
@@ -379,10 +356,10 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
         state.changed = [d for d in state.changed if d not in state.rolled_back]
         state.rolled_back, result.rolled_back = [], []
     diff_runner = nornir.with_processors([progress]) if progress else nornir
-    diffs = _values(diff_runner.run(task=_diff, name="rollout: diff", configs=configs,
-                                    read_only=dry_run, on_failed=True))
+    diffs = host_values(diff_runner.run(task=_diff, name="rollout: diff", configs=configs,
+                                        read_only=dry_run, on_failed=True), list(plan.devices))
     for name in plan.devices:
-        ok, value = diffs.get(name, (False, "not in the inventory"))
+        ok, value = diffs[name]
         result.devices[name] = DeviceOutcome(diff=value) if ok else DeviceOutcome(
             error=str(value))
     result.timings["diff_s"] = round(time.monotonic() - started, 3)
