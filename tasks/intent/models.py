@@ -147,9 +147,11 @@ class FabricLink(Strict):
 
 
 class PortScheme(Strict):
-    """Port numbering keyed by stable ids: adding a device never renames another's ports."""
+    """Port numbering keyed by stable ids: adding a device never renames another's ports.
 
-    prefix: Annotated[str, Field(pattern=r"^[a-zA-Z]+$")] = "swp"
+    A port number becomes a name on each device's own platform (swp3, Ethernet3,
+    Ethernet16 on a SONiC switch with 8 lanes a port)."""
+
     spine_downlink_base: Annotated[int, Field(ge=0)] = 0
     leaf_uplink_base: Annotated[int, Field(ge=0)] = 50
     leaf_host_base: Annotated[int, Field(ge=0)] = 0

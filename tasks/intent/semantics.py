@@ -218,7 +218,7 @@ def _hosts(fabric: FabricIntent, intent_hosts: HostsIntent,
         seen_ports.add((host.leaf, host.port))
         if ports.leaf_host_base + host.port in uplink_ports:
             yield Problem(HOSTS, host.path,
-                          f"host port {ports.prefix}{ports.leaf_host_base + host.port} on "
+                          f"host port number {ports.leaf_host_base + host.port} on "
                           f"{host.leaf} collides with a spine uplink (ports.leaf_uplink_base)")
         # one error per place the MTU is set, not one per host that inherits it
         if host.mtu < roce_min and ("roce", host.mtu_path) not in reported:

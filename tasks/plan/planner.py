@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tasks.gcpause import gc_paused
-from tasks.intent.models import BgpMode, FabricIntent, Intent, Switch
+from tasks.intent.models import BgpMode, Intent, Switch
 from tasks.intent.semantics import HostSlot, expand_hosts, tenant_members
 from tasks.model.build import clone
 from tasks.model.state import (
@@ -26,6 +26,8 @@ from tasks.model.state import (
 )
 from tasks.plan import allocate
 from tasks.plan.lossless import plan_lossless
+from tasks.platforms.base import InterfaceNames
+from tasks.platforms.registry import get as get_platform
 
 # validated prototypes of the objects the fabric loop makes by the hundred thousand
 _ENDPOINT = Endpoint(device="prototype", port="prototype")
@@ -35,17 +37,10 @@ _FABRIC_LINK = Link(id="prototype", kind=LinkKind.FABRIC, a=_ENDPOINT, b=_ENDPOI
 _PEER = BgpPeer(key="prototype")
 
 
-def port_name(fabric: FabricIntent, base: int, number: int) -> str:
-    return f"{fabric.ports.prefix}{base + number}"
-
-
-def bridge_name(vrf_id: int | None) -> str:
-    """The host-facing bridge of one VRF on a leaf (br0 for the default VRF)."""
-    return f"br{vrf_id or 0}"
-
-
-def subinterface(port: str, vrf_id: int) -> str:
-    return f"{port}.{vrf_id}"
+def names_of(platform: str) -> InterfaceNames:
+    """How a device's platform spells the plan's interface roles (port, sub-port, loopback,
+    VRF gateway); the planner itself knows no platform's vocabulary."""
+    return get_platform(platform).names
 
 
 @dataclass
@@ -116,8 +111,9 @@ def _plan(intent: Intent) -> FabricState:
     for spine, leaf, class_name in cabling:
         link_class = fabric.link_classes[class_name]
         spine_dev, leaf_dev = devices[spine.name], devices[leaf.name]
-        spine_port = port_name(fabric, fabric.ports.spine_downlink_base, leaf.stable_id)
-        leaf_port = port_name(fabric, fabric.ports.leaf_uplink_base, spine.stable_id)
+        spine_names, leaf_names = names_of(spine_dev.platform), names_of(leaf_dev.platform)
+        spine_port = spine_names.physical(fabric.ports.spine_downlink_base + leaf.stable_id)
+        leaf_port = leaf_names.physical(fabric.ports.leaf_uplink_base + spine.stable_id)
         # the default VRF, then every tenant VRF the leaf carries, as VRF-lite subinterfaces
         carried: list[tuple[str, int | None, str | None]] = [(DEFAULT_VRF, None,
                                                               underlay.p2p_pool)]
@@ -125,8 +121,9 @@ def _plan(intent: Intent) -> FabricState:
                     for vrf in tenancy.leaf_vrfs.get(leaf.name, [])]
         parent_id: str | None = None
         for vrf, vrf_id, pool in carried:
-            s_port = spine_port if vrf_id is None else subinterface(spine_port, vrf_id)
-            l_port = leaf_port if vrf_id is None else subinterface(leaf_port, vrf_id)
+            s_port = spine_port if vrf_id is None else spine_names.subinterface(spine_port,
+                                                                                 vrf_id)
+            l_port = leaf_port if vrf_id is None else leaf_names.subinterface(leaf_port, vrf_id)
             s_addr: list[str] = []
             l_addr: list[str] = []
             if numbered and pool is not None:
@@ -175,8 +172,9 @@ def _plan(intent: Intent) -> FabricState:
         subnet = allocate.leaf_subnet(prefixes, length, leaf.stable_id)
         if vrf in subnets:
             subnets[vrf][leaf.name] = str(subnet)
-        bridge = bridge_name(vrf_id)
-        leaf_port = port_name(fabric, fabric.ports.leaf_host_base, host.port)
+        leaf_names = names_of(leaf_dev.platform)
+        bridge = leaf_names.gateway(vrf_id)
+        leaf_port = leaf_names.physical(fabric.ports.leaf_host_base + host.port)
         if bridge not in leaf_dev.interfaces:
             leaf_dev.interfaces[bridge] = Interface(
                 name=bridge, kind=IfKind.BRIDGE, vrf=vrf, mtu=host_class.mtu, up=True,
@@ -218,11 +216,13 @@ def _plan(intent: Intent) -> FabricState:
 def _switch(switch: Switch, role: Role, asn: int, loopback: str, platform: str,
             bgp_options: dict[str, int]) -> DeviceState:
     router_id = loopback.split("/", maxsplit=1)[0]
+    platform = switch.platform or platform
+    lo = names_of(platform).loopback
     device = DeviceState(
-        name=switch.name, role=role, platform=switch.platform or platform, asn=asn,
+        name=switch.name, role=role, platform=platform, asn=asn,
         router_id=router_id, loopback=loopback,
-        interfaces={"lo": Interface(name="lo", kind=IfKind.LOOPBACK, addresses=[loopback],
-                                    up=True)})
+        interfaces={lo: Interface(name=lo, kind=IfKind.LOOPBACK, addresses=[loopback],
+                                  up=True)})
     device.bgp[DEFAULT_VRF] = BgpInstance(vrf=DEFAULT_VRF, asn=asn, router_id=router_id,
                                           networks=[loopback], **bgp_options)
     return device

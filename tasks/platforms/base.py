@@ -1,21 +1,296 @@
-"""What a platform provides: how to render a device's config and how to read it back."""
+"""The platform contract: everything that differs between switch OSes, behind one interface.
+
+Planner, checks, drift, audit, traffic, lab and rollout use a platform only through
+`Platform` below and the `DeviceDriver` protocol its connection yields. A platform is one
+folder under tasks/platforms/, one data file (`platform.yaml`: naming, capabilities,
+connection, lab node) and one registry line.
+"""
 
 from __future__ import annotations
 
+import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.model.state import DeviceState, Probe
-
-# collect(driver, planned device, pings to send from it) -> observed device
-Collector = Callable[[Any, DeviceState, list[Probe]], DeviceState]
+from tasks.yamlio import load_yaml
 
 
-@dataclass(frozen=True)
-class Platform:
+class Facts(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CommitConfirm(StrEnum):
+    NATIVE = "native"  # the OS has a commit timer of its own (EOS session timer)
+    EMULATED = "emulated"  # flatfab runs a revert timer on the device (frr, sonic)
+    NONE = "none"  # backup + re-apply only
+
+
+class ReadOnlyGuard(StrEnum):
+    TRANSPORT = "transport"  # the SSH transport refuses mutating commands
+    DRIVER = "driver"  # a wrapper refuses every config method and non-show command
+
+
+class Naming(Facts):
+    """How the platform spells the neutral interface roles of the plan.
+
+    A physical port number n (1-based, from the fabric's port scheme) is index
+    `first + (n - 1) * step` in `physical` ("swp{index}", "Ethernet{index}").
+    """
+
+    physical: str
+    first: int = 1
+    step: int = Field(default=1, ge=1)
+    subinterface: str = "{port}.{vlan}"
+    short_subinterface: str | None = None  # used when the long form exceeds max_length
+    loopback: str
+    gateway: str  # host-facing L3 gateway of one VRF: "br{vlan}", "Vlan{vlan}"
+    default_gateway_vlan: int = 0  # the gateway "VLAN" of the default VRF
+    vrf: str = "{tenant}"  # the device's own name of a tenant VRF
+    vrf_pattern: str = r"^[A-Za-z][A-Za-z0-9_-]*$"
+    max_length: int = 15  # interface names
+    ports: str  # regex: the physical port names intents may use on this platform
+
+
+class Capabilities(Facts):
+    commit_confirm: CommitConfirm
+    read_only: ReadOnlyGuard
+    lossless_backend: str  # what carries the lossless plane (e.g. "virtual-asic", "eos-qos")
+    traffic_source: bool = False  # can send test flows (verify --traffic)
+    class_counters: bool = False  # can report per-class (per-TC) queue counters
+    # what the platform (or a hardware family of it) cannot express: feature -> why
+    unsupported: dict[str, str] = Field(default_factory=dict)
+    families: dict[str, dict[str, str]] = Field(default_factory=dict)  # family -> unsupported
+
+
+class Connection(Facts):
+    plugin: Literal["napalm", "netmiko", "scrapli"]
+    driver: str  # NAPALM driver name, or netmiko device_type / scrapli platform
+    port: int = 22
+
+
+class LabNode(Facts):
+    kind: str  # containerlab kind
+    image: str
+    embedded: bool  # the embedded netns lab can run it
+
+
+class PlatformFacts(Facts):
     name: str
-    napalm_driver: str  # name for napalm.get_network_driver
-    render: Callable[[DeviceState], str]
-    collect: Collector
-    commit_confirm: bool  # the driver honours commit_config(revert_in=...)
+    role: Literal["switch", "host"]
+    description: str
+    sections: tuple[str, ...]  # named config sections, in render order
+    naming: Naming | None = None  # switches only
+    capabilities: Capabilities
+    connection: Connection
+    lab: LabNode
+
+
+@runtime_checkable
+class DeviceDriver(Protocol):
+    """What workflows may call on any platform's driver (NAPALM's base API, typed)."""
+
+    def open(self) -> None: ...
+    def close(self) -> None: ...
+    def load_replace_candidate(self, filename: str | None = None,
+                               config: str | None = None) -> None: ...
+    def load_merge_candidate(self, filename: str | None = None,
+                             config: str | None = None) -> None: ...
+    def compare_config(self) -> str: ...
+    def discard_config(self) -> None: ...
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None: ...
+    def confirm_commit(self) -> None: ...
+    def has_pending_commit(self) -> bool: ...
+    def rollback(self) -> None: ...
+    def get_config(self, retrieve: str = "all", full: bool = False,
+                   sanitized: bool = False, format: str = "text") -> dict[str, str]: ...
+    def get_facts(self) -> dict[str, Any]: ...
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]: ...
+
+
+class NotSupportedError(Exception):
+    """The platform cannot do this (its capabilities say so)."""
+
+
+class Platform(ABC):
+    """One switch OS or host kind. Subclasses live in tasks/platforms/<name>/."""
+
+    def __init__(self, facts_file: Path) -> None:
+        self.facts = PlatformFacts.model_validate(load_yaml(facts_file))
+
+    @property
+    def name(self) -> str:
+        return self.facts.name
+
+    @property
+    def commit_confirm(self) -> bool:
+        """commit_config(revert_in=...) reverts by itself unless confirmed."""
+        return self.facts.capabilities.commit_confirm is not CommitConfirm.NONE
+
+    @cached_property
+    def names(self) -> InterfaceNames:
+        if self.facts.naming is None:
+            raise NotSupportedError(f"platform {self.name} names no switch ports")
+        return InterfaceNames(self.facts.naming)
+
+    # ---- render and read back ---------------------------------------------------------
+
+    @abstractmethod
+    def render(self, device: DeviceState) -> str:
+        """The device's whole config, deterministic, made of `facts.sections`."""
+
+    @abstractmethod
+    def sections(self, config: str) -> dict[str, list[str]]:
+        """A config (rendered or running) split into its named sections, for drift."""
+
+    @abstractmethod
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        """Observed DeviceState from the device, with show-type reads only."""
+
+    def change_notes(self, running: str, intended: str) -> list[str]:
+        """What a change from running to intended needs beyond a normal commit (a change the
+        OS's safe-commit path refuses, a disruptive reload); shown by plan and dry-run."""
+        return []
+
+    # ---- connection -----------------------------------------------------------------------
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        """The driver workflows use, from the opened Nornir connection of
+        `facts.connection.plugin` (a NAPALM driver already is one)."""
+        if not isinstance(connection, DeviceDriver):
+            raise TypeError(f"platform {self.name}: {type(connection).__name__} is not a "
+                            "device driver")
+        return connection
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        """(running, intended) in one normal form, read-only, for per-section drift."""
+        return driver.get_config(retrieve="running")["running"], intended
+
+    # ---- optional capabilities ----------------------------------------------------------
+
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, int]]:
+        """Per port (and VRF sub-port), packets counted per traffic class."""
+        raise NotSupportedError(f"platform {self.name} reports no per-class counters")
+
+    def send_test_traffic(self, driver: DeviceDriver, address: str, sport_base: int,
+                          flows: int, data_packets: int) -> int:
+        """RoCEv2-shaped flows (data + one CNP per flow) to address; datagrams sent."""
+        raise NotSupportedError(f"platform {self.name} cannot source test traffic")
+
+    def probe(self, driver: DeviceDriver,
+              targets: list[tuple[str, int, bool]]) -> list[dict[str, Any]]:
+        """Pings (address, payload size, don't fragment) -> [{replied, detail}]."""
+        raise NotSupportedError(f"platform {self.name} cannot send probes")
+
+    def read_only(self, driver: DeviceDriver) -> DeviceDriver:
+        """The driver as verify and audit get it. Transport-guarded platforms are opened
+        read-only already; others are wrapped so config methods and non-show commands fail."""
+        if self.facts.capabilities.read_only is ReadOnlyGuard.TRANSPORT:
+            return driver
+        return ReadOnlyDriver(driver, self.show_command)
+
+    def show_command(self, command: str) -> bool:
+        """Whether a cli() command only reads (used by the read-only guard)."""
+        return bool(_SHOW.match(command))
+
+
+_SHOW = re.compile(r"^\s*show\s[^;|]*(\|\s*json\s*)?$")
+
+
+class ReadOnlyError(PermissionError):
+    """A read-only workflow asked a device to change."""
+
+
+_READ_METHODS = frozenset({"open", "close", "get_config", "get_facts", "cli", "is_alive",
+                           "compare_config", "discard_config", "has_pending_commit"})
+
+
+class ReadOnlyDriver:
+    """Wraps a driver for verify and audit: getters pass, everything else is refused.
+
+    compare_config and discard_config pass (a dry run diffs), but loading a candidate does
+    not, so nothing can be compared that was not already there.
+    """
+
+    def __init__(self, inner: DeviceDriver, is_show: Callable[[str], bool]) -> None:
+        self._inner = inner
+        self._is_show = is_show
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("get_") or name in _READ_METHODS:
+            attribute = getattr(self._inner, name)
+            if name == "cli":
+                return self._cli
+            return attribute
+        raise ReadOnlyError(f"read-only: {name}() is refused")
+
+    def _cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
+        refused = [c for c in commands if not self._is_show(c)]
+        if refused:
+            raise ReadOnlyError(f"read-only: refused command {refused[0]!r}")
+        result: dict[str, Any] = self._inner.cli(commands, encoding=encoding)
+        return result
+
+
+class InterfaceNames:
+    """The neutral interface roles of the plan, spelled the platform's way."""
+
+    def __init__(self, naming: Naming) -> None:
+        self.naming = naming
+        self._ports = re.compile(naming.ports)
+        self._vrf = re.compile(naming.vrf_pattern)
+
+    @property
+    def loopback(self) -> str:
+        return self.naming.loopback
+
+    def physical(self, number: int) -> str:
+        index = self.naming.first + (number - 1) * self.naming.step
+        if index < 0:
+            raise ValueError(f"port number {number} has no name on this platform "
+                             f"(first index {self.naming.first})")
+        return self.naming.physical.format(index=index)
+
+    def subinterface(self, port: str, vlan: int) -> str:
+        name = self.naming.subinterface.format(port=port, vlan=vlan)
+        short = self.naming.short_subinterface
+        if len(name) > self.naming.max_length and short is not None:
+            digits = re.search(r"(\d+)$", port)
+            name = short.format(port=port, vlan=vlan, index=digits.group(1) if digits else "")
+        return name
+
+    def gateway(self, vrf_id: int | None) -> str:
+        return self.naming.gateway.format(vlan=vrf_id or self.naming.default_gateway_vlan)
+
+    def vrf(self, tenant: str) -> str:
+        return self.naming.vrf.format(tenant=tenant)
+
+    def tenant_of(self, vrf: str) -> str | None:
+        """The tenant a device VRF name stands for (None when the pattern does not fit)."""
+        head, _, tail = self.naming.vrf.partition("{tenant}")
+        if vrf.startswith(head) and vrf.endswith(tail) and len(vrf) > len(head) + len(tail):
+            return vrf[len(head):len(vrf) - len(tail)]
+        return None
+
+    def problem(self, name: str) -> str | None:
+        """Why an interface name cannot exist on this platform (None when it can)."""
+        if len(name) > self.naming.max_length:
+            return f"{name!r} is longer than {self.naming.max_length} characters"
+        return None
+
+    def is_port(self, name: str) -> bool:
+        return bool(self._ports.match(name))
+
+    def vrf_problem(self, tenant: str) -> str | None:
+        vrf = self.vrf(tenant)
+        if not self._vrf.match(vrf):
+            return f"VRF name {vrf!r} does not match {self.naming.vrf_pattern}"
+        return None
+

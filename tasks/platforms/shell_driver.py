@@ -313,3 +313,14 @@ def unified_diff(before: str, after: str, name: str = "config") -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True),
                                         after.splitlines(keepends=True),
                                         fromfile=f"running/{name}", tofile=f"candidate/{name}"))
+
+
+def normalized_texts(driver: object, intended: str) -> tuple[str, str]:
+    """(running, intended) as a ShellDriver normalizes them; loads nothing onto the device."""
+    if not isinstance(driver, ShellDriver):
+        raise TypeError(f"expected a shell driver, not {type(driver).__name__}")
+    driver.load_replace_candidate(config=intended)
+    try:
+        return driver.compare_texts()
+    finally:
+        driver.discard_config()

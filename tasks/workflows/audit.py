@@ -20,6 +20,7 @@ from nornir.core.task import Result, Task
 from tasks.checks import CATALOG, Stage
 from tasks.errors import InputError
 from tasks.model.state import FabricState, LinkKind
+from tasks.platforms.registry import get as get_platform
 from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
 from tasks.workflows.connections import driver
 from tasks.workflows.drift import device_drift
@@ -42,13 +43,11 @@ def parse_duration(text: str, option: str) -> float:
 
 def _config_drift(task: Task, configs: dict[str, str]) -> Result:
     """Running vs intended text of one device, read-only (load + compare, never commit)."""
-    device = driver(task, read_only=True)
-    device.load_replace_candidate(config=configs[task.host.name])
-    try:
-        running, intended = device.compare_texts()
-    finally:
-        device.discard_config()
-    return Result(host=task.host, result=device_drift(task.host.name, running, intended))
+    platform = get_platform(str(task.host.platform))
+    running, intended = platform.drift_texts(driver(task, read_only=True),
+                                             configs[task.host.name])
+    return Result(host=task.host, result=device_drift(task.host.name, running, intended,
+                                                      platform.sections))
 
 
 def _drift(nornir: Nornir, plan: FabricState, progress: RichProgress | None,

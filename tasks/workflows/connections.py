@@ -1,4 +1,4 @@
-"""Open a device's NAPALM driver from a Nornir task, read-only or read-write."""
+"""Open a device's driver from a Nornir task, read-only or read-write."""
 
 from __future__ import annotations
 
@@ -6,27 +6,31 @@ from typing import Any
 
 from nornir.core.task import Task
 
+from tasks.platforms.base import DeviceDriver
 from tasks.platforms.registry import get as get_platform
 
-CONNECTION = "napalm"
+CONNECTIONS = ("napalm", "netmiko", "scrapli")
 
 
-def driver(task: Task, *, read_only: bool) -> Any:
-    """The host's NAPALM driver, opened once per run with the mode of the workflow.
+def driver(task: Task, *, read_only: bool) -> DeviceDriver:
+    """The host's driver, opened once per run with the mode of the workflow.
 
     optional_args come from the inventory (host, groups, defaults) plus the host's
-    `data.optional_args`; read-only is enforced by the driver's transport.
+    `data.optional_args`. Read-only is enforced by the platform: in the driver's transport,
+    or by a guard that refuses every config method and every non-show command.
     """
     host = task.host
-    if CONNECTION in host.connections:
-        return host.connections[CONNECTION].connection
-    params = host.get_connection_parameters(CONNECTION)
-    extras: dict[str, Any] = dict(params.extras or {})
-    optional = dict(extras.get("optional_args", {}))
-    optional.update(host.data.get("optional_args", {}))
-    optional["read_only"] = read_only
-    extras["optional_args"] = optional
     platform = get_platform(str(host.platform))
-    host.open_connection(CONNECTION, task.nornir.config, platform=platform.napalm_driver,
-                         extras=extras)
-    return host.connections[CONNECTION].connection
+    plugin = platform.facts.connection.plugin
+    if plugin not in host.connections:
+        params = host.get_connection_parameters(plugin)
+        extras: dict[str, Any] = dict(params.extras or {})
+        if plugin == "napalm":
+            optional = dict(extras.get("optional_args", {}))
+            optional.update(host.data.get("optional_args", {}))
+            optional["read_only"] = read_only
+            extras["optional_args"] = optional
+        host.open_connection(plugin, task.nornir.config,
+                             platform=platform.facts.connection.driver, extras=extras)
+    opened = platform.adapt(host.connections[plugin].connection, read_only=read_only)
+    return platform.read_only(opened) if read_only else opened

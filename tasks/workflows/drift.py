@@ -1,34 +1,18 @@
-"""Config drift: intended vs running config text of one device, split into sections.
-
-frr configs are `!! name` blocks (links, qos, frr); linux_host configs are one statement a
-line, so a line's first word (nic, address, route, qos) is its section.
-"""
+"""Config drift: intended vs running config text of one device, split into the sections
+its platform names (Platform.sections), so drift is per section on every platform."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from tasks.platforms.shell_driver import unified_diff
 from tasks.reports.model import DeviceDrift, SectionDrift
 
-HEADER = "!! "
+Splitter = Callable[[str], dict[str, list[str]]]
 
 
-def sections(text: str) -> dict[str, list[str]]:
-    """Section name -> its lines, in first-seen order."""
-    out: dict[str, list[str]] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        if line.startswith(HEADER):
-            current = line[len(HEADER):].strip() or "config"
-            out.setdefault(current, [])
-            continue
-        if not line.strip():
-            continue
-        name = current or line.split(maxsplit=1)[0]
-        out.setdefault(name, []).append(line)
-    return out
-
-
-def device_drift(device: str, running: str, intended: str) -> DeviceDrift | None:
+def device_drift(device: str, running: str, intended: str,
+                 sections: Splitter) -> DeviceDrift | None:
     """The sections whose running lines differ from the intended ones; None when equal."""
     have, want = sections(running), sections(intended)
     found: list[SectionDrift] = []

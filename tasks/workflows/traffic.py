@@ -18,6 +18,7 @@ from nornir.core.task import Result, Task
 from tasks.checks.base import Finding, Severity
 from tasks.model.state import FabricState, Role
 from tasks.plan.traffic import FlowGroup, Hop, hops, plan_flows
+from tasks.platforms.registry import get as get_platform
 from tasks.workflows.connections import driver
 
 CHECK = "traffic.class"
@@ -47,15 +48,18 @@ class TrafficReport:
 
 
 def _counters(task: Task) -> Result:
-    return Result(host=task.host, result=driver(task, read_only=True).get_lossless()["counters"])
+    platform = get_platform(str(task.host.platform))
+    return Result(host=task.host, result=platform.class_counters(driver(task, read_only=True)))
 
 
 def _send(task: Task, groups: list[FlowGroup]) -> Result:
     sent = 0
+    platform = get_platform(str(task.host.platform))
     for group in groups:
         if group.source == task.host.name:
-            sent += driver(task, read_only=True).send_roce(
-                group.address, group.sport_base, group.flows, group.data_packets)
+            sent += platform.send_test_traffic(driver(task, read_only=True), group.address,
+                                               group.sport_base, group.flows,
+                                               group.data_packets)
     return Result(host=task.host, result=sent)
 
 
@@ -72,8 +76,7 @@ def _read(nornir: Nornir, switches: set[str]) -> tuple[Counters, list[Finding]]:
                                     message=f"{name}: class counters could not be read: "
                                     f"{reason}", expected="counters", actual=reason))
         else:
-            counters[name] = {link: {int(tc): c for tc, c in per.items()}
-                              for link, per in outcome[0].result.items()}
+            counters[name] = outcome[0].result
     return counters, findings
 
 

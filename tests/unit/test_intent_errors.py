@@ -191,12 +191,12 @@ CASES = [
     # uplinks at swp51.. moved to swp2..: port 2 of every leaf collides, one problem per leaf
     Case("host-port-is-uplink-port",
          (replace(FABRIC, "link_classes:", "ports: {leaf_uplink_base: 1}\nlink_classes:"),),
-         HOSTS, "defaults.count", "host port swp2 on leaf1 collides with a spine uplink",
+         HOSTS, "defaults.count", "host port number 2 on leaf1 collides with a spine uplink",
          "count: 2", alone=False),
     Case("explicit-host-port-is-uplink-port",
          (append(HOSTS, "leaves:\n  leaf1:\n    hosts:\n      - {port: 1}\n"
                         "      - {name: leaf1-h2, port: 51}\n"),),
-         HOSTS, "leaves.leaf1.hosts[1]", "host port swp51 on leaf1 collides", "port: 51"),
+         HOSTS, "leaves.leaf1.hosts[1]", "host port number 51 on leaf1 collides", "port: 51"),
     # --- YAML syntax and files
     Case("bad-indentation", (replace(HOSTS, "  nic: eth1", " nic: eth1"),),
          HOSTS, "", "malformed YAML", "nic: eth1"),

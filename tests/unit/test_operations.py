@@ -17,7 +17,8 @@ from tasks.cli.ops import pause_answer
 from tasks.errors import InputError
 from tasks.runbook.model import RolloutPlan
 from tasks.workflows.audit import parse_duration, scheduled
-from tasks.workflows.drift import device_drift, sections
+from tasks.platforms.sections import by_first_word, by_header
+from tasks.workflows.drift import device_drift
 from tasks.workflows.journal import Journal
 from tasks.workflows.lock import LockedError, fabric_lock
 from tasks.workflows.runstate import (
@@ -39,25 +40,26 @@ router bgp 65101
 
 
 def test_switch_config_splits_by_section_and_host_config_by_keyword() -> None:
-    assert list(sections(SWITCH)) == ["links", "qos", "frr"]
+    assert list(by_header(SWITCH)) == ["links", "qos", "frr"]
     host = "nic eth1 mtu 9000 up\naddress eth1 10.0.0.2/24\nroute 0.0.0.0/0 via 10.0.0.1\n"
-    assert list(sections(host)) == ["nic", "address", "route"]
+    assert list(by_first_word(host)) == ["nic", "address", "route"]
 
 
 def test_drift_names_the_section_and_the_lines() -> None:
     running = SWITCH.replace("router bgp 65101\n", "router bgp 65101\nip prefix-list oob\n")
-    found = device_drift("leaf1", running, SWITCH)
+    found = device_drift("leaf1", running, SWITCH, by_header)
     assert found is not None and found.device == "leaf1"
     assert [s.section for s in found.sections] == ["frr"]
     assert found.sections[0].unexpected == ("ip prefix-list oob",)
     assert found.sections[0].missing == ()
     assert "-ip prefix-list oob" in found.sections[0].diff
     assert found.lines == 1
-    assert device_drift("leaf1", SWITCH, SWITCH) is None
+    assert device_drift("leaf1", SWITCH, SWITCH, by_header) is None
 
 
 def test_a_missing_section_is_drift_too() -> None:
-    found = device_drift("leaf1", SWITCH.split("!! frr", maxsplit=1)[0], SWITCH)
+    found = device_drift("leaf1", SWITCH.split("!! frr", maxsplit=1)[0], SWITCH,
+                         by_header)
     assert found is not None
     assert found.sections[0].section == "frr"
     assert found.sections[0].missing == ("router bgp 65101",

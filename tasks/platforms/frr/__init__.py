@@ -1,8 +1,36 @@
 """Platform `frr`: Linux + FRR switches (the lab's switch, white boxes, Linux switchdev)."""
 
-from tasks.platforms.base import Platform
-from tasks.platforms.frr.collect import collect
-from tasks.platforms.frr.render import render
+from __future__ import annotations
 
-PLATFORM = Platform(name="frr", napalm_driver="frr", render=render, collect=collect,
-                    commit_confirm=True)
+from pathlib import Path
+
+from tasks.model.state import DeviceState, Probe
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.frr.collect import collect, reader
+from tasks.platforms.frr.render import render
+from tasks.platforms.sections import by_header
+
+
+class FrrPlatform(Platform):
+    def render(self, device: DeviceState) -> str:
+        return render(device)
+
+    def sections(self, config: str) -> dict[str, list[str]]:
+        return by_header(config)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        from tasks.platforms.shell_driver import normalized_texts  # noqa: PLC0415 - napalm
+
+        return normalized_texts(driver, intended)
+
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        return collect(reader(driver), planned, probes)
+
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, int]]:
+        counters = reader(driver).get_lossless()["counters"]
+        return {port: {int(tc): int(n) for tc, n in per.items()}
+                for port, per in counters.items()}
+
+
+PLATFORM = FrrPlatform(Path(__file__).with_name("platform.yaml"))

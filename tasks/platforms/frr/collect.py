@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tasks.model.state import (
     DEFAULT_VRF,
@@ -18,7 +18,26 @@ from tasks.model.state import (
     Route,
 )
 from tasks.platforms import configdb
+from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import kernel_qos
+
+
+@runtime_checkable
+class FrrReader(Protocol):
+    """The read side of the frr NAPALM driver (NAPALM getters plus two of its own)."""
+
+    def get_interfaces(self) -> dict[str, dict[str, Any]]: ...
+    def get_interfaces_ip(self) -> dict[str, dict[str, Any]]: ...
+    def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]: ...
+    def get_bgp_neighbors(self) -> dict[str, dict[str, Any]]: ...
+    def get_route_table(self) -> dict[str, dict[str, Any]]: ...
+    def get_lossless(self) -> dict[str, Any]: ...
+
+
+def reader(driver: DeviceDriver) -> FrrReader:
+    if not isinstance(driver, FrrReader):
+        raise TypeError(f"the frr platform needs its own driver, not {type(driver).__name__}")
+    return driver
 
 
 def _kind(name: str, planned: DeviceState, master: str) -> IfKind:
@@ -50,7 +69,7 @@ def _read(device: DeviceState, what: str, getter: Callable[[], T], empty: T) -> 
         return empty
 
 
-def collect(driver: Any, planned: DeviceState, probes: list[Probe]) -> DeviceState:
+def collect(driver: FrrReader, planned: DeviceState, probes: list[Probe]) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
                          routes={})
     interfaces: dict[str, Any] = driver.get_interfaces()

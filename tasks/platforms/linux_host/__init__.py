@@ -1,8 +1,40 @@
 """Platform `linux_host`: GPU servers (ConnectX NICs) and the lab's hosts, over SSH."""
 
-from tasks.platforms.base import Platform
-from tasks.platforms.linux_host.collect import collect
-from tasks.platforms.linux_host.render import render
+from __future__ import annotations
 
-PLATFORM = Platform(name="linux_host", napalm_driver="linux_host", render=render,
-                    collect=collect, commit_confirm=True)
+from pathlib import Path
+from typing import Any
+
+from tasks.model.state import DeviceState, Probe
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.linux_host.collect import collect, reader
+from tasks.platforms.linux_host.render import render
+from tasks.platforms.sections import by_first_word
+
+
+class LinuxHostPlatform(Platform):
+    def render(self, device: DeviceState) -> str:
+        return render(device)
+
+    def sections(self, config: str) -> dict[str, list[str]]:
+        return by_first_word(config)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        from tasks.platforms.shell_driver import normalized_texts  # noqa: PLC0415 - napalm
+
+        return normalized_texts(driver, intended)
+
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        return collect(reader(driver), planned, probes)
+
+    def send_test_traffic(self, driver: DeviceDriver, address: str, sport_base: int,
+                          flows: int, data_packets: int) -> int:
+        return reader(driver).send_roce(address, sport_base, flows, data_packets)
+
+    def probe(self, driver: DeviceDriver,
+              targets: list[tuple[str, int, bool]]) -> list[dict[str, Any]]:
+        return reader(driver).probe(targets)
+
+
+PLATFORM = LinuxHostPlatform(Path(__file__).with_name("platform.yaml"))

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from tasks.model.state import DeviceState, IfKind, Interface, Probe, StaticRoute
+from tasks.platforms.base import DeviceDriver
+from tasks.platforms.linux_host import config as cfg
 from tasks.platforms.linux_host import nic_qos
 
 
-def collect(driver: Any, planned: DeviceState, probes: list[Probe]) -> DeviceState:
+@runtime_checkable
+class HostReader(Protocol):
+    """What the linux_host driver reads and sends (beyond NAPALM's base API)."""
+
+    def read_host_state(self) -> cfg.HostConfig: ...
+    def probe(self, targets: list[tuple[str, int, bool]], count: int = 2,
+              wait: float = 1.0) -> list[dict[str, Any]]: ...
+    def send_roce(self, address: str, sport_base: int, flows: int, data_packets: int,
+                  size: int = 1024) -> int: ...
+
+
+def reader(driver: DeviceDriver) -> HostReader:
+    if not isinstance(driver, HostReader):
+        raise TypeError(f"the linux_host platform needs its own driver, not "
+                        f"{type(driver).__name__}")
+    return driver
+
+
+def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> DeviceState:
     state = driver.read_host_state()
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
                          tenant=planned.tenant)
