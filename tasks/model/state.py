@@ -95,6 +95,17 @@ class PortQos(Model):
     mtu: int
 
 
+# Buffer roles, named by what they hold; each platform spells them its own way (SONiC and
+# the lab's virtual ASIC: ingress_lossless_pool, egress_lossless_profile, pg_..._profile).
+POOL_INGRESS_LOSSLESS = "ingress_lossless"
+POOL_INGRESS_LOSSY = "ingress_lossy"
+POOL_EGRESS_LOSSLESS = "egress_lossless"
+POOL_EGRESS_LOSSY = "egress_lossy"
+PROFILE_INGRESS_LOSSY = "ingress_lossy"
+PROFILE_EGRESS_LOSSLESS = "egress_lossless"
+PROFILE_EGRESS_LOSSY = "egress_lossy"
+
+
 class BufferPool(Model):
     direction: str  # ingress | egress
     mode: str  # dynamic | static

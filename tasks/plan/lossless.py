@@ -11,6 +11,13 @@ from collections.abc import Iterable
 
 from tasks.intent.qos import AsicIntent, NicIntent, Override, QosIntent
 from tasks.model.state import (
+    POOL_EGRESS_LOSSLESS,
+    POOL_EGRESS_LOSSY,
+    POOL_INGRESS_LOSSLESS,
+    POOL_INGRESS_LOSSY,
+    PROFILE_EGRESS_LOSSLESS,
+    PROFILE_EGRESS_LOSSY,
+    PROFILE_INGRESS_LOSSY,
     Asic,
     BufferPool,
     BufferProfile,
@@ -30,11 +37,7 @@ from tasks.qos import headroom as hr
 from tasks.qos.headroom import ASICS, required_headroom
 
 ECT0 = 0b10
-INGRESS_LOSSY = "ingress_lossy_profile"
-EGRESS_LOSSLESS = "egress_lossless_profile"
-EGRESS_LOSSY = "egress_lossy_profile"
-POOLS = ("ingress_lossless_pool", "ingress_lossy_pool", "egress_lossless_pool",
-         "egress_lossy_pool")
+POOLS = (POOL_INGRESS_LOSSLESS, POOL_INGRESS_LOSSY, POOL_EGRESS_LOSSLESS, POOL_EGRESS_LOSSY)
 
 
 def asic_of(qos: QosIntent, platform: str) -> Asic:
@@ -50,19 +53,14 @@ def asic_of(qos: QosIntent, platform: str) -> Asic:
                 else spec.buffer_bytes)
 
 
-def headroom_asic(asic: Asic) -> hr.Asic:
-    return hr.Asic(asic.family, asic.cell_bytes, asic.mac_phy_bytes, asic.pipeline_bytes,
-                        tile_delay=ASICS[asic.family].tile_delay, buffer_bytes=asic.buffer_bytes)
-
-
 def lossless_profile_name(speed_mbps: int, cable_m: float, mtu: int, peer_mtu: int,
                           xoff: int | None = None) -> str:
-    """SONiC-style name; everything the headroom depends on is in it, so two ports share
-    a profile only when they need the same headroom."""
+    """Everything the headroom depends on is in the name, so two ports share a profile only
+    when they need the same headroom."""
     cable = f"{cable_m:g}".replace(".", "_")
     peer = f"_peer{peer_mtu}" if peer_mtu != mtu else ""
     pinned = f"_xoff{xoff}" if xoff is not None else ""
-    return f"pg_lossless_{speed_mbps}_{cable}m_mtu{mtu}{peer}{pinned}_profile"
+    return f"lossless_{speed_mbps}_{cable}m_mtu{mtu}{peer}{pinned}"
 
 
 def profile(qos: QosIntent, roce_mtu: int) -> LosslessProfile:
@@ -141,14 +139,14 @@ class _PortPlanner:
         maps = self.maps(patch)
         buffers = qos.buffers
         pg_profile: tuple[str, BufferProfile] | None = None
-        pgs = {0: INGRESS_LOSSY}
+        pgs = {0: PROFILE_INGRESS_LOSSY}
         if pfc:
-            room = required_headroom(headroom_asic(asic), speed, cable, mtu, peer_mtu)
+            room = required_headroom(hr.model_asic(asic), speed, cable, mtu, peer_mtu)
             xoff = room.xoff if xoff_pin is None else xoff_pin
             name = lossless_profile_name(speed, cable, mtu, peer_mtu, xoff_pin)
             threshold = ({"dynamic_th": buffers.lossless_dynamic_th} if buffers.mode == "dynamic"
                          else {"static_th": buffers.lossless_static_th})
-            pg_profile = (name, BufferProfile(pool="ingress_lossless_pool", xon=room.xon,
+            pg_profile = (name, BufferProfile(pool=POOL_INGRESS_LOSSLESS, xon=room.xon,
                                               xoff=xoff, size=room.xon + xoff, **threshold))
             for priority in pfc:
                 pgs[maps.pfc_to_pg[priority]] = name
@@ -160,7 +158,7 @@ class _PortPlanner:
                 strict=tc in strict, weight=None if tc in strict else qos.ets.weights.get(tc),
                 ecn=(EcnProfile(min_bytes=ecn.min_bytes, max_bytes=ecn.max_bytes,
                                 probability=ecn.probability) if lossless and ecn_on else None),
-                profile=EGRESS_LOSSLESS if lossless else EGRESS_LOSSY)
+                profile=PROFILE_EGRESS_LOSSLESS if lossless else PROFILE_EGRESS_LOSSY)
         wd = None
         if pfc and watchdog.enabled:
             wd = Watchdog(priorities=pfc, detect_ms=watchdog.detect_ms,
@@ -185,12 +183,13 @@ def _device_qos(qos: QosIntent, asic: Asic) -> DeviceQos:
             return BufferProfile(pool=pool, dynamic_th=b.lossy_dynamic_th)
         return BufferProfile(pool=pool, static_th=b.lossy_static_th)
 
-    egress_lossless = (BufferProfile(pool="egress_lossless_pool", dynamic_th=7)
+    egress_lossless = (BufferProfile(pool=POOL_EGRESS_LOSSLESS, dynamic_th=7)
                        if b.mode == "dynamic"
-                       else BufferProfile(pool="egress_lossless_pool",
+                       else BufferProfile(pool=POOL_EGRESS_LOSSLESS,
                                           static_th=b.egress_lossless_pool))
-    profiles = {INGRESS_LOSSY: lossy("ingress_lossy_pool"), EGRESS_LOSSLESS: egress_lossless,
-                EGRESS_LOSSY: lossy("egress_lossy_pool")}
+    profiles = {PROFILE_INGRESS_LOSSY: lossy(POOL_INGRESS_LOSSY),
+                PROFILE_EGRESS_LOSSLESS: egress_lossless,
+                PROFILE_EGRESS_LOSSY: lossy(POOL_EGRESS_LOSSY)}
     return DeviceQos(asic=asic, pools=pools, profiles=profiles)
 
 

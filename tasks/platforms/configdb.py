@@ -16,6 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 from tasks.model.state import (
+    POOL_EGRESS_LOSSLESS,
+    POOL_EGRESS_LOSSY,
+    PROFILE_EGRESS_LOSSY,
     Asic,
     BufferPool,
     BufferProfile,
@@ -38,6 +41,25 @@ MAP_TABLES = {  # table -> (QosMaps field, PORT_QOS_MAP field)
 }
 DOT1P_TABLE = "DOT1P_TO_TC_MAP"
 MAP_BASE = "AI_ROCE"
+
+
+def pool_key(role: str) -> str:
+    """SONiC's name of a buffer pool role: ingress_lossless -> ingress_lossless_pool."""
+    return f"{role}_pool"
+
+
+def profile_key(name: str) -> str:
+    """SONiC's name of a buffer profile: egress_lossless -> egress_lossless_profile; a
+    lossless PG profile (lossless_<speed>_...) -> pg_lossless_<speed>_..._profile."""
+    return f"pg_{name}_profile" if name.startswith("lossless_") else f"{name}_profile"
+
+
+def _role(key: str, suffix: str) -> str:
+    """The neutral name back from SONiC's spelling (foreign names pass unchanged)."""
+    if key.endswith(suffix):
+        key = key[:-len(suffix)]
+        return key[3:] if key.startswith("pg_lossless_") else key
+    return key
 
 
 class ConfigDbError(ValueError):
@@ -72,17 +94,17 @@ def to_config_db(device: DeviceState) -> ConfigDb:
         "mac_phy_bytes": str(asic.mac_phy_bytes), "pipeline_bytes": str(asic.pipeline_bytes),
         "buffer_bytes": str(asic.buffer_bytes)})
     for name, pool in qos.pools.items():
-        put("BUFFER_POOL", name, {"type": pool.direction, "mode": pool.mode,
-                                  "size": str(pool.size)})
+        put("BUFFER_POOL", pool_key(name), {"type": pool.direction, "mode": pool.mode,
+                                            "size": str(pool.size)})
     for name, prof in qos.profiles.items():
-        fields = {"pool": prof.pool, "size": str(prof.size)}
+        fields = {"pool": pool_key(prof.pool), "size": str(prof.size)}
         if prof.xoff or prof.xon:
             fields |= {"xon": str(prof.xon), "xoff": str(prof.xoff)}
         if prof.dynamic_th is not None:
             fields["dynamic_th"] = str(prof.dynamic_th)
         if prof.static_th is not None:
             fields["static_th"] = str(prof.static_th)
-        put("BUFFER_PROFILE", name, fields)
+        put("BUFFER_PROFILE", profile_key(name), fields)
     map_names: dict[str, dict[tuple[int, ...], str]] = {t: {} for t in (*MAP_TABLES, DOT1P_TABLE)}
     # ports that share a PortQos object share its rows (and dump() writes each once)
     rows_of: dict[int, _PortRows] = {}
@@ -179,12 +201,12 @@ def _port_rows(port: PortQos, map_names: dict[str, dict[tuple[int, ...], str]],
                 "green_max_threshold": str(q.ecn.max_bytes),
                 "green_drop_probability": str(q.ecn.probability)})
             fields["wred_profile"] = wred
-        queues.append((queue, fields, {"profile": q.profile}))
+        queues.append((queue, fields, {"profile": profile_key(q.profile)}))
     queue_rows = _ranges([(queue, fields) for queue, fields, _ in queues])
     buffer_rows = _ranges([(queue, buffer) for queue, _, buffer in queues])
     return _PortRows(port={"speed": str(port.speed_mbps), "mtu": str(port.mtu)},
                      cable=f"{port.cable_m:g}m", qos_map=qos_map, watchdog=watchdog,
-                     pgs=[(pg, {"profile": p}) for pg, p in port.pgs.items()],
+                     pgs=[(pg, {"profile": profile_key(p)}) for pg, p in port.pgs.items()],
                      queues=queue_rows, buffer_queues=buffer_rows)
 
 
@@ -226,16 +248,16 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
     asic = Asic(family=asic_row.get("family", "unknown"),
                 **{f: _int(db, "FLATFAB_ASIC", "localhost", f, 0)
                    for f in ("cell_bytes", "mac_phy_bytes", "pipeline_bytes", "buffer_bytes")})
-    pools = {name: BufferPool(direction=row.get("type", ""), mode=row.get("mode", ""),
-                              size=_int(db, "BUFFER_POOL", name, "size", 0),
-                              lossless="lossless" in name)
-             for name, row in db.get("BUFFER_POOL", {}).items()}
+    pools = {_role(name, "_pool"): BufferPool(
+        direction=row.get("type", ""), mode=row.get("mode", ""),
+        size=_int(db, "BUFFER_POOL", name, "size", 0), lossless="lossless" in name)
+        for name, row in db.get("BUFFER_POOL", {}).items()}
     profiles = {}
     for name, row in db.get("BUFFER_PROFILE", {}).items():
         th = {k: _int(db, "BUFFER_PROFILE", name, k) for k in ("dynamic_th", "static_th")
               if k in row}
-        profiles[name] = BufferProfile(
-            pool=row.get("pool", ""), size=_int(db, "BUFFER_PROFILE", name, "size", 0),
+        profiles[_role(name, "_profile")] = BufferProfile(
+            pool=_role(row.get("pool", ""), "_pool"), size=_int(db, "BUFFER_PROFILE", name, "size", 0),
             xon=_int(db, "BUFFER_PROFILE", name, "xon", 0),
             xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th)
     device = DeviceQos(asic=asic, pools=pools, profiles=profiles, virtual=virtual)
@@ -264,7 +286,7 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
                                 restore_ms=_int(db, "PFC_WD", port_name, "restoration_time"),
                                 action=wd_row.get("action", ""),
                                 poll_ms=_int(db, "PFC_WD", "GLOBAL", "POLL_INTERVAL", 0))
-        pgs = {int(pg): row.get("profile", "")
+        pgs = {int(pg): _role(row.get("profile", ""), "_profile")
                for pg, row in per_port.get(f"BUFFER_PG:{port_name}", {}).items()}
         queues = {}
         buffer_queues = per_port.get(f"BUFFER_QUEUE:{port_name}", {})
@@ -286,7 +308,7 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
                                          "green_drop_probability", 100))
             queues[int(q)] = QueueQos(
                 strict=strict, weight=None if strict else int(sched.get("weight", "0") or 0)
-                or None, ecn=ecn, profile=buffer_queues.get(q, {}).get("profile", ""))
+                or None, ecn=ecn, profile=_role(buffer_queues.get(q, {}).get("profile", ""), "_profile"))
         port_row = db.get("PORT", {}).get(port_name, {})
         cable = cables.get(port_name, "0m").removesuffix("m") or "0"
         ports[port_name] = PortQos(
@@ -361,9 +383,9 @@ def load(text: str) -> ConfigDb:
 
 def queue_limits(qos: DeviceQos) -> tuple[int, int]:
     """Per-queue byte limits (lossless, lossy) the lab enforces with bfifo."""
-    lossless = qos.pools.get("egress_lossless_pool")
-    lossy_profile = qos.profiles.get("egress_lossy_profile")
-    lossy_pool = qos.pools.get("egress_lossy_pool")
+    lossless = qos.pools.get(POOL_EGRESS_LOSSLESS)
+    lossy_profile = qos.profiles.get(PROFILE_EGRESS_LOSSY)
+    lossy_pool = qos.pools.get(POOL_EGRESS_LOSSY)
     lossy = 1_000_000
     if lossy_profile is not None and lossy_profile.static_th is not None:
         lossy = lossy_profile.static_th

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tasks.model.state import Asic as ModelAsic
+
 SIGNAL_SPEED_M_PER_S = 1.98e8  # ~0.66 c in copper/fibre
 KIB = 1024
 
@@ -109,3 +111,9 @@ def required_headroom(asic: Asic, speed_mbps: int, cable_m: float, port_mtu: int
                                      asic.mac_phy_bytes))
     xon = _roundup_kib(asic.pipeline_bytes)
     return Headroom(xon=xon, xoff=xoff, size=xon + xoff)
+
+
+def model_asic(asic: ModelAsic) -> Asic:
+    """The headroom inputs of a planned or observed ASIC (its family gives the tile delay)."""
+    return Asic(asic.family, asic.cell_bytes, asic.mac_phy_bytes, asic.pipeline_bytes,
+                tile_delay=ASICS[asic.family].tile_delay, buffer_bytes=asic.buffer_bytes)

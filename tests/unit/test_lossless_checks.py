@@ -362,9 +362,9 @@ def test_findings_are_not_virtual_on_hardware_state() -> None:
 def test_the_dscp_map_is_never_virtual_the_rest_of_the_chain_is() -> None:
     state = collected()
     _qos(state, "spine1", "swp2").maps.dscp_to_tc[26] = 0
-    _qos(state, "spine1", "swp2").queues[3].profile = "egress_lossy_profile"
+    _qos(state, "spine1", "swp2").queues[3].profile = "egress_lossy"
     chain = {f.actual: f.virtual for f in live(state) if f.check == "qos.class_chain"}
-    assert chain == {"TC 0": False, "egress_lossy_profile": True}
+    assert chain == {"TC 0": False, "egress_lossy": True}
 
 
 def test_an_unreachable_device_gets_no_lossless_findings() -> None:

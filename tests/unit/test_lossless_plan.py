@@ -48,8 +48,8 @@ def test_every_switch_port_and_nic_has_lossless_state() -> None:
 def test_headroom_profiles_follow_cable_length() -> None:
     leaf = LAB.devices["leaf1"]
     assert leaf.qos is not None
-    host_pg = leaf.qos.profiles["pg_lossless_100000_2m_mtu9000_profile"]
-    fabric_pg = leaf.qos.profiles["pg_lossless_100000_3m_mtu9216_profile"]
+    host_pg = leaf.qos.profiles["lossless_100000_2m_mtu9000"]
+    fabric_pg = leaf.qos.profiles["lossless_100000_3m_mtu9216"]
     assert 0 < host_pg.xoff < fabric_pg.xoff and fabric_pg.size == fabric_pg.xon + fabric_pg.xoff
 
 

@@ -10,6 +10,7 @@ from tasks.checks.lossless.common import (
     Issue,
     PerObject,
     at,
+    egress_lossless,
     grouped_findings,
     physical_links,
     port_findings,
@@ -17,7 +18,6 @@ from tasks.checks.lossless.common import (
     profile,
 )
 from tasks.model.state import Asic, BufferProfile, DeviceQos, PortQos
-from tasks.plan.lossless import EGRESS_LOSSLESS, headroom_asic
 from tasks.qos import headroom as hr
 from tasks.qos.headroom import ASICS, Headroom, required_headroom
 
@@ -29,7 +29,7 @@ def _lossless(item: BufferProfile | None) -> bool:
 
 
 def _model(asic: Asic) -> hr.Asic | None:
-    return headroom_asic(asic) if asic.family in ASICS else None
+    return hr.model_asic(asic) if asic.family in ASICS else None
 
 
 @lru_cache(maxsize=4096)
@@ -169,12 +169,14 @@ def _coverage(qos: PortQos, dev: DeviceQos | None, lossless: list[int]) -> list[
                                 f"PG {pg}: lossy", f"PG {pg}: {name}"))
     lossless_queues = {q for tc in lossless if (q := at(qos.maps.tc_to_queue, tc)) is not None}
     for queue, state in sorted(qos.queues.items()):
-        if (queue in lossless_queues) != (state.profile == EGRESS_LOSSLESS):
-            want_profile = EGRESS_LOSSLESS if queue in lossless_queues else "a lossy profile"
+        if (queue in lossless_queues) != egress_lossless(dev, state.profile):
+            want_profile = ("an egress lossless profile" if queue in lossless_queues
+                            else "a lossy profile")
             issues.append(Issue(f"queue {queue} has egress profile {state.profile}",
                                 want_profile, state.profile))
     for queue in sorted(lossless_queues - set(qos.queues)):
-        issues.append(Issue(f"lossless queue {queue} is not configured", EGRESS_LOSSLESS,
+        issues.append(Issue(f"lossless queue {queue} is not configured",
+                            "an egress lossless profile",
                             "missing"))
     return issues
 

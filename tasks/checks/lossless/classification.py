@@ -9,6 +9,7 @@ from tasks.checks.lossless.common import (
     Issue,
     PerObject,
     at,
+    egress_lossless,
     fmt_set,
     grouped_findings,
     nic_findings,
@@ -18,7 +19,6 @@ from tasks.checks.lossless.common import (
     profile,
 )
 from tasks.model.state import DeviceQos, LosslessProfile, PortQos, QosMaps
-from tasks.plan.lossless import EGRESS_LOSSLESS
 
 TRUST = "dscp"
 
@@ -73,9 +73,9 @@ def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfil
     if state.ecn is None:
         issues.append(Issue(f"RoCE queue {queue} has no ECN marking", f"queue {queue}: ECN",
                             f"queue {queue}: no ECN"))
-    if state.profile != EGRESS_LOSSLESS:
+    if not egress_lossless(dev, state.profile):
         issues.append(Issue(f"RoCE queue {queue} has egress profile {state.profile}",
-                            EGRESS_LOSSLESS, state.profile))
+                            "an egress lossless profile", state.profile))
     return issues
 
 

@@ -15,6 +15,7 @@ from typing import Generic, NamedTuple, ParamSpec, TypeVar
 
 from tasks.checks.base import Check, CheckContext, Finding
 from tasks.model.state import (
+    DeviceQos,
     DeviceState,
     Endpoint,
     Interface,
@@ -37,6 +38,14 @@ def profile(ctx: CheckContext) -> LosslessProfile | None:
 def fmt_set(values: Iterable[int]) -> str:
     """A priority or TC set as text: "3", "3,4", "none"."""
     return ",".join(str(v) for v in sorted(set(values))) or "none"
+
+
+def egress_lossless(dev: DeviceQos | None, profile_name: str) -> bool:
+    """A queue's egress profile draws on an egress pool that is lossless (judged by what
+    the profile and pool are, not by what they are called)."""
+    item = dev.profiles.get(profile_name) if dev is not None else None
+    pool = dev.pools.get(item.pool) if dev is not None and item is not None else None
+    return pool is not None and pool.direction == "egress" and pool.lossless
 
 
 def at(values: list[int], index: int) -> int | None:

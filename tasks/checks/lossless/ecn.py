@@ -16,7 +16,6 @@ from tasks.checks.lossless.common import (
 )
 from tasks.model.state import BufferPool, DeviceQos, PortQos, QueueQos
 
-INGRESS_LOSSLESS_POOL = "ingress_lossless_pool"
 
 
 def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQos | None]]:
@@ -98,7 +97,8 @@ def xoff_trigger(dev: DeviceQos) -> tuple[int, str] | None:
         if pg.static_th is not None:
             trigger = pg.static_th
         elif pg.dynamic_th is not None:
-            pool = dev.pools.get(pg.pool) or dev.pools.get(INGRESS_LOSSLESS_POOL)
+            pool = dev.pools.get(pg.pool) or next(
+                (p for p in dev.pools.values() if p.direction == "ingress" and p.lossless), None)
             if pool is None:
                 continue
             alpha = 2.0 ** pg.dynamic_th

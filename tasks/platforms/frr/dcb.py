@@ -13,12 +13,19 @@ The PFC watchdog has no upstream Linux interface; it stays in the switch's CONFI
 
 from __future__ import annotations
 
-from tasks.model.state import DeviceQos, PortQos
+from tasks.model.state import (
+    POOL_EGRESS_LOSSLESS,
+    POOL_EGRESS_LOSSY,
+    POOL_INGRESS_LOSSLESS,
+    POOL_INGRESS_LOSSY,
+    DeviceQos,
+    PortQos,
+)
 
 TCS = range(8)
 # mlxsw numbers shared-buffer pools 0-3 ingress, 4-7 egress
-DEVLINK_POOLS = {"ingress_lossless_pool": 0, "ingress_lossy_pool": 1,
-                 "egress_lossless_pool": 4, "egress_lossy_pool": 5}
+DEVLINK_POOLS = {POOL_INGRESS_LOSSLESS: 0, POOL_INGRESS_LOSSY: 1,
+                 POOL_EGRESS_LOSSLESS: 4, POOL_EGRESS_LOSSY: 5}
 
 
 def _band(tc: int) -> int:
