@@ -26,6 +26,7 @@ from typing import Any
 from tasks.atomic import write_atomic
 from tasks.lab.system import LabError, ip_batch, require_commands, require_root, run
 from tasks.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
+from tasks.platforms.registry import PLATFORMS
 
 RUN_ROOT = Path("/run/flatfab")
 FRRINIT = "/usr/lib/frr/frrinit.sh"
@@ -158,6 +159,7 @@ class NetnsRuntime:
     # ---- up ----------------------------------------------------------------------------
 
     def up(self, progress: Callable[[str], None] = lambda _: None) -> LabState:
+        self._refuse_foreign_nodes()
         require_root("up")
         require_commands(COMMANDS)
         paths = self.paths
@@ -257,6 +259,18 @@ class NetnsRuntime:
                 vns = paths.vrf_netns(node.name, vrf)
                 ip_batch(["link set lo up"], netns=vns)
                 run(["ip", "netns", "exec", vns, "sysctl", "-q", "-w", *SWITCH_SYSCTLS])
+
+    def _refuse_foreign_nodes(self) -> None:
+        """Only platforms whose lab node is Linux + FRR run in namespaces; the rest need
+        their vendor image under containerlab."""
+        for node in self.spec.nodes.values():
+            if not node.platform or node.platform not in PLATFORMS:
+                continue
+            lab = PLATFORMS[node.platform].facts.lab
+            if not lab.embedded:
+                raise LabError(f"{self.spec.file}: node {node.name} runs {node.platform}, "
+                               f"which the embedded lab cannot run; use `--runtime clab` "
+                               f"with its image ({lab.kind}, {lab.image})")
 
     def _credentials(self, state: LabState) -> None:
         paths = self.paths

@@ -13,11 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from tasks.errors import InputError
-from tasks.model.state import DeviceState, FabricState, LinkKind, Role
+from tasks.model.state import FabricState, LinkKind, Role
+from tasks.platforms.registry import get as get_platform
 from tasks.yamlio import dump_yaml, format_path, line_of, load_yaml
 
-SWITCH_IMAGE = "quay.io/frrouting/frr:8.4.4"
-HOST_IMAGE = "flatfab/gpu-host:latest"  # any image with sshd, iproute2 and ping
+# what a routed lab node needs from its kernel (the embedded runtime sets it per namespace)
+SWITCH_SYSCTLS = (
+    "net.ipv4.ip_forward=1",
+    "net.ipv6.conf.all.forwarding=1",
+    "net.ipv4.fib_multipath_hash_policy=1",
+)
 LABEL_ROLE = "flatfab.role"
 LABEL_PLATFORM = "flatfab.platform"
 LABEL_VRFS = "flatfab.vrfs"
@@ -28,8 +33,7 @@ PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 class LabOptions:
     prefix: str = "ff"
     mgmt_subnet: str = "172.31.255.0/24"
-    switch_image: str = SWITCH_IMAGE
-    host_image: str = HOST_IMAGE
+    images: dict[str, str] = field(default_factory=dict)  # platform -> image override
 
 
 def check_prefix(prefix: str) -> str:
@@ -58,56 +62,6 @@ def mgmt_addresses(state: FabricState, subnet: ipaddress.IPv4Network) -> dict[st
     return {name: str(subnet[11 + index]) for index, name in enumerate(names)}
 
 
-def daemons_file() -> str:
-    return "\n".join([
-        "# FRR daemons for a flatfab lab switch",
-        "zebra=yes",
-        "bgpd=yes",
-        "staticd=yes",
-        "vtysh_enable=yes",
-        'frr_profile="datacenter"',
-        'zebra_options="  -A 127.0.0.1 -s 90000000"',
-        'bgpd_options="   -A 127.0.0.1"',
-        'staticd_options="-A 127.0.0.1"',
-        'watchfrr_options=""',
-        "",
-    ])
-
-
-def day0_frr_conf(hostname: str) -> str:
-    """The configuration a switch boots with: only what the lab needs before any rollout."""
-    return "\n".join([
-        "frr defaults datacenter",
-        f"hostname {hostname}",
-        "log file /var/log/frr/frr.log informational",
-        "service integrated-vtysh-config",
-        "!",
-        "end",
-        "",
-    ])
-
-
-SWITCH_SYSCTLS = (
-    "net.ipv4.ip_forward=1",
-    "net.ipv6.conf.all.forwarding=1",
-    "net.ipv4.fib_multipath_hash_policy=1",
-)
-
-
-def _switch_exec(device: DeviceState) -> list[str]:
-    """What a container switch runs after deploy: the kernel objects FRR expects."""
-    cmds = [f"sysctl -w {s}" for s in SWITCH_SYSCTLS]
-    for vrf, vrf_id in device.vrfs.items():
-        cmds.append(f"ip link add {vrf} type vrf table {vrf_id}")
-        cmds.append(f"ip link set {vrf} up")
-    for sub in device.interfaces.values():
-        if sub.parent is not None:
-            vrf_id = device.vrfs[sub.vrf]
-            cmds.append(f"ip link add link {sub.parent} name {sub.name} type vlan id {vrf_id}")
-            cmds.append(f"ip link set {sub.name} master {sub.vrf}")
-    return cmds
-
-
 def generate(state: FabricState, options: LabOptions) -> tuple[dict[str, Any], dict[str, str]]:
     """Build the topology document and the files it binds (relative path -> content)."""
     check_prefix(options.prefix)
@@ -118,19 +72,18 @@ def generate(state: FabricState, options: LabOptions) -> tuple[dict[str, Any], d
     files: dict[str, str] = {}
     for name, device in state.devices.items():
         labels = {LABEL_ROLE: device.role.value, LABEL_PLATFORM: device.platform}
-        node: dict[str, Any] = {"kind": "linux", "mgmt-ipv4": mgmt[name]}
-        if device.role is Role.HOST:
-            node["image"] = options.host_image
-        else:
-            node["image"] = options.switch_image
-            if device.vrfs:
-                labels[LABEL_VRFS] = ",".join(f"{v}:{i}" for v, i in device.vrfs.items())
-            files[f"{fabric}/{name}/daemons"] = daemons_file()
-            files[f"{fabric}/{name}/frr.conf"] = day0_frr_conf(name)
-            files[f"{fabric}/{name}/vtysh.conf"] = "service integrated-vtysh-config\n"
-            node["binds"] = [f"{fabric}/{name}/{f}:/etc/frr/{f}"
-                             for f in ("daemons", "frr.conf", "vtysh.conf")]
-            node["exec"] = _switch_exec(device)
+        spec = get_platform(device.platform).lab_node(device)
+        node: dict[str, Any] = {"kind": spec.kind, "mgmt-ipv4": mgmt[name]}
+        image = options.images.get(device.platform, spec.image)
+        node["image"] = image
+        if device.role is not Role.HOST and device.vrfs:
+            labels[LABEL_VRFS] = ",".join(f"{v}:{i}" for v, i in device.vrfs.items())
+        for target, content in spec.files.items():
+            files[f"{fabric}/{name}/{target.rsplit('/', 1)[-1]}"] = content
+        if spec.files:
+            node["binds"] = [f"{fabric}/{name}/{t.rsplit('/', 1)[-1]}:{t}" for t in spec.files]
+        if spec.exec:
+            node["exec"] = list(spec.exec)
         node["labels"] = labels
         nodes[name] = node
     links = []

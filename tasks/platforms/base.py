@@ -81,6 +81,16 @@ class LabNode(Facts):
     embedded: bool  # the embedded netns lab can run it
 
 
+class LabNodeSpec(Facts):
+    """One node of a lab topology: containerlab kind and image, the files bound into it
+    (path in the node -> content) and the commands it runs after deploy."""
+
+    kind: str
+    image: str
+    files: dict[str, str] = Field(default_factory=dict)
+    exec: tuple[str, ...] = ()
+
+
 class PlatformFacts(Facts):
     name: str
     role: Literal["switch", "host"]
@@ -172,6 +182,10 @@ class Platform(ABC):
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         """(running, intended) in one normal form, read-only, for per-section drift."""
         return driver.get_config(retrieve="running")["running"], intended
+
+    def lab_node(self, device: DeviceState) -> LabNodeSpec:
+        """How a lab runs this device (containerlab kind, image, day-0 files)."""
+        return LabNodeSpec(kind=self.facts.lab.kind, image=self.facts.lab.image)
 
     # ---- optional capabilities ----------------------------------------------------------
 

@@ -15,9 +15,9 @@ import pytest
 
 from tasks.cli.ops import pause_answer
 from tasks.errors import InputError
+from tasks.platforms.sections import by_first_word, by_header
 from tasks.runbook.model import RolloutPlan
 from tasks.workflows.audit import parse_duration, scheduled
-from tasks.platforms.sections import by_first_word, by_header
 from tasks.workflows.drift import device_drift
 from tasks.workflows.journal import Journal
 from tasks.workflows.lock import LockedError, fabric_lock

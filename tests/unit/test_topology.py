@@ -67,7 +67,7 @@ def test_schema_catches_a_broken_topology(breakage: str) -> None:
 def test_switches_bind_frr_files_and_carry_their_vrfs() -> None:
     doc = _doc()
     leaf = doc["topology"]["nodes"]["leaf1"]
-    assert leaf["kind"] == "linux" and leaf["image"] == topology.SWITCH_IMAGE
+    assert leaf["kind"] == "linux" and leaf["image"] == "quay.io/frrouting/frr:8.4.4"
     assert "lab/leaf1/frr.conf:/etc/frr/frr.conf" in leaf["binds"]
     assert leaf["labels"] == {"flatfab.role": "leaf", "flatfab.platform": "frr",
                               "flatfab.vrfs": "blue:100,red:200"}

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.base import DeviceDriver, LabNodeSpec, Platform
 from tasks.platforms.frr.collect import collect, reader
+from tasks.platforms.frr.lab import lab_node
 from tasks.platforms.frr.render import render
 from tasks.platforms.sections import by_header
 
@@ -26,6 +27,9 @@ class FrrPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(reader(driver), planned, probes)
+
+    def lab_node(self, device: DeviceState) -> LabNodeSpec:
+        return lab_node(device, self.facts.lab.kind, self.facts.lab.image)
 
     def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, int]]:
         counters = reader(driver).get_lossless()["counters"]
