@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from tasks.errors import InputError, InputProblem
-from tasks.intent import semantics
+from tasks.intent import capabilities, semantics
 from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
 from tasks.intent.qos import QosIntent
+from tasks.platforms.base import Platform
 from tasks.yamlio import PathPart, format_path, line_of, load_yaml
 
 # file stem -> (model, required)
@@ -50,7 +51,8 @@ def validation_problems(file: str, doc: Any, exc: ValidationError) -> list[Input
     return problems
 
 
-def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -> Intent:
+def load_intent(directory: Path,
+                known_platforms: Mapping[str, Platform] | None = None) -> Intent:
     """Read and validate every intent file of one fabric."""
     if not directory.is_dir():
         raise InputError.single(str(directory), "", "intent directory not found")
@@ -91,7 +93,7 @@ def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -
     )
     found = semantics.check(intent)
     if known_platforms is not None:
-        found.extend(_platform_problems(intent, set(known_platforms)))
+        found.extend(capabilities.problems(intent, known_platforms))
     if found:
         raise InputError([
             InputProblem(file=shown[p.file], path=format_path(p.path), reason=p.reason,
@@ -99,23 +101,3 @@ def load_intent(directory: Path, known_platforms: Iterable[str] | None = None) -
             for p in found
         ])
     return intent
-
-
-def _platform_problems(intent: Intent, known: set[str]) -> list[semantics.Problem]:
-    fabric = intent.fabric
-    problems = []
-    choices = ", ".join(sorted(known))
-    if fabric.platform not in known:
-        problems.append(semantics.Problem(semantics.FABRIC, ("platform",),
-                                          f"unknown platform {fabric.platform!r} ({choices})"))
-    for role in ("spines", "leaves"):
-        for index, switch in enumerate(getattr(fabric, role)):
-            if switch.platform is not None and switch.platform not in known:
-                problems.append(semantics.Problem(
-                    semantics.FABRIC, (role, index, "platform"),
-                    f"unknown platform {switch.platform!r} ({choices})"))
-    if intent.hosts.defaults.platform not in known:
-        problems.append(semantics.Problem(
-            semantics.HOSTS, ("defaults", "platform"),
-            f"unknown platform {intent.hosts.defaults.platform!r} ({choices})"))
-    return problems

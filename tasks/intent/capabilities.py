@@ -1,0 +1,95 @@
+"""What each device's platform can do, checked against what the intent asks of it.
+
+A platform's data file lists what it (or a hardware family of it) cannot express; an intent
+that asks for such a thing is refused at load with file/key/line, never rendered wrong. The
+platform's naming rules apply too: a tenant whose VRF name the platform cannot spell, a port
+number it has no name for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from tasks.intent.models import BgpMode, Intent
+from tasks.intent.qos import AsicIntent
+from tasks.intent.semantics import FABRIC, HOSTS, TENANTS, Problem
+from tasks.platforms.base import Platform
+from tasks.yamlio import PathPart
+
+QOS = "qos"
+
+
+def used_features(intent: Intent) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
+    """Feature -> (file, key path) of the first place the intent asks for it."""
+    used: dict[str, tuple[str, tuple[PathPart, ...]]] = {}
+    fabric, qos = intent.fabric, intent.qos
+    if fabric.underlay.mode is BgpMode.UNNUMBERED:
+        used["unnumbered"] = (FABRIC, ("underlay", "mode"))
+    if intent.tenants.tenants:
+        used["vrf"] = (TENANTS, ("tenants",))
+    used["ecn"] = (QOS, ("ecn",))
+    if qos.pfc.priorities:
+        used["pfc"] = (QOS, ("pfc", "priorities"))
+    if qos.pfc.watchdog.enabled:
+        used["pfc_watchdog"] = (QOS, ("pfc", "watchdog"))
+    if "buffers" in qos.model_fields_set:
+        used["buffers"] = (QOS, ("buffers",))
+    for index, override in enumerate(qos.overrides):
+        if override.xoff_bytes is not None:
+            used.setdefault("buffers", (QOS, ("overrides", index, "xoff_bytes")))
+    return used
+
+
+def _switch_platforms(intent: Intent) -> Iterator[tuple[str, str, tuple[PathPart, ...]]]:
+    """(platform, file, key path) for every place a switch platform is chosen."""
+    fabric = intent.fabric
+    seen: set[str] = set()
+    if any(s.platform is None for s in (*fabric.spines, *fabric.leaves)):
+        seen.add(fabric.platform)
+        yield fabric.platform, FABRIC, ("platform",)
+    for role in ("spines", "leaves"):
+        for index, switch in enumerate(getattr(fabric, role)):
+            if switch.platform is not None and switch.platform not in seen:
+                seen.add(switch.platform)
+                yield switch.platform, FABRIC, (role, index, "platform")
+
+
+def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]:
+    found: list[Problem] = []
+    used = used_features(intent)
+    for name, file, path in _switch_platforms(intent):
+        platform = platforms.get(name)
+        if platform is None:
+            found.append(Problem(file, path, f"unknown platform {name!r} "
+                                             f"({', '.join(sorted(platforms))})"))
+            continue
+        if platform.facts.role != "switch":
+            found.append(Problem(file, path, f"platform {name!r} is for hosts, not switches"))
+            continue
+        caps = platform.facts.capabilities
+        family = intent.qos.asics.get(name, AsicIntent()).family
+        for feature, reason in sorted(caps.unsupported.items()):
+            if feature in used:
+                where_file, where = used[feature]
+                found.append(Problem(where_file, where, f"platform {name} cannot do this "
+                                     f"({feature}): {reason}"))
+        for feature, reason in sorted(caps.families.get(family, {}).items()):
+            if feature in used:
+                where_file, where = used[feature]
+                found.append(Problem(where_file, where, f"platform {name} on {family} "
+                                     f"hardware cannot do this ({feature}): {reason}"))
+        names = platform.names
+        for index, tenant in enumerate(intent.tenants.tenants):
+            why = names.vrf_problem(tenant.name)
+            if why is not None:
+                found.append(Problem(TENANTS, ("tenants", index, "name"),
+                                     f"platform {name}: {why}"))
+    host_platform = intent.hosts.defaults.platform
+    host = platforms.get(host_platform)
+    if host is None:
+        found.append(Problem(HOSTS, ("defaults", "platform"), f"unknown platform "
+                             f"{host_platform!r} ({', '.join(sorted(platforms))})"))
+    elif host.facts.role != "host":
+        found.append(Problem(HOSTS, ("defaults", "platform"),
+                             f"platform {host_platform!r} is for switches, not hosts"))
+    return found
