@@ -1,0 +1,166 @@
+"""The platform contract, checked the same way for every registered platform.
+
+Per-platform suites (tests/unit/test_frr_driver.py, test_host_driver.py, test_platform_eos.py,
+test_platform_sonic.py) drive each driver against a stateful double of its device; this
+module holds what every platform must satisfy alike: facts that load and name things the
+platform can spell, a golden render in some example fabric, a section split that loses no
+line, a read-only guard, and layers above the platforms that speak no platform's vocabulary.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tasks.intent.loader import load_intent
+from tasks.model.state import DeviceState, Role
+from tasks.plan.planner import plan
+from tasks.platforms.base import (
+    CommitConfirm,
+    DeviceDriver,
+    Platform,
+    ReadOnlyDriver,
+    ReadOnlyError,
+    ReadOnlyGuard,
+)
+from tasks.platforms.registry import PLATFORMS
+
+ROOT = Path(__file__).resolve().parents[2]
+INTENTS = sorted(p for p in (ROOT / "intents").iterdir() if (p / "fabric.yaml").exists())
+NEUTRAL_LAYERS = ("tasks/plan", "tasks/checks", "tasks/workflows", "tasks/lab", "tasks/reports",
+                  "tasks/intent", "tasks/runbook")
+# spellings that belong to one platform's folder, never to the layers above it
+VOCABULARY = re.compile(r"""["'](swp\d*|lo|br\d*|Ethernet\d*|Loopback0|Vlan\d*|Vrf_\w*|"""
+                        r"""(ingress|egress)_\w+_(pool|profile)|pg_lossless_\w*)["']""")
+
+
+def _devices() -> dict[str, list[DeviceState]]:
+    by_platform: dict[str, list[DeviceState]] = {}
+    for directory in INTENTS:
+        state = plan(load_intent(directory, known_platforms=PLATFORMS))
+        for device in state.devices.values():
+            by_platform.setdefault(device.platform, []).append(device)
+    return by_platform
+
+
+DEVICES = _devices()
+
+
+@pytest.fixture(params=sorted(PLATFORMS), ids=str)
+def platform(request: pytest.FixtureRequest) -> Platform:
+    return PLATFORMS[request.param]
+
+
+def test_every_platform_renders_in_some_example_fabric(platform: Platform) -> None:
+    """A platform without a planned device in intents/ has no golden render."""
+    assert DEVICES.get(platform.name), f"no example fabric uses {platform.name}"
+
+
+def test_facts_are_consistent(platform: Platform) -> None:
+    facts = platform.facts
+    assert facts.sections and len(set(facts.sections)) == len(facts.sections)
+    assert (facts.naming is not None) == (facts.role == "switch")
+    if facts.capabilities.read_only is ReadOnlyGuard.DRIVER:
+        assert facts.connection.plugin in {"napalm", "netmiko", "scrapli"}
+    assert platform.commit_confirm == (facts.capabilities.commit_confirm
+                                       is not CommitConfirm.NONE)
+
+
+def test_switch_names_are_names_the_platform_accepts(platform: Platform) -> None:
+    if platform.facts.role != "switch":
+        pytest.skip("hosts name their NICs in the intent")
+    names = platform.names
+    for number in range(1, 129):
+        port = names.physical(number)
+        assert names.is_port(port), port
+        assert names.problem(port) is None
+        for vlan in (1, 100, 4094):
+            assert names.problem(names.subinterface(port, vlan)) is None
+    assert names.problem(names.loopback) is None
+    assert names.problem(names.gateway(None)) is None
+    assert names.tenant_of(names.vrf("blue")) == "blue"
+
+
+def test_render_is_deterministic_and_splits_into_its_sections(platform: Platform) -> None:
+    for device in DEVICES.get(platform.name, [])[:6]:
+        text = platform.render(device)
+        assert text == platform.render(device.model_copy(deep=True))
+        sections = platform.sections(text)
+        assert set(sections) <= set(platform.facts.sections), (device.name, set(sections))
+        kept = sorted(line for lines in sections.values() for line in lines)
+        body = sorted(line for line in text.splitlines()
+                      if line.strip() and not line.startswith("!! "))
+        assert kept == body, f"{device.name}: the section split lost or added lines"
+
+
+def test_switch_platforms_render_every_role(platform: Platform) -> None:
+    if platform.facts.role != "switch":
+        pytest.skip("hosts have one role")
+    roles = {d.role for d in DEVICES.get(platform.name, [])}
+    assert roles & {Role.SPINE, Role.LEAF}
+
+
+class _Recorder:
+    """A device driver that records every call it gets."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            if name == "cli":
+                return {c: "" for c in args[0]}
+            return {"running": "", "startup": "", "candidate": ""}
+        return call
+
+
+MUTATING = ("load_replace_candidate", "load_merge_candidate", "commit_config",
+            "confirm_commit", "rollback")
+
+
+def test_the_read_only_guard_refuses_every_change(platform: Platform) -> None:
+    inner = _Recorder()
+    guarded = platform.read_only(inner)  # type: ignore[arg-type]
+    if platform.facts.capabilities.read_only is ReadOnlyGuard.TRANSPORT:
+        assert guarded is inner  # opened read-only: the SSH transport refuses changes
+        return
+    assert isinstance(guarded, ReadOnlyDriver)
+    for method in MUTATING:
+        with pytest.raises(ReadOnlyError):
+            getattr(guarded, method)()
+    with pytest.raises(ReadOnlyError):
+        guarded.cli(["configure terminal"])
+    guarded.get_config(retrieve="running")
+    assert inner.calls == ["get_config"]
+
+
+def test_a_double_satisfies_the_driver_protocol() -> None:
+    assert isinstance(_Recorder(), DeviceDriver)
+
+
+def _python_files(layer: str) -> list[Path]:
+    return sorted((ROOT / layer).rglob("*.py"))
+
+
+@pytest.mark.parametrize("layer", NEUTRAL_LAYERS)
+def test_layers_above_the_platforms_speak_no_platform_vocabulary(layer: str) -> None:
+    found = []
+    for path in _python_files(layer):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if VOCABULARY.search(line.split("#", 1)[0]):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
+
+
+def test_checks_never_import_the_planner() -> None:
+    """A check that reuses the planner's helpers cannot catch the planner's bugs."""
+    for path in _python_files("tasks/checks"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("tasks.plan"), (path, node.module)
