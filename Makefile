@@ -10,7 +10,9 @@ FABRIC ?= lab
 # OS packages of the embedded lab (FRR, sshd, lldpd, iproute2, ...) and of the Python venv
 APT_PACKAGES := frr frr-pythontools iproute2 iputils-ping openssh-server openssh-client sudo \
 	lldpd nftables iptables ethtool tcpdump traceroute iperf3 util-linux passwd procps \
-	python3-venv
+	python3-venv libyang2-dev gcc
+# the dev extra builds the libyang binding (SONiC YANG oracle of the tests) against these
+YANG_HEADER := /usr/include/libyang/libyang.h
 LAB_COMMANDS := vtysh /usr/lib/frr/frr-reload.py sshd lldpd ping nft ip sudo ssh-keygen
 
 .PHONY: help deps os-deps venv demo demo-down test test-deps lint typecheck unit live golden bench \
@@ -30,6 +32,7 @@ os-deps:
 	@missing=0; for c in $(LAB_COMMANDS); do \
 		command -v $$c >/dev/null 2>&1 || [ -x $$c ] || [ -x /usr/sbin/$$c ] || missing=1; done; \
 	$(PYTHON) -m venv --help >/dev/null 2>&1 || missing=1; \
+	[ -e $(YANG_HEADER) ] && command -v gcc >/dev/null 2>&1 || missing=1; \
 	if [ $$missing = 1 ]; then \
 		if [ "$$(id -u)" != 0 ]; then echo "error: OS packages missing; run as root" >&2; exit 2; fi; \
 		echo "installing OS packages: $(APT_PACKAGES)"; \

@@ -70,8 +70,8 @@ class Capabilities(Facts):
 
 
 class Connection(Facts):
-    plugin: Literal["napalm", "netmiko", "scrapli"]
-    driver: str  # NAPALM driver name, or netmiko device_type / scrapli platform
+    plugin: Literal["napalm", "netmiko"]
+    driver: str  # NAPALM driver name, or netmiko device_type
     port: int = 22
 
 

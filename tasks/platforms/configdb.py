@@ -257,7 +257,8 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
         th = {k: _int(db, "BUFFER_PROFILE", name, k) for k in ("dynamic_th", "static_th")
               if k in row}
         profiles[_role(name, "_profile")] = BufferProfile(
-            pool=_role(row.get("pool", ""), "_pool"), size=_int(db, "BUFFER_PROFILE", name, "size", 0),
+            pool=_role(row.get("pool", ""), "_pool"),
+            size=_int(db, "BUFFER_PROFILE", name, "size", 0),
             xon=_int(db, "BUFFER_PROFILE", name, "xon", 0),
             xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th)
     device = DeviceQos(asic=asic, pools=pools, profiles=profiles, virtual=virtual)
@@ -308,7 +309,8 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
                                          "green_drop_probability", 100))
             queues[int(q)] = QueueQos(
                 strict=strict, weight=None if strict else int(sched.get("weight", "0") or 0)
-                or None, ecn=ecn, profile=_role(buffer_queues.get(q, {}).get("profile", ""), "_profile"))
+                or None, ecn=ecn,
+                profile=_role(buffer_queues.get(q, {}).get("profile", ""), "_profile"))
         port_row = db.get("PORT", {}).get(port_name, {})
         cable = cables.get(port_name, "0m").removesuffix("m") or "0"
         ports[port_name] = PortQos(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from tasks.errors import InputError
 from tasks.platforms.base import Platform
+from tasks.platforms.eos import PLATFORM as EOS
 from tasks.platforms.frr import PLATFORM as FRR
 from tasks.platforms.linux_host import PLATFORM as LINUX_HOST
+from tasks.platforms.sonic import PLATFORM as SONIC
 
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST)}
+PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC)}
 
 
 def get(name: str) -> Platform:

@@ -9,7 +9,7 @@ from nornir.core.task import Task
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.registry import get as get_platform
 
-CONNECTIONS = ("napalm", "netmiko", "scrapli")
+CONNECTIONS = ("napalm", "netmiko")
 
 
 def driver(task: Task, *, read_only: bool) -> DeviceDriver:

@@ -65,7 +65,7 @@ def test_facts_are_consistent(platform: Platform) -> None:
     assert facts.sections and len(set(facts.sections)) == len(facts.sections)
     assert (facts.naming is not None) == (facts.role == "switch")
     if facts.capabilities.read_only is ReadOnlyGuard.DRIVER:
-        assert facts.connection.plugin in {"napalm", "netmiko", "scrapli"}
+        assert facts.connection.plugin in {"napalm", "netmiko"}
     assert platform.commit_confirm == (facts.capabilities.commit_confirm
                                        is not CommitConfirm.NONE)
 
@@ -114,7 +114,7 @@ class _Recorder:
         def call(*args: Any, **kwargs: Any) -> Any:
             self.calls.append(name)
             if name == "cli":
-                return {c: "" for c in args[0]}
+                return dict.fromkeys(args[0], "")
             return {"running": "", "startup": "", "candidate": ""}
         return call
 

@@ -17,7 +17,6 @@ from tasks.checks.lossless.common import (
 from tasks.model.state import BufferPool, DeviceQos, PortQos, QueueQos
 
 
-
 def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQos | None]]:
     """(queue, its state or None) of every lossless TC of a port, each queue once."""
     queues = sorted({q for tc in lossless if (q := at(qos.maps.tc_to_queue, tc)) is not None})

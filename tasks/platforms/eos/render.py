@@ -1,0 +1,13 @@
+"""DeviceState -> EOS CLI: the AVD structured config through flatfab's own templates."""
+
+from __future__ import annotations
+
+from tasks.model.state import DeviceState
+from tasks.platforms.base import PlatformFacts
+from tasks.platforms.eos.avd import structured_config
+from tasks.platforms.templating import environment
+
+
+def render(device: DeviceState, facts: PlatformFacts) -> str:
+    template = environment("eos").get_template("eos.cfg.j2")
+    return template.render(sc=structured_config(device, facts))

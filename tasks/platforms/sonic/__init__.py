@@ -1,0 +1,84 @@
+"""Platform `sonic`: community SONiC switches (CONFIG_DB via GCU, FRR in split mode)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tasks.model.state import DeviceState, Probe
+from tasks.platforms import configdb
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.sections import by_header
+from tasks.platforms.sonic import changes
+from tasks.platforms.sonic.collect import collect, pfc_counters, queue_counters
+from tasks.platforms.sonic.driver import SonicDriver, SonicError
+from tasks.platforms.sonic.render import CONFIG_DB, render
+
+# read-only commands: show, vtysh show, and read verbs of the Redis databases
+_SAFE_ARGS = r"[A-Za-z0-9_:|.,*/ -]*"
+_READS = (
+    re.compile(r"^\s*show\s[^;|&`$<>]*$"),
+    re.compile(r"^\s*vtysh -c '\s*show\s[^';|&`$<>]*'$"),
+    re.compile(rf"^\s*sonic-db-cli [A-Z_]+ (HGETALL|HGET|HKEYS|KEYS|EXISTS) {_SAFE_ARGS}$"),
+    re.compile(rf"^\s*redis-cli -n [0-9]+ (HGETALL|HGET|HKEYS|KEYS|EXISTS) {_SAFE_ARGS}$"),
+)
+
+
+def _config_db(text: str) -> configdb.ConfigDb:
+    return configdb.load("\n".join(by_header(text).get(CONFIG_DB, [])) or "{}")
+
+
+class SonicPlatform(Platform):
+    def render(self, device: DeviceState) -> str:
+        return render(device, self.names)
+
+    def sections(self, config: str) -> dict[str, list[str]]:
+        return by_header(config)
+
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        return collect(driver, planned, probes, self.names)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        """Running projected onto the rows and fields the intended config renders."""
+        running = driver.get_config(retrieve="running")["running"]
+        sections = by_header(running)
+        db = changes.project(_config_db(running), _config_db(intended))
+        return (f"!! {CONFIG_DB}\n{configdb.dump(db)}"
+                + "".join(f"!! {name}\n" + "\n".join(lines) + "\n"
+                          for name, lines in sections.items() if name != CONFIG_DB)), intended
+
+    def change_notes(self, running: str, intended: str) -> list[str]:
+        """Edits apply-patch refuses (or that act only after a reload)."""
+        try:
+            now, wanted = _config_db(running), _config_db(intended)
+        except configdb.ConfigDbError as exc:
+            return [f"config_db section unreadable: {exc}"]
+        ops = changes.patch(changes.project(now, wanted),
+                            changes.project(changes.target(now, wanted), wanted))
+        return [str(r) for r in changes.refusals(ops)]
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        if not hasattr(connection, "send_command"):
+            raise TypeError(f"platform sonic needs a netmiko connection, not "
+                            f"{type(connection).__name__}")
+        if getattr(connection, "ssh_strict", False) is not True:
+            # netmiko adds unknown host keys unless ssh_strict is set
+            raise SonicError("platform sonic: set ssh_strict: true (and system_host_keys or "
+                             "alt_host_keys) in the netmiko connection options")
+        return SonicDriver(connection, read_only=read_only, is_show=self.show_command)
+
+    def show_command(self, command: str) -> bool:
+        return any(pattern.match(command) for pattern in _READS)
+
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, int]]:
+        return queue_counters(driver)
+
+    def pfc_counters(self, driver: DeviceDriver,
+                     ports: list[str]) -> dict[str, dict[str, dict[int, int]]]:
+        """PFC frames per port, direction and priority (COUNTERS_DB)."""
+        return pfc_counters(driver, ports)
+
+
+PLATFORM = SonicPlatform(Path(__file__).with_name("platform.yaml"))

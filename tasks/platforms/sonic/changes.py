@@ -1,0 +1,131 @@
+"""CONFIG_DB changes: what flatfab owns of a running CONFIG_DB, the RFC 6902 patch from
+running to intended, and which of its operations GCU's apply-patch refuses.
+
+flatfab owns whole tables (render.OWNED_TABLES: a row it does not render is removed) and
+only its own rows and fields of the hardware tables (render.MERGED_TABLES: PORT keeps
+`lanes`, `alias`, ...; DEVICE_METADATA keeps `mac`, `hwsku`, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tasks.platforms.configdb import ConfigDb
+from tasks.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
+
+# fields of the hardware tables flatfab shows when it has no intended config to go by
+DEFAULT_MERGED_FIELDS = {"PORT": ("admin_status", "mtu", "speed"),
+                         "DEVICE_METADATA": ("hostname", "bgp_asn", "docker_routing_config_mode",
+                                             "buffer_model", "default_pfcwd_status")}
+# GCU's field operation validators: the only BUFFER_PROFILE fields it edits in place
+PROFILE_EDITABLE = frozenset({"dynamic_th", "xoff"})
+
+
+def project(running: ConfigDb, reference: ConfigDb | None = None) -> ConfigDb:
+    """The part of a running CONFIG_DB flatfab owns, in the shape render gives it.
+
+    With a reference (the intended tables), hardware tables keep only its rows and fields;
+    without one, every row with the fields flatfab renders.
+    """
+    out: ConfigDb = {t: {k: dict(f) for k, f in running[t].items()}
+                     for t in OWNED_TABLES if running.get(t)}
+    for table in MERGED_TABLES:
+        rows = running.get(table, {})
+        if reference is not None:
+            wanted = {key: tuple(fields) for key, fields in reference.get(table, {}).items()}
+        else:
+            wanted = dict.fromkeys(rows, DEFAULT_MERGED_FIELDS[table])
+        kept = {key: {f: rows[key][f] for f in fields if f in rows[key]}
+                for key, fields in wanted.items() if key in rows}
+        if kept:
+            out[table] = kept
+    return out
+
+
+def target(running: ConfigDb, intended: ConfigDb, *, merge: bool = False) -> ConfigDb:
+    """The whole CONFIG_DB the switch should have: running with flatfab's part replaced
+    (or, for a merge, only added to and updated)."""
+    out: ConfigDb = {t: {k: dict(f) for k, f in rows.items()} for t, rows in running.items()}
+    for table in (*OWNED_TABLES, *MERGED_TABLES):
+        if table in OWNED_TABLES and not merge:
+            out.pop(table, None)
+        for key, fields in intended.get(table, {}).items():
+            row = out.setdefault(table, {}).setdefault(key, {})
+            if table in OWNED_TABLES and not merge:
+                row.clear()
+            row.update(fields)
+    return {t: rows for t, rows in out.items() if rows or t in running}
+
+
+def _pointer(*parts: str) -> str:
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def patch(running: ConfigDb, desired: ConfigDb) -> list[dict[str, Any]]:
+    """RFC 6902 operations from running to desired: whole tables and rows where one side
+    has none, single fields otherwise (GCU validates BUFFER_PROFILE edits per field)."""
+    ops: list[dict[str, Any]] = []
+    for table in sorted(set(running) | set(desired)):
+        old, new = running.get(table), desired.get(table)
+        if old is None:
+            ops.append({"op": "add", "path": _pointer(table), "value": new})
+            continue
+        if new is None:
+            ops.append({"op": "remove", "path": _pointer(table)})
+            continue
+        for key in sorted(set(old) | set(new)):
+            if key not in new:
+                ops.append({"op": "remove", "path": _pointer(table, key)})
+            elif key not in old:
+                ops.append({"op": "add", "path": _pointer(table, key), "value": new[key]})
+            else:
+                for name in sorted(set(old[key]) | set(new[key])):
+                    path = _pointer(table, key, name)
+                    if name not in new[key]:
+                        ops.append({"op": "remove", "path": path})
+                    elif name not in old[key]:
+                        ops.append({"op": "add", "path": path, "value": new[key][name]})
+                    elif old[key][name] != new[key][name]:
+                        ops.append({"op": "replace", "path": path, "value": new[key][name]})
+    return ops
+
+
+@dataclass(frozen=True)
+class Refusal:
+    path: str
+    why: str
+    needs: str
+    blocking: bool = True  # apply-patch refuses it (False: applies, takes effect later)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}; needs `{self.needs}` (disruptive)"
+
+
+def _parts(path: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+
+
+def refusals(ops: list[dict[str, Any]]) -> list[Refusal]:
+    """The operations apply-patch refuses (or that act only after a reload), with what
+    the change needs instead."""
+    out: list[Refusal] = []
+    for op in ops:
+        parts = _parts(op["path"])
+        table = parts[0]
+        if table == "BUFFER_POOL" and (len(parts) < 3 or parts[2] == "size"):
+            out.append(Refusal(op["path"], "GCU does not resize or replace buffer pools",
+                               "config qos reload"))
+        elif table == "BUFFER_PROFILE" and len(parts) == 3 and parts[2] not in PROFILE_EDITABLE:
+            out.append(Refusal(op["path"], "GCU edits only dynamic_th and xoff of a buffer "
+                               "profile", "config qos reload"))
+        elif table == "BUFFER_PROFILE" and len(parts) == 1 and op["op"] == "remove":
+            out.append(Refusal(op["path"], "GCU does not remove every buffer profile",
+                               "config qos reload"))
+        elif table == "PFC_WD":
+            out.append(Refusal(op["path"], "GCU refuses PFC watchdog edits on most ASICs",
+                               "config reload"))
+        elif parts[1:] == ["localhost", "docker_routing_config_mode"]:
+            out.append(Refusal(op["path"], "the routing config mode is read at start-up",
+                               "config save -y && config reload", blocking=False))
+    return out

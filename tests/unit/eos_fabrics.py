@@ -1,0 +1,43 @@
+"""Planned EOS fabrics for the EOS platform tests: example intents with switches on eos."""
+
+from __future__ import annotations
+
+import shutil
+from functools import cache
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+import yaml
+
+from tasks.intent.loader import load_intent
+from tasks.model.state import DeviceState, FabricState
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
+from tests.conftest import ROOT
+
+# flatfab's ASIC catalog has no Arista family yet: the planned family is set afterwards
+TRIDENT = "trident-3"
+
+
+def _eos_intent(source: Path, target: Path) -> None:
+    for file in source.glob("*.yaml"):
+        shutil.copy(file, target / file.name)
+    fabric = yaml.safe_load((target / "fabric.yaml").read_text())
+    fabric["platform"] = "eos"
+    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
+
+
+@cache
+def eos_fabric(name: str, family: str = TRIDENT) -> FabricState:
+    """An example intent (lab, numbered, lab4x16) planned with its switches on eos."""
+    with TemporaryDirectory() as tmp:
+        _eos_intent(ROOT / "intents" / name, Path(tmp))
+        state = plan(load_intent(Path(tmp), known_platforms=PLATFORMS))
+    for device in state.devices.values():
+        if device.platform == "eos" and device.qos is not None:
+            device.qos.asic.family = family
+    return state
+
+
+def eos_switches(state: FabricState) -> list[DeviceState]:
+    return [d for d in state.devices.values() if d.platform == "eos"]

@@ -1,0 +1,260 @@
+"""A stateful stand-in for a SONiC switch's shell, reached the way netmiko reaches it.
+
+It holds CONFIG_DB (running and saved), the running FRR config and files, and implements
+what flatfab's SONiC driver runs: GCU checkpoints, apply-patch, rollback and save; systemd
+timers on a clock the test advances; `sh` scripts; FRR reloads in the bgp container. Show
+commands it cannot compute come from recorded outputs (tests/fixtures/sonic/<device>/).
+Every command is logged, with whether it changed anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sonic"
+RC_MARK = "; echo @@flatfab-rc=$?"
+FRR_CONF = "/etc/sonic/frr/frr.conf"
+ConfigDb = dict[str, dict[str, dict[str, str]]]
+FACTORY_FRR = "frr defaults traditional\nhostname sonic\nlog syslog informational\n!\nend\n"
+
+
+def recorded(device: str) -> dict[str, str]:
+    """command -> output, from the device's fixture files."""
+    out: dict[str, str] = {}
+    for path in sorted((FIXTURES / device).glob("*.json")):
+        data = json.loads(path.read_text())
+        assert "derived from documentation" in data["source"], path
+        output = data["output"]
+        out[data["command"]] = output if isinstance(output, str) else json.dumps(output, indent=2)
+    return out
+
+
+def factory_config_db(hostname: str, ports: int = 64, step: int = 8) -> ConfigDb:
+    """What a freshly installed switch has: hardware ports, its metadata, no flatfab rows."""
+    return {
+        "DEVICE_METADATA": {"localhost": {
+            "hostname": hostname, "hwsku": "Mellanox-SN5600-V256", "mac": "1c:34:da:00:00:01",
+            "platform": "x86_64-nvidia_sn5600-r0", "type": "LeafRouter",
+            "docker_routing_config_mode": "separated"}},
+        "PORT": {f"Ethernet{i * step}": {
+            "lanes": ",".join(str(i * step + lane) for lane in range(step)),
+            "alias": f"etp{i + 1}", "index": str(i + 1), "speed": "800000", "mtu": "9100",
+            "admin_status": "down"} for i in range(ports)},
+        "LOOPBACK_INTERFACE": {"Loopback0": {}},
+        "BUFFER_POOL": {"ingress_lossless_pool": {"mode": "dynamic", "size": "60000000",
+                                                  "type": "ingress"}},
+    }
+
+
+@dataclass
+class Logged:
+    command: str
+    mutating: bool
+    status: int
+
+
+class _FailedError(Exception):
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _unpointer(path: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+
+
+def apply_patch(db: ConfigDb, ops: list[dict[str, Any]]) -> ConfigDb:
+    """RFC 6902 add/remove/replace on CONFIG_DB (tables, rows, fields)."""
+    out = copy.deepcopy(db)
+    for op in ops:
+        parts = _unpointer(op["path"])
+        parent: Any = out
+        for part in parts[:-1]:
+            if part not in parent:
+                raise _FailedError(f"Error: path {op['path']} does not exist")
+            parent = parent[part]
+        last = parts[-1]
+        if op["op"] == "remove":
+            if last not in parent:
+                raise _FailedError(f"Error: cannot remove {op['path']}: no such node")
+            del parent[last]
+        elif op["op"] == "replace" and last not in parent:
+            raise _FailedError(f"Error: cannot replace {op['path']}: no such node")
+        elif op["op"] in ("add", "replace"):
+            parent[last] = copy.deepcopy(op["value"])
+        else:
+            raise _FailedError(f"Error: unsupported operation {op['op']}")
+    return out
+
+
+class SonicDouble:
+    """What `ConnectHandler(device_type="linux", ...)` gives the driver: send_command."""
+
+    ssh_strict = True  # as netmiko sets it from the connection options
+
+    def __init__(self, config_db: ConfigDb, frr: str = FACTORY_FRR,
+                 outputs: dict[str, str] | None = None) -> None:
+        self.config_db = copy.deepcopy(config_db)
+        self.saved = copy.deepcopy(config_db)
+        self.frr = frr
+        self.files: dict[str, str] = {FRR_CONF: frr}
+        self.checkpoints: dict[str, ConfigDb] = {}
+        self.timers: dict[str, tuple[float, str]] = {}  # unit -> (fires at, command)
+        self.outputs = dict(outputs or {})
+        self.now = 0.0
+        self.log: list[Logged] = []
+        self.broken: dict[str, str] = {}  # command -> output that replaces the real one
+        self.fail: dict[str, str] = {}  # command prefix -> error: the command fails
+
+    # ---- the netmiko surface -------------------------------------------------------------
+
+    def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> str:
+        if not command_string.endswith(RC_MARK):
+            raise AssertionError(f"driver sent a command without its exit status: "
+                                 f"{command_string!r}")
+        command = command_string.removesuffix(RC_MARK)
+        try:
+            output, mutating, status = *self._run(command), 0
+        except _FailedError as exc:
+            output, mutating, status = str(exc) + "\n", True, exc.status
+        self.log.append(Logged(command, mutating, status))
+        return f"{output}@@flatfab-rc={status}\n"
+
+    # ---- the test's side ---------------------------------------------------------------------
+
+    def advance(self, seconds: float) -> None:
+        """The clock moves on; timers that come due run their command as root."""
+        self.now += seconds
+        for unit, (due, command) in sorted(self.timers.items()):
+            if due <= self.now:
+                del self.timers[unit]
+                self._run(command)
+                self.log.append(Logged(f"[timer {unit}] {command}", True, 0))
+
+    @property
+    def commands(self) -> list[str]:
+        return [entry.command for entry in self.log]
+
+    @property
+    def mutating(self) -> list[str]:
+        return [entry.command for entry in self.log if entry.mutating]
+
+    # ---- the shell ---------------------------------------------------------------------
+
+    def _run(self, command: str) -> tuple[str, bool]:
+        if command in self.broken:
+            return self.broken[command], False
+        command = command.removeprefix("sudo -n ")
+        for prefix, message in self.fail.items():
+            if command.startswith(prefix):
+                raise _FailedError(message)
+        write = re.fullmatch(r"echo (\S*) \| base64 -d \| sudo -n tee -a (\S+) >/dev/null",
+                             command)
+        if write:
+            path = write.group(2)
+            self.files[path] = self.files.get(path, "") + base64.b64decode(
+                write.group(1)).decode()
+            return "", True
+        if command.endswith(" || true"):
+            try:
+                return self._run(command.removesuffix(" || true"))
+            except _FailedError:
+                return "", True
+        words = shlex.split(command)
+        handler = self._READS.get(command)
+        if handler is not None:
+            return handler(self), False
+        if command in self.outputs:
+            return self.outputs[command], False
+        return self._change(words)
+
+    def _running_config(self) -> str:
+        return json.dumps(self.config_db, indent=4, sort_keys=True) + "\n"
+
+    def _running_frr(self) -> str:
+        return "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.5.4\n" \
+            + self.frr
+
+    def _list_checkpoints(self) -> str:
+        return json.dumps(sorted(self.checkpoints), indent=4) + "\n"
+
+    def _list_timers(self) -> str:
+        return "".join(f"n/a n/a n/a n/a {unit}.timer {unit}.service\n"
+                       for unit in sorted(self.timers))
+
+    _READS = {
+        "show runningconfiguration all": _running_config,
+        "vtysh -c 'show running-config'": _running_frr,
+        "config list-checkpoints": _list_checkpoints,
+        "systemctl list-timers --no-legend --plain 'flatfab-revert-*'": _list_timers,
+    }
+
+    def _change(self, words: list[str]) -> tuple[str, bool]:
+        match words:
+            case ["mkdir", "-p", _]:
+                return "", True
+            case ["rm", "-f", path]:
+                self.files.pop(path, None)
+                return "", True
+            case ["mv", source, dest]:
+                self.files[dest] = self._file(source)
+                del self.files[source]
+                return "", True
+            case ["cp", source, dest]:
+                self.files[dest] = self._file(source)
+                return "", True
+            case ["config", "checkpoint", name]:
+                self.checkpoints[name] = copy.deepcopy(self.config_db)
+                return f"Checkpoint {name} created successfully.\n", True
+            case ["config", "apply-patch", path]:
+                self.config_db = apply_patch(self.config_db, json.loads(self._file(path)))
+                return "Patch applied successfully.\n", True
+            case ["config", "rollback", name]:
+                if name not in self.checkpoints:
+                    raise _FailedError(f"Error: checkpoint {name} does not exist")
+                self.config_db = copy.deepcopy(self.checkpoints[name])
+                return "Config rolled back successfully.\n", True
+            case ["config", "delete-checkpoint", name]:
+                self.checkpoints.pop(name)
+                return "", True
+            case ["config", "save", "-y"]:
+                self.saved = copy.deepcopy(self.config_db)
+                return "", True
+            case ["systemd-run", unit, delay, *command] if unit.startswith("--unit=") and \
+                    delay.startswith("--on-active="):
+                name = unit.removeprefix("--unit=")
+                seconds = float(delay.removeprefix("--on-active="))
+                self.timers[name] = (self.now + seconds, shlex.join(command))
+                return f"Running timer as unit: {name}.timer\n", True
+            case ["systemctl", "stop", unit] if unit.endswith(".timer"):
+                if self.timers.pop(unit.removesuffix(".timer"), None) is None:
+                    raise _FailedError(f"Failed to stop {unit}: Unit {unit} not loaded.", 5)
+                return "", True
+            case ["/bin/sh" | "sh", path]:
+                for line in self._file(path).splitlines():
+                    if line.strip() and not line.startswith("#"):
+                        self._run(line)
+                return "", True
+            case ["docker", "exec", "bgp", "/usr/lib/frr/frr-reload.py", "--reload",
+                  "/etc/frr/frr.conf"]:
+                self.frr = self._file(FRR_CONF)
+                return "", True
+            case ["docker", "exec", "bgp", "vtysh", "-f", path]:
+                self.frr += self._file(path.replace("/etc/frr/", "/etc/sonic/frr/", 1))
+                return "", True
+            case ["docker", "exec", "bgp", "vtysh", "-c", "write memory"]:
+                self.files[FRR_CONF] = self.frr
+                return "", True
+        raise _FailedError(f"sh: {words[0] if words else ''}: command not found", 127)
+
+    def _file(self, path: str) -> str:
+        if path not in self.files:
+            raise _FailedError(f"{path}: No such file or directory")
+        return self.files[path]

@@ -1,0 +1,146 @@
+"""The EOS platform: render (checked against the pyavd oracle), sections, capabilities."""
+
+from __future__ import annotations
+
+import difflib
+import os
+
+import pyavd
+import pytest
+
+from tasks.errors import FlatfabError
+from tasks.platforms.eos import PLATFORM
+from tasks.platforms.eos.avd import EosRenderError, capability_problems, structured_config
+from tasks.platforms.registry import PLATFORMS
+from tests.conftest import ROOT
+from tests.unit.eos_fabrics import eos_fabric, eos_switches
+
+GOLDEN = ROOT / "tests" / "golden" / "platforms" / "eos"
+REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
+FABRICS = ("lab", "numbered")
+
+
+def _devices(fabric: str) -> list[str]:
+    return [d.name for d in eos_switches(eos_fabric(fabric))]
+
+
+CASES = [(f, d) for f in FABRICS for d in _devices(f)]
+
+
+def test_eos_is_registered_with_its_facts() -> None:
+    assert PLATFORMS["eos"] is PLATFORM
+    facts = PLATFORM.facts
+    assert facts.connection.plugin == "napalm" and facts.connection.driver == "eos"
+    assert facts.capabilities.commit_confirm == "native"
+    assert facts.capabilities.read_only == "driver"
+    assert facts.lab.kind == "arista_ceos"
+    names = PLATFORM.names
+    assert names.physical(1) == "Ethernet1" and names.gateway(100) == "Vlan100"
+    assert all(names.is_port(p) for p in ("Ethernet1", "Ethernet1/1", "Ethernet3/1/1"))
+    assert not names.is_port("swp1")
+
+
+@pytest.mark.parametrize(("fabric", "device"), CASES)
+def test_render_equals_the_pyavd_oracle(fabric: str, device: str) -> None:
+    """flatfab's own templates print exactly what AVD prints for the same structured config,
+    and AVD's schema accepts that config without a violation."""
+    state = eos_fabric(fabric).devices[device]
+    config = structured_config(state, PLATFORM.facts)
+    checked = pyavd.validate_structured_config(config)
+    assert not checked.validation_result.violations
+    assert not checked.validation_result.deprecations
+    expected = pyavd.get_device_config(checked.validated_data)
+    rendered = PLATFORM.render(state)
+    assert rendered == expected, "".join(difflib.unified_diff(
+        expected.splitlines(True), rendered.splitlines(True), "pyavd", "flatfab"))
+
+
+@pytest.mark.parametrize(("fabric", "device"), CASES)
+def test_render_matches_golden_file(fabric: str, device: str) -> None:
+    rendered = PLATFORM.render(eos_fabric(fabric).devices[device])
+    path = GOLDEN / fabric / f"{device}.cfg"
+    if REGEN:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rendered, encoding="utf-8")
+    assert rendered == path.read_text(encoding="utf-8"), f"{path.name}: regenerate golden"
+
+
+def test_every_golden_file_is_rendered() -> None:
+    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.rglob("*.cfg")}
+    assert on_disk == {f"{f}/{d}.cfg" for f, d in CASES}
+
+
+def test_render_is_deterministic() -> None:
+    device = eos_fabric("lab").devices["leaf1"]
+    first = PLATFORM.render(device)
+    assert PLATFORM.render(device.model_copy(deep=True)) == first
+
+
+def test_leaf_render_holds_the_fabric() -> None:
+    text = PLATFORM.render(eos_fabric("lab").devices["leaf1"])
+    for line in ("ip routing ipv6 interfaces", "vrf instance blue",
+                 "   encapsulation dot1q vlan 100", "   switchport access vlan 100",
+                 "interface Vlan100", "   ip address 10.100.1.1/24",
+                 "   neighbor interface Ethernet51 peer-group FABRIC remote-as 65000",
+                 "      neighbor FABRIC next-hop address-family ipv6 originate",
+                 "   maximum-paths 64 ecmp 64", "   bgp bestpath as-path multipath-relax",
+                 "qos map dscp 26 to traffic-class 3",
+                 "   priority-flow-control priority 3 no-drop",
+                 "      priority strict", "      bandwidth percent 50",
+                 "priority-flow-control pause watchdog default timeout 0.2",
+                 "platform trident mmu queue profile flatfab apply"):
+        assert line in text.splitlines(), line
+    assert "random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes" \
+        " max-mark-probability 10" in text
+
+
+def test_numbered_render_has_addressed_neighbors() -> None:
+    text = PLATFORM.render(eos_fabric("numbered").devices["sp-a"])
+    assert "   neighbor 10.254.0.1 remote-as 64701" in text.splitlines()
+    assert "ip routing ipv6 interfaces" not in text
+
+
+@pytest.mark.parametrize("family", ["tomahawk-4", "jericho-2", "spectrum-4"])
+def test_buffers_refused_where_the_family_cannot_express_them(family: str) -> None:
+    device = eos_fabric("lab").devices["leaf1"].model_copy(deep=True)
+    assert device.qos is not None
+    device.qos.asic.family = family
+    problems = capability_problems(device, PLATFORM.facts)
+    assert problems and problems[0].startswith("leaf1: buffer settings cannot be expressed")
+    with pytest.raises(EosRenderError, match=r"^leaf1: buffer settings") as caught:
+        PLATFORM.render(device)
+    assert isinstance(caught.value, FlatfabError)
+
+
+def test_trident_family_has_no_problems() -> None:
+    assert capability_problems(eos_fabric("lab").devices["leaf1"], PLATFORM.facts) == []
+
+
+def test_sections_split_rendered_and_running_alike() -> None:
+    text = PLATFORM.render(eos_fabric("lab").devices["leaf1"])
+    sections = PLATFORM.sections(text)
+    assert set(sections) <= set(PLATFORM.facts.sections)
+    assert sections["system"] == ["!", "hostname leaf1"]
+    running = ("! Command: show running-config\nusername admin privilege 15\n"
+               "management api http-commands\n   no shutdown\n" + text + "end\n")
+    assert PLATFORM.sections(running) == sections
+
+
+def test_generic_family_leaves_buffers_to_the_switch() -> None:
+    """Family generic: the lossless plane is configured, buffers keep EOS defaults; the
+    oracle still agrees with the render."""
+    state = eos_fabric("lab", family="generic").devices["leaf1"]
+    text = PLATFORM.render(state)
+    assert "platform trident" not in text and "qos profile FLATFAB-" in text
+    checked = pyavd.validate_structured_config(structured_config(state, PLATFORM.facts))
+    assert not checked.validation_result.violations
+    assert pyavd.get_device_config(checked.validated_data) == text
+
+
+def test_drift_texts_ignore_separators() -> None:
+    class Running:
+        def get_config(self, retrieve: str = "all") -> dict[str, str]:
+            return {"running": "! device banner\nhostname leaf1\n!\nend\n"}
+
+    running, intended = PLATFORM.drift_texts(Running(), "!\nhostname leaf1\n")  # type: ignore[arg-type]
+    assert running == intended == "hostname leaf1\n"

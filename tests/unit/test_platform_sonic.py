@@ -1,0 +1,450 @@
+"""The sonic platform: render (golden files, SONiC's YANG models), collect, push, read-only.
+
+Golden files: tests/golden/platforms/sonic/<fabric>/<device>.conf, regenerated with
+FLATFAB_REGEN_GOLDEN=1. The switch is tests/unit/sonic_double.py with recorded outputs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+import os
+import re
+import shutil
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tasks.intent.loader import load_intent
+from tasks.model.state import DeviceState, FabricState, IfKind, Interface
+from tasks.plan.planner import plan
+from tasks.platforms import configdb
+from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
+from tasks.platforms.registry import PLATFORMS
+from tasks.platforms.sonic import PLATFORM, changes
+from tasks.platforms.sonic.driver import CommitRefusedError, SonicDriver, SonicError
+from tasks.platforms.sonic.render import config_db
+from tests.conftest import ROOT
+from tests.shared_paths import SONIC_YANG, sonic_yang_missing
+from tests.unit.sonic_double import FACTORY_FRR, SonicDouble, factory_config_db, recorded
+
+GOLDEN = ROOT / "tests" / "golden" / "platforms" / "sonic"
+REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
+FABRICS = ("lab", "numbered", "mixed")
+# configdb.to_config_db names unweighted DWRR queues SCHED_DWRR_0 with weight "0"; SONiC's
+# sonic-scheduler.yang allows 1..100 (the lead owns configdb.py; see the report)
+KNOWN_DEFECT = re.compile(r"^SCHEDULER\|SCHED_DWRR_0: Unsatisfied range")
+
+
+@cache
+def fabric(name: str, tmp: Path) -> FabricState:
+    """An example intent with its switches on platform sonic (unless a device says else)."""
+    folder = tmp / name
+    shutil.copytree(ROOT / "intents" / name, folder)
+    text = (folder / "fabric.yaml").read_text()
+    (folder / "fabric.yaml").write_text(re.sub(r"(?m)^platform: \w+", "platform: sonic", text))
+    qos = folder / "qos.yaml"
+    if qos.exists() and not re.search(r"(?m)^  sonic:", qos.read_text()):
+        body = qos.read_text()
+        if "asics:" in body:
+            body = re.sub(r"(?m)^asics:\n", "asics:\n  sonic: {family: spectrum-4}\n", body)
+        else:
+            body += "asics:\n  sonic: {family: spectrum-4}\n"
+        qos.write_text(body)
+    return plan(load_intent(folder, known_platforms=PLATFORMS))
+
+
+@pytest.fixture(scope="module")
+def tmp_intents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sonic-intents")
+
+
+def switches(state: FabricState) -> list[DeviceState]:
+    return [d for d in state.devices.values() if d.platform == "sonic"]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_intents: Path) -> FabricState:
+    return fabric("lab", tmp_intents)
+
+
+@pytest.fixture(scope="module")
+def leaf1(lab: FabricState) -> DeviceState:
+    return lab.devices["leaf1"]
+
+
+# ---- render ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", FABRICS)
+def test_render_matches_golden_files(name: str, tmp_intents: Path) -> None:
+    produced = {f"{name}/{d.name}.conf": PLATFORM.render(d)
+                for d in switches(fabric(name, tmp_intents))}
+    assert produced
+    if REGEN:
+        for stale in (GOLDEN / name).glob("*.conf"):
+            stale.unlink()
+        for relative, text in produced.items():
+            (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
+            (GOLDEN / relative).write_text(text, encoding="utf-8")
+    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.glob(f"{name}/*.conf")}
+    assert on_disk == set(produced), "golden files differ in number: FLATFAB_REGEN_GOLDEN=1"
+    for relative, text in produced.items():
+        expected = (GOLDEN / relative).read_text(encoding="utf-8")
+        if text != expected:
+            diff = "".join(difflib.unified_diff(expected.splitlines(True),
+                                                text.splitlines(True), relative, "rendered"))
+            pytest.fail(f"{relative} differs from its golden file:\n{diff[:4000]}")
+
+
+def test_render_is_byte_identical(lab: FabricState) -> None:
+    for device in switches(lab):
+        assert PLATFORM.render(device) == PLATFORM.render(device.model_copy(deep=True))
+
+
+def test_sections_split_config_db_and_frr(leaf1: DeviceState) -> None:
+    sections = PLATFORM.sections(PLATFORM.render(leaf1))
+    assert list(sections) == ["config_db", "frr"]
+    db = configdb.load("\n".join(sections["config_db"]))
+    assert not [t for t in db if t.startswith("FLATFAB_")]
+    assert db["DEVICE_METADATA"]["localhost"]["docker_routing_config_mode"] == "split"
+    assert db["VLAN_SUB_INTERFACE"]["Ethernet400.100"] == {
+        "admin_status": "up", "vlan": "100", "vrf_name": "Vrf_blue",
+        "ipv6_use_link_local_only": "enable"}
+    assert db["INTERFACE"]["Ethernet400"] == {"ipv6_use_link_local_only": "enable"}
+    assert db["VLAN_MEMBER"]["Vlan100|Ethernet0"] == {"tagging_mode": "untagged"}
+    assert "Vlan100|10.100.1.1/24" in db["VLAN_INTERFACE"]
+    assert "router bgp 65101 vrf Vrf_blue" in sections["frr"]
+    assert not any(line.startswith(" ip address") for line in sections["frr"])
+
+
+def test_naming_follows_sonic_limits() -> None:
+    names = PLATFORM.names
+    assert names.physical(1) == "Ethernet0" and names.physical(64) == "Ethernet504"
+    assert names.subinterface("Ethernet504", 100) == "Ethernet504.100"
+    assert names.subinterface("Ethernet504", 1000) == "Eth504.1000"
+    assert names.vrf("blue") == "Vrf_blue" and names.tenant_of("Vrf_blue") == "blue"
+    assert names.vrf_problem("a-very-long-tenant") is not None  # Linux: 15 characters
+
+
+# ---- YANG oracle -------------------------------------------------------------------------
+
+
+@cache
+def _oracle() -> Any:
+    spec = importlib.util.spec_from_file_location("sonic_yang_validate",
+                                                  SONIC_YANG / "validate.py")
+    assert spec is not None and spec.loader is not None
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, module.Oracle(SONIC_YANG / "yang")
+
+
+def yang_violations(db: configdb.ConfigDb) -> list[str]:
+    """SONiC's YANG verdict on rendered CONFIG_DB, on top of the hardware's PORT lanes."""
+    missing = sonic_yang_missing()
+    if missing:
+        pytest.skip(missing)
+    module, oracle = _oracle()
+    base = {"PORT": {name: {"lanes": ",".join(str(int(name[8:]) + i) for i in range(8))}
+                     for name in db.get("PORT", {})}}
+    violations, _ = oracle.validate(module.merge(base, json.loads(json.dumps(db))))
+    return list(violations)
+
+
+@pytest.mark.parametrize("name", FABRICS)
+def test_rendered_config_db_passes_sonic_yang(name: str, tmp_intents: Path) -> None:
+    for device in switches(fabric(name, tmp_intents)):
+        found = [v for v in yang_violations(config_db(device, PLATFORM.names))
+                 if not KNOWN_DEFECT.match(v)]
+        assert found == [], f"{device.name}: {found}"
+
+
+@pytest.mark.xfail(reason="configdb.to_config_db renders DWRR weight 0 (YANG: 1..100)",
+                   strict=False)
+def test_rendered_config_db_has_no_known_defect(leaf1: DeviceState) -> None:
+    assert yang_violations(config_db(leaf1, PLATFORM.names)) == []
+
+
+def test_short_subinterface_names_validate(leaf1: DeviceState) -> None:
+    device = leaf1.model_copy(deep=True)
+    port = device.interfaces["Ethernet400"].model_copy(update={"name": "Ethernet504"})
+    device.interfaces["Ethernet504"] = port
+    sub = PLATFORM.names.subinterface("Ethernet504", 1000)
+    device.interfaces[sub] = Interface(name=sub, kind=IfKind.FABRIC, vrf="blue", mtu=9216,
+                                       up=True, parent="Ethernet504",
+                                       addresses=["10.254.0.1/31"])
+    db = config_db(device, PLATFORM.names)
+    assert db["VLAN_SUB_INTERFACE"]["Eth504.1000"]["vlan"] == "1000"
+    found = [v for v in yang_violations(db) if not KNOWN_DEFECT.match(v)]
+    assert found == []
+
+
+def test_yang_oracle_rejects_what_sonic_rejects(leaf1: DeviceState) -> None:
+    db = config_db(leaf1, PLATFORM.names)
+    db["VRF"]["blue"] = {}  # no Vrf prefix
+    db["VLAN_SUB_INTERFACE"]["Ethernet400.100"]["vrf_name"] = "Vrf_green"
+    found = " ".join(yang_violations(db))
+    assert "VRF|blue" in found and "Ethernet400.100" in found
+
+
+# ---- the switch double --------------------------------------------------------------------
+
+
+# what apply-patch cannot create: on day 0 they come with `config load` + `config qos reload`
+DAY0_TABLES = ("BUFFER_POOL", "PFC_WD")
+
+
+def _double(device: DeviceState, *, pushed: bool = False) -> SonicDouble:
+    db = factory_config_db(device.name)
+    planned = config_db(device, PLATFORM.names)
+    db.update({t: planned[t] for t in DAY0_TABLES})
+    if pushed:  # the state after a successful push of the plan
+        db = changes.target(db, planned)
+    frr = PLATFORM.sections(PLATFORM.render(device))["frr"] if pushed else []
+    if not frr:
+        return SonicDouble(db, outputs=recorded(device.name))
+    return SonicDouble(db, "\n".join(frr) + "\n", recorded(device.name))
+
+
+def _driver(double: SonicDouble, *, read_only: bool = False) -> SonicDriver:
+    driver = PLATFORM.adapt(double, read_only=read_only)
+    assert isinstance(driver, SonicDriver)
+    driver.clock = lambda: 1_795_000_000 + double.now
+    return driver
+
+
+def _flatfab_part(double: SonicDouble, device: DeviceState) -> configdb.ConfigDb:
+    return changes.project(double.config_db, config_db(device, PLATFORM.names))
+
+
+def test_collect_reads_recorded_outputs(leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    assert seen.errors == []
+    assert seen.asn == 65101 and seen.router_id == "10.0.0.17"
+    assert seen.loopback == "10.0.0.17/32" and seen.vrfs == {"blue": 100, "red": 200}
+    vlan = seen.interfaces["Vlan100"]
+    assert (vlan.kind, vlan.vrf, vlan.addresses) == (IfKind.BRIDGE, "blue", ["10.100.1.1/24"])
+    host = seen.interfaces["Ethernet0"]
+    assert (host.bridge, host.vrf, host.mtu, host.speed_mbps) == ("Vlan100", "blue", 9000,
+                                                                  100000)
+    assert host.peer is not None and host.peer.device == "host1"
+    assert seen.interfaces["Ethernet8"].up is False  # FRR says oper down
+    sub = seen.interfaces["Ethernet400.100"]
+    assert (sub.vrf, sub.parent, sub.kind) == ("blue", "Ethernet400", IfKind.FABRIC)
+    assert seen.bgp["blue"].peers["Ethernet400.100"].state == "Established"
+    assert seen.bgp["red"].peers["Ethernet408.200"].state == "Active"
+    assert seen.bgp["default"].peers["Ethernet400"].interface == "Ethernet400"
+    assert seen.routes is not None
+    hops = seen.routes["blue"]["10.100.2.0/24"].nexthops
+    assert [h.interface for h in hops] == ["Ethernet400.100", "Ethernet408.100"]
+    for port in ("Ethernet0", "Ethernet400"):
+        assert seen.interfaces[port].qos == leaf1.interfaces[port].qos
+    assert seen.qos is not None and leaf1.qos is not None
+    assert seen.qos.pools == leaf1.qos.pools and seen.qos.profiles == leaf1.qos.profiles
+    assert double.mutating == []
+
+
+def test_counters_from_counters_db_and_queuestat(leaf1: DeviceState) -> None:
+    driver = PLATFORM.read_only(_driver(_double(leaf1), read_only=True))
+    assert PLATFORM.class_counters(driver)["Ethernet0"][3] == 4000
+    pfc = PLATFORM.pfc_counters(driver, ["Ethernet0", "Ethernet400", "Ethernet999"])
+    assert pfc["Ethernet0"]["rx"][3] == 17 and pfc["Ethernet400"]["tx"][3] == 42
+    assert "Ethernet999" not in pfc
+
+
+def test_bad_device_output_is_one_clear_error(leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    double.broken["show runningconfiguration all"] = "Error: Redis connection refused\n"
+    with pytest.raises(SonicError, match="CONFIG_DB: no JSON") as caught:
+        PLATFORM.collect(_driver(double), leaf1, [])
+    assert "\n" not in str(caught.value)
+    double.broken = {"vtysh -c 'show bgp vrf all summary json'": "% bgpd is not running\n"}
+    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    assert seen.errors == ["bgp: bgp: no JSON in the output ('% bgpd is not running')"]
+
+
+def test_drift_is_empty_after_a_push(leaf1: DeviceState) -> None:
+    intended = PLATFORM.render(leaf1)
+    running, wanted = PLATFORM.drift_texts(_driver(_double(leaf1, pushed=True)), intended)
+    assert PLATFORM.sections(running) == PLATFORM.sections(wanted)
+
+
+def test_commit_confirmed_keeps_the_change(leaf1: DeviceState) -> None:
+    double = _double(leaf1)
+    driver = _driver(double)
+    driver.load_replace_candidate(config=PLATFORM.render(leaf1))
+    assert "+  \"Vlan100|Ethernet0\"" in driver.compare_config()
+    driver.commit_config(revert_in=120)
+    assert driver.has_pending_commit()
+    assert any(c.startswith("sudo -n config checkpoint flatfab-") for c in double.commands)
+    assert any(c.startswith("sudo -n config apply-patch ") for c in double.commands)
+    driver.confirm_commit()
+    double.advance(600)
+    assert not driver.has_pending_commit()
+    assert _flatfab_part(double, leaf1) == config_db(leaf1, PLATFORM.names)
+    assert double.saved == double.config_db
+    assert double.config_db["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3,4,5,6,7"  # kept
+    assert "BUFFER_POOL" in double.config_db and "router bgp 65101" in double.frr
+
+
+def test_unconfirmed_commit_is_rolled_back_by_the_timer(leaf1: DeviceState) -> None:
+    double = _double(leaf1)
+    before, frr_before = json.dumps(double.config_db, sort_keys=True), double.frr
+    driver = _driver(double)
+    driver.load_replace_candidate(config=PLATFORM.render(leaf1))
+    driver.commit_config(revert_in=60)
+    assert json.dumps(double.config_db, sort_keys=True) != before
+    double.advance(59)
+    assert driver.has_pending_commit()
+    double.advance(2)
+    assert not driver.has_pending_commit()
+    assert json.dumps(double.config_db, sort_keys=True) == before and double.frr == frr_before
+    assert any(c.startswith("[timer flatfab-revert-") for c in double.commands)
+    assert "config save -y" not in " ".join(double.commands)
+
+
+def test_rollback_restores_the_last_checkpoint(leaf1: DeviceState) -> None:
+    double = _double(leaf1)
+    before = json.dumps(double.config_db, sort_keys=True)
+    driver = _driver(double)
+    driver.load_replace_candidate(config=PLATFORM.render(leaf1))
+    driver.commit_config()
+    assert not driver.has_pending_commit() and double.saved == double.config_db
+    driver.rollback()
+    assert json.dumps(double.config_db, sort_keys=True) == before
+    assert double.saved == double.config_db and double.frr == FACTORY_FRR
+    assert any(c.startswith("sudo -n sh /etc/sonic/flatfab/revert-") for c in double.commands)
+
+
+def test_rollback_of_a_pending_commit(leaf1: DeviceState) -> None:
+    double = _double(leaf1)
+    before = json.dumps(double.config_db, sort_keys=True)
+    driver = _driver(double)
+    driver.load_replace_candidate(config=PLATFORM.render(leaf1))
+    driver.commit_config(revert_in=300)
+    driver.rollback()
+    assert not driver.has_pending_commit()
+    assert json.dumps(double.config_db, sort_keys=True) == before
+
+
+def test_failed_apply_is_rolled_back_at_once(leaf1: DeviceState) -> None:
+    double = _double(leaf1)
+    before = json.dumps(double.config_db, sort_keys=True)
+    double.fail["config apply-patch"] = "Error: Given patch will produce invalid config"
+    driver = _driver(double)
+    driver.load_replace_candidate(config=PLATFORM.render(leaf1))
+    with pytest.raises(SonicError, match=r"rolled back: .*invalid config"):
+        driver.commit_config(revert_in=60)
+    assert json.dumps(double.config_db, sort_keys=True) == before
+    assert not double.timers and not driver.has_pending_commit()
+
+
+def test_first_lossless_push_onto_a_factory_switch_is_refused(leaf1: DeviceState) -> None:
+    double = SonicDouble(factory_config_db("leaf1"), outputs=recorded("leaf1"))
+    driver = _driver(double)
+    intended = PLATFORM.render(leaf1)
+    running, _ = PLATFORM.drift_texts(driver, intended)
+    notes = PLATFORM.change_notes(running, intended)
+    assert "/BUFFER_POOL/ingress_lossless_pool/size" in notes[2]
+    assert notes[-2].startswith("/DEVICE_METADATA/localhost/docker_routing_config_mode")
+    assert notes[-1].startswith("/PFC_WD: GCU refuses") and "`config reload`" in notes[-1]
+    driver.load_replace_candidate(config=intended)
+    with pytest.raises(CommitRefusedError, match="config qos reload"):
+        driver.commit_config(revert_in=60)
+    assert double.mutating == []
+
+
+def test_refused_buffer_edits_are_flagged_and_not_pushed(leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    changed = leaf1.model_copy(deep=True)
+    assert changed.qos is not None
+    changed.qos.pools["ingress_lossless"].size += 1_000_000
+    changed.qos.profiles["lossless_100000_3m_mtu9216"].size += 1024
+    changed.qos.profiles["lossless_100000_3m_mtu9216"].xoff += 1024
+    intended = PLATFORM.render(changed)
+    running, _ = PLATFORM.drift_texts(_driver(double), intended)
+    notes = PLATFORM.change_notes(running, intended)
+    assert notes == [
+        "/BUFFER_POOL/ingress_lossless_pool/size: GCU does not resize or replace buffer pools;"
+        " needs `config qos reload` (disruptive)",
+        "/BUFFER_PROFILE/pg_lossless_100000_3m_mtu9216_profile/size: GCU edits only dynamic_th"
+        " and xoff of a buffer profile; needs `config qos reload` (disruptive)"]
+    driver = _driver(double)
+    driver.load_replace_candidate(config=intended)
+    double.log.clear()
+    with pytest.raises(CommitRefusedError, match="config qos reload"):
+        driver.commit_config(revert_in=60)
+    assert double.mutating == []
+
+
+def test_xoff_alone_goes_through_apply_patch(leaf1: DeviceState) -> None:
+    changed = leaf1.model_copy(deep=True)
+    assert changed.qos is not None
+    changed.qos.profiles["lossless_100000_3m_mtu9216"].xoff += 1024
+    running = PLATFORM.render(leaf1)
+    assert PLATFORM.change_notes(running, PLATFORM.render(changed)) == []
+    double = _double(leaf1, pushed=True)
+    driver = _driver(double)
+    driver.load_replace_candidate(config=PLATFORM.render(changed))
+    driver.commit_config()
+    patch_file = next(p for p in double.files if "/patch-" in p)
+    assert json.loads(double.files[patch_file]) == [{
+        "op": "replace", "path": "/BUFFER_PROFILE/pg_lossless_100000_3m_mtu9216_profile/xoff",
+        "value": "113664"}]
+
+
+def test_read_only_collect_and_drift_send_no_mutating_command(leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    driver = PLATFORM.read_only(_driver(double, read_only=True))
+    assert isinstance(driver, ReadOnlyDriver)
+    PLATFORM.collect(driver, leaf1, [])
+    PLATFORM.drift_texts(driver, PLATFORM.render(leaf1))
+    PLATFORM.class_counters(driver)
+    assert driver.has_pending_commit() is False
+    assert double.mutating == [] and not any("sudo" in c for c in double.commands)
+    with pytest.raises(ReadOnlyError):
+        driver.cli(["config save -y"])
+    with pytest.raises(ReadOnlyError):
+        driver.commit_config()
+    inner = _driver(double, read_only=True)  # the driver refuses too, below the wrapper
+    inner.load_replace_candidate(config=PLATFORM.render(leaf1))
+    with pytest.raises(ReadOnlyError):
+        inner.commit_config(revert_in=60)
+    assert double.mutating == []
+
+
+@pytest.mark.parametrize(("command", "reads"), [
+    ("show runningconfiguration all", True),
+    ("vtysh -c 'show bgp vrf all summary json'", True),
+    ("sonic-db-cli COUNTERS_DB HGETALL COUNTERS:oid:0x1000000000002", True),
+    ("redis-cli -n 4 HGETALL 'PORT|Ethernet0'", False),
+    ("vtysh -c 'configure terminal'", False),
+    ("show version; config reload -y", False),
+    ("sonic-db-cli CONFIG_DB HSET PORT|Ethernet0 mtu 1500", False),
+    ("config save -y", False),
+])
+def test_show_command_allows_reads_only(command: str, reads: bool) -> None:
+    assert PLATFORM.show_command(command) is reads
+
+
+def test_adapt_refuses_unverified_host_keys(leaf1: DeviceState) -> None:
+    double = _double(leaf1)
+    double.ssh_strict = False  # type: ignore[misc]
+    with pytest.raises(SonicError, match="ssh_strict"):
+        PLATFORM.adapt(double, read_only=True)
+    with pytest.raises(TypeError):
+        PLATFORM.adapt(object(), read_only=True)
+
+
+def test_malformed_bgp_json_is_recorded_not_raised(leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    double.broken["vtysh -c 'show bgp vrf all summary json'"] = json.dumps(
+        {"default": {"ipv4Unicast": {"as": "not-a-number", "routerId": "10.0.0.17"}}})
+    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    assert len(seen.errors) == 1 and seen.errors[0].startswith("bgp: unexpected output")
