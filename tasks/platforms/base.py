@@ -189,8 +189,8 @@ class Platform(ABC):
 
     # ---- optional capabilities ----------------------------------------------------------
 
-    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, int]]:
-        """Per port (and VRF sub-port), packets counted per traffic class."""
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, dict[str, int]]]:
+        """Per port (and VRF sub-port) and traffic class, its counters (packets, drops)."""
         raise NotSupportedError(f"platform {self.name} reports no per-class counters")
 
     def send_test_traffic(self, driver: DeviceDriver, address: str, sport_base: int,

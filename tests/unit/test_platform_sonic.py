@@ -252,7 +252,7 @@ def test_collect_reads_recorded_outputs(leaf1: DeviceState) -> None:
 
 def test_counters_from_counters_db_and_queuestat(leaf1: DeviceState) -> None:
     driver = PLATFORM.read_only(_driver(_double(leaf1), read_only=True))
-    assert PLATFORM.class_counters(driver)["Ethernet0"][3] == 4000
+    assert PLATFORM.class_counters(driver)["Ethernet0"][3] == {"packets": 4000}
     pfc = PLATFORM.pfc_counters(driver, ["Ethernet0", "Ethernet400", "Ethernet999"])
     assert pfc["Ethernet0"]["rx"][3] == 17 and pfc["Ethernet400"]["tx"][3] == 42
     assert "Ethernet999" not in pfc

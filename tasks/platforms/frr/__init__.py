@@ -31,9 +31,9 @@ class FrrPlatform(Platform):
     def lab_node(self, device: DeviceState) -> LabNodeSpec:
         return lab_node(device, self.facts.lab.kind, self.facts.lab.image)
 
-    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, int]]:
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, dict[str, int]]]:
         counters = reader(driver).get_lossless()["counters"]
-        return {port: {int(tc): int(n) for tc, n in per.items()}
+        return {port: {int(tc): counts for tc, counts in per.items()}
                 for port, per in counters.items()}
 
 

@@ -72,8 +72,9 @@ class SonicPlatform(Platform):
     def show_command(self, command: str) -> bool:
         return any(pattern.match(command) for pattern in _READS)
 
-    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, int]]:
-        return queue_counters(driver)
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, dict[str, int]]]:
+        return {port: {tc: {"packets": n} for tc, n in per.items()}
+                for port, per in queue_counters(driver).items()}
 
     def pfc_counters(self, driver: DeviceDriver,
                      ports: list[str]) -> dict[str, dict[str, dict[int, int]]]:
