@@ -41,6 +41,10 @@ MAP_TABLES = {  # table -> (QosMaps field, PORT_QOS_MAP field)
 }
 DOT1P_TABLE = "DOT1P_TO_TC_MAP"
 MAP_BASE = "AI_ROCE"
+# a class the intent gives no ETS share: SONiC's DWRR weights are relative and at least 1
+# (sonic-scheduler.yang), so it gets the smallest one under a name that reads back as "none"
+SCHED_BEST_EFFORT = "SCHED_DWRR_BEST_EFFORT"
+BEST_EFFORT_WEIGHT = 1
 
 
 def pool_key(role: str) -> str:
@@ -189,9 +193,10 @@ def _port_rows(port: PortQos, map_names: dict[str, dict[tuple[int, ...], str]],
                     "restoration_time": str(wd.restore_ms)}
     queues = []
     for queue, q in port.queues.items():
-        sched = "SCHED_STRICT" if q.strict else f"SCHED_DWRR_{q.weight or 0}"
+        sched = ("SCHED_STRICT" if q.strict else
+                 f"SCHED_DWRR_{q.weight}" if q.weight else SCHED_BEST_EFFORT)
         put("SCHEDULER", sched, {"type": "STRICT"} if q.strict
-            else {"type": "DWRR", "weight": str(q.weight or 0)})
+            else {"type": "DWRR", "weight": str(q.weight or BEST_EFFORT_WEIGHT)})
         fields = {"scheduler": sched}
         if q.ecn is not None:
             wred = f"ECN_{q.ecn.min_bytes}_{q.ecn.max_bytes}_{q.ecn.probability}"
@@ -307,9 +312,10 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
                         max_bytes=_int(db, "WRED_PROFILE", wred_name, "green_max_threshold"),
                         probability=_int(db, "WRED_PROFILE", wred_name,
                                          "green_drop_probability", 100))
+            weighted = not strict and row.get("scheduler") != SCHED_BEST_EFFORT
             queues[int(q)] = QueueQos(
-                strict=strict, weight=None if strict else int(sched.get("weight", "0") or 0)
-                or None, ecn=ecn,
+                strict=strict, weight=int(sched.get("weight", "0") or 0) or None
+                if weighted else None, ecn=ecn,
                 profile=_role(buffer_queues.get(q, {}).get("profile", ""), "_profile"))
         port_row = db.get("PORT", {}).get(port_name, {})
         cable = cables.get(port_name, "0m").removesuffix("m") or "0"

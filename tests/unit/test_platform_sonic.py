@@ -35,9 +35,6 @@ from tests.unit.sonic_double import FACTORY_FRR, SonicDouble, factory_config_db,
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "sonic"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
 FABRICS = ("lab", "numbered", "mixed")
-# configdb.to_config_db names unweighted DWRR queues SCHED_DWRR_0 with weight "0"; SONiC's
-# sonic-scheduler.yang allows 1..100 (the lead owns configdb.py; see the report)
-KNOWN_DEFECT = re.compile(r"^SCHEDULER\|SCHED_DWRR_0: Unsatisfied range")
 
 
 @cache
@@ -159,15 +156,17 @@ def yang_violations(db: configdb.ConfigDb) -> list[str]:
 @pytest.mark.parametrize("name", FABRICS)
 def test_rendered_config_db_passes_sonic_yang(name: str, tmp_intents: Path) -> None:
     for device in switches(fabric(name, tmp_intents)):
-        found = [v for v in yang_violations(config_db(device, PLATFORM.names))
-                 if not KNOWN_DEFECT.match(v)]
+        found = yang_violations(config_db(device, PLATFORM.names))
         assert found == [], f"{device.name}: {found}"
 
 
-@pytest.mark.xfail(reason="configdb.to_config_db renders DWRR weight 0 (YANG: 1..100)",
-                   strict=False)
-def test_rendered_config_db_has_no_known_defect(leaf1: DeviceState) -> None:
-    assert yang_violations(config_db(leaf1, PLATFORM.names)) == []
+def test_unweighted_classes_get_the_smallest_dwrr_weight(leaf1: DeviceState) -> None:
+    db = config_db(leaf1, PLATFORM.names)
+    assert db["SCHEDULER"]["SCHED_DWRR_BEST_EFFORT"] == {"type": "DWRR", "weight": "1"}
+    assert all(int(row["weight"]) >= 1 for row in db["SCHEDULER"].values() if "weight" in row)
+    # and read back as "no ETS share", as planned
+    _, ports = configdb.from_config_db(configdb.parse_json(db), virtual=False)
+    assert ports["Ethernet400"].queues == leaf1.interfaces["Ethernet400"].qos.queues
 
 
 def test_short_subinterface_names_validate(leaf1: DeviceState) -> None:
@@ -180,8 +179,7 @@ def test_short_subinterface_names_validate(leaf1: DeviceState) -> None:
                                        addresses=["10.254.0.1/31"])
     db = config_db(device, PLATFORM.names)
     assert db["VLAN_SUB_INTERFACE"]["Eth504.1000"]["vlan"] == "1000"
-    found = [v for v in yang_violations(db) if not KNOWN_DEFECT.match(v)]
-    assert found == []
+    assert yang_violations(db) == []
 
 
 def test_yang_oracle_rejects_what_sonic_rejects(leaf1: DeviceState) -> None:
