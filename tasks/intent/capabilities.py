@@ -73,7 +73,7 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
                 where_file, where = used[feature]
                 found.append(Problem(where_file, where, f"platform {name} cannot do this "
                                      f"({feature}): {reason}"))
-        for feature, reason in sorted(caps.families.get(family, {}).items()):
+        for feature, reason in sorted(caps.family_limits(family).items()):
             if feature in used:
                 where_file, where = used[feature]
                 found.append(Problem(where_file, where, f"platform {name} on {family} "

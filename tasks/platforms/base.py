@@ -66,7 +66,16 @@ class Capabilities(Facts):
     class_counters: bool = False  # can report per-class (per-TC) queue counters
     # what the platform (or a hardware family of it) cannot express: feature -> why
     unsupported: dict[str, str] = Field(default_factory=dict)
-    families: dict[str, dict[str, str]] = Field(default_factory=dict)  # family -> unsupported
+    # family (or family line: "tomahawk" covers tomahawk-3..5) -> unsupported
+    families: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+    def family_limits(self, family: str) -> dict[str, str]:
+        """What an ASIC family cannot express: its own entry or its family line's."""
+        found: dict[str, str] = {}
+        for line, unsupported in sorted(self.families.items()):
+            if family == line or family.startswith(f"{line}-"):
+                found.update(unsupported)
+        return found
 
 
 class Connection(Facts):

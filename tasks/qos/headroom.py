@@ -43,6 +43,17 @@ ASICS: dict[str, Asic] = {
                        buffer_bytes=160_000_000),
     "spectrum-5": Asic("spectrum-5", 192, 819, 19 * KIB, tile_delay=True,
                        buffer_bytes=160_000_000),
+    # Broadcom: 254-byte MMU cells (the unit of SONiC's shipped TH3/TH5 PG sizes: 2540 =
+    # 10 cells, 18796 = 74), 256 on Trident 3. The worst-case cell model above is applied;
+    # it sizes above Broadcom's own lookup tables (TH3: 1.6-2.5x), never below them.
+    "trident-3": Asic("trident-3", 256, 819, 19 * KIB, buffer_bytes=32_000_000),
+    "trident-4": Asic("trident-4", 254, 819, 19 * KIB, buffer_bytes=132_000_000),
+    "tomahawk-3": Asic("tomahawk-3", 254, 819, 19 * KIB, buffer_bytes=64_000_000),
+    "tomahawk-4": Asic("tomahawk-4", 254, 819, 19 * KIB, buffer_bytes=113_000_000),
+    "tomahawk-5": Asic("tomahawk-5", 254, 819, 19 * KIB, buffer_bytes=165_000_000),
+    # Jericho buffers per VOQ (on-chip plus HBM); no PG headroom is configured there, so
+    # the generic lower bound only feeds the budget check against the on-chip buffer.
+    "jericho-2": Asic("jericho-2", 0, 819, 19 * KIB, buffer_bytes=32_000_000),
 }
 
 

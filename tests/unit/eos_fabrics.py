@@ -15,28 +15,29 @@ from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tests.conftest import ROOT
 
-# flatfab's ASIC catalog has no Arista family yet: the planned family is set afterwards
 TRIDENT = "trident-3"
 
 
-def _eos_intent(source: Path, target: Path) -> None:
+def _eos_intent(source: Path, target: Path, family: str) -> None:
     for file in source.glob("*.yaml"):
         shutil.copy(file, target / file.name)
     fabric = yaml.safe_load((target / "fabric.yaml").read_text())
     fabric["platform"] = "eos"
     (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
+    qos_file = target / "qos.yaml"
+    qos = yaml.safe_load(qos_file.read_text()) if qos_file.exists() else {}
+    qos.setdefault("asics", {})["eos"] = {"family": family}
+    if "buffers" in PLATFORMS["eos"].facts.capabilities.family_limits(family):
+        qos.pop("buffers", None)  # refused at load there: the switch keeps its defaults
+    qos_file.write_text(yaml.safe_dump(qos))
 
 
 @cache
 def eos_fabric(name: str, family: str = TRIDENT) -> FabricState:
     """An example intent (lab, numbered, lab4x16) planned with its switches on eos."""
     with TemporaryDirectory() as tmp:
-        _eos_intent(ROOT / "intents" / name, Path(tmp))
-        state = plan(load_intent(Path(tmp), known_platforms=PLATFORMS))
-    for device in state.devices.values():
-        if device.platform == "eos" and device.qos is not None:
-            device.qos.asic.family = family
-    return state
+        _eos_intent(ROOT / "intents" / name, Path(tmp), family)
+        return plan(load_intent(Path(tmp), known_platforms=PLATFORMS))
 
 
 def eos_switches(state: FabricState) -> list[DeviceState]:

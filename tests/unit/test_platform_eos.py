@@ -100,16 +100,27 @@ def test_numbered_render_has_addressed_neighbors() -> None:
     assert "ip routing ipv6 interfaces" not in text
 
 
-@pytest.mark.parametrize("family", ["tomahawk-4", "jericho-2", "spectrum-4"])
-def test_buffers_refused_where_the_family_cannot_express_them(family: str) -> None:
+def test_a_family_eos_never_runs_on_is_refused_at_render() -> None:
     device = eos_fabric("lab").devices["leaf1"].model_copy(deep=True)
     assert device.qos is not None
-    device.qos.asic.family = family
+    device.qos.asic.family = "spectrum-4"
     problems = capability_problems(device, PLATFORM.facts)
-    assert problems and problems[0].startswith("leaf1: buffer settings cannot be expressed")
-    with pytest.raises(EosRenderError, match=r"^leaf1: buffer settings") as caught:
+    assert problems == ["leaf1: ASIC family 'spectrum-4' is not an EOS switch's; EOS runs on "
+                        "Broadcom Trident, Tomahawk and Jericho (or name family 'generic')"]
+    with pytest.raises(EosRenderError, match=r"^leaf1: ASIC family 'spectrum-4'") as caught:
         PLATFORM.render(device)
     assert isinstance(caught.value, FlatfabError)
+
+
+@pytest.mark.parametrize("family", ["tomahawk-5", "jericho-2", "generic"])
+def test_families_without_buffer_knobs_keep_the_switch_defaults(family: str) -> None:
+    """The lossless plane is rendered; buffers are not (the oracle agrees byte for byte)."""
+    state = eos_fabric("numbered", family=family).devices["lf-a"]
+    assert state.qos is not None and state.qos.asic.family == family
+    text = PLATFORM.render(state)
+    assert "platform trident" not in text and "priority-flow-control priority 3 no-drop" in text
+    checked = pyavd.validate_structured_config(structured_config(state, PLATFORM.facts))
+    assert pyavd.get_device_config(checked.validated_data) == text
 
 
 def test_trident_family_has_no_problems() -> None:
@@ -124,17 +135,6 @@ def test_sections_split_rendered_and_running_alike() -> None:
     running = ("! Command: show running-config\nusername admin privilege 15\n"
                "management api http-commands\n   no shutdown\n" + text + "end\n")
     assert PLATFORM.sections(running) == sections
-
-
-def test_generic_family_leaves_buffers_to_the_switch() -> None:
-    """Family generic: the lossless plane is configured, buffers keep EOS defaults; the
-    oracle still agrees with the render."""
-    state = eos_fabric("lab", family="generic").devices["leaf1"]
-    text = PLATFORM.render(state)
-    assert "platform trident" not in text and "qos profile FLATFAB-" in text
-    checked = pyavd.validate_structured_config(structured_config(state, PLATFORM.facts))
-    assert not checked.validation_result.violations
-    assert pyavd.get_device_config(checked.validated_data) == text
 
 
 def test_drift_texts_ignore_separators() -> None:

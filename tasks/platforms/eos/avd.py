@@ -39,31 +39,34 @@ class EosRenderError(FlatfabError):
 
 
 GENERIC = "generic"  # no vendor buffer knobs: EOS keeps its own buffer defaults
+TRIDENT = "trident"  # the one EOS family line with buffer knobs (platform trident mmu)
+BROADCOM = (TRIDENT, "tomahawk", "jericho")
 
 
-def _family_problem(qos: DeviceQos, facts: PlatformFacts) -> str | None:
-    """Why this ASIC family cannot take the planned buffer settings (None when it can)."""
+def _family_problem(qos: DeviceQos) -> str | None:
+    """Why this ASIC family cannot be an EOS switch's (None when it can)."""
     family = qos.asic.family
-    if family == GENERIC:
+    if family == GENERIC or family.partition("-")[0] in BROADCOM:
         return None
-    reasons = facts.capabilities.families
-    for name, unsupported in reasons.items():
-        if family.startswith(name) and "buffers" in unsupported:
-            return unsupported["buffers"]
-    if not family.startswith("trident"):
-        return (f"ASIC family {family!r} is not an EOS buffer family; only Trident "
-                "(platform trident mmu) takes buffer settings")
-    return None
+    return (f"ASIC family {family!r} is not an EOS switch's; EOS runs on Broadcom "
+            "Trident, Tomahawk and Jericho (or name family 'generic')")
+
+
+def sets_buffers(qos: DeviceQos | None, facts: PlatformFacts) -> bool:
+    """Whether the render carries buffer settings. Families that cannot express them keep
+    the switch's defaults; an intent that asks for buffers there is refused at load."""
+    return (qos is not None and qos.asic.family.startswith(TRIDENT)
+            and "buffers" not in facts.capabilities.family_limits(qos.asic.family))
 
 
 def capability_problems(device: DeviceState, facts: PlatformFacts) -> list[str]:
     """What of the device's plan EOS cannot express, one sentence each (empty when fine)."""
     problems: list[str] = []
     if device.qos is not None:
-        why = _family_problem(device.qos, facts)
+        why = _family_problem(device.qos)
         if why is not None:
-            problems.append(f"{device.name}: buffer settings cannot be expressed: {why}")
-        elif device.qos.asic.family != GENERIC:
+            problems.append(f"{device.name}: {why}")
+        elif sets_buffers(device.qos, facts):
             problems += [f"{device.name}: {p}" for p in _mmu_problems(device.qos)]
     for iface in device.interfaces.values():
         if iface.qos is not None and iface.qos.trust not in TRUST:
@@ -272,7 +275,7 @@ def _mmu(device: DeviceState, facts: PlatformFacts) -> dict[str, Any] | None:
     problems = capability_problems(device, facts)
     if problems:
         raise EosRenderError("; ".join(problems))
-    if qos is None or qos.asic.family == GENERIC:
+    if qos is None or not sets_buffers(qos, facts):
         return None
     pgs: dict[int, tuple[int, str, int]] = {}  # pg -> (headroom, threshold, reserved)
     queues: dict[int, str] = {}

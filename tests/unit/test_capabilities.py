@@ -1,0 +1,80 @@
+"""Load-time refusals: what a platform, or a hardware family of it, cannot express is
+refused with the file, key path and reason before anything is planned or rendered."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tasks.errors import InputError
+from tasks.intent.loader import load_intent
+from tasks.platforms.registry import PLATFORMS
+from tests.conftest import ROOT
+
+
+def _intent(tmp_path: Path, example: str, platform: str, qos: dict[str, object]) -> Path:
+    target = tmp_path / example
+    shutil.copytree(ROOT / "intents" / example, target)
+    fabric = yaml.safe_load((target / "fabric.yaml").read_text())
+    fabric["platform"] = platform
+    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
+    qos_file = target / "qos.yaml"
+    body = yaml.safe_load(qos_file.read_text()) if qos_file.exists() else {}
+    body.update(qos)
+    qos_file.write_text(yaml.safe_dump(body))
+    return target
+
+
+@pytest.mark.parametrize(("family", "reason"), [
+    ("tomahawk-5", "Tomahawk EOS switches expose no configurable buffer profiles"),
+    ("tomahawk-3", "Tomahawk EOS switches expose no configurable buffer profiles"),
+    ("jericho-2", "Jericho EOS switches buffer per VOQ"),
+    ("generic", "family 'generic' names no buffer hardware"),
+])
+def test_buffers_on_a_family_without_buffer_knobs_are_refused(tmp_path: Path, family: str,
+                                                              reason: str) -> None:
+    folder = _intent(tmp_path, "lab", "eos", {"asics": {"eos": {"family": family}},
+                                              "buffers": {"mode": "dynamic"}})
+    with pytest.raises(InputError) as caught:
+        load_intent(folder, known_platforms=PLATFORMS)
+    [problem] = caught.value.problems
+    assert problem.file.endswith("qos.yaml") and problem.path == "buffers"
+    assert f"platform eos on {family} hardware cannot do this (buffers)" in problem.reason
+    assert reason in problem.reason
+
+
+def test_buffers_on_trident_are_accepted(tmp_path: Path) -> None:
+    folder = _intent(tmp_path, "lab", "eos", {"asics": {"eos": {"family": "trident-4"}},
+                                              "buffers": {"mode": "dynamic"}})
+    intent = load_intent(folder, known_platforms=PLATFORMS)
+    assert intent.qos.asics["eos"].family == "trident-4"
+
+
+def test_the_same_family_without_a_buffers_intent_is_accepted(tmp_path: Path) -> None:
+    folder = _intent(tmp_path, "numbered", "eos", {"asics": {"eos": {"family": "tomahawk-5"}}})
+    assert load_intent(folder, known_platforms=PLATFORMS).qos.asics["eos"].family == "tomahawk-5"
+
+
+def test_a_vrf_name_the_platform_cannot_spell_is_refused(tmp_path: Path) -> None:
+    folder = _intent(tmp_path, "lab", "sonic", {})
+    tenants = yaml.safe_load((folder / "tenants.yaml").read_text())
+    tenants["tenants"][0]["name"] = "research-lab1"  # Vrf_research-lab1: 17 characters
+    (folder / "tenants.yaml").write_text(yaml.safe_dump(tenants))
+    with pytest.raises(InputError) as caught:
+        load_intent(folder, known_platforms=PLATFORMS)
+    problems = [p for p in caught.value.problems if p.file.endswith("tenants.yaml")]
+    assert problems and problems[0].path == "tenants[0].name"
+    assert problems[0].reason == ("platform sonic: VRF name 'Vrf_research-lab1' does not "
+                                  "match ^Vrf_[a-zA-Z0-9_-]{1,11}$")
+
+
+def test_an_unknown_platform_is_refused_with_the_known_ones(tmp_path: Path) -> None:
+    folder = _intent(tmp_path, "numbered", "junos", {})
+    with pytest.raises(InputError) as caught:
+        load_intent(folder, known_platforms=PLATFORMS)
+    [problem] = caught.value.problems
+    assert problem.file.endswith("fabric.yaml") and problem.path == "platform"
+    assert "unknown platform 'junos' (eos, frr, linux_host, sonic)" in problem.reason
