@@ -183,10 +183,12 @@ def _profile_body(qos: PortQos) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": tc}
         if queue.strict:
             entry["priority"] = "priority strict"
-        elif queue.weight is not None:
-            # EOS queues are strict by default; a weighted queue leaves strict priority
-            entry["bandwidth_percent"] = queue.weight
+        else:
+            # EOS tx-queues are strict by default: every other queue leaves strict priority,
+            # with its ETS share when it has one (none: it takes what the others leave)
             entry["priority"] = "no priority"
+            if queue.weight is not None:
+                entry["bandwidth_percent"] = queue.weight
         if queue.ecn is not None:
             entry["random_detect"] = {"ecn": {"threshold": {
                 "units": "bytes", "min": queue.ecn.min_bytes, "max": queue.ecn.max_bytes,
