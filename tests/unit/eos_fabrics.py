@@ -15,7 +15,7 @@ from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tests.conftest import ROOT
 
-TRIDENT = "trident-3"
+TRIDENT = "trident-4"
 
 
 def _eos_intent(source: Path, target: Path, family: str) -> None:

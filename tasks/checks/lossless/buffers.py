@@ -11,7 +11,6 @@ from tasks.checks.lossless.common import (
     PerObject,
     at,
     egress_lossless,
-    grouped_findings,
     physical_links,
     port_findings,
     port_groups,
@@ -188,8 +187,19 @@ def coverage(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     if lossless is None:
         return
     cached = PerObject(_coverage)
-    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, g.device.qos,
-                                                            lossless.lossless))
+    unjudged: set[str] = set()
+    for group in port_groups(ctx):
+        if group.device.qos is None:
+            # no buffer state read: the switch keeps its own buffers (a family without
+            # buffer knobs), said once per device rather than judged
+            unjudged.add(group.device.name)
+            continue
+        issues = cached(group.qos, group.device.qos, lossless.lossless)
+        for port in group.ports if issues else []:
+            yield from port_findings(item, port, issues)
+    for name in sorted(unjudged):
+        yield item.finding(name, f"{name} buffers are the switch's own: PG and queue "
+                           "profiles not judged", severity=Severity.INFO)
 
 
 def _reserved(qos: PortQos, dev: DeviceQos) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, NotSupportedError, Platform
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.eos.collect import collect
 from tasks.platforms.eos.render import render
 from tasks.platforms.eos.sections import split_sections, without_comments
 
@@ -23,10 +24,7 @@ class EosPlatform(Platform):
 
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
-        # reading EOS back (getters + JSON shows into DeviceState) is not written yet:
-        # verify and audit refuse EOS devices rather than report an empty observed state
-        raise NotSupportedError(f"platform {self.name}: {planned.name} cannot be collected "
-                                "yet (no EOS collector)")
+        return collect(driver, planned, self.facts, self.names)
 
 
 PLATFORM = EosPlatform(Path(__file__).with_name("platform.yaml"))

@@ -1,0 +1,213 @@
+"""Read an EOS switch into observed DeviceState with show commands only (eAPI).
+
+Sources: `show running-config` for VRF membership, VLAN access and the lossless plane
+(tasks/platforms/eos/running.py); JSON `show interfaces` for link state, MTU, speed and
+addresses; `show lldp neighbors` for cabling; `show ip bgp summary vrf all` and
+`show ip route vrf all` for the underlay and tenant routing (Arista EOS command reference).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from napalm.base.exceptions import CommandErrorException, ConnectionException
+
+from tasks.model.state import (
+    DEFAULT_VRF,
+    BgpInstance,
+    BgpPeer,
+    DeviceState,
+    Endpoint,
+    IfKind,
+    Interface,
+    NextHop,
+    Route,
+)
+from tasks.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
+from tasks.platforms.eos import running
+from tasks.platforms.eos.avd import sets_buffers
+from tasks.platforms.eos.running import EosConfig
+
+RUNNING = "show running-config"
+INTERFACES = "show interfaces"
+LLDP = "show lldp neighbors"
+BGP = "show ip bgp summary vrf all"
+ROUTES = "show ip route vrf all"
+JSON_COMMANDS = (INTERFACES, LLDP, BGP, ROUTES)
+# the short names EOS uses in peer keys (fe80::1%Et1) and some tables
+_SHORT = {"Et": "Ethernet", "Lo": "Loopback", "Vl": "Vlan", "Po": "Port-Channel"}
+_SHORT_NAME = re.compile(r"^(Et|Lo|Vl|Po)(\d.*)$")
+_BGP_PROTOCOLS = {"eBGP": "bgp", "iBGP": "bgp", "connected": "connected", "static": "static"}
+
+
+class EosCollectError(Exception):
+    """An EOS reply flatfab cannot read (names the command)."""
+
+
+def long_name(name: str) -> str:
+    m = _SHORT_NAME.match(name)
+    return f"{_SHORT[m[1]]}{m[2]}" if m else name
+
+
+def _json(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
+    """Each JSON show in one read; a failing command is recorded, not fatal."""
+    out: dict[str, dict[str, Any]] = {}
+    for command in JSON_COMMANDS:
+        try:
+            reply = driver.cli([command], encoding="json")[command]
+        except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
+            device.errors.append(f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
+            reply = {}
+        if not isinstance(reply, dict):
+            device.errors.append(f"{command}: expected a JSON object")
+            reply = {}
+        out[command] = reply
+    return out
+
+
+def _addresses(state: dict[str, Any]) -> list[str]:
+    found = []
+    for entry in state.get("interfaceAddress", []) or []:
+        primary = entry.get("primaryIp", {})
+        if primary.get("address") not in (None, "0.0.0.0"):
+            found.append(f"{primary['address']}/{primary.get('maskLen', 32)}")
+        for secondary in entry.get("secondaryIpsOrderedList", []) or []:
+            found.append(f"{secondary['address']}/{secondary.get('maskLen', 32)}")
+    return sorted(found)
+
+
+def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
+    peers = {}
+    for entry in reply.get("lldpNeighbors", []):
+        if isinstance(entry, dict) and entry.get("port") and entry.get("neighborDevice"):
+            peers[long_name(str(entry["port"]))] = Endpoint(
+                device=str(entry["neighborDevice"]).split(".")[0],
+                port=long_name(str(entry.get("neighborPort", ""))))
+    return peers
+
+
+def _kind(planned: DeviceState, name: str) -> IfKind:
+    if name in planned.interfaces:
+        return planned.interfaces[name].kind
+    if name.startswith("Loopback"):
+        return IfKind.LOOPBACK
+    return IfKind.BRIDGE if name.startswith("Vlan") else IfKind.OTHER
+
+
+def _tenant(names: InterfaceNames, vrf: str | None) -> str:
+    if not vrf or vrf == DEFAULT_VRF:
+        return DEFAULT_VRF
+    return names.tenant_of(vrf) or vrf
+
+
+def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
+                shown: dict[str, Any], names: InterfaceNames) -> None:
+    peers = _lldp(shown[LLDP])
+    for name, state in sorted(shown[INTERFACES].get("interfaces", {}).items()):
+        if not isinstance(state, dict):
+            continue
+        bandwidth = state.get("bandwidth")
+        speed = int(bandwidth) // 1_000_000 if isinstance(bandwidth, int) and bandwidth else None
+        access = config.setting(name, "switchport access vlan")
+        parent = name.split(".")[0] if "." in name else None
+        vrf = config.setting(name, "vrf")
+        if access is not None:  # an access port is in the VRF of its VLAN's gateway
+            vrf = config.setting(f"Vlan{access}", "vrf")
+        device.interfaces[name] = Interface(
+            name=name, kind=_kind(planned, name), vrf=_tenant(names, vrf),
+            mtu=state.get("mtu") if isinstance(state.get("mtu"), int) else None,
+            up=state.get("lineProtocolStatus") == "up", addresses=_addresses(state),
+            bridge=f"Vlan{access}" if access is not None else None, parent=parent,
+            speed_mbps=speed, peer=peers.get(name))
+    for iface in device.interfaces.values():
+        if iface.parent is not None and iface.parent in device.interfaces:
+            iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
+
+
+def _peer_key(key: str) -> tuple[str, str | None, str | None]:
+    """(key, interface, address) of one BGP summary peer: an unnumbered session shows as
+    the link-local address scoped to its interface (fe80::1%Et1)."""
+    if "%" in key:
+        interface = long_name(key.split("%", 1)[1])
+        return interface, interface, None
+    return key, None, key
+
+
+def _asn(value: Any) -> int | None:
+    text = str(value) if value is not None else ""
+    return int(text) if text.isdigit() else None
+
+
+def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
+    for name, summary in sorted(reply.get("vrfs", {}).items()):
+        if not isinstance(summary, dict):
+            continue
+        vrf = _tenant(names, name)
+        instance = BgpInstance(vrf=vrf, asn=_asn(summary.get("asn")),
+                               router_id=str(summary.get("routerId", "")))
+        for raw, peer in sorted(summary.get("peers", {}).items()):
+            key, interface, address = _peer_key(raw)
+            instance.peers[key] = BgpPeer(
+                key=key, interface=interface, address=address, remote_asn=_asn(peer.get("asn")),
+                peer_device=peer.get("description") or None, state=peer.get("peerState"),
+                prefixes_received=peer.get("prefixReceived"))
+        device.bgp[vrf] = instance
+    default = device.bgp.get(DEFAULT_VRF)
+    device.asn = default.asn if default else None
+    device.router_id = default.router_id if default else None
+
+
+def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
+    tables: dict[str, dict[str, Route]] = {}
+    for vrf, table in sorted(reply.get("vrfs", {}).items()):
+        routes = table.get("routes", {}) if isinstance(table, dict) else {}
+        tables[_tenant(names, vrf)] = {
+            prefix: Route(prefix=prefix,
+                          protocol=_BGP_PROTOCOLS.get(entry.get("routeType", ""),
+                                                      str(entry.get("routeType", ""))),
+                          nexthops=[NextHop(interface=long_name(v["interface"])
+                                            if v.get("interface") else None,
+                                            address=v.get("nexthopAddr") or None)
+                                    for v in entry.get("vias", [])])
+            for prefix, entry in sorted(routes.items()) if isinstance(entry, dict)}
+    device.routes = tables
+
+
+def _lossless(device: DeviceState, planned: DeviceState, config: EosConfig,
+              facts: PlatformFacts) -> None:
+    _, missing = running.dscp_map(config)
+    if missing and config.profiles:
+        device.errors.append(f"qos map dscp leaves DSCP {','.join(map(str, missing))} "
+                             "unmapped (EOS default applies)")
+    for name, iface in device.interfaces.items():
+        plan = planned.interfaces.get(name)
+        if plan is None or plan.qos is None or iface.parent is not None:
+            continue
+        mtu = config.setting(name, "mtu")
+        iface.qos = running.port_qos(config, name, plan.qos,
+                                     int(mtu) if mtu and mtu.isdigit() else None,
+                                     iface.speed_mbps)
+    if planned.qos is not None and sets_buffers(planned.qos, facts):
+        # a Trident without its queue profile reads as having no buffer profiles at all
+        device.qos = (running.mmu_qos(config, planned.qos)
+                      or planned.qos.model_copy(update={"profiles": {}}))
+
+
+def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,
+            names: InterfaceNames) -> DeviceState:
+    device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+    config = EosConfig.read(str(driver.get_config(retrieve="running")["running"]))
+    shown = _json(driver, device)
+    _interfaces(device, planned, config, shown, names)
+    loopback = device.interfaces.get(names.loopback)
+    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    tenants = [names.tenant_of(vrf) or vrf for vrf in sorted(config.vrfs)]
+    device.vrfs = {tenant: planned.vrfs.get(tenant, 0) for tenant in tenants}
+    for what, reader, command in (("bgp", _bgp, BGP), ("routes", _routes, ROUTES)):
+        try:
+            reader(device, shown[command], names)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+    _lossless(device, planned, config, facts)
+    return device
