@@ -138,6 +138,9 @@ def rollout_report(result: RolloutResult, total: int) -> None:
                           f"{', '.join(result.schedule.unselected)}")
     findings_table(result.gate_findings, "gate: not passed")
     changed = result.changed
+    for name, outcome in sorted(result.devices.items()):
+        for note in outcome.notes:
+            console.print(f"[yellow]{escape(name)}: {escape(note)}")
     if result.dry_run:
         would = sum(1 for o in result.devices.values() if o.diff)
         console.print(f"dry run: {would} of {total} devices would change; nothing was pushed")

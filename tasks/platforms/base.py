@@ -8,6 +8,7 @@ connection, lab node) and one registry line.
 
 from __future__ import annotations
 
+import difflib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -191,6 +192,20 @@ class Platform(ABC):
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         """(running, intended) in one normal form, read-only, for per-section drift."""
         return driver.get_config(retrieve="running")["running"], intended
+
+    def diff(self, driver: DeviceDriver, intended: str, *, read_only: bool) -> str:
+        """What pushing intended would change. Read-only, where only a wrapper guards the
+        driver, the diff is made here from the running config: a candidate would need the
+        device's config mode (an EOS config session, for one), which read-only never enters."""
+        if read_only and self.facts.capabilities.read_only is ReadOnlyGuard.DRIVER:
+            running, wanted = self.drift_texts(driver, intended)
+            return "".join(difflib.unified_diff(running.splitlines(keepends=True),
+                                                wanted.splitlines(keepends=True),
+                                                "running", "intended"))
+        driver.load_replace_candidate(config=intended)
+        found = driver.compare_config()
+        driver.discard_config()
+        return found
 
     def lab_node(self, device: DeviceState) -> LabNodeSpec:
         """How a lab runs this device (containerlab kind, image, day-0 files)."""

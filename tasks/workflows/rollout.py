@@ -46,6 +46,7 @@ class DeviceOutcome:
     diff: str = ""
     changed: bool = False
     error: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the change needs beyond a commit
 
 
 @dataclass
@@ -81,6 +82,7 @@ class RolloutResult:
                 "errors": self.errors, "confirmed": self.confirmed,
                 "rolled_back": self.rolled_back, "tolerated": self.tolerated,
                 "diffs": {n: o.diff for n, o in self.devices.items() if o.diff},
+                "notes": {n: o.notes for n, o in self.devices.items() if o.notes},
                 "gate_findings": [f.as_dict() for f in self.gate_findings],
                 "phases": [{"name": p.phase.name, "batches": [list(b) for b in p.batches]}
                            for p in (self.schedule.phases if self.schedule else ())],
@@ -91,11 +93,14 @@ class RolloutResult:
 # ---- per-device Nornir tasks -------------------------------------------------------------
 
 def _diff(task: Task, configs: dict[str, str], read_only: bool) -> Result:
+    """The device's diff and its platform's notes on it (a change the OS's safe-commit path
+    refuses, a disruptive step), read without changing anything."""
     device = driver(task, read_only=read_only)
-    device.load_replace_candidate(config=configs[task.host.name])
-    diff = device.compare_config()
-    device.discard_config()
-    return Result(host=task.host, result=diff)
+    intended = configs[task.host.name]
+    platform = get_platform(str(task.host.platform))
+    diff = platform.diff(device, intended, read_only=read_only)
+    notes = platform.change_notes(*platform.drift_texts(device, intended)) if diff else []
+    return Result(host=task.host, result=DeviceOutcome(diff=diff, notes=notes))
 
 
 def _commit(task: Task, configs: dict[str, str], revert_in: int, journal: Journal) -> Result:
@@ -360,8 +365,7 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
                                         read_only=dry_run, on_failed=True), list(plan.devices))
     for name in plan.devices:
         ok, value = diffs[name]
-        result.devices[name] = DeviceOutcome(diff=value) if ok else DeviceOutcome(
-            error=str(value))
+        result.devices[name] = value if ok else DeviceOutcome(error=str(value))
     result.timings["diff_s"] = round(time.monotonic() - started, 3)
     differ = {n for n, o in result.devices.items() if o.diff}
     # the gate checks every device that should work now: all but those still waiting for

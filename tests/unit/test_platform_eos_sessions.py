@@ -100,3 +100,21 @@ def test_read_only_driver_sends_no_change(driver: EOSDriver, device: EosDouble) 
             guarded.cli([command])
     assert device.log and not [c for c in device.log if c.startswith(MUTATING)]
     assert device.running == OLD
+
+
+def test_dry_run_diff_opens_no_config_session(driver: EOSDriver, device: EosDouble) -> None:
+    """`rollout --dry-run` diffs EOS from the running config: no session, no change."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from tasks.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
+
+    host = SimpleNamespace(name="leaf1", platform="eos",
+                           connections={"napalm": SimpleNamespace(connection=driver)})
+    device.log.clear()
+    result = _diff(SimpleNamespace(host=host), {"leaf1": NEW_TEXT},  # type: ignore[arg-type]
+                   read_only=True)
+    outcome = result.result
+    assert isinstance(outcome, DeviceOutcome)
+    assert "-mtu 9000\n" in outcome.diff and "+   mtu 9216\n" in outcome.diff
+    assert device.log == ["show running-config"] * len(device.log) and device.log
+    assert device.running == OLD and not device.sessions

@@ -446,3 +446,21 @@ def test_malformed_bgp_json_is_recorded_not_raised(leaf1: DeviceState) -> None:
         {"default": {"ipv4Unicast": {"as": "not-a-number", "routerId": "10.0.0.17"}}})
     seen = PLATFORM.collect(_driver(double), leaf1, [])
     assert len(seen.errors) == 1 and seen.errors[0].startswith("bgp: unexpected output")
+
+
+def test_rollout_diff_carries_the_change_notes(leaf1: DeviceState) -> None:
+    """What `rollout --dry-run` shows per device: the diff and what the change needs
+    beyond a commit, read through the read-only guard."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from tasks.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
+
+    double = SonicDouble(factory_config_db("leaf1"), outputs=recorded("leaf1"))
+    host = SimpleNamespace(name="leaf1", platform="sonic",
+                           connections={"netmiko": SimpleNamespace(connection=double)})
+    result = _diff(SimpleNamespace(host=host), {"leaf1": PLATFORM.render(leaf1)},  # type: ignore[arg-type]
+                   read_only=True)
+    outcome = result.result
+    assert isinstance(outcome, DeviceOutcome) and outcome.diff
+    assert outcome.notes[-1].startswith("/PFC_WD: GCU refuses")
+    assert double.mutating == []
