@@ -14,7 +14,6 @@ from typing import Any
 from napalm.base.exceptions import CommandErrorException, ConnectionException
 
 from tasks.model.state import (
-    DEFAULT_VRF,
     BgpInstance,
     BgpPeer,
     DeviceState,
@@ -28,6 +27,7 @@ from tasks.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
 from tasks.platforms.eos import running
 from tasks.platforms.eos.avd import sets_buffers
 from tasks.platforms.eos.running import EosConfig
+from tasks.platforms.readback import identity_from_bgp, tenant
 
 RUNNING = "show running-config"
 INTERFACES = "show interfaces"
@@ -95,11 +95,6 @@ def _kind(planned: DeviceState, name: str) -> IfKind:
     return IfKind.BRIDGE if name.startswith("Vlan") else IfKind.OTHER
 
 
-def _tenant(names: InterfaceNames, vrf: str | None) -> str:
-    if not vrf or vrf == DEFAULT_VRF:
-        return DEFAULT_VRF
-    return names.tenant_of(vrf) or vrf
-
 
 def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
                 shown: dict[str, Any], names: InterfaceNames) -> None:
@@ -115,7 +110,7 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
         if access is not None:  # an access port is in the VRF of its VLAN's gateway
             vrf = config.setting(f"Vlan{access}", "vrf")
         device.interfaces[name] = Interface(
-            name=name, kind=_kind(planned, name), vrf=_tenant(names, vrf),
+            name=name, kind=_kind(planned, name), vrf=tenant(names, vrf),
             mtu=state.get("mtu") if isinstance(state.get("mtu"), int) else None,
             up=state.get("lineProtocolStatus") == "up", addresses=_addresses(state),
             bridge=f"Vlan{access}" if access is not None else None, parent=parent,
@@ -143,7 +138,7 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
     for name, summary in sorted(reply.get("vrfs", {}).items()):
         if not isinstance(summary, dict):
             continue
-        vrf = _tenant(names, name)
+        vrf = tenant(names, name)
         instance = BgpInstance(vrf=vrf, asn=_asn(summary.get("asn")),
                                router_id=str(summary.get("routerId", "")))
         for raw, peer in sorted(summary.get("peers", {}).items()):
@@ -153,16 +148,14 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
                 peer_device=peer.get("description") or None, state=peer.get("peerState"),
                 prefixes_received=peer.get("prefixReceived"))
         device.bgp[vrf] = instance
-    default = device.bgp.get(DEFAULT_VRF)
-    device.asn = default.asn if default else None
-    device.router_id = default.router_id if default else None
+    identity_from_bgp(device)
 
 
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     tables: dict[str, dict[str, Route]] = {}
     for vrf, table in sorted(reply.get("vrfs", {}).items()):
         routes = table.get("routes", {}) if isinstance(table, dict) else {}
-        tables[_tenant(names, vrf)] = {
+        tables[tenant(names, vrf)] = {
             prefix: Route(prefix=prefix,
                           protocol=_BGP_PROTOCOLS.get(entry.get("routeType", ""),
                                                       str(entry.get("routeType", ""))),

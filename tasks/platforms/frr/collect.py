@@ -20,6 +20,7 @@ from tasks.model.state import (
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import kernel_qos
+from tasks.platforms.readback import identity_from_bgp
 
 
 @runtime_checkable
@@ -111,9 +112,7 @@ def collect(driver: FrrReader, planned: DeviceState, probes: list[Probe]) -> Dev
         device.bgp[vrf_name] = instance
         if vrf_name != DEFAULT_VRF:
             device.vrfs[vrf_name] = planned.vrfs.get(vrf_name, 0)
-    default = device.bgp.get(DEFAULT_VRF)
-    device.asn = default.asn if default else None
-    device.router_id = default.router_id if default else None
+    identity_from_bgp(device)
     assert device.routes is not None
     for vrf_name, table in rib.items():
         routes: dict[str, Route] = {}

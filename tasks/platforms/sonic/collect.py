@@ -13,7 +13,6 @@ import re
 from typing import Any
 
 from tasks.model.state import (
-    DEFAULT_VRF,
     BgpInstance,
     BgpPeer,
     DeviceState,
@@ -27,6 +26,7 @@ from tasks.model.state import (
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.configdb import ConfigDb
+from tasks.platforms.readback import identity_from_bgp, tenant
 from tasks.platforms.sonic.driver import SonicError, parse_json
 
 RUNNING = "show runningconfiguration all"
@@ -62,11 +62,6 @@ def _json(driver: DeviceDriver, command: str, device: DeviceState, what: str) ->
         return {}
     return value
 
-
-def _tenant(names: InterfaceNames, vrf: str | None) -> str:
-    if not vrf or vrf == DEFAULT_VRF:
-        return DEFAULT_VRF
-    return names.tenant_of(vrf) or vrf
 
 
 def _parent(name: str) -> str | None:
@@ -128,7 +123,7 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
             name=name, kind=kind(name, IfKind.HOST_PORT if member else
                                  IfKind.FABRIC if name in routed else IfKind.OTHER),
             # a VLAN member port is in the VRF of its VLAN's gateway
-            vrf=_tenant(names, (vlan_vrfs.get(member, {}) if member else routed.get(name, {}))
+            vrf=tenant(names, (vlan_vrfs.get(member, {}) if member else routed.get(name, {}))
                         .get("vrf_name")),
             mtu=int(row["mtu"]) if row.get("mtu", "").isdigit() else None,
             up=up(name, row.get("admin_status")), addresses=port_addresses.get(name, []),
@@ -139,7 +134,7 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
         parent = _parent(name)
         parent_row = device.interfaces.get(parent or "")
         device.interfaces[name] = Interface(
-            name=name, kind=kind(name, IfKind.FABRIC), vrf=_tenant(names, row.get("vrf_name")),
+            name=name, kind=kind(name, IfKind.FABRIC), vrf=tenant(names, row.get("vrf_name")),
             mtu=parent_row.mtu if parent_row else None, up=up(name, row.get("admin_status")),
             addresses=sub_addresses.get(name, []), parent=parent,
             speed_mbps=parent_row.speed_mbps if parent_row else None)
@@ -147,7 +142,7 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
     for name, row in _rows(db, "VLAN").items():
         device.interfaces[name] = Interface(
             name=name, kind=kind(name, IfKind.BRIDGE),
-            vrf=_tenant(names, vlan_vrfs.get(name, {}).get("vrf_name")),
+            vrf=tenant(names, vlan_vrfs.get(name, {}).get("vrf_name")),
             mtu=int(row["mtu"]) if row.get("mtu", "").isdigit() else None,
             up=up(name, row.get("admin_status")), addresses=vlan_addresses.get(name, []))
 
@@ -157,8 +152,8 @@ def _bgp(device: DeviceState, summary: dict[str, Any], names: InterfaceNames) ->
         unicast = families.get("ipv4Unicast") if isinstance(families, dict) else None
         if not isinstance(unicast, dict):
             continue
-        tenant = _tenant(names, vrf_name)
-        instance = BgpInstance(vrf=tenant, asn=unicast.get("as"),
+        name = tenant(names, vrf_name)
+        instance = BgpInstance(vrf=name, asn=unicast.get("as"),
                                router_id=str(unicast.get("routerId", "")))
         for key, peer in unicast.get("peers", {}).items():
             is_interface = peer.get("idType") == "interface" or key in device.interfaces
@@ -167,10 +162,8 @@ def _bgp(device: DeviceState, summary: dict[str, Any], names: InterfaceNames) ->
                 address=None if is_interface else key, remote_asn=peer.get("remoteAs"),
                 peer_device=peer.get("hostname") or None, state=peer.get("state"),
                 prefixes_received=peer.get("pfxRcd"))
-        device.bgp[tenant] = instance
-    default = device.bgp.get(DEFAULT_VRF)
-    device.asn = default.asn if default else None
-    device.router_id = default.router_id if default else None
+        device.bgp[name] = instance
+    identity_from_bgp(device)
 
 
 def _routes(device: DeviceState, rib: dict[str, Any], names: InterfaceNames) -> None:
@@ -187,7 +180,7 @@ def _routes(device: DeviceState, rib: dict[str, Any], names: InterfaceNames) -> 
                         for h in entry.get("nexthops", []) if h.get("fib")]
                 selected[prefix] = Route(prefix=prefix, protocol=entry.get("protocol", ""),
                                          nexthops=hops)
-        routes[_tenant(names, vrf_name)] = selected
+        routes[tenant(names, vrf_name)] = selected
     device.routes = routes
 
 
@@ -224,7 +217,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
     _interfaces(device, db, planned, names, oper, peers)
     loopback = device.interfaces.get(names.loopback)
     device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
-    device.vrfs = {_tenant(names, v): planned.vrfs.get(_tenant(names, v), 0)
+    device.vrfs = {tenant(names, v): planned.vrfs.get(tenant(names, v), 0)
                    for v in db.get("VRF", {})}
     for what, command, reader in (("bgp", BGP, _bgp), ("routes", ROUTES, _routes)):
         try:
