@@ -167,6 +167,14 @@ class LosslessProfile(Model):
     roce_mtu: int
 
 
+class PortCounters(Model):
+    """A switch port's lossless counters, observed only (cumulative since last cleared)."""
+
+    pfc_rx_frames: int | None = None  # PFC pause frames received, all priorities
+    pfc_tx_frames: int | None = None  # PFC pause frames sent, all priorities
+    ecn_marked: dict[int, int] = Field(default_factory=dict)  # queue -> packets ECN-marked
+
+
 class Interface(Model):
     name: str
     kind: IfKind
@@ -180,6 +188,7 @@ class Interface(Model):
     peer: Endpoint | None = None  # cabling: planned from intent, observed from LLDP
     qos: PortQos | None = None  # switch ports
     nic: NicQos | None = None  # host data NICs
+    counters: PortCounters | None = None  # observed switch ports, where the OS reports them
 
 
 class BgpPeer(Model):

@@ -4,6 +4,7 @@ that is flatfab's own render, as the switch holds it after a push."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,42 @@ def test_switch_managed_buffers_are_said_not_judged() -> None:
                 if f.check.startswith("buffer.") and f.device == "lf-a"]
     assert [(f.check, f.severity.value) for f in findings] == [("buffer.coverage", "info")]
     assert "not judged" in findings[0].message
+
+
+def test_pfc_and_ecn_counters_are_read(planned: DeviceState) -> None:
+    seen = _collect(_double(PLATFORM.render(planned)), planned)
+    uplink, host = seen.interfaces["Ethernet51"].counters, seen.interfaces["Ethernet1"].counters
+    assert uplink is not None and host is not None
+    assert (uplink.pfc_rx_frames, uplink.pfc_tx_frames, uplink.ecn_marked) == (3, 40, {3: 0})
+    assert host.ecn_marked == {3: 250}  # "-": queues without ECN are not counted
+
+
+def _with_marks(tmp_path: Path, marks: int | None) -> Path:
+    for file in FIXTURES.glob("*.json"):
+        (tmp_path / file.name).write_text(file.read_text())
+    ecn = tmp_path / "show_qos_interfaces_ecn_counters_queue.json"
+    if marks is None:
+        ecn.unlink()
+    else:
+        ecn.write_text(re.sub(r'"3": "\d+"', f'"3": "{marks}"', ecn.read_text()))
+    return tmp_path
+
+
+def test_pauses_without_any_ecn_mark_are_named(planned: DeviceState, tmp_path: Path) -> None:
+    seen = _collect(_double(PLATFORM.render(planned), _with_marks(tmp_path, 0)), planned)
+    findings = [f for f in run_checks(CheckContext(state=_fabric_with(seen),
+                                                   plan=eos_fabric("lab"), stage=Stage.LIVE))
+                if f.check == "ecn.pause_without_marks"]
+    assert [(f.device, f.severity.value) for f in findings] == [("leaf1", "warning")]
+    assert findings[0].message.startswith("leaf1 sent 52 PFC pause frames while its lossless")
+
+
+def test_counters_a_switch_does_not_have_are_unknown_not_errors(planned: DeviceState,
+                                                                tmp_path: Path) -> None:
+    seen = _collect(_double(PLATFORM.render(planned), _with_marks(tmp_path, None)), planned)
+    assert seen.errors == []
+    counters = seen.interfaces["Ethernet51"].counters
+    assert counters is not None and counters.ecn_marked == {}
+    assert not [f for f in run_checks(CheckContext(state=_fabric_with(seen),
+                                                   plan=eos_fabric("lab"), stage=Stage.LIVE))
+                if f.check == "ecn.pause_without_marks"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
 from tasks.checks.lossless.common import (
     Issue,
     PerObject,
@@ -13,6 +13,7 @@ from tasks.checks.lossless.common import (
     port_findings,
     port_groups,
     profile,
+    switch_ports,
 )
 from tasks.model.state import BufferPool, DeviceQos, PortQos, QueueQos
 
@@ -131,3 +132,31 @@ def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         issues = cached(group.qos, lossless.lossless, trigger) if trigger is not None else []
         for port in group.ports if issues else ():
             yield from port_findings(item, port, issues)
+
+
+@check("ecn.pause_without_marks", "Every switch that sent PFC pauses has marked ECN too",
+       scope=Scope.DEVICE, severity=Severity.WARNING, stages=(Stage.LIVE,))
+def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Pauses come from a full ingress PG, marks from a filling egress queue; traffic that
+    fills a switch should have crossed its ECN threshold before its XOFF point, so pauses
+    with no mark on any lossless queue of the switch mean ECN is not acting first."""
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    paused: dict[str, int] = {}
+    marks: dict[str, int | None] = {}
+    for port in switch_ports(ctx):
+        counters = port.iface.counters
+        if counters is None:
+            continue
+        name = port.device.name
+        paused[name] = paused.get(name, 0) + (counters.pfc_tx_frames or 0)
+        for queue, _ in lossless_queues(port.qos, lossless.lossless):
+            if queue in counters.ecn_marked:
+                marks[name] = (marks.get(name) or 0) + counters.ecn_marked[queue]
+    for name, frames in sorted(paused.items()):
+        if frames and marks.get(name) == 0:
+            yield item.finding(name, f"{name} sent {frames} PFC pause frames while its lossless "
+                               "queues marked no packet: ECN did not act before PFC (marking "
+                               "off, or thresholds above the XOFF point)",
+                               expected="ECN marks before pauses", actual="0 marked")

@@ -3,7 +3,9 @@
 Sources: `show running-config` for VRF membership, VLAN access and the lossless plane
 (tasks/platforms/eos/running.py); JSON `show interfaces` for link state, MTU, speed and
 addresses; `show lldp neighbors` for cabling; `show ip bgp summary vrf all` and
-`show ip route vrf all` for the underlay and tenant routing (Arista EOS command reference).
+`show ip route vrf all` for the underlay and tenant routing (Arista EOS command reference);
+`show priority-flow-control counters` and `show qos interfaces ecn counters queue` for PFC
+frames and ECN marks, where the switch has a lossless data plane.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from tasks.model.state import (
     IfKind,
     Interface,
     NextHop,
+    PortCounters,
     Route,
 )
 from tasks.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
@@ -34,7 +37,11 @@ INTERFACES = "show interfaces"
 LLDP = "show lldp neighbors"
 BGP = "show ip bgp summary vrf all"
 ROUTES = "show ip route vrf all"
+PFC_COUNTERS = "show priority-flow-control counters"
+ECN_COUNTERS = "show qos interfaces ecn counters queue"
 JSON_COMMANDS = (INTERFACES, LLDP, BGP, ROUTES)
+# virtual EOS (cEOS, vEOS) has no lossless data plane and may refuse these: not an error
+COUNTER_COMMANDS = (PFC_COUNTERS, ECN_COUNTERS)
 # the short names EOS uses in peer keys (fe80::1%Et1) and some tables
 _SHORT = {"Et": "Ethernet", "Lo": "Loopback", "Vl": "Vlan", "Po": "Port-Channel"}
 _SHORT_NAME = re.compile(r"^(Et|Lo|Vl|Po)(\d.*)$")
@@ -51,19 +58,47 @@ def long_name(name: str) -> str:
 
 
 def _json(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
-    """Each JSON show in one read; a failing command is recorded, not fatal."""
+    """Each JSON show in one read; a failing command is recorded, not fatal (a counter
+    command the switch does not have leaves the counters unknown)."""
     out: dict[str, dict[str, Any]] = {}
-    for command in JSON_COMMANDS:
+    for command in (*JSON_COMMANDS, *COUNTER_COMMANDS):
         try:
             reply = driver.cli([command], encoding="json")[command]
         except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
-            device.errors.append(f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
+            if command not in COUNTER_COMMANDS:
+                device.errors.append(f"{command}: "
+                                     f"{(str(exc) or type(exc).__name__).splitlines()[0]}")
             reply = {}
         if not isinstance(reply, dict):
             device.errors.append(f"{command}: expected a JSON object")
             reply = {}
         out[command] = reply
     return out
+
+
+def _count(value: Any) -> int | None:
+    """A counter as EOS prints it: a number, a numeric string, or "-" (not counted)."""
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    return int(text) if text.isdigit() else None
+
+
+def _counters(device: DeviceState, shown: dict[str, Any]) -> None:
+    pfc = shown[PFC_COUNTERS].get("interfaceCounters", {})
+    ecn = shown[ECN_COUNTERS].get("intfQueueCounters", {})
+    for name in sorted(set(pfc) | set(ecn)):
+        iface = device.interfaces.get(long_name(name))
+        if iface is None:
+            continue
+        frames = pfc.get(name, {}) if isinstance(pfc.get(name), dict) else {}
+        queues = ecn.get(name, {}).get("queueCounters", {}) if isinstance(ecn.get(name),
+                                                                          dict) else {}
+        marked = {int(q): n for q, v in queues.items()
+                  if q.isdigit() and (n := _count(v)) is not None}
+        iface.counters = PortCounters(pfc_rx_frames=_count(frames.get("rxFrames")),
+                                      pfc_tx_frames=_count(frames.get("txFrames")),
+                                      ecn_marked=dict(sorted(marked.items())))
 
 
 def _addresses(state: dict[str, Any]) -> list[str]:
@@ -203,4 +238,5 @@ def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
     _lossless(device, planned, config, facts)
+    _counters(device, shown)
     return device
