@@ -12,13 +12,19 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from tasks.intent.base import SPEEDS_MBPS, Strict
+from tasks.intent.names import check_name, check_tenant
 from tasks.intent.qos import QosIntent
 
-NAME_RE = r"^[a-z][a-z0-9-]{0,30}$"
-VRF_NAME_RE = r"^[a-z][a-z0-9-]{0,14}$"
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
 
 ROCE_MTUS = (256, 512, 1024, 2048, 4096)
@@ -28,7 +34,8 @@ MIN_MTU = 1280
 MAX_MTU = 9216
 
 
-Name = Annotated[str, Field(pattern=NAME_RE)]
+Name = Annotated[str, AfterValidator(check_name)]
+TenantName = Annotated[str, AfterValidator(check_tenant)]
 Mtu = Annotated[int, Field(ge=MIN_MTU, le=MAX_MTU)]
 
 
@@ -238,7 +245,7 @@ class HostsIntent(Strict):
 
 
 class Tenant(Strict):
-    name: Annotated[str, Field(pattern=VRF_NAME_RE)]
+    name: TenantName
     vrf_id: Annotated[int, Field(ge=1, le=4094)]
     prefixes: list[IPv4Prefix]
     subnet_length: Annotated[int, Field(ge=8, le=29)] = 24

@@ -19,6 +19,7 @@ from tasks.intent.models import (
     Switch,
     TenantsIntent,
 )
+from tasks.intent.names import name_problem
 from tasks.yamlio import PathPart
 
 FABRIC, HOSTS, TENANTS = "fabric", "hosts", "tenants"
@@ -112,6 +113,10 @@ def _all(intent: Intent) -> Iterator[Problem]:
     yield from _asns(fabric)
     yield from _link_classes(fabric, intent.hosts)
     hosts = expand_hosts(intent)
+    bad_names = list(_generated_names(hosts))
+    if bad_names:
+        yield from bad_names  # hosts cannot be judged further by names that are refused
+        return
     yield from _hosts(fabric, intent.hosts, hosts)
     yield from _tenants(fabric, intent.tenants, intent.hosts, hosts, intent)
     yield from _pools(intent)
@@ -193,6 +198,20 @@ def _link_classes(fabric: FabricIntent, hosts: HostsIntent) -> Iterator[Problem]
     if hosts.defaults.link_class not in fabric.link_classes:
         yield Problem(HOSTS, ("defaults", "link_class"),
                       f"unknown link class {hosts.defaults.link_class!r}")
+
+
+NAME_FORMAT: tuple[PathPart, ...] = ("defaults", "name_format")
+
+
+def _generated_names(hosts: list[HostSlot]) -> Iterator[Problem]:
+    """Names from name_format obey the same rule as written ones (explicit names were
+    checked field by field); the first bad one is reported, against the format."""
+    for host in hosts:
+        why = name_problem(host.name)
+        if why is not None:
+            yield Problem(HOSTS, NAME_FORMAT, f"generates host name {host.name!r} "
+                          f"(leaf {host.leaf}, port {host.port}): {why}")
+            return
 
 
 def _hosts(fabric: FabricIntent, intent_hosts: HostsIntent,

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.intent.models import Intent
+from tasks.intent.names import fabric_problem
 from tasks.model.state import FabricState
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
@@ -19,6 +21,12 @@ class Project:
     fabric: str
     inventory_override: Path | None = None
     state_override: Path | None = None
+
+    def __post_init__(self) -> None:
+        # the fabric names a folder, a topology file, journals and locks: never a path
+        why = fabric_problem(self.fabric)
+        if why is not None:
+            raise InputError.single("--fabric", "", why)
 
     @property
     def intent_dir(self) -> Path:

@@ -26,7 +26,11 @@ def _write(names: list[str], out: Path, plan: FabricState) -> int:
         for name in names:
             device = plan.devices[name]
             data = get_platform(device.platform).render(device).encode()
-            (out / f"{name}.conf").write_bytes(data)
+            target = out / f"{name}.conf"
+            if target.parent != out or name in {"", ".", ".."}:
+                # device names are validated at load; a name that still reaches here is a bug
+                raise ValueError(f"device name {name!r} would leave {out}")
+            target.write_bytes(data)
             written += len(data)
     return written
 

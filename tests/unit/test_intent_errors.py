@@ -121,7 +121,7 @@ CASES = [
          (replace(FABRIC, "mode: unnumbered", "mode: numbered"), *TENANT_POOLS),
          FABRIC, "underlay", "mode 'numbered' needs a p2p_pool", "underlay:"),
     Case("invalid-name", (replace(FABRIC, "- name: spine2", "- name: Spine2"),),
-         FABRIC, "spines[1].name", "'Spine2' is not a valid name", "Spine2"),
+         FABRIC, "spines[1].name", "'Spine2' is not a safe name: it holds 'S'", "Spine2"),
     Case("prefix-with-host-bits", (replace(TENANTS, "10.100.0.0/16", "10.100.0.1/16"),),
          TENANTS, "tenants[0].prefixes", "host bits", "10.100.0.1/16"),
     Case("reserved-tenant-name", (replace(TENANTS, "name: red", "name: default"),),
