@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import io
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,18 +19,116 @@ from tasks.errors import InputError
 PathPart = str | int
 
 
-def load_yaml(path: Path, *, display: str | None = None) -> Any:
-    """Parse one YAML file; syntax errors become an InputError naming file and line."""
-    shown = display or str(path)
+MAX_BYTES = 16 << 20  # an intent of the largest fabric is a few MB
+MAX_DEPTH = 64  # no flatfab file nests deeper than a handful of levels
+MAX_NODES = 2_000_000  # values once aliases are expanded (alias and merge-key bombs)
+MAX_ALIASED = 10_000  # containers reached again through an alias
+_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
+         b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+
+
+def read_text_file(path: Path, shown: str) -> str:
+    """A regular UTF-8 text file's content, or one InputError saying why not. A FIFO or
+    device is refused without reading it (opened non-blocking, judged by fstat)."""
+    if path.is_symlink() and not path.exists():
+        try:
+            path.stat()
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            if exc.errno == errno.ELOOP:
+                why = "symbolic link loop"
+            elif exc.errno == errno.ENOENT:
+                why = f"dangling symbolic link (to {path.readlink()})"
+            raise InputError.single(shown, "", f"cannot read: {why}") from None
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise InputError.single(shown, "", "file not found") from None
     except OSError as exc:
-        raise InputError.single(shown, "", f"cannot read: {exc.strerror}") from None
+        why = "symbolic link loop" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+        raise InputError.single(shown, "", f"cannot read: {why}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise InputError.single(shown, "", f"is {kind}, not a file")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise InputError.single(shown, "", f"is larger than {MAX_BYTES >> 20} MB")
+    for bom, encoding in _BOMS.items():
+        if data.startswith(bom):
+            raise InputError.single(shown, "", f"is {encoding} text; flatfab reads UTF-8")
+    if b"\x00" in data:
+        raise InputError.single(shown, "", f"holds a NUL byte at offset {data.index(0)}: "
+                                "binary, not text")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise InputError.single(shown, "", f"is not UTF-8 text (byte {data[exc.start]:#04x} "
+                                f"at offset {exc.start})", line) from None
+
+
+def _flow_depth(text: str) -> int:
+    """Deepest [ / { nesting outside quotes and comments: checked before parsing, because
+    the parser itself takes seconds to give up on thousands of levels."""
+    depth = deepest = 0
+    quote = ""
+    comment = False
+    for char in text:
+        if comment:
+            comment = char != "\n"
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            comment = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _bounded(doc: Any, shown: str) -> None:
+    """Refuse documents nested too deep or that expand, through aliases, beyond reason:
+    a container met a second time was reached through an alias."""
+    seen: set[int] = set()
+    nodes = repeated = 0
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if not isinstance(node, dict | list):
+            continue
+        if id(node) in seen:
+            repeated += 1
+        seen.add(id(node))
+        if nodes > MAX_NODES or repeated > MAX_ALIASED:
+            raise InputError.single(shown, "", "expands beyond reason through aliases (an "
+                                    "alias or merge-key bomb?)")
+        if depth > MAX_DEPTH:
+            raise InputError.single(shown, "", f"nests deeper than {MAX_DEPTH} levels "
+                                    "(or an alias refers to itself)")
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children)
+
+
+def load_yaml(path: Path, *, display: str | None = None) -> Any:
+    """Parse one YAML file; every way it can be unreadable becomes an InputError naming the
+    file (and line, where there is one)."""
+    shown = display or str(path)
+    text = read_text_file(path, shown)
+    if _flow_depth(text) > MAX_DEPTH:
+        raise InputError.single(shown, "", f"nests deeper than {MAX_DEPTH} levels")
     yaml = YAML(typ="rt")
     try:
-        return yaml.load(text)
+        doc = yaml.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -35,6 +136,10 @@ def load_yaml(path: Path, *, display: str | None = None) -> Any:
         raise InputError.single(shown, "", f"malformed YAML: {reason}", line) from None
     except YAMLError as exc:
         raise InputError.single(shown, "", f"malformed YAML: {exc}") from None
+    except RecursionError:
+        raise InputError.single(shown, "", f"nests deeper than {MAX_DEPTH} levels") from None
+    _bounded(doc, shown)
+    return doc
 
 
 def format_path(parts: Sequence[PathPart]) -> str:

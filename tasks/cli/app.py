@@ -20,6 +20,7 @@ from tasks.cli.lab import lab_app
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
+from tasks.outdir import ready_dir
 from tasks.workflows import inventory
 from tasks.workflows.journal import Journal
 from tasks.workflows.lock import fabric_lock
@@ -73,7 +74,7 @@ def render(ctx: typer.Context,
     if unknown:
         raise InputError.single("--device", "", f"not in the plan: {', '.join(unknown)}")
     names = device or list(project.plan.devices)
-    write_configs(project.plan, out, names)
+    write_configs(project.plan, ready_dir(out, "--out"), names)
     err_console.print(f"wrote {len(names)} configs to {out}")
 
 

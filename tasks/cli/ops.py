@@ -19,6 +19,7 @@ from tasks.cli.context import project_of
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
+from tasks.outdir import ready_dir
 from tasks.reports import json_report
 from tasks.reports.model import AuditReport, AuditStatus
 from tasks.runbook.loader import check_against_fabric, load_runbook
@@ -192,7 +193,8 @@ def audit(ctx: typer.Context,
         report = run_audit(nornir, plan_state, lossless=lossless, probes=probes,
                            progress=RichProgress(enabled=fmt is Format.TABLE))
         nornir.close_connections()
-        written = reports.write_all(report, report_dir) if report_dir else {}
+        written = (reports.write_all(report, ready_dir(report_dir, "--report-dir"))
+                   if report_dir else {})
         _show_audit(report, fmt, written)
         return report.status.exit_code
 

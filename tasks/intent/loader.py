@@ -61,12 +61,18 @@ def load_intent(directory: Path,
         if path.stem not in INTENT_FILES:
             raise InputError.single(str(path), "", "unknown intent file; expected one of "
                                     + ", ".join(f"{s}.yaml" for s in INTENT_FILES))
+        if path.suffix != ".yaml":
+            # read only under one name: a second spelling would be silently ignored
+            both = (directory / f"{path.stem}.yaml").exists()
+            raise InputError.single(str(path), "", (f"shadows {path.stem}.yaml; keep one"
+                                                    if both else "")
+                                    or f"flatfab reads {path.stem}.yaml; rename this file")
     docs: dict[str, Any] = {}
     parts: dict[str, BaseModel] = {}
     problems: list[InputProblem] = []
     for stem, (model, required) in INTENT_FILES.items():
         path = directory / f"{stem}.yaml"
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():  # a broken link is read, and refused
             if required:
                 problems.append(InputProblem(shown[stem], "", "file not found"))
                 continue

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.atomic import write_atomic
+from tasks.lab import procs
 from tasks.lab.system import LabError, ip_batch, require_commands, require_root, run
 from tasks.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
 from tasks.platforms.registry import PLATFORMS
@@ -426,21 +426,43 @@ class NetnsRuntime:
         teardown(self.paths, state or LabState.load(self.paths))
 
 
-def teardown(paths: LabPaths, state: LabState | None) -> None:
-    """Remove everything a lab of this prefix made; with no state, find it by name (sweep)."""
+def teardown(paths: LabPaths, state: LabState | None, *, term_grace: float = 5.0,
+             kill_grace: float = 3.0) -> None:
+    """Remove everything a lab of this prefix made; with no state, find it by name (sweep).
+
+    Returns only when every process of the lab has exited (SIGTERM, then SIGKILL after
+    term_grace) and its namespaces, mounts and directories are gone; raises LabError naming
+    whatever is still there after the deadline instead of waiting forever.
+    """
     require_root("down")
     namespaces = [n for n in _netns_list() if paths.owns_netns(n)]
     if state is not None:
         namespaces = sorted(set(namespaces) | {n for n in state.namespaces
                                                if Path(f"/run/netns/{n}").exists()})
-    _kill(_lab_pids(paths, namespaces))
-    for mountpoint in _mounts_under(paths.root):
-        run(["umount", "-l", mountpoint], check=False)
+    ns_ids = _namespace_ids(paths, namespaces)
+    me = procs.read_proc(os.getpid())
+    if me is not None and me.namespaces & ns_ids:
+        raise LabError(f"flatfab lab down runs inside lab {paths.prefix!r} (a node shell?); "
+                       "run it from the machine's own shell")
+    spared = procs.ancestors(os.getpid())
+    home = _net_of(me)
+    seen: dict[int, str] = {}
+
+    def find() -> dict[int, str]:
+        found = procs.members(procs.scan(), ns_ids, f"{paths.root}/", spared, home)
+        seen.update(found)
+        return found
+
+    running = procs.stop(find, term_grace=term_grace, kill_grace=kill_grace)
+    # only now, with nobody inside, can mounts and namespaces really go
+    for mountpoint in _lab_mounts(paths):
+        if not mountpoint.startswith("/run/netns/"):  # those are `ip netns del`'s below
+            run(["umount", "-l", mountpoint], check=False, timeout=10)
     # the kernel tears namespaces down asynchronously: remove the root-side veth ourselves
-    run(["ip", "link", "del", paths.mgmt_if], check=False)
+    run(["ip", "link", "del", paths.mgmt_if], check=False, timeout=10)
     ip_batch([f"netns del {n}" for n in namespaces], force=True)
     if run(["id", paths.user], check=False).returncode == 0:
-        run(["userdel", "--remove", paths.user], check=False)
+        run(["userdel", "--remove", paths.user], check=False, timeout=30)
     paths.sudoers.unlink(missing_ok=True)
     shutil.rmtree(paths.root, ignore_errors=True)
     others = list(RUN_ROOT.iterdir()) if RUN_ROOT.exists() else []
@@ -450,47 +472,52 @@ def teardown(paths: LabPaths, state: LabState | None) -> None:
         for directory in (state.created_dirs if state else []):
             with contextlib.suppress(OSError):
                 Path(directory).rmdir()
+    # exited daemons are init's zombies until it reaps them: wait so `pgrep` agrees with us
+    procs.wait_reaped(seen, timeout=3.0)
+    left = _leftovers(paths, running)
+    if left:
+        more = f" and {len(left) - 6} more" if len(left) > 6 else ""
+        raise LabError(f"lab {paths.prefix!r} is not fully down after "
+                       f"{term_grace + kill_grace:.0f} s; still there: {', '.join(left[:6])}"
+                       f"{more} (retry `flatfab lab down --sweep --prefix {paths.prefix}`)")
 
 
-def _lab_pids(paths: LabPaths, namespaces: list[str]) -> set[int]:
-    pids: set[int] = set()
-    for ns in namespaces:
-        out = run(["ip", "netns", "pids", ns], check=False).stdout
-        pids.update(int(p) for p in out.split() if p.isdigit())
-    marker = str(paths.root) + "/"
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
-                pids.add(int(proc.name))
-    pids.discard(os.getpid())
-    return pids
+def _net_of(proc: procs.Proc | None) -> frozenset[str]:
+    """The network namespace of proc (ours: where an operator's lab tools run)."""
+    return frozenset(n for n in proc.namespaces if n.startswith("net:")) if proc else frozenset()
 
 
-def _kill(pids: set[int], grace: float = 5.0) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = {p for p in pids if _pid_alive(p)}
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
-        deadline = time.monotonic() + (grace if sig == signal.SIGTERM else 2.0)
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.05)
-            alive = {p for p in alive if _pid_alive(p)}
-        if not alive:
-            return
-
-
-def _mounts_under(root: Path) -> list[str]:
-    """Mount points below root in this mount namespace, deepest first."""
-    points = []
+def _namespace_ids(paths: LabPaths, namespaces: Iterable[str]) -> frozenset[str]:
+    """Kernel ids of the lab's namespaces: its network ones and the nodes' mount/UTS ones."""
+    files = [("net", Path(f"/run/netns/{n}")) for n in namespaces]
     with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines():
-            point = line.split()[4].replace("\\040", " ")
-            if point == str(root) or point.startswith(str(root) + "/"):
-                points.append(point)
-    return sorted(set(points), key=lambda p: (-p.count("/"), p))
+        for ns_file in paths.ns_dir.iterdir():
+            kind = {".mnt": "mnt", ".uts": "uts"}.get(ns_file.suffix)
+            if kind:
+                files.append((kind, ns_file))
+    return procs.namespace_ids(files)
+
+
+def _lab_mounts(paths: LabPaths) -> list[str]:
+    """The lab's mount points in this mount namespace (its tree, its /run/netns files),
+    deepest first."""
+    try:
+        text = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return [p for p in procs.mounts_matching(text, [str(paths.root), "/run/netns"])
+            if not p.startswith("/run/netns") or paths.owns_netns(Path(p).name)]
+
+
+def _leftovers(paths: LabPaths, running: dict[int, str]) -> list[str]:
+    """What a finished teardown must not leave: each named so the error says what."""
+    left = [f"process {pid} ({comm})" for pid, comm in sorted(running.items())
+            if (p := procs.read_proc(pid)) is not None and not p.exited]
+    left += [f"netns {n}" for n in _netns_list() if paths.owns_netns(n)]
+    left += [f"mount {m}" for m in _lab_mounts(paths)]
+    if paths.root.exists():
+        left.append(f"directory {paths.root}")
+    return left
 
 
 def _netns_list() -> list[str]:
@@ -526,5 +553,8 @@ def _port_open(address: str, port: int, timeout: float = 0.3) -> bool:
 
 def lab_nodes_processes(paths: LabPaths) -> Iterator[int]:
     """PIDs of this lab still running (used by tests to prove `down` leaves nothing)."""
-    yield from sorted(p for p in _lab_pids(paths, [n for n in _netns_list()
-                                                   if paths.owns_netns(n)]) if _pid_alive(p))
+    ns_ids = _namespace_ids(paths, [n for n in _netns_list() if paths.owns_netns(n)])
+    me = procs.read_proc(os.getpid())
+    found = procs.members(procs.scan(), ns_ids, f"{paths.root}/", procs.ancestors(os.getpid()),
+                          _net_of(me))
+    yield from sorted(found)

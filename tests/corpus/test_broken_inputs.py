@@ -1,0 +1,252 @@
+"""The broken-input corpus: every static command (plan, check, render, lab generate,
+rollout --dry-run) on every broken input ends with exit 2 and one error line per problem,
+each naming the file (or the option) at fault: never a traceback, never "internal error".
+The valid inputs end with exit 0 or 1.
+
+Cases are built in a temporary project root (`--root`), so nothing lands in the project.
+File-level breakage (a FIFO, a symlink loop, UTF-16, an alias bomb, ...) is applied to each
+intent file in turn; value-level breakage reuses the intent error cases of the unit tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tasks.cli.app import main
+from tests.conftest import ROOT
+from tests.unit.test_intent_errors import CASES as VALUE_CASES
+from tests.unit.test_intent_errors import Edit
+
+INTENT_FILES = ("fabric.yaml", "hosts.yaml", "tenants.yaml", "qos.yaml")
+STATIC = (("plan",), ("check",), ("render", "--out", "{root}/out"), ("lab", "generate"),
+          ("rollout", "--dry-run"))
+
+Breaker = Callable[[Path], None]  # breaks one file in place
+
+
+def _write_bytes(data: bytes) -> Breaker:
+    return lambda path: path.write_bytes(data)
+
+
+def _fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _directory(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def _loop(path: Path) -> None:
+    path.unlink()
+    path.symlink_to(path.name)
+
+
+def _dangling(path: Path) -> None:
+    path.unlink()
+    path.symlink_to("gone.yaml")
+
+
+def _shadow(path: Path) -> None:
+    shutil.copy(path, path.with_suffix(".yml"))
+
+
+def _renamed(path: Path) -> None:
+    path.rename(path.with_suffix(".yml"))
+
+
+def _utf16(path: Path) -> None:
+    path.write_bytes(path.read_text(encoding="utf-8").encode("utf-16"))
+
+
+def _nul(path: Path) -> None:
+    path.write_bytes(path.read_bytes() + b"\n# \x00\n")
+
+
+def _latin1(path: Path) -> None:
+    path.write_bytes(path.read_bytes() + "# caf\u00e9\n".encode("latin-1"))
+
+
+def _unreadable(path: Path) -> None:
+    # root reads any mode: a directory where the file's parent path expects a file instead
+    path.unlink()
+    path.mkdir()
+    (path / "inner.yaml").write_text("x: 1\n")
+
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+MERGE_BOMB = "a: &a {k0: 1, k1: 1}\n" + "".join(
+    f"{c}: &{c}\n  <<: *{p}\n  " + "\n  ".join(f"m{i}: *{p}" for i in range(10)) + "\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+
+FILE_BREAKERS: dict[str, Breaker] = {
+    "fifo": _fifo,
+    "directory": _directory,
+    "directory-with-content": _unreadable,
+    "symlink-loop": _loop,
+    "dangling-symlink": _dangling,
+    "shadowed-by-yml": _shadow,
+    "yml-spelling": _renamed,
+    "utf-16": _utf16,
+    "utf-32": _write_bytes("name: lab\n".encode("utf-32")),
+    "nul-byte": _nul,
+    "not-utf-8": _latin1,
+    "binary": _write_bytes(bytes(range(256)) * 4),
+    "alias-bomb": _write_bytes(LAUGHS.encode()),
+    "merge-key-bomb": _write_bytes(MERGE_BOMB.encode()),
+    "deep-nesting": _write_bytes(b"x: " + b"[" * 5000 + b"]" * 5000 + b"\n"),
+    "deep-mapping": _write_bytes("".join("  " * i + f"k{i}:\n" for i in range(200)).encode()),
+    "recursive-alias": _write_bytes(b"x: &a [1, *a]\n"),
+    "malformed": _write_bytes(b"name: [unclosed\n"),
+    "tab-indent": _write_bytes(b"defaults:\n\tcount: 2\n"),
+    "duplicate-key": _write_bytes(b"name: a\nname: b\n"),
+    "top-level-list": _write_bytes(b"- 1\n- 2\n"),
+    "top-level-scalar": _write_bytes(b"just text\n"),
+    "too-large": _write_bytes(b"# " + b"x" * (17 << 20) + b"\n"),
+}
+
+
+@dataclass(frozen=True)
+class Corpus:
+    id: str
+    make: Callable[[Path], None]  # builds intents/lab/ under a root
+    broken: bool = True
+    # what every error line must name: a file of the intent, or the option at fault
+    names: str = "intents/lab/"
+
+
+def _copy(root: Path) -> Path:
+    target = root / "intents" / "lab"
+    shutil.copytree(ROOT / "intents" / "lab", target)
+    return target
+
+
+def _file_case(file: str, breaker: Breaker) -> Callable[[Path], None]:
+    def make(root: Path) -> None:
+        path = _copy(root) / file
+        if not path.exists():
+            path.write_text("{}\n")
+        breaker(path)
+
+    return make
+
+
+def _value_case(edits: tuple[Edit, ...]) -> Callable[[Path], None]:
+    def make(root: Path) -> None:
+        target = _copy(root)
+        for name, apply in edits:
+            path = target / name
+            new = apply(path.read_text(encoding="utf-8") if path.exists() else None)
+            if new is None:
+                path.unlink()
+            else:
+                path.write_text(new, encoding="utf-8")
+
+    return make
+
+
+def _corpus() -> list[Corpus]:
+    cases = [Corpus(f"{file.split('.')[0]}-{kind}", _file_case(file, breaker))
+             for file in INTENT_FILES for kind, breaker in FILE_BREAKERS.items()]
+    cases += [Corpus(f"value-{case.id}", _value_case(case.edits)) for case in VALUE_CASES]
+    cases += [
+        Corpus("no-intent-directory", lambda root: (root / "intents").mkdir(),
+               names="intents/lab"),
+        Corpus("intent-directory-is-a-file",
+               lambda root: ((root / "intents").mkdir(), (root / "intents" / "lab").touch()),
+               names="intents/lab"),
+        Corpus("unknown-intent-file",
+               lambda root: (_copy(root) / "extra.yaml").write_text("x: 1\n")),
+        Corpus("valid-lab", lambda root: _copy(root) and None, broken=False),
+    ]
+    return cases
+
+
+CORPUS = _corpus()
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """One flatfab command in this process (as the console script runs it)."""
+    old = sys.argv
+    sys.argv = ["flatfab", *argv]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        sys.argv = old
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert sum(c.broken for c in CORPUS) >= 100
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.id)
+def test_every_static_command_refuses_broken_input_in_one_line_each(
+        case: Corpus, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case.make(tmp_path)
+    for command in STATIC:
+        args = [a.format(root=tmp_path) for a in command]
+        code, out, err = run(["--root", str(tmp_path), "--fabric", "lab", *args], capsys)
+        where = " ".join(command)
+        assert "internal error" not in err and "Traceback" not in err, f"{where}: {err}"
+        if not case.broken:
+            if command[0] != "rollout":  # needs an inventory: refused as such
+                assert code in (0, 1), f"{where}: {code} {err}"
+            continue
+        lines = err.strip().splitlines()
+        assert code == 2, f"{where}: exit {code}\n{out}{err}"
+        assert lines and all(line.startswith("error: ") for line in lines), f"{where}: {err}"
+        assert all(case.names in line or "--" in line.split(":")[1] for line in lines), \
+            f"{where}: {err}"
+
+
+def _runbook(root: Path, breaker: Breaker) -> Path:
+    path = root / "runbook.yaml"
+    shutil.copy(ROOT / "runbooks" / "first-bring-up.yaml", path)
+    breaker(path)
+    return path
+
+
+@pytest.mark.parametrize(("option", "make"), [
+    ("--out", lambda root: ["render", "--out", str(_touch(root / "file"))]),
+    ("--out", lambda root: ["render", "--out", str(_touch(root / "file") / "below")]),
+    ("--out", lambda root: ["render", "--out", "/proc/flatfab-out"]),
+    ("--device", lambda root: ["render", "--out", str(root / "o"), "--device", "nope"]),
+    ("runbook.yaml", lambda root: ["rollout", "--dry-run", "--runbook",
+                                   str(_runbook(root, _fifo))]),
+    ("runbook.yaml", lambda root: ["rollout", "--dry-run", "--runbook",
+                                   str(_runbook(root, _utf16))]),
+    ("runbook.yaml", lambda root: ["rollout", "--dry-run", "--runbook",
+                                   str(_runbook(root, _write_bytes(LAUGHS.encode())))]),
+    ("runbook.yaml", lambda root: ["rollout", "--dry-run", "--runbook",
+                                   str(_runbook(root, _loop))]),
+], ids=["out-is-a-file", "out-below-a-file", "out-unwritable", "unknown-device",
+        "runbook-fifo", "runbook-utf16", "runbook-alias-bomb", "runbook-symlink-loop"])
+def test_bad_options_and_side_files_are_one_line(option: str, make: Callable[[Path], list[str]],
+                                                 tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    _copy(tmp_path)
+    shutil.copytree(ROOT / "inventory" / "lab", tmp_path / "inventory" / "lab")
+    code, _, err = run(["--root", str(tmp_path), "--fabric", "lab", *make(tmp_path)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and option in lines[0], err
+    assert "internal error" not in err
+
+
+def _touch(path: Path) -> Path:
+    path.write_text("")
+    return path

@@ -1,0 +1,134 @@
+"""`lab down` then `lab up`, five times in a row, on a lab of its own.
+
+After each `down` nothing of the lab is left: no process in its namespaces, no namespace,
+no mount, no runtime directory. After each `up` the lab is healthy and a node answers over
+SSH. Its prefix and management subnet are its own, so it never touches the session lab
+(`fft`, 172.31.250.0/24) or the second one of test_zz_lifecycle (`fft2`, 172.31.249.0/24).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import flatfab
+from tests.live.conftest import Lab
+
+pytestmark = pytest.mark.live
+
+PREFIX = "fftc"
+SUBNET = "172.31.248.0/24"
+ROUNDS = 5
+
+
+def _lab_netns() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                         check=True).stdout
+    return [line.split()[0] for line in out.splitlines()
+            if line.split()[0].startswith((f"{PREFIX}-", f"{PREFIX}_"))]
+
+
+def _namespace_ids(lab: Lab) -> set[str]:
+    """`kind:[inode]` of every namespace of the lab, as /proc/<pid>/ns/* links read."""
+    ids = {f"net:[{Path(f'/run/netns/{n}').stat().st_ino}]" for n in _lab_netns()}
+    for ns_file in lab.paths.ns_dir.iterdir():
+        kind = {".mnt": "mnt", ".uts": "uts"}[ns_file.suffix]
+        ids.add(f"{kind}:[{ns_file.stat().st_ino}]")
+    return ids
+
+
+def _processes_in(ids: set[str]) -> dict[int, str]:
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            links = {str((proc / "ns" / kind).readlink()) for kind in ("net", "mnt", "uts")}
+            if links & ids:
+                found[int(proc.name)] = (proc / "comm").read_text().strip()
+        except OSError:  # gone meanwhile, or a zombie (it has no namespaces any more)
+            continue
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _lab_mounts() -> list[str]:
+    return [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
+            if f"/run/flatfab/{PREFIX}/" in line.split()[1] + "/"
+            or line.split()[1].startswith((f"/run/netns/{PREFIX}-", f"/run/netns/{PREFIX}_"))]
+
+
+def _ssh(lab: Lab, address: str, command: str) -> list[str]:
+    return ["ssh", "-i", str(lab.paths.client_key), "-o",
+            f"UserKnownHostsFile={lab.paths.known_hosts}", "-o", "BatchMode=yes", "-o",
+            "ConnectTimeout=5", f"{lab.paths.user}@{address}", command]
+
+
+def _assert_usable(lab: Lab) -> str:
+    """Healthy by `lab status`, FRR answering over SSH; returns leaf1's address."""
+    status = lab.cli("lab", "status", "--prefix", PREFIX, "--format", "json")
+    assert status.code == 0, status.stdout + status.stderr
+    nodes = {n["node"]: n for n in status.json()["nodes"]}
+    address = nodes["leaf1"]["mgmt_ipv4"]
+    shown = subprocess.run(_ssh(lab, address, "sudo vtysh -c 'show bgp summary'"),
+                           capture_output=True, text=True, timeout=30, check=False)
+    assert shown.returncode == 0, shown.stderr
+    return str(address)
+
+
+def _assert_nothing_left(lab: Lab, ids: set[str], before: dict[int, str]) -> None:
+    assert _processes_in(ids) == {}
+    assert {pid: comm for pid, comm in before.items() if _running(pid)} == {}
+    assert _lab_netns() == []
+    assert _lab_mounts() == []
+    assert not lab.paths.root.exists()
+
+
+def test_lab_down_then_up_five_times(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.fail("live lab tests need root (network namespaces, mounts, users)")
+    lab = Lab(prefix=PREFIX, inventory=tmp_path / "inventory", state_dir=tmp_path / "state")
+    flatfab("lab", "down", "--sweep", "--prefix", PREFIX)
+    up = lab.cli("lab", "up", "--prefix", PREFIX, "--mgmt-subnet", SUBNET)
+    timings: list[tuple[float, float]] = []
+    try:
+        assert up.code == 0, up.stderr
+        address = _assert_usable(lab)
+        for round_ in range(1, ROUNDS + 1):
+            ids = _namespace_ids(lab)
+            # an operator still logged in (sshd session, sudo, a shell) must not hold it up
+            session = subprocess.Popen(_ssh(lab, address, "sudo sleep 300"),
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.5)
+            before = _processes_in(ids)
+            assert {"watchfrr", "zebra", "bgpd", "sshd", "lldpd", "sleep"} <= set(
+                before.values()), before
+            started = time.monotonic()
+            down = lab.cli("lab", "down", "--prefix", PREFIX)
+            down_s = time.monotonic() - started
+            assert down.code == 0, down.stdout + down.stderr
+            _assert_nothing_left(lab, ids, before)
+            session.wait(timeout=10)
+            started = time.monotonic()
+            up = lab.cli("lab", "up", "--prefix", PREFIX, "--mgmt-subnet", SUBNET)
+            up_s = time.monotonic() - started
+            assert up.code == 0, up.stdout + up.stderr
+            address = _assert_usable(lab)
+            timings.append((down_s, up_s))
+            print(f"\nround {round_}: lab down {down_s:.2f} s, lab up {up_s:.2f} s")
+    finally:
+        for round_, (down_s, up_s) in enumerate(timings, 1):
+            print(f"lab cycle round {round_}: down {down_s:.2f} s, up {up_s:.2f} s")
+        final = flatfab("lab", "down", "--sweep", "--prefix", PREFIX)
+    assert final.code == 0, final.stdout + final.stderr
+    assert _lab_netns() == [] and _lab_mounts() == []
