@@ -67,6 +67,8 @@ def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.
     if stale:
         raise InputError.single(str(path), "", f"out of date with {project.intent_dir}; run "
                                 "`flatfab lab generate`")
+    if subnet:
+        topology.check_mgmt_overlap(project.plan, topology.check_mgmt_subnet(subnet))
     return topology.read(path, prefix=prefix, mgmt_subnet=subnet) if prefix or subnet else spec
 
 

@@ -34,6 +34,8 @@ def _reason(error: Any) -> str:
     message = str(error["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
+    if kind in {"int_parsing", "float_parsing"}:
+        return f"{error['input']!r} is not {'an integer' if kind == 'int_parsing' else 'a number'}"
     if kind.startswith("string_pattern"):
         return f"{error['input']!r} is not a valid name ({message})"
     return message

@@ -23,6 +23,7 @@ from pydantic import (
 
 from tasks.intent.base import SPEEDS_MBPS, Strict
 from tasks.intent.names import check_name, check_tenant
+from tasks.intent.numbers import asn_problem, space_problem, table_problem
 from tasks.intent.qos import QosIntent
 
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
@@ -47,6 +48,16 @@ def _network(value: Any) -> ipaddress.IPv4Network:
 
 
 IPv4Prefix = Annotated[str, Field(description="IPv4 prefix, e.g. 10.0.0.0/24")]
+
+
+def _usable(value: Any) -> str:
+    """A prefix hosts and routers can be numbered from (not loopback, link-local,
+    multicast or reserved space)."""
+    prefix = str(_network(value))
+    why = space_problem(prefix)
+    if why is not None:
+        raise ValueError(why)
+    return prefix
 
 
 class BgpMode(StrEnum):
@@ -80,6 +91,9 @@ class AsnRange(Strict):
     def _ordered(self) -> AsnRange:
         if self.last < self.first:
             raise ValueError(f"last ({self.last}) is below first ({self.first})")
+        why = asn_problem(self.first, self.last)
+        if why is not None:
+            raise ValueError(why)
         return self
 
     @property
@@ -100,7 +114,15 @@ class Underlay(Strict):
     @field_validator("loopback_pool", "p2p_pool")
     @classmethod
     def _prefix(cls, value: str | None) -> str | None:
-        return None if value is None else str(_network(value))
+        return None if value is None else _usable(value)
+
+    @field_validator("spine_asn")
+    @classmethod
+    def _asn(cls, value: int) -> int:
+        why = asn_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
 
     @model_validator(mode="after")
     def _numbered_needs_pool(self) -> Underlay:
@@ -241,7 +263,7 @@ class HostsIntent(Strict):
     @field_validator("host_pool")
     @classmethod
     def _prefix(cls, value: str | None) -> str | None:
-        return None if value is None else str(_network(value))
+        return None if value is None else _usable(value)
 
 
 class Tenant(Strict):
@@ -264,12 +286,20 @@ class Tenant(Strict):
     def _prefixes(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("a tenant needs at least one prefix")
-        return [str(_network(v)) for v in value]
+        return [_usable(v) for v in value]
 
     @field_validator("p2p_pool")
     @classmethod
     def _pool(cls, value: str | None) -> str | None:
-        return None if value is None else str(_network(value))
+        return None if value is None else _usable(value)
+
+    @field_validator("vrf_id")
+    @classmethod
+    def _table(cls, value: int) -> int:
+        why = table_problem(value)
+        if why is not None:
+            raise ValueError(f"{why}; a VRF needs a table of its own")
+        return value
 
 
 class TenantsIntent(Strict):

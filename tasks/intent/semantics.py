@@ -120,6 +120,18 @@ def _all(intent: Intent) -> Iterator[Problem]:
     yield from _hosts(fabric, intent.hosts, hosts)
     yield from _tenants(fabric, intent.tenants, intent.hosts, hosts, intent)
     yield from _pools(intent)
+    yield from _overrides(intent, hosts)
+
+
+def _overrides(intent: Intent, hosts: list[HostSlot]) -> Iterator[Problem]:
+    """A qos override whose device pattern matches no device is a typo, never intended."""
+    names = [s.name for s in (*intent.fabric.spines, *intent.fabric.leaves)]
+    names += [h.name for h in hosts]
+    for index, override in enumerate(intent.qos.overrides):
+        for p_index, pattern in enumerate(override.devices):
+            if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                yield Problem(QOS, ("overrides", index, "devices", p_index),
+                              f"{pattern!r} matches no device")
 
 
 def _switches(fabric: FabricIntent) -> Iterator[Problem]:
@@ -201,6 +213,7 @@ def _link_classes(fabric: FabricIntent, hosts: HostsIntent) -> Iterator[Problem]
 
 
 NAME_FORMAT: tuple[PathPart, ...] = ("defaults", "name_format")
+QOS = "qos"
 
 
 def _generated_names(hosts: list[HostSlot]) -> Iterator[Problem]:
@@ -292,6 +305,16 @@ def _tenants(fabric: FabricIntent, tenants: TenantsIntent, intent_hosts: HostsIn
                                   f"host {name!r} is already in tenant {owner[name]!r}; "
                                   "a host belongs to one tenant")
                 owner.setdefault(name, tenant.name)
+    slots = {h.name: h for h in hosts}
+    for index, tenant in enumerate(tenants.tenants):
+        # tenant host address = leaf subnet + 10 + port: the subnet must hold its hosts
+        size = 2 ** (32 - tenant.subnet_length)
+        members = [slots[n] for n, t in owner.items() if t == tenant.name]
+        widest = max(members, key=lambda h: h.port, default=None)
+        if widest is not None and 10 + widest.port >= size - 1:
+            yield Problem(TENANTS, ("tenants", index, "subnet_length"),
+                          f"a /{tenant.subnet_length} per leaf cannot hold host "
+                          f"{widest.name!r} (port {widest.port}: address = subnet + 10 + port)")
     orphans = [h for h in hosts if h.name not in owner]
     if orphans and intent_hosts.host_pool is None:
         yield Problem(HOSTS, ("host_pool",),

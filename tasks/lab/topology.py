@@ -53,6 +53,19 @@ def check_mgmt_subnet(subnet: str) -> ipaddress.IPv4Network:
     return net
 
 
+def check_mgmt_overlap(state: FabricState, subnet: ipaddress.IPv4Network) -> None:
+    """The management subnet must not overlap any address the fabric plans: the lab's
+    controller routes it, so an overlap would steer fabric or tenant traffic to management."""
+    for name, device in state.devices.items():
+        for iface in device.interfaces.values():
+            for address in iface.addresses:
+                net = ipaddress.ip_interface(address).network
+                if net.version == 4 and net.overlaps(subnet):
+                    raise InputError.single("--mgmt-subnet", "", (
+                        f"{subnet} overlaps {net} of {name} {iface.name}; choose a "
+                        "management subnet outside the fabric's pools"))
+
+
 def mgmt_addresses(state: FabricState, subnet: ipaddress.IPv4Network) -> dict[str, str]:
     """Node -> management address: .1 is the controller, nodes from .11 in plan order."""
     names = list(state.devices)
@@ -66,6 +79,7 @@ def generate(state: FabricState, options: LabOptions) -> tuple[dict[str, Any], d
     """Build the topology document and the files it binds (relative path -> content)."""
     check_prefix(options.prefix)
     subnet = check_mgmt_subnet(options.mgmt_subnet)
+    check_mgmt_overlap(state, subnet)
     mgmt = mgmt_addresses(state, subnet)
     fabric = state.fabric
     nodes: dict[str, Any] = {}

@@ -330,5 +330,10 @@ class InterfaceNames:
         vrf = self.vrf(tenant)
         if not self._vrf.match(vrf):
             return f"VRF name {vrf!r} does not match {self.naming.vrf_pattern}"
+        # a VRF is an interface too (Linux VRF device): it must not take another's name
+        gateway = re.escape(self.naming.gateway).replace(re.escape("{vlan}"), "[0-9]+")
+        if self.is_port(vrf) or vrf == self.loopback or re.fullmatch(gateway, vrf) \
+                or re.fullmatch(r"(lo|eth[0-9]+|mgmt[0-9]*|docker[0-9]*|bond[0-9]+)", vrf):
+            return f"VRF name {vrf!r} is also the name of an interface on this platform"
         return None
 

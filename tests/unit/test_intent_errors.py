@@ -108,7 +108,7 @@ CASES = [
     Case("unknown-nested-key", (replace(FABRIC, "spine_asn:", "spine_asm:"),),
          FABRIC, "underlay.spine_asm", "unknown key 'spine_asm'", "spine_asm", alone=False),
     Case("wrong-type", (replace(FABRIC, "spine_asn: 65000", "spine_asn: abc"),),
-         FABRIC, "underlay.spine_asn", "valid integer", "spine_asn: abc"),
+         FABRIC, "underlay.spine_asn", "'abc' is not an integer", "spine_asn: abc"),
     Case("invalid-speed", (replace(FABRIC, "fabric: {speed: 100G", "fabric: {speed: 123G"),),
          FABRIC, "link_classes.fabric.speed", "unknown speed '123G'", "123G"),
     Case("invalid-roce-mtu", (replace(FABRIC, "roce_mtu: 4096", "roce_mtu: 3000"),),
@@ -255,7 +255,7 @@ def test_cli_reports_bad_input_as_one_line_and_exit_2(tmp_path: Path) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error:")
     assert f"{fabric_file}:{line}: underlay.spine_asn:" in lines[0]
-    assert "valid integer" in lines[0]
+    assert "'abc' is not an integer" in lines[0]
     assert result.stdout.strip() == ""
     assert "Traceback" not in result.stdout and "Traceback" not in result.stderr
 
