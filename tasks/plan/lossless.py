@@ -199,11 +199,9 @@ def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
     tos = roce_tos(qos, nic)
     cnp_dscp = nic.cnp_dscp if nic.cnp_dscp is not None else qos.cnp.dscp[0]
     cnp_prio = nic.cnp_priority if nic.cnp_priority is not None else qos.cnp.priority
-    table = [d >> 3 for d in range(64)]  # the ConnectX default map
-    for d in qos.roce.dscp:
-        table[d] = qos.roce.priority
-    for d in qos.cnp.dscp:
-        table[d] = qos.cnp.priority
+    # the same classes as the switch port it faces (not the NIC's default DSCP/8 map, which
+    # would put DSCP 24-31 into the lossless priority); NIC patches come on top
+    table = [qos.tc_of(d) for d in range(64)]
     patch = dict(nic.dscp_to_priority)
     ecn_np, ecn_rp = nic.ecn_np, nic.ecn_rp
     for item in overrides:

@@ -39,7 +39,7 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "host.agreement", "ecn.attached", "ecn.thresholds", "ecn.before_pfc", "buffer.headroom",
         "buffer.profile", "buffer.coverage", "buffer.budget", "mtu.roce_chain",
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
-        "ecn.pause_without_marks"])
+        "ecn.pause_without_marks", "qos.dscp_map"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
         # counters exist only on a running switch

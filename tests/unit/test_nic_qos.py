@@ -36,8 +36,11 @@ NFT_JSON = (
 
 def test_qos_line_round_trips_through_the_host_config() -> None:
     text = render(LAB.devices["leaf1-h1"])
+    # the planned map is the switch's (all but RoCE and CNP in TC 0): every code point the
+    # ConnectX default (DSCP/8) puts elsewhere is listed
     assert ("qos eth1 trust dscp pfc 3 tos 106 cnp 48/6 ecn-np 3 ecn-rp 3 dcqcn on strict 6 "
-            "tc-bw 50,0,0,50,0,0,0,0 pfc-prevention 100 dscp2prio -") in text
+            "tc-bw 50,0,0,50,0,0,0,0 pfc-prevention 100 dscp2prio 8:0,9:0,") in text
+    assert ",24:0,25:0,27:0," in text and "26:" not in text and ",48:" not in text
     parsed = parse_config(text)
     assert parsed.qos == {"eth1": SETTINGS}
     assert format_config(parsed) == text
@@ -48,7 +51,7 @@ def test_changed_dscp_map_entries_are_listed() -> None:
     table = list(SETTINGS.dscp_to_priority)
     table[24] = 4
     line = SETTINGS.__class__(**{**SETTINGS.__dict__, "dscp_to_priority": tuple(table)}).line("e")
-    assert line.endswith("dscp2prio 24:4")
+    assert ",24:4,25:0," in line
     assert nic_qos.parse_line(line, 1)[1].dscp_to_priority[24] == 4
 
 

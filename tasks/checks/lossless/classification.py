@@ -48,6 +48,46 @@ def _dscp_map(maps: QosMaps, lossless: LosslessProfile) -> list[Issue]:
     return issues
 
 
+def _full_map(table: list[int], lossless: LosslessProfile) -> list[Issue]:
+    """All 64 code points mapped; only RoCE's in the lossless classes, only CNP's in the CNP
+    class; the class most code points fall into (the default) is lossy."""
+    if len(table) != 64:
+        return [Issue(f"maps {len(table)} DSCP code points, not all 64", "64 code points",
+                      str(len(table)))]
+    issues = []
+    lossless_tcs = set(lossless.lossless) | {lossless.roce_priority}
+    special = set(lossless.roce_dscp) | set(lossless.cnp_dscp)
+    strays: dict[int, list[int]] = {}
+    for dscp, tc in enumerate(table):
+        if dscp not in special and (tc in lossless_tcs or tc == lossless.cnp_priority):
+            strays.setdefault(tc, []).append(dscp)
+    for tc, dscps in sorted(strays.items()):
+        kind = "lossless" if tc in lossless_tcs else "CNP"
+        issues.append(Issue(f"maps DSCP {fmt_set(dscps)} into {kind} TC {tc}, which only "
+                            f"{'RoCE' if kind == 'lossless' else 'CNP'} traffic may use",
+                            f"TC {tc}: {kind} code points only", f"DSCP {fmt_set(dscps)}"))
+    default = max(range(8), key=table.count)
+    if default in lossless_tcs:
+        issues.append(Issue(f"the default class (TC {default}, {table.count(default)} code "
+                            "points) is lossless", "a lossy default class", f"TC {default}"))
+    return issues
+
+
+@check("qos.dscp_map", "Every port and NIC maps all 64 DSCPs, RoCE and CNP alone in their TCs",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
+def dscp_map(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    cached = PerObject(lambda table: _full_map(list(table), lossless))
+    for group in port_groups(ctx, subinterfaces=True):
+        issues = cached(tuple(group.qos.maps.dscp_to_tc))
+        for port in group.ports if issues else []:
+            yield from port_findings(item, port, issues)
+    for nic in nics(ctx):
+        yield from nic_findings(item, nic, _full_map(nic.nic.dscp_to_priority, lossless))
+
+
 def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfile) -> list[Issue]:
     """The RoCE TC's ingress PG has a lossless profile, its queue ECN and a lossless profile."""
     issues = []

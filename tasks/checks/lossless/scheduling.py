@@ -56,9 +56,13 @@ def _port_bandwidth(qos: PortQos, tc: int) -> list[Issue]:
     issues = []
     queue = at(qos.maps.tc_to_queue, tc)
     state = qos.queues.get(queue) if queue is not None else None
-    if state is not None and not state.strict and not (state.weight or 0) > 0:
+    if state is not None and state.strict:
+        # a strict lossless class starves the others and, paused, blocks nothing below it
+        issues.append(Issue(f"RoCE queue {queue} (TC {tc}) is strict priority",
+                            "a weighted share", "strict"))
+    elif state is not None and not (state.weight or 0) > 0:
         issues.append(Issue(f"RoCE queue {queue} (TC {tc}) has no bandwidth share",
-                            "weight > 0 or strict", f"weight {state.weight or 0}"))
+                            "weight > 0", f"weight {state.weight or 0}"))
     weights = [q.weight for q in qos.queues.values() if not q.strict and q.weight]
     if weights and sum(weights) != 100:
         issues.append(Issue(f"DWRR weights sum to {sum(weights)} %", "100", str(sum(weights))))
@@ -68,7 +72,10 @@ def _port_bandwidth(qos: PortQos, tc: int) -> list[Issue]:
 def _nic_bandwidth(nic: NicQos, tc: int) -> list[Issue]:
     issues = []
     share = at(nic.tc_bw, tc) or 0
-    if tc not in nic.strict_tcs and share <= 0:
+    if tc in nic.strict_tcs:
+        issues.append(Issue(f"schedules RoCE TC {tc} strict priority", "a weighted share",
+                            "strict"))
+    elif share <= 0:
         issues.append(Issue(f"gives RoCE TC {tc} no bandwidth (tc_bw {share} %)",
                             "tc_bw > 0", f"{share}"))
     if sum(nic.tc_bw) != 100:
