@@ -212,11 +212,25 @@ def _reserved(qos: PortQos, dev: DeviceQos) -> int:
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     reserved_by: dict[str, int] = {}
+    in_pool: dict[tuple[str, str], int] = {}  # (device, pool) -> bytes its PGs reserve
     for group in port_groups(ctx):  # physical ports, by shared state: one sum per group
         dev = group.device.qos
         if dev is not None:
             reserved_by[group.device.name] = (reserved_by.get(group.device.name, 0)
                                               + _reserved(group.qos, dev) * len(group.ports))
+            for name in group.qos.pgs.values():
+                buffer = dev.profiles.get(name)
+                if buffer is not None and _lossless(buffer):
+                    key = (group.device.name, buffer.pool)
+                    in_pool[key] = in_pool.get(key, 0) + buffer.size * len(group.ports)
+    for (name, pool_name), need in sorted(in_pool.items()):
+        device = ctx.observed(name)
+        pool = device.qos.pools.get(pool_name) if device and device.qos else None
+        if pool is not None and pool.size < need:
+            yield item.finding(name, f"{name} pool {pool_name} ({pool.size} B) is smaller "
+                               f"than the {need} B its lossless PGs reserve in it",
+                               expected=f">= {need}", actual=str(pool.size),
+                               virtual=device.qos.virtual if device and device.qos else False)
     for name in ctx.state.devices:
         device = ctx.observed(name)
         dev = device.qos if device is not None else None

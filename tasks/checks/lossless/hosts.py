@@ -33,6 +33,17 @@ def _nic_only(nic: NicQos, lossless: LosslessProfile) -> list[Issue]:
         issues.append(Issue(f"marks RoCE with ToS {nic.roce_tos} (DSCP {dscp}), not a RoCE "
                             "DSCP", f"DSCP {fmt_set(lossless.roce_dscp)}", f"DSCP {dscp}",
                             kernel=True))
+    ecn_bits = nic.roce_tos & 0b11
+    if ecn_bits in (0b00, 0b11):
+        # RFC 3168: RoCE must leave as ECN-capable (ECT) for switches to mark it
+        issues.append(Issue(f"sends RoCE with ToS {nic.roce_tos}, whose ECN field is "
+                            f"{'not-ECT' if ecn_bits == 0 else 'CE'}: switches cannot mark it",
+                            "ECT(0) or ECT(1)", "not-ECT" if ecn_bits == 0 else "CE",
+                            kernel=True))
+    elif nic.roce_tos != lossless.roce_tos:
+        issues.append(Issue(f"sends RoCE with ToS {nic.roce_tos}, the intent says "
+                            f"{lossless.roce_tos}", f"ToS {lossless.roce_tos}",
+                            f"ToS {nic.roce_tos}", kernel=True))
     if nic.cnp_dscp not in lossless.cnp_dscp:
         issues.append(Issue(f"marks CNPs with DSCP {nic.cnp_dscp}, not a CNP DSCP",
                             f"DSCP {fmt_set(lossless.cnp_dscp)}", f"DSCP {nic.cnp_dscp}",
