@@ -61,3 +61,52 @@ def isolation(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     for src, nic, vrf, probe in _failed(ctx, expect_reply=False, dont_fragment=None):
         yield item.finding(src, f"{_describe(src, probe)}: answered across tenants",
                            port=nic, vrf=vrf, expected="no reply", actual="reply")
+
+
+def _link_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
+    """(device, port, message) for every link end in a VRF other than its link's."""
+    for link in ctx.plan.links:
+        for end in (link.a, link.b):
+            device = ctx.observed(end.device)
+            iface = device.interfaces.get(end.port) if device is not None else None
+            if device is None or device.role is Role.HOST or iface is None:
+                continue
+            if iface.vrf != link.vrf:
+                yield (end.device, end.port, f"{end.device}:{end.port} is in VRF {iface.vrf}, "
+                       f"but its link {link.id} belongs to {link.vrf}: the two routing "
+                       "tables are joined")
+
+
+def _route_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
+    """(device, vrf, message) for routes that reach another tenant's subnets or leave
+    through an interface of another VRF."""
+    owner = {subnet: name for name, tenant in ctx.plan.tenants.items()
+             for subnet in tenant.subnets.values()}
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        if device is None or device.role is Role.HOST or not device.routes:
+            continue
+        for vrf, table in device.routes.items():
+            for prefix, route in table.items():
+                tenant = owner.get(prefix)
+                if tenant is not None and tenant != vrf:
+                    yield (name, vrf, f"{name} VRF {vrf} has a {route.protocol or 'route'} "
+                           f"route to {prefix} of tenant {tenant}")
+                    continue
+                for hop in route.nexthops:
+                    out = device.interfaces.get(hop.interface or "")
+                    if out is not None and out.vrf != vrf:
+                        yield (name, vrf, f"{name} VRF {vrf} routes {prefix} out of "
+                               f"{out.name}, which is in VRF {out.vrf}")
+                        break
+
+
+@check("tenant.leak", "No switch joins two tenants' routing tables (a link, a route)",
+       scope=Scope.DEVICE, severity=Severity.CRITICAL)
+def leak(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    for device, port, message in _link_leaks(ctx):
+        yield item.finding(device, message, port=port, expected="one VRF per link",
+                           actual="two VRFs")
+    for device, vrf, message in _route_leaks(ctx):
+        yield item.finding(device, message, vrf=vrf, expected="no route into another VRF",
+                           actual="leaked")
