@@ -2,7 +2,8 @@
 
 Hosts of one VRF are put on a ring of the leaves that carry it; each host pings the first
 host of the next `fanout` leaves (small, then full MTU with don't-fragment), one peer on its
-own leaf, and one host of every other VRF, which must not answer. With the default fanout,
+own leaf, and, of every other VRF, one host on its own leaf and one behind another leaf,
+which must not answer (so every tenant pair is tried at every leaf). With the default fanout,
 half the ring, every pair of leaves is covered in at least one direction, at O(hosts x
 fanout) pings rather than O(hosts^2).
 """
@@ -55,9 +56,13 @@ def plan_probes(state: FabricState, fanout: int | None = None) -> dict[str, list
         for other_vrf, ring in rings.items():
             if other_vrf == vrf:
                 continue
-            remote = [hs[0] for leaf, hs in ring.items() if leaf != leaf_of[host.name]]
-            peer = (remote or [hs[0] for hs in ring.values()])[0]
-            mine.append(Probe(target=peer.name, address=_address(peer), size=56,
-                              dont_fragment=False, expect_reply=False))
+            # isolation from every host: a host of the other VRF on this very leaf (where
+            # one gateway bridge serves both) and one behind a remote leaf, so every
+            # (leaf, tenant, other tenant) is tried; tenant.leak judges every table
+            beside = ring.get(leaf_of[host.name], [])[:1]
+            remote = [hs[0] for leaf, hs in ring.items() if leaf != leaf_of[host.name]][:1]
+            for peer in (*beside, *remote):
+                mine.append(Probe(target=peer.name, address=_address(peer), size=56,
+                                  dont_fragment=False, expect_reply=False))
         probes[host.name] = mine
     return probes
