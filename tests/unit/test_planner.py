@@ -234,7 +234,7 @@ def test_lab_first_host_address_tenant_and_gateway(lab: FabricState) -> None:
     assert lab.devices["leaf1"].interfaces["br100"].addresses == ["10.100.1.1/24"]
 
 
-def test_lab_probes_cover_own_tenant_on_other_leaves_and_one_isolation_probe(
+def test_lab_probes_cover_own_tenant_on_other_leaves_and_isolation_probes(
         lab: FabricState) -> None:
     # fanout 0: every other leaf of the tenant (the default fanout covers half the ring)
     probes = plan_probes(lab, fanout=0)
@@ -251,11 +251,13 @@ def test_lab_probes_cover_own_tenant_on_other_leaves_and_one_isolation_probe(
             for size, df in ((56, False), (nic.mtu - ICMP_IP_HEADERS, True)))
         assert all(p.address == lab.devices[p.target].interfaces["eth1"].addresses[0]
                    .split("/")[0] for p in mine)
-        [silent] = [p for p in mine if not p.expect_reply]
-        target = lab.devices[silent.target]
-        assert target.tenant not in (None, host.tenant)
-        target_leaf = target.interfaces["eth1"].peer
-        assert target_leaf is not None and target_leaf.device != nic.peer.device
+        # isolation: the other tenant's host beside this one, and one behind another leaf
+        beside, remote = [lab.devices[p.target] for p in mine if not p.expect_reply]
+        assert beside.tenant == remote.tenant and beside.tenant not in (None, host.tenant)
+        beside_leaf = beside.interfaces["eth1"].peer
+        assert beside_leaf is not None and beside_leaf.device == nic.peer.device
+        remote_leaf = remote.interfaces["eth1"].peer
+        assert remote_leaf is not None and remote_leaf.device != nic.peer.device
     assert [p.size for p in probes["leaf1-h1"] if p.dont_fragment] == [8972] * 3
 
 
