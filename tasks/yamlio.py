@@ -30,20 +30,12 @@ _BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
 def read_text_file(path: Path, shown: str) -> str:
     """A regular UTF-8 text file's content, or one InputError saying why not. A FIFO or
     device is refused without reading it (opened non-blocking, judged by fstat)."""
-    if path.is_symlink() and not path.exists():
-        try:
-            path.stat()
-        except OSError as exc:
-            why = exc.strerror or str(exc)
-            if exc.errno == errno.ELOOP:
-                why = "symbolic link loop"
-            elif exc.errno == errno.ENOENT:
-                why = f"dangling symbolic link (to {path.readlink()})"
-            raise InputError.single(shown, "", f"cannot read: {why}") from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise InputError.single(shown, "", "file not found") from None
+        why = (f"cannot read: dangling symbolic link (to {path.readlink()})"
+               if path.is_symlink() else "file not found")
+        raise InputError.single(shown, "", why) from None
     except OSError as exc:
         why = "symbolic link loop" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
         raise InputError.single(shown, "", f"cannot read: {why}") from None

@@ -22,7 +22,7 @@ import pytest
 from tasks.cli.app import main
 from tests.conftest import ROOT
 from tests.unit.test_intent_errors import CASES as VALUE_CASES
-from tests.unit.test_intent_errors import Edit
+from tests.unit.test_intent_errors import Edit, bad_copy
 
 INTENT_FILES = ("fabric.yaml", "hosts.yaml", "tenants.yaml", "qos.yaml")
 STATIC = (("plan",), ("check",), ("render", "--out", "{root}/out"), ("lab", "generate"),
@@ -142,17 +142,7 @@ def _file_case(file: str, breaker: Breaker) -> Callable[[Path], None]:
 
 
 def _value_case(edits: tuple[Edit, ...]) -> Callable[[Path], None]:
-    def make(root: Path) -> None:
-        target = _copy(root)
-        for name, apply in edits:
-            path = target / name
-            new = apply(path.read_text(encoding="utf-8") if path.exists() else None)
-            if new is None:
-                path.unlink()
-            else:
-                path.write_text(new, encoding="utf-8")
-
-    return make
+    return lambda root: bad_copy(root / "intents" / "lab", *edits) and None
 
 
 def _corpus() -> list[Corpus]:
