@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -24,6 +25,7 @@ from pydantic import (
 from tasks.intent.base import SPEEDS_MBPS, Strict
 from tasks.intent.names import check_name, check_tenant
 from tasks.intent.numbers import asn_problem, space_problem, table_problem
+from tasks.intent.optics import Media, cable_problem, media_problem
 from tasks.intent.qos import QosIntent
 
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
@@ -132,8 +134,13 @@ class Underlay(Strict):
 
 
 class LinkClass(Strict):
+    """Speed, cable and MTU of a kind of link; `media` (optional) is the cable or optic, whose
+    reach at that speed bounds the cable (tasks.intent.optics)."""
+
     speed: str
-    cable_m: Annotated[float, Field(gt=0, le=10_000)]
+    # before cable_m: validators see the fields declared above them
+    media: Media | None = None
+    cable_m: Annotated[float, Field(gt=0)]
     mtu: Mtu = 9216
 
     @field_validator("speed")
@@ -143,6 +150,36 @@ class LinkClass(Strict):
         if speed not in SPEEDS_MBPS:
             raise ValueError(f"unknown speed {value!r}; expected one of {', '.join(SPEEDS_MBPS)}")
         return speed
+
+    @field_validator("media", mode="before")
+    @classmethod
+    def _known_media(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        media = value.strip().lower()
+        if media not in set(Media):
+            raise ValueError(f"unknown media {value!r}; expected one of "
+                             f"{', '.join(m.value for m in Media)}")
+        return media
+
+    @field_validator("media")
+    @classmethod
+    def _offered(cls, value: Media | None, info: ValidationInfo) -> Media | None:
+        speed = info.data.get("speed")
+        why = None if value is None or speed is None else media_problem(value, speed)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
+    @field_validator("cable_m")
+    @classmethod
+    def _within_reach(cls, value: float, info: ValidationInfo) -> float:
+        if "media" not in info.data:
+            return value  # the media is refused: its reach is unknown
+        why = cable_problem(value, info.data.get("speed"), info.data["media"])
+        if why is not None:
+            raise ValueError(why)
+        return value
 
     @property
     def speed_mbps(self) -> int:

@@ -22,9 +22,21 @@ import pytest
 from tasks.cli.app import main
 from tests.conftest import ROOT
 from tests.unit.test_intent_errors import CASES as VALUE_CASES
-from tests.unit.test_intent_errors import Edit, bad_copy
+from tests.unit.test_intent_errors import Edit, bad_copy, replace
 
 INTENT_FILES = ("fabric.yaml", "hosts.yaml", "tenants.yaml", "qos.yaml")
+FABRIC_CLASS = "fabric: {speed: 100G, cable_m: 3"
+# value-level refusals beyond the intent error cases: optics reach
+VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
+    "cable-beyond-media-reach": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, media: dac, cable_m: 30"),),
+    "media-not-offered-at-speed": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 10G, media: dr, cable_m: 3"),),
+    "unknown-media": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, media: om4, cable_m: 3"),),
+    "cable-beyond-any-optic": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, cable_m: 50000"),),
+}
 STATIC = (("plan",), ("check",), ("render", "--out", "{root}/out"), ("lab", "generate"),
           ("rollout", "--dry-run"))
 
@@ -149,6 +161,8 @@ def _corpus() -> list[Corpus]:
     cases = [Corpus(f"{file.split('.')[0]}-{kind}", _file_case(file, breaker))
              for file in INTENT_FILES for kind, breaker in FILE_BREAKERS.items()]
     cases += [Corpus(f"value-{case.id}", _value_case(case.edits)) for case in VALUE_CASES]
+    cases += [Corpus(f"value-{name}", _value_case(edits))
+              for name, edits in VALUE_REFUSALS.items()]
     cases += [
         Corpus("no-intent-directory", lambda root: (root / "intents").mkdir(),
                names="intents/lab"),

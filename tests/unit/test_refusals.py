@@ -1,8 +1,8 @@
 """What a network engineer would refuse is refused at load, with file, key path and line:
 reserved ASNs and ranges that cross them, booleans where numbers belong, kernel-reserved
 VRF tables, addresses in special space, tenant names that are interface names, tenant
-subnets too small for their hosts, qos overrides that match nothing, and a lab management
-subnet that overlaps the fabric."""
+subnets too small for their hosts, cables longer than their optics reach, qos overrides
+that match nothing, and a lab management subnet that overlaps the fabric."""
 
 from __future__ import annotations
 
@@ -13,11 +13,19 @@ import pytest
 
 from tasks.errors import InputError
 from tasks.intent.loader import load_intent
+from tasks.intent.models import Intent
+from tasks.intent.optics import REACH_M, Media, longest
 from tasks.platforms.registry import PLATFORMS
 from tests.conftest import ROOT, flatfab
 from tests.unit.test_intent_errors import FABRIC, TENANTS, Edit, append, bad_copy, replace
 
 QOS = "qos.yaml"
+FABRIC_CLASS = "fabric: {speed: 100G, cable_m: 3, mtu: 9216}"
+
+
+def fabric_class(text: str) -> Edit:
+    """The lab's fabric link class written as `text`."""
+    return replace(FABRIC, FABRIC_CLASS, f"fabric: {{{text}, mtu: 9216}}")
 
 
 @pytest.mark.parametrize(("edit", "file", "path", "phrase"), [
@@ -69,6 +77,30 @@ QOS = "qos.yaml"
      "tenants[0].subnet_length", "a /29 per leaf cannot hold host 'leaf1-h1'"),
     (append(QOS, "overrides:\n  - devices: [leaf9*]\n    trust: pcp\n"), QOS,
      "overrides[0].devices[0]", "'leaf9*' matches no device"),
+    # cables beyond their optics' reach (tasks/intent/optics.py)
+    (fabric_class("speed: 400G, media: dac, cable_m: 40"), FABRIC,
+     "link_classes.fabric.cable_m", "40 m is beyond 400G dac reach (3 m)"),
+    (fabric_class("speed: 800G, media: dac, cable_m: 2.5"), FABRIC,
+     "link_classes.fabric.cable_m", "2.5 m is beyond 800G dac reach (2 m)"),
+    (fabric_class("speed: 100G, media: sr, cable_m: 150"), FABRIC,
+     "link_classes.fabric.cable_m", "150 m is beyond 100G sr reach (100 m)"),
+    (fabric_class("speed: 10G, media: sr, cable_m: 401"), FABRIC,
+     "link_classes.fabric.cable_m", "401 m is beyond 10G sr reach (400 m)"),
+    (fabric_class("speed: 400G, media: dr, cable_m: 600"), FABRIC,
+     "link_classes.fabric.cable_m", "600 m is beyond 400G dr reach (500 m)"),
+    (fabric_class("speed: 100G, media: lr, cable_m: 10001"), FABRIC,
+     "link_classes.fabric.cable_m", "10001 m is beyond 100G lr reach (10000 m)"),
+    (fabric_class("speed: 10G, media: dr, cable_m: 300"), FABRIC,
+     "link_classes.fabric.media", "no 10G dr optic (10G media: dac, aoc, sr, lr, er)"),
+    (fabric_class("speed: 25G, media: fr, cable_m: 300"), FABRIC,
+     "link_classes.fabric.media", "no 25G fr optic"),
+    (fabric_class("speed: 100G, media: zr, cable_m: 300"), FABRIC,
+     "link_classes.fabric.media", "unknown media 'zr'; expected one of dac, aoc, sr"),
+    (fabric_class("speed: 100G, cable_m: 40001"), FABRIC, "link_classes.fabric.cable_m",
+     "40001 m is beyond the reach of any 100G optic (longest: er, 40000 m)"),
+    (replace(FABRIC, "host: {speed: 100G, cable_m: 2", "host: {speed: 100G, media: aoc, "
+                                                       "cable_m: 120"), FABRIC,
+     "link_classes.host.cable_m", "120 m is beyond 100G aoc reach (100 m)"),
 ])
 def test_refused_at_load(tmp_path: Path, edit: Edit, file: str, path: str,
                          phrase: str) -> None:
@@ -87,3 +119,29 @@ def test_a_mgmt_subnet_over_the_fabric_is_refused(tmp_path: Path) -> None:
     assert run.stderr.strip() == ("error: --mgmt-subnet: 10.0.0.0/16 overlaps 10.0.0.1/32 of "
                                   "spine1 lo; choose a management subnet outside the "
                                   "fabric's pools")
+
+
+@pytest.mark.parametrize("edits", [
+    # every reach is inclusive: a cable exactly as long as its media reaches loads
+    (fabric_class("speed: 100G, media: dac, cable_m: 5"),),
+    (fabric_class("speed: 400G, media: dac, cable_m: 3"),),
+    (fabric_class("speed: 800G, media: DAC, cable_m: 2"),),  # media in any case
+    (fabric_class("speed: 40G, media: sr, cable_m: 150"),),
+    (fabric_class("speed: 800G, media: dr, cable_m: 500"),),
+    (fabric_class("speed: 50G, media: fr, cable_m: 2000"),),
+    (fabric_class("speed: 10G, media: er, cable_m: 40000"),),
+    (fabric_class("speed: 400G, media: aoc, cable_m: 100"),),
+    (fabric_class("speed: 800G, cable_m: 40000"),),  # no media: the longest optic bounds it
+    (fabric_class("speed: 100G, cable_m: 0.5"),),
+], ids=["dac-100g-5m", "dac-400g-3m", "dac-800g-2m", "sr-40g-150m", "dr-800g-500m",
+        "fr-50g-2km", "er-10g-40km", "aoc-400g-100m", "no-media-800g-40km", "no-media-short"])
+def test_boundaries_still_load(tmp_path: Path, edits: tuple[Edit, ...]) -> None:
+    folder = bad_copy(tmp_path / "lab", *edits)
+    assert isinstance(load_intent(folder, known_platforms=PLATFORMS), Intent)
+
+
+def test_every_speed_has_an_optic_and_every_media_a_speed() -> None:
+    for speed in ("10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G"):
+        assert longest(speed) is not None, speed
+    assert set(REACH_M) == set(Media) and all(REACH_M.values())
+
