@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tasks.errors import InputError, InputProblem
-from tasks.intent import capabilities, semantics
+from tasks.intent import capabilities, ports, semantics
 from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
 from tasks.intent.qos import QosIntent
 from tasks.platforms.base import Platform
@@ -102,6 +102,8 @@ def load_intent(directory: Path,
     found = semantics.check(intent)
     if known_platforms is not None:
         found.extend(capabilities.problems(intent, known_platforms))
+        if not found:  # port names need a sound intent and known platforms
+            found.extend(ports.override_problems(intent, known_platforms))
     if found:
         raise InputError([
             InputProblem(file=shown[p.file], path=format_path(p.path), reason=p.reason,

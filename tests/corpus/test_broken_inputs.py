@@ -22,11 +22,11 @@ import pytest
 from tasks.cli.app import main
 from tests.conftest import ROOT
 from tests.unit.test_intent_errors import CASES as VALUE_CASES
-from tests.unit.test_intent_errors import Edit, bad_copy, replace
+from tests.unit.test_intent_errors import Edit, append, bad_copy, replace
 
 INTENT_FILES = ("fabric.yaml", "hosts.yaml", "tenants.yaml", "qos.yaml")
 FABRIC_CLASS = "fabric: {speed: 100G, cable_m: 3"
-# value-level refusals beyond the intent error cases: optics reach
+# value-level refusals beyond the intent error cases: optics reach, override port patterns
 VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
     "cable-beyond-media-reach": (
         replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, media: dac, cable_m: 30"),),
@@ -36,6 +36,12 @@ VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
         replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, media: om4, cable_m: 3"),),
     "cable-beyond-any-optic": (
         replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, cable_m: 50000"),),
+    "override-port-matches-no-port": (
+        append("qos.yaml", "overrides:\n  - devices: [leaf1]\n    ports: [swp99]\n"
+                           "    trust: pcp\n"),),
+    "override-port-of-another-platform": (
+        append("qos.yaml", "overrides:\n  - devices: ['*']\n    ports: [Ethernet0]\n"
+                           "    ecn_enabled: false\n"),),
 }
 STATIC = (("plan",), ("check",), ("render", "--out", "{root}/out"), ("lab", "generate"),
           ("rollout", "--dry-run"))

@@ -2,7 +2,8 @@
 reserved ASNs and ranges that cross them, booleans where numbers belong, kernel-reserved
 VRF tables, addresses in special space, tenant names that are interface names, tenant
 subnets too small for their hosts, cables longer than their optics reach, qos overrides
-that match nothing, and a lab management subnet that overlaps the fabric."""
+whose devices or ports match nothing, and a lab management subnet that overlaps the
+fabric."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.intent.models import Intent
 from tasks.intent.optics import REACH_M, Media, longest
+from tasks.intent.ports import device_ports
+from tasks.model.state import IfKind
+from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tests.conftest import ROOT, flatfab
 from tests.unit.test_intent_errors import FABRIC, TENANTS, Edit, append, bad_copy, replace
@@ -26,6 +30,10 @@ FABRIC_CLASS = "fabric: {speed: 100G, cable_m: 3, mtu: 9216}"
 def fabric_class(text: str) -> Edit:
     """The lab's fabric link class written as `text`."""
     return replace(FABRIC, FABRIC_CLASS, f"fabric: {{{text}, mtu: 9216}}")
+
+
+def override(text: str) -> Edit:
+    return append(QOS, f"overrides:\n{text}")
 
 
 @pytest.mark.parametrize(("edit", "file", "path", "phrase"), [
@@ -101,6 +109,27 @@ def fabric_class(text: str) -> Edit:
     (replace(FABRIC, "host: {speed: 100G, cable_m: 2", "host: {speed: 100G, media: aoc, "
                                                        "cable_m: 120"), FABRIC,
      "link_classes.host.cable_m", "120 m is beyond 100G aoc reach (100 m)"),
+    # per-port override patterns that match no port of their devices (tasks/intent/ports.py)
+    (override("  - devices: [leaf1, leaf2]\n    ports: [swp1, swp99]\n    trust: pcp\n"),
+     QOS, "overrides[0].ports[1]",
+     "'swp99' matches no port on leaf1, leaf2 (leaf1 has swp1, swp2, swp51, swp52)"),
+    # the lab's switches are FRR: SONiC's and EOS's names match nothing there
+    (override("  - devices: [spine*]\n    ports: [Ethernet*]\n    ecn_enabled: false\n"),
+     QOS, "overrides[0].ports[0]",
+     "'Ethernet*' matches no port on spine1, spine2 (spine1 has swp1, swp2, swp3, swp4)"),
+    # host ports exist on leaves only: a spine has downlinks 1-4 (one per leaf)
+    (override("  - devices: [spine1]\n    ports: [swp5]\n    trust: pcp\n"),
+     QOS, "overrides[0].ports[0]", "'swp5' matches no port on spine1"),
+    (override("  - devices: ['*']\n    ports: ['swp6?']\n    trust: pcp\n"),
+     QOS, "overrides[0].ports[0]", "'swp6?' matches no port on spine1, spine2, leaf1, leaf2, "
+     "leaf3, leaf4 and 8 more"),
+    # a host's one port is its NIC
+    (override("  - devices: [leaf1-h1]\n    ports: [eth9]\n    nic: {trust: pcp}\n"),
+     QOS, "overrides[0].ports[0]", "'eth9' matches no port on leaf1-h1 (leaf1-h1 has eth1)"),
+    # the second override is judged on its own devices, not the first one's
+    (override("  - devices: [leaf1]\n    ports: [swp1]\n    trust: pcp\n"
+              "  - devices: [spine1]\n    ports: [swp1, swp51]\n    trust: pcp\n"),
+     QOS, "overrides[1].ports[1]", "'swp51' matches no port on spine1"),
 ])
 def test_refused_at_load(tmp_path: Path, edit: Edit, file: str, path: str,
                          phrase: str) -> None:
@@ -133,8 +162,15 @@ def test_a_mgmt_subnet_over_the_fabric_is_refused(tmp_path: Path) -> None:
     (fabric_class("speed: 400G, media: aoc, cable_m: 100"),),
     (fabric_class("speed: 800G, cable_m: 40000"),),  # no media: the longest optic bounds it
     (fabric_class("speed: 100G, cable_m: 0.5"),),
+    # port patterns: exact names, wildcards, classes, one matching pattern among devices
+    (override("  - devices: [leaf1]\n    ports: [swp1, swp52]\n    trust: pcp\n"),),
+    (override("  - devices: [leaf*]\n    ports: ['swp5?', 'swp[12]']\n    trust: pcp\n"),),
+    (override("  - devices: [spine1, leaf1]\n    ports: [swp51]\n    trust: pcp\n"),),
+    (override("  - devices: ['*-h1']\n    ports: [eth1]\n    nic: {trust: pcp}\n"),),
+    (override("  - devices: [spine2]\n    trust: pcp\n"),),  # ports unset: all of them
 ], ids=["dac-100g-5m", "dac-400g-3m", "dac-800g-2m", "sr-40g-150m", "dr-800g-500m",
-        "fr-50g-2km", "er-10g-40km", "aoc-400g-100m", "no-media-800g-40km", "no-media-short"])
+        "fr-50g-2km", "er-10g-40km", "aoc-400g-100m", "no-media-800g-40km", "no-media-short",
+        "exact-ports", "wildcard-ports", "port-on-one-of-two", "host-nic", "ports-unset"])
 def test_boundaries_still_load(tmp_path: Path, edits: tuple[Edit, ...]) -> None:
     folder = bad_copy(tmp_path / "lab", *edits)
     assert isinstance(load_intent(folder, known_platforms=PLATFORMS), Intent)
@@ -145,3 +181,54 @@ def test_every_speed_has_an_optic_and_every_media_a_speed() -> None:
         assert longest(speed) is not None, speed
     assert set(REACH_M) == set(Media) and all(REACH_M.values())
 
+
+def test_override_ports_on_a_mixed_fabric_use_each_devices_own_names(tmp_path: Path) -> None:
+    # EOS spines count Ethernet1.., SONiC leaves Ethernet0.. by 8, FRR leaves swp1..
+    folder = tmp_path / "mixed"
+    shutil.copytree(ROOT / "intents" / "mixed", folder)
+    qos = folder / QOS
+    base = qos.read_text(encoding="utf-8") if qos.exists() else ""
+    assert "overrides:" not in base
+    qos.write_text(base + "overrides:\n  - devices: ['spine*']\n    ports: [Ethernet1]\n"
+                   "    trust: pcp\n", encoding="utf-8")
+    assert isinstance(load_intent(folder, known_platforms=PLATFORMS), Intent)
+    qos.write_text(base + "overrides:\n  - devices: ['spine*']\n    ports: [swp1]\n"
+                   "    trust: pcp\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_intent(folder, known_platforms=PLATFORMS)
+    [problem] = caught.value.problems
+    assert (problem.path, problem.reason) == (
+        "overrides[0].ports[0]", "'swp1' matches no port on spine1, spine2 (spine1 has "
+        "Ethernet1, Ethernet2, Ethernet3, Ethernet4)"), problem
+    assert problem.line is not None
+
+
+@pytest.mark.parametrize("fabric", ["lab", "lab4x16", "mixed", "numbered"])
+def test_port_names_known_at_load_are_the_planned_ones(fabric: str) -> None:
+    # the refusal judges patterns by tasks/intent/ports.py; the plan names ports itself
+    intent = load_intent(ROOT / "intents" / fabric, known_platforms=PLATFORMS)
+    state = plan(intent)
+    planned = {(device.name, name) for device in state.devices.values()
+               for name, iface in device.interfaces.items()
+               if iface.kind in (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.NIC)
+               and iface.parent is None}
+    known = {(device, port) for device, ports in device_ports(intent, PLATFORMS).items()
+             for port in ports}
+    assert known == planned
+
+
+def test_every_static_command_refuses_a_port_pattern_that_matches_nothing(
+        tmp_path: Path) -> None:
+    folder = bad_copy(tmp_path / "intents" / "lab",
+                      override("  - devices: [leaf1, leaf2]\n    ports: [swp99]  # typo\n"
+                               "    trust: pcp\n"))
+    line = next(n for n, text in enumerate((folder / QOS).read_text().splitlines(), 1)
+                if "# typo" in text)
+    expected = (f"error: {folder / QOS}:{line}: overrides[0].ports[0]: 'swp99' matches no "
+                "port on leaf1, leaf2 (leaf1 has swp1, swp2, swp51, swp52)")
+    for command in (["plan"], ["check"], ["render", "--out", str(tmp_path / "out")],
+                    ["rollout", "--dry-run"]):
+        run = flatfab("--root", str(tmp_path), "--fabric", "lab", *command)
+        assert run.code == 2, (command, run.stderr)
+        assert run.stderr.strip() == expected, (command, run.stderr)
+    assert not (tmp_path / "out").exists()
