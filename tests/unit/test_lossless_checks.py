@@ -39,12 +39,12 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "host.agreement", "ecn.attached", "ecn.thresholds", "ecn.before_pfc", "buffer.headroom",
         "buffer.profile", "buffer.coverage", "buffer.budget", "mtu.roce_chain",
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
-        "ecn.pause_without_marks", "qos.dscp_map"])
+        "ecn.pause_without_marks", "qos.dscp_map", "host.intent"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
-        # counters exist only on a running switch
-        want = {Stage.LIVE} if check_id == "ecn.pause_without_marks" else {Stage.STATIC,
-                                                                           Stage.LIVE}
+        # counters exist only on a running switch; a NIC differs from its plan only live
+        live_only = check_id in ("ecn.pause_without_marks", "host.intent")
+        want = {Stage.LIVE} if live_only else {Stage.STATIC, Stage.LIVE}
         assert item.stages == want, check_id
         assert item.title.startswith("Every") and len(item.title) <= 70, check_id
 
@@ -317,15 +317,18 @@ LIVE: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str | None, 
     ("host mtu", _host_mtu, {("mtu.roce_chain", "leaf4-h2", "eth1", False)}),
     ("headroom", _small_headroom, {("buffer.headroom", "leaf1", "swp51", True),
                                    ("buffer.headroom", "leaf1", "swp52", True)}),
-    ("host ecn off", _host_ecn_off, {("host.agreement", "leaf2-h2", "eth1", True)}),
+    ("host ecn off", _host_ecn_off, {("host.agreement", "leaf2-h2", "eth1", True),
+                                     ("host.intent", "leaf2-h2", "eth1", True)}),
     ("profile size", _profile_size, {("buffer.profile", "leaf2", None, True)}),
     ("buffer budget", _small_asic, {("buffer.budget", "spine1", None, True)}),
     ("dwrr weights", _weights, {("sched.lossless_bandwidth", "leaf1", "swp2", True)}),
     ("slow uplinks", _slow_uplinks, {("fabric.nonblocking", "leaf3", None, False)}),
     ("ecn probability", _ecn_probability, {("ecn.thresholds", "spine1", "swp3", True)}),
     ("nic cnp not strict", _nic_cnp_not_strict, {("sched.cnp_strict", "leaf1-h2", "eth1",
-                                                  True)}),
-    ("nic storm guard", _nic_no_storm_guard, {("pfc.watchdog", "leaf2-h1", "eth1", True)}),
+                                                  True),
+                                                 ("host.intent", "leaf1-h2", "eth1", True)}),
+    ("nic storm guard", _nic_no_storm_guard, {("pfc.watchdog", "leaf2-h1", "eth1", True),
+                                              ("host.intent", "leaf2-h1", "eth1", True)}),
     ("no lossy pg", _no_lossy_pg, {("buffer.coverage", "leaf4", "swp2", True)}),
 ]
 

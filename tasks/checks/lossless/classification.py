@@ -48,12 +48,13 @@ def _dscp_map(maps: QosMaps, lossless: LosslessProfile) -> list[Issue]:
     return issues
 
 
-def _full_map(table: list[int], lossless: LosslessProfile) -> list[Issue]:
+def _full_map(table: list[int], lossless: LosslessProfile, *, kernel: bool) -> list[Issue]:
     """All 64 code points mapped; only RoCE's in the lossless classes, only CNP's in the CNP
-    class; the class most code points fall into (the default) is lossy."""
+    class; the class most code points fall into (the default) is lossy. `kernel`: the map
+    is enforced by the lab's kernel (switch ports), not virtual state (NICs)."""
     if len(table) != 64:
         return [Issue(f"maps {len(table)} DSCP code points, not all 64", "64 code points",
-                      str(len(table)))]
+                      str(len(table)), kernel=kernel)]
     issues = []
     lossless_tcs = set(lossless.lossless) | {lossless.roce_priority}
     special = set(lossless.roce_dscp) | set(lossless.cnp_dscp)
@@ -65,11 +66,13 @@ def _full_map(table: list[int], lossless: LosslessProfile) -> list[Issue]:
         kind = "lossless" if tc in lossless_tcs else "CNP"
         issues.append(Issue(f"maps DSCP {fmt_set(dscps)} into {kind} TC {tc}, which only "
                             f"{'RoCE' if kind == 'lossless' else 'CNP'} traffic may use",
-                            f"TC {tc}: {kind} code points only", f"DSCP {fmt_set(dscps)}"))
+                            f"TC {tc}: {kind} code points only", f"DSCP {fmt_set(dscps)}",
+                            kernel=kernel))
     default = max(range(8), key=table.count)
     if default in lossless_tcs:
         issues.append(Issue(f"the default class (TC {default}, {table.count(default)} code "
-                            "points) is lossless", "a lossy default class", f"TC {default}"))
+                            "points) is lossless", "a lossy default class", f"TC {default}",
+                            kernel=kernel))
     return issues
 
 
@@ -79,13 +82,14 @@ def dscp_map(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless = profile(ctx)
     if lossless is None:
         return
-    cached = PerObject(lambda table: _full_map(list(table), lossless))
+    cached = PerObject(lambda table: _full_map(list(table), lossless, kernel=True))
     for group in port_groups(ctx, subinterfaces=True):
         issues = cached(tuple(group.qos.maps.dscp_to_tc))
         for port in group.ports if issues else []:
             yield from port_findings(item, port, issues)
     for nic in nics(ctx):
-        yield from nic_findings(item, nic, _full_map(nic.nic.dscp_to_priority, lossless))
+        yield from nic_findings(item, nic, _full_map(nic.nic.dscp_to_priority, lossless,
+                                                     kernel=False))
 
 
 def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfile) -> list[Issue]:

@@ -6,9 +6,9 @@ pairs a NIC and its leaf port must agree on (lossless-domain reference §6.3).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
 from tasks.checks.lossless.common import (
     Issue,
     Nic,
@@ -17,6 +17,7 @@ from tasks.checks.lossless.common import (
     fmt_set,
     interface,
     nic_findings,
+    nics,
     physical_links,
     planned,
     port_findings,
@@ -130,3 +131,57 @@ def agreement(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                 yield from port_findings(item, port, [at_port], link=link.id)
             else:
                 yield from nic_findings(item, nic, [at_nic], link=link.id)
+
+
+# (what the setting is called, how to read it from a NicQos as text); every NIC setting the
+# host config sets, except what `host.agreement` already judges against the fabric profile
+# (the RoCE ToS and the CNP DSCP).
+_NIC_SETTINGS: tuple[tuple[str, Callable[[NicQos], str]], ...] = (
+    ("trust", lambda n: n.trust),
+    ("PFC priorities", lambda n: fmt_set(n.pfc)),
+    ("CNP priority", lambda n: str(n.cnp_priority)),
+    ("ECN notification point priorities", lambda n: fmt_set(n.ecn_np)),
+    ("ECN reaction point priorities", lambda n: fmt_set(n.ecn_rp)),
+    ("DCQCN", lambda n: "on" if n.dcqcn else "off"),
+    ("strict-priority TCs", lambda n: fmt_set(n.strict_tcs)),
+    ("TC bandwidth", lambda n: ",".join(map(str, n.tc_bw))),
+    ("PFC storm prevention", lambda n: f"{n.pfc_prevention_ms} ms"),
+)
+
+
+def _map_differences(seen: NicQos, plan: NicQos) -> Issue | None:
+    """The DSCP code points the NIC maps to another priority than the intent, in full."""
+    moved = [d for d in range(64) if at(seen.dscp_to_priority, d) != at(plan.dscp_to_priority, d)]
+    if not moved:
+        return None
+    shown = moved[:8]
+    more = f" (+{len(moved) - len(shown)} more)" if len(moved) > len(shown) else ""
+    return Issue(f"maps DSCP {','.join(map(str, shown))}{more} to another priority than "
+                 "the intent",
+                 " ".join(f"{d}:{at(plan.dscp_to_priority, d)}" for d in shown),
+                 " ".join(f"{d}:{at(seen.dscp_to_priority, d)}" for d in shown))
+
+
+def _against_intent(seen: NicQos, plan: NicQos) -> list[Issue]:
+    issues = []
+    for what, read in _NIC_SETTINGS:
+        want, got = read(plan), read(seen)
+        if want != got:
+            issues.append(Issue(f"has {what} {got}, the intent says {want}", want, got))
+    moved = _map_differences(seen, plan)
+    if moved is not None:
+        issues.append(moved)
+    return issues
+
+
+@check("host.intent", "Every host NIC carries the lossless settings its intent gives it",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """A NIC and its leaf can drift together (both trusting PCP agree with each other):
+    host.agreement would pass them, this check does not."""
+    for nic in nics(ctx):
+        plan = ctx.plan.devices.get(nic.device.name)
+        planned_iface = plan.interfaces.get(nic.iface.name) if plan is not None else None
+        if planned_iface is None or planned_iface.nic is None:
+            continue
+        yield from nic_findings(item, nic, _against_intent(nic.nic, planned_iface.nic))
