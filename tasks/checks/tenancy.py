@@ -7,6 +7,7 @@ Each host pings one peer per remote leaf of its own VRF and one host of every ot
 from __future__ import annotations
 
 from collections.abc import Iterator
+from ipaddress import ip_network
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
 from tasks.model.state import DEFAULT_VRF, Probe, Role
@@ -77,21 +78,46 @@ def _link_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
                        "tables are joined")
 
 
+class _SubnetOwners:
+    """Which tenant a prefix belongs to: its own subnet, or one it lies inside (a host route
+    or a more specific prefix leaked from another tenant is as much a leak as the subnet)."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.subnets = {ip_network(subnet): (name, subnet) for name, tenant
+                        in ctx.plan.tenants.items() for subnet in tenant.subnets.values()}
+        # a handful of lengths: a lookup walks only those, not every subnet
+        self.lengths = sorted({net.prefixlen for net in self.subnets}, reverse=True)
+
+    def of(self, prefix: str) -> tuple[str, str] | None:
+        """(tenant, subnet) for a prefix inside a tenant subnet; None for anything else,
+        a supernet such as a default route included (it is judged by where it leads)."""
+        try:
+            net = ip_network(prefix, strict=False)
+        except ValueError:
+            return None
+        for length in self.lengths:
+            if length <= net.prefixlen:
+                hit = self.subnets.get(net.supernet(new_prefix=length))
+                if hit is not None:
+                    return hit
+        return None
+
+
 def _route_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
     """(device, vrf, message) for routes that reach another tenant's subnets or leave
     through an interface of another VRF."""
-    owner = {subnet: name for name, tenant in ctx.plan.tenants.items()
-             for subnet in tenant.subnets.values()}
+    owner = _SubnetOwners(ctx)
     for name in ctx.state.devices:
         device = ctx.observed(name)
         if device is None or device.role is Role.HOST or not device.routes:
             continue
         for vrf, table in device.routes.items():
             for prefix, route in table.items():
-                tenant = owner.get(prefix)
-                if tenant is not None and tenant != vrf:
+                hit = owner.of(prefix)
+                if hit is not None and hit[0] != vrf:
+                    inside = "" if hit[1] == prefix else f", inside {hit[1]}"
                     yield (name, vrf, f"{name} VRF {vrf} has a {route.protocol or 'route'} "
-                           f"route to {prefix} of tenant {tenant}")
+                           f"route to {prefix}{inside} of tenant {hit[0]}")
                     continue
                 for hop in route.nexthops:
                     out = device.interfaces.get(hop.interface or "")
