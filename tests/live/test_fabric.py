@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tasks.lab.system import run
 from tests.live.conftest import SUBNET, Lab
 
 pytestmark = pytest.mark.live
@@ -122,6 +123,33 @@ def test_stopped_spine_bgpd_names_sessions_and_ecmp_paths(lab: Lab) -> None:
         assert all("spine2" in f["message"] for f in _findings(result, "ecmp.leaf_paths"))
     finally:
         lab.sh("spine2", "/usr/lib/frr/frrinit.sh start >/dev/null")
+    assert lab.wait_verified().code == 0
+
+
+def test_a_link_and_routes_joining_two_tenants_on_one_leaf_are_named(lab: Lab) -> None:
+    """A cable between leaf1's blue and red VRFs (the lab's VRFs are network namespaces) and
+    a route each way let its two hosts talk: the leak is named on the switch, per VRF, and
+    the isolation probes between the two neighbours prove it."""
+    blue, red = f"{lab.prefix}-leaf1_blue", f"{lab.prefix}-leaf1_red"
+    run(["ip", "link", "add", "fftleak0", "netns", blue, "type", "veth", "peer", "name",
+         "fftleak1", "netns", red])
+    try:
+        for netns, dev, mine, peer, other in ((blue, "fftleak0", "1", "2", "10.200.1.0/24"),
+                                              (red, "fftleak1", "2", "1", "10.100.1.0/24")):
+            run(["ip", "-n", netns, "addr", "add", f"169.254.77.{mine}/30", "dev", dev])
+            run(["ip", "-n", netns, "link", "set", dev, "up"])
+            run(["ip", "-n", netns, "route", "add", other, "via", f"169.254.77.{peer}"])
+        result = lab.cli("verify", "--format", "json")
+        assert result.code == 1
+        leak = {(f["device"], f["vrf"], f["message"]) for f in _findings(result, "tenant.leak")}
+        assert leak == {
+            ("leaf1", "blue", "leaf1 VRF blue has a kernel route to 10.200.1.0/24 of tenant red"),
+            ("leaf1", "red", "leaf1 VRF red has a kernel route to 10.100.1.0/24 of tenant blue")}
+        assert all(f["severity"] == "critical" for f in _findings(result, "tenant.leak"))
+        crossed = {f["message"].split(" (")[0] for f in _findings(result, "tenant.isolation")}
+        assert crossed == {"leaf1-h1 -> leaf1-h2", "leaf1-h2 -> leaf1-h1"}
+    finally:
+        run(["ip", "-n", blue, "link", "del", "fftleak0"], check=False)
     assert lab.wait_verified().code == 0
 
 

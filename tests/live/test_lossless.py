@@ -86,9 +86,10 @@ class LiveFault:
     node: str
     inject: str  # python mutating `d` (virtual ASIC), or a shell command when shell=True
     check: str
-    named: set[tuple[str, str]]
+    named: set[tuple[str, str | None]]
     shell: bool = False
     virtual: bool = True
+    also_asic: tuple[str, str] | None = None  # (node, mutation): a second hand on a switch
 
 
 LIVE_FAULTS = [
@@ -125,6 +126,35 @@ LIVE_FAULTS = [
               {("spine2", "swp1")}),
     LiveFault("pfc-on-a-lossy-class", "leaf4", "d['PORT_QOS_MAP']['swp1']['pfc_enable'] = '0,3'",
               "pfc.lossy_class", {("leaf4", "swp1")}),
+    # a best-effort code point (AF11) classified into the lossless class by the kernel
+    LiveFault("best-effort-dscp-in-the-lossless-class", "leaf2",
+              "tc filter add dev swp51 parent 1: protocol ip prio 1 u32 "
+              "match ip dsfield 0x28 0xfc flowid 1:13", "qos.dscp_map", {("leaf2", "swp51")},
+              shell=True, virtual=False),
+    LiveFault("roce-class-strict", "leaf1", "d['QUEUE']['swp1|3']['scheduler'] = 'SCHED_STRICT'",
+              "sched.lossless_bandwidth", {("leaf1", "swp1")}),
+    LiveFault("pool-below-reserved", "spine1",
+              "d['BUFFER_POOL']['ingress_lossless_pool']['size'] = '100000'",
+              "buffer.budget", {("spine1", None)}),
+    # RoCE leaving the NIC not ECN-capable: no switch can mark it, DCQCN never slows down
+    LiveFault("host-roce-not-ect", "leaf4-h2",
+              "nft flush chain inet flatfab roce_marking && nft add rule inet flatfab "
+              "roce_marking oifname eth1 udp dport 4791 @th,64,8 0x81 ip dscp set 48 accept && "
+              "nft add rule inet flatfab roce_marking oifname eth1 udp dport 4791 "
+              "ip dscp set 26 ip ecn set not-ect",
+              "host.agreement", {("leaf4-h2", "eth1")}, shell=True, virtual=False),
+    LiveFault("host-dcqcn-off", "leaf3-h1", f"sed -i 's/ dcqcn on / dcqcn off /' {NIC}",
+              "host.intent", {("leaf3-h1", "eth1")}, shell=True),
+    LiveFault("host-reaction-point-on-a-lossy-priority", "leaf1-h2",
+              f"sed -i 's/ ecn-rp 3 / ecn-rp 0,3 /' {NIC}", "host.intent",
+              {("leaf1-h2", "eth1")}, shell=True),
+    # NIC and leaf port drifted together: they agree with each other, not with the intent
+    LiveFault("host-and-leaf-trust-pcp", "leaf2-h2",
+              f"sed -i 's/ trust dscp / trust pcp /' {NIC}", "host.intent",
+              {("leaf2-h2", "eth1")}, shell=True,
+              also_asic=("leaf2", "d['PORT_QOS_MAP']['swp2'].pop('dscp_to_tc_map')")),
+    LiveFault("host-mtu-differs", "leaf3-h2", "ip link set eth1 mtu 8000", "interface.mtu",
+              {("leaf3-h2", "eth1")}, shell=True, virtual=False),
 ]
 
 
@@ -141,6 +171,8 @@ def test_each_injected_fault_is_named_by_its_check(rolled_out: Lab, fault: LiveF
             rolled_out.sh(fault.node, fault.inject)
         else:
             _edit_asic(rolled_out, fault.node, fault.inject)
+        if fault.also_asic is not None:
+            _edit_asic(rolled_out, *fault.also_asic)
         data = _json(rolled_out.cli("verify", "--lossless", "--no-probes", "--format", "json"))
         assert not data["passed"]
         hits = [f for f in data["findings"] if f["check"] == fault.check]
