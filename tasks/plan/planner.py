@@ -69,7 +69,7 @@ def _tenancy(intent: Intent, hosts: list[HostSlot]) -> _Tenancy:
 
 def plan(intent: Intent) -> FabricState:
     """Compute the desired state of every device and link of the fabric."""
-    with gc_paused():
+    with gc_paused(long_lived=True):
         return _plan(intent)
 
 
