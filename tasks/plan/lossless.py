@@ -110,7 +110,7 @@ class _PortPlanner:
     def port(self, asic: Asic, speed: int, cable: float, mtu: int, peer_mtu: int,
              overrides: list[Override]) -> PlannedPort:
         key = (asic.family, asic.cell_bytes, asic.mac_phy_bytes, asic.pipeline_bytes, speed,
-               cable, mtu, peer_mtu, tuple(id(o) for o in overrides))
+               cable, mtu, peer_mtu, tuple(map(id, overrides)))
         hit = self.cache.get(key)
         if hit is None:
             hit = self.cache[key] = self._build(asic, speed, cable, mtu, peer_mtu, overrides)
@@ -252,6 +252,7 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
         device.qos = _device_qos(qos, asic)
         switch_qos[device.name] = (device.qos, asic, matching)
     # every lossless port is one end of a physical link, which gives its cable and far MTU
+    devices = state.devices
     for link in state.links:
         if link.parent is not None:
             continue
@@ -260,8 +261,8 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
             if found is None:
                 continue
             dev_qos, asic, matching = found
-            iface = state.devices[here.device].interfaces[here.port]
-            far = state.devices[there.device].interfaces[there.port]
+            iface = devices[here.device].interfaces[here.port]
+            far = devices[there.device].interfaces[there.port]
             overrides = ([o for o in matching if _matches(o, here.device, here.port)]
                          if matching else [])
             mtu = iface.mtu or 0

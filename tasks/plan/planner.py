@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from tasks.gcpause import gc_paused
 from tasks.intent.models import BgpMode, Intent, Switch
 from tasks.intent.semantics import HostSlot, expand_hosts, tenant_members
-from tasks.model.build import clone
+from tasks.model.build import cloner
 from tasks.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -35,6 +35,14 @@ _FABRIC_PORT = Interface(name="prototype", kind=IfKind.FABRIC, up=True)
 _FABRIC_LINK = Link(id="prototype", kind=LinkKind.FABRIC, a=_ENDPOINT, b=_ENDPOINT,
                     link_class="prototype", speed_mbps=1, cable_m=1, mtu=1500)
 _PEER = BgpPeer(key="prototype")
+_endpoint = cloner(_ENDPOINT)
+_fabric_port = cloner(_FABRIC_PORT)
+_fabric_link = cloner(_FABRIC_LINK)
+_peer_of = cloner(_PEER)
+_host_port = cloner(Interface(name="prototype", kind=IfKind.HOST_PORT, up=True))
+_nic = cloner(Interface(name="prototype", kind=IfKind.NIC, up=True))
+_host_link = cloner(Link(id="prototype", kind=LinkKind.HOST, a=_ENDPOINT, b=_ENDPOINT,
+                         link_class="prototype", speed_mbps=1, cable_m=1, mtu=1500))
 
 
 def names_of(platform: str) -> InterfaceNames:
@@ -107,23 +115,42 @@ def _plan(intent: Intent) -> FabricState:
     else:
         cabling = [(spine, leaf, "fabric") for leaf in leaves for spine in spines]
 
+    # every spine names its port to leaf N alike, and every leaf its uplink to spine M: the
+    # names of a port and its VRF sub-ports are made once per (platform, port number)
+    port_names: dict[tuple[str, int, tuple[int, ...]], tuple[str, ...]] = {}
+
+    def ports_of(platform: str, number: int, vrf_ids: tuple[int, ...]) -> tuple[str, ...]:
+        key = (platform, number, vrf_ids)
+        found = port_names.get(key)
+        if found is None:
+            names = names_of(platform)
+            port = names.physical(number)
+            found = port_names[key] = (port, *(names.subinterface(port, v) for v in vrf_ids))
+        return found
+
+    # the default VRF, then every tenant VRF the leaf carries, as VRF-lite subinterfaces
+    carried_by: dict[str, list[tuple[str, int | None, str | None]]] = {
+        leaf.name: [(DEFAULT_VRF, None, underlay.p2p_pool)]
+        + [(vrf, tenancy.vrf_ids[vrf], tenants[vrf].p2p_pool)
+           for vrf in tenancy.leaf_vrfs.get(leaf.name, [])]
+        for leaf in leaves}
+    sub_ids = {name: tuple(v for _, v, _ in carried if v is not None)
+               for name, carried in carried_by.items()}
+
     links: list[Link] = []
     for spine, leaf, class_name in cabling:
         link_class = fabric.link_classes[class_name]
+        mtu, speed, cable = link_class.mtu, link_class.speed_mbps, link_class.cable_m
         spine_dev, leaf_dev = devices[spine.name], devices[leaf.name]
-        spine_names, leaf_names = names_of(spine_dev.platform), names_of(leaf_dev.platform)
-        spine_port = spine_names.physical(fabric.ports.spine_downlink_base + leaf.stable_id)
-        leaf_port = leaf_names.physical(fabric.ports.leaf_uplink_base + spine.stable_id)
-        # the default VRF, then every tenant VRF the leaf carries, as VRF-lite subinterfaces
-        carried: list[tuple[str, int | None, str | None]] = [(DEFAULT_VRF, None,
-                                                              underlay.p2p_pool)]
-        carried += [(vrf, tenancy.vrf_ids[vrf], tenants[vrf].p2p_pool)
-                    for vrf in tenancy.leaf_vrfs.get(leaf.name, [])]
+        vrf_ids = sub_ids[leaf.name]
+        spine_ports = ports_of(spine_dev.platform,
+                               fabric.ports.spine_downlink_base + leaf.stable_id, vrf_ids)
+        leaf_ports = ports_of(leaf_dev.platform, fabric.ports.leaf_uplink_base + spine.stable_id,
+                              vrf_ids)
+        spine_port, leaf_port = spine_ports[0], leaf_ports[0]
         parent_id: str | None = None
-        for vrf, vrf_id, pool in carried:
-            s_port = spine_port if vrf_id is None else spine_names.subinterface(spine_port,
-                                                                                 vrf_id)
-            l_port = leaf_port if vrf_id is None else leaf_names.subinterface(leaf_port, vrf_id)
+        for (vrf, vrf_id, pool), s_port, l_port in zip(carried_by[leaf.name], spine_ports,
+                                                      leaf_ports, strict=True):
             s_addr: list[str] = []
             l_addr: list[str] = []
             if numbered and pool is not None:
@@ -133,27 +160,24 @@ def _plan(intent: Intent) -> FabricState:
             parent_s = None if vrf_id is None else spine_port
             parent_l = None if vrf_id is None else leaf_port
             # one immutable Endpoint per end, shared by the link and the far interface
-            leaf_end = clone(_ENDPOINT, device=leaf.name, port=l_port)
-            spine_end = clone(_ENDPOINT, device=spine.name, port=s_port)
-            spine_dev.interfaces[s_port] = clone(
-                _FABRIC_PORT, name=s_port, vrf=vrf, mtu=link_class.mtu,
-                speed_mbps=link_class.speed_mbps, addresses=s_addr, parent=parent_s,
-                peer=leaf_end)
-            leaf_dev.interfaces[l_port] = clone(
-                _FABRIC_PORT, name=l_port, vrf=vrf, mtu=link_class.mtu,
-                speed_mbps=link_class.speed_mbps, addresses=l_addr, parent=parent_l,
-                peer=spine_end)
-            link = clone(_FABRIC_LINK, id=f"{leaf.name}:{l_port}--{spine.name}:{s_port}",
-                         a=leaf_end, b=spine_end, vrf=vrf, parent=parent_id,
-                         link_class=class_name, speed_mbps=link_class.speed_mbps,
-                         cable_m=link_class.cable_m, mtu=link_class.mtu)
+            leaf_end = _endpoint(device=leaf.name, port=l_port)
+            spine_end = _endpoint(device=spine.name, port=s_port)
+            spine_dev.interfaces[s_port] = _fabric_port(
+                name=s_port, vrf=vrf, mtu=mtu, speed_mbps=speed, addresses=s_addr,
+                parent=parent_s, peer=leaf_end)
+            leaf_dev.interfaces[l_port] = _fabric_port(
+                name=l_port, vrf=vrf, mtu=mtu, speed_mbps=speed, addresses=l_addr,
+                parent=parent_l, peer=spine_end)
+            link = _fabric_link(id=f"{leaf.name}:{l_port}--{spine.name}:{s_port}",
+                                a=leaf_end, b=spine_end, vrf=vrf, parent=parent_id,
+                                link_class=class_name, speed_mbps=speed, cable_m=cable, mtu=mtu)
             links.append(link)
             parent_id = parent_id or link.id
             _peer(spine_dev, leaf_dev, vrf, s_port, l_addr, leaf_dev.asn)
             _peer(leaf_dev, spine_dev, vrf, l_port, s_addr, spine_dev.asn)
-            for dev in (spine_dev, leaf_dev):
-                if vrf_id is not None:
-                    dev.vrfs[vrf] = vrf_id
+            if vrf_id is not None:
+                spine_dev.vrfs[vrf] = vrf_id
+                leaf_dev.vrfs[vrf] = vrf_id
 
     host_class_name = intent.hosts.defaults.link_class
     host_class = fabric.link_classes[host_class_name]
@@ -180,26 +204,24 @@ def _plan(intent: Intent) -> FabricState:
                 name=bridge, kind=IfKind.BRIDGE, vrf=vrf, mtu=host_class.mtu, up=True,
                 addresses=[allocate.gateway(subnet)])
             leaf_dev.bgp[vrf].networks.append(str(subnet))
-        leaf_dev.interfaces[leaf_port] = Interface(
-            name=leaf_port, kind=IfKind.HOST_PORT, vrf=vrf, mtu=host_class.mtu, up=True,
-            bridge=bridge, speed_mbps=host_class.speed_mbps,
-            peer=Endpoint(device=host.name, port=host.nic))
+        host_end = _endpoint(device=host.name, port=host.nic)
+        leaf_end = _endpoint(device=leaf.name, port=leaf_port)
+        leaf_dev.interfaces[leaf_port] = _host_port(
+            name=leaf_port, vrf=vrf, mtu=host_class.mtu, bridge=bridge,
+            speed_mbps=host_class.speed_mbps, peer=host_end, addresses=[])
         gw = allocate.gateway(subnet).split("/")[0]
         devices[host.name] = DeviceState(
             name=host.name, role=Role.HOST, platform=intent.hosts.defaults.platform,
             tenant=vrf if vrf_id is not None else None,
-            interfaces={host.nic: Interface(
-                name=host.nic, kind=IfKind.NIC, mtu=host.mtu, up=True,
-                addresses=[allocate.host_address(subnet, host.port)],
-                speed_mbps=host_class.speed_mbps,
-                peer=Endpoint(device=leaf.name, port=leaf_port))},
+            interfaces={host.nic: _nic(
+                name=host.nic, mtu=host.mtu, addresses=[allocate.host_address(subnet, host.port)],
+                speed_mbps=host_class.speed_mbps, peer=leaf_end)},
             static_routes=[StaticRoute(prefix=p, via=gw, interface=host.nic)
                            for p in intent.hosts.defaults.routes])
-        links.append(Link(
-            id=f"{host.name}:{host.nic}--{leaf.name}:{leaf_port}", kind=LinkKind.HOST,
-            a=Endpoint(device=host.name, port=host.nic),
-            b=Endpoint(device=leaf.name, port=leaf_port), vrf=vrf, link_class=host_class_name,
-            speed_mbps=host_class.speed_mbps, cable_m=host_class.cable_m, mtu=host_class.mtu))
+        links.append(_host_link(
+            id=f"{host.name}:{host.nic}--{leaf.name}:{leaf_port}", a=host_end, b=leaf_end,
+            vrf=vrf, link_class=host_class_name, speed_mbps=host_class.speed_mbps,
+            cable_m=host_class.cable_m, mtu=host_class.mtu))
 
     state = FabricState(
         fabric=fabric.name, source=Source.PLANNED, roce_mtu=fabric.roce_mtu, devices=devices,
@@ -238,5 +260,5 @@ def _peer(local: DeviceState, remote: DeviceState, vrf: str, port: str,
                                      keepalive=default.keepalive, hold=default.hold)
     address = remote_addr[0].split("/")[0] if remote_addr else None
     key = address or port
-    local.bgp[vrf].peers[key] = clone(_PEER, key=key, interface=port, address=address,
-                                      remote_asn=remote_asn, peer_device=remote.name)
+    local.bgp[vrf].peers[key] = _peer_of(key=key, interface=port, address=address,
+                                         remote_asn=remote_asn, peer_device=remote.name)
