@@ -19,13 +19,15 @@ from typing import Any
 
 import pytest
 
+from tasks.checks import CheckContext, Stage, run_checks
 from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, IfKind, Interface
+from tasks.model.state import DeviceState, FabricState, IfKind, Interface, PortCounters
 from tasks.plan.planner import plan
 from tasks.platforms import configdb
 from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
 from tasks.platforms.registry import PLATFORMS
 from tasks.platforms.sonic import PLATFORM, changes
+from tasks.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
 from tasks.platforms.sonic.driver import CommitRefusedError, SonicDriver, SonicError
 from tasks.platforms.sonic.render import config_db
 from tests.conftest import ROOT
@@ -254,6 +256,109 @@ def test_counters_from_counters_db_and_queuestat(leaf1: DeviceState) -> None:
     pfc = PLATFORM.pfc_counters(driver, ["Ethernet0", "Ethernet400", "Ethernet999"])
     assert pfc["Ethernet0"]["rx"][3] == 17 and pfc["Ethernet400"]["tx"][3] == 42
     assert "Ethernet999" not in pfc
+
+
+# leaf1's recorded COUNTERS_DB: Ethernet408 is in neither map (its counters are unknown)
+PORT_OIDS = {"Ethernet0": "oid:0x1000000000002", "Ethernet8": "oid:0x1000000000003",
+             "Ethernet400": "oid:0x1000000000033"}
+QUEUE3_OIDS = {"Ethernet0": "oid:0x15000000000013", "Ethernet8": "oid:0x15000000000023",
+               "Ethernet400": "oid:0x15000000000333"}
+
+
+def _hgetall(oid: str) -> str:
+    return f"sonic-db-cli COUNTERS_DB HGETALL COUNTERS:{oid}"
+
+
+def _observed(lab: FabricState, seen: DeviceState) -> FabricState:
+    return lab.model_copy(update={"devices": {**lab.devices, seen.name: seen}})
+
+
+def _pause_without_marks(lab: FabricState, seen: DeviceState) -> list[tuple[str, str, str]]:
+    findings = run_checks(CheckContext(state=_observed(lab, seen), plan=lab, stage=Stage.LIVE))
+    return [(f.device, f.severity.value, f.message) for f in findings
+            if f.check == "ecn.pause_without_marks"]
+
+
+def test_pfc_and_ecn_counters_are_collected(lab: FabricState, leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    assert seen.errors == []
+    counters = {name: seen.interfaces[name].counters
+                for name in ("Ethernet0", "Ethernet8", "Ethernet400", "Ethernet408")}
+    assert counters == {
+        "Ethernet0": PortCounters(pfc_rx_frames=17, pfc_tx_frames=5, ecn_marked={3: 250}),
+        "Ethernet8": PortCounters(pfc_rx_frames=0, pfc_tx_frames=0, ecn_marked={3: 0}),
+        "Ethernet400": PortCounters(pfc_rx_frames=0, pfc_tx_frames=42, ecn_marked={3: 12}),
+        "Ethernet408": None,  # in no COUNTERS_DB map: unknown, not an error
+    }
+    assert all(i.counters is None for i in seen.interfaces.values() if i.qos is None)
+    assert _pause_without_marks(lab, seen) == []
+    # read-only reads: the two maps, then each port's hash and its lossless queue 3 only
+    counter_reads = [c for c in double.commands if "COUNTERS" in c]
+    assert counter_reads == [PORT_MAP, QUEUE_MAP, *(
+        command for port in ("Ethernet0", "Ethernet400", "Ethernet8")
+        for command in (_hgetall(PORT_OIDS[port]), _hgetall(QUEUE3_OIDS[port])))]
+    assert all(PLATFORM.show_command(c) for c in double.commands)
+    assert double.mutating == [] and not any("sudo" in c for c in double.commands)
+
+
+def test_pauses_with_no_ecn_mark_are_named(lab: FabricState, leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    for oid in QUEUE3_OIDS.values():  # the recorded pauses, but no queue marked a packet
+        double.outputs[_hgetall(oid)] = re.sub(r"(ECN_MARKED_\w+': )'\d+'", r"\1'0'",
+                                               double.outputs[_hgetall(oid)])
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    assert seen.errors == []
+    assert {n: c.ecn_marked for n, i in seen.interfaces.items() if (c := i.counters)} == {
+        "Ethernet0": {3: 0}, "Ethernet8": {3: 0}, "Ethernet400": {3: 0}}
+    found = _pause_without_marks(lab, seen)
+    assert [(device, severity) for device, severity, _ in found] == [("leaf1", "warning")]
+    assert found[0][2].startswith("leaf1 sent 47 PFC pause frames while its lossless queues")
+    assert double.mutating == []
+
+
+@pytest.mark.parametrize("missing", ["maps", "hashes", "fields"])
+def test_counters_a_switch_does_not_have_are_unknown_not_errors(
+        lab: FabricState, leaf1: DeviceState, missing: str) -> None:
+    """sonic-vs and switches without PFC or WRED/ECN counter polling: an empty map, an
+    empty hash, or a hash without the PFC and ECN fields."""
+    double = _double(leaf1, pushed=True)
+    if missing == "maps":
+        double.outputs.update({PORT_MAP: "{}\n", QUEUE_MAP: "{}\n"})
+    for oid in (*PORT_OIDS.values(), *QUEUE3_OIDS.values()):
+        double.outputs[_hgetall(oid)] = ("{}\n" if missing == "hashes" else
+                                         "{'SAI_PORT_STAT_IF_IN_UCAST_PKTS': '90210'}\n")
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    assert seen.errors == []
+    assert all(i.counters is None for i in seen.interfaces.values())
+    assert _pause_without_marks(lab, seen) == []
+    if missing == "maps":  # nothing to read beyond the two maps
+        assert [c for c in double.commands if "COUNTERS" in c] == [PORT_MAP, QUEUE_MAP]
+
+
+def test_malformed_counters_are_recorded_and_the_rest_is_read(leaf1: DeviceState) -> None:
+    double = _double(leaf1, pushed=True)
+    double.broken[_hgetall(PORT_OIDS["Ethernet0"])] = "(error) WRONGTYPE Operation\n"
+    double.outputs[_hgetall(QUEUE3_OIDS["Ethernet400"])] = \
+        "{'SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS': 'n/a'}\n"
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    assert seen.errors == [
+        "counters: COUNTERS:oid:0x1000000000002 (Ethernet0): not a sonic-db-cli hash "
+        "('(error) WRONGTYPE Operation')",
+        "counters: COUNTERS:oid:0x15000000000333 (Ethernet400 queue 3): "
+        "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS is not a count ('n/a')"]
+    counters = {n: i.counters for n, i in seen.interfaces.items() if i.counters}
+    assert counters == {
+        "Ethernet0": PortCounters(ecn_marked={3: 250}),  # its PFC frames are unknown
+        "Ethernet8": PortCounters(pfc_rx_frames=0, pfc_tx_frames=0, ecn_marked={3: 0}),
+        "Ethernet400": PortCounters(pfc_rx_frames=0, pfc_tx_frames=42)}
+    assert seen.bgp["default"].peers and seen.interfaces["Ethernet0"].qos is not None
+    double.broken = {QUEUE_MAP: "Error: Redis connection refused\n"}
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    assert len(seen.errors) == 1 and seen.errors[0].startswith(
+        "counters: COUNTERS_QUEUE_NAME_MAP: not a sonic-db-cli hash")
+    assert all(i.counters is None for i in seen.interfaces.values())
+    assert seen.routes and double.mutating == []
 
 
 def test_bad_device_output_is_one_clear_error(leaf1: DeviceState) -> None:

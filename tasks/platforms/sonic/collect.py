@@ -2,7 +2,14 @@
 
 Sources: CONFIG_DB (`show runningconfiguration all`) for ports, addresses, VRFs and the
 lossless tables; FRR's JSON (vtysh) for link state, BGP and routes; `show lldp table` for
-cabling; COUNTERS_DB for PFC frames and `show queue counters --json` for queue packets.
+cabling; `show queue counters --json` for queue packets. COUNTERS_DB (`sonic-db-cli
+COUNTERS_DB HGETALL`, read-only) gives each port with lossless state its PFC pause frames
+(SAI_PORT_STAT_PFC_<p>_RX/TX_PKTS of the port's oid in COUNTERS_PORT_NAME_MAP, summed over
+the priorities) and the ECN marks of its lossless queues (SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS
+of the queue oid COUNTERS_QUEUE_NAME_MAP gives "Ethernet0:3"): two map reads, then one batch
+of per-oid reads. A switch without these counters (no map entry, an empty hash or no such
+field: a virtual switch, counter polling off) leaves them unknown; an unreadable reply is
+recorded in errors.
 Device VRF names (Vrf_blue) are mapped back to tenants (blue).
 """
 
@@ -20,6 +27,7 @@ from tasks.model.state import (
     IfKind,
     Interface,
     NextHop,
+    PortCounters,
     Probe,
     Route,
 )
@@ -36,6 +44,8 @@ ROUTES = "vtysh -c 'show ip route vrf all json'"
 LLDP = "show lldp table"
 QUEUES = "show queue counters --json"
 PORT_MAP = "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_PORT_NAME_MAP"
+QUEUE_MAP = "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_QUEUE_NAME_MAP"  # "Ethernet0:3" -> oid
+ECN_MARKED = "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"
 _SHORT = re.compile(r"^Eth(\d+)$")
 
 
@@ -226,6 +236,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
             device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
     if planned.qos is not None:
         _lossless(device, db, planned)
+        _counters(driver, device, planned)
     return device
 
 
@@ -240,19 +251,108 @@ def _db_hash(text: str, what: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
+def _hgetall(oid: str) -> str:
+    return f"sonic-db-cli COUNTERS_DB HGETALL COUNTERS:{oid}"
+
+
+def _count(stats: dict[str, str], field: str, what: str) -> int | None:
+    """One counter of a COUNTERS hash; None when the hash has no such field."""
+    if field not in stats:
+        return None
+    value = stats[field].strip()
+    if not value.isdigit():
+        raise SonicError(f"{what}: {field} is not a count ({value[:40]!r})")
+    return int(value)
+
+
+def _pfc_frames(stats: dict[str, str], what: str) -> dict[str, dict[int, int]]:
+    """Direction ("rx"/"tx") -> priority -> PFC frames, for the priorities the hash counts."""
+    out: dict[str, dict[int, int]] = {}
+    for direction in ("rx", "tx"):
+        for prio in range(8):
+            frames = _count(stats, f"SAI_PORT_STAT_PFC_{prio}_{direction.upper()}_PKTS", what)
+            if frames is not None:
+                out.setdefault(direction, {})[prio] = frames
+    return out
+
+
 def pfc_counters(driver: DeviceDriver, ports: list[str]) -> dict[str, dict[str, dict[int, int]]]:
     """Per port, PFC frames received and sent per priority ("rx"/"tx" -> prio -> frames)."""
     oids = _db_hash(_one(driver, PORT_MAP), "COUNTERS_PORT_NAME_MAP")
     wanted = [p for p in ports if p in oids]
-    commands = [f"sonic-db-cli COUNTERS_DB HGETALL COUNTERS:{oids[p]}" for p in wanted]
+    commands = [_hgetall(oids[p]) for p in wanted]
     outputs = driver.cli(commands) if commands else {}
     out: dict[str, dict[str, dict[int, int]]] = {}
     for port, command in zip(wanted, commands, strict=True):
-        stats = _db_hash(str(outputs[command]), f"COUNTERS:{oids[port]}")
-        out[port] = {direction: {prio: int(stats.get(
-            f"SAI_PORT_STAT_PFC_{prio}_{direction.upper()}_PKTS", "0") or 0)
-            for prio in range(8)} for direction in ("rx", "tx")}
+        what = f"COUNTERS:{oids[port]}"
+        frames = _pfc_frames(_db_hash(str(outputs[command]), what), what)
+        out[port] = {direction: {prio: frames.get(direction, {}).get(prio, 0)
+                                 for prio in range(8)} for direction in ("rx", "tx")}
     return out
+
+
+def _lossless_queues(device: DeviceState, planned: DeviceState) -> dict[str, list[int]]:
+    """Per physical port with lossless state, the queues its PFC priorities (planned and
+    observed) map to through its observed TC -> queue map."""
+    out: dict[str, list[int]] = {}
+    for name, iface in sorted(device.interfaces.items()):
+        if iface.qos is None or iface.parent is not None:
+            continue
+        plan = planned.interfaces.get(name)
+        prios = set(iface.qos.pfc) | set(plan.qos.pfc if plan and plan.qos else [])
+        tc_to_queue = iface.qos.maps.tc_to_queue
+        out[name] = sorted({tc_to_queue[p] for p in prios if 0 <= p < len(tc_to_queue)})
+    return out
+
+
+def _counters(driver: DeviceDriver, device: DeviceState, planned: DeviceState) -> None:
+    """PortCounters of every port with lossless state, from COUNTERS_DB (see the module
+    docstring); what the switch does not count stays None, an unreadable reply is an error."""
+    ports = _lossless_queues(device, planned)
+    if not ports:
+        return
+    try:
+        maps = driver.cli([PORT_MAP, QUEUE_MAP])
+        port_oids = _db_hash(str(maps[PORT_MAP]), "COUNTERS_PORT_NAME_MAP")
+        queue_oids = _db_hash(str(maps[QUEUE_MAP]), "COUNTERS_QUEUE_NAME_MAP")
+    except SonicError as exc:
+        device.errors.append(f"counters: {exc}")
+        return
+    # (port, queue or None for the port's own hash, oid), one HGETALL each, in one batch
+    reads: list[tuple[str, int | None, str]] = []
+    for port, queues in ports.items():
+        if port in port_oids:
+            reads.append((port, None, port_oids[port]))
+        reads += [(port, q, queue_oids[f"{port}:{q}"]) for q in queues
+                  if f"{port}:{q}" in queue_oids]
+    if not reads:
+        return
+    try:
+        outputs = driver.cli(list(dict.fromkeys(_hgetall(oid) for _, _, oid in reads)))
+    except SonicError as exc:
+        device.errors.append(f"counters: {exc}")
+        return
+    pfc: dict[str, dict[str, dict[int, int]]] = {}
+    marked: dict[str, dict[int, int]] = {}
+    for port, queue, oid in reads:
+        what = f"COUNTERS:{oid} ({port}{'' if queue is None else f' queue {queue}'})"
+        try:
+            stats = _db_hash(str(outputs[_hgetall(oid)]), what)
+            if queue is None:
+                pfc[port] = _pfc_frames(stats, what)
+            elif (marks := _count(stats, ECN_MARKED, what)) is not None:
+                marked.setdefault(port, {})[queue] = marks
+        except SonicError as exc:
+            device.errors.append(f"counters: {exc}")
+    for port in ports:
+        frames = pfc.get(port, {})
+        if not frames and port not in marked:
+            continue  # nothing counted: unknown, not zero
+        rx, tx = frames.get("rx"), frames.get("tx")
+        device.interfaces[port].counters = PortCounters(
+            pfc_rx_frames=sum(rx.values()) if rx is not None else None,
+            pfc_tx_frames=sum(tx.values()) if tx is not None else None,
+            ecn_marked=marked.get(port, {}))
 
 
 def queue_counters(driver: DeviceDriver) -> dict[str, dict[int, int]]:
