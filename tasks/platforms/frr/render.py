@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from tasks.model.state import DEFAULT_VRF, DeviceState, IfKind, Interface
+from tasks.model.state import DEFAULT_VRF, DeviceQos, DeviceState, IfKind, Interface
 from tasks.platforms import configdb
 from tasks.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
 from tasks.platforms.frr.links import LinkSpec, format_links, join_sections
+from tasks.platforms.memo import TextMemo
 from tasks.platforms.names import sort_interfaces
 from tasks.platforms.templating import environment
 
 LINK_KINDS = (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.BRIDGE)
+# a few shapes of switch per fabric; the texts of a 1,000-port spine are a few MB
+_LINKS = TextMemo(8)
+_QOS = TextMemo(8)
 
 
 def link_specs(device: DeviceState) -> dict[str, LinkSpec]:
@@ -18,6 +22,13 @@ def link_specs(device: DeviceState) -> dict[str, LinkSpec]:
                          mtu=i.mtu or 1500, up=bool(i.up))
         for i in device.interfaces.values() if i.kind in LINK_KINDS
     }
+
+
+def render_links(device: DeviceState) -> str:
+    """format_links(link_specs(device)), once per distinct set of link values."""
+    key = tuple((i.name, i.vrf, i.kind is IfKind.BRIDGE, i.bridge, i.mtu or 1500, bool(i.up))
+                for i in device.interfaces.values() if i.kind in LINK_KINDS)
+    return _LINKS.get(key, lambda: format_links(link_specs(device)))
 
 
 def _frr_order(interfaces: list[Interface]) -> list[Interface]:
@@ -34,19 +45,42 @@ def render_frr(device: DeviceState) -> str:
     interfaces = _frr_order([i for i in device.interfaces.values() if i.addresses])
     bgp = sorted(device.bgp.values(), key=lambda b: (b.vrf != DEFAULT_VRF, b.vrf))
     template = environment("frr").get_template("frr.conf.j2")
+    # the peers go in as models: dumping a spine's thousands of them to dicts is wasted work
     return template.render(device=device, vrfs=sorted(device.vrfs), interfaces=interfaces,
-                           bgp_instances=[{**b.model_dump(), "peers": list(b.peers.values())}
-                                          for b in bgp])
+                           bgp_instances=[{**b.model_dump(exclude={"peers"}),
+                                           "peers": list(b.peers.values())} for b in bgp])
 
 
 def render_qos(device: DeviceState) -> str | None:
     """The virtual ASIC (CONFIG_DB tables) plus the kernel queue rows, as canonical JSON."""
-    if device.qos is None:
+    qos = device.qos
+    if qos is None:
         return None
+    # everything the section is made of: each interface's name, VRF, parent and lossless
+    # state (numbered by first use; a handful of distinct states per switch, each as JSON)
+    # and the device's buffers
+    slots: dict[int, int] = {}
+    states: list[str] = []
+    shape = []
+    for name, iface in device.interfaces.items():
+        port = iface.qos
+        slot = -1
+        if port is not None:
+            found = slots.get(id(port))
+            if found is None:
+                found = slots[id(port)] = len(states)
+                states.append(port.model_dump_json())
+            slot = found
+        shape.append((name, iface.vrf, iface.parent, slot))
+    key = (qos.model_dump_json(), tuple(states), tuple(shape))
+    return _QOS.get(key, lambda: _qos_text(device, qos))
+
+
+def _qos_text(device: DeviceState, qos: DeviceQos) -> str:
     db = configdb.to_config_db(device)
-    db[KERNEL_TABLE] = kernel_rows(device, *configdb.queue_limits(device.qos))
+    db[KERNEL_TABLE] = kernel_rows(device, *configdb.queue_limits(qos))
     return configdb.dump(db)
 
 
 def render(device: DeviceState) -> str:
-    return join_sections(format_links(link_specs(device)), render_frr(device), render_qos(device))
+    return join_sections(render_links(device), render_frr(device), render_qos(device))
