@@ -87,6 +87,12 @@ class CheckContext:
         """The subject's readable devices by name (a plain dict for hot loops)."""
         return {n: d for n, d in self.state.devices.items() if d.reachable}
 
+    @cached_property
+    def memo(self) -> dict[str, Any]:
+        """Views of the subject that several checks walk (its lossless ports, its NICs),
+        made once per context: a run of the catalog shares one context."""
+        return {}
+
 
 CheckFunc = Callable[["Check", CheckContext], Iterable[Finding]]
 

@@ -66,10 +66,12 @@ def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     readable = ctx.readable
     for link in ctx.state.links:
         a_dev, b_dev = readable.get(link.a.device), readable.get(link.b.device)
-        a_if = a_dev.interfaces.get(link.a.port) if a_dev is not None else None
-        b_if = b_dev.interfaces.get(link.b.port) if b_dev is not None else None
-        a_mtu = a_if.mtu if a_if is not None else None
-        b_mtu = b_if.mtu if b_if is not None else None
+        if a_dev is None or b_dev is None:
+            continue
+        a_if, b_if = a_dev.interfaces.get(link.a.port), b_dev.interfaces.get(link.b.port)
+        if a_if is None or b_if is None:
+            continue
+        a_mtu, b_mtu = a_if.mtu, b_if.mtu
         if a_mtu is None or b_mtu is None or a_mtu == b_mtu:
             continue
         low, low_mtu = (link.a, a_mtu) if a_mtu < b_mtu else (link.b, b_mtu)

@@ -41,15 +41,31 @@ def sessions(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("bgp.remote_asn", "Every BGP peer has the ASN of the device at the other end",
        scope=Scope.LINK, severity=Severity.CRITICAL)
 def remote_asn(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    for device, vrf, peer, got in _planned_peers(ctx):
-        other = ctx.plan.devices.get(peer.peer_device or "")
-        want = other.asn if other else peer.remote_asn
-        if got is None or got.remote_asn is None or got.remote_asn == want:
+    # _planned_peers() unrolled: this runs on every planned peer (~10^6 on a large fabric)
+    planned_devices, readable = ctx.plan.devices, ctx.readable
+    for name, planned in planned_devices.items():
+        device = readable.get(name)
+        if device is None:
             continue
-        yield item.finding(device.name, f"{device.name} peer {peer.key} (VRF {vrf}) expects "
-                           f"AS {got.remote_asn}, {peer.peer_device} is AS {want}",
-                           port=peer.interface, vrf=vrf, expected=str(want),
-                           actual=str(got.remote_asn))
+        for vrf, instance in planned.bgp.items():
+            seen = device.bgp.get(vrf)
+            if seen is None:
+                continue
+            for key, peer in instance.peers.items():
+                got = seen.peers.get(key)
+                if got is None or got.remote_asn is None:
+                    continue
+                other = planned_devices.get(peer.peer_device or "")
+                want = other.asn if other is not None else peer.remote_asn
+                if got.remote_asn != want:
+                    yield _asn_finding(item, device, vrf, peer, got.remote_asn, want)
+
+
+def _asn_finding(item: Check, device: DeviceState, vrf: str, peer: BgpPeer, got: int,
+                 want: int | None) -> Finding:
+    return item.finding(device.name, f"{device.name} peer {peer.key} (VRF {vrf}) expects "
+                        f"AS {got}, {peer.peer_device} is AS {want}",
+                        port=peer.interface, vrf=vrf, expected=str(want), actual=str(got))
 
 
 @check("bgp.router_id_unique", "No two switches share a BGP router id",

@@ -82,17 +82,19 @@ def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         model = models(dev.asic) if dev is not None else None
         if dev is None or model is None:
             continue  # no buffers, or an ASIC family without a headroom model
+        # the group's ports share their device and state: what depends on those is read once
+        qos, name = group.qos, group.device.name
+        qos_id, dev_id, own = id(qos), id(dev), (qos.cable_m, None)
         for port in group.ports:
             # the larger of the configured and the running MTU: headroom must cover both
-            mtu = max(port.iface.mtu or 0, port.qos.mtu)
+            mtu = max(port.iface.mtu or 0, qos.mtu)
             # off any link: the port's own configuration
-            cable, far_mtu = inputs.get((port.device.name, port.iface.name),
-                                        (port.qos.cable_m, None))
+            cable, far_mtu = inputs.get((name, port.iface.name), own)
             peer_mtu = far_mtu or mtu
-            key = (id(port.qos), id(dev), cable, mtu, peer_mtu)
+            key = (qos_id, dev_id, cable, mtu, peer_mtu)
             issues = results.get(key)
             if issues is None:
-                issues = results[key] = _headroom(port.qos, dev, model, cable, mtu, peer_mtu)
+                issues = results[key] = _headroom(qos, dev, model, cable, mtu, peer_mtu)
             if issues:
                 yield from port_findings(item, port, issues)
 

@@ -99,8 +99,9 @@ class Issue:
 def switch_ports(ctx: CheckContext, *, subinterfaces: bool = False) -> Iterator[Port]:
     """Every readable switch port with lossless state; VRF sub-interfaces only when asked
     (collected state gives them their own copy of the port's state, with their own DSCP map)."""
+    readable = ctx.readable
     for name in ctx.state.devices:
-        device = ctx.observed(name)
+        device = readable.get(name)
         if device is None or device.role is Role.HOST:
             continue
         for iface in device.interfaces.values():
@@ -116,30 +117,34 @@ class PortGroup(NamedTuple):
     ports: list[Port]
 
 
-_GROUPS: dict[tuple[int, bool], tuple[object, list[PortGroup]]] = {}
-
-
 def port_groups(ctx: CheckContext, *, subinterfaces: bool = False) -> list[PortGroup]:
-    """switch_ports() grouped by device and shared state, built once per subject.
+    """switch_ports() grouped by device and shared state, built once per context.
 
     A check that depends only on the shared state judges each group once: a 1,000-switch
     plan has ~10^5 ports but a few groups per switch.
     """
-    key = (id(ctx.state), subinterfaces)
-    hit = _GROUPS.get(key)
-    if hit is not None and hit[0] is ctx.state:
-        return hit[1]
-    groups: dict[tuple[int, int], PortGroup] = {}
-    for port in switch_ports(ctx, subinterfaces=subinterfaces):
-        group = groups.get((id(port.device), id(port.qos)))
+    both: tuple[list[PortGroup], list[PortGroup]] | None = ctx.memo.get("port_groups")
+    if both is None:
+        both = ctx.memo["port_groups"] = _port_groups(ctx)
+    return both[subinterfaces]
+
+
+def _port_groups(ctx: CheckContext) -> tuple[list[PortGroup], list[PortGroup]]:
+    """(physical ports only, with VRF sub-interfaces), in one pass over the ports."""
+    physical: dict[tuple[int, int], PortGroup] = {}
+    every: dict[tuple[int, int], PortGroup] = {}
+    for port in switch_ports(ctx, subinterfaces=True):
+        key = (id(port.device), id(port.qos))
+        group = every.get(key)
         if group is None:
-            group = groups[(id(port.device), id(port.qos))] = PortGroup(port.device, port.qos,
-                                                                        [])
+            group = every[key] = PortGroup(port.device, port.qos, [])
         group.ports.append(port)
-    if any(state is not ctx.state for state, _ in _GROUPS.values()):
-        _GROUPS.clear()  # one subject at a time; keeps the state alive while cached
-    _GROUPS[key] = (ctx.state, list(groups.values()))
-    return _GROUPS[key][1]
+        if port.iface.parent is None:
+            group = physical.get(key)
+            if group is None:
+                group = physical[key] = PortGroup(port.device, port.qos, [])
+            group.ports.append(port)
+    return list(physical.values()), list(every.values())
 
 
 def grouped_findings(item: Check, ctx: CheckContext,
@@ -152,19 +157,25 @@ def grouped_findings(item: Check, ctx: CheckContext,
                 yield from port_findings(item, port, issues)
 
 
-def nics(ctx: CheckContext) -> Iterator[Nic]:
-    """Every readable host NIC with lossless settings."""
-    for name in ctx.state.devices:
-        device = ctx.observed(name)
-        if device is None or device.role is not Role.HOST:
-            continue
-        for iface in device.interfaces.values():
-            if iface.nic is not None:
-                yield Nic(device, iface, iface.nic)
+def nics(ctx: CheckContext) -> list[Nic]:
+    """Every readable host NIC with lossless settings (listed once per context)."""
+    found: list[Nic] | None = ctx.memo.get("nics")
+    if found is None:
+        readable = ctx.readable
+        found = ctx.memo["nics"] = [
+            Nic(device, iface, iface.nic) for name in ctx.state.devices
+            if (device := readable.get(name)) is not None and device.role is Role.HOST
+            for iface in device.interfaces.values() if iface.nic is not None]
+    return found
 
 
-def physical_links(ctx: CheckContext) -> Iterator[Link]:
-    return (link for link in ctx.state.links if link.parent is None)
+def physical_links(ctx: CheckContext) -> list[Link]:
+    """The subject's links that are not VRF sub-links (listed once per context)."""
+    found: list[Link] | None = ctx.memo.get("physical_links")
+    if found is None:
+        found = ctx.memo["physical_links"] = [link for link in ctx.state.links
+                                              if link.parent is None]
+    return found
 
 
 def interface(ctx: CheckContext, end: Endpoint) -> tuple[DeviceState, Interface] | None:

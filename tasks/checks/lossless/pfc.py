@@ -72,11 +72,16 @@ def link_symmetry(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     promised = frozenset(lossless.lossless) if lossless is not None else frozenset()
     readable = ctx.readable
     for link in physical_links(ctx):
-        # fast path: both ends readable with the same PFC list (almost every link)
+        # fast path: both ends readable with the same PFC list (almost every link); the
+        # plan's two ends of a fabric link share one PortQos
         a_dev, b_dev = readable.get(link.a.device), readable.get(link.b.device)
         if a_dev is not None and b_dev is not None:
-            same = _raw_pfc(a_dev.interfaces.get(link.a.port))
-            if same is not None and same == _raw_pfc(b_dev.interfaces.get(link.b.port)):
+            a_if, b_if = a_dev.interfaces.get(link.a.port), b_dev.interfaces.get(link.b.port)
+            if a_if is not None and b_if is not None and a_if.qos is not None \
+                    and a_if.qos is b_if.qos:
+                continue
+            same = _raw_pfc(a_if)
+            if same is not None and same == _raw_pfc(b_if):
                 continue
         a, b = _end(ctx, link.a), _end(ctx, link.b)
         if a is None or b is None or a.pfc == b.pfc:
