@@ -116,7 +116,8 @@ def rollout(ctx: typer.Context,
     """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
     project = project_of(ctx)
     plan_state = project.plan
-    nornir = inventory.build(project.inventory_dir, plan_state, workers)
+    nornir = inventory.build(project.inventory_dir, plan_state, workers,
+                             project.address_spaces)
     with fabric_lock(project.state_dir, project.fabric, "rollout", break_lock) as held:
         ops.after_break(project, held)
         if resume is not None:
@@ -166,7 +167,8 @@ def verify(ctx: typer.Context,
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
     if not check_ids and not lossless:
         check_ids = [c for c, item in CATALOG.items() if not item.lossless]
-    nornir = inventory.build(project.inventory_dir, project.plan, workers)
+    nornir = inventory.build(project.inventory_dir, project.plan, workers,
+                             project.address_spaces)
     report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
                         only_checks=check_ids,
                         progress=RichProgress(enabled=fmt is Format.TABLE))

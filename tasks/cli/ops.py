@@ -120,7 +120,8 @@ def rollback(ctx: typer.Context,
             f"restore {len(devices)} devices ({', '.join(devices)}) to their state before "
             f"run {run}?", default=False):
         raise typer.Exit(1)
-    nornir = inventory.build(project.inventory_dir, project.plan, workers)
+    nornir = inventory.build(project.inventory_dir, project.plan, workers,
+                             project.address_spaces)
     with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}",
                      break_lock) as held:
         after_break(project, held)
@@ -187,7 +188,8 @@ def audit(ctx: typer.Context,
     if count is not None and interval is None:
         raise InputError.single("--count", "", "only with --every")
     plan_state = project.plan
-    nornir = inventory.build(project.inventory_dir, plan_state, workers)
+    nornir = inventory.build(project.inventory_dir, plan_state, workers,
+                             project.address_spaces)
 
     def once() -> int:
         report = run_audit(nornir, plan_state, lossless=lossless, probes=probes,

@@ -322,10 +322,13 @@ def _tenants(fabric: FabricIntent, tenants: TenantsIntent, intent_hosts: HostsIn
                       "and no host_pool is set for the default VRF")
 
 
-def _pools(intent: Intent) -> Iterator[Problem]:
-    fabric = intent.fabric
-    underlay = fabric.underlay
-    pools: list[tuple[str, tuple[PathPart, ...], ipaddress.IPv4Network]] = [
+AddressSpace = tuple[str, tuple[PathPart, ...], ipaddress.IPv4Network]
+
+
+def address_spaces(intent: Intent) -> list[AddressSpace]:
+    """Every pool and prefix the fabric allocates from, as (file, key path, network)."""
+    underlay = intent.fabric.underlay
+    pools: list[AddressSpace] = [
         (FABRIC, ("underlay", "loopback_pool"), ipaddress.IPv4Network(underlay.loopback_pool)),
     ]
     if underlay.p2p_pool and underlay.mode is BgpMode.NUMBERED:
@@ -339,6 +342,13 @@ def _pools(intent: Intent) -> Iterator[Problem]:
         if tenant.p2p_pool and underlay.mode is BgpMode.NUMBERED:
             pools.append((TENANTS, ("tenants", t_index, "p2p_pool"),
                           ipaddress.IPv4Network(tenant.p2p_pool)))
+    return pools
+
+
+def _pools(intent: Intent) -> Iterator[Problem]:
+    fabric = intent.fabric
+    underlay = fabric.underlay
+    pools = address_spaces(intent)
     for i, (file_a, path_a, net_a) in enumerate(pools):
         for file_b, path_b, net_b in pools[i + 1:]:
             if net_a.overlaps(net_b):

@@ -10,6 +10,7 @@ from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.intent.models import Intent
 from tasks.intent.names import fabric_problem
+from tasks.intent.semantics import AddressSpace, address_spaces
 from tasks.model.state import FabricState
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
@@ -52,6 +53,11 @@ class Project:
     @cached_property
     def intent(self) -> Intent:
         return load_intent(self.intent_dir, known_platforms=PLATFORMS)
+
+    @cached_property
+    def address_spaces(self) -> list[AddressSpace]:
+        """The pools the fabric allocates from (management addresses must stay out)."""
+        return address_spaces(self.intent)
 
     @cached_property
     def plan(self) -> FabricState:

@@ -99,6 +99,29 @@ def test_inventory_missing_a_planned_device_is_named(tmp_path: Path) -> None:
     _no_traceback(result.stdout, result.stderr)
 
 
+@pytest.mark.parametrize(("address", "pool"), [
+    ("10.0.0.40", "fabric.yaml underlay.loopback_pool 10.0.0.0/24"),
+    ("10.200.7.9", "tenants.yaml tenants.1.prefixes.0 10.200.0.0/16"),
+])
+def test_a_management_address_inside_a_fabric_pool_is_refused(tmp_path: Path, address: str,
+                                                              pool: str) -> None:
+    inv = tmp_path / "inv"
+    inv.mkdir()
+    names = [*(f"spine{i}" for i in (1, 2)), *(f"leaf{i}" for i in range(1, 5)),
+             *(f"leaf{i}-h{k}" for i in range(1, 5) for k in (1, 2))]
+    hosts = "".join(f"{name}:\n  hostname: {address if name == 'leaf3' else f'192.0.2.{n}'}\n"
+                    for n, name in enumerate(names, start=10))
+    (inv / "hosts.yaml").write_text(hosts)
+    (inv / "groups.yaml").write_text("{}\n")
+    (inv / "defaults.yaml").write_text("{}\n")
+    result = flatfab("--inventory", str(inv), "verify")
+    assert result.code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [f"error: {inv / 'hosts.yaml'}:10: leaf3.hostname: management address "
+                     f"{address} lies in the fabric's {pool}"]
+    _no_traceback(result.stdout, result.stderr)
+
+
 def test_unknown_check_and_bad_format_are_usage_errors() -> None:
     unknown = flatfab("verify", "--check", "no.such.check")
     assert unknown.code == 2 and "no.such.check" in unknown.stderr
