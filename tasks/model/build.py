@@ -17,6 +17,10 @@ M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
 _set = object.__setattr__
+# BaseModel's slots, set through their descriptors (a little faster than object.__setattr__)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 _ALL: dict[type[BaseModel], set[str]] = {}
@@ -45,9 +49,9 @@ def cloner(prototype: M) -> Callable[..., M]:
     def make(**changes: Any) -> M:
         copy = _new(cls)
         _set(copy, "__dict__", {**values, **changes})
-        _set(copy, "__pydantic_fields_set__", fields_set)
-        _set(copy, "__pydantic_extra__", None)
-        _set(copy, "__pydantic_private__", None)
+        _set_fields_set(copy, fields_set)
+        _set_extra(copy, None)
+        _set_private(copy, None)
         return copy
 
     return make
