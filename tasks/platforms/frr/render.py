@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from tasks.model.state import DEFAULT_VRF, DeviceQos, DeviceState, IfKind, Interface
 from tasks.platforms import configdb
 from tasks.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
@@ -14,6 +16,9 @@ LINK_KINDS = (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.BRIDGE)
 # a few shapes of switch per fabric; the texts of a 1,000-port spine are a few MB
 _LINKS = TextMemo(8)
 _QOS = TextMemo(8)
+_LINK_VALUES = attrgetter("name", "vrf", "kind", "bridge", "mtu", "up")
+_QOS_OF = attrgetter("qos")
+_VRF_PARENT = attrgetter("vrf", "parent")
 
 
 def link_specs(device: DeviceState) -> dict[str, LinkSpec]:
@@ -26,8 +31,8 @@ def link_specs(device: DeviceState) -> dict[str, LinkSpec]:
 
 def render_links(device: DeviceState) -> str:
     """format_links(link_specs(device)), once per distinct set of link values."""
-    key = tuple((i.name, i.vrf, i.kind is IfKind.BRIDGE, i.bridge, i.mtu or 1500, bool(i.up))
-                for i in device.interfaces.values() if i.kind in LINK_KINDS)
+    # every interface's raw values (a finer key than the section needs), gathered in C
+    key = tuple(map(_LINK_VALUES, device.interfaces.values()))
     return _LINKS.get(key, lambda: format_links(link_specs(device)))
 
 
@@ -56,23 +61,19 @@ def render_qos(device: DeviceState) -> str | None:
     qos = device.qos
     if qos is None:
         return None
-    # everything the section is made of: each interface's name, VRF, parent and lossless
-    # state (numbered by first use; a handful of distinct states per switch, each as JSON)
-    # and the device's buffers
-    slots: dict[int, int] = {}
-    states: list[str] = []
-    shape = []
-    for name, iface in device.interfaces.items():
-        port = iface.qos
-        slot = -1
-        if port is not None:
-            found = slots.get(id(port))
-            if found is None:
-                found = slots[id(port)] = len(states)
-                states.append(port.model_dump_json())
-            slot = found
-        shape.append((name, iface.vrf, iface.parent, slot))
-    key = (qos.model_dump_json(), tuple(states), tuple(shape))
+    # everything the section is made of: the device's buffers, each interface's name, VRF
+    # and parent, and which of the switch's few distinct lossless states it has (numbered by
+    # first use, each as JSON); gathered with C-level map()s, a spine has thousands of ports
+    interfaces = device.interfaces.values()
+    states = list(map(_QOS_OF, interfaces))
+    ids = list(map(id, states))
+    distinct = dict(zip(ids, states, strict=True))
+    slot = {state_id: number for number, state_id in enumerate(distinct)}
+    key = (qos.model_dump_json(),
+           tuple("null" if state is None else state.model_dump_json()
+                 for state in distinct.values()),
+           tuple(device.interfaces), tuple(map(_VRF_PARENT, interfaces)),
+           tuple(map(slot.__getitem__, ids)))
     return _QOS.get(key, lambda: _qos_text(device, qos))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from tasks.model.state import NicQos
@@ -59,12 +60,19 @@ class NicSettings:
     dscp_to_priority: tuple[int, ...]  # 64 entries
 
     def line(self, nic: str) -> str:
-        changed = [f"{d}:{p}" for d, p in enumerate(self.dscp_to_priority) if p != d >> 3]
-        return (f"qos {nic} trust {self.trust} pfc {_list(self.pfc)} tos {self.tos} "
-                f"cnp {self.cnp_dscp}/{self.cnp_priority} ecn-np {_list(self.ecn_np)} "
-                f"ecn-rp {_list(self.ecn_rp)} dcqcn {'on' if self.dcqcn else 'off'} "
-                f"strict {_list(self.strict)} tc-bw {','.join(map(str, self.tc_bw))} "
-                f"pfc-prevention {self.pfc_prevention_ms} dscp2prio {','.join(changed) or '-'}")
+        return _line(self, nic)
+
+
+@lru_cache(maxsize=256)
+def _line(settings: NicSettings, nic: str) -> str:
+    """The qos line; thousands of hosts share a few (settings, NIC name) pairs."""
+    s = settings
+    changed = [f"{d}:{p}" for d, p in enumerate(s.dscp_to_priority) if p != d >> 3]
+    return (f"qos {nic} trust {s.trust} pfc {_list(s.pfc)} tos {s.tos} "
+            f"cnp {s.cnp_dscp}/{s.cnp_priority} ecn-np {_list(s.ecn_np)} "
+            f"ecn-rp {_list(s.ecn_rp)} dcqcn {'on' if s.dcqcn else 'off'} "
+            f"strict {_list(s.strict)} tc-bw {','.join(map(str, s.tc_bw))} "
+            f"pfc-prevention {s.pfc_prevention_ms} dscp2prio {','.join(changed) or '-'}")
 
 
 def _list(values: tuple[int, ...]) -> str:
