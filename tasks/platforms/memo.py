@@ -2,8 +2,9 @@
 
 Switches of one shape (every leaf, every spine of a fabric) render the same links and
 lossless sections; a key made of the values a section is rendered from lets the second and
-every later switch skip the work. Keys hold values only (names, numbers, JSON), never object
-identities, so a changed device can never be given an old text.
+every later switch skip the work. Keys hold the values of validated models only (names,
+numbers, enums, JSON), never object identities, so a device changed in place is never given
+an old text.
 """
 
 from __future__ import annotations
