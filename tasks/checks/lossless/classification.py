@@ -82,14 +82,21 @@ def dscp_map(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless = profile(ctx)
     if lossless is None:
         return
-    cached = PerObject(lambda table: _full_map(list(table), lossless, kernel=True))
+    # judged once per distinct map: a large fabric has ~10^5 ports and NICs, a few maps
+    judged: dict[tuple[bool, tuple[int, ...]], list[Issue]] = {}
+
+    def issues_of(table: list[int], *, kernel: bool) -> list[Issue]:
+        key = (kernel, tuple(table))
+        if key not in judged:
+            judged[key] = _full_map(table, lossless, kernel=kernel)
+        return judged[key]
+
     for group in port_groups(ctx, subinterfaces=True):
-        issues = cached(tuple(group.qos.maps.dscp_to_tc))
+        issues = issues_of(group.qos.maps.dscp_to_tc, kernel=True)
         for port in group.ports if issues else []:
             yield from port_findings(item, port, issues)
     for nic in nics(ctx):
-        yield from nic_findings(item, nic, _full_map(nic.nic.dscp_to_priority, lossless,
-                                                     kernel=False))
+        yield from nic_findings(item, nic, issues_of(nic.nic.dscp_to_priority, kernel=False))
 
 
 def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfile) -> list[Issue]:
