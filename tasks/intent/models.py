@@ -187,9 +187,35 @@ class LinkClass(Strict):
 
 
 class Switch(Strict):
+    """A spine or leaf. `loopback` and `asn` pin what a source of truth already holds; without
+    them both are allocated from the stable id."""
+
     name: Name
     id: Annotated[int, Field(ge=1)] | None = None
     platform: str | None = None
+    loopback: str | None = None  # an address, "/32" optional
+    asn: Annotated[int, Field(ge=1, le=4_294_967_294)] | None = None
+
+    @field_validator("loopback")
+    @classmethod
+    def _loopback(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        address, _, length = value.partition("/")
+        if length not in ("", "32"):
+            raise ValueError(f"a loopback is one address (/32), not {value!r}")
+        try:
+            return str(ipaddress.IPv4Address(address))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IPv4 address") from None
+
+    @field_validator("asn")
+    @classmethod
+    def _asn(cls, value: int | None) -> int | None:
+        why = None if value is None else asn_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
 
     @property
     def stable_id(self) -> int:

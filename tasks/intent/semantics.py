@@ -20,6 +20,7 @@ from tasks.intent.models import (
     TenantsIntent,
 )
 from tasks.intent.names import name_problem
+from tasks.plan.allocate import leaf_asn, leaf_loopback, spine_loopback
 from tasks.yamlio import PathPart
 
 FABRIC, HOSTS, TENANTS = "fabric", "hosts", "tenants"
@@ -158,6 +159,60 @@ def _switches(fabric: FabricIntent) -> Iterator[Problem]:
             if role == "spines" and sid > fabric.underlay.max_spines:
                 yield Problem(FABRIC, (role, index), f"spine id {sid} exceeds "
                               f"underlay.max_spines ({fabric.underlay.max_spines})")
+    yield from _pins(fabric)
+
+
+def _pins(fabric: FabricIntent) -> Iterator[Problem]:
+    """Pinned loopbacks and ASNs (from a source of truth) must fit the allocation scheme:
+    loopbacks inside the pool and unique among all switches' loopbacks, spines on the one
+    spine ASN the leaves peer with, leaf ASNs unique and not the spines'."""
+    underlay = fabric.underlay
+    pool = ipaddress.IPv4Network(underlay.loopback_pool)
+    loopbacks: dict[str, list[str]] = {}
+    for role in ("spines", "leaves"):
+        for switch in getattr(fabric, role):
+            address = _allocated_loopback(fabric, role, switch) if switch.stable_id else None
+            if address is not None:
+                loopbacks.setdefault(address, []).append(switch.name)
+    leaf_asns: dict[int, list[str]] = {}
+    for leaf in fabric.leaves:
+        if leaf.stable_id:
+            leaf_asns.setdefault(leaf.asn or leaf_asn(underlay, leaf.stable_id),
+                                 []).append(leaf.name)
+    for role in ("spines", "leaves"):
+        for index, switch in enumerate(getattr(fabric, role)):
+            if switch.loopback is not None:
+                path = (role, index, "loopback")
+                others = [n for n in loopbacks.get(switch.loopback, []) if n != switch.name]
+                if ipaddress.IPv4Address(switch.loopback) not in pool:
+                    yield Problem(FABRIC, path, f"{switch.loopback} is outside "
+                                  f"underlay.loopback_pool {pool}")
+                elif others:
+                    yield Problem(FABRIC, path, f"{switch.loopback} is also {others[0]!r}'s "
+                                  "loopback")
+            if switch.asn is None:
+                continue
+            path = (role, index, "asn")
+            if role == "spines" and switch.asn != underlay.spine_asn:
+                yield Problem(FABRIC, path, f"spines share underlay.spine_asn "
+                              f"{underlay.spine_asn}; {switch.name!r} is pinned to {switch.asn}")
+            elif role == "leaves" and switch.asn == underlay.spine_asn:
+                yield Problem(FABRIC, path, f"{switch.asn} is the spines' ASN")
+            elif role == "leaves" and len(leaf_asns[switch.asn]) > 1:
+                other = next(n for n in leaf_asns[switch.asn] if n != switch.name)
+                yield Problem(FABRIC, path, f"ASN {switch.asn} is also {other!r}'s")
+
+
+def _allocated_loopback(fabric: FabricIntent, role: str, switch: Switch) -> str | None:
+    """The loopback a switch ends up with (its pin, else its stable id's slot; None when
+    the pool has no such slot, which _pools reports)."""
+    if switch.loopback is not None:
+        return switch.loopback
+    allocate = spine_loopback if role == "spines" else leaf_loopback
+    try:
+        return allocate(fabric.underlay, switch.stable_id).split("/", maxsplit=1)[0]
+    except IndexError:
+        return None
 
 
 def _links(fabric: FabricIntent) -> Iterator[Problem]:

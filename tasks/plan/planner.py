@@ -100,11 +100,14 @@ def _plan(intent: Intent) -> FabricState:
     devices: dict[str, DeviceState] = {}
     for spine in spines:
         devices[spine.name] = _switch(spine, Role.SPINE, underlay.spine_asn,
-                                      allocate.spine_loopback(underlay, spine.stable_id),
+                                      _pinned(spine.loopback)
+                                      or allocate.spine_loopback(underlay, spine.stable_id),
                                       fabric.platform, bgp_options)
     for leaf in leaves:
-        devices[leaf.name] = _switch(leaf, Role.LEAF, allocate.leaf_asn(underlay, leaf.stable_id),
-                                     allocate.leaf_loopback(underlay, leaf.stable_id),
+        devices[leaf.name] = _switch(leaf, Role.LEAF,
+                                     leaf.asn or allocate.leaf_asn(underlay, leaf.stable_id),
+                                     _pinned(leaf.loopback)
+                                     or allocate.leaf_loopback(underlay, leaf.stable_id),
                                      fabric.platform, bgp_options)
 
     # cabling: explicit links, else full mesh with link class "fabric"
@@ -233,6 +236,10 @@ def _plan(intent: Intent) -> FabricState:
                  for vrf in all_vrfs})
     plan_lossless(intent.qos, state)
     return state
+
+
+def _pinned(loopback: str | None) -> str | None:
+    return None if loopback is None else f"{loopback}/32"
 
 
 def _switch(switch: Switch, role: Role, asn: int, loopback: str, platform: str,
