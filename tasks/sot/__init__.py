@@ -1,0 +1,1 @@
+"""The source of truth (Nautobot): import, write-back, audit, and the test service."""

@@ -1,0 +1,94 @@
+"""Where the source of truth and the plan disagree, each named by the source object.
+
+The same comparison serves `sot check` (the intent as it is) and import (the intent as it
+would be written: whatever still disagrees then is something the intent cannot express,
+such as a cable on a port the port scheme does not give that link).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from tasks.model.state import FabricState, LinkKind, Role
+from tasks.sot.importer import SotMapping
+from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
+
+
+@dataclass(frozen=True, order=True)
+class Disagreement:
+    device: str
+    subject: str  # the source object ("dcim.cable leaf1:swp51 - spine1:swp1 (id)") or "intent"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.device}: {self.subject}: {self.message}"
+
+
+def _ends(cable: SotCable) -> frozenset[tuple[str, str]]:
+    return frozenset({(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)})
+
+
+def compare(snapshot: Snapshot, plan: FabricState, mapping: SotMapping) -> list[Disagreement]:
+    return sorted(set(_compare(snapshot, plan, mapping)))
+
+
+def _compare(snapshot: Snapshot, plan: FabricState,
+             mapping: SotMapping) -> Iterator[Disagreement]:
+    sot = {d.name: d for d in snapshot.devices if mapping.roles.get(d.role or "") is not None}
+    yield from _devices(sot, plan, mapping)
+    yield from _cables(snapshot, plan)
+
+
+def _devices(sot: Mapping[str, SotDevice], plan: FabricState,
+             mapping: SotMapping) -> Iterator[Disagreement]:
+    for name, device in sot.items():
+        planned = plan.devices.get(name)
+        if planned is None:
+            yield Disagreement(name, str(device.ref), "not in the intent")
+            continue
+        role = mapping.roles[device.role or ""]
+        if role != planned.role.value:
+            yield Disagreement(name, str(device.ref), f"role {device.role!r} ({role}); the "
+                               f"intent has a {planned.role.value}")
+        platform = mapping.platforms.get(device.platform or "")
+        if platform is not None and platform != planned.platform:
+            yield Disagreement(name, str(device.ref), f"platform {device.platform!r} "
+                               f"({platform}); the intent has {planned.platform}")
+        loopback = (planned.loopback or "").split("/", maxsplit=1)[0] or None
+        if device.loopback is not None and device.loopback != loopback:
+            yield Disagreement(name, str(device.ref), f"loopback {device.loopback}; the plan "
+                               f"gives {loopback}")
+        if device.asn is not None and device.asn != planned.asn:
+            yield Disagreement(name, str(device.ref), f"ASN {device.asn}; the plan gives "
+                               f"{planned.asn}")
+        if planned.role is Role.HOST and device.tenant != planned.tenant:
+            yield Disagreement(name, str(device.ref), f"tenant {device.tenant or 'none'}; the "
+                               f"intent puts it in {planned.tenant or 'none'}")
+    for name in plan.devices:
+        if name not in sot:
+            yield Disagreement(name, "intent", "planned, but the source of truth has no "
+                               "such device (with a fabric role)")
+
+
+def _cables(snapshot: Snapshot, plan: FabricState) -> Iterator[Disagreement]:
+    sot = {_ends(c): c for c in snapshot.cables
+           if c.a_device in plan.devices and c.b_device in plan.devices}
+    planned = {frozenset({(link.a.device, link.a.port), (link.b.device, link.b.port)}): link
+               for link in plan.links
+               if link.parent is None
+               and link.kind in (LinkKind.FABRIC, LinkKind.HOST)}
+    peer = {end: other for ends in planned for end in ends for other in ends if other != end}
+    for ends, cable in sot.items():
+        if ends in planned:
+            continue
+        a, b = sorted(ends)
+        wanted = [f"{d}:{p} to {peer[(d, p)][0]}:{peer[(d, p)][1]}" for d, p in (a, b)
+                  if (d, p) in peer]
+        hint = f"; the plan cables {' and '.join(wanted)}" if wanted else ""
+        yield Disagreement(a[0], str(cable.ref), f"cables {a[0]}:{a[1]} to {b[0]}:{b[1]}, "
+                           f"which the plan does not{hint}")
+    for ends, link in planned.items():
+        if ends not in sot:
+            yield Disagreement(link.a.device, "intent", f"plans {link.id}; the source of "
+                               "truth has no such cable")

@@ -1,0 +1,366 @@
+"""A source-of-truth snapshot into intents/<fabric>/*.yaml, and where the two disagree.
+
+The source owns what exists and how it is cabled: which switches are spines and leaves (and
+their platforms), which leaf port each host NIC is cabled to, tenant membership, and the
+loopbacks and ASNs already given out (written as pins). The intent keeps what the source does
+not model (pools, link classes, the lossless profile). Import edits the existing files in
+place with a round-trip YAML writer, so comments and key order survive and an import that
+changes nothing gives byte-identical files; compact forms (a host count, a full mesh, member
+patterns) are kept wherever they still say the same.
+
+Bad data in the source (a device without role or platform, a duplicate name, a cable to a
+device or port outside the fabric) is an error naming the source object.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from tasks.errors import InputError, InputProblem
+from tasks.intent.models import Intent
+from tasks.intent.names import name_problem
+from tasks.model.state import FabricState
+from tasks.platforms.base import Platform
+from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
+
+ROLES = ("spine", "leaf", "host")
+MAX_PORT = 4096  # the highest port number a name is looked up for
+
+
+@dataclass(frozen=True)
+class SotMapping:
+    """How the source's vocabulary maps onto flatfab's (explicit, never guessed)."""
+
+    roles: Mapping[str, str]  # source role -> spine | leaf | host
+    platforms: Mapping[str, str]  # source platform (network driver) -> flatfab platform
+
+
+@dataclass
+class _Fabric:
+    """The snapshot sorted into flatfab's roles, every fact with its source object."""
+
+    switches: dict[str, list[SotDevice]] = field(default_factory=dict)  # spine/leaf -> devices
+    hosts: dict[str, SotDevice] = field(default_factory=dict)
+    platform: dict[str, str] = field(default_factory=dict)  # device -> flatfab platform
+    uplinks: dict[tuple[str, str], SotCable] = field(default_factory=dict)  # (leaf, spine)
+    host_cables: dict[str, SotCable] = field(default_factory=dict)  # host -> its leaf cable
+
+
+def _problem(source: str, what: str, reason: str) -> InputProblem:
+    return InputProblem(file=source, path=what, reason=reason)
+
+
+def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
+    """Devices by role and cables by kind; every piece of bad data is one problem."""
+    problems: list[InputProblem] = []
+    fabric = _Fabric(switches={"spine": [], "leaf": []})
+    seen: dict[str, SotDevice] = {}
+    role_of: dict[str, str] = {}
+    for device in snapshot.devices:
+        where = str(device.ref)
+        if device.name in seen:
+            problems.append(_problem(snapshot.source, where, f"duplicate device name "
+                                     f"{device.name!r} (also {seen[device.name].ref})"))
+            continue
+        seen[device.name] = device
+        role = mapping.roles.get(device.role or "")
+        if device.role is None:
+            problems.append(_problem(snapshot.source, where, "has no role"))
+            continue
+        if role is None:
+            continue  # a device of another kind (a console server): not part of the fabric
+        why = name_problem(device.name)
+        if why is not None:
+            problems.append(_problem(snapshot.source, where, f"name {device.name!r}: {why}"))
+            continue
+        platform = mapping.platforms.get(device.platform or "")
+        if platform is None:
+            known = ", ".join(sorted(mapping.platforms))
+            problems.append(_problem(snapshot.source, where, "has no platform" if
+                                     device.platform is None else f"platform "
+                                     f"{device.platform!r} is not mapped (known: {known})"))
+            continue
+        role_of[device.name] = role
+        fabric.platform[device.name] = platform
+        if role == "host":
+            fabric.hosts[device.name] = device
+        else:
+            fabric.switches[role].append(device)
+    for cable in snapshot.cables:
+        roles = {role_of.get(cable.a_device), role_of.get(cable.b_device)}
+        if None in roles:
+            if roles != {None}:  # one end in the fabric, one outside: cabled to nowhere
+                problems.append(_problem(snapshot.source, str(cable.ref),
+                                         f"joins {cable.a_device}:{cable.a_port} and "
+                                         f"{cable.b_device}:{cable.b_port}, one of which is "
+                                         "not a fabric device"))
+            continue
+        if roles == {"leaf", "spine"}:
+            leaf, spine = _ordered(cable, role_of, "leaf")
+            fabric.uplinks[(leaf, spine)] = cable
+        elif roles == {"leaf", "host"}:
+            host, _ = _ordered(cable, role_of, "host")
+            if host in fabric.host_cables:
+                first = fabric.host_cables[host].ref
+                problems.append(_problem(snapshot.source, str(cable.ref),
+                                         f"host {host} has a second leaf cable (also {first})"))
+                continue
+            fabric.host_cables[host] = cable
+        else:
+            problems.append(_problem(snapshot.source, str(cable.ref), "joins "
+                                     f"{' and '.join(sorted(r or '' for r in roles))}; flatfab "
+                                     "cables spine-leaf and leaf-host only"))
+    if problems:
+        raise InputError(problems)
+    return fabric
+
+
+def _ordered(cable: SotCable, role_of: Mapping[str, str], first: str) -> tuple[str, str]:
+    """(device of role `first`, the other device)."""
+    if role_of[cable.a_device] == first:
+        return cable.a_device, cable.b_device
+    return cable.b_device, cable.a_device
+
+
+def _port_of(cable: SotCable, device: str) -> str:
+    return cable.a_port if cable.a_device == device else cable.b_port
+
+
+@cache
+def _numbers(platform: Platform) -> dict[str, int]:
+    """Port name -> port number on one platform (the inverse of its naming)."""
+    return {platform.names.physical(n): n for n in range(MAX_PORT, 0, -1)}
+
+
+def port_number(platform: Platform, name: str) -> int | None:
+    return _numbers(platform).get(name)
+
+
+# -- the YAML edits --------------------------------------------------------------------------
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 100
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def _load(path: Path) -> Any:
+    if not path.exists():
+        return CommentedMap()
+    doc = _yaml().load(path.read_text(encoding="utf-8"))
+    return CommentedMap() if doc is None else doc
+
+
+def _dump(doc: Any) -> str:
+    buf = io.StringIO()
+    _yaml().dump(doc, buf)
+    return buf.getvalue()
+
+
+def _flow(mapping: dict[str, Any]) -> CommentedMap:
+    out = CommentedMap(mapping)
+    out.fa.set_flow_style()
+    return out
+
+
+def _switch_entries(existing: Iterable[Any], devices: list[SotDevice], fabric_platform: str,
+                    platform_of: Mapping[str, str],
+                    pins: Mapping[str, dict[str, Any]]) -> CommentedSeq:
+    """The spines or leaves list: existing entries (and their order, ids, comments) kept for
+    devices the source still has, new devices appended by name."""
+    by_name = {d.name: d for d in devices}
+    out = CommentedSeq()
+    kept: set[str] = set()
+    for entry in existing:
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        if name in by_name:
+            out.append(_switch_entry(entry, fabric_platform, platform_of[name],
+                                     pins.get(name, {})))
+            kept.add(name)
+    for device in sorted(devices, key=lambda d: d.name):
+        if device.name not in kept:
+            out.append(_switch_entry(CommentedMap({"name": device.name}), fabric_platform,
+                                     platform_of[device.name], pins.get(device.name, {})))
+    return out
+
+
+def _switch_entry(entry: Any, fabric_platform: str, platform: str,
+                  pins: Mapping[str, Any]) -> Any:
+    wanted = {"platform": None if platform == fabric_platform else platform,
+              "loopback": pins.get("loopback"), "asn": pins.get("asn")}
+    for key, value in wanted.items():
+        if value is None:
+            entry.pop(key, None)
+        elif entry.get(key) != value:
+            entry[key] = value
+    return entry
+
+
+def _links(fabric: _Fabric) -> CommentedSeq | None:
+    """The explicit leaf-spine links, or None for a full mesh (the intent's default)."""
+    leaves = [d.name for d in fabric.switches["leaf"]]
+    spines = [d.name for d in fabric.switches["spine"]]
+    if set(fabric.uplinks) == {(leaf, spine) for leaf in leaves for spine in spines}:
+        return None
+    out = CommentedSeq()
+    for leaf, spine in sorted(fabric.uplinks):
+        out.append(_flow({"leaf": leaf, "spine": spine}))
+    return out
+
+
+@dataclass(frozen=True)
+class _HostSlot:
+    name: str
+    port: int
+    nic: str
+
+
+def _host_slots(fabric: _Fabric, leaf_platform: Mapping[str, Platform],
+                host_base: int) -> dict[str, list[_HostSlot]]:
+    """Leaf -> its hosts (port numbers in the intent's counting), sorted by port."""
+    problems = []
+    slots: dict[str, list[_HostSlot]] = {}
+    for host, cable in sorted(fabric.host_cables.items()):
+        leaf = cable.b_device if cable.a_device == host else cable.a_device
+        leaf_port = _port_of(cable, leaf)
+        number = port_number(leaf_platform[leaf], leaf_port)
+        if number is None or number <= host_base:
+            problems.append(InputProblem(file="", path=str(cable.ref), reason=(
+                f"{leaf}:{leaf_port} is not a host port of a {leaf_platform[leaf].name} leaf "
+                f"(host ports count from {leaf_platform[leaf].names.physical(host_base + 1)})")))
+            continue
+        slots.setdefault(leaf, []).append(_HostSlot(host, number - host_base,
+                                                    _port_of(cable, host)))
+    if problems:
+        raise InputError(problems)
+    return {leaf: sorted(hosts, key=lambda s: s.port) for leaf, hosts in slots.items()}
+
+
+def _hosts_doc(doc: Any, slots: dict[str, list[_HostSlot]], leaves: list[str]) -> Any:
+    """hosts.yaml's per-leaf section, as compact as it can be while saying the same."""
+    defaults = doc.get("defaults") or {}
+    count = int(defaults.get("count", 0))
+    nic = str(defaults.get("nic", "eth1"))
+    name_format = str(defaults.get("name_format", "{leaf}-h{port}"))
+
+    def regular(leaf: str, hosts: list[_HostSlot]) -> bool:
+        """Ports 1..n, default names and NIC: `count: n` says it all."""
+        return all(h.port == i and h.nic == nic and h.name == name_format.format(leaf=leaf,
+                                                                                  port=i)
+                   for i, h in enumerate(hosts, start=1))
+
+    section = CommentedMap()
+    for leaf in leaves:
+        hosts = slots.get(leaf, [])
+        if regular(leaf, hosts):
+            if len(hosts) != count:
+                section[leaf] = _flow({"count": len(hosts)})
+            continue
+        entries = CommentedSeq()
+        for slot in hosts:
+            entry: dict[str, Any] = {"port": slot.port}
+            if slot.name != name_format.format(leaf=leaf, port=slot.port):
+                entry = {"name": slot.name, **entry}
+            if slot.nic != nic:
+                entry["nic"] = slot.nic
+            entries.append(_flow(entry))
+        section[leaf] = CommentedMap({"hosts": entries})
+    old = doc.get("leaves")
+    if section:
+        if old != section:
+            doc["leaves"] = section
+    else:
+        doc.pop("leaves", None)
+    return doc
+
+
+def _tenants_doc(doc: Any, snapshot: Snapshot, hosts: Iterable[str]) -> list[str]:
+    """Tenant members from the hosts' tenants; the existing patterns are kept while they
+    still select exactly those hosts. Returns tenants the source has that the intent lacks
+    (a tenant needs a VRF id and prefixes, which only the intent gives)."""
+    members: dict[str, list[str]] = {}
+    for device in snapshot.devices:
+        if device.name in hosts and device.tenant is not None:
+            members.setdefault(device.tenant, []).append(device.name)
+    names = sorted(hosts)
+    missing = sorted(set(members) - {t.get("name") for t in doc.get("tenants") or []})
+    for tenant in doc.get("tenants") or []:
+        wanted = sorted(members.get(tenant.get("name"), []))
+        patterns = list(tenant.get("members") or [])
+        selected = sorted({n for p in patterns for n in fnmatch.filter(names, p)})
+        if selected != wanted:
+            seq = CommentedSeq(wanted)
+            seq.fa.set_flow_style()
+            tenant["members"] = seq
+    return missing
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    files: dict[str, str]  # file name -> new text
+    notes: list[str]  # what the source holds that the intent cannot take (said, not lost)
+
+
+INTENT_STEMS = ("fabric", "hosts", "tenants")
+Planner = Callable[[dict[str, str]], FabricState]  # intent file texts -> their plan
+
+
+def import_fabric(snapshot: Snapshot, intent_dir: Path, intent: Intent, mapping: SotMapping,
+                  platforms: Mapping[str, Platform], plan_of: Planner) -> ImportResult:
+    """The intent files as the source of truth says (not written: the caller does that).
+
+    Loopbacks and ASNs the source holds become pins only where they differ from what the
+    allocation scheme gives anyway, so an import shows real pins in its diff, not noise.
+    """
+    fabric = classify(snapshot, mapping)
+    files = _files(fabric, snapshot, intent_dir, intent, platforms, pins={})
+    planned = plan_of(files.files)
+    pins: dict[str, dict[str, Any]] = {}
+    for role in ("spine", "leaf"):
+        for device in fabric.switches[role]:
+            state = planned.devices[device.name]
+            loopback = (state.loopback or "").split("/", maxsplit=1)[0]
+            if device.loopback is not None and device.loopback != loopback:
+                pins.setdefault(device.name, {})["loopback"] = device.loopback
+            if device.asn is not None and device.asn != state.asn:
+                pins.setdefault(device.name, {})["asn"] = device.asn
+    return _files(fabric, snapshot, intent_dir, intent, platforms, pins) if pins else files
+
+
+def _files(fabric: _Fabric, snapshot: Snapshot, intent_dir: Path, intent: Intent,
+           platforms: Mapping[str, Platform], pins: Mapping[str, dict[str, Any]]
+           ) -> ImportResult:
+    docs = {stem: _load(intent_dir / f"{stem}.yaml") for stem in INTENT_STEMS}
+    doc = docs["fabric"]
+    fabric_platform = intent.fabric.platform
+    for role, key in (("spine", "spines"), ("leaf", "leaves")):
+        doc[key] = _switch_entries(doc.get(key) or [], fabric.switches[role], fabric_platform,
+                                   fabric.platform, pins)
+    links = _links(fabric)
+    if links is None:
+        doc.pop("links", None)
+    elif doc.get("links") != links:
+        doc["links"] = links
+    leaf_platform = {d.name: platforms[fabric.platform[d.name]]
+                     for d in fabric.switches["leaf"]}
+    slots = _host_slots(fabric, leaf_platform, intent.fabric.ports.leaf_host_base)
+    leaves = [entry["name"] for entry in doc["leaves"]]
+    _hosts_doc(docs["hosts"], slots, leaves)
+    missing = _tenants_doc(docs["tenants"], snapshot, fabric.hosts)
+    notes = [f"tenant {name!r} is in the source but not in tenants.yaml (it needs a vrf_id and "
+             "prefixes there)" for name in missing]
+    files = {f"{stem}.yaml": _dump(d) for stem, d in docs.items()
+             if (intent_dir / f"{stem}.yaml").exists() or d}
+    return ImportResult(files=files, notes=notes)

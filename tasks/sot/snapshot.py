@@ -1,0 +1,59 @@
+"""What flatfab reads from a source of truth, in its own neutral shape.
+
+A client (tasks.sot.nautobot) fills a Snapshot from the API; everything after that (import,
+the check mode, write-back plans, the audit) works on the snapshot alone, so it is
+deterministic and tested without a server. Every object keeps the source's id and a
+human label, so a disagreement can name the exact object an operator has to fix.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SotModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SotRef(SotModel):
+    """Which source object a fact came from: its type, id and a readable label."""
+
+    kind: str  # e.g. "dcim.device", "dcim.cable"
+    id: str
+    label: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.label} ({self.id})"
+
+
+class SotDevice(SotModel):
+    ref: SotRef
+    name: str
+    role: str | None  # the source's role name; None when the device has none
+    platform: str | None  # the source's platform (network driver); None when unset
+    primary_ip4: str | None = None
+    loopback: str | None = None  # an address, from the loopback interface's IP
+    asn: int | None = None
+    tenant: str | None = None
+
+
+class SotCable(SotModel):
+    ref: SotRef
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+
+
+class SotTenant(SotModel):
+    ref: SotRef
+    name: str
+
+
+class Snapshot(SotModel):
+    """A fabric as the source of truth holds it (sorted by name: reads are deterministic)."""
+
+    source: str  # where it was read from (a URL), for messages
+    devices: list[SotDevice] = Field(default_factory=list)
+    cables: list[SotCable] = Field(default_factory=list)
+    tenants: list[SotTenant] = Field(default_factory=list)

@@ -1,0 +1,82 @@
+"""`sot import` and `sot check`: a snapshot against a fabric's intent.
+
+Import never writes an intent that does not load, and never one that still disagrees with
+the source: the new files are loaded and planned in a scratch directory first, and whatever
+the plan and the source still disagree on (a cable on a port the port scheme does not give
+that link) refuses the import, naming the source objects.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tasks.atomic import write_atomic
+from tasks.errors import InputError, InputProblem
+from tasks.intent.loader import load_intent
+from tasks.model.state import FabricState
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
+from tasks.sot.compare import Disagreement, compare
+from tasks.sot.importer import SotMapping, import_fabric
+from tasks.sot.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    changed: list[str]  # intent files whose text changes
+    diff: str  # unified diff of those files
+    notes: list[str]
+    written: bool
+
+
+def _scratch_plan(intent_dir: Path, files: dict[str, str]) -> FabricState:
+    """Plan the intent as it would be with `files` replaced; problems name the real files."""
+    with tempfile.TemporaryDirectory(prefix="flatfab-sot-") as tmp:
+        scratch = Path(tmp) / intent_dir.name
+        scratch.mkdir()
+        for path in intent_dir.glob("*.yaml"):
+            shutil.copyfile(path, scratch / path.name)
+        for name, text in files.items():
+            (scratch / name).write_text(text, encoding="utf-8")
+        try:
+            return plan(load_intent(scratch, known_platforms=PLATFORMS))
+        except InputError as exc:
+            raise InputError([InputProblem(
+                file=p.file.replace(str(scratch), str(intent_dir)) + " (as imported)",
+                path=p.path, reason=p.reason, line=p.line) for p in exc.problems]) from None
+
+
+def run_import(snapshot: Snapshot, intent_dir: Path, mapping: SotMapping, *,
+               write: bool) -> ImportReport:
+    intent = load_intent(intent_dir, known_platforms=PLATFORMS)
+    result = import_fabric(snapshot, intent_dir, intent, mapping, PLATFORMS,
+                           lambda files: _scratch_plan(intent_dir, files))
+    left = compare(snapshot, _scratch_plan(intent_dir, result.files), mapping)
+    if left:
+        raise InputError([InputProblem(file=snapshot.source, path=d.subject,
+                                       reason=f"{d.message} (the intent cannot say this)")
+                          for d in left])
+    changed: list[str] = []
+    diff: list[str] = []
+    for name, text in sorted(result.files.items()):
+        path = intent_dir / name
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        if old != text:
+            changed.append(name)
+            diff += difflib.unified_diff(old.splitlines(keepends=True),
+                                         text.splitlines(keepends=True),
+                                         f"a/{intent_dir.name}/{name}",
+                                         f"b/{intent_dir.name}/{name}")
+    if write:
+        for name in changed:
+            write_atomic(intent_dir / name, result.files[name])
+    return ImportReport(changed=changed, diff="".join(diff), notes=result.notes,
+                        written=write and bool(changed))
+
+
+def run_check(snapshot: Snapshot, intent_dir: Path, mapping: SotMapping) -> list[Disagreement]:
+    return compare(snapshot, plan(load_intent(intent_dir, known_platforms=PLATFORMS)), mapping)

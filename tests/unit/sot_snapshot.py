@@ -1,0 +1,36 @@
+"""A source-of-truth snapshot of a planned fabric, as a seeded Nautobot would give it."""
+
+from __future__ import annotations
+
+from tasks.model.state import FabricState, LinkKind
+from tasks.sot.importer import SotMapping
+from tasks.sot.snapshot import Snapshot, SotCable, SotDevice, SotRef, SotTenant
+
+MAPPING = SotMapping(roles={"spine": "spine", "leaf": "leaf", "gpu-host": "host"},
+                     platforms={"frr": "frr", "linux": "linux_host", "arista_eos": "eos",
+                                "sonic": "sonic"})
+ROLE = {"spine": "spine", "leaf": "leaf", "host": "gpu-host"}
+DRIVER = {"frr": "frr", "linux_host": "linux", "eos": "arista_eos", "sonic": "sonic"}
+
+
+def ref(kind: str, label: str) -> SotRef:
+    return SotRef(kind=kind, id=f"id-{label}", label=label)
+
+
+def snapshot_of(state: FabricState) -> Snapshot:
+    devices = [SotDevice(ref=ref("dcim.device", d.name), name=d.name,
+                         role=ROLE[d.role.value], platform=DRIVER[d.platform],
+                         loopback=(d.loopback or "").split("/")[0] or None, asn=d.asn,
+                         tenant=d.tenant)
+               for d in sorted(state.devices.values(), key=lambda d: d.name)]
+    cables = [SotCable(ref=ref("dcim.cable", f"{link.a.device}:{link.a.port}-"
+                                             f"{link.b.device}:{link.b.port}"),
+                       a_device=link.a.device, a_port=link.a.port,
+                       b_device=link.b.device, b_port=link.b.port)
+              for link in state.links
+              if link.parent is None
+              and link.kind in (LinkKind.FABRIC, LinkKind.HOST)]
+    tenants = [SotTenant(ref=ref("tenancy.tenant", name), name=name)
+               for name in sorted(state.tenants)]
+    return Snapshot(source="https://sot.test/api/", devices=devices, cables=cables,
+                    tenants=tenants)
