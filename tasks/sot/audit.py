@@ -1,0 +1,80 @@
+"""The fabric as observed against the source of truth: cabling (LLDP) and devices.
+
+Two checks an audit adds when it is given a snapshot, each finding naming the device, the
+port and the source object an operator has to look at:
+- sot.cabling: every cable the source records on a switch port is what LLDP sees there, and
+  every neighbour LLDP sees has a cable in the source;
+- sot.devices: every fabric device in the source is reachable, and every reachable device
+  is in the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Finding, Severity
+from tasks.model.state import FabricState, Role
+from tasks.sot.importer import SotMapping
+from tasks.sot.snapshot import Snapshot, SotCable
+
+CABLING, DEVICES = "sot.cabling", "sot.devices"
+SOT_CHECKS = (CABLING, DEVICES)
+
+
+def sot_findings(snapshot: Snapshot, observed: FabricState,
+                 mapping: SotMapping) -> list[Finding]:
+    found = [*_devices(snapshot, observed, mapping), *_cabling(snapshot, observed)]
+    return sorted(found, key=lambda f: f.sort_key)
+
+
+def _devices(snapshot: Snapshot, observed: FabricState,
+             mapping: SotMapping) -> Iterator[Finding]:
+    in_sot = {d.name: d for d in snapshot.devices if mapping.roles.get(d.role or "")}
+    for name, device in sorted(in_sot.items()):
+        state = observed.devices.get(name)
+        if state is None:
+            yield Finding(DEVICES, Severity.WARNING, name, f"{device.ref} is in the source of "
+                          "truth, but not in the fabric flatfab manages", expected="managed",
+                          actual="unknown to the intent")
+        elif not state.reachable:
+            where = f" at {device.primary_ip4}" if device.primary_ip4 else ""
+            yield Finding(DEVICES, Severity.ERROR, name, f"{device.ref} is unreachable{where}",
+                          expected="reachable", actual="unreachable")
+    for name, state in sorted(observed.devices.items()):
+        if name not in in_sot and state.reachable:
+            yield Finding(DEVICES, Severity.WARNING, name, f"{name} answers, but the source of "
+                          "truth has no such device (with a fabric role)",
+                          expected="in the source of truth", actual="missing")
+
+
+def _cabling(snapshot: Snapshot, observed: FabricState) -> Iterator[Finding]:
+    cable_at: dict[tuple[str, str], tuple[SotCable, tuple[str, str]]] = {}
+    for cable in snapshot.cables:
+        a, b = (cable.a_device, cable.a_port), (cable.b_device, cable.b_port)
+        cable_at[a], cable_at[b] = (cable, b), (cable, a)
+    for name, device in sorted(observed.devices.items()):
+        if not device.reachable or device.role is Role.HOST:
+            continue  # LLDP is read on switches
+        for port, iface in sorted(device.interfaces.items()):
+            if iface.parent is not None:
+                continue
+            seen = (iface.peer.device, iface.peer.port) if iface.peer is not None else None
+            recorded = cable_at.get((name, port))
+            if recorded is None:
+                if seen is not None:
+                    yield Finding(CABLING, Severity.ERROR, name, f"{name}:{port}: LLDP sees "
+                                  f"{seen[0]}:{seen[1]}, the source of truth has no cable "
+                                  "on this port", port=port, expected="no cable",
+                                  actual=f"{seen[0]}:{seen[1]}")
+                continue
+            cable, far = recorded
+            if seen is None:
+                if observed.devices.get(far[0], device).role is not Role.HOST:
+                    yield Finding(CABLING, Severity.WARNING, name, f"{name}:{port}: LLDP sees "
+                                  f"no neighbour; {cable.ref} goes to {far[0]}:{far[1]}",
+                                  port=port, expected=f"{far[0]}:{far[1]}", actual="none")
+            elif seen != far:
+                yield Finding(CABLING, Severity.ERROR, name, f"{name}:{port}: LLDP sees "
+                              f"{seen[0]}:{seen[1]}; {cable.ref} goes to {far[0]}:{far[1]}",
+                              port=port, expected=f"{far[0]}:{far[1]}",
+                              actual=f"{seen[0]}:{seen[1]}")
