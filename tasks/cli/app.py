@@ -19,6 +19,7 @@ from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.cli.sot import sot_app
 from tasks.errors import FlatfabError, InputError
 from tasks.outdir import ready_dir
 from tasks.workflows import inventory
@@ -36,6 +37,7 @@ from tasks.yamlio import dump_yaml
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help=__doc__)
 app.add_typer(lab_app, name="lab")
+app.add_typer(sot_app, name="sot")
 ops.register(app)
 
 

@@ -18,6 +18,7 @@ from tasks.cli import output
 from tasks.cli.context import project_of
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.cli.sot import audit_checks as sot_checks
 from tasks.errors import FlatfabError, InputError
 from tasks.outdir import ready_dir
 from tasks.reports import json_report
@@ -179,6 +180,9 @@ def audit(ctx: typer.Context,
           count: Annotated[int | None, typer.Option(min=1, help="rounds, with --every")] = None,
           lossless: Annotated[bool, typer.Option(help="include the lossless catalog")] = True,
           probes: Annotated[bool, typer.Option(help="ping between hosts")] = True,
+          sot: Annotated[bool, typer.Option(
+              "--sot", help="also compare cabling (LLDP) and devices with the source of "
+              "truth (inventory/<fabric>/source.yaml)")] = False,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read-only drift audit: running vs intended config, and the live checks."""
     project = project_of(ctx)
@@ -193,7 +197,8 @@ def audit(ctx: typer.Context,
 
     def once() -> int:
         report = run_audit(nornir, plan_state, lossless=lossless, probes=probes,
-                           progress=RichProgress(enabled=fmt is Format.TABLE))
+                           progress=RichProgress(enabled=fmt is Format.TABLE),
+                           sot=sot_checks(project) if sot else None)
         nornir.close_connections()
         written = (reports.write_all(report, ready_dir(report_dir, "--report-dir"))
                    if report_dir else {})

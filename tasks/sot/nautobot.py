@@ -32,7 +32,7 @@ ASN_FIELD = "bgp_asn"
 INTERFACE_TYPE = "dcim.interface"
 
 
-class SotError(InputError):
+class SourceError(InputError):
     """The source of truth could not be read (or written)."""
 
 
@@ -51,11 +51,11 @@ def _records(api: Any, url: str, endpoint: str, **filters: Any) -> list[dict[str
     except RequestError as exc:
         status = getattr(exc.req, "status_code", "?")
         why = "the token is refused" if status in (401, 403) else f"HTTP {status}"
-        raise SotError.single(url, endpoint, why) from None
+        raise SourceError.single(url, endpoint, why) from None
     except requests.RequestException as exc:
-        raise SotError.single(url, endpoint, f"no answer ({type(exc).__name__})") from None
+        raise SourceError.single(url, endpoint, f"no answer ({type(exc).__name__})") from None
     except (ValueError, KeyError, AttributeError) as exc:
-        raise SotError.single(url, endpoint, f"unexpected reply ({exc})") from None
+        raise SourceError.single(url, endpoint, f"unexpected reply ({exc})") from None
 
 
 def _by_id(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:

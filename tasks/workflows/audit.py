@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.checks import CATALOG, Stage
+from tasks.checks import CATALOG, Finding, Stage
 from tasks.errors import InputError
 from tasks.model.state import FabricState, LinkKind
 from tasks.platforms.registry import get as get_platform
@@ -70,8 +70,12 @@ def audit_checks(lossless: bool) -> list[str]:
                   if Stage.LIVE in item.stages and (lossless or not item.lossless))
 
 
+# what a source of truth adds to an audit: its check ids, and findings on the observed state
+SotChecks = tuple[list[str], Callable[[FabricState], list[Finding]]]
+
+
 def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: bool = True,
-          progress: RichProgress | None = None,
+          progress: RichProgress | None = None, sot: SotChecks | None = None,
           clock: Callable[[], float] = time.time) -> AuditReport:
     started_epoch = clock()
     started = time.monotonic()
@@ -80,7 +84,12 @@ def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: b
     drift_s = time.monotonic() - started
     report = verify(nornir, plan, probes=probes, only_checks=audit_checks(lossless),
                     progress=progress)
-    unreachable = {f.device for f in report.findings if f.check == "device.reachable"}
+    findings, checks_run = report.findings, report.checks_run
+    if sot is not None and report.observed is not None:
+        sot_ids, judge = sot
+        checks_run = sorted({*checks_run, *sot_ids})
+        findings = sorted([*findings, *judge(report.observed)], key=lambda f: f.sort_key)
+    unreachable = {f.device for f in findings if f.check == "device.reachable"}
     return AuditReport(
         fabric=plan.fabric,
         run_id=f"{stamp:%Y%m%dT%H%M%SZ}-audit-{plan.fabric}",
@@ -93,7 +102,7 @@ def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: b
                            a_port=link.a.port, b_device=link.b.device, b_port=link.b.port)
                for link in plan.links if link.parent is None
                and link.kind in (LinkKind.FABRIC, LinkKind.HOST)],
-        checks_run=report.checks_run, findings=report.findings, drift=drift,
+        checks_run=checks_run, findings=findings, drift=drift,
         timings={"drift_s": round(drift_s, 3), **report.timings})
 
 

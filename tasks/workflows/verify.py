@@ -20,6 +20,7 @@ class Report:
     checks_run: list[str]
     devices: int
     timings: dict[str, float] = field(default_factory=dict)
+    observed: FabricState | None = field(default=None, repr=False)  # what was collected
 
     @property
     def failed(self) -> bool:
@@ -39,6 +40,7 @@ def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
     ran = [c for c in sorted(CATALOG) if Stage.LIVE in CATALOG[c].stages
            and (only_checks is None or c in only_checks)]
     return Report(findings=findings, checks_run=ran, devices=len(plan.devices),
+                  observed=collection.state,
                   timings={"collect_s": round(collection.seconds, 3),
                            "checks_s": round(time.monotonic() - checks_started, 3),
                            "total_s": round(time.monotonic() - started, 3)})

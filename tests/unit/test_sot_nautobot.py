@@ -11,7 +11,7 @@ import pytest
 import requests
 from pynautobot.core.query import RequestError
 
-from tasks.sot.nautobot import SotError, read_snapshot
+from tasks.sot.nautobot import SourceError, read_snapshot
 
 URL = "http://127.0.0.1:58080/api/"
 
@@ -97,7 +97,7 @@ def test_devices_cables_loopbacks_asns_and_tenants_are_read_by_id() -> None:
     (requests.ConnectionError("refused"), "no answer (ConnectionError)"),
 ])
 def test_an_api_that_fails_is_one_line_naming_the_url(fail: Exception, reason: str) -> None:
-    with pytest.raises(SotError) as caught:
+    with pytest.raises(SourceError) as caught:
         read_snapshot(_api(fail), URL, {}, ["lo"])
     [problem] = caught.value.problems
     assert str(problem) == f"{URL}: extras.roles: {reason}"

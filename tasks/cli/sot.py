@@ -1,0 +1,89 @@
+"""`flatfab sot`: import a fabric from the source of truth, and check the two agree."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from tasks.checks import Finding
+from tasks.cli.context import project_of
+from tasks.cli.options import FormatOpt
+from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.model.state import FabricState
+from tasks.sot.audit import SOT_CHECKS, sot_findings
+from tasks.sot.nautobot import connect, read_snapshot
+from tasks.sot.snapshot import Snapshot
+from tasks.sot.source import LOOPBACKS, NautobotSource, load_source
+from tasks.sot.workflow import run_check, run_import
+from tasks.workflows.audit import SotChecks
+from tasks.workflows.project import Project
+
+sot_app = typer.Typer(no_args_is_help=True, help="The source of truth (Nautobot): import the "
+                      "fabric from it, check where it and the intent disagree.")
+
+
+def read(project: Project) -> tuple[NautobotSource, Snapshot]:
+    source = load_source(project.inventory_dir)
+    token = source.token(str(project.inventory_dir / "source.yaml"))
+    return source, read_snapshot(connect(source.url, token), source.url, source.filters,
+                                 LOOPBACKS)
+
+
+def audit_checks(project: Project) -> SotChecks:
+    """The source-of-truth checks an audit adds (the snapshot is read once, up front)."""
+    source, snapshot = read(project)
+
+    def judge(observed: FabricState) -> list[Finding]:
+        return sot_findings(snapshot, observed, source.mapping)
+
+    return list(SOT_CHECKS), judge
+
+
+@sot_app.command("import")
+def import_(ctx: typer.Context,
+            write: Annotated[bool, typer.Option(
+                "--write", help="write the intent files (default: show the diff only)")] = False,
+            fmt: FormatOpt = Format.TABLE) -> None:
+    """Edit intents/<fabric>/ to what the source of truth holds; a dry run by default."""
+    project = project_of(ctx)
+    source, snapshot = read(project)
+    report = run_import(snapshot, project.intent_dir, source.mapping, write=write)
+    if fmt is Format.JSON:
+        emit_json({"fabric": project.fabric, "source": source.url, "changed": report.changed,
+                   "written": report.written, "notes": report.notes, "diff": report.diff})
+        return
+    if report.diff:
+        console.print(escape(report.diff), end="", highlight=False, soft_wrap=True)
+    for note in report.notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}")
+    what = ("no changes: the intent already says what the source holds" if not report.changed
+            else f"{'wrote' if report.written else 'would change'} "
+            f"{', '.join(report.changed)}{'' if report.written else ' (--write to write)'}")
+    err_console.print(f"sot import {project.fabric}: {what}")
+
+
+@sot_app.command()
+def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
+    """Where the source of truth and the intent disagree, each naming the source object."""
+    project = project_of(ctx)
+    source, snapshot = read(project)
+    found = run_check(snapshot, project.intent_dir, source.mapping)
+    if fmt is Format.JSON:
+        emit_json({"fabric": project.fabric, "source": source.url, "agree": not found,
+                   "disagreements": [{"device": d.device, "object": d.subject,
+                                      "message": d.message} for d in found]})
+    else:
+        table = Table(title=f"{project.fabric} against {source.url}", title_justify="left")
+        for column in ("device", "object", "disagreement"):
+            table.add_column(column, overflow="fold")
+        for item in found:
+            table.add_row(item.device, item.subject, item.message)
+        if found:
+            console.print(table)
+        err_console.print(f"sot check {project.fabric}: "
+                          f"{'agree' if not found else f'{len(found)} disagreements'}")
+    if found:
+        raise typer.Exit(1)

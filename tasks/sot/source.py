@@ -1,0 +1,79 @@
+"""Which source of truth a fabric uses: `inventory/<fabric>/source.yaml`.
+
+    nautobot:
+      url: https://nautobot.example.net/
+      token_env: FLATFAB_NAUTOBOT_TOKEN     # the token is read from this variable, never a file
+      filters: {location: dc1}               # which devices form the fabric (API filters)
+      roles: {spine: spine, leaf: leaf, gpu-host: host}
+      platforms: {frr: frr, linux: linux_host, arista_eos: eos, sonic: sonic}
+
+`roles` maps Nautobot role names to flatfab's, `platforms` Nautobot platforms (by network
+driver) to flatfab platforms: both explicit, a device outside them is not part of the fabric
+(roles) or refused (platforms).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from tasks.errors import InputError
+from tasks.intent.base import Strict
+from tasks.intent.loader import validation_problems
+from tasks.sot.importer import SotMapping
+from tasks.yamlio import load_yaml
+
+FILE = "source.yaml"
+Role = Literal["spine", "leaf", "host"]
+DEFAULT_ROLES: dict[str, Role] = {"spine": "spine", "leaf": "leaf", "gpu-host": "host"}
+DEFAULT_PLATFORMS = {"frr": "frr", "linux": "linux_host", "arista_eos": "eos",
+                     "sonic": "sonic"}
+# the interface whose address is a device's loopback, per flatfab platform
+LOOPBACKS = ("lo", "Loopback0")
+
+
+class NautobotSource(Strict):
+    url: Annotated[str, Field(pattern=r"^https?://[^\s/]+(/\S*)?$")]
+    token_env: Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")] = "FLATFAB_NAUTOBOT_TOKEN"
+    filters: dict[str, str | list[str]] = Field(default_factory=dict)
+    roles: dict[str, Role] = Field(
+        default_factory=lambda: dict(DEFAULT_ROLES))
+    platforms: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PLATFORMS))
+
+    @field_validator("url")
+    @classmethod
+    def _api(cls, value: str) -> str:
+        """The API root, whether the operator wrote the site or its /api/."""
+        base = value.rstrip("/")
+        return base if base.endswith("/api") else f"{base}/api"
+
+    @property
+    def mapping(self) -> SotMapping:
+        return SotMapping(roles=self.roles, platforms=self.platforms)
+
+    def token(self, shown: str) -> str:
+        token = os.environ.get(self.token_env, "")
+        if not token:
+            raise InputError.single(shown, "nautobot.token_env", f"${self.token_env} is not "
+                                    "set (the API token is read from the environment)")
+        return token
+
+
+class SourceFile(Strict):
+    nautobot: NautobotSource
+
+
+def load_source(inventory_dir: Path) -> NautobotSource:
+    path = inventory_dir / FILE
+    shown = str(path)
+    if not path.exists():
+        raise InputError.single(shown, "", "no source of truth configured for this fabric "
+                                "(see README: Source of truth)")
+    doc: Any = load_yaml(path, display=shown)
+    try:
+        return SourceFile.model_validate(doc if doc is not None else {}).nautobot
+    except ValidationError as exc:
+        raise InputError(validation_problems(shown, doc, exc)) from None
