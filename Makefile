@@ -14,9 +14,12 @@ APT_PACKAGES := frr frr-pythontools iproute2 iputils-ping openssh-server openssh
 # the dev extra builds the libyang binding (SONiC YANG oracle of the tests) against these
 YANG_HEADER := /usr/include/libyang/libyang.h
 LAB_COMMANDS := vtysh /usr/lib/frr/frr-reload.py sshd lldpd ping nft ip sudo ssh-keygen
+# the source-of-truth service (tasks/sot/server.py): a PostgreSQL server and Redis
+NAUTOBOT_APT := postgresql redis-server
+SOT := $(BIN)/python -m tasks.sot.server
 
 .PHONY: help deps os-deps venv demo demo-down test test-deps lint typecheck unit live golden bench \
-	lock clean
+	lock clean nautobot-deps nautobot-up nautobot-down nautobot-status nautobot-seed lock-nautobot
 
 help:
 	@echo "make demo      install what is needed, bring up the lab, roll out, verify, audit"
@@ -24,6 +27,7 @@ help:
 	@echo "make golden    regenerate golden files (review the diff before committing)"
 	@echo "make bench     print plan/render/check benchmark figures"
 	@echo "make demo-down tear the demo lab down"
+	@echo "make nautobot-up / nautobot-seed / nautobot-down   a local Nautobot (source of truth)"
 
 deps: os-deps venv
 
@@ -73,13 +77,13 @@ typecheck: venv
 	$(BIN)/mypy tasks napalm_frr napalm_linux_host
 
 unit: venv
-	$(BIN)/pytest -q -m "not live"
+	$(BIN)/pytest -q -m "not live and not nautobot"
 
 live: venv
 	$(BIN)/pytest -q -m live
 
 # Debian's Chromium: the HTML audit report is tested by rendering it headless
-test-deps: deps
+test-deps: deps nautobot-deps
 	@command -v chromium >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" != 0 ]; then echo "error: chromium missing; run as root" >&2; exit 2; fi; \
 		echo "installing chromium (for the HTML report test)"; \
@@ -98,6 +102,36 @@ golden: venv
 bench: venv
 	$(BIN)/python benchmarks/scale.py
 
+# The source of truth's OS packages (PostgreSQL server, Redis), only when one is missing.
+nautobot-deps:
+	@{ ls /usr/lib/postgresql/*/bin/initdb && command -v redis-server; } >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" != 0 ]; then echo "error: PostgreSQL server or Redis missing; run as root" >&2; exit 2; fi; \
+		echo "installing OS packages: $(NAUTOBOT_APT)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $(NAUTOBOT_APT) >/dev/null; }
+
+# A local Nautobot on 127.0.0.1:58080 (Nautobot itself installs into .venv-nautobot/ on first up).
+nautobot-up: nautobot-deps venv
+	$(SOT) up
+
+nautobot-down: venv
+	$(SOT) down
+
+nautobot-status: venv
+	@$(SOT) status
+
+nautobot-seed: venv
+	$(BIN)/python -m tasks.sot.seed --fabric $(FABRIC)
+
+# Re-resolve and pin Nautobot's own venv (review the diff of constraints-nautobot.txt).
+lock-nautobot:
+	rm -rf /tmp/flatfab-lock-nautobot && $(PYTHON) -m venv /tmp/flatfab-lock-nautobot
+	/tmp/flatfab-lock-nautobot/bin/pip install -q nautobot==$$(sed -n \
+		's/^NAUTOBOT_VERSION = "\(.*\)"/\1/p' tasks/sot/settings.py)
+	{ echo "# Every package of Nautobot's own venv (.venv-nautobot), pinned: \`make lock-nautobot\` regenerates it."; \
+		/tmp/flatfab-lock-nautobot/bin/pip freeze; } > constraints-nautobot.txt
+	rm -rf /tmp/flatfab-lock-nautobot
+
 # Re-resolve and pin every dependency (review the diff of constraints.txt).
 lock:
 	rm -rf /tmp/flatfab-lock && $(PYTHON) -m venv /tmp/flatfab-lock
@@ -107,4 +141,5 @@ lock:
 
 clean:
 	-$(FLATFAB) --fabric $(FABRIC) lab down --sweep
+	-$(SOT) down
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

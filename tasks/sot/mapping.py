@@ -1,0 +1,53 @@
+"""How the seed spells a plan in Nautobot's vocabulary, the reverse of what the reader expects.
+
+Role names and network drivers are the inverse of source.py's defaults (DEFAULT_ROLES,
+DEFAULT_PLATFORMS), so `flatfab sot import/check` read a seeded Nautobot without a mapping of
+their own. What the reader does not look at is decided here: manufacturers, device types,
+NAPALM drivers, role colours and interface types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tasks.sot.source import DEFAULT_PLATFORMS, DEFAULT_ROLES
+
+
+@dataclass(frozen=True)
+class SotPlatform:
+    napalm_driver: str  # "" where flatfab talks to the platform without NAPALM
+    manufacturer: str
+    model: str  # the device type
+
+
+PLATFORMS: dict[str, SotPlatform] = {
+    "frr": SotPlatform("frr", "FRRouting", "FRR Linux switch"),  # flatfab's napalm_frr
+    "linux_host": SotPlatform("linux_host", "Generic", "Linux GPU host"),  # napalm_linux_host
+    "eos": SotPlatform("eos", "Arista", "EOS switch"),
+    "sonic": SotPlatform("", "SONiC", "SONiC switch"),  # netmiko's `linux` shell
+}
+# flatfab platform -> Nautobot network_driver (nornir-nautobot's Nornir platform)
+NETWORK_DRIVERS: dict[str, str] = {flatfab: driver for driver, flatfab in DEFAULT_PLATFORMS.items()}
+# flatfab role -> Nautobot role name
+ROLE_NAMES: dict[str, str] = {flatfab: name for name, flatfab in DEFAULT_ROLES.items()}
+ROLE_COLORS: dict[str, str] = {"spine": "3f51b5", "leaf": "009688", "gpu-host": "9e9e9e"}
+
+# Nautobot interface types of a physical port, by planned speed (Mb/s)
+PORT_TYPES: dict[int, str] = {
+    1_000: "1000base-t",
+    10_000: "10gbase-x-sfpp",
+    25_000: "25gbase-x-sfp28",
+    40_000: "40gbase-x-qsfpp",
+    50_000: "50gbase-x-sfp56",
+    100_000: "100gbase-x-qsfp28",
+    200_000: "200gbase-x-qsfp56",
+    400_000: "400gbase-x-qsfpdd",
+    800_000: "800gbase-x-qsfpdd",
+}
+LOOPBACK_TYPE = "virtual"
+MGMT_TYPE = "1000base-t"
+MGMT_INTERFACE = "eth0"  # where the lab's nodes have their management address
+
+
+def port_type(speed_mbps: int | None) -> str:
+    return PORT_TYPES.get(speed_mbps or 0, "other")

@@ -1,0 +1,358 @@
+"""`python -m tasks.sot.seed --fabric lab`: write a fabric's plan into a running Nautobot.
+
+What flatfab's planner decides becomes the source of truth's inventory: a location named
+after the fabric, manufacturers, device types, platforms (with the drivers of mapping.py),
+device roles, tenants, devices (ASN in the `flatfab_asn` custom field), their physical ports,
+loopback and management interface, the cabling of every physical link, the loopback
+addresses and the management addresses as each device's primary IPv4.
+
+Idempotent: every kind is read once, what is missing is created in one bulk POST and what
+differs is corrected in one bulk PATCH, so a second run changes nothing and sends only reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import math
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tasks.errors import FlatfabError
+from tasks.lab.topology import LabOptions, check_mgmt_subnet, mgmt_addresses
+from tasks.model.state import DeviceState, FabricState, IfKind, Role
+from tasks.sot.client import JSON, Nautobot
+from tasks.sot.mapping import (
+    LOOPBACK_TYPE,
+    MGMT_INTERFACE,
+    MGMT_TYPE,
+    NETWORK_DRIVERS,
+    PLATFORMS,
+    ROLE_COLORS,
+    ROLE_NAMES,
+    port_type,
+)
+from tasks.sot.nautobot import ASN_FIELD
+from tasks.sot.settings import ROOT, Settings, SotError
+from tasks.workflows.project import Project
+
+LOCATION_TYPE = "Fabric"
+NAMESPACE = "Global"  # Nautobot's default IPAM namespace
+ACTIVE, CONNECTED = "Active", "Connected"
+# the content types each status must cover for what the seed writes
+STATUS_TYPES = {
+    ACTIVE: ["dcim.device", "dcim.interface", "dcim.location", "ipam.ipaddress", "ipam.prefix"],
+    CONNECTED: ["dcim.cable"],
+}
+STATUS_COLORS = {ACTIVE: "4caf50", CONNECTED: "4caf50"}
+CHUNK = 100  # ids per filtered read: keeps a query string short on large fabrics
+
+
+@dataclass
+class SeedReport:
+    created: Counter[str] = field(default_factory=Counter)
+    updated: Counter[str] = field(default_factory=Counter)
+    requests: int = 0
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        def kinds(counts: Counter[str]) -> str:
+            return ", ".join(f"{k} {n}" for k, n in counts.items() if n) or "nothing"
+        return (f"created {sum(self.created.values())} ({kinds(self.created)}); updated "
+                f"{sum(self.updated.values())} ({kinds(self.updated)}); {self.requests} "
+                f"requests, {self.seconds:.1f} s")
+
+
+def _plain(value: Any) -> Any:
+    """An API value as the seed writes it: related objects as ids, choices as values."""
+    if isinstance(value, dict):
+        if "id" in value and ("url" in value or "object_type" in value):
+            return value["id"]
+        if "value" in value and "label" in value:
+            return value["value"]
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _differs(want: Any, have: Any) -> bool:
+    if isinstance(want, dict):
+        have = have if isinstance(have, dict) else {}
+        return any(_differs(v, have.get(k)) for k, v in want.items())
+    have = _plain(have)
+    if isinstance(want, float) or isinstance(have, float):
+        return have is None or want is None or abs(float(want) - float(have)) > 1e-9
+    return bool(want != have)
+
+
+class Seeder:
+    def __init__(self, api: Nautobot) -> None:
+        self.api = api
+        self.report = SeedReport()
+
+    def ensure(self, kind: str, path: str, desired: list[JSON], existing: Iterable[JSON],
+               key: Callable[[JSON], Hashable], create_only: frozenset[str] = frozenset(),
+               ) -> dict[Hashable, JSON]:
+        """Create what is missing and correct what differs; every object by its key.
+
+        `content_types` only ever grow (another tool may use the same status or role);
+        `create_only` fields identify an object and are never patched.
+        """
+        have = {key(_plain_keys(obj)): obj for obj in existing}
+        create, patch = [], []
+        for want in desired:
+            current = have.get(key(want))
+            if current is None:
+                create.append(want)
+                continue
+            change: JSON = {}
+            for name, value in want.items():
+                if name in create_only:
+                    continue
+                if name == "content_types":
+                    present = set(_plain(current.get(name) or []))
+                    if not set(value) <= present:
+                        change[name] = sorted(present | set(value))
+                elif _differs(value, current.get(name)):
+                    change[name] = value
+            if change:
+                patch.append({"id": current["id"], **change})
+        for obj in self.api.create(path, create):
+            have[key(_plain_keys(obj))] = obj
+        for obj in self.api.update(path, patch):
+            have[key(_plain_keys(obj))] = obj
+        self.report.created[kind] += len(create)
+        self.report.updated[kind] += len(patch)
+        return have
+
+    def fetch_in(self, path: str, name: str, values: list[str], **filters: Any) -> list[JSON]:
+        """Objects whose `name` filter is one of values, read in chunks."""
+        found: list[JSON] = []
+        for start in range(0, len(values), CHUNK):
+            found += self.api.fetch(path, **{name: values[start:start + CHUNK]}, **filters)
+        return found
+
+
+def _plain_keys(obj: JSON) -> JSON:
+    return {k: _plain(v) for k, v in obj.items()}
+
+
+def _by_name(obj: JSON) -> Hashable:
+    return str(obj["name"])
+
+
+@dataclass(frozen=True)
+class FabricInput:
+    state: FabricState
+    loopback_pool: str
+    mgmt_subnet: str
+    mgmt: dict[str, str]  # device -> management address (no length)
+
+
+def fabric_input(root: Path, fabric: str, mgmt_subnet: str) -> FabricInput:
+    project = Project(root=root, fabric=fabric)
+    subnet = check_mgmt_subnet(mgmt_subnet)
+    return FabricInput(project.plan, str(project.intent.fabric.underlay.loopback_pool),
+                       str(subnet), mgmt_addresses(project.plan, subnet))
+
+
+def _physical(device: DeviceState) -> list[Any]:
+    return [i for i in device.interfaces.values()
+            if i.parent is None and i.kind in (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.NIC)]
+
+
+def seed(api: Nautobot, data: FabricInput) -> SeedReport:
+    began = time.monotonic()
+    first = api.requests
+    s = Seeder(api)
+    plan = data.state
+    platforms = sorted({d.platform for d in plan.devices.values()})
+    unknown = [p for p in platforms if p not in PLATFORMS or p not in NETWORK_DRIVERS]
+    if unknown:
+        raise SotError(f"no Nautobot mapping for platform(s) {', '.join(unknown)} "
+                       "(tasks/sot/mapping.py)")
+
+    # statuses exist in a migrated Nautobot; make sure they cover what we write
+    found = s.ensure("statuses", "extras/statuses/", [
+        {"name": name, "color": STATUS_COLORS[name], "content_types": types}
+        for name, types in STATUS_TYPES.items()],
+        api.fetch("extras/statuses/", name=list(STATUS_TYPES)), _by_name)
+    status = {name: found[name]["id"] for name in STATUS_TYPES}
+    active = status[ACTIVE]
+
+    s.ensure("custom fields", "extras/custom-fields/", [{
+        "key": ASN_FIELD, "label": "BGP ASN", "type": "integer",
+        "description": "eBGP autonomous system number planned by flatfab",
+        "content_types": ["dcim.device"]}],
+        api.fetch("extras/custom-fields/"), lambda o: str(o["key"]), frozenset({"type"}))
+
+    found = s.ensure("location types", "dcim/location-types/", [{
+        "name": LOCATION_TYPE, "content_types": ["dcim.device"]}],
+        api.fetch("dcim/location-types/", name=LOCATION_TYPE), _by_name)
+    found = s.ensure("locations", "dcim/locations/", [{
+        "name": plan.fabric, "location_type": found[LOCATION_TYPE]["id"], "status": active,
+        "description": f"flatfab fabric {plan.fabric}"}],
+        api.fetch("dcim/locations/", name=plan.fabric), _by_name)
+    location = found[plan.fabric]["id"]
+
+    found = s.ensure("tenants", "tenancy/tenants/", [
+        {"name": t.name, "description": f"flatfab tenant, VRF id {t.vrf_id}"}
+        for t in plan.tenants.values()],
+        api.fetch("tenancy/tenants/", name=sorted(plan.tenants)) if plan.tenants else [],
+        _by_name)
+    tenant = {name: found[name]["id"] for name in plan.tenants}
+
+    makers = sorted({PLATFORMS[p].manufacturer for p in platforms})
+    found = s.ensure("manufacturers", "dcim/manufacturers/", [{"name": m} for m in makers],
+                     api.fetch("dcim/manufacturers/", name=makers), _by_name)
+    maker = {m: found[m]["id"] for m in makers}
+    models = sorted({PLATFORMS[p].model for p in platforms})
+    found = s.ensure("device types", "dcim/device-types/", [
+        {"model": PLATFORMS[p].model, "manufacturer": maker[PLATFORMS[p].manufacturer]}
+        for p in platforms], api.fetch("dcim/device-types/", model=models),
+        lambda o: (str(o["manufacturer"]), str(o["model"])))
+    device_type = {p: found[(maker[PLATFORMS[p].manufacturer], PLATFORMS[p].model)]["id"]
+                   for p in platforms}
+    found = s.ensure("platforms", "dcim/platforms/", [
+        {"name": p, "network_driver": NETWORK_DRIVERS[p],
+         "napalm_driver": PLATFORMS[p].napalm_driver,
+         "manufacturer": maker[PLATFORMS[p].manufacturer]} for p in platforms],
+        api.fetch("dcim/platforms/", name=platforms), _by_name)
+    platform = {p: found[p]["id"] for p in platforms}
+    roles = sorted({ROLE_NAMES[d.role.value] for d in plan.devices.values()})
+    found = s.ensure("roles", "extras/roles/", [
+        {"name": r, "color": ROLE_COLORS.get(r, "9e9e9e"), "content_types": ["dcim.device"]}
+        for r in roles], api.fetch("extras/roles/", name=roles), _by_name)
+    role = {r: found[ROLE_NAMES[r.value]]["id"] for r in Role if ROLE_NAMES[r.value] in roles}
+
+
+    def device_doc(d: DeviceState) -> JSON:
+        return {"name": d.name, "location": location, "status": active,
+                "device_type": device_type[d.platform], "platform": platform[d.platform],
+                "role": role[d.role], "tenant": tenant.get(d.tenant or ""),
+                "custom_fields": {ASN_FIELD: d.asn}}
+
+    devices = s.ensure("devices", "dcim/devices/",
+                       [device_doc(d) for d in plan.devices.values()],
+                       api.fetch("dcim/devices/", location=location), _by_name)
+
+    iface_docs = []
+    for d in plan.devices.values():
+        dev = devices[d.name]["id"]
+        iface_docs.append({"device": dev, "name": MGMT_INTERFACE, "type": MGMT_TYPE,
+                           "status": active, "mgmt_only": True,
+                           "description": "management"})
+        if d.loopback:
+            lo = next(i for i in d.interfaces.values() if i.kind is IfKind.LOOPBACK)
+            iface_docs.append({"device": dev, "name": lo.name, "type": LOOPBACK_TYPE,
+                               "status": active, "description": "router id, BGP"})
+        for port in _physical(d):
+            doc: JSON = {"device": dev, "name": port.name, "type": port_type(port.speed_mbps),
+                         "status": active, "mtu": port.mtu,
+                         "description": f"to {port.peer}" if port.peer else ""}
+            iface_docs.append(doc)
+    ifaces = s.ensure("interfaces", "dcim/interfaces/", iface_docs,
+                      api.fetch("dcim/interfaces/", location=location),
+                      lambda o: (str(o["device"]), str(o["name"])))
+
+    def iface(device: str, name: str) -> str:
+        return str(ifaces[(devices[device]["id"], name)]["id"])
+
+    namespaces = api.fetch("ipam/namespaces/", name=NAMESPACE)
+    if not namespaces:
+        raise SotError(f"Nautobot has no {NAMESPACE!r} IPAM namespace")
+    namespace = namespaces[0]["id"]
+    prefixes = sorted({data.mgmt_subnet, data.loopback_pool})
+    s.ensure("prefixes", "ipam/prefixes/", [
+        {"prefix": p, "namespace": namespace, "status": active, "type": "network",
+         "description": "management" if p == data.mgmt_subnet else "loopbacks"}
+        for p in prefixes], api.fetch("ipam/prefixes/", prefix=prefixes, namespace=namespace),
+        lambda o: str(o["prefix"]), frozenset({"namespace"}))
+
+    mgmt_len = ipaddress.ip_network(data.mgmt_subnet).prefixlen
+    addresses: list[tuple[str, str, str]] = []  # (address, device, interface)
+    for d in plan.devices.values():
+        addresses.append((f"{data.mgmt[d.name]}/{mgmt_len}", d.name, MGMT_INTERFACE))
+        if d.loopback:
+            lo = next(i for i in d.interfaces.values() if i.kind is IfKind.LOOPBACK)
+            addresses.append((d.loopback, d.name, lo.name))
+    ips = s.ensure("IP addresses", "ipam/ip-addresses/", [
+        {"address": a, "namespace": namespace, "status": active, "type": "host",
+         "description": f"{dev} {name}"} for a, dev, name in addresses],
+        api.fetch("ipam/ip-addresses/", prefix=prefixes, namespace=namespace),
+        lambda o: str(o["address"]), frozenset({"namespace"}))
+    ip_ids = [str(ips[a]["id"]) for a, _, _ in addresses]
+    s.ensure("IP assignments", "ipam/ip-address-to-interface/", [
+        {"ip_address": ips[a]["id"], "interface": iface(dev, name)}
+        for a, dev, name in addresses],
+        s.fetch_in("ipam/ip-address-to-interface/", "ip_address", ip_ids),
+        lambda o: (str(o["ip_address"]), str(o["interface"])))
+    # a primary IP must sit on one of the device's interfaces: after the assignments
+    s.ensure("devices", "dcim/devices/", [
+        {"name": d.name, "primary_ip4": ips[f"{data.mgmt[d.name]}/{mgmt_len}"]["id"]}
+        for d in plan.devices.values()], devices.values(), _by_name)
+
+    cables = []
+    for link in plan.links:
+        if link.parent is not None:
+            continue  # a VRF sub-link rides on its physical link's cable
+        cables.append({"termination_a_type": "dcim.interface",
+                       "termination_a_id": iface(link.a.device, link.a.port),
+                       "termination_b_type": "dcim.interface",
+                       "termination_b_id": iface(link.b.device, link.b.port),
+                       "status": status[CONNECTED], "label": link.id,
+                       "length": math.ceil(link.cable_m), "length_unit": "m"})
+    ends = ("termination_a_type", "termination_a_id", "termination_b_type", "termination_b_id")
+    s.ensure("cables", "dcim/cables/", cables, api.fetch("dcim/cables/", location_id=location),
+             lambda o: frozenset({str(o["termination_a_id"]), str(o["termination_b_id"])}),
+             frozenset(ends))
+    s.report.requests = api.requests - first
+    s.report.seconds = time.monotonic() - began
+    return s.report
+
+
+def _token(settings: Settings) -> str:
+    env = os.environ.get("FLATFAB_NAUTOBOT_TOKEN")
+    if env:
+        return env
+    try:
+        return settings.secret("api_token").read_text(encoding="utf-8").strip()
+    except OSError:
+        raise SotError(f"no API token: start the service (`make nautobot-up`) or set "
+                       f"FLATFAB_NAUTOBOT_TOKEN (looked in {settings.secret('api_token')})"
+                       ) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tasks.sot.seed",
+                                     description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--fabric", default="lab", help="intents/<fabric>/ (default lab)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="project root")
+    parser.add_argument("--name", help="the local service to seed (FLATFAB_NAUTOBOT_NAME)")
+    parser.add_argument("--http-port", type=int,
+                        help="its port, if not the default (FLATFAB_NAUTOBOT_HTTP_PORT)")
+    parser.add_argument("--url", help="another Nautobot (token in FLATFAB_NAUTOBOT_TOKEN)")
+    parser.add_argument("--mgmt-subnet", default=LabOptions().mgmt_subnet,
+                        help="management addresses, allotted as `flatfab lab up` does")
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env(args.name, http_port=args.http_port)
+        data = fabric_input(args.root.resolve(), args.fabric, args.mgmt_subnet)
+        with Nautobot(args.url or settings.url, _token(settings)) as api:
+            report = seed(api, data)
+        print(f"seeded fabric {args.fabric!r} into {api.url}: {report.line()}")
+    except FlatfabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
