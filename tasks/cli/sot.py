@@ -28,7 +28,7 @@ sot_app = typer.Typer(no_args_is_help=True, help="The source of truth (Nautobot)
 def read(project: Project) -> tuple[NautobotSource, Snapshot]:
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
-    return source, read_snapshot(connect(source.url, token), source.url, source.filters,
+    return source, read_snapshot(connect(source.url, token), source.api_url, source.filters,
                                  LOOPBACKS)
 
 
@@ -52,7 +52,7 @@ def import_(ctx: typer.Context,
     source, snapshot = read(project)
     report = run_import(snapshot, project.intent_dir, source.mapping, write=write)
     if fmt is Format.JSON:
-        emit_json({"fabric": project.fabric, "source": source.url, "changed": report.changed,
+        emit_json({"fabric": project.fabric, "source": source.api_url, "changed": report.changed,
                    "written": report.written, "notes": report.notes, "diff": report.diff})
         return
     if report.diff:
@@ -72,11 +72,11 @@ def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
     source, snapshot = read(project)
     found = run_check(snapshot, project.intent_dir, source.mapping)
     if fmt is Format.JSON:
-        emit_json({"fabric": project.fabric, "source": source.url, "agree": not found,
+        emit_json({"fabric": project.fabric, "source": source.api_url, "agree": not found,
                    "disagreements": [{"device": d.device, "object": d.subject,
                                       "message": d.message} for d in found]})
     else:
-        table = Table(title=f"{project.fabric} against {source.url}", title_justify="left")
+        table = Table(title=f"{project.fabric} against {source.api_url}", title_justify="left")
         for column in ("device", "object", "disagreement"):
             table.add_column(column, overflow="fold")
         for item in found:

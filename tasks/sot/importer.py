@@ -65,6 +65,7 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
     fabric = _Fabric(switches={"spine": [], "leaf": []})
     seen: dict[str, SotDevice] = {}
     role_of: dict[str, str] = {}
+    refused: set[str] = set()  # named once already; their cables say nothing more
     for device in snapshot.devices:
         where = str(device.ref)
         if device.name in seen:
@@ -75,12 +76,14 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
         role = mapping.roles.get(device.role or "")
         if device.role is None:
             problems.append(_problem(snapshot.source, where, "has no role"))
+            refused.add(device.name)
             continue
         if role is None:
             continue  # a device of another kind (a console server): not part of the fabric
         why = name_problem(device.name)
         if why is not None:
             problems.append(_problem(snapshot.source, where, f"name {device.name!r}: {why}"))
+            refused.add(device.name)
             continue
         platform = mapping.platforms.get(device.platform or "")
         if platform is None:
@@ -88,6 +91,7 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
             problems.append(_problem(snapshot.source, where, "has no platform" if
                                      device.platform is None else f"platform "
                                      f"{device.platform!r} is not mapped (known: {known})"))
+            refused.add(device.name)
             continue
         role_of[device.name] = role
         fabric.platform[device.name] = platform
@@ -96,6 +100,8 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
         else:
             fabric.switches[role].append(device)
     for cable in snapshot.cables:
+        if refused & {cable.a_device, cable.b_device}:
+            continue
         roles = {role_of.get(cable.a_device), role_of.get(cable.b_device)}
         if None in roles:
             if roles != {None}:  # one end in the fabric, one outside: cabled to nowhere

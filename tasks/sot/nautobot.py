@@ -37,7 +37,8 @@ class SourceError(InputError):
 
 
 def connect(url: str, token: str) -> Any:
-    api = pynautobot.api(url, token=token)
+    """A client of the site at `url` (its root: pynautobot adds /api/)."""
+    api = pynautobot.api(url.rstrip("/").removesuffix("/api"), token=token)
     api.http_session.headers["Connection"] = "keep-alive"
     return api
 

@@ -45,10 +45,14 @@ class NautobotSource(Strict):
 
     @field_validator("url")
     @classmethod
-    def _api(cls, value: str) -> str:
-        """The API root, whether the operator wrote the site or its /api/."""
-        base = value.rstrip("/")
-        return base if base.endswith("/api") else f"{base}/api"
+    def _site(cls, value: str) -> str:
+        """The site root (the client adds /api/), whether the operator wrote it or /api/."""
+        return value.rstrip("/").removesuffix("/api")
+
+    @property
+    def api_url(self) -> str:
+        """The API root, as messages name it."""
+        return f"{self.url}/api/"
 
     @property
     def mapping(self) -> SotMapping:
