@@ -15,6 +15,7 @@ import pytest
 
 from tasks.lab.netns import LabPaths, node_exec
 from tests.conftest import ROOT, Run, flatfab
+from tests.sot.conftest import nautobot  # noqa: F401  (the SoT audit tests use both)
 
 PREFIX = "fft"
 SUBNET = "172.31.250.0/24"
