@@ -6,6 +6,7 @@
       filters: {location: dc1}               # which devices form the fabric (API filters)
       roles: {spine: spine, leaf: leaf, gpu-host: host}
       platforms: {frr: frr, linux: linux_host, arista_eos: eos, sonic: sonic}
+      inventory: nautobot                   # Nornir hosts from Nautobot (default: files)
 
 `roles` maps Nautobot role names to flatfab's, `platforms` Nautobot platforms (by network
 driver) to flatfab platforms: both explicit, a device outside them is not part of the fabric
@@ -42,6 +43,7 @@ class NautobotSource(Strict):
     roles: dict[str, Role] = Field(
         default_factory=lambda: dict(DEFAULT_ROLES))
     platforms: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PLATFORMS))
+    inventory: Literal["files", "nautobot"] = "files"  # where Nornir's hosts come from
 
     @field_validator("url")
     @classmethod

@@ -10,10 +10,16 @@ from typing import Any
 
 from nornir import InitNornir
 from nornir.core import Nornir
+from nornir.core.inventory import Inventory
+from nornir.core.plugins.connections import ConnectionPluginRegister
+from nornir.plugins.runners import ThreadedRunner
 
 from tasks.errors import InputError, InputProblem
 from tasks.intent.semantics import AddressSpace
 from tasks.model.state import FabricState
+from tasks.sot.inventory import nautobot_hosts
+from tasks.sot.source import FILE as SOURCE_FILE
+from tasks.sot.source import NautobotSource, load_source
 from tasks.yamlio import dump_yaml, line_of, load_yaml
 
 FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
@@ -49,6 +55,12 @@ def validate(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace] 
             raise InputError.single(str(directory / name), "", "top level must be a mapping")
     if not isinstance(hosts, dict):
         raise InputError.single(shown, "", "top level must be a mapping of host names")
+    check_hosts(shown, hosts, plan, spaces)
+
+
+def check_hosts(shown: str, hosts: dict[str, Any], plan: FabricState,
+                spaces: Sequence[AddressSpace]) -> None:
+    """The host entries (name -> hostname, platform) of a file or a source of truth."""
     problems = []
     for name, device in plan.devices.items():
         entry = hosts.get(name)
@@ -74,6 +86,10 @@ def validate(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace] 
 
 def build(directory: Path, plan: FabricState, workers: int = 20,
           spaces: Sequence[AddressSpace] = ()) -> Nornir:
+    if (directory / SOURCE_FILE).exists():
+        source = load_source(directory)
+        if source.inventory == "nautobot":
+            return _from_nautobot(directory, source, plan, workers, spaces)
     validate(directory, plan, spaces)
     nornir = InitNornir(
         runner={"plugin": "threaded", "options": {"num_workers": workers}},
@@ -84,6 +100,18 @@ def build(directory: Path, plan: FabricState, workers: int = 20,
         logging={"enabled": False},  # no nornir.log in the working directory
     )
     return nornir.filter(filter_func=lambda host: host.name in plan.devices)
+
+
+def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, workers: int,
+                   spaces: Sequence[AddressSpace]) -> Nornir:
+    """Hosts from Nautobot (source.yaml `inventory: nautobot`), checked like a file's."""
+    token = source.token(str(directory / SOURCE_FILE))
+    hosts, groups, defaults = nautobot_hosts(source, token, directory, set(plan.devices))
+    check_hosts(source.api_url, {n: {"hostname": h.hostname, "platform": h.platform}
+                                 for n, h in hosts.items()}, plan, spaces)
+    ConnectionPluginRegister.auto_register()  # what InitNornir does: napalm, netmiko
+    return Nornir(inventory=Inventory(hosts=hosts, groups=groups, defaults=defaults),
+                  runner=ThreadedRunner(num_workers=workers))
 
 
 def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: str,

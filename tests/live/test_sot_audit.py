@@ -104,3 +104,31 @@ def test_a_stopped_switch_is_named_against_its_nautobot_device(lab: Lab,
         node_exec(lab.paths, "leaf4", ["/usr/sbin/sshd", "-f", str(conf)])
         time.sleep(1)
     assert any(d == "leaf4" and "is unreachable at 172.31.250." in m for d, _, m in found), found
+
+
+def test_nornir_hosts_from_nautobot_verify_the_lab(lab: Lab, recorded: Service) -> None:
+    """inventory: nautobot: hosts, addresses and platforms come from Nautobot (through
+    nornir-nautobot); the inventory folder keeps only what Nautobot does not hold."""
+    from tests.conftest import flatfab  # noqa: PLC0415
+
+    source = lab.inventory / "source.yaml"
+    hosts = lab.inventory / "hosts.yaml"
+    saved = source.read_text(), hosts.read_text()
+    source.write_text(saved[0] + "  inventory: nautobot\n")
+    # addresses and platforms gone from the file: only Nautobot can supply them now
+    text = "\n".join(line for line in saved[1].splitlines()
+                     if not line.strip().startswith(("hostname:", "platform:"))) + "\n"
+    hosts.write_text(text)
+    try:
+        run = flatfab("--inventory", str(lab.inventory), "--state-dir", str(lab.state_dir),
+                      "verify", "--no-probes", "--format", "json",
+                      env={"FFT_NAUTOBOT_TOKEN": recorded.token})
+        assert run.code == 0, run.stdout[-2000:] + run.stderr
+        assert run.json()["findings"] == []
+        assert recorded.token not in run.stdout + run.stderr
+        unset = flatfab("--inventory", str(lab.inventory), "verify", "--no-probes")
+        assert unset.code == 2
+        assert "$FFT_NAUTOBOT_TOKEN is not set" in unset.stderr
+    finally:
+        source.write_text(saved[0])
+        hosts.write_text(saved[1])
