@@ -12,11 +12,15 @@ from tasks.checks import Finding
 from tasks.cli.context import project_of
 from tasks.cli.options import FormatOpt
 from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.errors import InputError
 from tasks.model.state import FabricState
 from tasks.sot.audit import SOT_CHECKS, sot_findings
+from tasks.sot.client import Nautobot
 from tasks.sot.nautobot import connect, read_snapshot
+from tasks.sot.settings import SotError
 from tasks.sot.snapshot import Snapshot
 from tasks.sot.source import LOOPBACKS, NautobotSource, load_source
+from tasks.sot.sync import sync as run_sync
 from tasks.sot.workflow import run_check, run_import
 from tasks.workflows.audit import SotChecks
 from tasks.workflows.project import Project
@@ -63,6 +67,37 @@ def import_(ctx: typer.Context,
             else f"{'wrote' if report.written else 'would change'} "
             f"{', '.join(report.changed)}{'' if report.written else ' (--write to write)'}")
     err_console.print(f"sot import {project.fabric}: {what}")
+
+
+@sot_app.command()
+def sync(ctx: typer.Context,
+         write: Annotated[bool, typer.Option(
+             "--write", help="write to Nautobot (default: list the changes only)")] = False,
+         fmt: FormatOpt = Format.TABLE) -> None:
+    """Write what the planner allocated (ASNs, VRFs, loopbacks, sub-interfaces, link
+    addresses) onto the devices Nautobot holds; never deletes; a dry run by default."""
+    project = project_of(ctx)
+    source = load_source(project.inventory_dir)
+    token = source.token(str(project.inventory_dir / "source.yaml"))
+    try:
+        with Nautobot(source.url, token) as api:
+            report = run_sync(api, project.plan, project.intent, dict(source.filters),
+                              write=write)
+    except SotError as exc:
+        raise InputError.single(source.api_url, "", str(exc)) from None
+    if fmt is Format.JSON:
+        emit_json({"fabric": project.fabric, "source": source.api_url,
+                   "written": report.written, "skipped": report.skipped,
+                   "changes": [str(c) for c in report.changes]})
+        return
+    for change in report.changes:
+        console.print(escape(str(change)), highlight=False)
+    for note in report.skipped:
+        err_console.print(f"[yellow]skipped:[/] {escape(note)}")
+    what = ("no changes: Nautobot already holds what the plan allocated"
+            if not report.changes else f"{len(report.changes)} changes "
+            f"{'written' if report.written else 'to write (--write to write)'}")
+    err_console.print(f"sot sync {project.fabric}: {what}")
 
 
 @sot_app.command()

@@ -20,11 +20,12 @@ PAGE = 1000  # Nautobot's default MAX_PAGE_SIZE
 class Nautobot:
     def __init__(self, url: str, token: str, timeout: float = 120) -> None:
         parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise SotError(f"Nautobot URL {url!r}: expected http://host:port")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SotError(f"Nautobot URL {url!r}: expected http(s)://host[:port]")
         self.url = url.rstrip("/")
         self._host = parts.hostname
-        self._port = parts.port or 80
+        self._tls = parts.scheme == "https"  # certificates verified by the default context
+        self._port = parts.port or (443 if self._tls else 80)
         self._token = token
         self._timeout = timeout
         self._conn: http.client.HTTPConnection | None = None
@@ -48,8 +49,8 @@ class Nautobot:
         # a kept-alive connection the server closed meanwhile fails once: retry on a new one
         for attempt in (1, 2):
             if self._conn is None:
-                self._conn = http.client.HTTPConnection(self._host, self._port,
-                                                        timeout=self._timeout)
+                kind = http.client.HTTPSConnection if self._tls else http.client.HTTPConnection
+                self._conn = kind(self._host, self._port, timeout=self._timeout)
             try:
                 self._conn.request(method, target, body=body, headers=headers)
                 response = self._conn.getresponse()

@@ -92,10 +92,25 @@ def _differs(want: Any, have: Any) -> bool:
     return bool(want != have)
 
 
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    action: str  # "create" or "update"
+    what: str  # the object's key, and for an update the fields that change
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.kind}: {self.what}"
+
+
 class Seeder:
-    def __init__(self, api: Nautobot) -> None:
+    """`dry_run`: work out every change without sending one (new objects then have no id,
+    so what depends on them is worked out against placeholders)."""
+
+    def __init__(self, api: Nautobot, *, dry_run: bool = False) -> None:
         self.api = api
         self.report = SeedReport()
+        self.dry_run = dry_run
+        self.changes: list[Change] = []
 
     def ensure(self, kind: str, path: str, desired: list[JSON], existing: Iterable[JSON],
                key: Callable[[JSON], Hashable], create_only: frozenset[str] = frozenset(),
@@ -124,10 +139,18 @@ class Seeder:
                     change[name] = value
             if change:
                 patch.append({"id": current["id"], **change})
-        for obj in self.api.create(path, create):
-            have[key(_plain_keys(obj))] = obj
-        for obj in self.api.update(path, patch):
-            have[key(_plain_keys(obj))] = obj
+        by_id = {obj["id"]: obj for obj in have.values()}
+        self.changes += [Change(kind, "create", _shown(key(want))) for want in create]
+        self.changes += [Change(kind, "update", f"{_shown(key(_plain_keys(by_id[c['id']])))} "
+                                f"({', '.join(sorted(set(c) - {'id'}))})") for c in patch]
+        if self.dry_run:
+            for want in create:  # a placeholder, so dependent objects can be worked out
+                have[key(want)] = {**want, "id": f"(new {kind} {_shown(key(want))})"}
+        else:
+            for obj in self.api.create(path, create):
+                have[key(_plain_keys(obj))] = obj
+            for obj in self.api.update(path, patch):
+                have[key(_plain_keys(obj))] = obj
         self.report.created[kind] += len(create)
         self.report.updated[kind] += len(patch)
         return have
@@ -138,6 +161,12 @@ class Seeder:
         for start in range(0, len(values), CHUNK):
             found += self.api.fetch(path, **{name: values[start:start + CHUNK]}, **filters)
         return found
+
+
+def _shown(key: Hashable) -> str:
+    if isinstance(key, tuple | frozenset):
+        return " ".join(sorted(map(str, key)) if isinstance(key, frozenset) else map(str, key))
+    return str(key)
 
 
 def _plain_keys(obj: JSON) -> JSON:

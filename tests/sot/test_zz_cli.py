@@ -117,6 +117,47 @@ def test_a_host_recabled_in_nautobot_is_named_and_imported_as_an_edit(
         assert sot("seed", "--fabric", "lab", timeout=600).code == 0  # the cable back
 
 
+def _counts(service: Service) -> dict[str, int]:
+    with _api(service) as api:
+        return {path: api.request("GET", path, params={"limit": 1})["count"]
+                for path in ("dcim/devices/", "dcim/cables/", "dcim/interfaces/",
+                             "ipam/vrfs/", "ipam/ip-addresses/")}
+
+
+def test_sync_writes_what_the_planner_allocated_once_and_deletes_nothing(
+        project: Path, seeded: Service) -> None:
+    before = _counts(seeded)
+    dry = cli(project, seeded, "sot", "sync", "--format", "json")
+    assert dry.code == 0, dry.stderr
+    planned = json.loads(dry.stdout)
+    assert planned["written"] is False and planned["skipped"] == []
+    assert "create VRFs: blue" in planned["changes"]
+    assert "create interfaces: " in " ".join(planned["changes"])
+    assert _counts(seeded) == before  # a dry run sends no write
+    started = time.monotonic()
+    wrote = cli(project, seeded, "sot", "sync", "--write", "--format", "json")
+    took = time.monotonic() - started
+    assert wrote.code == 0, wrote.stderr
+    # the same changes (a dry run names objects still to be created by placeholders)
+    kinds = [c.split(":")[0] for c in planned["changes"]]
+    assert [c.split(":")[0] for c in json.loads(wrote.stdout)["changes"]] == kinds
+    after = _counts(seeded)
+    # 2 VRFs; a sub-interface per VRF on each end of each of the 8 fabric links
+    assert after["ipam/vrfs/"] == before["ipam/vrfs/"] + 2
+    assert after["dcim/interfaces/"] == before["dcim/interfaces/"] + 2 * 2 * 8
+    assert (after["dcim/devices/"], after["dcim/cables/"]) == (before["dcim/devices/"],
+                                                               before["dcim/cables/"])
+    with _api(seeded) as api:
+        sub = _one(api, "dcim/interfaces/", device="leaf1", name="swp51.100")
+        assert sub["parent_interface"] and sub["vrf"]
+        assert [t["id"] if isinstance(t, dict) else t for t in sub["tags"]]
+    again = cli(project, seeded, "sot", "sync", "--write", "--format", "json")
+    assert json.loads(again.stdout)["changes"] == [], again.stdout
+    assert _counts(seeded) == after
+    print(f"\nsot sync --write of the lab fabric: {took:.2f} s "
+          f"({len(planned['changes'])} changes)")
+
+
 def _error_line(run: Run) -> str:
     assert run.code == 2, run.stdout + run.stderr
     lines = [line for line in run.stderr.splitlines() if line.strip()]
