@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tests.unit.test_intent_errors import FABRIC, Edit, bad_copy, replace
+from tests.unit.test_refusals import assert_refused
 
 
 def pin(switch: str, text: str) -> Edit:
@@ -53,9 +53,4 @@ def test_pins_equal_to_the_allocation_change_nothing(tmp_path: Path) -> None:
 ])
 def test_pins_that_break_the_scheme_are_refused(tmp_path: Path, edit: Edit, path: str,
                                                 phrase: str) -> None:
-    folder = bad_copy(tmp_path / "lab", edit)
-    with pytest.raises(InputError) as caught:
-        load_intent(folder, known_platforms=PLATFORMS)
-    found = [p for p in caught.value.problems if p.file.endswith(FABRIC) and p.path == path]
-    assert found, "\n".join(map(str, caught.value.problems))
-    assert phrase in found[0].reason and found[0].line is not None, found[0]
+    assert_refused(bad_copy(tmp_path / "lab", edit), FABRIC, path, phrase)

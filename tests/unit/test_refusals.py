@@ -133,7 +133,11 @@ def override(text: str) -> Edit:
 ])
 def test_refused_at_load(tmp_path: Path, edit: Edit, file: str, path: str,
                          phrase: str) -> None:
-    folder = bad_copy(tmp_path / "lab", edit)
+    assert_refused(bad_copy(tmp_path / "lab", edit), file, path, phrase)
+
+
+def assert_refused(folder: Path, file: str, path: str, phrase: str) -> None:
+    """Loading `folder` fails, naming `file`, key `path`, a line, and saying `phrase`."""
     with pytest.raises(InputError) as caught:
         load_intent(folder, known_platforms=PLATFORMS)
     found = [p for p in caught.value.problems if p.file.endswith(file) and p.path == path]
