@@ -30,6 +30,7 @@ from tasks.sot.snapshot import Snapshot, SotCable, SotDevice, SotRef, SotTenant
 
 ASN_FIELD = "bgp_asn"
 INTERFACE_TYPE = "dcim.interface"
+CHUNK = 100  # ids per filtered read
 
 
 class SourceError(InputError):
@@ -59,6 +60,16 @@ def _records(api: Any, url: str, endpoint: str, **filters: Any) -> list[dict[str
         raise SourceError.single(url, endpoint, f"unexpected reply ({exc})") from None
 
 
+def _chunked(api: Any, url: str, endpoint: str, name: str,
+             values: list[str]) -> list[dict[str, Any]]:
+    """Records whose `name` filter is one of `values`, CHUNK values per request (a query
+    string stays short on a 1,000-switch fabric)."""
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(values), CHUNK):
+        found += _records(api, url, endpoint, **{name: values[start:start + CHUNK]})
+    return found
+
+
 def _by_id(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {str(r["id"]): r for r in records}
 
@@ -78,12 +89,16 @@ def read_snapshot(api: Any, url: str, filters: Mapping[str, Any],
     platforms = _by_id(_records(api, url, "dcim.platforms"))
     tenants = _by_id(_records(api, url, "tenancy.tenants"))
     devices = _records(api, url, "dcim.devices", **filters)
-    device_ids = {str(d["id"]) for d in devices}
-    interfaces = {i_id: i for i_id, i in _by_id(_records(api, url, "dcim.interfaces")).items()
-                  if _id(i.get("device")) in device_ids}
-    addresses = _by_id(_records(api, url, "ipam.ip_addresses"))
-    loopback_of = _loopbacks(_records(api, url, "ipam.ip_address_to_interface"), interfaces,
-                             addresses, set(loopback_names))
+    device_ids = sorted(str(d["id"]) for d in devices)
+    # only the fabric's own interfaces, cables and assignments: Nautobot spends most of a
+    # read serialising interfaces, and it may hold many fabrics
+    interfaces = _by_id(_chunked(api, url, "dcim.interfaces", "device_id", device_ids))
+    assignments = _chunked(api, url, "ipam.ip_address_to_interface", "interface",
+                           sorted(interfaces))
+    addresses = _by_id(_chunked(api, url, "ipam.ip_addresses", "id", sorted(
+        {i for a in assignments if (i := _id(a.get("ip_address")))}
+        | {i for d in devices if (i := _id(d.get("primary_ip4")))})))
+    loopback_of = _loopbacks(assignments, interfaces, addresses, set(loopback_names))
     snapshot_devices = []
     for device in devices:
         d_id = str(device["id"])
@@ -99,7 +114,8 @@ def read_snapshot(api: Any, url: str, filters: Mapping[str, Any],
             primary_ip4=str(primary["address"]).split("/")[0] if primary else None,
             loopback=loopback_of.get(d_id), asn=int(asn) if isinstance(asn, int) else None,
             tenant=tenant["name"] if tenant else None))
-    cables = _cables(_records(api, url, "dcim.cables"), interfaces,
+    cables = _cables(list(_by_id(_chunked(api, url, "dcim.cables", "device_id",
+                                          device_ids)).values()), interfaces,
                      {str(d["id"]): str(d.get("name")) for d in devices})
     return Snapshot(
         source=url, devices=sorted(snapshot_devices, key=lambda d: (d.name, d.ref.id)),
