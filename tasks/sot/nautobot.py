@@ -74,7 +74,7 @@ def _by_id(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {str(r["id"]): r for r in records}
 
 
-def _id(value: Any) -> str | None:
+def related_id(value: Any) -> str | None:
     """A related object's id, whether serialized as an id or as a nested dict."""
     if isinstance(value, dict):
         value = value.get("id")
@@ -96,16 +96,16 @@ def read_snapshot(api: Any, url: str, filters: Mapping[str, Any],
     assignments = _chunked(api, url, "ipam.ip_address_to_interface", "interface",
                            sorted(interfaces))
     addresses = _by_id(_chunked(api, url, "ipam.ip_addresses", "id", sorted(
-        {i for a in assignments if (i := _id(a.get("ip_address")))}
-        | {i for d in devices if (i := _id(d.get("primary_ip4")))})))
+        {i for a in assignments if (i := related_id(a.get("ip_address")))}
+        | {i for d in devices if (i := related_id(d.get("primary_ip4")))})))
     loopback_of = _loopbacks(assignments, interfaces, addresses, set(loopback_names))
     snapshot_devices = []
     for device in devices:
         d_id = str(device["id"])
-        role = roles.get(_id(device.get("role")) or "")
-        platform = platforms.get(_id(device.get("platform")) or "")
-        tenant = tenants.get(_id(device.get("tenant")) or "")
-        primary = addresses.get(_id(device.get("primary_ip4")) or "")
+        role = roles.get(related_id(device.get("role")) or "")
+        platform = platforms.get(related_id(device.get("platform")) or "")
+        tenant = tenants.get(related_id(device.get("tenant")) or "")
+        primary = addresses.get(related_id(device.get("primary_ip4")) or "")
         asn = (device.get("custom_fields") or {}).get(ASN_FIELD)
         snapshot_devices.append(SotDevice(
             ref=SotRef(kind="dcim.device", id=d_id, label=str(device.get("name"))),
@@ -130,11 +130,11 @@ def _loopbacks(assignments: list[dict[str, Any]], interfaces: Mapping[str, dict[
     """Device id -> the address on its loopback interface."""
     out: dict[str, str] = {}
     for assignment in assignments:
-        iface = interfaces.get(_id(assignment.get("interface")) or "")
-        address = addresses.get(_id(assignment.get("ip_address")) or "")
+        iface = interfaces.get(related_id(assignment.get("interface")) or "")
+        address = addresses.get(related_id(assignment.get("ip_address")) or "")
         if iface is None or address is None or iface.get("name") not in names:
             continue
-        device = _id(iface.get("device"))
+        device = related_id(iface.get("device"))
         if device is not None:
             out[device] = str(address["address"]).split("/")[0]
     return out
@@ -150,8 +150,8 @@ def _cables(cables: list[dict[str, Any]], interfaces: Mapping[str, dict[str, Any
         for side in ("a", "b"):
             if cable.get(f"termination_{side}_type") != INTERFACE_TYPE:
                 break
-            iface = interfaces.get(_id(cable.get(f"termination_{side}_id")) or "")
-            device = _id(iface.get("device")) if iface is not None else None
+            iface = interfaces.get(related_id(cable.get(f"termination_{side}_id")) or "")
+            device = related_id(iface.get("device")) if iface is not None else None
             ends.append((device_names.get(device or "", "(outside the fabric)"),
                          str(iface.get("name")) if iface is not None else "?"))
         if len(ends) != 2 or all(name == "(outside the fabric)" for name, _ in ends):

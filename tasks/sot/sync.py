@@ -22,7 +22,7 @@ from tasks.intent.models import Intent
 from tasks.model.state import FabricState, IfKind, Role
 from tasks.sot.client import JSON, Nautobot
 from tasks.sot.mapping import LOOPBACK_TYPE
-from tasks.sot.nautobot import ASN_FIELD
+from tasks.sot.nautobot import ASN_FIELD, related_id
 from tasks.sot.seed import ACTIVE, NAMESPACE, Change, Seeder
 from tasks.sot.settings import SotError
 
@@ -89,7 +89,7 @@ def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, ob
         if device_id else [], lambda o: (str(o["vrf"]), str(o["device"])))
     current = (s.fetch_in("dcim/interfaces/", "device_id", list(device_id.values()))
                if device_id else [])
-    ports = {(str(_id(i["device"])), str(i["name"])): i for i in current}
+    ports = {(str(related_id(i["device"])), str(i["name"])): i for i in current}
     wanted: list[JSON] = []
     for d in present:
         dev = device_id[d.name]
@@ -110,12 +110,13 @@ def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, ob
     ifaces = s.ensure("interfaces", "dcim/interfaces/", wanted, current, _key_iface,
                       frozenset({"tags"}))
 
+    # a numbered fabric's link addresses need their pools as parent prefixes too
+    numbered = any(i.addresses for d in present for i in d.interfaces.values()
+                   if i.kind is IfKind.FABRIC)
     pools = [str(intent.fabric.underlay.loopback_pool)]
-    if intent.fabric.underlay.p2p_pool and any(
-            a for d in present for i in d.interfaces.values()
-            if i.kind is IfKind.FABRIC for a in i.addresses):
-        pools.append(str(intent.fabric.underlay.p2p_pool))
-    pools += [str(t.p2p_pool) for t in intent.tenants.tenants if t.p2p_pool and len(pools) > 1]
+    if numbered:
+        pools += [str(p) for p in (intent.fabric.underlay.p2p_pool,
+                                   *(t.p2p_pool for t in intent.tenants.tenants)) if p]
     s.ensure("prefixes", "ipam/prefixes/", [
         {"prefix": p, "namespace": namespace, "status": active, "type": "pool",
          "tags": [tag]} for p in pools],
@@ -145,7 +146,3 @@ def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, ob
                    [str(ips[a]["id"]) for a in addresses if "(new" not in str(ips[a]["id"])]),
         lambda o: (str(o["ip_address"]), str(o["interface"])))
     return SyncReport(changes=s.changes, skipped=skipped, written=write and bool(s.changes))
-
-
-def _id(value: object) -> object:
-    return value.get("id") if isinstance(value, dict) else value
