@@ -12,12 +12,10 @@ from tasks.checks import Finding
 from tasks.cli.context import project_of
 from tasks.cli.options import FormatOpt
 from tasks.cli.output import Format, console, emit_json, err_console
-from tasks.errors import InputError
 from tasks.model.state import FabricState
 from tasks.sot.audit import SOT_CHECKS, sot_findings
 from tasks.sot.client import Nautobot
-from tasks.sot.nautobot import connect, read_snapshot
-from tasks.sot.settings import SotError
+from tasks.sot.nautobot import read_snapshot
 from tasks.sot.snapshot import Snapshot
 from tasks.sot.source import LOOPBACKS, NautobotSource, load_source
 from tasks.sot.sync import sync as run_sync
@@ -32,8 +30,8 @@ sot_app = typer.Typer(no_args_is_help=True, help="The source of truth (Nautobot)
 def read(project: Project) -> tuple[NautobotSource, Snapshot]:
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
-    return source, read_snapshot(connect(source.url, token), source.api_url, source.filters,
-                                 LOOPBACKS)
+    with Nautobot(source.url, token) as api:
+        return source, read_snapshot(api, source.filters, LOOPBACKS)
 
 
 def audit_checks(project: Project) -> SotChecks:
@@ -62,7 +60,7 @@ def import_(ctx: typer.Context,
     if report.diff:
         console.print(escape(report.diff), end="", highlight=False, soft_wrap=True)
     for note in report.notes:
-        err_console.print(f"[yellow]note:[/] {escape(note)}")
+        err_console.print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
     what = ("no changes: the intent already says what the source holds" if not report.changed
             else f"{'wrote' if report.written else 'would change'} "
             f"{', '.join(report.changed)}{'' if report.written else ' (--write to write)'}")
@@ -79,12 +77,8 @@ def sync(ctx: typer.Context,
     project = project_of(ctx)
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
-    try:
-        with Nautobot(source.url, token) as api:
-            report = run_sync(api, project.plan, project.intent, dict(source.filters),
-                              write=write)
-    except SotError as exc:
-        raise InputError.single(source.api_url, "", str(exc)) from None
+    with Nautobot(source.url, token) as api:
+        report = run_sync(api, project.plan, project.intent, dict(source.filters), write=write)
     if fmt is Format.JSON:
         emit_json({"fabric": project.fabric, "source": source.api_url,
                    "written": report.written, "skipped": report.skipped,
@@ -93,7 +87,7 @@ def sync(ctx: typer.Context,
     for change in report.changes:
         console.print(escape(str(change)), highlight=False)
     for note in report.skipped:
-        err_console.print(f"[yellow]skipped:[/] {escape(note)}")
+        err_console.print(f"[yellow]skipped:[/] {escape(note)}", soft_wrap=True)
     what = ("no changes: Nautobot already holds what the plan allocated"
             if not report.changes else f"{len(report.changes)} changes "
             f"{'written' if report.written else 'to write (--write to write)'}")

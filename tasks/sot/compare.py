@@ -7,10 +7,11 @@ such as a cable on a port the port scheme does not give that link).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from tasks.model.state import FabricState, LinkKind, Role
+from tasks.model.state import FabricState, Link, LinkKind, Role
 from tasks.sot.importer import SotMapping
 from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
 
@@ -20,6 +21,9 @@ class Disagreement:
     device: str
     subject: str  # the source object ("dcim.cable leaf1:swp51 - spine1:swp1 (id)") or "intent"
     message: str
+    # False for what an import cannot bring into the intent (a link class is the operator's
+    # choice): import notes it, check reports it
+    importable: bool = True
 
     def __str__(self) -> str:
         return f"{self.device}: {self.subject}: {self.message}"
@@ -81,6 +85,7 @@ def _cables(snapshot: Snapshot, plan: FabricState) -> Iterator[Disagreement]:
     peer = {end: other for ends in planned for end in ends for other in ends if other != end}
     for ends, cable in sot.items():
         if ends in planned:
+            yield from _length(cable, planned[ends])
             continue
         a, b = sorted(ends)
         wanted = [f"{d}:{p} to {peer[(d, p)][0]}:{peer[(d, p)][1]}" for d, p in (a, b)
@@ -92,3 +97,13 @@ def _cables(snapshot: Snapshot, plan: FabricState) -> Iterator[Disagreement]:
         if ends not in sot:
             yield Disagreement(link.a.device, "intent", f"plans {link.id}; the source of "
                                "truth has no such cable")
+
+
+def _length(cable: SotCable, link: Link) -> Iterator[Disagreement]:
+    """A cable longer than its link class says: PFC headroom is sized to the class's length,
+    so the pause frame would arrive after the buffer reserved for it is full. (A shorter
+    cable only costs buffer; the length is recorded in whole units, hence the ceiling.)"""
+    if cable.length_m is not None and cable.length_m > math.ceil(link.cable_m):
+        yield Disagreement(link.a.device, str(cable.ref), (
+            f"cable length {cable.length_m:g} m; the plan sizes headroom for {link.cable_m:g} m "
+            f"(link class {link.link_class})"), importable=False)

@@ -26,7 +26,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from tasks.errors import InputError, InputProblem
-from tasks.intent.models import Intent
+from tasks.intent.models import FabricLink, Intent
 from tasks.intent.names import name_problem
 from tasks.model.state import FabricState
 from tasks.platforms.base import Platform
@@ -34,6 +34,7 @@ from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
 
 ROLES = ("spine", "leaf", "host")
 MAX_PORT = 4096  # the highest port number a name is looked up for
+DEFAULT_LINK_CLASS = FabricLink.model_fields["link_class"].default
 
 
 @dataclass(frozen=True)
@@ -102,13 +103,13 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
     for cable in snapshot.cables:
         if refused & {cable.a_device, cable.b_device}:
             continue
-        roles = {role_of.get(cable.a_device), role_of.get(cable.b_device)}
+        ends = [(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)]
+        roles = {None if device in cable.outside else role_of.get(device)
+                 for device, _ in ends}
         if None in roles:
-            if roles != {None}:  # one end in the fabric, one outside: cabled to nowhere
-                problems.append(_problem(snapshot.source, str(cable.ref),
-                                         f"joins {cable.a_device}:{cable.a_port} and "
-                                         f"{cable.b_device}:{cable.b_port}, one of which is "
-                                         "not a fabric device"))
+            if roles != {None}:  # one end in the fabric, one not: cabled to nowhere
+                problems.append(_problem(snapshot.source, str(cable.ref), _nowhere(
+                    cable, ends, seen, mapping)))
             continue
         if roles == {"leaf", "spine"}:
             leaf, spine = _ordered(cable, role_of, "leaf")
@@ -128,6 +129,20 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
     if problems:
         raise InputError(problems)
     return fabric
+
+
+def _nowhere(cable: SotCable, ends: list[tuple[str, str]], selected: Mapping[str, SotDevice],
+             mapping: SotMapping) -> str:
+    """Why a cable from a fabric port leads nowhere the fabric knows."""
+    far = next(end for end in ends if end[0] in cable.outside or end[0] not in selected
+               or not mapping.roles.get(selected[end[0]].role or ""))
+    near = next(end for end in ends if end is not far)
+    device = far[0]
+    why = (f"{device} is not among the devices the source's filters select"
+           if device in cable.outside or device not in selected else
+           f"{device} has role {selected[device].role!r}, which is not mapped to a flatfab "
+           f"role (mapped: {', '.join(sorted(mapping.roles))})")
+    return f"cables {near[0]}:{near[1]} to {far[0]}:{far[1]}, but {why}"
 
 
 def _ordered(cable: SotCable, role_of: Mapping[str, str], first: str) -> tuple[str, str]:
@@ -214,15 +229,25 @@ def _switch_entry(entry: Any, fabric_platform: str, platform: str,
     return entry
 
 
-def _links(fabric: _Fabric) -> CommentedSeq | None:
-    """The explicit leaf-spine links, or None for a full mesh (the intent's default)."""
+def _links(fabric: _Fabric, existing: Iterable[Any]) -> CommentedSeq | None:
+    """The explicit leaf-spine links, or None for a full mesh of default links (the intent's
+    default). Entries for links the source still cables are kept as written (their link
+    class, which the source does not model, and comments); new links get the default."""
     leaves = [d.name for d in fabric.switches["leaf"]]
     spines = [d.name for d in fabric.switches["spine"]]
-    if set(fabric.uplinks) == {(leaf, spine) for leaf in leaves for spine in spines}:
-        return None
     out = CommentedSeq()
-    for leaf, spine in sorted(fabric.uplinks):
+    kept: set[tuple[str, str]] = set()
+    for entry in existing:
+        pair = (entry.get("leaf"), entry.get("spine")) if isinstance(entry, Mapping) else None
+        if pair in fabric.uplinks and pair not in kept:
+            out.append(entry)
+            kept.add(pair)
+    for leaf, spine in sorted(set(fabric.uplinks) - kept):
         out.append(_flow({"leaf": leaf, "spine": spine}))
+    full_mesh = set(fabric.uplinks) == {(leaf, spine) for leaf in leaves for spine in spines}
+    if full_mesh and all(entry.get("class", DEFAULT_LINK_CLASS) == DEFAULT_LINK_CLASS
+                         for entry in out):
+        return None
     return out
 
 
@@ -354,7 +379,7 @@ def _files(fabric: _Fabric, snapshot: Snapshot, intent_dir: Path, intent: Intent
     for role, key in (("spine", "spines"), ("leaf", "leaves")):
         doc[key] = _switch_entries(doc.get(key) or [], fabric.switches[role], fabric_platform,
                                    fabric.platform, pins)
-    links = _links(fabric)
+    links = _links(fabric, doc.get("links") or [])
     if links is None:
         doc.pop("links", None)
     elif doc.get("links") != links:

@@ -27,7 +27,7 @@ from typing import Any
 from tasks.errors import FlatfabError
 from tasks.lab.topology import LabOptions, check_mgmt_subnet, mgmt_addresses
 from tasks.model.state import DeviceState, FabricState, IfKind, Role
-from tasks.sot.client import JSON, Nautobot
+from tasks.sot.client import JSON, ApiError, Nautobot
 from tasks.sot.mapping import (
     LOOPBACK_TYPE,
     MGMT_INTERFACE,
@@ -51,7 +51,6 @@ STATUS_TYPES = {
     CONNECTED: ["dcim.cable"],
 }
 STATUS_COLORS = {ACTIVE: "4caf50", CONNECTED: "4caf50"}
-CHUNK = 100  # ids per filtered read: keeps a query string short on large fabrics
 
 
 @dataclass
@@ -114,12 +113,14 @@ class Seeder:
 
     def ensure(self, kind: str, path: str, desired: list[JSON], existing: Iterable[JSON],
                key: Callable[[JSON], Hashable], create_only: frozenset[str] = frozenset(),
-               ) -> dict[Hashable, JSON]:
+               label: Callable[[JSON], str] | None = None) -> dict[Hashable, JSON]:
         """Create what is missing and correct what differs; every object by its key.
 
         `content_types` only ever grow (another tool may use the same status or role);
-        `create_only` fields identify an object and are never patched.
+        `create_only` fields identify an object and are never patched. `label` names an
+        object in the list of changes (default: its key), for keys made of ids.
         """
+        shown = label or (lambda obj: _shown(key(obj)))
         have = {key(_plain_keys(obj)): obj for obj in existing}
         create, patch = [], []
         for want in desired:
@@ -140,8 +141,8 @@ class Seeder:
             if change:
                 patch.append({"id": current["id"], **change})
         by_id = {obj["id"]: obj for obj in have.values()}
-        self.changes += [Change(kind, "create", _shown(key(want))) for want in create]
-        self.changes += [Change(kind, "update", f"{_shown(key(_plain_keys(by_id[c['id']])))} "
+        self.changes += [Change(kind, "create", shown(want)) for want in create]
+        self.changes += [Change(kind, "update", f"{shown(_plain_keys(by_id[c['id']]))} "
                                 f"({', '.join(sorted(set(c) - {'id'}))})") for c in patch]
         if self.dry_run:
             for want in create:  # a placeholder, so dependent objects can be worked out
@@ -154,13 +155,6 @@ class Seeder:
         self.report.created[kind] += len(create)
         self.report.updated[kind] += len(patch)
         return have
-
-    def fetch_in(self, path: str, name: str, values: list[str], **filters: Any) -> list[JSON]:
-        """Objects whose `name` filter is one of values, read in chunks."""
-        found: list[JSON] = []
-        for start in range(0, len(values), CHUNK):
-            found += self.api.fetch(path, **{name: values[start:start + CHUNK]}, **filters)
-        return found
 
 
 def _shown(key: Hashable) -> str:
@@ -296,7 +290,7 @@ def seed(api: Nautobot, data: FabricInput) -> SeedReport:
 
     namespaces = api.fetch("ipam/namespaces/", name=NAMESPACE)
     if not namespaces:
-        raise SotError(f"Nautobot has no {NAMESPACE!r} IPAM namespace")
+        raise ApiError(api.api_url, "ipam/namespaces/", f"no namespace {NAMESPACE!r}")
     namespace = namespaces[0]["id"]
     prefixes = sorted({data.mgmt_subnet, data.loopback_pool})
     s.ensure("prefixes", "ipam/prefixes/", [
@@ -321,7 +315,7 @@ def seed(api: Nautobot, data: FabricInput) -> SeedReport:
     s.ensure("IP assignments", "ipam/ip-address-to-interface/", [
         {"ip_address": ips[a]["id"], "interface": iface(dev, name)}
         for a, dev, name in addresses],
-        s.fetch_in("ipam/ip-address-to-interface/", "ip_address", ip_ids),
+        api.fetch_in("ipam/ip-address-to-interface/", "ip_address", ip_ids),
         lambda o: (str(o["ip_address"]), str(o["interface"])))
     # a primary IP must sit on one of the device's interfaces: after the assignments
     s.ensure("devices", "dcim/devices/", [

@@ -43,6 +43,8 @@ class SotCable(SotModel):
     a_port: str
     b_device: str
     b_port: str
+    outside: list[str] = Field(default_factory=list)  # end devices the filters do not select
+    length_m: float | None = None  # the recorded cable length, when the source has one
 
 
 class SotTenant(SotModel):

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 
 from tasks.intent.models import Intent
 from tasks.model.state import FabricState, IfKind, Role
-from tasks.sot.client import JSON, Nautobot
+from tasks.sot.client import JSON, ApiError, Nautobot
 from tasks.sot.mapping import LOOPBACK_TYPE
 from tasks.sot.nautobot import ASN_FIELD, related_id
 from tasks.sot.seed import ACTIVE, NAMESPACE, Change, Seeder
-from tasks.sot.settings import SotError
 
 TAG = "flatfab"
 TAGGED = ["dcim.interface", "ipam.ipaddress", "ipam.prefix", "ipam.vrf"]
@@ -51,11 +50,11 @@ def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, ob
     skipped: list[str] = []
     found = api.fetch("extras/statuses/", name=ACTIVE)
     if not found:
-        raise SotError(f"Nautobot has no status {ACTIVE!r}")
+        raise ApiError(api.api_url, "extras/statuses/", f"no status {ACTIVE!r}")
     active = found[0]["id"]
     namespaces = api.fetch("ipam/namespaces/", name=NAMESPACE)
     if not namespaces:
-        raise SotError(f"Nautobot has no {NAMESPACE!r} IPAM namespace")
+        raise ApiError(api.api_url, "ipam/namespaces/", f"no namespace {NAMESPACE!r}")
     namespace = namespaces[0]["id"]
     tag = s.ensure("tags", "extras/tags/", [{"name": TAG, "color": "607d8b",
                                              "content_types": TAGGED}],
@@ -80,15 +79,18 @@ def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, ob
         frozenset({"namespace", "tags"}))
 
     device_id = {d.name: str(existing[d.name]["id"]) for d in present}
+    device_name = {dev: name for name, dev in device_id.items()}
+    vrf_name = {str(v["id"]): name for name, v in vrfs.items()}
     # Nautobot lets an interface into a VRF only once the VRF is assigned to its device
     uses = sorted({(vrfs[i.vrf]["id"], device_id[d.name]) for d in present
                    for i in d.interfaces.values() if i.parent is not None and i.vrf in vrfs})
     s.ensure("VRF assignments", "ipam/vrf-device-assignments/", [
         {"vrf": vrf, "device": dev} for vrf, dev in uses],
-        s.fetch_in("ipam/vrf-device-assignments/", "device", sorted(set(device_id.values())))
-        if device_id else [], lambda o: (str(o["vrf"]), str(o["device"])))
-    current = (s.fetch_in("dcim/interfaces/", "device_id", list(device_id.values()))
-               if device_id else [])
+        api.fetch_in("ipam/vrf-device-assignments/", "device", sorted(device_name)),
+        lambda o: (str(o["vrf"]), str(o["device"])),
+        label=lambda o: f"{vrf_name.get(str(o['vrf']), o['vrf'])} on "
+                        f"{device_name.get(str(o['device']), o['device'])}")
+    current = api.fetch_in("dcim/interfaces/", "device_id", sorted(device_name))
     ports = {(str(related_id(i["device"])), str(i["name"])): i for i in current}
     wanted: list[JSON] = []
     for d in present:
@@ -107,8 +109,13 @@ def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, ob
                                "status": active, "parent_interface": parent["id"],
                                "vrf": vrfs[iface.vrf]["id"] if iface.vrf in vrfs else None,
                                "mtu": iface.mtu, "tags": [tag]})
+
+    def port_label(obj: JSON) -> str:
+        device = related_id(obj["device"]) or ""
+        return f"{device_name.get(device, device)}:{obj['name']}"
+
     ifaces = s.ensure("interfaces", "dcim/interfaces/", wanted, current, _key_iface,
-                      frozenset({"tags"}))
+                      frozenset({"tags"}), label=port_label)
 
     # a numbered fabric's link addresses need their pools as parent prefixes too
     numbered = any(i.addresses for d in present for i in d.interfaces.values()
@@ -137,12 +144,16 @@ def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, ob
     ips = s.ensure("IP addresses", "ipam/ip-addresses/", [
         {"address": a, "namespace": namespace, "status": active, "type": "host",
          "tags": [tag]} for a in addresses],
-        s.fetch_in("ipam/ip-addresses/", "address", addresses, namespace=namespace)
-        if addresses else [], lambda o: str(o["address"]),
+        api.fetch_in("ipam/ip-addresses/", "address", addresses, namespace=namespace),
+        lambda o: str(o["address"]),
         frozenset({"namespace", "type", "tags"}))
+    address_of = {str(ips[a]["id"]): a for a in addresses}
+    port_of = {str(ifaces[key]["id"]): port_label(ifaces[key]) for _, key in assigned}
     s.ensure("IP assignments", "ipam/ip-address-to-interface/", [
         {"ip_address": ips[a]["id"], "interface": ifaces[key]["id"]} for a, key in assigned],
-        s.fetch_in("ipam/ip-address-to-interface/", "ip_address",
-                   [str(ips[a]["id"]) for a in addresses if "(new" not in str(ips[a]["id"])]),
-        lambda o: (str(o["ip_address"]), str(o["interface"])))
+        api.fetch_in("ipam/ip-address-to-interface/", "ip_address",
+                     [i for i in address_of if not i.startswith("(new")]),
+        lambda o: (str(o["ip_address"]), str(o["interface"])),
+        label=lambda o: f"{address_of.get(str(o['ip_address']), o['ip_address'])} on "
+                        f"{port_of.get(str(o['interface']), o['interface'])}")
     return SyncReport(changes=s.changes, skipped=skipped, written=write and bool(s.changes))

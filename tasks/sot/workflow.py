@@ -21,7 +21,7 @@ from tasks.model.state import FabricState
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tasks.sot.compare import Disagreement, compare
-from tasks.sot.importer import SotMapping, import_fabric
+from tasks.sot.importer import SotMapping, classify, import_fabric
 from tasks.sot.snapshot import Snapshot
 
 
@@ -56,6 +56,10 @@ def run_import(snapshot: Snapshot, intent_dir: Path, mapping: SotMapping, *,
     result = import_fabric(snapshot, intent_dir, intent, mapping, PLATFORMS,
                            lambda files: _scratch_plan(intent_dir, files))
     left = compare(snapshot, _scratch_plan(intent_dir, result.files), mapping)
+    # link classes are the operator's: a cable longer than its class is noted, not imported
+    notes = [*result.notes, *(f"{d.subject}: {d.message} (choose a link class that fits)"
+                              for d in left if not d.importable)]
+    left = [d for d in left if d.importable]
     if left:
         raise InputError([InputProblem(file=snapshot.source, path=d.subject,
                                        reason=f"{d.message} (the intent cannot say this)")
@@ -74,9 +78,11 @@ def run_import(snapshot: Snapshot, intent_dir: Path, mapping: SotMapping, *,
     if write:
         for name in changed:
             write_atomic(intent_dir / name, result.files[name])
-    return ImportReport(changed=changed, diff="".join(diff), notes=result.notes,
+    return ImportReport(changed=changed, diff="".join(diff), notes=notes,
                         written=write and bool(changed))
 
 
 def run_check(snapshot: Snapshot, intent_dir: Path, mapping: SotMapping) -> list[Disagreement]:
+    """Disagreements; bad data in the source (what import refuses) is refused here too."""
+    classify(snapshot, mapping)
     return compare(snapshot, plan(load_intent(intent_dir, known_platforms=PLATFORMS)), mapping)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tasks.sot.client import Nautobot
-from tasks.sot.nautobot import connect, read_snapshot
+from tasks.sot.nautobot import read_snapshot
 from tasks.sot.processes import read_pids
 from tasks.sot.seed import fabric_input, seed
 from tasks.sot.server import port_open
@@ -126,8 +126,8 @@ def test_seed_is_idempotent(nautobot: Service, seeded: Run) -> None:
 def test_seeded_fabric_reads_back_as_the_intent(nautobot: Service, seeded: Run) -> None:
     """flatfab's own reader sees the lab exactly as intents/lab/ plans it."""
     source = NautobotSource(url=nautobot.url, filters={"location": "lab"})
-    snapshot = read_snapshot(connect(nautobot.url, nautobot.token), source.url, source.filters,
-                             LOOPBACKS)
+    with Nautobot(source.url, nautobot.token) as api:
+        snapshot = read_snapshot(api, source.filters, LOOPBACKS)
     plan = fabric_input(ROOT, "lab", "172.31.255.0/24").state
     assert sorted(d.name for d in snapshot.devices) == sorted(plan.devices)
     spine = next(d for d in snapshot.devices if d.name == "spine1")

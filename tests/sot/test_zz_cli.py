@@ -7,6 +7,7 @@ Runs after test_server.py (whose last test restarts the service empty): it seeds
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from tests.conftest import ROOT, Run, flatfab
 from tests.sot.conftest import Service, sot
 
 pytestmark = pytest.mark.nautobot
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-")
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +133,11 @@ def test_sync_writes_what_the_planner_allocated_once_and_deletes_nothing(
     assert dry.code == 0, dry.stderr
     planned = json.loads(dry.stdout)
     assert planned["written"] is False and planned["skipped"] == []
-    assert "create VRFs: blue" in planned["changes"]
-    assert "create interfaces: " in " ".join(planned["changes"])
+    # every change names its objects by name, also those that depend on new objects
+    assert {"create VRFs: blue", "create VRF assignments: blue on leaf1",
+            "create VRF assignments: red on spine2",
+            "create interfaces: leaf1:swp51.100"} <= set(planned["changes"]), planned
+    assert not [c for c in planned["changes"] if "(new" in c or UUID.search(c)], planned
     assert _counts(seeded) == before  # a dry run sends no write
     started = time.monotonic()
     wrote = cli(project, seeded, "sot", "sync", "--write", "--format", "json")
@@ -169,11 +174,15 @@ def _error_line(run: Run) -> str:
 def test_a_refused_token_and_a_silent_url_are_one_line_naming_the_url(
         project: Path, seeded: Service) -> None:
     refused = _error_line(cli(project, seeded, "sot", "check", token="0" * 40))
-    assert refused == f"error: {seeded.url}/api/: extras.roles: the token is refused"
+    assert refused == (f"error: {seeded.url}/api/: extras/roles/: the token is refused "
+                       "(HTTP 403)")
+    wrote = cli(project, seeded, "sot", "sync", "--write", token="0" * 40)
+    assert _error_line(wrote).endswith("the token is refused (HTTP 403)")
     source = project / "inventory" / "lab" / "source.yaml"
     source.write_text(source.read_text().replace(seeded.url, "http://127.0.0.1:9"))
     silent = _error_line(cli(project, seeded, "sot", "check"))
-    assert silent.startswith("error: http://127.0.0.1:9/api/: extras.roles: no answer")
+    assert silent == "error: http://127.0.0.1:9/api/: extras/roles/: no answer (Connection " \
+                     "refused)"
 
 
 def test_bad_data_in_nautobot_names_the_object(project: Path, seeded: Service) -> None:
@@ -186,3 +195,148 @@ def test_bad_data_in_nautobot_names_the_object(project: Path, seeded: Service) -
                         "platform")
     finally:
         assert sot("seed", "--fabric", "lab", timeout=600).code == 0
+
+
+def _id(value: Any) -> str:
+    return str(value["id"] if isinstance(value, dict) else value)
+
+
+def test_a_cable_to_nowhere_and_an_unmapped_role_name_the_cable(
+        project: Path, seeded: Service) -> None:
+    """A leaf port cabled to a storage box in another location, then the box moved into the
+    fabric's location with a role flatfab does not map: one line naming the cable, each."""
+    with _api(seeded) as api:
+        leaf = _one(api, "dcim/devices/", name="leaf1")
+        lab = _one(api, "dcim/locations/", name="lab")
+        active = _one(api, "extras/statuses/", name="Active")["id"]
+        elsewhere = api.request("POST", "dcim/locations/", body={
+            "name": "elsewhere", "location_type": _id(lab["location_type"]), "status": active})
+        role = api.request("POST", "extras/roles/", body={
+            "name": "storage", "color": "795548", "content_types": ["dcim.device"]})
+        box = api.request("POST", "dcim/devices/", body={
+            "name": "storage1", "location": elsewhere["id"], "status": active,
+            "role": role["id"], "device_type": _id(leaf["device_type"])})
+        port = api.request("POST", "dcim/interfaces/", body={
+            "device": box["id"], "name": "p1", "type": "100gbase-x-qsfp28", "status": active})
+        swp9 = api.request("POST", "dcim/interfaces/", body={
+            "device": leaf["id"], "name": "swp9", "type": "100gbase-x-qsfp28", "status": active})
+        cable = api.request("POST", "dcim/cables/", body={
+            "termination_a_type": "dcim.interface", "termination_a_id": swp9["id"],
+            "termination_b_type": "dcim.interface", "termination_b_id": port["id"],
+            "status": _one(api, "extras/statuses/", name="Connected")["id"]})
+    where = f"error: {seeded.url}/api/: dcim.cable leaf1:swp9 - storage1:p1 ({cable['id']}): "
+    try:
+        line = _error_line(cli(project, seeded, "sot", "import"))
+        assert line == where + ("cables leaf1:swp9 to storage1:p1, but storage1 is not among "
+                                "the devices the source's filters select")
+        with _api(seeded) as api:
+            api.request("PATCH", f"dcim/devices/{box['id']}/", body={"location": lab["id"]})
+        line = _error_line(cli(project, seeded, "sot", "check"))
+        assert line == where + ("cables leaf1:swp9 to storage1:p1, but storage1 has role "
+                                "'storage', which is not mapped to a flatfab role (mapped: "
+                                "gpu-host, leaf, spine)")
+    finally:
+        with _api(seeded) as api:
+            api.request("DELETE", f"dcim/cables/{cable['id']}/")
+            api.request("DELETE", f"dcim/interfaces/{swp9['id']}/")
+            api.request("DELETE", f"dcim/devices/{box['id']}/")
+            api.request("DELETE", f"extras/roles/{role['id']}/")
+            api.request("DELETE", f"dcim/locations/{elsewhere['id']}/")
+    assert cli(project, seeded, "sot", "check").code == 0
+
+
+def test_a_duplicate_device_name_names_both_devices(project: Path, seeded: Service) -> None:
+    """Nautobot keeps names unique per location and tenant: a second leaf2 with a tenant."""
+    with _api(seeded) as api:
+        leaf2 = _one(api, "dcim/devices/", name="leaf2")
+        blue = _one(api, "tenancy/tenants/", name="blue")
+        twin = api.request("POST", "dcim/devices/", body={
+            "name": "leaf2", "location": _id(leaf2["location"]), "tenant": blue["id"],
+            "status": _id(leaf2["status"]), "role": _id(leaf2["role"]),
+            "device_type": _id(leaf2["device_type"]), "platform": _id(leaf2["platform"])})
+    try:
+        line = _error_line(cli(project, seeded, "sot", "import", "--write"))
+        first, second = sorted([leaf2["id"], twin["id"]])
+        assert line == (f"error: {seeded.url}/api/: dcim.device leaf2 ({second}): duplicate "
+                        f"device name 'leaf2' (also dcim.device leaf2 ({first}))")
+        assert cli(project, seeded, "sot", "import").code == 2  # nothing was written
+        assert {p.name: p.read_bytes() for p in (project / "intents" / "lab").iterdir()} \
+            == {p.name: p.read_bytes() for p in (ROOT / "intents" / "lab").iterdir()}
+    finally:
+        with _api(seeded) as api:
+            api.request("DELETE", f"dcim/devices/{twin['id']}/")
+
+
+@pytest.fixture(scope="module")
+def numbered(seeded: Service) -> Service:
+    """The numbered example fabric beside the lab (its own location, pools and subnet)."""
+    run = sot("seed", "--fabric", "numbered", "--mgmt-subnet", "172.31.254.0/24", timeout=600)
+    assert run.code == 0, run.stderr
+    return seeded
+
+
+def test_sync_of_a_numbered_fabric_writes_its_link_addresses(
+        tmp_path: Path, numbered: Service) -> None:
+    shutil.copytree(ROOT / "intents" / "numbered", tmp_path / "intents" / "numbered")
+    inventory = tmp_path / "inventory" / "numbered"
+    inventory.mkdir(parents=True)
+    (inventory / "source.yaml").write_text(
+        f"nautobot:\n  url: {numbered.url}\n  token_env: FFT_NAUTOBOT_TOKEN\n"
+        "  filters: {location: numbered}\n")
+    run = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "import")
+    assert run.code == 0 and "no changes" in run.stderr, run.stdout + run.stderr
+    dry = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "sync", "--format", "json")
+    assert dry.code == 0, dry.stderr
+    changes = json.loads(dry.stdout)["changes"]
+    assert {"create prefixes: 10.254.0.0/23", "create prefixes: 10.253.0.0/23",
+            "create IP addresses: 10.254.0.1/31",
+            "create IP assignments: 10.254.0.1/31 on lf-a:swp51",
+            "create IP assignments: 10.253.0.0/31 on sp-a:swp1.10",
+            "create VRF assignments: train on lf-b"} <= set(changes), changes
+    # 4 links, each end addressed in the underlay and in VRF train
+    assert sum(c.startswith("create IP assignments: ") for c in changes) == 4 * 2 * 2
+    started = time.monotonic()
+    wrote = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "sync", "--write",
+                "--format", "json")
+    took = time.monotonic() - started
+    assert wrote.code == 0 and json.loads(wrote.stdout)["changes"] == changes, wrote.stderr
+    with _api(numbered) as api:
+        swp51 = _one(api, "dcim/interfaces/", device="lf-a", name="swp51")
+        [assigned] = api.fetch("ipam/ip-address-to-interface/", interface=swp51["id"])
+        address = api.request("GET", f"ipam/ip-addresses/{_id(assigned['ip_address'])}/")
+        assert address["address"] == "10.254.0.1/31"
+    again = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "sync", "--write",
+                "--format", "json")
+    assert json.loads(again.stdout)["changes"] == [], again.stdout
+    assert cli(tmp_path, numbered, "--fabric", "numbered", "sot", "check").code == 0
+    print(f"\nsot sync --write of the numbered fabric: {took:.2f} s ({len(changes)} changes)")
+
+
+def test_a_cable_longer_than_its_link_class_is_named_by_check(
+        tmp_path: Path, numbered: Service) -> None:
+    """The long class sizes PFC headroom for 100 m: a 150 m cable in Nautobot is named."""
+    shutil.copytree(ROOT / "intents" / "numbered", tmp_path / "intents" / "numbered")
+    inventory = tmp_path / "inventory" / "numbered"
+    inventory.mkdir(parents=True)
+    (inventory / "source.yaml").write_text(
+        f"nautobot:\n  url: {numbered.url}\n  token_env: FFT_NAUTOBOT_TOKEN\n"
+        "  filters: {location: numbered}\n")
+    with _api(numbered) as api:
+        swp52 = _one(api, "dcim/interfaces/", device="lf-a", name="swp52")
+        cable = api.request("GET", f"dcim/cables/{_id(swp52['cable'])}/")
+        assert (cable["length"], _id(cable["length_unit"]) if isinstance(
+            cable["length_unit"], str) else cable["length_unit"]["value"]) == (100, "m")
+        api.request("PATCH", f"dcim/cables/{cable['id']}/", body={"length": 150})
+    try:
+        check = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "check",
+                    "--format", "json")
+        assert check.code == 1, check.stderr
+        assert json.loads(check.stdout)["disagreements"] == [{
+            "device": "lf-a", "object": f"dcim.cable lf-a:swp52 - sp-b:swp1 ({cable['id']})",
+            "message": "cable length 150 m; the plan sizes headroom for 100 m (link class "
+                       "long)"}]
+        imported = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "import")
+        assert imported.code == 0 and "choose a link class that fits" in imported.stderr
+    finally:
+        with _api(numbered) as api:
+            api.request("PATCH", f"dcim/cables/{cable['id']}/", body={"length": 100})

@@ -5,6 +5,7 @@ naming the source object; the check mode names every disagreement."""
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -123,8 +124,21 @@ def test_tenant_membership_follows_the_source_and_patterns_stay_while_true(lab: 
         update={"ref": ref("dcim.device", "copy")})]), "dcim.device copy (id-copy)",
      "duplicate device name 'leaf1'"),
     (lambda s: _replace(s, cables=[*s.cables, SotCable(
-        ref=ref("dcim.cable", "x"), a_device="leaf1", a_port="swp9", b_device="console1",
-        b_port="p1")]), "dcim.cable x (id-x)", "not a fabric device"),
+        ref=ref("dcim.cable", "x"), a_device="leaf1", a_port="swp9", b_device="storage1",
+        b_port="p1", outside=["storage1"])]), "dcim.cable x (id-x)",
+     "cables leaf1:swp9 to storage1:p1, but storage1 is not among the devices the source's "
+     "filters select"),
+    # a device of the same name outside the fabric is still outside
+    (lambda s: _replace(s, cables=[*s.cables, SotCable(
+        ref=ref("dcim.cable", "x"), a_device="spine1", a_port="p1", b_device="leaf1",
+        b_port="swp9", outside=["spine1"])]), "dcim.cable x (id-x)",
+     "cables leaf1:swp9 to spine1:p1, but spine1 is not among the devices"),
+    (lambda s: _replace(s, devices=[*s.devices, SotDevice(
+        ref=ref("dcim.device", "fw1"), name="fw1", role="firewall", platform="frr")],
+        cables=[*s.cables, SotCable(ref=ref("dcim.cable", "x"), a_device="fw1", a_port="p1",
+                                    b_device="spine2", b_port="swp9")]),
+     "dcim.cable x (id-x)", "cables spine2:swp9 to fw1:p1, but fw1 has role 'firewall', "
+     "which is not mapped to a flatfab role (mapped: gpu-host, leaf, spine)"),
     (lambda s: _replace(s, devices=[d.model_copy(update={"name": "leaf 1"}) if d.name == "leaf1"
                                     else d for d in s.devices]),
      "dcim.device leaf1 (id-leaf1)", "name 'leaf 1'"),
@@ -160,3 +174,46 @@ def test_check_names_each_disagreement_by_source_object(lab: Path) -> None:
     assert ("leaf4-h2: intent: planned, but the source of truth has no such device (with a "
             "fabric role)") in found
     assert any(f.startswith("leaf4-h2: intent: plans leaf4-h2:eth1--leaf4:swp2") for f in found)
+
+
+NUMBERED = plan(load_intent(ROOT / "intents" / "numbered", known_platforms=PLATFORMS))
+
+
+@pytest.fixture
+def numbered(tmp_path: Path) -> Path:
+    target = tmp_path / "numbered"
+    shutil.copytree(ROOT / "intents" / "numbered", target)
+    return target
+
+
+def test_explicit_links_keep_their_link_class_and_new_ones_get_the_default(
+        numbered: Path) -> None:
+    """The source has no link classes: a full mesh of long and short links stays explicit."""
+    assert run_import(snapshot_of(NUMBERED), numbered, MAPPING, write=False).changed == []
+    gone = _replace(snapshot_of(NUMBERED), cables=[
+        c for c in snapshot_of(NUMBERED).cables if {c.a_device, c.b_device} != {"lf-a", "sp-a"}])
+    report = run_import(gone, numbered, MAPPING, write=True)
+    assert report.changed == ["fabric.yaml"]
+    assert "-  - {leaf: lf-a, spine: sp-a}\n" in report.diff
+    assert "{leaf: lf-a, spine: sp-b, class: long}" in (numbered / "fabric.yaml").read_text()
+    back = run_import(snapshot_of(NUMBERED), numbered, MAPPING, write=True)
+    assert "+  - {leaf: lf-a, spine: sp-a}\n" in back.diff
+    assert plan(load_intent(numbered, known_platforms=PLATFORMS)) == NUMBERED
+
+
+def test_a_cable_longer_than_its_link_class_is_checked_and_noted_on_import(lab: Path) -> None:
+    snap = snapshot_of(LAB)
+    # every cable as long as its class says (recorded in whole metres), one of them longer
+    metres = {(lk.a.device, lk.a.port): float(math.ceil(lk.cable_m)) for lk in LAB.links}
+    longer = _replace(snap, cables=[c.model_copy(update={"length_m": 30.0 if (
+        c.a_device, c.a_port) == ("leaf1", "swp51") else metres[(c.a_device, c.a_port)]})
+        for c in snap.cables])
+    cable = next(c for c in longer.cables if (c.a_device, c.a_port) == ("leaf1", "swp51"))
+    link = next(lk for lk in LAB.links if (lk.a.device, lk.a.port) == ("leaf1", "swp51"))
+    found = [str(d) for d in run_check(longer, lab, MAPPING)]
+    assert found == [f"leaf1: {cable.ref}: cable length 30 m; the plan sizes headroom for "
+                     f"{link.cable_m:g} m (link class {link.link_class})"]
+    report = run_import(longer, lab, MAPPING, write=True)
+    assert report.changed == [] and report.notes == [
+        f"{cable.ref}: cable length 30 m; the plan sizes headroom for {link.cable_m:g} m (link "
+        f"class {link.link_class}) (choose a link class that fits)"]

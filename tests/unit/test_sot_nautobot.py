@@ -1,103 +1,110 @@
-"""Reading Nautobot into a snapshot, on an API double shaped like pynautobot's: related
-objects by id (never fetched one by one), loopbacks from interface assignments, the ASN
-custom field, cables by interface terminations; API failures are one line naming the URL."""
+"""Reading Nautobot into a snapshot, through flatfab's client against an API double: related
+objects by id (never fetched one by one), only the selected devices' interfaces and cables,
+loopbacks from interface assignments, the ASN custom field, cables by interface
+terminations."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
-import pytest
-import requests
-from pynautobot.core.query import RequestError
-
-from tasks.sot.nautobot import SourceError, read_snapshot
-
-URL = "http://127.0.0.1:58080/api/"
+from tasks.sot.client import Nautobot
+from tasks.sot.nautobot import read_snapshot
+from tests.unit.nautobot_double import TOKEN, ApiDouble, serving
 
 
-class _Record:
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
-
-    def serialize(self) -> dict[str, Any]:
-        return dict(self.data)
+def _ref(kind: str, id_: str) -> dict[str, str]:
+    """A related object as the API gives it at depth 0."""
+    return {"id": id_, "object_type": kind, "url": f"http://x/api/{id_}/"}
 
 
-class _Endpoint:
-    def __init__(self, rows: list[dict[str, Any]], fail: Exception | None = None) -> None:
-        self.rows, self.fail, self.filters = rows, fail, None
-
-    def all(self) -> list[_Record]:
-        if self.fail is not None:
-            raise self.fail
-        return [_Record(r) for r in self.rows]
-
-    def filter(self, **filters: Any) -> list[_Record]:
-        self.filters = filters
-        return self.all()
-
-
-def _api(fail: Exception | None = None) -> Any:
-    devices = [
-        {"id": "d1", "name": "leaf1", "role": "r-leaf", "platform": "p-frr", "tenant": None,
-         "primary_ip4": "ip-m1", "custom_fields": {"bgp_asn": 65101}},
+def _objects() -> dict[str, list[dict[str, Any]]]:
+    devices: list[dict[str, Any]] = [
+        {"id": "d1", "name": "leaf1", "role": _ref("extras.role", "r-leaf"),
+         "platform": _ref("dcim.platform", "p-frr"), "tenant": None, "location": "dc1",
+         "primary_ip4": _ref("ipam.ipaddress", "ip-m1"), "custom_fields": {"bgp_asn": 65101}},
         {"id": "d2", "name": "spine1", "role": "r-spine", "platform": "p-frr", "tenant": None,
-         "primary_ip4": None, "custom_fields": {}},
-        {"id": "d3", "name": "leaf1-h1", "role": {"id": "r-host"}, "platform": "p-linux",
-         "tenant": "t-blue", "primary_ip4": None, "custom_fields": {"bgp_asn": None}},
+         "location": "dc1", "primary_ip4": None, "custom_fields": {}},
+        {"id": "d3", "name": "leaf1-h1", "role": "r-host", "platform": "p-linux",
+         "tenant": "t-blue", "location": "dc1", "primary_ip4": None,
+         "custom_fields": {"bgp_asn": None}},
+        {"id": "dx", "name": "other", "role": "r-leaf", "platform": "p-frr", "tenant": None,
+         "location": "dc2", "primary_ip4": None, "custom_fields": {}},
     ]
-    interfaces = [
-        {"id": "i1", "device": "d1", "name": "swp51"}, {"id": "i2", "device": "d2", "name": "swp1"},
-        {"id": "i3", "device": "d1", "name": "lo"}, {"id": "i4", "device": "d3", "name": "eth1"},
-        {"id": "i5", "device": "d1", "name": "swp1"}, {"id": "i9", "device": "dx", "name": "p1"},
+    interfaces: list[dict[str, Any]] = [
+        {"id": "i1", "device": _ref("dcim.device", "d1"), "name": "swp51"},
+        {"id": "i2", "device": "d2", "name": "swp1"}, {"id": "i3", "device": "d1", "name": "lo"},
+        {"id": "i4", "device": "d3", "name": "eth1"}, {"id": "i5", "device": "d1", "name": "swp1"},
+        {"id": "i9", "device": "dx", "name": "p1"}, {"id": "i6", "device": "d1", "name": "swp9"},
+        {"id": "i7", "device": "d1", "name": "eth0", "mgmt_only": True},
+        {"id": "i8", "device": "dx", "name": "p2"},
     ]
-    return SimpleNamespace(
-        extras=SimpleNamespace(roles=_Endpoint([
-            {"id": "r-leaf", "name": "leaf"}, {"id": "r-spine", "name": "spine"},
-            {"id": "r-host", "name": "gpu-host"}], fail)),
-        dcim=SimpleNamespace(
-            platforms=_Endpoint([{"id": "p-frr", "name": "FRR", "network_driver": "frr"},
-                                 {"id": "p-linux", "name": "linux", "network_driver": ""}]),
-            devices=_Endpoint(devices), interfaces=_Endpoint(interfaces),
-            cables=_Endpoint([
-                {"id": "c1", "termination_a_type": "dcim.interface", "termination_a_id": "i1",
-                 "termination_b_type": "dcim.interface", "termination_b_id": "i2"},
-                {"id": "c2", "termination_a_type": "dcim.interface", "termination_a_id": "i4",
-                 "termination_b_type": "dcim.interface", "termination_b_id": "i5"},
-                {"id": "c3", "termination_a_type": "dcim.frontport", "termination_a_id": "f1",
-                 "termination_b_type": "dcim.interface", "termination_b_id": "i1"}])),
-        tenancy=SimpleNamespace(tenants=_Endpoint([{"id": "t-blue", "name": "blue"}])),
-        ipam=SimpleNamespace(
-            ip_addresses=_Endpoint([{"id": "ip-lo", "address": "10.0.0.17/32"},
-                                    {"id": "ip-m1", "address": "192.0.2.13/24"}]),
-            ip_address_to_interface=_Endpoint([{"ip_address": "ip-lo", "interface": "i3"}])))
+
+    device_of = {i["id"]: i["device"] for i in interfaces}
+
+    def cable(id_: str, a: str, b: str, a_type: str = "dcim.interface") -> dict[str, Any]:
+        return {"id": id_, "termination_a_type": a_type, "termination_a_id": a,
+                "termination_b_type": "dcim.interface", "termination_b_id": b,
+                # what the API filters `device_id` on: the devices of the cable's ends
+                "device": [device_of[e] for e in (a, b) if e in device_of]}
+
+    return {
+        "extras/roles/": [{"id": "r-leaf", "name": "leaf"}, {"id": "r-spine", "name": "spine"},
+                          {"id": "r-host", "name": "gpu-host"}],
+        "dcim/platforms/": [{"id": "p-frr", "name": "FRR", "network_driver": "frr"},
+                            {"id": "p-linux", "name": "linux", "network_driver": ""}],
+        "tenancy/tenants/": [{"id": "t-blue", "name": "blue"}],
+        "dcim/devices/": devices, "dcim/interfaces/": interfaces,
+        "dcim/cables/": [{**cable("c1", "i1", "i2"), "length": 3,
+                          "length_unit": {"value": "m", "label": "Meters"}},
+                         {**cable("c2", "i4", "i5"), "length": 10, "length_unit": "ft"},
+                         cable("c3", "f1", "i1", "dcim.frontport"),
+                         cable("c4", "i6", "i9"),  # to a device the filters do not select
+                         cable("c5", "i7", "i8")],  # a management cable
+        "ipam/ip-addresses/": [{"id": "ip-lo", "address": "10.0.0.17/32"},
+                               {"id": "ip-m1", "address": "192.0.2.13/24"}],
+        "ipam/ip-address-to-interface/": [{"id": "a1", "ip_address": "ip-lo",
+                                           "interface": "i3"}],
+    }
 
 
 def test_devices_cables_loopbacks_asns_and_tenants_are_read_by_id() -> None:
-    api = _api()
-    snap = read_snapshot(api, URL, {"location": "dc1"}, ["lo"])
-    assert api.dcim.devices.filters == {"location": "dc1"}
+    with serving(ApiDouble(_objects())) as double, Nautobot(double.url, TOKEN) as api:
+        snap = read_snapshot(api, {"location": "dc1"}, ["lo"])
     assert [(d.name, d.role, d.platform, d.loopback, d.asn, d.tenant, d.primary_ip4)
             for d in snap.devices] == [
         ("leaf1", "leaf", "frr", "10.0.0.17", 65101, None, "192.0.2.13"),
         ("leaf1-h1", "gpu-host", "linux", None, None, "blue", None),
         ("spine1", "spine", "frr", None, None, None, None)]
-    assert [(c.ref.id, c.a_device, c.a_port, c.b_device, c.b_port) for c in snap.cables] == [
-        ("c2", "leaf1-h1", "eth1", "leaf1", "swp1"), ("c1", "leaf1", "swp51", "spine1", "swp1")]
+    assert [(c.ref.id, c.a_device, c.a_port, c.b_device, c.b_port, c.outside)
+            for c in snap.cables] == [
+        ("c2", "leaf1-h1", "eth1", "leaf1", "swp1", []),
+        ("c1", "leaf1", "swp51", "spine1", "swp1", []),
+        ("c4", "leaf1", "swp9", "other", "p1", ["other"])]
+    assert [c.length_m for c in snap.cables] == [3.048, 3.0, None]
     assert str(snap.devices[0].ref) == "dcim.device leaf1 (d1)"
     assert [t.name for t in snap.tenants] == ["blue"]
+    assert snap.source == f"{double.url}/api/"
+    # one read per listing; the interfaces only of the selected devices, never one by one;
+    # the far end of the cable to nowhere (interface, then device) read by id
+    paths = [path.split("?")[0] for _, path in double.requests]
+    assert sorted(paths) == sorted(f"/api/{e}" for e in (
+        "extras/roles/", "dcim/platforms/", "tenancy/tenants/", "dcim/devices/",
+        "dcim/interfaces/", "ipam/ip-address-to-interface/", "ipam/ip-addresses/",
+        "dcim/cables/", "dcim/interfaces/", "dcim/devices/"))
+    interfaces = next(p for _, p in double.requests if p.startswith("/api/dcim/interfaces/"))
+    assert "device_id=d1" in interfaces and "device_id=dx" not in interfaces
+    assert ("GET", "/api/dcim/interfaces/?limit=1000&id=i8&id=i9") in double.requests
 
 
-@pytest.mark.parametrize(("fail", "reason"), [
-    (RequestError(SimpleNamespace(status_code=403, reason="Forbidden", text="{}",
-                                  json=lambda: {},
-                                  url=URL, request=SimpleNamespace(body=None))),
-     "the token is refused"),
-    (requests.ConnectionError("refused"), "no answer (ConnectionError)"),
-])
-def test_an_api_that_fails_is_one_line_naming_the_url(fail: Exception, reason: str) -> None:
-    with pytest.raises(SourceError) as caught:
-        read_snapshot(_api(fail), URL, {}, ["lo"])
-    [problem] = caught.value.problems
-    assert str(problem) == f"{URL}: extras.roles: {reason}"
+def test_a_reply_without_the_documented_fields_is_one_line() -> None:
+    objects = _objects()
+    del objects["dcim/devices/"][0]["id"]
+    with serving(ApiDouble(objects)) as double, Nautobot(double.url, TOKEN) as api:
+        try:
+            read_snapshot(api, {}, ["lo"])
+        except Exception as exc:  # noqa: BLE001 (the assertion names the type)
+            assert type(exc).__name__ == "ApiError"
+            assert str(exc) == f"{double.url}/api/: fabric read: unexpected reply " \
+                               "(KeyError: 'id')"
+        else:
+            raise AssertionError("a device without id was read")
