@@ -30,16 +30,20 @@ def seeded(nautobot: Service) -> Service:
     return nautobot
 
 
-@pytest.fixture
-def project(tmp_path: Path, seeded: Service) -> Path:
-    """A project root with the lab intent and a source.yaml pointing at the service."""
-    shutil.copytree(ROOT / "intents" / "lab", tmp_path / "intents" / "lab")
-    inventory = tmp_path / "inventory" / "lab"
+def project_of(root: Path, fabric: str, service: Service) -> Path:
+    """A project root with the fabric's intent and a source.yaml pointing at the service."""
+    shutil.copytree(ROOT / "intents" / fabric, root / "intents" / fabric)
+    inventory = root / "inventory" / fabric
     inventory.mkdir(parents=True)
     (inventory / "source.yaml").write_text(
-        f"nautobot:\n  url: {seeded.url}/\n  token_env: FFT_NAUTOBOT_TOKEN\n"
-        "  filters: {location: lab}\n")
-    return tmp_path
+        f"nautobot:\n  url: {service.url}/\n  token_env: FFT_NAUTOBOT_TOKEN\n"
+        f"  filters: {{location: {fabric}}}\n")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, seeded: Service) -> Path:
+    return project_of(tmp_path, "lab", seeded)
 
 
 def cli(project: Path, service: Service, *args: str, token: str | None = None) -> Run:
@@ -268,21 +272,21 @@ def test_a_duplicate_device_name_names_both_devices(project: Path, seeded: Servi
 
 
 @pytest.fixture(scope="module")
-def numbered(seeded: Service) -> Service:
+def numbered_service(seeded: Service) -> Service:
     """The numbered example fabric beside the lab (its own location, pools and subnet)."""
     run = sot("seed", "--fabric", "numbered", "--mgmt-subnet", "172.31.254.0/24", timeout=600)
     assert run.code == 0, run.stderr
     return seeded
 
 
+@pytest.fixture
+def numbered(tmp_path: Path, numbered_service: Service) -> Service:
+    project_of(tmp_path, "numbered", numbered_service)
+    return numbered_service
+
+
 def test_sync_of_a_numbered_fabric_writes_its_link_addresses(
         tmp_path: Path, numbered: Service) -> None:
-    shutil.copytree(ROOT / "intents" / "numbered", tmp_path / "intents" / "numbered")
-    inventory = tmp_path / "inventory" / "numbered"
-    inventory.mkdir(parents=True)
-    (inventory / "source.yaml").write_text(
-        f"nautobot:\n  url: {numbered.url}\n  token_env: FFT_NAUTOBOT_TOKEN\n"
-        "  filters: {location: numbered}\n")
     run = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "import")
     assert run.code == 0 and "no changes" in run.stderr, run.stdout + run.stderr
     dry = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "sync", "--format", "json")
@@ -315,12 +319,6 @@ def test_sync_of_a_numbered_fabric_writes_its_link_addresses(
 def test_a_cable_longer_than_its_link_class_is_named_by_check(
         tmp_path: Path, numbered: Service) -> None:
     """The long class sizes PFC headroom for 100 m: a 150 m cable in Nautobot is named."""
-    shutil.copytree(ROOT / "intents" / "numbered", tmp_path / "intents" / "numbered")
-    inventory = tmp_path / "inventory" / "numbered"
-    inventory.mkdir(parents=True)
-    (inventory / "source.yaml").write_text(
-        f"nautobot:\n  url: {numbered.url}\n  token_env: FFT_NAUTOBOT_TOKEN\n"
-        "  filters: {location: numbered}\n")
     with _api(numbered) as api:
         swp52 = _one(api, "dcim/interfaces/", device="lf-a", name="swp52")
         cable = api.request("GET", f"dcim/cables/{_id(swp52['cable'])}/")

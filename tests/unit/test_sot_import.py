@@ -23,11 +23,13 @@ from tests.unit.sot_snapshot import MAPPING, ref, snapshot_of
 LAB = plan(load_intent(ROOT / "intents" / "lab", known_platforms=PLATFORMS))
 
 
+def _copy(tmp_path: Path, fabric: str) -> Path:
+    return Path(shutil.copytree(ROOT / "intents" / fabric, tmp_path / fabric))
+
+
 @pytest.fixture
 def lab(tmp_path: Path) -> Path:
-    target = tmp_path / "lab"
-    shutil.copytree(ROOT / "intents" / "lab", target)
-    return target
+    return _copy(tmp_path, "lab")
 
 
 def _replace(snapshot: Snapshot, **changes: object) -> Snapshot:
@@ -181,9 +183,7 @@ NUMBERED = plan(load_intent(ROOT / "intents" / "numbered", known_platforms=PLATF
 
 @pytest.fixture
 def numbered(tmp_path: Path) -> Path:
-    target = tmp_path / "numbered"
-    shutil.copytree(ROOT / "intents" / "numbered", target)
-    return target
+    return _copy(tmp_path, "numbered")
 
 
 def test_explicit_links_keep_their_link_class_and_new_ones_get_the_default(
