@@ -12,6 +12,7 @@ from tasks.checks import Finding
 from tasks.cli.context import project_of
 from tasks.cli.options import FormatOpt
 from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.errors import FlatfabError
 from tasks.model.state import FabricState
 from tasks.sot.audit import SOT_CHECKS, sot_findings
 from tasks.sot.client import Nautobot
@@ -21,6 +22,7 @@ from tasks.sot.source import LOOPBACKS, NautobotSource, load_source
 from tasks.sot.sync import sync as run_sync
 from tasks.sot.workflow import run_check, run_import
 from tasks.workflows.audit import SotChecks
+from tasks.workflows.journal import Journal
 from tasks.workflows.project import Project
 
 sot_app = typer.Typer(no_args_is_help=True, help="The source of truth (Nautobot): import the "
@@ -77,8 +79,21 @@ def sync(ctx: typer.Context,
     project = project_of(ctx)
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
-    with Nautobot(source.url, token) as api:
-        report = run_sync(api, project.plan, project.intent, dict(source.filters), write=write)
+    journal = None
+    if write:  # every write is recorded before it is sent, an update with what it replaces
+        journal = Journal.start(project.state_dir, "sot-sync", project.fabric)
+        journal.event("source", url=source.api_url, filters=dict(source.filters))
+        err_console.print(f"journal: {journal.directory}", soft_wrap=True)
+    try:
+        with Nautobot(source.url, token) as api:
+            report = run_sync(api, project.plan, project.intent, dict(source.filters),
+                              write=write, journal=journal)
+    except FlatfabError as exc:
+        if journal is not None:  # what was sent before the failure is in the journal
+            journal.event("error", reason=str(exc))
+        raise
+    if journal is not None:
+        journal.event("end", changes=len(report.changes), skipped=report.skipped)
     if fmt is Format.JSON:
         emit_json({"fabric": project.fabric, "source": source.api_url,
                    "written": report.written, "skipped": report.skipped,

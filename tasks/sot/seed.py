@@ -40,6 +40,7 @@ from tasks.sot.mapping import (
 )
 from tasks.sot.nautobot import ASN_FIELD
 from tasks.sot.settings import ROOT, Settings, SotError
+from tasks.workflows.journal import Journal
 from tasks.workflows.project import Project
 
 LOCATION_TYPE = "Fabric"
@@ -103,12 +104,15 @@ class Change:
 
 class Seeder:
     """`dry_run`: work out every change without sending one (new objects then have no id,
-    so what depends on them is worked out against placeholders)."""
+    so what depends on them is worked out against placeholders). With a `journal`, every
+    write is recorded before it is sent, an update with the values it replaces."""
 
-    def __init__(self, api: Nautobot, *, dry_run: bool = False) -> None:
+    def __init__(self, api: Nautobot, *, dry_run: bool = False,
+                 journal: Journal | None = None) -> None:
         self.api = api
         self.report = SeedReport()
         self.dry_run = dry_run
+        self.journal = journal
         self.changes: list[Change] = []
 
     def ensure(self, kind: str, path: str, desired: list[JSON], existing: Iterable[JSON],
@@ -148,8 +152,18 @@ class Seeder:
             for want in create:  # a placeholder, so dependent objects can be worked out
                 have[key(want)] = {**want, "id": f"(new {kind} {_shown(key(want))})"}
         else:
+            if self.journal is not None and create:
+                self.journal.event("nautobot.create", kind=kind, path=path, objects=create)
             for obj in self.api.create(path, create):
                 have[key(_plain_keys(obj))] = obj
+                if self.journal is not None:
+                    self.journal.event("nautobot.created", kind=kind, id=obj["id"],
+                                       object=shown(_plain_keys(obj)))
+            if self.journal is not None and patch:
+                self.journal.event("nautobot.update", kind=kind, path=path, changes=patch,
+                                   before=[{"id": c["id"], **{f: _plain(by_id[c["id"]].get(f))
+                                                              for f in c if f != "id"}}
+                                           for c in patch])
             for obj in self.api.update(path, patch):
                 have[key(_plain_keys(obj))] = obj
         self.report.created[kind] += len(create)

@@ -24,6 +24,7 @@ from pydantic import Field, ValidationError, field_validator
 from tasks.errors import InputError
 from tasks.intent.base import Strict
 from tasks.intent.loader import validation_problems
+from tasks.platforms.registry import PLATFORMS
 from tasks.sot.importer import SotMapping
 from tasks.yamlio import load_yaml
 
@@ -50,6 +51,15 @@ class NautobotSource(Strict):
     def _site(cls, value: str) -> str:
         """The site root (the client adds /api/), whether the operator wrote it or /api/."""
         return value.rstrip("/").removesuffix("/api")
+
+    @field_validator("platforms")
+    @classmethod
+    def _known_platforms(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted({p for p in value.values() if p not in PLATFORMS})
+        if unknown:
+            raise ValueError(f"{', '.join(map(repr, unknown))}: not a flatfab platform "
+                             f"(known: {', '.join(sorted(PLATFORMS))})")
+        return value
 
     @property
     def api_url(self) -> str:

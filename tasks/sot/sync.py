@@ -24,6 +24,7 @@ from tasks.sot.client import JSON, ApiError, Nautobot
 from tasks.sot.mapping import LOOPBACK_TYPE
 from tasks.sot.nautobot import ASN_FIELD, related_id
 from tasks.sot.seed import ACTIVE, NAMESPACE, Change, Seeder
+from tasks.workflows.journal import Journal
 
 TAG = "flatfab"
 TAGGED = ["dcim.interface", "ipam.ipaddress", "ipam.prefix", "ipam.vrf"]
@@ -45,10 +46,12 @@ def _key_iface(obj: JSON) -> Hashable:
 
 
 def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, object], *,
-         write: bool) -> SyncReport:
-    run = _Sync(api, Seeder(api, dry_run=not write))
+         write: bool, journal: Journal | None = None) -> SyncReport:
+    """`journal` records every write before it is sent (and what an update replaces)."""
+    run = _Sync(api, Seeder(api, dry_run=not write, journal=journal))
+    existing = run.find_devices(plan, filters)  # refuses bad data before the first write
     run.prerequisites()
-    run.devices(plan, filters)
+    run.devices(existing)
     run.vrfs(plan)
     run.interfaces()
     run.addresses(intent)
@@ -86,18 +89,30 @@ class _Sync:
             "content_types": ["dcim.device"]}], self.api.fetch("extras/custom-fields/"),
             lambda o: str(o["key"]), frozenset({"type"}))
 
-    def devices(self, plan: FabricState, filters: dict[str, object]) -> None:
-        """Each switch's ASN, onto the devices Nautobot holds (others are named, skipped)."""
+    def find_devices(self, plan: FabricState, filters: dict[str, object]) -> dict[str, JSON]:
+        """The planned switches Nautobot holds, by name (others are named and skipped); a
+        duplicate name is refused: writing to either device could be wrong."""
+        existing: dict[str, JSON] = {}
+        for found in self.api.fetch("dcim/devices/", **filters):
+            name = str(found["name"])
+            if name in existing:
+                ids = sorted([str(existing[name]["id"]), str(found["id"])])
+                raise ApiError(self.api.api_url, "dcim/devices/", f"duplicate device name "
+                               f"{name!r} ({', '.join(ids)}): nothing written")
+            existing[name] = found
         switches = [d for d in plan.devices.values() if d.role is not Role.HOST]
-        existing = {str(d["name"]): d for d in self.api.fetch("dcim/devices/", **filters)}
         self.present = [d for d in switches if d.name in existing]
         self.skipped += [f"device {d.name}: not in Nautobot" for d in switches
                          if d.name not in existing]
+        self.device_id = {d.name: str(existing[d.name]["id"]) for d in self.present}
+        self.device_name = {dev: name for name, dev in self.device_id.items()}
+        return existing
+
+    def devices(self, existing: dict[str, JSON]) -> None:
+        """Each switch's ASN."""
         self.seeder.ensure("devices", "dcim/devices/", [
             {"name": d.name, "custom_fields": {ASN_FIELD: d.asn}} for d in self.present],
             [existing[d.name] for d in self.present], _key_name)
-        self.device_id = {d.name: str(existing[d.name]["id"]) for d in self.present}
-        self.device_name = {dev: name for name, dev in self.device_id.items()}
 
     def vrfs(self, plan: FabricState) -> None:
         """Tenant VRFs, and their assignment to each device that has a sub-interface in one

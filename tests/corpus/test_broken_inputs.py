@@ -260,3 +260,78 @@ def test_bad_options_and_side_files_are_one_line(option: str, make: Callable[[Pa
 def _touch(path: Path) -> Path:
     path.write_text("")
     return path
+
+
+# -- the source of truth's settings: inventory/lab/source.yaml ------------------------------
+
+SOURCE = "inventory/lab/source.yaml"
+GOOD_SOURCE = ("nautobot:\n  url: http://127.0.0.1:9/\n  token_env: FFC_TOKEN\n"
+               "  filters: {location: lab}\n")
+SOURCE_VALUES = {
+    "no-nautobot-key": "other: {}\n",
+    "unknown-key": GOOD_SOURCE + "  verify: false\n",
+    "url-not-http": GOOD_SOURCE.replace("http://127.0.0.1:9/", "ftp://127.0.0.1/"),
+    "url-with-space": GOOD_SOURCE.replace("http://127.0.0.1:9/", "'http://a b/'"),
+    "token-env-lowercase": GOOD_SOURCE.replace("FFC_TOKEN", "ffc-token"),
+    "role-unknown": GOOD_SOURCE + "  roles: {spine: router}\n",
+    "platform-unknown": GOOD_SOURCE + "  platforms: {junos: junos}\n",
+    "filter-nested": GOOD_SOURCE.replace("{location: lab}", "{location: {name: lab}}"),
+    "inventory-unknown": GOOD_SOURCE + "  inventory: netbox\n",
+    "empty": "",
+}
+SOT_COMMANDS = (("sot", "check"), ("sot", "import"), ("sot", "sync"), ("audit", "--sot"))
+
+
+def _source_case(make: Callable[[Path], None]) -> Callable[[Path], None]:
+    def build(root: Path) -> None:
+        _copy(root)
+        inventory = root / "inventory" / "lab"
+        shutil.copytree(ROOT / "inventory" / "lab", inventory)
+        make(inventory / "source.yaml")
+
+    return build
+
+
+def _source(text: str) -> Breaker:
+    return _write_bytes(text.encode())
+
+
+def _then(*steps: Breaker) -> Breaker:
+    def both(path: Path) -> None:
+        for step in steps:
+            step(path)
+
+    return both
+
+
+SOURCE_CASES = (
+    [Corpus(f"source-{kind}", _source_case(_then(_source(GOOD_SOURCE), breaker)), names=SOURCE)
+     for kind, breaker in FILE_BREAKERS.items()
+     if kind != "shadowed-by-yml"]  # source.yaml is intact then: a stray .yml is not read
+    + [Corpus(f"source-{kind}", _source_case(_source(text)), names=SOURCE)
+       for kind, text in SOURCE_VALUES.items()]
+    + [Corpus("source-missing", _source_case(lambda path: None), names=SOURCE),
+       # a good file whose token variable is unset, then one whose URL nobody answers
+       Corpus("source-token-unset", _source_case(_source(GOOD_SOURCE.replace(
+           "FFC_TOKEN", "FFC_UNSET"))), names=SOURCE),
+       Corpus("source-silent-url", _source_case(_source(GOOD_SOURCE)),
+              names="http://127.0.0.1:9/api/")])
+
+
+@pytest.mark.parametrize("case", SOURCE_CASES, ids=lambda c: c.id)
+def test_every_sot_command_refuses_a_broken_source_in_one_line_each(
+        case: Corpus, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing is sent anywhere before the settings are sound; nobody listens on port 9."""
+    monkeypatch.setenv("FFC_TOKEN", "0" * 40)
+    monkeypatch.delenv("FFC_UNSET", raising=False)
+    case.make(tmp_path)
+    for command in SOT_COMMANDS:
+        code, out, err = run(["--root", str(tmp_path), "--fabric", "lab", *command], capsys)
+        where = " ".join(command)
+        lines = err.strip().splitlines()
+        assert "internal error" not in err and "Traceback" not in err, f"{where}: {err}"
+        assert code == 2, f"{where}: exit {code}\n{out}{err}"
+        assert lines and all(line.startswith("error: ") and case.names in line
+                             for line in lines), f"{where}: {err}"
+        assert "0" * 40 not in err

@@ -132,13 +132,18 @@ def _counts(service: Service) -> dict[str, int]:
 
 def test_sync_writes_what_the_planner_allocated_once_and_deletes_nothing(
         project: Path, seeded: Service) -> None:
+    with _api(seeded) as api:  # an ASN that differs: sync corrects it, the journal keeps it
+        spine1 = _one(api, "dcim/devices/", name="spine1")
+        api.request("PATCH", f"dcim/devices/{spine1['id']}/",
+                    body={"custom_fields": {"bgp_asn": 64999}})
     before = _counts(seeded)
     dry = cli(project, seeded, "sot", "sync", "--format", "json")
     assert dry.code == 0, dry.stderr
     planned = json.loads(dry.stdout)
     assert planned["written"] is False and planned["skipped"] == []
     # every change names its objects by name, also those that depend on new objects
-    assert {"create VRFs: blue", "create VRF assignments: blue on leaf1",
+    assert {"update devices: spine1 (custom_fields)", "create VRFs: blue",
+            "create VRF assignments: blue on leaf1",
             "create VRF assignments: red on spine2",
             "create interfaces: leaf1:swp51.100"} <= set(planned["changes"]), planned
     assert not [c for c in planned["changes"] if "(new" in c or UUID.search(c)], planned
@@ -160,6 +165,16 @@ def test_sync_writes_what_the_planner_allocated_once_and_deletes_nothing(
         sub = _one(api, "dcim/interfaces/", device="leaf1", name="swp51.100")
         assert sub["parent_interface"] and sub["vrf"]
         assert [t["id"] if isinstance(t, dict) else t for t in sub["tags"]]
+    # every write was journalled before it was sent; an update with what it replaced
+    journal = min((project / ".flatfab" / "runs").iterdir())
+    assert f"journal: {journal}" in wrote.stderr
+    text = (journal / "events.jsonl").read_text()
+    events = [json.loads(line) for line in text.splitlines()]
+    sent = [e for e in events if e["event"] in ("nautobot.create", "nautobot.update")]
+    assert sum(len(e.get("objects", e.get("changes", []))) for e in sent) == len(kinds)
+    [update] = [e for e in sent if e["event"] == "nautobot.update"]
+    assert update["before"] == [{"id": spine1["id"], "custom_fields": {"bgp_asn": 64999}}]
+    assert events[-1]["event"] == "end" and seeded.token not in text
     again = cli(project, seeded, "sot", "sync", "--write", "--format", "json")
     assert json.loads(again.stdout)["changes"] == [], again.stdout
     assert _counts(seeded) == after
@@ -264,6 +279,11 @@ def test_a_duplicate_device_name_names_both_devices(project: Path, seeded: Servi
         assert line == (f"error: {seeded.url}/api/: dcim.device leaf2 ({second}): duplicate "
                         f"device name 'leaf2' (also dcim.device leaf2 ({first}))")
         assert cli(project, seeded, "sot", "import").code == 2  # nothing was written
+        counts = _counts(seeded)
+        line = _error_line(cli(project, seeded, "sot", "sync", "--write"))
+        assert line == (f"error: {seeded.url}/api/: dcim/devices/: duplicate device name "
+                        f"'leaf2' ({first}, {second}): nothing written")
+        assert _counts(seeded) == counts
         assert {p.name: p.read_bytes() for p in (project / "intents" / "lab").iterdir()} \
             == {p.name: p.read_bytes() for p in (ROOT / "intents" / "lab").iterdir()}
     finally:
