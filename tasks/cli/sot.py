@@ -83,17 +83,21 @@ def sync(ctx: typer.Context,
     if write:  # every write is recorded before it is sent, an update with what it replaces
         journal = Journal.start(project.state_dir, "sot-sync", project.fabric)
         journal.event("source", url=source.api_url, filters=dict(source.filters))
-        err_console.print(f"journal: {journal.directory}", soft_wrap=True)
     try:
         with Nautobot(source.url, token) as api:
             report = run_sync(api, project.plan, project.intent, dict(source.filters),
                               write=write, journal=journal)
     except FlatfabError as exc:
-        if journal is not None:  # what was sent before the failure is in the journal
-            journal.event("error", reason=str(exc))
-        raise
+        if journal is None:
+            raise
+        journal.event("error", reason=str(exc))
+        if "nautobot." not in (journal.read("events.jsonl") or ""):
+            raise
+        raise FlatfabError(f"{exc}; what was written before is journalled in "
+                           f"{journal.directory}") from None
     if journal is not None:
         journal.event("end", changes=len(report.changes), skipped=report.skipped)
+        err_console.print(f"journal: {journal.directory}", soft_wrap=True)
     if fmt is Format.JSON:
         emit_json({"fabric": project.fabric, "source": source.api_url,
                    "written": report.written, "skipped": report.skipped,

@@ -1,6 +1,7 @@
 """A stand-in for Nautobot's REST API on 127.0.0.1: canned objects per endpoint, filters
 applied the way the API applies them (repeated keys are alternatives), pagination by
-`limit`/`offset` with absolute `next` links, and every request recorded."""
+`limit`/`offset` with absolute `next` links, bulk POST (new ids) and PATCH (by id), a
+failing endpoint on demand, and every request recorded."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class ApiDouble:
     body: bytes | None = None  # a reply body instead of the objects
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
     url: str = ""
+    fail_writes_to: str | None = None  # an endpoint whose writes answer HTTP 500
 
 
 def _matches(obj: dict[str, Any], key: str, wanted: list[str]) -> bool:
@@ -60,6 +62,32 @@ def _handler(double: ApiDouble) -> type[BaseHTTPRequestHandler]:
                                   "offset": offset + limit}, doseq=True)
                 nxt = f"{double.url}/api/{endpoint}?{more}"
             return self._reply(200, {"count": len(rows), "next": nxt, "results": page})
+
+        def do_POST(self) -> None:
+            self._write("POST")
+
+        def do_PATCH(self) -> None:
+            self._write("PATCH")
+
+        def _write(self, method: str) -> None:
+            double.requests.append((method, self.path))
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.headers.get("Authorization") != f"Token {TOKEN}":
+                return self._reply(403, {"detail": "Invalid token."})
+            endpoint = urlsplit(self.path).path.removeprefix("/api/")
+            if endpoint == double.fail_writes_to:
+                return self._reply(500, {"detail": "the database is gone"})
+            rows = double.objects.setdefault(endpoint, [])
+            out = []
+            for change in body if isinstance(body, list) else [body]:
+                if method == "POST":
+                    rows.append({**change, "id": f"new-{len(rows)}"})
+                    out.append(rows[-1])
+                else:
+                    row = next(r for r in rows if r["id"] == change["id"])
+                    row.update(change)
+                    out.append(row)
+            return self._reply(201 if method == "POST" else 200, out)
 
         def _reply(self, status: int, body: Any) -> None:
             raw = body if isinstance(body, bytes) else json.dumps(body).encode()
