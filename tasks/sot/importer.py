@@ -30,7 +30,7 @@ from tasks.intent.models import FabricLink, Intent
 from tasks.intent.names import name_problem
 from tasks.model.state import FabricState
 from tasks.platforms.base import Platform
-from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
+from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
 
 ROLES = ("spine", "leaf", "host")
 MAX_PORT = 4096  # the highest port number a name is looked up for
@@ -138,6 +138,9 @@ def _nowhere(cable: SotCable, ends: list[tuple[str, str]], selected: Mapping[str
                or not mapping.roles.get(selected[end[0]].role or ""))
     near = next(end for end in ends if end is not far)
     device = far[0]
+    if device == INCOMPLETE:
+        return (f"the cable path from {near[0]}:{near[1]} ends at a {far[1]}, not at an "
+                "interface (a patch panel or circuit with nothing connected beyond)")
     why = (f"{device} is not among the devices the source's filters select"
            if device in cable.outside or device not in selected else
            f"{device} has role {selected[device].role!r}, which is not mapped to a flatfab "

@@ -18,10 +18,11 @@ line naming the API root and the endpoint (`ApiError`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tasks.sot.client import ApiError, Nautobot
-from tasks.sot.snapshot import Snapshot, SotCable, SotDevice, SotRef, SotTenant
+from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice, SotRef, SotTenant
 
 ASN_FIELD = "bgp_asn"
 INTERFACE_TYPE = "dcim.interface"
@@ -82,14 +83,20 @@ def _read(api: Nautobot, filters: Mapping[str, Any],
             primary_ip4=str(primary["address"]).split("/")[0] if primary else None,
             loopback=loopback_of.get(d_id), asn=int(asn) if isinstance(asn, int) else None,
             tenant=tenant["name"] if tenant else None))
-    cables = list(_by_id(api.fetch_in("dcim/cables/", "device_id", device_ids)).values())
     names = {str(d["id"]): str(d.get("name")) for d in devices}
-    far = _far_ends(api, cables, interfaces)
-    interfaces = {**far, **interfaces}
-    outside = sorted({i for f in far.values() if (i := related_id(f.get("device")))} - set(names))
+    # the far ends of the fabric's cable paths (through patch panels) that are not the
+    # fabric's own ports, and the devices they are on
+    far = _by_id(api.fetch_in("dcim/interfaces/", "id", sorted(
+        {f for i in interfaces.values() if (f := _far_end(i)) and f not in interfaces})))
+    outside = sorted({d for f in far.values() if (d := related_id(f.get("device")))}
+                     - set(names))
     outside_names = {str(d["id"]): str(d.get("name"))
                      for d in api.fetch_in("dcim/devices/", "id", outside)}
-    snapshot_cables = _cables(cables, interfaces, names, outside_names)
+    # direct cables give the order of their ends and their length
+    cables = _by_id(api.fetch_in("dcim/cables/", "id", sorted(
+        {c for i in interfaces.values() if _far_end(i) is not None
+         and i.get("cable_peer_type") == INTERFACE_TYPE and (c := related_id(i.get("cable")))})))
+    snapshot_cables = _links(interfaces, far, _Names(names, outside_names), cables)
     return Snapshot(
         source=api.api_url, devices=sorted(snapshot_devices, key=lambda d: (d.name, d.ref.id)),
         cables=sorted(snapshot_cables, key=lambda c: c.ref.label),
@@ -113,43 +120,71 @@ def _loopbacks(assignments: list[dict[str, Any]], interfaces: Mapping[str, dict[
     return out
 
 
-def _far_ends(api: Nautobot, cables: list[dict[str, Any]],
-              interfaces: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The interfaces at the far end of cables that leave the selected devices (read only
-    when there are such cables), so a cable to nowhere names where it goes."""
-    ids = sorted({i for c in cables for side in ("a", "b")
-                  if c.get(f"termination_{side}_type") == INTERFACE_TYPE
-                  and (i := related_id(c.get(f"termination_{side}_id")))
-                  and i not in interfaces})
-    return _by_id(api.fetch_in("dcim/interfaces/", "id", ids))
+def _far_end(iface: Mapping[str, Any]) -> str | None:
+    """The interface at the far end of a port's cable path (Nautobot traces it through
+    patch panels); None for no cable, a management port, or a path that stops short."""
+    if iface.get("mgmt_only") or iface.get("cable") is None:
+        return None
+    if iface.get("connected_endpoint_type") == INTERFACE_TYPE:
+        return related_id(iface.get("connected_endpoint"))
+    if iface.get("cable_peer_type") == INTERFACE_TYPE:
+        return related_id(iface.get("cable_peer"))
+    return None
 
 
-def _cables(cables: list[dict[str, Any]], interfaces: Mapping[str, dict[str, Any]],
-            names: Mapping[str, str], outside_names: Mapping[str, str]) -> list[SotCable]:
-    """Interface-to-interface cables with an end on a selected device, the other end on a
-    selected device or on any other (then named in `outside`: cabled to nowhere). Cables on
-    management-only ports (to a management switch) are not the fabric's."""
+@dataclass(frozen=True)
+class _Names:
+    fabric: Mapping[str, str]  # device id -> name, the selected devices
+    outside: Mapping[str, str]  # the same, for devices at the far end of a cable path
+
+    def end(self, iface: Mapping[str, Any]) -> tuple[str, str, bool]:
+        """(device name, port name, whether the device is outside the selection)."""
+        device = related_id(iface.get("device")) or ""
+        if device in self.fabric:
+            return self.fabric[device], str(iface.get("name")), False
+        return self.outside.get(device, f"device {device}"), str(iface.get("name")), True
+
+
+def _links(interfaces: Mapping[str, dict[str, Any]], far: Mapping[str, dict[str, Any]],
+           names: _Names, cables: Mapping[str, dict[str, Any]]) -> list[SotCable]:
+    """One SotCable per cable path from a selected device's port: to another selected
+    device, to any other device (named in `outside`: cabled to nowhere), or stopping short
+    of an interface (INCOMPLETE). A path through patch panels is named by the cable at its
+    first end; only a direct cable has a length (a path's length is its cables' sum)."""
+    every = {**far, **interfaces}
+    seen: set[frozenset[str]] = set()
     out = []
-    for cable in cables:
-        ends: list[tuple[str, str]] = []
-        outside: list[str] = []
-        for side in ("a", "b"):
-            if cable.get(f"termination_{side}_type") != INTERFACE_TYPE:
-                break
-            iface = interfaces.get(related_id(cable.get(f"termination_{side}_id")) or "")
-            if iface is None or iface.get("mgmt_only"):
-                break
-            device = related_id(iface.get("device")) or ""
-            if device not in names:
-                outside.append(outside_names.get(device, f"device {device}"))
-            ends.append((names.get(device) or outside[-1], str(iface.get("name"))))
-        if len(ends) != 2 or len(outside) == 2:
+    for i_id, iface in sorted(interfaces.items()):
+        if iface.get("mgmt_only") or iface.get("cable") is None:
             continue
-        (a_dev, a_port), (b_dev, b_port) = ends
-        out.append(SotCable(ref=SotRef(kind="dcim.cable", id=str(cable["id"]),
-                                       label=f"{a_dev}:{a_port} - {b_dev}:{b_port}"),
+        cable_id = related_id(iface.get("cable")) or ""
+        f_id = _far_end(iface)
+        if f_id is None:
+            device, port, _ = names.end(iface)
+            peer = str(iface.get("cable_peer_type") or "nothing")
+            out.append(SotCable(ref=SotRef(kind="dcim.cable", id=cable_id,
+                                           label=f"{device}:{port} - {peer}"),
+                                a_device=device, a_port=port, b_device=INCOMPLETE,
+                                b_port=peer, outside=[INCOMPLETE]))
+            continue
+        if frozenset({i_id, f_id}) in seen or f_id not in every:
+            continue
+        seen.add(frozenset({i_id, f_id}))
+        cable = cables.get(cable_id) if iface.get("cable_peer_type") == INTERFACE_TYPE \
+            else None
+        if cable is not None:  # a direct cable: its own a and b ends
+            first = related_id(cable.get("termination_a_id")) or i_id
+            a_id, b_id = (i_id, f_id) if first == i_id else (f_id, i_id)
+        else:
+            a_id, b_id = sorted((i_id, f_id), key=lambda i: names.end(every[i])[:2])
+        (a_dev, a_port, a_out), (b_dev, b_port, b_out) = (names.end(every[a_id]),
+                                                          names.end(every[b_id]))
+        path_cable = related_id(every[a_id].get("cable")) or cable_id
+        label = f"{a_dev}:{a_port} - {b_dev}:{b_port}" + ("" if cable else " (patched)")
+        out.append(SotCable(ref=SotRef(kind="dcim.cable", id=path_cable, label=label),
                             a_device=a_dev, a_port=a_port, b_device=b_dev, b_port=b_port,
-                            outside=outside, length_m=_length_m(cable)))
+                            outside=[d for d, o in ((a_dev, a_out), (b_dev, b_out)) if o],
+                            length_m=_length_m(cable) if cable else None))
     return out
 
 

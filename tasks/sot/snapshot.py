@@ -37,7 +37,12 @@ class SotDevice(SotModel):
     tenant: str | None = None
 
 
+INCOMPLETE = "(no interface)"  # the far end of a cable path that stops short of one
+
+
 class SotCable(SotModel):
+    """A cable path between two ports: one cable, or several through patch panels."""
+
     ref: SotRef
     a_device: str
     a_port: str

@@ -358,3 +358,65 @@ def test_a_cable_longer_than_its_link_class_is_named_by_check(
     finally:
         with _api(numbered) as api:
             api.request("PATCH", f"dcim/cables/{cable['id']}/", body={"length": 100})
+
+
+def test_a_link_through_patch_panels_agrees_and_a_broken_trunk_is_named(
+        project: Path, seeded: Service) -> None:
+    """leaf1:swp51 - spine1:swp1 re-cabled through two patch panels (front port, rear-port
+    trunk, front port), as structured cabling does: the same link. Without the trunk, each
+    end's path stops at a front port, and each is named."""
+    with _api(seeded) as api:
+        leaf = _one(api, "dcim/devices/", name="leaf1")
+        active = _one(api, "extras/statuses/", name="Active")["id"]
+        connected = _one(api, "extras/statuses/", name="Connected")["id"]
+        kind = api.request("POST", "dcim/device-types/", body={
+            "model": "panel-1u", "manufacturer": _id(api.request(
+                "GET", f"dcim/device-types/{_id(leaf['device_type'])}/")["manufacturer"])})
+        role = api.request("POST", "extras/roles/", body={
+            "name": "patch-panel", "color": "9e9e9e", "content_types": ["dcim.device"]})
+        rear, front = [], []
+        for name in ("pp-a", "pp-b"):
+            panel = api.request("POST", "dcim/devices/", body={
+                "name": name, "location": _id(leaf["location"]), "status": active,
+                "role": role["id"], "device_type": kind["id"]})
+            rear.append(api.request("POST", "dcim/rear-ports/", body={
+                "device": panel["id"], "name": "rp1", "type": "mpo", "positions": 1,
+                "status": active}))
+            front.append(api.request("POST", "dcim/front-ports/", body={
+                "device": panel["id"], "name": "fp1", "type": "lc", "status": active,
+                "rear_port": rear[-1]["id"], "rear_port_position": 1}))
+        swp51 = _one(api, "dcim/interfaces/", device="leaf1", name="swp51")
+        swp1 = _one(api, "dcim/interfaces/", device="spine1", name="swp1")
+        api.request("DELETE", f"dcim/cables/{_id(swp51['cable'])}/")
+
+        def cable(a_type: str, a: str, b_type: str, b: str) -> dict[str, Any]:
+            return dict(api.request("POST", "dcim/cables/", body={
+                "termination_a_type": a_type, "termination_a_id": a,
+                "termination_b_type": b_type, "termination_b_id": b, "status": connected}))
+
+        first = cable("dcim.interface", swp51["id"], "dcim.frontport", front[0]["id"])
+        trunk = cable("dcim.rearport", rear[0]["id"], "dcim.rearport", rear[1]["id"])
+        last = cable("dcim.frontport", front[1]["id"], "dcim.interface", swp1["id"])
+    try:
+        assert cli(project, seeded, "sot", "check").code == 0
+        imported = cli(project, seeded, "sot", "import")
+        assert imported.code == 0 and "no changes" in imported.stderr, imported.stderr
+        with _api(seeded) as api:
+            api.request("DELETE", f"dcim/cables/{trunk['id']}/")
+        broken = cli(project, seeded, "sot", "check")
+        assert broken.code == 2 and broken.stderr.splitlines() == [
+            f"error: {seeded.url}/api/: dcim.cable {where} - dcim.frontport ({cable_id}): the "
+            f"cable path from {where} ends at a dcim.frontport, not at an interface (a patch "
+            "panel or circuit with nothing connected beyond)"
+            for where, cable_id in (("leaf1:swp51", first["id"]), ("spine1:swp1", last["id"]))
+        ], broken.stderr
+    finally:
+        with _api(seeded) as api:
+            for made in api.fetch("dcim/cables/", id=[first["id"], trunk["id"], last["id"]]):
+                api.request("DELETE", f"dcim/cables/{made['id']}/")
+            for panel in api.fetch("dcim/devices/", role=role["id"]):
+                api.request("DELETE", f"dcim/devices/{panel['id']}/")
+            api.request("DELETE", f"extras/roles/{role['id']}/")
+            api.request("DELETE", f"dcim/device-types/{kind['id']}/")
+        assert sot("seed", "--fabric", "lab", timeout=600).code == 0  # the direct cable back
+    assert cli(project, seeded, "sot", "check").code == 0

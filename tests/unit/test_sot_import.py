@@ -15,7 +15,7 @@ from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
-from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
+from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
 from tasks.sot.workflow import run_check, run_import
 from tests.conftest import ROOT
 from tests.unit.sot_snapshot import MAPPING, ref, snapshot_of
@@ -130,6 +130,10 @@ def test_tenant_membership_follows_the_source_and_patterns_stay_while_true(lab: 
         b_port="p1", outside=["storage1"])]), "dcim.cable x (id-x)",
      "cables leaf1:swp9 to storage1:p1, but storage1 is not among the devices the source's "
      "filters select"),
+    (lambda s: _replace(s, cables=[*s.cables, SotCable(
+        ref=ref("dcim.cable", "x"), a_device="leaf1", a_port="swp9", b_device=INCOMPLETE,
+        b_port="dcim.frontport", outside=[INCOMPLETE])]), "dcim.cable x (id-x)",
+     "the cable path from leaf1:swp9 ends at a dcim.frontport, not at an interface"),
     # a device of the same name outside the fabric is still outside
     (lambda s: _replace(s, cables=[*s.cables, SotCable(
         ref=ref("dcim.cable", "x"), a_device="spine1", a_port="p1", b_device="leaf1",

@@ -1,7 +1,8 @@
 """Reading Nautobot into a snapshot, through flatfab's client against an API double: related
 objects by id (never fetched one by one), only the selected devices' interfaces and cables,
-loopbacks from interface assignments, the ASN custom field, cables by interface
-terminations."""
+loopbacks from interface assignments, the ASN custom field, and cable paths from each port's
+connected endpoint: direct, through patch panels, to a device outside the fabric, or
+stopping short of an interface."""
 
 from __future__ import annotations
 
@@ -37,15 +38,41 @@ def _objects() -> dict[str, list[dict[str, Any]]]:
         {"id": "i9", "device": "dx", "name": "p1"}, {"id": "i6", "device": "d1", "name": "swp9"},
         {"id": "i7", "device": "d1", "name": "eth0", "mgmt_only": True},
         {"id": "i8", "device": "dx", "name": "p2"},
+        {"id": "i10", "device": "d1", "name": "swp52"}, {"id": "i11", "device": "d2",
+                                                         "name": "swp2"},
+        {"id": "i12", "device": "d1", "name": "swp53"},
     ]
+    port = {i["id"]: i for i in interfaces}
 
-    device_of = {i["id"]: i["device"] for i in interfaces}
+    def direct(cable: str, a: str, b: str) -> dict[str, Any]:
+        """A cable between two interfaces, as both ports and the cable show it."""
+        for near, far in ((a, b), (b, a)):
+            port[near].update(cable=_ref("dcim.cable", cable),
+                              cable_peer_type="dcim.interface",
+                              cable_peer=_ref("dcim.interface", far),
+                              connected_endpoint_type="dcim.interface",
+                              connected_endpoint=_ref("dcim.interface", far))
+        return {"id": cable, "termination_a_type": "dcim.interface", "termination_a_id": a,
+                "termination_b_type": "dcim.interface", "termination_b_id": b}
 
-    def cable(id_: str, a: str, b: str, a_type: str = "dcim.interface") -> dict[str, Any]:
-        return {"id": id_, "termination_a_type": a_type, "termination_a_id": a,
-                "termination_b_type": "dcim.interface", "termination_b_id": b,
-                # what the API filters `device_id` on: the devices of the cable's ends
-                "device": [device_of[e] for e in (a, b) if e in device_of]}
+    def patched(a: str, b: str, cables: tuple[str, str]) -> None:
+        """Two ports whose path runs through patch panels (front ports at each end)."""
+        for near, far, cable in ((a, b, cables[0]), (b, a, cables[1])):
+            port[near].update(cable=_ref("dcim.cable", cable), cable_peer_type="dcim.frontport",
+                              cable_peer=_ref("dcim.frontport", f"fp-{near}"),
+                              connected_endpoint_type="dcim.interface",
+                              connected_endpoint=_ref("dcim.interface", far))
+
+    cables = [{**direct("c1", "i1", "i2"), "length": 3,
+               "length_unit": {"value": "m", "label": "Meters"}},
+              {**direct("c2", "i4", "i5"), "length": 10, "length_unit": "ft"},
+              direct("c4", "i6", "i9"),  # to a device the filters do not select
+              direct("c5", "i7", "i8")]  # a management cable
+    patched("i10", "i11", ("c6", "c8"))
+    # a path that stops at a patch panel with nothing beyond
+    port["i12"].update(cable=_ref("dcim.cable", "c9"), cable_peer_type="dcim.frontport",
+                       cable_peer=_ref("dcim.frontport", "fp-x"), connected_endpoint=None,
+                       connected_endpoint_type=None)
 
     return {
         "extras/roles/": [{"id": "r-leaf", "name": "leaf"}, {"id": "r-spine", "name": "spine"},
@@ -53,13 +80,7 @@ def _objects() -> dict[str, list[dict[str, Any]]]:
         "dcim/platforms/": [{"id": "p-frr", "name": "FRR", "network_driver": "frr"},
                             {"id": "p-linux", "name": "linux", "network_driver": ""}],
         "tenancy/tenants/": [{"id": "t-blue", "name": "blue"}],
-        "dcim/devices/": devices, "dcim/interfaces/": interfaces,
-        "dcim/cables/": [{**cable("c1", "i1", "i2"), "length": 3,
-                          "length_unit": {"value": "m", "label": "Meters"}},
-                         {**cable("c2", "i4", "i5"), "length": 10, "length_unit": "ft"},
-                         cable("c3", "f1", "i1", "dcim.frontport"),
-                         cable("c4", "i6", "i9"),  # to a device the filters do not select
-                         cable("c5", "i7", "i8")],  # a management cable
+        "dcim/devices/": devices, "dcim/interfaces/": interfaces, "dcim/cables/": cables,
         "ipam/ip-addresses/": [{"id": "ip-lo", "address": "10.0.0.17/32"},
                                {"id": "ip-m1", "address": "192.0.2.13/24"}],
         "ipam/ip-address-to-interface/": [{"id": "a1", "ip_address": "ip-lo",
@@ -75,17 +96,20 @@ def test_devices_cables_loopbacks_asns_and_tenants_are_read_by_id() -> None:
         ("leaf1", "leaf", "frr", "10.0.0.17", 65101, None, "192.0.2.13"),
         ("leaf1-h1", "gpu-host", "linux", None, None, "blue", None),
         ("spine1", "spine", "frr", None, None, None, None)]
-    assert [(c.ref.id, c.a_device, c.a_port, c.b_device, c.b_port, c.outside)
-            for c in snap.cables] == [
-        ("c2", "leaf1-h1", "eth1", "leaf1", "swp1", []),
-        ("c1", "leaf1", "swp51", "spine1", "swp1", []),
-        ("c4", "leaf1", "swp9", "other", "p1", ["other"])]
-    assert [c.length_m for c in snap.cables] == [3.048, 3.0, None]
+    assert [(c.ref.label, c.ref.id, c.outside, c.length_m) for c in snap.cables] == [
+        ("leaf1-h1:eth1 - leaf1:swp1", "c2", [], 3.048),  # the cable's own a and b
+        ("leaf1:swp51 - spine1:swp1", "c1", [], 3.0),
+        ("leaf1:swp52 - spine1:swp2 (patched)", "c6", [], None),  # named by its first cable
+        ("leaf1:swp53 - dcim.frontport", "c9", ["(no interface)"], None),
+        ("leaf1:swp9 - other:p1", "c4", ["other"], None)]
+    assert [(c.a_device, c.a_port, c.b_device, c.b_port) for c in snap.cables][2] == (
+        "leaf1", "swp52", "spine1", "swp2")
     assert str(snap.devices[0].ref) == "dcim.device leaf1 (d1)"
     assert [t.name for t in snap.tenants] == ["blue"]
     assert snap.source == f"{double.url}/api/"
     # one read per listing; the interfaces only of the selected devices, never one by one;
-    # the far end of the cable to nowhere (interface, then device) read by id
+    # the far end of the cable to nowhere (interface, then device) and the direct cables
+    # (their ends' order and length) read by id
     paths = [path.split("?")[0] for _, path in double.requests]
     assert sorted(paths) == sorted(f"/api/{e}" for e in (
         "extras/roles/", "dcim/platforms/", "tenancy/tenants/", "dcim/devices/",
@@ -93,8 +117,8 @@ def test_devices_cables_loopbacks_asns_and_tenants_are_read_by_id() -> None:
         "dcim/cables/", "dcim/interfaces/", "dcim/devices/"))
     interfaces = next(p for _, p in double.requests if p.startswith("/api/dcim/interfaces/"))
     assert "device_id=d1" in interfaces and "device_id=dx" not in interfaces
-    assert ("GET", "/api/dcim/interfaces/?limit=1000&id=i8&id=i9") in double.requests
-
+    assert ("GET", "/api/dcim/interfaces/?limit=1000&id=i9") in double.requests
+    assert ("GET", "/api/dcim/cables/?limit=1000&id=c1&id=c2&id=c4") in double.requests
 
 def test_a_reply_without_the_documented_fields_is_one_line() -> None:
     objects = _objects()
