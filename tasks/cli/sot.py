@@ -12,7 +12,6 @@ from tasks.checks import Finding
 from tasks.cli.context import project_of
 from tasks.cli.options import FormatOpt
 from tasks.cli.output import Format, console, emit_json, err_console
-from tasks.errors import FlatfabError
 from tasks.model.state import FabricState
 from tasks.sot.audit import SOT_CHECKS, sot_findings
 from tasks.sot.client import Nautobot
@@ -83,18 +82,9 @@ def sync(ctx: typer.Context,
     if write:  # every write is recorded before it is sent, an update with what it replaces
         journal = Journal.start(project.state_dir, "sot-sync", project.fabric)
         journal.event("source", url=source.api_url, filters=dict(source.filters))
-    try:
-        with Nautobot(source.url, token) as api:
-            report = run_sync(api, project.plan, project.intent, dict(source.filters),
-                              write=write, journal=journal)
-    except FlatfabError as exc:
-        if journal is None:
-            raise
-        journal.event("error", reason=str(exc))
-        if "nautobot." not in (journal.read("events.jsonl") or ""):
-            raise
-        raise FlatfabError(f"{exc}; what was written before is journalled in "
-                           f"{journal.directory}") from None
+    with Nautobot(source.url, token) as api:
+        report = run_sync(api, project.plan, project.intent, dict(source.filters),
+                          write=write, journal=journal)
     if journal is not None:
         journal.event("end", changes=len(report.changes), skipped=report.skipped)
         err_console.print(f"journal: {journal.directory}", soft_wrap=True)

@@ -104,12 +104,14 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
         if refused & {cable.a_device, cable.b_device}:
             continue
         ends = [(cable.a_device, cable.a_port), (cable.b_device, cable.b_port)]
-        roles = {None if device in cable.outside else role_of.get(device)
-                 for device, _ in ends}
+        end_roles = [None if device in cable.outside else role_of.get(device)
+                     for device, _ in ends]
+        roles = set(end_roles)
         if None in roles:
             if roles != {None}:  # one end in the fabric, one not: cabled to nowhere
+                far = end_roles.index(None)
                 problems.append(_problem(snapshot.source, str(cable.ref), _nowhere(
-                    cable, ends, seen, mapping)))
+                    ends[1 - far], ends[far], cable, seen, mapping)))
             continue
         if roles == {"leaf", "spine"}:
             leaf, spine = _ordered(cable, role_of, "leaf")
@@ -131,12 +133,9 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
     return fabric
 
 
-def _nowhere(cable: SotCable, ends: list[tuple[str, str]], selected: Mapping[str, SotDevice],
-             mapping: SotMapping) -> str:
-    """Why a cable from a fabric port leads nowhere the fabric knows."""
-    far = next(end for end in ends if end[0] in cable.outside or end[0] not in selected
-               or not mapping.roles.get(selected[end[0]].role or ""))
-    near = next(end for end in ends if end is not far)
+def _nowhere(near: tuple[str, str], far: tuple[str, str], cable: SotCable,
+             selected: Mapping[str, SotDevice], mapping: SotMapping) -> str:
+    """Why a cable from a fabric port (near) leads nowhere the fabric knows (far)."""
     device = far[0]
     if device == INCOMPLETE:
         return (f"the cable path from {near[0]}:{near[1]} ends at a {far[1]}, not at an "

@@ -5,7 +5,8 @@ gives related objects as ids; fetching each one would cost a request per object)
 
 Where flatfab's facts live in Nautobot:
 - a device's role (`extras/roles`) and platform (`dcim/platforms`, by its network driver);
-- cables between interfaces (`dcim/cables`, interface terminations);
+- links: each port's `connected_endpoint`, the far interface of its cable path, which
+  Nautobot traces through patch panels (a direct cable also gives its length);
 - the loopback: the IP address assigned to the device's loopback interface (its name on the
   device's platform: `lo`, `Loopback0`);
 - the ASN: the device's custom field `bgp_asn` (an integer custom field, when modelled);
@@ -86,17 +87,21 @@ def _read(api: Nautobot, filters: Mapping[str, Any],
     names = {str(d["id"]): str(d.get("name")) for d in devices}
     # the far ends of the fabric's cable paths (through patch panels) that are not the
     # fabric's own ports, and the devices they are on
+    paths = {i_id: _far_end(i) for i_id, i in interfaces.items()
+             if i.get("cable") is not None and not i.get("mgmt_only")}
     far = _by_id(api.fetch_in("dcim/interfaces/", "id", sorted(
-        {f for i in interfaces.values() if (f := _far_end(i)) and f not in interfaces})))
+        {f for f in paths.values() if f and f not in interfaces})))
     outside = sorted({d for f in far.values() if (d := related_id(f.get("device")))}
                      - set(names))
     outside_names = {str(d["id"]): str(d.get("name"))
                      for d in api.fetch_in("dcim/devices/", "id", outside)}
     # direct cables give the order of their ends and their length
     cables = _by_id(api.fetch_in("dcim/cables/", "id", sorted(
-        {c for i in interfaces.values() if _far_end(i) is not None
-         and i.get("cable_peer_type") == INTERFACE_TYPE and (c := related_id(i.get("cable")))})))
-    snapshot_cables = _links(interfaces, far, _Names(names, outside_names), cables)
+        {c for i_id, f in paths.items() if f is not None
+         and interfaces[i_id].get("cable_peer_type") == INTERFACE_TYPE
+         and (c := related_id(interfaces[i_id].get("cable")))})))
+    snapshot_cables = _links(paths, {**far, **interfaces}, _Names(names, outside_names),
+                             cables)
     return Snapshot(
         source=api.api_url, devices=sorted(snapshot_devices, key=lambda d: (d.name, d.ref.id)),
         cables=sorted(snapshot_cables, key=lambda c: c.ref.label),
@@ -121,10 +126,8 @@ def _loopbacks(assignments: list[dict[str, Any]], interfaces: Mapping[str, dict[
 
 
 def _far_end(iface: Mapping[str, Any]) -> str | None:
-    """The interface at the far end of a port's cable path (Nautobot traces it through
-    patch panels); None for no cable, a management port, or a path that stops short."""
-    if iface.get("mgmt_only") or iface.get("cable") is None:
-        return None
+    """The interface at the far end of a cabled port's path (Nautobot traces it through
+    patch panels); None for a path that stops short of one."""
     if iface.get("connected_endpoint_type") == INTERFACE_TYPE:
         return related_id(iface.get("connected_endpoint"))
     if iface.get("cable_peer_type") == INTERFACE_TYPE:
@@ -145,20 +148,18 @@ class _Names:
         return self.outside.get(device, f"device {device}"), str(iface.get("name")), True
 
 
-def _links(interfaces: Mapping[str, dict[str, Any]], far: Mapping[str, dict[str, Any]],
+def _links(paths: Mapping[str, str | None], every: Mapping[str, dict[str, Any]],
            names: _Names, cables: Mapping[str, dict[str, Any]]) -> list[SotCable]:
-    """One SotCable per cable path from a selected device's port: to another selected
-    device, to any other device (named in `outside`: cabled to nowhere), or stopping short
-    of an interface (INCOMPLETE). A path through patch panels is named by the cable at its
-    first end; only a direct cable has a length (a path's length is its cables' sum)."""
-    every = {**far, **interfaces}
+    """One SotCable per cable path from a selected device's cabled port (`paths`: port ->
+    far interface): to another selected device, to any other device (named in `outside`:
+    cabled to nowhere), or stopping short of an interface (INCOMPLETE). A path through
+    patch panels is named by the cable at its first end; only a direct cable has a length
+    (a path's length is its cables' sum)."""
     seen: set[frozenset[str]] = set()
     out = []
-    for i_id, iface in sorted(interfaces.items()):
-        if iface.get("mgmt_only") or iface.get("cable") is None:
-            continue
+    for i_id, f_id in sorted(paths.items()):
+        iface = every[i_id]
         cable_id = related_id(iface.get("cable")) or ""
-        f_id = _far_end(iface)
         if f_id is None:
             device, port, _ = names.end(iface)
             peer = str(iface.get("cable_peer_type") or "nothing")

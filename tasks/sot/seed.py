@@ -114,6 +114,11 @@ class Seeder:
         self.dry_run = dry_run
         self.journal = journal
         self.changes: list[Change] = []
+        self.sent = 0  # bulk writes sent
+
+    def _record(self, event: str, **fields: Any) -> None:
+        if self.journal is not None:
+            self.journal.event(event, **fields)
 
     def ensure(self, kind: str, path: str, desired: list[JSON], existing: Iterable[JSON],
                key: Callable[[JSON], Hashable], create_only: frozenset[str] = frozenset(),
@@ -152,18 +157,19 @@ class Seeder:
             for want in create:  # a placeholder, so dependent objects can be worked out
                 have[key(want)] = {**want, "id": f"(new {kind} {_shown(key(want))})"}
         else:
-            if self.journal is not None and create:
-                self.journal.event("nautobot.create", kind=kind, path=path, objects=create)
+            if create:
+                self._record("nautobot.create", kind=kind, path=path, objects=create)
+                self.sent += 1
             for obj in self.api.create(path, create):
                 have[key(_plain_keys(obj))] = obj
-                if self.journal is not None:
-                    self.journal.event("nautobot.created", kind=kind, id=obj["id"],
-                                       object=shown(_plain_keys(obj)))
-            if self.journal is not None and patch:
-                self.journal.event("nautobot.update", kind=kind, path=path, changes=patch,
-                                   before=[{"id": c["id"], **{f: _plain(by_id[c["id"]].get(f))
-                                                              for f in c if f != "id"}}
-                                           for c in patch])
+                self._record("nautobot.created", kind=kind, id=obj["id"],
+                             object=shown(_plain_keys(obj)))
+            if patch:
+                self._record("nautobot.update", kind=kind, path=path, changes=patch,
+                             before=[{"id": c["id"], **{f: _plain(by_id[c["id"]].get(f))
+                                                        for f in c if f != "id"}}
+                                     for c in patch])
+                self.sent += 1
             for obj in self.api.update(path, patch):
                 have[key(_plain_keys(obj))] = obj
         self.report.created[kind] += len(create)

@@ -18,6 +18,7 @@ import ipaddress
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+from tasks.errors import FlatfabError
 from tasks.intent.models import BgpMode, Intent
 from tasks.model.state import DeviceState, FabricState, IfKind, Role
 from tasks.sot.client import JSON, ApiError, Nautobot
@@ -47,14 +48,24 @@ def _key_iface(obj: JSON) -> Hashable:
 
 def sync(api: Nautobot, plan: FabricState, intent: Intent, filters: dict[str, object], *,
          write: bool, journal: Journal | None = None) -> SyncReport:
-    """`journal` records every write before it is sent (and what an update replaces)."""
+    """`journal` records every write before it is sent (and what an update replaces); a
+    failure after a write says where that journal is."""
     run = _Sync(api, Seeder(api, dry_run=not write, journal=journal))
-    existing = run.find_devices(plan, filters)  # refuses bad data before the first write
-    run.prerequisites()
-    run.devices(existing)
-    run.vrfs(plan)
-    run.interfaces()
-    run.addresses(intent)
+    try:
+        existing = run.find_devices(plan, filters)  # refuses bad data before the first write
+        run.prerequisites()
+        run.devices(existing)
+        run.vrfs(plan)
+        run.interfaces()
+        run.addresses(intent)
+    except FlatfabError as exc:
+        if journal is None:
+            raise
+        journal.event("error", reason=str(exc))
+        if not run.seeder.sent:
+            raise
+        raise FlatfabError(f"{exc}; what was written before is journalled in "
+                           f"{journal.directory}") from None
     return SyncReport(changes=run.seeder.changes, skipped=run.skipped,
                       written=write and bool(run.seeder.changes))
 
