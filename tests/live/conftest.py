@@ -17,8 +17,9 @@ from tasks.lab.netns import LabPaths, node_exec
 from tests.conftest import ROOT, Run, flatfab
 from tests.sot.conftest import nautobot  # noqa: F401  (the SoT audit tests use both)
 
-PREFIX = "fft"
-SUBNET = "172.31.250.0/24"
+# Overridable so two checkouts (or two developers) can run live tests side by side.
+PREFIX = os.environ.get("FLATFAB_TEST_LAB_PREFIX", "fft")
+SUBNET = os.environ.get("FLATFAB_TEST_LAB_SUBNET", "172.31.250.0/24")
 
 
 @dataclass
