@@ -13,6 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 DEFAULT_VRF = "default"
 
 
+def _empty(value: object) -> bool:
+    """Observed-only fields stay out of serialized state while unset (plans stay as they were)."""
+    return not value
+
+
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -34,6 +39,7 @@ class IfKind(StrEnum):
     HOST_PORT = "host-port"  # switch port facing a host
     BRIDGE = "bridge"  # host-facing L3 gateway of one VRF on a leaf
     NIC = "nic"  # a host's data NIC
+    LAG = "lag"  # link aggregation (SONiC PortChannel, EOS Port-Channel): observed only
     OTHER = "other"
 
 
@@ -64,8 +70,11 @@ class Watchdog(Model):
     priorities: list[int]
     detect_ms: int
     restore_ms: int
-    action: str
+    action: str | None  # None: not read from the device (the reason is in `unknown`)
     poll_ms: int
+    # observed only: setting -> why it could not be read ("action", "detect_ms",
+    # "restore_ms", "poll_ms"); such a setting's value above is a placeholder, never judged
+    unknown: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
 
 
 class EcnProfile(Model):
@@ -93,6 +102,8 @@ class PortQos(Model):
     speed_mbps: int
     cable_m: float
     mtu: int
+    # observed only: what could not be read and why ("trust", "pgs.3", ...), never judged
+    unknown: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
 
 
 # Buffer roles, named by what they hold; each platform spells them its own way (SONiC and
@@ -189,6 +200,8 @@ class Interface(Model):
     qos: PortQos | None = None  # switch ports
     nic: NicQos | None = None  # host data NICs
     counters: PortCounters | None = None  # observed switch ports, where the OS reports them
+    members: list[str] = Field(default_factory=list, exclude_if=_empty)  # a LAG's ports
+    lag: str | None = Field(default=None, exclude_if=_empty)  # a member port's LAG
 
 
 class BgpPeer(Model):
