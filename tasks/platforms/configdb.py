@@ -189,8 +189,9 @@ def _port_rows(port: PortQos, map_names: dict[str, dict[tuple[int, ...], str]],
     if port.watchdog is not None:
         wd = port.watchdog
         qos_map["pfcwd_sw_enable"] = _prio_list(wd.priorities)
-        watchdog = {"action": wd.action, "detection_time": str(wd.detect_ms),
-                    "restoration_time": str(wd.restore_ms)}
+        watchdog = {"detection_time": str(wd.detect_ms), "restoration_time": str(wd.restore_ms)}
+        if wd.action is not None:
+            watchdog["action"] = wd.action
     queues = []
     for queue, q in port.queues.items():
         sched = ("SCHED_STRICT" if q.strict else
@@ -227,6 +228,24 @@ def _int(db: ConfigDb, table: str, key: str, field: str, default: int | None = N
                             f"{db[table][key][field]!r}") from None
 
 
+_REFERENCE = re.compile(r"^\[([A-Z_]+)[|:](.*)\]$")
+NULL_PROFILE = "NULL"
+
+
+def ref(value: str | None) -> str | None:
+    """The object a CONFIG_DB field names, in either spelling releases use: a plain name
+    (202012 on) or a table reference ``[BUFFER_PROFILE|name]`` (older releases; APPL_DB
+    writes ``[BUFFER_PROFILE_TABLE:name]``). None for no name, and for ``NULL``: the dynamic
+    buffer model's "no profile here, buffermgrd computes one"."""
+    if value is None:
+        return None
+    text = value.strip()
+    found = _REFERENCE.match(text)
+    if found:
+        text = found.group(2).strip()
+    return None if text in ("", NULL_PROFILE) else text
+
+
 def _map(db: ConfigDb, table: str, name: str | None, size: int, where: str) -> list[int]:
     if name is None:
         return list(range(size)) if table != "DSCP_TO_TC_MAP" else [0] * size
@@ -245,6 +264,63 @@ def _prios(text: str | None) -> list[int]:
     return sorted({int(p) for p in text.split(",") if p.strip()}) if text else []
 
 
+def _trust(qmap: dict[str, str], global_map: dict[str, str]) -> tuple[str, str | None]:
+    """(trust, DSCP map name): SONiC has no trust setting; a port classifies by the map bound
+    to it (PORT_QOS_MAP dscp_to_tc_map, else dot1p_to_tc_map; a switch-wide dscp_to_tc_map on
+    PORT_QOS_MAP|global serves ports without their own). With none bound it trusts neither."""
+    if ref(qmap.get("dscp_to_tc_map")):
+        return "dscp", ref(qmap.get("dscp_to_tc_map"))
+    if ref(qmap.get("dot1p_to_tc_map")):
+        return "pcp", None
+    if ref(global_map.get("dscp_to_tc_map")):
+        return "dscp", ref(global_map.get("dscp_to_tc_map"))
+    return "none", None
+
+
+def _watchdog(db: ConfigDb, port: str, qmap: dict[str, str]) -> Watchdog | None:
+    """A port's PFC watchdog as configured: PFC_WD|<port> plus the priorities it covers
+    (pfcwd_sw_enable; releases before it watch the pfc_enable priorities). A setting the
+    rows leave out is unknown with the reason, never a default."""
+    row = db.get("PFC_WD", {}).get(port)
+    prios = qmap.get("pfcwd_sw_enable")
+    if row is None or not (prios or qmap.get("pfc_enable")):
+        return None
+    unknown: dict[str, str] = {}
+    if prios is None:
+        prios = qmap.get("pfc_enable")
+        unknown["priorities"] = (f"PORT_QOS_MAP|{port} has no pfcwd_sw_enable: read as its "
+                                 "pfc_enable priorities, as releases without the field do")
+    values: dict[str, int] = {}
+    for name, (table, key, field) in {"detect_ms": ("PFC_WD", port, "detection_time"),
+                                      "restore_ms": ("PFC_WD", port, "restoration_time"),
+                                      "poll_ms": ("PFC_WD", "GLOBAL", "POLL_INTERVAL")}.items():
+        text = db.get(table, {}).get(key, {}).get(field, "").strip()
+        if text.isdigit():
+            values[name] = int(text)
+        else:
+            values[name] = 0
+            unknown[name] = (f"{table}|{key} has no {field}" if not text else
+                             f"{table}|{key}.{field} is not a number: {text[:40]!r}")
+    action = row.get("action", "").strip() or None
+    if action is None:
+        unknown["action"] = f"PFC_WD|{port} has no action"
+    return Watchdog(priorities=_prios(prios), action=action, unknown=unknown, **values)
+
+
+def _per_port(db: ConfigDb) -> dict[str, dict[str, dict[str, str]]]:
+    """"TABLE:port" -> index -> row of BUFFER_PG, QUEUE and BUFFER_QUEUE; keys are
+    ``port|index`` or ``port|first-last`` (older releases also list ports: ``Ethernet0,
+    Ethernet4|3-4``)."""
+    per_port: dict[str, dict[str, dict[str, str]]] = {}
+    for table in ("BUFFER_PG", "QUEUE", "BUFFER_QUEUE"):
+        for key, row in db.get(table, {}).items():
+            ports, _, index = key.partition("|")
+            for one in _indexes(index, f"{table}|{key}"):
+                for port in ports.split(","):
+                    per_port.setdefault(f"{table}:{port.strip()}", {})[str(one)] = row
+    return per_port
+
+
 def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, dict[str, PortQos]]:
     """Read CONFIG_DB tables back into the model (None, {} when there is no QoS)."""
     if not db.get("PORT_QOS_MAP") and not db.get("FLATFAB_ASIC"):
@@ -259,47 +335,50 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
         for name, row in db.get("BUFFER_POOL", {}).items()}
     profiles = {}
     for name, row in db.get("BUFFER_PROFILE", {}).items():
+        if name == NULL_PROFILE:  # the old formats' placeholder object, not a profile
+            continue
         th = {k: _int(db, "BUFFER_PROFILE", name, k) for k in ("dynamic_th", "static_th")
               if k in row}
         profiles[_role(name, "_profile")] = BufferProfile(
-            pool=_role(row.get("pool", ""), "_pool"),
+            pool=_role(ref(row.get("pool")) or "", "_pool"),
             size=_int(db, "BUFFER_PROFILE", name, "size", 0),
             xon=_int(db, "BUFFER_PROFILE", name, "xon", 0),
             xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th)
     device = DeviceQos(asic=asic, pools=pools, profiles=profiles, virtual=virtual)
     ports: dict[str, PortQos] = {}
-    per_port: dict[str, dict[str, dict[str, str]]] = {}
-    for table in ("BUFFER_PG", "QUEUE", "BUFFER_QUEUE"):
-        for key, row in db.get(table, {}).items():
-            port, _, index = key.partition("|")
-            for one in _indexes(index, f"{table}|{key}"):
-                per_port.setdefault(f"{table}:{port}", {})[str(one)] = row
+    per_port = _per_port(db)
     cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})
+    global_map = db.get("PORT_QOS_MAP", {}).get("global", {})
     for port_name, qmap in db.get("PORT_QOS_MAP", {}).items():
         if port_name == "global":
             continue
         where = f"PORT_QOS_MAP|{port_name}"
-        trust = "dscp" if "dscp_to_tc_map" in qmap else "pcp"
-        maps = QosMaps(**{attr: _map(db, table, qmap.get(field), 64 if attr == "dscp_to_tc"
-                                     else 8, where)
+        unknown: dict[str, str] = {}
+        trust, dscp_map = _trust(qmap, global_map)
+        if trust == "none":
+            unknown["trust"] = (f"{where} binds neither dscp_to_tc_map nor dot1p_to_tc_map: "
+                                "the port classifies by no map")
+        maps = QosMaps(**{attr: _map(db, table, dscp_map if attr == "dscp_to_tc" else
+                                     ref(qmap.get(field)), 64 if attr == "dscp_to_tc" else 8,
+                                     where)
                           for table, (attr, field) in MAP_TABLES.items()})
         pfc = _prios(qmap.get("pfc_enable"))
-        wd_row = db.get("PFC_WD", {}).get(port_name)
-        watchdog = None
-        if wd_row is not None and qmap.get("pfcwd_sw_enable"):
-            watchdog = Watchdog(priorities=_prios(qmap.get("pfcwd_sw_enable")),
-                                detect_ms=_int(db, "PFC_WD", port_name, "detection_time"),
-                                restore_ms=_int(db, "PFC_WD", port_name, "restoration_time"),
-                                action=wd_row.get("action", ""),
-                                poll_ms=_int(db, "PFC_WD", "GLOBAL", "POLL_INTERVAL", 0))
-        pgs = {int(pg): _role(row.get("profile", ""), "_profile")
-               for pg, row in per_port.get(f"BUFFER_PG:{port_name}", {}).items()}
+        pgs: dict[int, str] = {}
+        for pg, row in per_port.get(f"BUFFER_PG:{port_name}", {}).items():
+            pg_profile = ref(row.get("profile"))
+            if pg_profile is None:
+                unknown[f"pgs.{pg}"] = (f"BUFFER_PG|{port_name}|{pg} has profile "
+                                        f"{row.get('profile', '')!r}: the switch computes it "
+                                        "(dynamic buffer model), CONFIG_DB does not hold it")
+            else:
+                pgs[int(pg)] = _role(pg_profile, "_profile")
         queues = {}
         buffer_queues = per_port.get(f"BUFFER_QUEUE:{port_name}", {})
         for q, row in per_port.get(f"QUEUE:{port_name}", {}).items():
-            sched = db.get("SCHEDULER", {}).get(row.get("scheduler", ""), {})
+            sched_name = ref(row.get("scheduler")) or ""
+            sched = db.get("SCHEDULER", {}).get(sched_name, {})
             strict = sched.get("type") == "STRICT"
-            wred_name = row.get("wred_profile")
+            wred_name = ref(row.get("wred_profile"))
             ecn = None
             if wred_name:
                 wred = db.get("WRED_PROFILE", {}).get(wred_name)
@@ -312,19 +391,70 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
                         max_bytes=_int(db, "WRED_PROFILE", wred_name, "green_max_threshold"),
                         probability=_int(db, "WRED_PROFILE", wred_name,
                                          "green_drop_probability", 100))
-            weighted = not strict and row.get("scheduler") != SCHED_BEST_EFFORT
+            weighted = not strict and sched_name != SCHED_BEST_EFFORT
             queues[int(q)] = QueueQos(
                 strict=strict, weight=int(sched.get("weight", "0") or 0) or None
                 if weighted else None, ecn=ecn,
-                profile=_role(buffer_queues.get(q, {}).get("profile", ""), "_profile"))
+                profile=_role(ref(buffer_queues.get(q, {}).get("profile")) or "", "_profile"))
         port_row = db.get("PORT", {}).get(port_name, {})
         cable = cables.get(port_name, "0m").removesuffix("m") or "0"
         ports[port_name] = PortQos(
-            trust=trust, maps=maps, pfc=pfc, watchdog=watchdog,
+            trust=trust, maps=maps, pfc=pfc, watchdog=_watchdog(db, port_name, qmap),
             pgs=dict(sorted(pgs.items())), queues=dict(sorted(queues.items())),
             speed_mbps=int(port_row.get("speed", "0")), cable_m=float(cable),
-            mtu=int(port_row.get("mtu", "0")))
+            mtu=int(port_row.get("mtu", "0")), unknown=unknown)
     return device, ports
+
+
+def normalize(data: Any) -> tuple[ConfigDb, list[str]]:
+    """CONFIG_DB as a switch prints it (`show runningconfiguration all`, config_db.json) in
+    flatfab's table -> key -> field -> string shape, and what was set aside.
+
+    A switch carries more than flatfab reads: a top-level value that is not a table (202405
+    on print the FRR config as a `bgpraw` string beside the tables) is set aside; a list field
+    (ACL_TABLE ports, VLAN dhcp_servers, PORTCHANNEL members, ...) becomes SONiC's own Redis
+    spelling, ``name@`` with the items joined by commas; a number or boolean becomes its
+    text. Nothing here refuses the switch.
+    """
+    if not isinstance(data, dict):
+        raise ConfigDbError("CONFIG_DB content must be an object of tables")
+    db: ConfigDb = {}
+    aside: list[str] = []
+    for table, rows in data.items():
+        if not isinstance(rows, dict):
+            aside.append(f"{table}: not a table ({type(rows).__name__})")
+            continue
+        out = db.setdefault(str(table), {})
+        for key, fields in rows.items():
+            if not isinstance(fields, dict):
+                aside.append(f"{table}|{key}: not a row ({type(fields).__name__})")
+                continue
+            row: dict[str, str] = {}
+            for name, value in fields.items():
+                if isinstance(value, str):
+                    row[str(name)] = value
+                elif isinstance(value, list) and all(isinstance(v, (str, int)) for v in value):
+                    row[f"{name}@"] = ",".join(str(v) for v in value)
+                elif isinstance(value, bool):
+                    row[str(name)] = "true" if value else "false"
+                elif isinstance(value, (int, float)):
+                    row[str(name)] = str(value)
+                else:
+                    aside.append(f"{table}|{key}.{name}: {type(value).__name__} value")
+            out[str(key)] = row
+    return db, aside
+
+
+def json_fields(fields: dict[str, str]) -> dict[str, Any]:
+    """A row back in the switch's JSON spelling (``name@`` fields as lists), for patches."""
+    return dict(json_field(name, value) for name, value in fields.items())
+
+
+def json_field(name: str, value: str) -> tuple[str, Any]:
+    """One field back in the switch's JSON spelling."""
+    if name.endswith("@"):
+        return name[:-1], value.split(",") if value else []
+    return name, value
 
 
 def parse_json(data: Any) -> ConfigDb:
