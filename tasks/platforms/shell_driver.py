@@ -52,8 +52,10 @@ class CandidateError(ValueError):
 class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
     """Base for flatfab's SSH/shell NAPALM drivers. S is the platform's state type."""
 
-    def __init__(self, hostname: str, username: str, password: str | None = None,
+    def __init__(self, hostname: str, username: str, password: str | None,
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
+        # NAPALM's signature (its test_method_signatures compares defaults too); a None or
+        # empty password falls back to FLATFAB_PASSWORD, then to the key
         args = optional_args or {}
         self.hostname = hostname
         self.username = username

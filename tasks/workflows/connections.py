@@ -15,9 +15,12 @@ CONNECTIONS = ("napalm", "netmiko")
 def driver(task: Task, *, read_only: bool) -> DeviceDriver:
     """The host's driver, opened once per run with the mode of the workflow.
 
-    optional_args come from the inventory (host, groups, defaults) plus the host's
-    `data.optional_args`. Read-only is enforced by the platform: in the driver's transport,
-    or by a guard that refuses every config method and every non-show command.
+    Connection options are the ones any Nornir script gets: Nornir resolves
+    connection_options (host, then groups, then defaults; `extras` whole from the first
+    level that has it) and flatfab only adds `read_only` to the optional_args. (Driver
+    options in a host's `data` are refused when the inventory is validated.) Read-only is
+    enforced by the platform: in the driver's transport, or by a guard that refuses every
+    config method and every non-show command.
     """
     host = task.host
     platform = get_platform(str(host.platform))
@@ -26,8 +29,7 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
         params = host.get_connection_parameters(plugin)
         extras: dict[str, Any] = dict(params.extras or {})
         if plugin == "napalm":
-            optional = dict(extras.get("optional_args", {}))
-            optional.update(host.data.get("optional_args", {}))
+            optional = dict(extras.get("optional_args") or {})
             optional["read_only"] = read_only
             extras["optional_args"] = optional
         host.open_connection(plugin, task.nornir.config,

@@ -49,13 +49,74 @@ def validate(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace] 
                                 + hint)
     shown = str(directory / "hosts.yaml")
     hosts = load_yaml(directory / "hosts.yaml", display=shown) or {}
+    if not isinstance(hosts, dict):
+        raise InputError.single(shown, "", "top level must be a mapping of host names")
     for name in ("groups.yaml", "defaults.yaml"):
         doc = load_yaml(directory / name, display=str(directory / name))
         if doc is not None and not isinstance(doc, dict):
             raise InputError.single(str(directory / name), "", "top level must be a mapping")
-    if not isinstance(hosts, dict):
-        raise InputError.single(shown, "", "top level must be a mapping of host names")
+    check_folder_options(directory)
     check_hosts(shown, hosts, plan, spaces)
+
+
+def check_folder_options(directory: Path) -> None:
+    """Connection options of every entry in the folder's files (those that exist)."""
+    problems: list[InputProblem] = []
+    for name in FILES:
+        path = directory / name
+        doc = load_yaml(path, display=str(path)) if path.exists() else None
+        if not isinstance(doc, dict):
+            continue
+        if name == "defaults.yaml":
+            problems += check_options(str(path), doc, ())
+            continue
+        for entry, value in doc.items():
+            if isinstance(value, dict):
+                problems += check_options(str(path), doc, (str(entry),))
+    if problems:
+        raise InputError(problems)
+
+
+def check_options(shown: str, doc: Any, where: tuple[str, ...]) -> list[InputProblem]:
+    """Connection options of one inventory entry (a host, a group, the defaults) in the
+    shape Nornir reads them; driver options in the entry's `data` are refused, as Nornir
+    never passes `data` to a driver (a plain Nornir script would connect without them)."""
+    entry = doc
+    for part in where:
+        entry = entry[part]
+    problems: list[InputProblem] = []
+
+    def problem(keys: tuple[str, ...], reason: str) -> None:
+        problems.append(InputProblem(shown, ".".join((*where, *keys)), reason,
+                                     line_of(doc, (*where, *keys))))
+
+    data = entry.get("data")
+    if data is not None and not isinstance(data, dict):
+        problem(("data",), "must be a mapping")
+    elif isinstance(data, dict) and "optional_args" in data:
+        problem(("data", "optional_args"), "driver options belong under connection_options."
+                "napalm.extras.optional_args, the only place Nornir passes them to NAPALM "
+                "(with every option of defaults/groups: Nornir does not merge extras)")
+    options = entry.get("connection_options")
+    if options is None:
+        return problems
+    if not isinstance(options, dict):
+        problem(("connection_options",), "must be a mapping of connection plugin names")
+        return problems
+    for plugin, spec in options.items():
+        keys: tuple[str, ...] = ("connection_options", str(plugin))
+        if spec is None:
+            continue
+        if not isinstance(spec, dict):
+            problem(keys, "must be a mapping (hostname, port, username, platform, extras)")
+            continue
+        extras = spec.get("extras")
+        if extras is not None and not isinstance(extras, dict):
+            problem((*keys, "extras"), "must be a mapping (NAPALM: optional_args)")
+        elif isinstance(extras, dict) and extras.get("optional_args") is not None \
+                and not isinstance(extras["optional_args"], dict):
+            problem((*keys, "extras", "optional_args"), "must be a mapping of driver options")
+    return problems
 
 
 def check_hosts(shown: str, hosts: dict[str, Any], plan: FabricState,
@@ -106,6 +167,7 @@ def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, w
                    spaces: Sequence[AddressSpace]) -> Nornir:
     """Hosts from Nautobot (source.yaml `inventory: nautobot`), checked like a file's."""
     token = source.token(str(directory / SOURCE_FILE))
+    check_folder_options(directory)
     hosts, groups, defaults = nautobot_hosts(source, token, directory, set(plan.devices))
     check_hosts(source.api_url, {n: {"hostname": h.hostname, "platform": h.platform}
                                  for n, h in hosts.items()}, plan, spaces)
@@ -117,7 +179,14 @@ def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, w
 def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: str,
                   key_file: Path, known_hosts: Path,
                   lldp_sockets: dict[str, Path]) -> dict[str, str]:
-    """File name -> content for a lab's inventory (deterministic for one prefix)."""
+    """File name -> content for a lab's inventory (deterministic for one prefix).
+
+    Plain Nornir reads it as is (SimpleInventory + nornir_napalm): driver options are in
+    connection_options.napalm.extras.optional_args. Nornir takes `extras` whole from the
+    first of host, groups, defaults that has it, so a host with options of its own (a
+    switch's lldpd socket) carries the defaults' options as well.
+    """
+    common = {"key_file": str(key_file), "known_hosts": str(known_hosts)}
     hosts: dict[str, Any] = {}
     for name, device in plan.devices.items():
         entry: dict[str, Any] = {"hostname": nodes[name]["mgmt_ipv4"],
@@ -125,11 +194,12 @@ def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: 
                                  "groups": [f"{device.role.value}s"],
                                  "data": {"role": device.role.value}}
         if name in lldp_sockets:
-            entry["data"]["optional_args"] = {"lldp_socket": str(lldp_sockets[name])}
+            entry["connection_options"] = {"napalm": {"extras": {"optional_args": {
+                **common, "lldp_socket": str(lldp_sockets[name])}}}}
         hosts[name] = entry
     groups = {f"{role}s": {"data": {"role": role}} for role in ("spine", "leaf", "host")}
-    defaults = {"username": user, "connection_options": {"napalm": {"extras": {
-        "optional_args": {"key_file": str(key_file), "known_hosts": str(known_hosts)}}}}}
+    defaults = {"username": user,
+                "connection_options": {"napalm": {"extras": {"optional_args": common}}}}
     return {"hosts.yaml": HEADER + dump_yaml(hosts), "groups.yaml": HEADER + dump_yaml(groups),
             "defaults.yaml": HEADER + dump_yaml(defaults)}
 

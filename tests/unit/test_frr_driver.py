@@ -145,7 +145,7 @@ def no_lossless_state() -> dict[str, Reply]:
 
 
 def leaf1_driver(*, read_only: bool = False) -> tuple[FrrDriver, FakeShell]:
-    driver = FrrDriver("192.0.2.13", "ff-admin", optional_args={
+    driver = FrrDriver("192.0.2.13", "ff-admin", None, optional_args={
         "lldp_socket": LLDP_SOCKET, "read_only": read_only, "mgmt_interfaces": ["eth0"]})
     shell = FakeShell(leaf1_answers())
     driver.session = shell
@@ -178,7 +178,7 @@ def test_fake_shell_runs_the_batch_protocol() -> None:
 
 
 def test_batch_output_without_a_final_newline_stays_apart() -> None:
-    driver = FrrDriver("192.0.2.13", "ff-admin")
+    driver = FrrDriver("192.0.2.13", "ff-admin", None)
     driver.session = FakeShell({"cat a": Reply("{}"), "cat b": Reply("x\n")})  # type: ignore[assignment]
     assert driver._batch({"a": "cat a", "b": "cat b"}) == {"a": "{}", "b": "x"}
 
@@ -212,12 +212,32 @@ def test_get_interfaces(leaf1: tuple[FrrDriver, FakeShell]) -> None:
     assert "lo" not in interfaces
     assert interfaces["swp51"] == {
         "is_up": True, "is_enabled": True, "description": "", "last_flapped": -1.0,
-        "speed": -1.0, "mtu": 9216, "mac_address": "02:64:70:57:63:D3", "vrf": "",
-        "master": ""}
-    assert (interfaces["swp1"]["vrf"], interfaces["swp1"]["master"]) == ("blue", "br100")
+        "speed": -1.0, "mtu": 9216, "mac_address": "02:64:70:57:63:D3"}
     assert (interfaces["swp1"]["mtu"], interfaces["swp1"]["is_enabled"]) == (9000, True)
-    assert (interfaces["br200"]["vrf"], interfaces["br200"]["mtu"]) == ("red", 9000)
-    assert interfaces["eth0"]["vrf"] == ""
+    assert interfaces["br200"]["mtu"] == 9000
+
+
+def test_get_interface_links_has_vrf_and_bridge(leaf1: tuple[FrrDriver, FakeShell]) -> None:
+    links = leaf1[0].get_interface_links()
+    assert "lo" not in links
+    assert links["swp1"] == {"vrf": "blue", "master": "br100"}
+    assert links["br200"] == {"vrf": "red", "master": ""}
+    assert links["eth0"] == links["swp51"] == {"vrf": "", "master": ""}
+    assert set(links) == set(leaf1[0].get_interfaces())
+
+
+def test_get_network_instances(leaf1: tuple[FrrDriver, FakeShell]) -> None:
+    instances = leaf1[0].get_network_instances()
+    assert set(instances) == {"default", "blue", "red"}
+    assert instances["default"]["type"] == "DEFAULT_INSTANCE"
+    assert set(instances["default"]["interfaces"]["interface"]) == {"lo", "swp51", "swp52",
+                                                                    "eth0"}
+    assert instances["blue"] == {
+        "name": "blue", "type": "L3VRF", "state": {"route_distinguisher": ""},
+        "interfaces": {"interface": {"swp51.100": {}, "swp52.100": {}, "br100": {},
+                                     "swp1": {}}}}
+    assert set(leaf1[0].get_network_instances("red")) == {"red"}
+    assert leaf1[0].get_network_instances("green") == {}
 
 
 def test_get_interfaces_ip(leaf1: tuple[FrrDriver, FakeShell]) -> None:
@@ -246,7 +266,7 @@ def test_get_bgp_neighbors(leaf1: tuple[FrrDriver, FakeShell]) -> None:
     peer = bgp["global"]["peers"]["swp51"]
     assert peer == {
         "local_as": 65101, "remote_as": 65000, "remote_id": "spine1", "is_up": True,
-        "is_enabled": True, "description": "spine1", "uptime": 5062, "state": "Established",
+        "is_enabled": True, "description": "spine1", "uptime": 5062,
         "address_family": {"ipv4": {"received_prefixes": 4, "accepted_prefixes": 4,
                                     "sent_prefixes": 6}}}
     for vrf in bgp.values():
@@ -483,7 +503,7 @@ class ReadOnlyShell(FakeShell):
 
 
 def test_read_only_driver_refuses_commit_config() -> None:
-    driver = FrrDriver("192.0.2.13", "ff-admin", optional_args={"read_only": True})
+    driver = FrrDriver("192.0.2.13", "ff-admin", None, optional_args={"read_only": True})
     real = driver.session
     assert real.options.read_only
     shell = ReadOnlyShell(leaf1_answers(), real=real)
@@ -497,7 +517,53 @@ def test_read_only_driver_refuses_commit_config() -> None:
 
 
 def test_read_only_driver_getters_still_work() -> None:
-    driver = FrrDriver("192.0.2.13", "ff-admin", optional_args={"read_only": True})
+    driver = FrrDriver("192.0.2.13", "ff-admin", None, optional_args={"read_only": True})
     driver.session = ReadOnlyShell(leaf1_answers(), real=driver.session)
     neighbours: dict[str, Any] = driver.get_bgp_neighbors()
     assert neighbours["global"]["peers"]["swp51"]["is_up"] is True
+
+
+# ---- collect: NAPALM getters, cli() and the driver's own reads ---------------------------
+
+
+def test_collect_takes_vrf_bridge_and_bgp_state_outside_the_napalm_getters(
+        leaf1: tuple[FrrDriver, FakeShell]) -> None:
+    from tasks.intent.loader import load_intent  # noqa: PLC0415
+    from tasks.plan.planner import plan  # noqa: PLC0415
+    from tasks.platforms.frr.collect import collect  # noqa: PLC0415
+    from tests.conftest import ROOT  # noqa: PLC0415
+
+    planned = plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1"]
+    driver, shell = leaf1
+    seen = collect(driver, planned.model_copy(update={"qos": None}), [])
+    assert seen.errors == []
+    assert (seen.interfaces["swp1"].vrf, seen.interfaces["swp1"].bridge) == ("blue", "br100")
+    assert (seen.interfaces["swp51"].vrf, seen.interfaces["swp51"].bridge) == ("default", None)
+    assert seen.interfaces["br200"].vrf == "red"
+    assert seen.interfaces["swp51"].peer is not None
+    assert seen.interfaces["swp51"].peer.device == "spine1"
+    assert set(seen.bgp) == {"default", "blue", "red"}
+    peer = seen.bgp["default"].peers["swp51"]
+    assert (peer.state, peer.remote_asn, peer.peer_device, peer.interface) == (
+        "Established", 65000, "spine1", "swp51")
+    assert seen.bgp["default"].asn == 65101
+    assert seen.bgp["blue"].peers["swp52.100"].prefixes_received == 3
+    assert seen.loopback == "10.0.0.17/32"
+    # the peer state came from FRR's own summary, read through cli()
+    assert "vtysh -c 'show bgp vrf all summary json'" in [e.command for e in shell.log]
+
+
+def test_collect_reads_asdot_as_numbers(leaf1: tuple[FrrDriver, FakeShell]) -> None:
+    from tasks.intent.loader import load_intent  # noqa: PLC0415
+    from tasks.plan.planner import plan  # noqa: PLC0415
+    from tasks.platforms.frr.collect import collect  # noqa: PLC0415
+    from tests.conftest import ROOT  # noqa: PLC0415
+
+    driver, shell = leaf1
+    summary = (LEAF1 / "show_bgp_vrf_all_summary.json").read_text(encoding="utf-8")
+    shell.answers["vtysh -c 'show bgp vrf all summary json'"] = Reply(
+        summary.replace('"remoteAs":65000', '"remoteAs":"1.10"'))
+    planned = plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1"]
+    seen = collect(driver, planned.model_copy(update={"qos": None}), [])
+    assert seen.bgp["default"].peers["swp51"].remote_asn == 65546
+    assert driver.get_bgp_neighbors()["global"]["peers"]["swp51"]["remote_as"] == 65546

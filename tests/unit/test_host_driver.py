@@ -53,7 +53,7 @@ def host_answers() -> dict[str, Reply]:
 
 
 def host_driver(*, read_only: bool = False) -> tuple[LinuxHostDriver, FakeShell]:
-    driver = LinuxHostDriver("192.0.2.17", "ff-admin",
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None,
                              optional_args={"read_only": read_only})
     shell = FakeShell(host_answers())
     driver.session = shell
@@ -182,7 +182,7 @@ def test_rollback_to_the_factory_state(host: tuple[LinuxHostDriver, FakeShell]) 
 
 
 def test_read_only_driver_refuses_commit_config() -> None:
-    driver = LinuxHostDriver("192.0.2.17", "ff-admin", optional_args={"read_only": True})
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None, optional_args={"read_only": True})
     real = driver.session
     shell = ReadOnlyShell(host_answers(), real=real)
     driver.session = shell
@@ -217,7 +217,7 @@ TARGETS = [("10.100.1.1", 56, False), ("10.100.2.11", 8972, True), ("10.200.1.11
 
 
 def probe_driver(output: str) -> tuple[LinuxHostDriver, ProbeShell]:
-    driver = LinuxHostDriver("192.0.2.17", "ff-admin")
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None)
     shell = ProbeShell({}, output=output)
     driver.session = shell
     return driver, shell

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from tasks.asn import read_asn
 from tasks.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -22,15 +23,21 @@ from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import kernel_qos
 from tasks.platforms.readback import identity_from_bgp
 
+# FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
+# collect through cli() for what that model lacks (the peer state: Active, Connect, ...)
+BGP_SUMMARY = "show bgp vrf all summary json"
+
 
 @runtime_checkable
 class FrrReader(Protocol):
-    """The read side of the frr NAPALM driver (NAPALM getters plus two of its own)."""
+    """The read side of the frr NAPALM driver: NAPALM getters, vtysh shows through cli(),
+    and three reads of its own (not NAPALM getters)."""
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]: ...
     def get_interfaces_ip(self) -> dict[str, dict[str, Any]]: ...
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]: ...
-    def get_bgp_neighbors(self) -> dict[str, dict[str, Any]]: ...
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]: ...
+    def get_interface_links(self) -> dict[str, dict[str, str]]: ...
     def get_route_table(self) -> dict[str, dict[str, Any]]: ...
     def get_lossless(self) -> dict[str, Any]: ...
 
@@ -70,45 +77,54 @@ def _read(device: DeviceState, what: str, getter: Callable[[], T], empty: T) -> 
         return empty
 
 
+def _bgp_summary(driver: FrrReader) -> dict[str, Any]:
+    """FRR's own BGP summary of every VRF (peer state names, which NAPALM's PeerDict lacks)."""
+    reply = driver.cli([BGP_SUMMARY], encoding="json")[BGP_SUMMARY]
+    return reply if isinstance(reply, dict) else {}
+
+
 def collect(driver: FrrReader, planned: DeviceState, probes: list[Probe]) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
                          routes={})
     interfaces: dict[str, Any] = driver.get_interfaces()
+    links: dict[str, dict[str, str]] = driver.get_interface_links()
     addresses: dict[str, Any] = driver.get_interfaces_ip()
     lldp: dict[str, Any] = _read(device, "lldp", driver.get_lldp_neighbors, {})
-    bgp: dict[str, Any] = _read(device, "bgp", driver.get_bgp_neighbors, {})
+    bgp: dict[str, Any] = _read(device, "bgp", lambda: _bgp_summary(driver), {})
     rib: dict[str, Any] = _read(device, "routes", driver.get_route_table, {})
     names = set(interfaces) | {"lo"}
     for name in sorted(names):
-        info = interfaces.get(name, {"mtu": None, "is_up": True, "vrf": "", "master": "",
-                                     "speed": -1.0})
+        info = interfaces.get(name, {"mtu": None, "is_up": True, "speed": -1.0})
+        link = links.get(name, {})
+        master = link.get("master", "")
         ipv4 = addresses.get(name, {}).get("ipv4", {})
         neighbours = lldp.get(name, [])
         peer = (Endpoint(device=neighbours[0]["hostname"], port=neighbours[0]["port"])
                 if neighbours and neighbours[0]["hostname"] else None)
         speed = info.get("speed", -1.0)
         device.interfaces[name] = Interface(
-            name=name, kind=_kind(name, planned, info.get("master", "")),
-            vrf=info.get("vrf") or DEFAULT_VRF, mtu=info.get("mtu"), up=info.get("is_up"),
+            name=name, kind=_kind(name, planned, master),
+            vrf=link.get("vrf") or DEFAULT_VRF, mtu=info.get("mtu"), up=info.get("is_up"),
             addresses=sorted(f"{a}/{v['prefix_length']}" for a, v in ipv4.items()
                              if not a.startswith("127.")),
-            bridge=info.get("master") or None,
+            bridge=master or None,
             parent=name.split(".")[0] if "." in name else None,
             speed_mbps=int(speed) if speed and speed > 0 else None, peer=peer)
         if name == "lo" and device.interfaces[name].addresses:
             device.loopback = device.interfaces[name].addresses[0]
     for vrf_key, vrf in bgp.items():
-        vrf_name = DEFAULT_VRF if vrf_key == "global" else vrf_key
-        peers = vrf.get("peers", {})
-        local_as = next((int(p["local_as"]) for p in peers.values()), None)
-        instance = BgpInstance(vrf=vrf_name, asn=local_as, router_id=vrf.get("router_id", ""))
+        vrf_name = vrf_key  # FRR names the default VRF `default`, as flatfab does
+        unicast = vrf.get("ipv4Unicast", vrf) if isinstance(vrf, dict) else {}
+        peers: dict[str, Any] = unicast.get("peers") or {}
+        instance = BgpInstance(vrf=vrf_name, asn=read_asn(unicast.get("as")),
+                               router_id=str(unicast.get("routerId", "")))
         for key, info in peers.items():
             is_interface = key in interfaces
             instance.peers[key] = BgpPeer(
                 key=key, interface=key if is_interface else None,
-                address=None if is_interface else key, remote_asn=info.get("remote_as"),
-                peer_device=info.get("remote_id") or None, state=info.get("state"),
-                prefixes_received=info["address_family"]["ipv4"]["received_prefixes"])
+                address=None if is_interface else key, remote_asn=read_asn(info.get("remoteAs")),
+                peer_device=info.get("hostname") or None, state=info.get("state"),
+                prefixes_received=int(info.get("pfxRcd", 0)))
         device.bgp[vrf_name] = instance
         if vrf_name != DEFAULT_VRF:
             device.vrfs[vrf_name] = planned.vrfs.get(vrf_name, 0)

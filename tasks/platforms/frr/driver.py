@@ -5,6 +5,12 @@ iproute2, and frr.conf, applied with FRR's own frr-reload.py. Getters read vtysh
 `ip -j`. Commit-confirm is a timed revert that runs on the switch itself (ShellDriver), so a
 commit that cuts the management path still rolls back.
 
+NAPALM getters (results in NAPALM's models only, checked by NAPALM's own getter tests):
+get_facts, get_interfaces, get_interfaces_ip, get_network_instances, get_bgp_neighbors,
+get_lldp_neighbors, get_config, is_alive; cli() runs vtysh show commands. flatfab's own
+reads, not NAPALM getters: get_interface_links (VRF and bridge of each interface),
+get_route_table (every VRF's RIB), get_lossless (virtual ASIC, kernel queues, counters).
+
 optional_args: port, key_file, known_hosts, read_only, sudo, state_dir, lldp_socket,
 mgmt_interfaces (list), timeout, qos_backend ("lab": tc queues and a virtual ASIC; "dcb":
 dcb/tc/devlink on DCB-capable switchdev ports), devlink (the ASIC's devlink handle).
@@ -18,9 +24,11 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from tasks.asn import read_asn
 from tasks.platforms import configdb
 from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.frr import links as links_mod
+from tasks.platforms.frr.collect import BGP_SUMMARY
 from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
@@ -61,7 +69,7 @@ def _qos_text(text: str) -> str | None:
 class FrrDriver(ShellDriver[FrrState]):
     """NAPALM driver `frr` (module napalm_frr)."""
 
-    def __init__(self, hostname: str, username: str, password: str | None = None,
+    def __init__(self, hostname: str, username: str, password: str | None,
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
         super().__init__(hostname, username, password, timeout, optional_args)
         self.lldp_socket: str | None = self.optional_args.get("lldp_socket")
@@ -116,6 +124,8 @@ class FrrDriver(ShellDriver[FrrState]):
         return result
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
+        """NAPALM's InterfaceDict per interface (the switch's lo left out); VRF membership is
+        in get_network_instances, VRF and bridge together in get_interface_links."""
         result = {}
         for name, link in self._ip_json("link").items():
             if name == "lo":
@@ -128,9 +138,28 @@ class FrrDriver(ShellDriver[FrrState]):
                 "speed": float(link.get("speed", -1)) if "speed" in link else -1.0,
                 "mtu": int(link.get("mtu", 0)),
                 "mac_address": str(link.get("address", "")).upper(),
-                "vrf": "" if link["vrf"] == "default" else link["vrf"],
-                "master": link.get("master", ""),
             }
+        return result
+
+    def get_interface_links(self) -> dict[str, dict[str, str]]:
+        """Not a NAPALM getter: each interface's VRF ("" for the default) and the bridge it
+        is a port of ("" for none), as flatfab's collect needs them (lo left out)."""
+        return {name: {"vrf": "" if link["vrf"] == "default" else link["vrf"],
+                       "master": str(link.get("master", ""))}
+                for name, link in self._ip_json("link").items() if name != "lo"}
+
+    def get_network_instances(self, name: str = "") -> dict[str, dict[str, Any]]:
+        """NAPALM's network instances: `default` and one L3VRF per VRF namespace, each with
+        its interfaces (the switch's lo is the default's; route distinguishers: none)."""
+        result: dict[str, dict[str, Any]] = {}
+        for ifname, link in self._ip_json("link").items():
+            vrf = link["vrf"]
+            instance = result.setdefault(vrf, {
+                "name": vrf, "type": "DEFAULT_INSTANCE" if vrf == "default" else "L3VRF",
+                "state": {"route_distinguisher": ""}, "interfaces": {"interface": {}}})
+            instance["interfaces"]["interface"][ifname] = {}
+        if name:
+            return {name: result[name]} if name in result else {}
         return result
 
     def get_interfaces_ip(self) -> dict[str, dict[str, Any]]:
@@ -146,31 +175,34 @@ class FrrDriver(ShellDriver[FrrState]):
         return result
 
     def get_bgp_neighbors(self) -> dict[str, dict[str, Any]]:
-        """Per VRF ('global' for the default); unnumbered peers are keyed by interface."""
-        data = self._vtysh_json("show bgp vrf all summary json")
+        """Per VRF ('global' for the default); unnumbered peers are keyed by interface.
+
+        NAPALM's PeerDict only: FRR's own peer state (Active, Connect, ...) is in
+        `show bgp vrf all summary json`, which flatfab's collect reads through cli().
+        """
+        data = self._vtysh_json(BGP_SUMMARY)
         result: dict[str, dict[str, Any]] = {}
         for vrf_name, vrf in data.items():
             unicast = vrf.get("ipv4Unicast", vrf) if isinstance(vrf, dict) else {}
             key = "global" if vrf_name == "default" else vrf_name
             peers = {}
             for peer, info in (unicast.get("peers") or {}).items():
-                established = info.get("state") == "Established"
+                state = str(info.get("state", ""))
                 peers[peer] = {
-                    "local_as": int(unicast.get("as", 0)),
-                    "remote_as": int(info.get("remoteAs", 0)),
-                    "remote_id": info.get("hostname", ""),
-                    "is_up": established,
-                    "is_enabled": "Admin" not in str(info.get("state", "")),
-                    "description": info.get("desc", ""),
+                    "local_as": read_asn(unicast.get("as")) or 0,
+                    "remote_as": read_asn(info.get("remoteAs")) or 0,
+                    "remote_id": str(info.get("hostname", "")),
+                    "is_up": state == "Established",
+                    "is_enabled": "Admin" not in state,
+                    "description": str(info.get("desc", "")),
                     "uptime": int(info.get("peerUptimeMsec", 0)) // 1000,
-                    "state": info.get("state", ""),
                     "address_family": {"ipv4": {
                         "received_prefixes": int(info.get("pfxRcd", 0)),
                         "accepted_prefixes": int(info.get("pfxRcd", 0)),
                         "sent_prefixes": int(info.get("pfxSnt", 0)),
                     }},
                 }
-            result[key] = {"router_id": unicast.get("routerId", ""), "peers": peers}
+            result[key] = {"router_id": str(unicast.get("routerId", "")), "peers": peers}
         return result
 
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:

@@ -16,12 +16,15 @@ from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.shell_driver import CandidateError, ShellDriver
 
 PROBE_MARK = "@@probe"
+# sent to the host as a script: python3's standard library only
+DF_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
+    "df_probe.py").read_text(encoding="utf-8")
 
 
 class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
     """NAPALM driver `linux_host` (module napalm_linux_host)."""
 
-    def __init__(self, hostname: str, username: str, password: str | None = None,
+    def __init__(self, hostname: str, username: str, password: str | None,
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
         super().__init__(hostname, username, password, timeout, optional_args)
         self.mgmt_interfaces: set[str] = set(self.optional_args.get("mgmt_interfaces",
