@@ -16,9 +16,6 @@ from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.shell_driver import CandidateError, ShellDriver
 
 PROBE_MARK = "@@probe"
-# sent to the host as a script: python3's standard library only
-DF_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
-    "df_probe.py").read_text(encoding="utf-8")
 
 
 class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
