@@ -550,7 +550,9 @@ def test_malformed_bgp_json_is_recorded_not_raised(leaf1: DeviceState) -> None:
     double.broken["vtysh -c 'show bgp vrf all summary json'"] = json.dumps(
         {"default": {"ipv4Unicast": {"as": "not-a-number", "routerId": "10.0.0.17"}}})
     seen = PLATFORM.collect(_driver(double), leaf1, [])
-    assert len(seen.errors) == 1 and seen.errors[0].startswith("bgp: unexpected output")
+    # the unreadable AS number is named; the rest of the instance is still read
+    assert seen.errors == ["bgp: VRF default: AS number 'not-a-number' is not asplain or asdot"]
+    assert seen.asn is None and seen.router_id == "10.0.0.17"
 
 
 def test_rollout_diff_carries_the_change_notes(leaf1: DeviceState) -> None:

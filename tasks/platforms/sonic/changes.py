@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.platforms.configdb import ConfigDb
+from tasks.platforms.configdb import ConfigDb, json_field, json_fields
 from tasks.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
 
 # fields of the hardware tables flatfab shows when it has no intended config to go by
@@ -64,12 +64,14 @@ def _pointer(*parts: str) -> str:
 
 def patch(running: ConfigDb, desired: ConfigDb) -> list[dict[str, Any]]:
     """RFC 6902 operations from running to desired: whole tables and rows where one side
-    has none, single fields otherwise (GCU validates BUFFER_PROFILE edits per field)."""
+    has none, single fields otherwise (GCU validates BUFFER_PROFILE edits per field).
+    List fields (``name@`` as read) go back as the JSON lists GCU takes."""
     ops: list[dict[str, Any]] = []
     for table in sorted(set(running) | set(desired)):
         old, new = running.get(table), desired.get(table)
         if old is None:
-            ops.append({"op": "add", "path": _pointer(table), "value": new})
+            ops.append({"op": "add", "path": _pointer(table),
+                        "value": {key: json_fields(row) for key, row in (new or {}).items()}})
             continue
         if new is None:
             ops.append({"op": "remove", "path": _pointer(table)})
@@ -78,16 +80,18 @@ def patch(running: ConfigDb, desired: ConfigDb) -> list[dict[str, Any]]:
             if key not in new:
                 ops.append({"op": "remove", "path": _pointer(table, key)})
             elif key not in old:
-                ops.append({"op": "add", "path": _pointer(table, key), "value": new[key]})
+                ops.append({"op": "add", "path": _pointer(table, key),
+                            "value": json_fields(new[key])})
             else:
                 for name in sorted(set(old[key]) | set(new[key])):
-                    path = _pointer(table, key, name)
+                    field, value = json_field(name, new[key].get(name, ""))
+                    path = _pointer(table, key, field)
                     if name not in new[key]:
                         ops.append({"op": "remove", "path": path})
                     elif name not in old[key]:
-                        ops.append({"op": "add", "path": path, "value": new[key][name]})
+                        ops.append({"op": "add", "path": path, "value": value})
                     elif old[key][name] != new[key][name]:
-                        ops.append({"op": "replace", "path": path, "value": new[key][name]})
+                        ops.append({"op": "replace", "path": path, "value": value})
     return ops
 
 

@@ -34,8 +34,8 @@ from tasks.model.state import (
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.configdb import ConfigDb
-from tasks.platforms.readback import identity_from_bgp, tenant
-from tasks.platforms.sonic.driver import SonicError, parse_json
+from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+from tasks.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
 INTERFACES = "vtysh -c 'show interface vrf all json'"
@@ -46,7 +46,8 @@ QUEUES = "show queue counters --json"
 PORT_MAP = "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_PORT_NAME_MAP"
 QUEUE_MAP = "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_QUEUE_NAME_MAP"  # "Ethernet0:3" -> oid
 ECN_MARKED = "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"
-_SHORT = re.compile(r"^Eth(\d+)$")
+_SHORT = re.compile(r"^(Eth|Po)(\d+)$")
+_LONG = {"Eth": "Ethernet", "Po": "PortChannel"}
 
 
 def _one(driver: DeviceDriver, command: str) -> str:
@@ -54,10 +55,7 @@ def _one(driver: DeviceDriver, command: str) -> str:
 
 
 def read_config_db(driver: DeviceDriver) -> ConfigDb:
-    try:
-        return configdb.parse_json(parse_json(_one(driver, RUNNING), "CONFIG_DB"))
-    except configdb.ConfigDbError as exc:
-        raise SonicError(f"CONFIG_DB: {exc}") from None
+    return read_running_db(_one(driver, RUNNING))
 
 
 def _json(driver: DeviceDriver, command: str, device: DeviceState, what: str) -> dict[str, Any]:
@@ -79,7 +77,7 @@ def _parent(name: str) -> str | None:
         return None
     head = name.split(".", maxsplit=1)[0]
     short = _SHORT.match(head)
-    return f"Ethernet{short.group(1)}" if short else head
+    return f"{_LONG[short.group(1)]}{short.group(2)}" if short else head
 
 
 def _addresses(db: ConfigDb, table: str) -> dict[str, list[str]]:
@@ -139,6 +137,7 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
             up=up(name, row.get("admin_status")), addresses=port_addresses.get(name, []),
             bridge=member, speed_mbps=int(speed) if speed.isdigit() else None,
             peer=peers.get(name))
+    _lags(device, db, names, members, oper, kind)
     sub_addresses = _addresses(db, "VLAN_SUB_INTERFACE")
     for name, row in _rows(db, "VLAN_SUB_INTERFACE").items():
         parent = _parent(name)
@@ -157,19 +156,53 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
             up=up(name, row.get("admin_status")), addresses=vlan_addresses.get(name, []))
 
 
+def _lags(device: DeviceState, db: ConfigDb, names: InterfaceNames, vlan_of: dict[str, str],
+          oper: dict[str, Any], kind: Any) -> None:
+    """PortChannels (PORTCHANNEL, its members in PORTCHANNEL_MEMBER or, in older releases,
+    the row's `members` list, its addresses and VRF in PORTCHANNEL_INTERFACE)."""
+    members: dict[str, list[str]] = {}
+    for key in db.get("PORTCHANNEL_MEMBER", {}):
+        lag, _, port = key.partition("|")
+        if port:
+            members.setdefault(lag, []).append(port)
+    routed = _rows(db, "PORTCHANNEL_INTERFACE")
+    addresses = _addresses(db, "PORTCHANNEL_INTERFACE")
+    vlan_vrfs = _rows(db, "VLAN_INTERFACE")
+    for name, row in _rows(db, "PORTCHANNEL").items():
+        listed = [m for m in row.get("members@", "").split(",") if m]
+        ports = sorted(set(members.get(name, [])) | set(listed))
+        vlan = vlan_of.get(name)
+        state = oper.get(name, {})
+        up = (state["operationalStatus"] == "up" if isinstance(state, dict)
+              and "operationalStatus" in state else row.get("admin_status") != "down")
+        speeds = [device.interfaces[p].speed_mbps or 0 for p in ports if p in device.interfaces]
+        device.interfaces[name] = Interface(
+            name=name, kind=kind(name, IfKind.LAG),
+            vrf=tenant(names, (vlan_vrfs.get(vlan, {}) if vlan else routed.get(name, {}))
+                       .get("vrf_name")),
+            mtu=int(row["mtu"]) if row.get("mtu", "").isdigit() else None, up=up,
+            addresses=addresses.get(name, []), bridge=vlan,
+            speed_mbps=sum(speeds) or None, members=ports)
+        for port in ports:
+            if port in device.interfaces:
+                device.interfaces[port].lag = name
+
+
 def _bgp(device: DeviceState, summary: dict[str, Any], names: InterfaceNames) -> None:
     for vrf_name, families in summary.items():
         unicast = families.get("ipv4Unicast") if isinstance(families, dict) else None
         if not isinstance(unicast, dict):
             continue
         name = tenant(names, vrf_name)
-        instance = BgpInstance(vrf=name, asn=unicast.get("as"),
+        where = f"bgp: VRF {vrf_name}"
+        instance = BgpInstance(vrf=name, asn=asn_of(device, unicast.get("as"), where),
                                router_id=str(unicast.get("routerId", "")))
         for key, peer in unicast.get("peers", {}).items():
             is_interface = peer.get("idType") == "interface" or key in device.interfaces
             instance.peers[key] = BgpPeer(
                 key=key, interface=key if is_interface else None,
-                address=None if is_interface else key, remote_asn=peer.get("remoteAs"),
+                address=None if is_interface else key,
+                remote_asn=asn_of(device, peer.get("remoteAs"), f"{where} peer {key}"),
                 peer_device=peer.get("hostname") or None, state=peer.get("state"),
                 prefixes_received=peer.get("pfxRcd"))
         device.bgp[name] = instance

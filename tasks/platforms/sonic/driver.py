@@ -44,6 +44,15 @@ class Shell(Protocol):
     def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
+def read_running_db(text: str) -> ConfigDb:
+    """`show runningconfiguration all` as CONFIG_DB: what flatfab does not read (the
+    `bgpraw` text of 202405 on, list fields) is tolerated (configdb.normalize)."""
+    try:
+        return configdb.normalize(parse_json(text, "CONFIG_DB"))[0]
+    except configdb.ConfigDbError as exc:
+        raise SonicError(f"CONFIG_DB: {exc}") from None
+
+
 class SonicError(Exception):
     """A SONiC command failed or answered something flatfab cannot read (one line)."""
 
@@ -132,11 +141,7 @@ class SonicDriver:
     # ---- reads --------------------------------------------------------------------------
 
     def running_db(self) -> ConfigDb:
-        text = self._run("show runningconfiguration all")
-        try:
-            return configdb.parse_json(parse_json(text, "CONFIG_DB"))
-        except configdb.ConfigDbError as exc:
-            raise SonicError(f"CONFIG_DB: {exc}") from None
+        return read_running_db(self._run("show runningconfiguration all"))
 
     def running_frr(self) -> str:
         return normalize_frr(self._run("vtysh -c 'show running-config'"))
