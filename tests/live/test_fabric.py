@@ -93,6 +93,26 @@ def test_lowered_mtu_on_one_fabric_port_is_named(lab: Lab) -> None:
     assert lab.wait_verified().code == 0
 
 
+def test_a_repaired_tenant_path_verifies_clean_at_once(lab: Lab) -> None:
+    """Hosts remember a lower path MTU for ten minutes after a router said "fragmentation
+    needed"; verify judges the path as it is, not that memory."""
+    lab.sh("leaf2", "ip netns exec blue ip link set br100 mtu 1500")  # leaf2-h1's gateway
+    try:
+        result = lab.cli("verify", "--format", "json")
+        assert result.code == 1
+        towards = [f for f in _findings(result, "tenant.mtu") if "-> leaf2-h1 " in f["message"]]
+        assert towards, result.stdout
+        assert all("needs fragmentation (next-hop MTU 1500)" in f["message"] for f in towards)
+        sender = towards[0]["device"]
+        learned = lab.sh(sender, "ip route get 10.100.2.11")
+        assert "mtu 1500" in learned, learned  # the sender's cache now holds the fault
+    finally:
+        lab.sh("leaf2", "ip netns exec blue ip link set br100 mtu 9000")
+    result = lab.cli("verify", "--format", "json")
+    assert result.code == 0, result.stdout
+    assert "mtu 1500" in lab.sh(sender, "ip route get 10.100.2.11")  # still cached: ignored
+
+
 def test_stopped_spine_bgpd_names_sessions_and_ecmp_paths(lab: Lab) -> None:
     run_frr = lab.paths.node_dir("spine2") / "run-frr"
     # watchfrr would restart bgpd at once: stop the supervisor, then the daemon

@@ -124,6 +124,13 @@ LIVE_FAULTS = [
     LiveFault("watchdog-off", "spine2", "d['PFC_WD'].pop('swp1')\n"
               "d['PORT_QOS_MAP']['swp1'].pop('pfcwd_sw_enable')", "pfc.watchdog",
               {("spine2", "swp1")}),
+    # valid values pfc.watchdog accepts, but not the intent's: a storming queue passes on
+    LiveFault("watchdog-forwards", "leaf3", "d['PFC_WD']['swp1']['action'] = 'forward'",
+              "pfc.intent", {("leaf3", "swp1")}),
+    LiveFault("watchdog-detects-late", "spine1",
+              "d['PFC_WD']['swp2']['detection_time'] = '400'\n"
+              "d['PFC_WD']['swp2']['restoration_time'] = '800'", "pfc.intent",
+              {("spine1", "swp2")}),
     LiveFault("pfc-on-a-lossy-class", "leaf4", "d['PORT_QOS_MAP']['swp1']['pfc_enable'] = '0,3'",
               "pfc.lossy_class", {("leaf4", "swp1")}),
     # a best-effort code point (AF11) classified into the lossless class by the kernel

@@ -39,11 +39,11 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "host.agreement", "ecn.attached", "ecn.thresholds", "ecn.before_pfc", "buffer.headroom",
         "buffer.profile", "buffer.coverage", "buffer.budget", "mtu.roce_chain",
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
-        "ecn.pause_without_marks", "qos.dscp_map", "host.intent"])
+        "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
-        # counters exist only on a running switch; a NIC differs from its plan only live
-        live_only = check_id in ("ecn.pause_without_marks", "host.intent")
+        # counters exist only on a running switch; a device differs from its plan only live
+        live_only = check_id in ("ecn.pause_without_marks", "host.intent", "pfc.intent")
         want = {Stage.LIVE} if live_only else {Stage.STATIC, Stage.LIVE}
         assert item.stages == want, check_id
         assert item.title.startswith("Every") and len(item.title) <= 70, check_id
@@ -248,6 +248,24 @@ def _watchdog_alerts(s: FabricState) -> None:
     watchdog.action = "alert"
 
 
+def _watchdog_forwards(s: FabricState) -> None:
+    watchdog = _qos(s, "leaf3", "swp1").watchdog
+    assert watchdog is not None
+    watchdog.action = "forward"  # valid, and what pfc.watchdog accepts: not what the intent says
+
+
+def _watchdog_slow(s: FabricState) -> None:
+    watchdog = _qos(s, "spine1", "swp4").watchdog
+    assert watchdog is not None
+    watchdog.detect_ms, watchdog.restore_ms = 400, 800
+
+
+def _watchdog_on_lossy(s: FabricState) -> None:
+    qos = _qos(s, "leaf2", "swp51")
+    assert qos.watchdog is not None
+    qos.watchdog.priorities = [3, 4]
+
+
 def _host_mtu(s: FabricState) -> None:
     s.devices["leaf4-h2"].interfaces["eth1"].mtu = 1500
 
@@ -305,7 +323,8 @@ LIVE: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str | None, 
                                                              bool]]]] = [
     ("spine pfc off", _spine_pfc_off, {("pfc.link_symmetry", "spine1", "swp1", True),
                                        ("qos.class_chain", "spine1", "swp1", True),
-                                       ("buffer.coverage", "spine1", "swp1", True)}),
+                                       ("buffer.coverage", "spine1", "swp1", True),
+                                       ("pfc.intent", "spine1", "swp1", True)}),
     ("vrf sub-link map", _vrf_sub_link_map, {("qos.class_chain", "spine2", "swp3.100", False)}),
     ("leaf trusts pcp", _leaf_trusts_pcp, {("qos.trust", "leaf2", "swp1", True),
                                            ("host.agreement", "leaf2", "swp1", True)}),
@@ -313,7 +332,12 @@ LIVE: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str | None, 
     ("ecn off", _no_ecn, {("ecn.attached", "leaf3", "swp52", True),
                           ("qos.class_chain", "leaf3", "swp52", True)}),
     ("pfc map", _pfc_stops_wrong_queue, {("qos.pfc_maps", "leaf1", "swp1", True)}),
-    ("watchdog alerts", _watchdog_alerts, {("pfc.watchdog", "spine2", "swp2", True)}),
+    ("watchdog alerts", _watchdog_alerts, {("pfc.watchdog", "spine2", "swp2", True),
+                                           ("pfc.intent", "spine2", "swp2", True)}),
+    ("watchdog forwards", _watchdog_forwards, {("pfc.intent", "leaf3", "swp1", True)}),
+    ("watchdog slower", _watchdog_slow, {("pfc.intent", "spine1", "swp4", True)}),
+    ("watchdog beyond pfc", _watchdog_on_lossy, {("pfc.watchdog", "leaf2", "swp51", True),
+                                                 ("pfc.intent", "leaf2", "swp51", True)}),
     ("host mtu", _host_mtu, {("mtu.roce_chain", "leaf4-h2", "eth1", False)}),
     ("headroom", _small_headroom, {("buffer.headroom", "leaf1", "swp51", True),
                                    ("buffer.headroom", "leaf1", "swp52", True)}),
@@ -402,3 +426,11 @@ def test_each_check_is_linear_in_devices_and_links(check_id: str) -> None:
     ctx = CountingContext(state=state, plan=state, stage=Stage.STATIC)
     assert run_checks(ctx, only=[check_id]) == []
     assert ctx.lookups[0] <= 2 * (len(state.devices) + len(state.links))
+
+
+def test_a_forwarding_watchdog_is_named_with_the_intent_action() -> None:
+    state = collected()
+    _watchdog_forwards(state)
+    [found] = [f for f in live(state) if f.check == "pfc.intent"]
+    assert found.message == ("leaf3:swp1 PFC watchdog action is forward, the intent says drop")
+    assert (found.expected, found.actual) == ("drop", "forward")

@@ -1,11 +1,12 @@
-"""Priority flow control (I-4, I-5, I-20): symmetric per link, lossless classes only, guarded."""
+"""Priority flow control (I-4, I-5, I-20): symmetric per link, lossless classes only, guarded,
+and on every switch port exactly as the intent sets it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
 from tasks.checks.lossless.common import (
     Issue,
     PerObject,
@@ -17,9 +18,11 @@ from tasks.checks.lossless.common import (
     nics,
     physical_links,
     planned,
+    port_findings,
+    port_groups,
     profile,
 )
-from tasks.model.state import DeviceState, Endpoint, Interface, PortQos
+from tasks.model.state import DeviceState, Endpoint, Interface, PortQos, Watchdog
 
 DETECT_MS = (100, 5000)  # SONiC's watchdog detection range
 
@@ -160,3 +163,57 @@ def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
             yield from nic_findings(item, nic, [Issue(
                 f"has PFC on {fmt_set(nic.nic.pfc)} but no PFC storm prevention",
                 "pfc_prevention_ms > 0", str(nic.nic.pfc_prevention_ms))])
+
+
+# What the intent sets on a switch port's watchdog, each read the same way from plan and device.
+_WATCHDOG_SETTINGS: tuple[tuple[str, Callable[[Watchdog], object]], ...] = (
+    ("action", lambda w: w.action),
+    ("priorities", lambda w: fmt_set(w.priorities)),
+    ("detection time", lambda w: f"{w.detect_ms} ms"),
+    ("restoration time", lambda w: f"{w.restore_ms} ms"),
+    ("polling interval", lambda w: f"{w.poll_ms} ms"),
+)
+
+
+def _against_intent(seen: PortQos, plan: PortQos) -> list[Issue]:
+    """Where a port's PFC and watchdog differ from what the intent sets.
+
+    Any valid setting can be the wrong one: a watchdog that forwards where the intent says
+    drop lets a storming queue ignore pauses and pass the storm on, and every rule
+    pfc.watchdog applies still holds for it.
+    """
+    issues = []
+    if set(seen.pfc) != set(plan.pfc):
+        issues.append(Issue(f"has PFC on {fmt_set(seen.pfc)}, the intent says "
+                            f"{fmt_set(plan.pfc)}", fmt_set(plan.pfc), fmt_set(seen.pfc)))
+    want, got = plan.watchdog, seen.watchdog
+    if want is None and got is not None:
+        issues.append(Issue("has a PFC watchdog the intent turns off", "no watchdog",
+                            f"watchdog on {fmt_set(got.priorities)}"))
+    elif want is not None and got is not None:
+        for what, read in _WATCHDOG_SETTINGS:
+            expected, actual = read(want), read(got)
+            if actual is not None and expected != actual:
+                issues.append(Issue(f"PFC watchdog {what} is {actual}, the intent says "
+                                    f"{expected}", str(expected), str(actual)))
+    # a watchdog missing where the intent sets one is pfc.watchdog's finding
+    return issues
+
+
+@check("pfc.intent", "Every switch port's PFC and PFC watchdog are what the intent sets",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads each switch port's PFC priorities and watchdog (action, priorities, detection,
+    restoration, polling) from the device; expects the plan's values; fails on any difference.
+    Host NICs' PFC and storm prevention are host.intent's."""
+    cached = PerObject(_against_intent)
+    plan_devices = ctx.plan.devices
+    for group in port_groups(ctx):
+        planned_device = plan_devices.get(group.device.name)
+        if planned_device is None:
+            continue
+        for port in group.ports:
+            planned_iface = planned_device.interfaces.get(port.iface.name)
+            if planned_iface is None or planned_iface.qos is None:
+                continue
+            yield from port_findings(item, port, cached(group.qos, planned_iface.qos))
