@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from importlib import resources
 from typing import Any
 
 from tasks.platforms.linux_host import config as cfg
@@ -16,6 +17,9 @@ from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.shell_driver import CandidateError, ShellDriver
 
 PROBE_MARK = "@@probe"
+# sent to the host as a script: python3's standard library only
+DF_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
+    "df_probe.py").read_text(encoding="utf-8")
 
 
 class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
@@ -82,11 +86,18 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
 
         Not a NAPALM getter; verify uses it for reachability, MTU and isolation.
         """
-        lines = []
+        # one shell runs every probe in parallel; each prints one PROBE_MARK line
+        lines = [f"DF_PROBE={shlex.quote(DF_PROBE_SOURCE)}"]
         for index, (address, size, dont_fragment) in enumerate(targets):
-            df = " -M do" if dont_fragment else ""
-            lines.append(f"( out=$(ping -n -q -c {count} -i 0.2 -W {wait:g} -s {int(size)}{df} "
-                         f"{shlex.quote(address)} 2>&1); rc=$?; "
+            if dont_fragment:
+                # DF with the path-MTU cache ignored: a lower MTU the host learned during
+                # a fault must not fail the probe once the path is repaired (df_probe.py)
+                command = (f'python3 -c "$DF_PROBE" {shlex.quote(address)} {int(size)} '
+                           f"{count} {wait:g}")
+            else:
+                command = (f"ping -n -q -c {count} -i 0.2 -W {wait:g} -s {int(size)} "
+                           f"{shlex.quote(address)}")
+            lines.append(f"( out=$({command} 2>&1); rc=$?; "
                          f"echo \"{PROBE_MARK} {index} $rc $(echo \"$out\" | grep -v '^$' "
                          f"| tail -n 1)\" ) &")
         out = self._run("sh -s", stdin="\n".join([*lines, "wait", ""]),
