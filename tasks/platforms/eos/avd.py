@@ -200,7 +200,7 @@ def _profile_body(qos: PortQos) -> dict[str, Any]:
     return body
 
 
-def _watchdog_action(action: str) -> str:
+def _watchdog_action(action: str | None) -> str:  # plans always set one
     return "notify-only" if action in {"notify", "alert", "notify-only"} else "drop"
 
 

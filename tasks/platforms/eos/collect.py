@@ -30,7 +30,7 @@ from tasks.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
 from tasks.platforms.eos import running
 from tasks.platforms.eos.avd import sets_buffers
 from tasks.platforms.eos.running import EosConfig
-from tasks.platforms.readback import identity_from_bgp, tenant
+from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
 
 RUNNING = "show running-config"
 INTERFACES = "show interfaces"
@@ -127,7 +127,24 @@ def _kind(planned: DeviceState, name: str) -> IfKind:
         return planned.interfaces[name].kind
     if name.startswith("Loopback"):
         return IfKind.LOOPBACK
+    if name.startswith("Port-Channel") and "." not in name:
+        return IfKind.LAG
     return IfKind.BRIDGE if name.startswith("Vlan") else IfKind.OTHER
+
+
+def _lag_members(config: EosConfig, shown: dict[str, Any]) -> dict[str, list[str]]:
+    """Port-Channel -> member ports: `channel-group N mode ...` in the running config, and
+    the members `show interfaces` lists for the Port-Channel (memberInterfaces)."""
+    members: dict[str, set[str]] = {}
+    for name in config.interfaces:
+        group = config.setting(name, "channel-group")
+        if group and group.split()[0].isdigit():
+            members.setdefault(f"Port-Channel{group.split()[0]}", set()).add(name)
+    for name, state in shown[INTERFACES].get("interfaces", {}).items():
+        listed = state.get("memberInterfaces") if isinstance(state, dict) else None
+        if isinstance(listed, dict):
+            members.setdefault(name, set()).update(long_name(str(m)) for m in listed)
+    return {lag: sorted(ports) for lag, ports in members.items()}
 
 
 
@@ -153,6 +170,12 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
     for iface in device.interfaces.values():
         if iface.parent is not None and iface.parent in device.interfaces:
             iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
+    for lag, ports in _lag_members(config, shown).items():
+        if lag in device.interfaces:
+            device.interfaces[lag].members = ports
+        for port in ports:
+            if port in device.interfaces:
+                device.interfaces[port].lag = lag
 
 
 def _peer_key(key: str) -> tuple[str, str | None, str | None]:
@@ -164,22 +187,19 @@ def _peer_key(key: str) -> tuple[str, str | None, str | None]:
     return key, None, key
 
 
-def _asn(value: Any) -> int | None:
-    text = str(value) if value is not None else ""
-    return int(text) if text.isdigit() else None
-
-
 def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     for name, summary in sorted(reply.get("vrfs", {}).items()):
         if not isinstance(summary, dict):
             continue
         vrf = tenant(names, name)
-        instance = BgpInstance(vrf=vrf, asn=_asn(summary.get("asn")),
+        where = f"bgp: VRF {name}"
+        instance = BgpInstance(vrf=vrf, asn=asn_of(device, summary.get("asn"), where),
                                router_id=str(summary.get("routerId", "")))
         for raw, peer in sorted(summary.get("peers", {}).items()):
             key, interface, address = _peer_key(raw)
             instance.peers[key] = BgpPeer(
-                key=key, interface=interface, address=address, remote_asn=_asn(peer.get("asn")),
+                key=key, interface=interface, address=address,
+                remote_asn=asn_of(device, peer.get("asn"), f"{where} peer {raw}"),
                 peer_device=peer.get("description") or None, state=peer.get("peerState"),
                 prefixes_received=peer.get("prefixReceived"))
         device.bgp[vrf] = instance

@@ -26,7 +26,10 @@ _ECN = re.compile(r"^random-detect ecn minimum-threshold (\d+) bytes maximum-thr
                   r"bytes max-mark-probability (\d+)$")
 _WATCHDOG_TIMER = re.compile(
     r"^priority-flow-control pause watchdog default (timeout|recovery-time|polling-interval) "
-    r"([\d.]+)$")
+    r"(\S+)$")
+_PORT_TIMER = "priority-flow-control pause watchdog port timer "
+_TIMER_FIELDS = {"timeout": "detect_ms", "recovery-time": "restore_ms",
+                 "polling-interval": "poll_ms"}
 TRUST = {"dscp": "dscp", "cos": "pcp"}
 # Trident alpha -> flatfab's dynamic_th (alpha 2^n)
 ALPHA_EXPONENT = {"1/128": -7, "1/64": -6, "1/32": -5, "1/16": -4, "1/8": -3, "1/4": -2,
@@ -67,7 +70,7 @@ class EosConfig:
     interfaces: dict[str, Block] = field(default_factory=dict)
     profiles: dict[str, Block] = field(default_factory=dict)
     dscp_to_tc: dict[int, int] = field(default_factory=dict)
-    watchdog_timers: dict[str, float] = field(default_factory=dict)
+    watchdog_timers: dict[str, str] = field(default_factory=dict)  # seconds, or "auto"
     watchdog_action: str | None = None
     mmu: Block | None = None
     vrfs: list[str] = field(default_factory=list)
@@ -87,7 +90,7 @@ class EosConfig:
                 for dscp in m[1].split():
                     config.dscp_to_tc[int(dscp)] = int(m[2])
             elif m := _WATCHDOG_TIMER.match(block.line):
-                config.watchdog_timers[m[1]] = float(m[2])
+                config.watchdog_timers[m[1]] = m[2]
             elif block.line.startswith("priority-flow-control pause watchdog action "):
                 config.watchdog_action = words[-1]
             elif block.line.startswith("platform trident mmu queue profile ") and len(words) == 6:
@@ -136,23 +139,40 @@ def _queues(profile: Block, planned: PortQos) -> dict[int, QueueQos]:
 
 def _watchdog(config: EosConfig, profile: Block, pfc: list[int],
               planned: PortQos) -> Watchdog | None:
+    """The watchdog as configured: the switch-wide action and `default` timers, overridden
+    by the profile's `port action` and `port timer` lines. A setting no line gives (no action
+    line, no timeout line, `polling-interval auto`) is unknown with the reason: EOS then
+    acts on its own default or computes it, which flatfab does not assume."""
     lines = profile.lines()
     if "priority-flow-control pause watchdog" not in lines or not pfc:
         return None
-    action = config.watchdog_action or "drop"
+    unknown: dict[str, str] = {}
+    action = config.watchdog_action
+    timers = dict(config.watchdog_timers)
     for line in lines:
         if line.startswith("priority-flow-control pause watchdog port action "):
             action = line.split()[-1]
-    if action == "notify-only" and planned.watchdog is not None \
+        elif line.startswith(_PORT_TIMER):
+            words = line[len(_PORT_TIMER):].split()
+            timers |= {k: v for k, v in zip(words[::2], words[1::2], strict=False)
+                       if k in _TIMER_FIELDS}
+    if action is None:
+        unknown["action"] = ("no `priority-flow-control pause watchdog action` line: EOS "
+                             "applies its own default action")
+    elif action == "notify-only" and planned.watchdog is not None \
             and planned.watchdog.action in {"notify", "alert"}:
         action = planned.watchdog.action  # EOS spells both notify-only
-    timers = config.watchdog_timers
-
-    def ms(name: str) -> int:
-        return round(timers.get(name, 0.0) * 1000)
-
-    return Watchdog(priorities=pfc, detect_ms=ms("timeout"), restore_ms=ms("recovery-time"),
-                    action=action, poll_ms=ms("polling-interval"))
+    values: dict[str, int] = {}
+    for keyword, name in _TIMER_FIELDS.items():
+        text = timers.get(keyword)
+        try:
+            values[name] = round(float(text or "") * 1000)
+        except ValueError:
+            values[name] = 0
+            unknown[name] = (f"no `priority-flow-control pause watchdog default {keyword}` "
+                             "line: EOS uses its own" if text is None else
+                             f"{keyword} is {text!r}: EOS computes it")
+    return Watchdog(priorities=pfc, action=action, unknown=unknown, **values)
 
 
 def port_qos(config: EosConfig, port: str, planned: PortQos, mtu: int | None,
@@ -163,8 +183,15 @@ def port_qos(config: EosConfig, port: str, planned: PortQos, mtu: int | None,
     if profile is None:
         return None
     lines = profile.lines()
-    trust = next((TRUST.get(line.split()[-1], line.split()[-1]) for line in lines
-                  if line.startswith("qos trust ")), "pcp")
+    # a setting on the interface itself wins over its profile's
+    own = config.setting(port, "qos trust")
+    written = own if own is not None else next(
+        (line.split()[-1] for line in lines if line.startswith("qos trust ")), None)
+    if written is None:
+        # EOS's default trust follows the port mode: routed ports DSCP, switched ports CoS
+        routed = config.setting(port, "no switchport") is not None
+        written = "dscp" if routed else "cos"
+    trust = TRUST.get(written, written)
     pfc = sorted(int(line.split()[2]) for line in lines
                  if re.fullmatch(r"priority-flow-control priority \d no-drop", line))
     if "priority-flow-control on" not in lines:
