@@ -52,6 +52,8 @@ class CandidateError(ValueError):
 class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
     """Base for flatfab's SSH/shell NAPALM drivers. S is the platform's state type."""
 
+    platform = ""  # the NAPALM driver name, as NAPALM's own drivers say it
+
     def __init__(self, hostname: str, username: str, password: str | None,
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
         # NAPALM's signature (its test_method_signatures compares defaults too); a None or

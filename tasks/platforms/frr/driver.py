@@ -69,6 +69,8 @@ def _qos_text(text: str) -> str | None:
 class FrrDriver(ShellDriver[FrrState]):
     """NAPALM driver `frr` (module napalm_frr)."""
 
+    platform = "frr"
+
     def __init__(self, hostname: str, username: str, password: str | None,
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
         super().__init__(hostname, username, password, timeout, optional_args)

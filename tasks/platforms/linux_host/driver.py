@@ -25,6 +25,8 @@ DF_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
 class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
     """NAPALM driver `linux_host` (module napalm_linux_host)."""
 
+    platform = "linux_host"
+
     def __init__(self, hostname: str, username: str, password: str | None,
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
         super().__init__(hostname, username, password, timeout, optional_args)
