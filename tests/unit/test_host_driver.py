@@ -18,7 +18,7 @@ import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
 from tasks.platforms.linux_host.config import HostConfig, HostRoute, Nic
-from tasks.platforms.linux_host.driver import DF_PROBE_SOURCE, PROBE_MARK, LinuxHostDriver
+from tasks.platforms.linux_host.driver import ECHO_PROBE_SOURCE, PROBE_MARK, LinuxHostDriver
 from tasks.transport.ssh import CommandResult, ReadOnlyError
 from tests.unit.test_frr_driver import FakeShell, ReadOnlyShell, Reply, recorded
 
@@ -246,25 +246,22 @@ def test_probe_ignores_other_lines_and_keeps_empty_detail() -> None:
                                          {"replied": True, "detail": ""}]
 
 
-def test_probe_script_pings_every_target_in_parallel() -> None:
+def test_probe_script_sends_every_probe_in_parallel() -> None:
     driver, shell = probe_driver("")
     driver.probe(TARGETS, count=3, wait=0.5)
-    lines = shell.scripts[0].splitlines()
-    # the DF prober's source is defined once, before the probes
-    assert lines[0] == f"DF_PROBE={shlex.quote(DF_PROBE_SOURCE)}".splitlines()[0]
-    lines = lines[len(f"DF_PROBE={shlex.quote(DF_PROBE_SOURCE)}".splitlines()):]
+    # the prober's source is defined once, before the probes
+    definition = f"ECHO_PROBE={shlex.quote(ECHO_PROBE_SOURCE)}\n"
+    assert shell.scripts[0].startswith(definition)
+    lines = shell.scripts[0][len(definition):].splitlines()
     assert len(lines) == len(TARGETS) + 1
     assert lines[-1] == "wait"
     for index, (line, (address, size, dont_fragment)) in enumerate(zip(lines, TARGETS,
                                                                        strict=False)):
-        if dont_fragment:  # DF ignoring the path-MTU cache: df_probe.py, not ping -M do
-            assert line.startswith(f'( out=$(python3 -c "$DF_PROBE" {address} {size} 3 0.5 ')
-        else:
-            assert line.startswith("( out=$(ping -n -q -c 3 -i 0.2 -W 0.5 ")
-            assert f" -s {size}" in line and " -M " not in line
-            assert f" {shlex.quote(address)} 2>&1)" in line
+        assert line.startswith(f'( out=$(python3 -c "$ECHO_PROBE" {shlex.quote(address)} '
+                               f"{size} 3 0.5 {int(dont_fragment)} 2>&1); rc=$?; ")
         assert f'echo "{PROBE_MARK} {index} $rc ' in line
         assert line.endswith(" &")
+    assert "ping -" not in shell.scripts[0][len(definition):]
 
 
 def test_probe_without_any_result() -> None:

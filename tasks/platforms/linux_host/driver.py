@@ -18,8 +18,8 @@ from tasks.platforms.shell_driver import CandidateError, ShellDriver
 
 PROBE_MARK = "@@probe"
 # sent to the host as a script: python3's standard library only
-DF_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
-    "df_probe.py").read_text(encoding="utf-8")
+ECHO_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
+    "echo_probe.py").read_text(encoding="utf-8")
 
 
 class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
@@ -84,22 +84,17 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
 
     def probe(self, targets: list[tuple[str, int, bool]], count: int = 2,
               wait: float = 1.0) -> list[dict[str, Any]]:
-        """Ping many (address, payload size, don't-fragment) targets at once from the host.
+        """Send ICMP echoes to many (address, payload size, don't-fragment) targets at once.
 
         Not a NAPALM getter; verify uses it for reachability, MTU and isolation.
         """
-        # one shell runs every probe in parallel; each prints one PROBE_MARK line
-        lines = [f"DF_PROBE={shlex.quote(DF_PROBE_SOURCE)}"]
+        # one shell runs every probe in parallel; each prints one PROBE_MARK line. The
+        # prober (echo_probe.py) judges the path as it is now: it resolves the next hop
+        # itself and ignores the path-MTU cache, so a repaired fault verifies clean at once.
+        lines = [f"ECHO_PROBE={shlex.quote(ECHO_PROBE_SOURCE)}"]
         for index, (address, size, dont_fragment) in enumerate(targets):
-            if dont_fragment:
-                # DF with the path-MTU cache ignored: a lower MTU the host learned during
-                # a fault must not fail the probe once the path is repaired (df_probe.py)
-                command = (f'python3 -c "$DF_PROBE" {shlex.quote(address)} {int(size)} '
-                           f"{count} {wait:g}")
-            else:
-                command = (f"ping -n -q -c {count} -i 0.2 -W {wait:g} -s {int(size)} "
-                           f"{shlex.quote(address)}")
-            lines.append(f"( out=$({command} 2>&1); rc=$?; "
+            lines.append(f'( out=$(python3 -c "$ECHO_PROBE" {shlex.quote(address)} {int(size)} '
+                         f"{count} {wait:g} {int(dont_fragment)} 2>&1); rc=$?; "
                          f"echo \"{PROBE_MARK} {index} $rc $(echo \"$out\" | grep -v '^$' "
                          f"| tail -n 1)\" ) &")
         out = self._run("sh -s", stdin="\n".join([*lines, "wait", ""]),

@@ -1,33 +1,46 @@
-"""A don't-fragment ICMP echo that judges the path as it is now, run on a host by verify.
+"""An ICMP echo that judges the path as it is now, not the host's caches; verify runs it.
 
-`ping -M do` obeys the host's path-MTU cache: after a fault lowered a hop's MTU the host
-remembers the lower MTU for up to ten minutes (net.ipv4.route.mtu_expires) and refuses to
-send full-size DF packets long after the hop is repaired. This probe sets
-IP_PMTUDISC_PROBE (ip(7)): DF on every packet, sized to the device MTU only, the cache
-ignored; newer iputils offer the same as `ping -M probe`, the one in Debian 12 does not.
-A router that cannot forward it answers "fragmentation needed" (RFC 792, RFC 1191), which
-is reported with the router and its next-hop MTU.
+Two caches on a host outlive a repaired fault and would make `ping` judge the past:
+- the path-MTU cache: after a router answered "fragmentation needed" (RFC 1191) the host
+  keeps the lower MTU for ten minutes (net.ipv4.route.mtu_expires) and refuses to send
+  full-size don't-fragment packets, long after the hop is repaired;
+- the neighbour table: an entry for the next hop that still holds the MAC of a replaced or
+  re-addressed gateway stays REACHABLE for up to 45 s (base_reachable_time), and frames
+  sent to it are lost.
+So this probe resolves the next hop itself (an ARP request, RFC 826, the kernel's own
+route lookup deciding the device and next hop) and sends the echo request as an Ethernet
+frame to the MAC that answered, with its own IPv4 header: DF set or not as asked, sized to
+the device MTU only. Replies and ICMP errors come back through the kernel to a raw ICMP
+socket; a router that cannot forward a DF packet is reported with its next-hop MTU.
 
-This file is sent to the host as a script (python3 standard library only, no flatfab
-import): `python3 -c SOURCE ADDRESS PAYLOAD_BYTES COUNT WAIT_S`. It needs a raw ICMP
-socket (root, as every probe runs). Its last line reads like ping's summary; its exit code
-is 0 when an echo reply came back.
+It is sent to the host as a script (python3 standard library only, no flatfab import):
+`python3 -c SOURCE ADDRESS PAYLOAD_BYTES COUNT WAIT_S DF(0|1)`, run as root (raw and
+packet sockets). Its last line reads like ping's summary; its exit code is 0 when an echo
+reply came back.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import socket
 import struct
+import subprocess
 import sys
 import time
 
-IP_MTU_DISCOVER = 10  # <linux/in.h>
-IP_PMTUDISC_PROBE = 3
 ECHO_REQUEST, ECHO_REPLY, UNREACHABLE, TIME_EXCEEDED = 8, 0, 3, 11
 FRAG_NEEDED = 4  # code of UNREACHABLE
-INTERVAL_S = 0.2  # between requests, as verify's pings
+ETH_P_IP, ETH_P_ARP = 0x0800, 0x0806
+INTERVAL_S = 0.2  # between requests, as ping -i 0.2
+ARP_TRIES, ARP_WAIT_S = 3, 0.3
+IP_DF = 0x4000
+TTL = 64
+
+
+class ProbeError(Exception):
+    """The probe could not be sent; the message says why."""
 
 
 def checksum(data: bytes) -> int:
@@ -41,9 +54,19 @@ def checksum(data: bytes) -> int:
 
 
 def echo_request(ident: int, seq: int, payload_bytes: int) -> bytes:
+    """An ICMP echo request (header + `payload_bytes` of zeros)."""
     body = struct.pack("!HH", ident, seq) + bytes(payload_bytes)
     head = struct.pack("!BB", ECHO_REQUEST, 0)
     return head + struct.pack("!H", checksum(head + b"\0\0" + body)) + body
+
+
+def ipv4_packet(source: bytes, dest: bytes, ident: int, payload: bytes, *,
+                dont_fragment: bool) -> bytes:
+    """An IPv4 packet carrying ICMP `payload` (RFC 791), header checksum filled in."""
+    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), ident,
+                         IP_DF if dont_fragment else 0, TTL, socket.IPPROTO_ICMP, 0, source,
+                         dest)
+    return header[:10] + struct.pack("!H", checksum(header)) + header[12:] + payload
 
 
 def classify(packet: bytes, target: bytes, ident: int) -> tuple[str, str] | None:
@@ -73,39 +96,101 @@ def classify(packet: bytes, target: bytes, ident: int) -> tuple[str, str] | None
     return "error", f"{source} answers {what}"
 
 
-def probe(address: str, payload_bytes: int, count: int, wait_s: float) -> tuple[int, int, str]:
-    """(sent, replies, last error) of `count` DF echo requests to `address`."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-    sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_PROBE)
+def route(address: str) -> tuple[str, str, str]:
+    """(device, next hop, source address) the kernel would use towards `address`."""
+    run = subprocess.run(["ip", "-j", "route", "get", address], capture_output=True,
+                         text=True, check=False)
+    if run.returncode != 0:
+        raise ProbeError(f"no route to {address}: {run.stderr.strip()}")
+    entry = json.loads(run.stdout)[0]
+    return entry["dev"], entry.get("gateway", address), entry["prefsrc"]
+
+
+def arp_request(own_mac: bytes, source: bytes, next_hop: bytes) -> bytes:
+    return struct.pack("!HHBBH6s4s6s4s", 1, ETH_P_IP, 6, 4, 1, own_mac, source, bytes(6),
+                       next_hop)
+
+
+def arp_answer(frame: bytes, next_hop: bytes) -> bytes | None:
+    """The MAC in an ARP reply from `next_hop`, None for any other ARP frame."""
+    if len(frame) < 28:
+        return None
+    opcode, sender_mac, sender_ip = struct.unpack("!6xH6s4s", frame[:18])
+    return sender_mac if opcode == 2 and sender_ip == next_hop else None
+
+
+def resolve(device: str, next_hop: str, source: str) -> bytes:
+    """The MAC that answers ARP for `next_hop` on `device` now (the neighbour table unread)."""
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ARP))
+    try:
+        sock.bind((device, ETH_P_ARP))
+        own_mac = sock.getsockname()[4]
+        hop = socket.inet_aton(next_hop)
+        request = arp_request(own_mac, socket.inet_aton(source), hop)
+        for _ in range(ARP_TRIES):
+            sock.sendto(request, (device, ETH_P_ARP, 0, 0, b"\xff" * 6))
+            deadline = time.monotonic() + ARP_WAIT_S
+            while (remaining := deadline - time.monotonic()) > 0:
+                if not select.select([sock], [], [], remaining)[0]:
+                    break
+                mac = arp_answer(sock.recv(2048), hop)
+                if mac is not None:
+                    return mac
+    finally:
+        sock.close()
+    raise ProbeError(f"next hop {next_hop} does not answer ARP on {device}")
+
+
+def probe(address: str, payload_bytes: int, count: int, wait_s: float,
+          dont_fragment: bool) -> tuple[int, int, str]:
+    """(sent, replies, last error) of `count` echo requests to `address`."""
+    device, next_hop, source = route(address)
+    # the loopback has no neighbours: any destination MAC is delivered
+    mac = bytes(6) if device == "lo" else resolve(device, next_hop, source)
+    listen = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    send = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
     target, ident = socket.inet_aton(address), os.getpid() & 0xFFFF
     sent = replies = 0
     error = ""
-    for seq in range(count):
-        try:
-            sock.sendto(echo_request(ident, seq, payload_bytes), (address, 0))
-            sent += 1
-        except OSError as exc:  # e.g. larger than the device MTU: the host's own limit
-            error = f"local error: {exc.strerror}"
-        last = seq == count - 1
-        deadline = time.monotonic() + (wait_s if last else INTERVAL_S)
-        while (remaining := deadline - time.monotonic()) > 0 and not (last and replies >= sent):
-            if not select.select([sock], [], [], remaining)[0]:
-                break
-            seen = classify(sock.recv(65535), target, ident)
-            if seen is not None and seen[0] == "reply":
-                replies += 1
-            elif seen is not None:
-                error = seen[1]
-    sock.close()
+    try:
+        for seq in range(count):
+            packet = ipv4_packet(socket.inet_aton(source), target, (ident + seq) & 0xFFFF,
+                                 echo_request(ident, seq, payload_bytes),
+                                 dont_fragment=dont_fragment)
+            try:
+                send.sendto(packet, (device, ETH_P_IP, 0, 0, mac))
+                sent += 1
+            except OSError as exc:  # e.g. larger than the device MTU: the host's own limit
+                error = f"local error: {exc.strerror}"
+            last = seq == count - 1
+            deadline = time.monotonic() + (wait_s if last else INTERVAL_S)
+            while (remaining := deadline - time.monotonic()) > 0 \
+                    and not (last and replies >= sent):
+                if not select.select([listen], [], [], remaining)[0]:
+                    break
+                seen = classify(listen.recv(65535), target, ident)
+                if seen is not None and seen[0] == "reply":
+                    replies += 1
+                elif seen is not None:
+                    error = seen[1]
+    finally:
+        listen.close()
+        send.close()
     return sent, replies, error
 
 
 def main(argv: list[str]) -> int:
-    address, payload, count, wait_s = argv[0], int(argv[1]), int(argv[2]), float(argv[3])
-    sent, replies, error = probe(address, payload, count, wait_s)
+    address, payload, count = argv[0], int(argv[1]), int(argv[2])
+    wait_s, dont_fragment = float(argv[3]), argv[4] == "1"
+    try:
+        sent, replies, error = probe(address, payload, count, wait_s, dont_fragment)
+    except (ProbeError, OSError) as exc:
+        print(f"0 packets transmitted, 0 received, 100% packet loss; {exc}")
+        return 2
     loss = 100 - (100 * replies // count if count else 0)
-    print(f"{sent} packets transmitted, {replies} received, {loss}% packet loss, DF "
-          f"{payload + 28} B, path-MTU cache ignored" + (f"; {error}" if error else ""))
+    flag = "DF" if dont_fragment else "no DF"
+    print(f"{sent} packets transmitted, {replies} received, {loss}% packet loss, "
+          f"{payload + 28} B {flag}" + (f"; {error}" if error else ""))
     return 0 if replies else 1
 
 
