@@ -19,7 +19,7 @@ from tasks.model.state import DeviceState, FabricState, IfKind
 from tasks.platforms import configdb
 from tasks.platforms.readback import asn_of
 from tasks.platforms.sonic import PLATFORM, changes
-from tasks.platforms.sonic.collect import BGP, RUNNING
+from tasks.platforms.sonic.collect import BGP, RUNNING, _db_hash
 from tests.unit.sonic_double import FIXTURES, SonicDouble
 from tests.unit.test_platform_sonic import _double, _driver, fabric
 
@@ -135,6 +135,8 @@ def test_portchannel_members_from_the_row_list_and_a_vlan_of_lags(leaf1: DeviceS
     seen = PLATFORM.collect(_driver(overlaid(leaf1, "running_202012_references.json")),
                             leaf1, [])
     assert seen.interfaces["PortChannel0001"].members == ["Ethernet24", "Ethernet32"]
+    assert seen.interfaces["PortChannel0001"].bridge == "Vlan300"
+    assert seen.interfaces["Ethernet16"].bridge == "Vlan300"
 
 
 def test_a_lag_in_a_tenant_vrf_without_a_members_list(leaf1: DeviceState) -> None:
@@ -243,6 +245,16 @@ def test_the_catalog_runs_on_a_switch_with_lags(lab: FabricState, leaf1: DeviceS
         found = run_checks(CheckContext(state=state, plan=lab, stage=Stage.LIVE))
         before = run_checks(CheckContext(state=base, plan=lab, stage=Stage.LIVE))
         assert [f.message for f in found] == [f.message for f in before], name
+
+
+@pytest.mark.parametrize(("printed", "fields"), [
+    ("{'SAI_PORT_STAT_PFC_3_RX_PKTS': '12', 'SAI_PORT_STAT_PFC_3_TX_PKTS': '0'}",
+     {"SAI_PORT_STAT_PFC_3_RX_PKTS": "12", "SAI_PORT_STAT_PFC_3_TX_PKTS": "0"}),
+    ("{}\n", {}),  # a hash the switch does not keep (virtual switch, polling off)
+    ("", {}),  # no output at all for a missing key
+])
+def test_sonic_db_cli_hgetall_shapes(printed: str, fields: dict[str, str]) -> None:
+    assert _db_hash(printed, "COUNTERS:oid:0x1") == fields
 
 
 def test_variant_files_are_json_objects() -> None:

@@ -106,7 +106,10 @@ def _rows(db: ConfigDb, table: str) -> dict[str, dict[str, str]]:
 def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
                 names: InterfaceNames, oper: dict[str, Any],
                 peers: dict[str, Endpoint]) -> None:
-    members = {key.partition("|")[2]: key.partition("|")[0] for key in db.get("VLAN_MEMBER", {})}
+    # VLAN_MEMBER rows; older releases also list them in the VLAN row (`members`)
+    members = {port: vlan for vlan, row in _rows(db, "VLAN").items()
+               for port in row.get("members@", "").split(",") if port}
+    members |= {key.partition("|")[2]: key.partition("|")[0] for key in db.get("VLAN_MEMBER", {})}
 
     def up(name: str, admin: str | None) -> bool:
         state = oper.get(name, {})
