@@ -131,16 +131,16 @@ def test_full_size_with_dont_fragment_is_answered(path: Path) -> None:
 
 @root_only
 def test_a_stale_neighbour_entry_does_not_fail_the_probe(path: Path) -> None:
-    """The host's entry for its gateway holds a MAC nobody has (a replaced switch)."""
+    """The host learned its gateway's MAC before the switch was replaced."""
     path.sh(path.host, "ip neigh replace 10.9.0.1 lladdr 02:00:00:00:de:ad dev p0 "
-            "nud permanent")
+            "nud reachable")
     ping = subprocess.run(["ip", "netns", "exec", path.host, "ping", "-n", "-c", "2", "-i",
                            "0.2", "-W", "1", "10.9.1.2"], capture_output=True, check=False)
     assert ping.returncode != 0  # what a probe through the neighbour table sees
     code, out = path.probe("10.9.1.2", 56, dont_fragment=False)
     assert code == 0, out
-    # the probe did not repair the host's table either: it only read the network
-    assert "02:00:00:00:de:ad" in path.sh(path.host, "ip neigh show 10.9.0.1")
+    # the gateway's ARP answer refreshed the learned entry, as any ARP exchange would
+    assert "02:00:00:00:de:ad" not in path.sh(path.host, "ip neigh show 10.9.0.1")
 
 
 @root_only
@@ -165,11 +165,21 @@ def test_above_the_device_mtu_is_a_local_error_and_no_route_is_named(path: Path)
     assert code == 1 and "local error: Message too long" in out, out
     path.sh(path.host, "ip route del default")
     code, out = path.probe("10.7.7.7", 56, dont_fragment=False)
-    assert code == 2 and "no route to 10.7.7.7" in out, out
+    assert code == 1 and "no route to 10.7.7.7" in out, out
 
 
 @root_only
 def test_a_silent_next_hop_is_named(path: Path) -> None:
     path.sh(path.gateway, "ip link set p1 down")
     code, out = path.probe("10.9.1.2", 56, dont_fragment=False)
-    assert code == 2 and "next hop 10.9.0.1 does not answer ARP on p0" in out, out
+    assert code == 1 and "next hop 10.9.0.1 does not answer ARP on p0" in out, out
+
+
+@root_only
+def test_a_configured_neighbour_entry_that_disagrees_is_named(path: Path) -> None:
+    """A PERMANENT entry is the host's configuration, not a cache: its traffic uses it."""
+    path.sh(path.host, "ip neigh replace 10.9.0.1 lladdr 02:00:00:00:de:ad dev p0 "
+            "nud permanent")
+    code, out = path.probe("10.9.1.2", 56, dont_fragment=False)
+    assert code == 1, out
+    assert "a static neighbour entry sends 10.9.0.1 to 02:00:00:00:de:ad, but " in out

@@ -4,9 +4,10 @@ Two caches on a host outlive a repaired fault and would make `ping` judge the pa
 - the path-MTU cache: after a router answered "fragmentation needed" (RFC 1191) the host
   keeps the lower MTU for ten minutes (net.ipv4.route.mtu_expires) and refuses to send
   full-size don't-fragment packets, long after the hop is repaired;
-- the neighbour table: an entry for the next hop that still holds the MAC of a replaced or
-  re-addressed gateway stays REACHABLE for up to 45 s (base_reachable_time), and frames
-  sent to it are lost.
+- the neighbour table: a learned entry for the next hop that still holds the MAC of a
+  replaced or re-addressed gateway stays REACHABLE for up to 45 s (base_reachable_time),
+  and frames sent to it are lost. (A configured, PERMANENT entry is not a cache: one that
+  disagrees with the network fails the probe.)
 So this probe resolves the next hop itself (an ARP request, RFC 826, the kernel's own
 route lookup deciding the device and next hop) and sends the echo request as an Ethernet
 frame to the MAC that answered, with its own IPv4 header: DF set or not as asked, sized to
@@ -141,12 +142,34 @@ def resolve(device: str, next_hop: str, source: str) -> bytes:
     raise ProbeError(f"next hop {next_hop} does not answer ARP on {device}")
 
 
+def static_neighbour(device: str, next_hop: str) -> str | None:
+    """The MAC of a PERMANENT (configured, not learned) neighbour entry for `next_hop`.
+
+    Learned entries are a cache the probe looks past; a configured one is what the host's
+    own traffic will use for good, so the probe judges it."""
+    run = subprocess.run(["ip", "-j", "neigh", "show", next_hop, "dev", device],
+                         capture_output=True, text=True, check=False)
+    entries = json.loads(run.stdout or "[]") if run.returncode == 0 else []
+    for entry in entries:
+        if "PERMANENT" in entry.get("state", []) and entry.get("lladdr"):
+            return str(entry["lladdr"])
+    return None
+
+
+def _mac_text(mac: bytes) -> str:
+    return ":".join(f"{octet:02x}" for octet in mac)
+
+
 def probe(address: str, payload_bytes: int, count: int, wait_s: float,
           dont_fragment: bool) -> tuple[int, int, str]:
     """(sent, replies, last error) of `count` echo requests to `address`."""
     device, next_hop, source = route(address)
     # the loopback has no neighbours: any destination MAC is delivered
     mac = bytes(6) if device == "lo" else resolve(device, next_hop, source)
+    configured = None if device == "lo" else static_neighbour(device, next_hop)
+    if configured is not None and configured != _mac_text(mac):
+        raise ProbeError(f"a static neighbour entry sends {next_hop} to {configured}, but "
+                         f"{_mac_text(mac)} answers for it")
     listen = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     send = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
     target, ident = socket.inet_aton(address), os.getpid() & 0xFFFF
@@ -186,7 +209,7 @@ def main(argv: list[str]) -> int:
         sent, replies, error = probe(address, payload, count, wait_s, dont_fragment)
     except (ProbeError, OSError) as exc:
         print(f"0 packets transmitted, 0 received, 100% packet loss; {exc}")
-        return 2
+        return 1 if isinstance(exc, ProbeError) else 2
     loss = 100 - (100 * replies // count if count else 0)
     flag = "DF" if dont_fragment else "no DF"
     print(f"{sent} packets transmitted, {replies} received, {loss}% packet loss, "
