@@ -146,6 +146,8 @@ class DeviceQos(Model):
     pools: dict[str, BufferPool]
     profiles: dict[str, BufferProfile]
     virtual: bool = False  # observed from the lab's virtual ASIC state, not from hardware
+    # observed only: a setting the device does not state ("pools.<role>.size") -> why
+    unknown: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
 
 
 class NicQos(Model):

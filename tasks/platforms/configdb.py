@@ -333,6 +333,11 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
         direction=row.get("type", ""), mode=row.get("mode", ""),
         size=_int(db, "BUFFER_POOL", name, "size", 0), lossless="lossless" in name)
         for name, row in db.get("BUFFER_POOL", {}).items()}
+    # the dynamic buffer model leaves pool sizes to the buffer manager: not stated, not zero
+    device_unknown = {f"pools.{_role(name, '_pool')}.size":
+                      f"BUFFER_POOL|{name} has no size (the buffer manager sizes it)"
+                      for name, row in db.get("BUFFER_POOL", {}).items()
+                      if not str(row.get("size", "")).strip()}
     profiles = {}
     for name, row in db.get("BUFFER_PROFILE", {}).items():
         if name == NULL_PROFILE:  # the old formats' placeholder object, not a profile
@@ -344,7 +349,8 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
             size=_int(db, "BUFFER_PROFILE", name, "size", 0),
             xon=_int(db, "BUFFER_PROFILE", name, "xon", 0),
             xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th)
-    device = DeviceQos(asic=asic, pools=pools, profiles=profiles, virtual=virtual)
+    device = DeviceQos(asic=asic, pools=pools, profiles=profiles, virtual=virtual,
+                       unknown=device_unknown)
     ports: dict[str, PortQos] = {}
     per_port = _per_port(db)
     cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})

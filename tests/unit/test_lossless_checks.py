@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
-from tasks.checks.base import Scope
+from tasks.checks.base import Scope, Severity
 from tasks.intent.loader import load_intent
 from tasks.model.state import DeviceState, FabricState, NicQos, PortQos, Role
 from tasks.plan.planner import plan
@@ -39,11 +39,12 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "host.agreement", "ecn.attached", "ecn.thresholds", "ecn.before_pfc", "buffer.headroom",
         "buffer.profile", "buffer.coverage", "buffer.budget", "mtu.roce_chain",
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
-        "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent"])
+        "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent", "state.unknown"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
         # counters exist only on a running switch; a device differs from its plan only live
-        live_only = check_id in ("ecn.pause_without_marks", "host.intent", "pfc.intent")
+        live_only = check_id in ("ecn.pause_without_marks", "host.intent", "pfc.intent",
+                                 "state.unknown")
         want = {Stage.LIVE} if live_only else {Stage.STATIC, Stage.LIVE}
         assert item.stages == want, check_id
         assert item.title.startswith("Every") and len(item.title) <= 70, check_id
@@ -434,3 +435,35 @@ def test_a_forwarding_watchdog_is_named_with_the_intent_action() -> None:
     [found] = [f for f in live(state) if f.check == "pfc.intent"]
     assert found.message == ("leaf3:swp1 PFC watchdog action is forward, the intent says drop")
     assert (found.expected, found.actual) == ("drop", "forward")
+
+
+def test_what_a_device_does_not_state_is_reported_unknown_not_judged() -> None:
+    """A switch on SONiC's dynamic buffer model (PG profile NULL, pools without a size) and
+    a watchdog whose action and timers no row gives: nothing is judged as zero."""
+    state = collected()
+    port = _qos(state, "leaf3", "swp1")
+    del port.pgs[3]
+    port.unknown["pgs.3"] = "BUFFER_PG|swp1|3 has profile NULL (dynamic buffer model)"
+    assert port.watchdog is not None
+    port.watchdog.action, port.watchdog.detect_ms, port.watchdog.poll_ms = None, 0, 0
+    port.watchdog.unknown.update({"action": "PFC_WD|swp1 has no action",
+                                  "detect_ms": "PFC_WD|swp1 has no detection_time",
+                                  "poll_ms": "PFC_WD|GLOBAL has no POLL_INTERVAL"})
+    device = state.devices["leaf3"].qos
+    assert device is not None
+    device.pools["ingress_lossless"].size = 0
+    device.unknown["pools.ingress_lossless.size"] = "BUFFER_POOL|ingress_lossless_pool has no size"
+    found = live(state)
+    assert [f for f in found if f.severity is not Severity.INFO] == []
+    assert sorted((f.check, f.device, f.port or "", f.message) for f in found) == [
+        ("state.unknown", "leaf3", "", "leaf3 pools.ingress_lossless.size is not judged: "
+         "BUFFER_POOL|ingress_lossless_pool has no size"),
+        ("state.unknown", "leaf3", "swp1", "leaf3:swp1 pgs.3 is not judged: BUFFER_PG|swp1|3 "
+         "has profile NULL (dynamic buffer model)"),
+        ("state.unknown", "leaf3", "swp1", "leaf3:swp1 watchdog.action is not judged: "
+         "PFC_WD|swp1 has no action"),
+        ("state.unknown", "leaf3", "swp1", "leaf3:swp1 watchdog.detect_ms is not judged: "
+         "PFC_WD|swp1 has no detection_time"),
+        ("state.unknown", "leaf3", "swp1", "leaf3:swp1 watchdog.poll_ms is not judged: "
+         "PFC_WD|GLOBAL has no POLL_INTERVAL"),
+    ]

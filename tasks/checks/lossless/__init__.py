@@ -16,6 +16,8 @@ from tasks.checks.lossless import (
     mtu,
     pfc,
     scheduling,
+    unread,
 )
 
-__all__ = ["buffers", "capacity", "classification", "ecn", "hosts", "mtu", "pfc", "scheduling"]
+__all__ = ["buffers", "capacity", "classification", "ecn", "hosts", "mtu", "pfc", "scheduling",
+           "unread"]

@@ -161,6 +161,8 @@ def _coverage(qos: PortQos, dev: DeviceQos | None, lossless: list[int]) -> list[
                             f"PG 0: {qos.pgs[0]}"))
     for group in sorted(want):
         used = qos.pgs.get(group)
+        if used is None and f"pgs.{group}" in qos.unknown:
+            continue  # left to the device's buffer manager: state.unknown says so
         if used is None or (used in known and not _lossless(known[used])):
             issues.append(Issue(f"PFC PG {group} has no lossless profile",
                                 f"PG {group}: lossless", f"PG {group}: {used or 'none'}"))
@@ -228,7 +230,9 @@ def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     for (name, pool_name), need in sorted(in_pool.items()):
         device = ctx.observed(name)
         pool = device.qos.pools.get(pool_name) if device and device.qos else None
-        if pool is not None and pool.size < need:
+        unsized = device is not None and device.qos is not None \
+            and f"pools.{pool_name}.size" in device.qos.unknown
+        if pool is not None and not unsized and pool.size < need:
             yield item.finding(name, f"{name} pool {pool_name} ({pool.size} B) is smaller "
                                f"than the {need} B its lossless PGs reserve in it",
                                expected=f">= {need}", actual=str(pool.size),
@@ -238,6 +242,9 @@ def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         dev = device.qos if device is not None else None
         if device is None or dev is None:
             continue
+        if any(f"pools.{n}.size" in dev.unknown for n, p in dev.pools.items()
+               if p.direction == "ingress"):
+            continue  # a pool the buffer manager sizes: the sum is not known here
         pools = sum(p.size for p in dev.pools.values() if p.direction == "ingress")
         reserved = reserved_by.get(name, 0)
         total = pools + reserved

@@ -110,7 +110,9 @@ def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfil
     pg = at(qos.maps.tc_to_pg, tc)
     name = qos.pgs.get(pg) if pg is not None else None
     pg_profile = profiles.get(name) if name is not None else None
-    if pg_profile is None or pg_profile.xoff <= 0:
+    if f"pgs.{pg}" in qos.unknown:
+        pass  # the device leaves this PG's profile to its buffer manager: state.unknown says so
+    elif pg_profile is None or pg_profile.xoff <= 0:
         what = "none" if name is None else (f"{name} (missing)" if pg_profile is None
                                             else f"{name} (lossy)")
         issues.append(Issue(f"RoCE TC {tc} feeds PG {pg}, which has no lossless buffer profile",

@@ -97,10 +97,12 @@ def xoff_trigger(dev: DeviceQos) -> tuple[int, str] | None:
         if pg.static_th is not None:
             trigger = pg.static_th
         elif pg.dynamic_th is not None:
-            pool = dev.pools.get(pg.pool) or next(
-                (p for p in dev.pools.values() if p.direction == "ingress" and p.lossless), None)
-            if pool is None:
-                continue
+            key = pg.pool if pg.pool in dev.pools else next(
+                (k for k, p in dev.pools.items() if p.direction == "ingress" and p.lossless),
+                None)
+            if key is None or f"pools.{key}.size" in dev.unknown:
+                continue  # no pool, or one the buffer manager sizes: no trigger to judge by
+            pool = dev.pools[key]
             alpha = 2.0 ** pg.dynamic_th
             trigger = int(alpha / (1 + alpha) * pool.size)
         else:

@@ -132,18 +132,19 @@ def _watchdog(qos: PortQos) -> list[Issue]:
     if wd is None:
         return [Issue(f"has PFC on {pfc} but no PFC watchdog", f"watchdog on {pfc}", "none")]
     issues = []
-    if set(wd.priorities) != set(qos.pfc):
+    unread = wd.unknown  # settings the device does not state are not judged here
+    if "priorities" not in unread and set(wd.priorities) != set(qos.pfc):
         issues.append(Issue(f"PFC watchdog covers {fmt_set(wd.priorities)}, PFC is on {pfc}",
                             pfc, fmt_set(wd.priorities)))
     low, high = DETECT_MS
-    if not low <= wd.detect_ms <= high:
+    if "detect_ms" not in unread and not low <= wd.detect_ms <= high:
         issues.append(Issue(f"PFC watchdog detection {wd.detect_ms} ms is out of range",
                             f"{low}-{high} ms", f"{wd.detect_ms} ms"))
-    if wd.restore_ms < wd.detect_ms:
+    if not {"detect_ms", "restore_ms"} & unread.keys() and wd.restore_ms < wd.detect_ms:
         issues.append(Issue(f"PFC watchdog restores ({wd.restore_ms} ms) before it detects "
                             f"({wd.detect_ms} ms)", f">= {wd.detect_ms} ms",
                             f"{wd.restore_ms} ms"))
-    if wd.poll_ms > wd.detect_ms:
+    if not {"detect_ms", "poll_ms"} & unread.keys() and wd.poll_ms > wd.detect_ms:
         issues.append(Issue(f"PFC watchdog polls every {wd.poll_ms} ms, slower than its "
                             f"{wd.detect_ms} ms detection", f"<= {wd.detect_ms} ms",
                             f"{wd.poll_ms} ms"))
@@ -166,12 +167,13 @@ def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 # What the intent sets on a switch port's watchdog, each read the same way from plan and device.
-_WATCHDOG_SETTINGS: tuple[tuple[str, Callable[[Watchdog], object]], ...] = (
-    ("action", lambda w: w.action),
-    ("priorities", lambda w: fmt_set(w.priorities)),
-    ("detection time", lambda w: f"{w.detect_ms} ms"),
-    ("restoration time", lambda w: f"{w.restore_ms} ms"),
-    ("polling interval", lambda w: f"{w.poll_ms} ms"),
+# (what, the model field a device may leave unknown, how it reads)
+_WATCHDOG_SETTINGS: tuple[tuple[str, str, Callable[[Watchdog], object]], ...] = (
+    ("action", "action", lambda w: w.action),
+    ("priorities", "priorities", lambda w: fmt_set(w.priorities)),
+    ("detection time", "detect_ms", lambda w: f"{w.detect_ms} ms"),
+    ("restoration time", "restore_ms", lambda w: f"{w.restore_ms} ms"),
+    ("polling interval", "poll_ms", lambda w: f"{w.poll_ms} ms"),
 )
 
 
@@ -191,9 +193,9 @@ def _against_intent(seen: PortQos, plan: PortQos) -> list[Issue]:
         issues.append(Issue("has a PFC watchdog the intent turns off", "no watchdog",
                             f"watchdog on {fmt_set(got.priorities)}"))
     elif want is not None and got is not None:
-        for what, read in _WATCHDOG_SETTINGS:
+        for what, field, read in _WATCHDOG_SETTINGS:
             expected, actual = read(want), read(got)
-            if actual is not None and expected != actual:
+            if field not in got.unknown and actual is not None and expected != actual:
                 issues.append(Issue(f"PFC watchdog {what} is {actual}, the intent says "
                                     f"{expected}", str(expected), str(actual)))
     # a watchdog missing where the intent sets one is pfc.watchdog's finding

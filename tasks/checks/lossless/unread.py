@@ -1,0 +1,39 @@
+"""What a device does not state: reported as unknown with the reason, never judged as zero.
+
+Collectors record a lossless setting they could not read (a watchdog action no line gives,
+a PG profile or pool size a switch's buffer manager computes) in the `unknown` maps of the
+port, its watchdog or the device, and the other checks leave those settings alone. This
+check says so, once per setting, so a report shows what was not judged and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from tasks.checks.lossless.common import port_groups
+from tasks.model.state import Role
+
+
+@check("state.unknown", "Every lossless setting a check judges was read from the device",
+       scope=Scope.DEVICE, severity=Severity.INFO, stages=[Stage.LIVE])
+def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads the `unknown` reasons collect left on switches, ports and watchdogs; expects
+    none; reports each as information (not a failure): the setting was not judged."""
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        if device is None or device.role is Role.HOST or device.qos is None:
+            continue
+        for setting, why in sorted(device.qos.unknown.items()):
+            yield item.finding(name, f"{name} {setting} is not judged: {why}",
+                               expected="read from the device", actual="unknown",
+                               virtual=device.qos.virtual)
+    for group in port_groups(ctx):
+        reasons = dict(group.qos.unknown)
+        if group.qos.watchdog is not None:
+            reasons.update({f"watchdog.{k}": v for k, v in group.qos.watchdog.unknown.items()})
+        for port in group.ports if reasons else []:
+            for setting, why in sorted(reasons.items()):
+                yield item.finding(port.device.name, f"{port.name} {setting} is not judged: "
+                                   f"{why}", port=port.iface.name, expected="read from the device",
+                                   actual="unknown", virtual=port.virtual)
