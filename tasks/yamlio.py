@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
+from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
 from tasks.errors import InputError
 
@@ -23,6 +25,11 @@ MAX_BYTES = 16 << 20  # an intent of the largest fabric is a few MB
 MAX_DEPTH = 64  # no flatfab file nests deeper than a handful of levels
 MAX_NODES = 2_000_000  # values once aliases are expanded (alias and merge-key bombs)
 MAX_ALIASED = 10_000  # containers reached again through an alias
+# merge keys cost the parser time quadratic in their number (measured: 1000 merges of one
+# anchor take a second, 3000 of a 1000-key mapping several minutes): bounded before building
+MAX_MERGES = 1_000  # merge keys (<<) in one file
+MAX_MERGED = 50_000  # values merge keys copy, over all of them
+MERGE_TAG = "tag:yaml.org,2002:merge"
 _BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
          b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
 
@@ -46,8 +53,11 @@ def read_text_file(path: Path, shown: str) -> str:
                 else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
                 else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
         raise InputError.single(shown, "", f"is {kind}, not a file")
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_BYTES + 1)
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError.single(shown, "", f"cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
         raise InputError.single(shown, "", f"is larger than {MAX_BYTES >> 20} MB")
     for bom, encoding in _BOMS.items():
@@ -111,6 +121,77 @@ def _bounded(doc: Any, shown: str) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
+class _RefusedError(Exception):
+    """A composed document refused before it is built: why, and the line (1-based)."""
+
+    def __init__(self, reason: str, line: int) -> None:
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+def _line(node: Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _composed_bounds(root: Node) -> None:
+    """Judge the composed node graph, where an alias is the very node it names, before the
+    parser builds (and merges) it: the expanded size, merge keys and what they copy, keys
+    that are not scalars, and nodes that contain themselves. Linear in the text."""
+    size: dict[int, int] = {}
+    merges = merged = 0
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            children = _children(node)
+            size[key] = min(1 + sum(size[id(c)] for c in children), MAX_NODES + 1)
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise _RefusedError("an alias or merge key refers to the node that holds it",
+                                _line(node))
+        on_path.add(key)
+        stack.append((node, True))
+        if isinstance(node, MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.tag == MERGE_TAG:
+                    merges += 1
+                    sources = (value_node.value if isinstance(value_node, SequenceNode)
+                               else [value_node])
+                    merged += sum(len(s.value) for s in sources if isinstance(s, MappingNode))
+                    if merges > MAX_MERGES or merged > MAX_MERGED:
+                        raise _RefusedError(f"merges beyond reason (more than {MAX_MERGES} merge "
+                                       f"keys or {MAX_MERGED} merged values: a merge-key "
+                                       "bomb?)", _line(key_node))
+                elif isinstance(key_node, MappingNode | SequenceNode):
+                    raise _RefusedError("a key is a mapping or a list; flatfab's keys are plain "
+                                   "names", _line(key_node))
+        stack.extend((child, False) for child in _children(node) if id(child) not in size)
+    if size[id(root)] > MAX_NODES:
+        raise _RefusedError("expands beyond reason through aliases (an alias or merge-key bomb?)",
+                       _line(root))
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+class _GuardedConstructor(RoundTripConstructor):
+    """The round-trip constructor, judging the composed document before building it."""
+
+    def construct_document(self, node: Any) -> Any:
+        _composed_bounds(node)
+        return super().construct_document(node)
+
+
 def load_yaml(path: Path, *, display: str | None = None) -> Any:
     """Parse one YAML file; every way it can be unreadable becomes an InputError naming the
     file (and line, where there is one)."""
@@ -119,8 +200,11 @@ def load_yaml(path: Path, *, display: str | None = None) -> Any:
     if _flow_depth(text) > MAX_DEPTH:
         raise InputError.single(shown, "", f"nests deeper than {MAX_DEPTH} levels")
     yaml = YAML(typ="rt")
+    yaml.Constructor = _GuardedConstructor
     try:
         doc = yaml.load(text)
+    except _RefusedError as exc:
+        raise InputError.single(shown, "", exc.reason, exc.line) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -130,6 +214,11 @@ def load_yaml(path: Path, *, display: str | None = None) -> Any:
         raise InputError.single(shown, "", f"malformed YAML: {exc}") from None
     except RecursionError:
         raise InputError.single(shown, "", f"nests deeper than {MAX_DEPTH} levels") from None
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        # the parser's own failure on a shape the checks above did not foresee: still the
+        # file's fault, never a traceback
+        raise InputError.single(shown, "", f"cannot be read as YAML ({type(exc).__name__}: "
+                                f"{exc})") from None
     _bounded(doc, shown)
     return doc
 
@@ -151,7 +240,7 @@ def line_of(doc: Any, parts: Sequence[PathPart]) -> int | None:
     node = doc
     for part in parts:
         if isinstance(node, CommentedMap) and part in node:
-            line = node.lc.key(part)[0] + 1
+            line = _key_line(node, part)
             node = node[part]
         elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
             line = node.lc.item(part)[0] + 1
@@ -161,6 +250,17 @@ def line_of(doc: Any, parts: Sequence[PathPart]) -> int | None:
     if line is None and isinstance(node, CommentedMap | CommentedSeq) and node.lc.line is not None:
         line = node.lc.line + 1
     return line
+
+
+def _key_line(node: CommentedMap, key: Any) -> int | None:
+    """1-based line where `key` of `node` is written: in the mapping itself, or, for a key
+    a merge (<<) brought in, in the mapping it was merged from."""
+    if key in node.lc.data:
+        return int(node.lc.key(key)[0]) + 1
+    for merged in getattr(node, merge_attrib, []):
+        if isinstance(merged, CommentedMap) and key in merged:
+            return _key_line(merged, key)
+    return node.lc.line + 1 if node.lc.line is not None else None
 
 
 def dump_yaml(data: Any) -> str:

@@ -17,7 +17,7 @@ from tasks.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
 from tasks.workflows import inventory
 from tasks.workflows.project import Project
 from tasks.workflows.runstate import abandon_interrupted
-from tasks.yamlio import dump_yaml
+from tasks.yamlio import dump_yaml, read_text_file
 
 lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
                       "realized without Docker (embedded) or by containerlab.")
@@ -38,7 +38,7 @@ RuntimeOpt = Annotated[Runtime, typer.Option(help="embedded (netns) or clab (con
 def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, Any],
                                                                    dict[str, str]]:
     options = topology.LabOptions(prefix=prefix, mgmt_subnet=subnet)
-    return topology.generate(project.plan, options)
+    return topology.generate(project.plan, options, project.address_spaces)
 
 
 @lab_app.command()
@@ -60,15 +60,16 @@ def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.
     spec = topology.read(path)
     expected, files = _generate(project, spec.prefix, str(spec.mgmt_subnet))
     fresh = topology.HEADER.format(fabric=expected["name"]) + dump_yaml(expected)
-    stale = path.read_text(encoding="utf-8") != fresh or any(
+    stale = read_text_file(path, str(path)) != fresh or any(
         not (project.labs_dir / rel).exists()
-        or (project.labs_dir / rel).read_text(encoding="utf-8") != text
+        or read_text_file(project.labs_dir / rel, str(project.labs_dir / rel)) != text
         for rel, text in files.items())
     if stale:
         raise InputError.single(str(path), "", f"out of date with {project.intent_dir}; run "
                                 "`flatfab lab generate`")
     if subnet:
-        topology.check_mgmt_overlap(project.plan, topology.check_mgmt_subnet(subnet))
+        topology.check_mgmt_overlap(project.plan, topology.check_mgmt_subnet(subnet),
+                                    project.address_spaces)
     return topology.read(path, prefix=prefix, mgmt_subnet=subnet) if prefix or subnet else spec
 
 

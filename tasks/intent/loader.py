@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -53,19 +56,57 @@ def validation_problems(file: str, doc: Any, exc: ValidationError) -> list[Input
     return problems
 
 
+def _directory_problem(directory: Path) -> str | None:
+    """Why `directory` cannot be read as an intent folder (None when it can)."""
+    try:
+        mode = directory.stat().st_mode
+    except FileNotFoundError:
+        return (f"intent directory not found: dangling symbolic link (to "
+                f"{directory.readlink()})" if directory.is_symlink()
+                else "intent directory not found")
+    except OSError as exc:
+        why = ("symbolic link loop" if exc.errno == errno.ELOOP
+               else "a part of its path is a file, not a directory"
+               if exc.errno == errno.ENOTDIR else exc.strerror or str(exc))
+        return f"cannot read the intent directory: {why}"
+    if not stat.S_ISDIR(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a file" if stat.S_ISREG(mode) \
+            else "not a directory"
+        return f"is {kind}, not an intent directory"
+    return None
+
+
+def _listing(directory: Path) -> list[Path]:
+    """The folder's YAML files, or one InputError when the folder cannot be listed."""
+    try:
+        return sorted(directory.glob("*.y*ml"))
+    except OSError as exc:
+        raise InputError.single(str(directory), "", "cannot list the intent directory: "
+                                f"{exc.strerror or exc}") from None
+
+
+def _present(path: Path) -> bool:
+    """Whether anything (a dangling link included, which is read and refused) is there."""
+    try:
+        return os.path.lexists(path)
+    except OSError:  # pragma: no cover - lstat on a listable folder; read and refused then
+        return True
+
+
 def load_intent(directory: Path,
                 known_platforms: Mapping[str, Platform] | None = None) -> Intent:
     """Read and validate every intent file of one fabric."""
-    if not directory.is_dir():
-        raise InputError.single(str(directory), "", "intent directory not found")
+    why = _directory_problem(directory)
+    if why is not None:
+        raise InputError.single(str(directory), "", why)
     shown = {stem: str(directory / f"{stem}.yaml") for stem in INTENT_FILES}
-    for path in sorted(directory.glob("*.y*ml")):
+    for path in _listing(directory):
         if path.stem not in INTENT_FILES:
             raise InputError.single(str(path), "", "unknown intent file; expected one of "
                                     + ", ".join(f"{s}.yaml" for s in INTENT_FILES))
         if path.suffix != ".yaml":
             # read only under one name: a second spelling would be silently ignored
-            both = (directory / f"{path.stem}.yaml").exists()
+            both = _present(directory / f"{path.stem}.yaml")
             raise InputError.single(str(path), "", (f"shadows {path.stem}.yaml; keep one"
                                                     if both else "")
                                     or f"flatfab reads {path.stem}.yaml; rename this file")
@@ -74,7 +115,7 @@ def load_intent(directory: Path,
     problems: list[InputProblem] = []
     for stem, (model, required) in INTENT_FILES.items():
         path = directory / f"{stem}.yaml"
-        if not path.exists() and not path.is_symlink():  # a broken link is read, and refused
+        if not _present(path):  # a broken link is read, and refused
             if required:
                 problems.append(InputProblem(shown[stem], "", "file not found"))
                 continue

@@ -10,8 +10,10 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import stat
 from pathlib import Path
 
+from tasks.errors import InputError
 from tasks.gcpause import gc_paused
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
@@ -40,12 +42,32 @@ def _worker(job: tuple[list[str], str]) -> int:
     return _write(job[0], Path(job[1]), _SHARED)
 
 
+def refuse_taken(out: Path, names: list[str], option: str = "--out") -> None:
+    """Refuse, before anything is written, when a device's file name is taken by something
+    other than a regular file (a directory, a link, a FIFO): no half-written folder."""
+    for name in names:
+        target = out / f"{name}.conf"
+        try:
+            mode = os.lstat(target).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise InputError.single(option, "", f"cannot write {target}: "
+                                    f"{exc.strerror or exc}") from None
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a symbolic link"
+                    if stat.S_ISLNK(mode) else "not a regular file")
+            raise InputError.single(option, "", f"{target} is {kind}; it is where {name}'s "
+                                    "config goes (nothing was written)")
+
+
 def write_configs(plan: FabricState, out: Path, names: list[str] | None = None,
                   workers: int | None = None) -> int:
     """Render `names` (default: every device) into out/<device>.conf; returns bytes written."""
     global _SHARED  # noqa: PLW0603 - handed to forked workers without pickling the plan
     chosen = list(plan.devices) if names is None else names
     out.mkdir(parents=True, exist_ok=True)
+    refuse_taken(out, chosen)
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count <= 1 or len(chosen) < PARALLEL_FROM or "fork" not in \
             multiprocessing.get_all_start_methods():
