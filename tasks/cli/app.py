@@ -52,7 +52,8 @@ def _global(ctx: typer.Context,
             ) -> None:
     ctx.obj = Project(root=root.resolve(), fabric=fabric,
                       inventory_override=inventory_dir.resolve() if inventory_dir else None,
-                      state_override=state_dir.resolve() if state_dir else None)
+                      state_override=state_dir.resolve() if state_dir else None,
+                      on_warning=output.warn_input)
 
 
 @app.command()

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tasks.checks import Finding
+from tasks.errors import InputProblem
 from tasks.model.state import FabricState, Role
 from tasks.workflows.rollout import DeviceOutcome, RolloutResult
 
@@ -24,6 +25,11 @@ err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isa
 class Format(StrEnum):
     TABLE = "table"
     JSON = "json"
+
+
+def warn_input(problem: InputProblem) -> None:
+    """An input that loads but deserves a word: one line on stderr, shaped like an error."""
+    err_console.print(f"[yellow]warning:[/] {escape(str(problem))}", soft_wrap=True)
 
 
 def emit_json(data: Any) -> None:

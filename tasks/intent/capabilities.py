@@ -84,6 +84,15 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
             if why is not None:
                 found.append(Problem(TENANTS, ("tenants", index, "name"),
                                      f"platform {name}: {why}"))
+    for name in intent.qos.asics:
+        known = platforms.get(name)
+        if known is None:
+            found.append(Problem(QOS, ("asics", name), f"unknown platform {name!r} "
+                                 f"({', '.join(sorted(platforms))}): its ASIC would never "
+                                 "be used"))
+        elif known.facts.role != "switch":
+            found.append(Problem(QOS, ("asics", name), f"platform {name!r} is for hosts; "
+                                 "ASIC families are for switch platforms"))
     host_platform = intent.hosts.defaults.platform
     host = platforms.get(host_platform)
     if host is None:
@@ -93,3 +102,12 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
         found.append(Problem(HOSTS, ("defaults", "platform"),
                              f"platform {host_platform!r} is for switches, not hosts"))
     return found
+
+
+def warnings(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]:
+    """An ASIC given for a switch platform no switch of the fabric runs is never used."""
+    running = {name for name, _, _ in _switch_platforms(intent)}
+    return [Problem(QOS, ("asics", name), f"no switch of this fabric runs {name}: this ASIC "
+                    f"is never used (the fabric runs {', '.join(sorted(running))})")
+            for name in intent.qos.asics if name in platforms and name not in running
+            and platforms[name].facts.role == "switch"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,12 @@ def _present(path: Path) -> bool:
 
 
 def load_intent(directory: Path,
-                known_platforms: Mapping[str, Platform] | None = None) -> Intent:
-    """Read and validate every intent file of one fabric."""
+                known_platforms: Mapping[str, Platform] | None = None, *,
+                fabric: str | None = None,
+                warn: Callable[[InputProblem], None] | None = None) -> Intent:
+    """Read and validate every intent file of one fabric. `fabric`: the name the fabric was
+    asked for by (--fabric), which fabric.yaml's name must be. `warn` hears what loads but
+    deserves a word (each with file, key path, line and why)."""
     why = _directory_problem(directory)
     if why is not None:
         raise InputError.single(str(directory), "", why)
@@ -141,14 +145,27 @@ def load_intent(directory: Path,
         qos=parts["qos"],
     )
     found = semantics.check(intent)
+    if fabric is not None and intent.fabric.name != fabric:
+        found.append(semantics.Problem(
+            semantics.FABRIC, ("name",),
+            f"{intent.fabric.name!r} is not {fabric!r}, the fabric asked for (--fabric, "
+            f"the folder intents/{fabric}/): journals, locks and labs/<name>.clab.yml go by "
+            "the name; rename the folder or the fabric"))
     if known_platforms is not None:
         found.extend(capabilities.problems(intent, known_platforms))
         if not found:  # port names need a sound intent and known platforms
             found.extend(ports.override_problems(intent, known_platforms))
+
+    def located(problems: list[semantics.Problem]) -> list[InputProblem]:
+        return [InputProblem(file=shown[p.file], path=format_path(p.path), reason=p.reason,
+                             line=line_of(docs[p.file], p.path)) for p in problems]
+
     if found:
-        raise InputError([
-            InputProblem(file=shown[p.file], path=format_path(p.path), reason=p.reason,
-                         line=line_of(docs[p.file], p.path))
-            for p in found
-        ])
+        raise InputError(located(found))
+    if warn is not None:
+        said = semantics.warnings(intent)
+        if known_platforms is not None:
+            said.extend(capabilities.warnings(intent, known_platforms))
+        for problem in sorted(located(said), key=lambda p: (p.file, p.line or 0, p.path)):
+            warn(problem)
     return intent

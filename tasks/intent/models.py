@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -22,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from tasks.asn import AsnError, parse_asn
 from tasks.intent.base import SPEEDS_MBPS, Strict
 from tasks.intent.names import check_name, check_tenant
 from tasks.intent.numbers import asn_problem, space_problem, table_problem
@@ -37,6 +39,40 @@ MIN_MTU = 1280
 MAX_MTU = 9216
 
 
+def _asn_notation(value: Any) -> Any:
+    """An AS number written with a dot: asdot text ('1.10', '0.65001') is read as such
+    (tasks.asn); a YAML float (65001.0, or 1.10 unquoted) is refused, never truncated."""
+    if isinstance(value, float):
+        try:
+            return parse_asn(value)  # refuses every float
+        except AsnError:
+            raise ValueError(f"{value!r} is a YAML number with a decimal point, not an AS "
+                             "number; write asplain (65001), or asdot in quotes ('1.10')"
+                             ) from None
+    if isinstance(value, str) and "." in value:
+        try:
+            return parse_asn(value)
+        except AsnError as exc:
+            raise ValueError(str(exc)) from None
+    return value
+
+
+NICS_NOT_FOR_DATA = {
+    "lo": "the loopback interface, not a NIC",
+    "eth0": "the management interface of flatfab's hosts (the linux_host driver and the lab "
+            "keep eth0 for management and refuse to configure it)",
+}
+
+
+def _data_nic(value: str) -> str:
+    why = NICS_NOT_FOR_DATA.get(value)
+    if why is not None:
+        raise ValueError(f"{value!r} is {why}; the fabric NIC must be another interface")
+    return value
+
+
+Asn = Annotated[int, BeforeValidator(_asn_notation), Field(ge=1, le=4_294_967_294)]
+Nic = Annotated[str, Field(pattern=IFNAME_RE), AfterValidator(_data_nic)]
 Name = Annotated[str, AfterValidator(check_name)]
 TenantName = Annotated[str, AfterValidator(check_tenant)]
 Mtu = Annotated[int, Field(ge=MIN_MTU, le=MAX_MTU)]
@@ -86,8 +122,8 @@ class BgpTimers(Strict):
 
 
 class AsnRange(Strict):
-    first: Annotated[int, Field(ge=1, le=4_294_967_294)]
-    last: Annotated[int, Field(ge=1, le=4_294_967_294)]
+    first: Asn
+    last: Asn
 
     @model_validator(mode="after")
     def _ordered(self) -> AsnRange:
@@ -105,7 +141,7 @@ class AsnRange(Strict):
 
 class Underlay(Strict):
     mode: BgpMode = BgpMode.UNNUMBERED
-    spine_asn: Annotated[int, Field(ge=1, le=4_294_967_294)]
+    spine_asn: Asn
     leaf_asns: AsnRange
     loopback_pool: IPv4Prefix
     p2p_pool: IPv4Prefix | None = None
@@ -194,7 +230,7 @@ class Switch(Strict):
     id: Annotated[int, Field(ge=1)] | None = None
     platform: str | None = None
     loopback: str | None = None  # an address, "/32" optional
-    asn: Annotated[int, Field(ge=1, le=4_294_967_294)] | None = None
+    asn: Asn | None = None
 
     @field_validator("loopback")
     @classmethod
@@ -278,7 +314,7 @@ class FabricIntent(Strict):
 class HostSpec(Strict):
     name: Name | None = None
     port: Annotated[int, Field(ge=1, le=512)] | None = None
-    nic: Annotated[str, Field(pattern=IFNAME_RE)] | None = None
+    nic: Nic | None = None
     mtu: Mtu | None = None
 
 
@@ -295,7 +331,7 @@ class LeafHosts(Strict):
 
 class HostDefaults(Strict):
     count: Annotated[int, Field(ge=0, le=512)] = 0
-    nic: Annotated[str, Field(pattern=IFNAME_RE)] = "eth1"
+    nic: Nic = "eth1"
     mtu: Mtu = 9000
     link_class: str = "host"
     platform: str = "linux_host"

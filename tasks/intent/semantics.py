@@ -107,6 +107,37 @@ def check(intent: Intent) -> list[Problem]:
     return list(_all(intent))
 
 
+def warnings(intent: Intent) -> list[Problem]:
+    """What loads but an operator should hear about: each says why. Only for a sound intent
+    (after check() found nothing)."""
+    return [*_tenant_warnings(intent), *_pfc_warnings(intent), *_class_move_warnings(intent)]
+
+
+def _tenant_warnings(intent: Intent) -> Iterator[Problem]:
+    members = tenant_members(intent, expand_hosts(intent))
+    for index, tenant in enumerate(intent.tenants.tenants):
+        if not members.get(tenant.name):
+            yield Problem(TENANTS, ("tenants", index),
+                          f"tenant {tenant.name!r} has no members: its VRF (table "
+                          f"{tenant.vrf_id}) is configured on every leaf with no host in it")
+
+
+def _pfc_warnings(intent: Intent) -> Iterator[Problem]:
+    """A PFC priority no traffic class uses reserves headroom and a watchdog for nothing
+    (identity mapping: priority = traffic class)."""
+    qos = intent.qos
+    others = {qos.default_tc, *qos.dscp_to_tc.values()} - {qos.roce.priority,
+                                                             qos.cnp.priority}
+    used = {qos.roce.priority, qos.cnp.priority, *others}
+    for index, priority in enumerate(qos.pfc.priorities):
+        if priority not in used:
+            yield Problem(QOS, ("pfc", "priorities", index),
+                          f"PFC priority {priority} carries no class (RoCE is on "
+                          f"{qos.roce.priority}, CNP on {qos.cnp.priority}, other DSCPs on "
+                          f"{', '.join(map(str, sorted(others)))}): its headroom and "
+                          "watchdog are reserved for nothing")
+
+
 def _all(intent: Intent) -> Iterator[Problem]:
     fabric = intent.fabric
     yield from _switches(fabric)
@@ -122,6 +153,54 @@ def _all(intent: Intent) -> Iterator[Problem]:
     yield from _tenants(fabric, intent.tenants, intent.hosts, hosts, intent)
     yield from _pools(intent)
     yield from _overrides(intent, hosts)
+    yield from _class_moves(intent)
+
+
+def _class_owners(intent: Intent) -> dict[int, tuple[str, str, int]]:
+    """DSCP -> (label, qos key, priority) of the RoCE and CNP code points."""
+    qos = intent.qos
+    own = dict.fromkeys(qos.roce.dscp, ("RoCE", "roce", qos.roce.priority))
+    own.update(dict.fromkeys(qos.cnp.dscp, ("CNP", "cnp", qos.cnp.priority)))
+    return own
+
+
+def _class_moves(intent: Intent) -> Iterator[Problem]:
+    """The fabric-wide DSCP map cannot move a RoCE or CNP code point: their classes come
+    from roce/cnp (tc_of), so such an entry would be silently ignored."""
+    own = _class_owners(intent)
+    for dscp, tc in intent.qos.dscp_to_tc.items():
+        if dscp in own and tc != own[dscp][2]:
+            label, key, priority = own[dscp]
+            yield Problem(QOS, ("dscp_to_tc", dscp),
+                          f"would move {label} DSCP {dscp} to class {tc}, but its class is "
+                          f"{key}.priority ({priority}) and this entry would be ignored; "
+                          f"drop it, or change {key}.priority")
+
+
+def _class_move_warnings(intent: Intent) -> Iterator[Problem]:
+    """A NIC map or an override that moves RoCE off its lossless class (CNP off its strict
+    one) takes effect where it applies: RoCE there is dropped under congestion."""
+    qos = intent.qos
+    own = _class_owners(intent)
+    maps: list[tuple[tuple[PathPart, ...], dict[int, int], str]] = [
+        (("hosts", "dscp_to_priority"), qos.hosts.dscp_to_priority, "every host NIC")]
+    for index, override in enumerate(qos.overrides):
+        devices = ", ".join(override.devices)
+        if override.dscp_to_tc is not None:
+            maps.append((("overrides", index, "dscp_to_tc"), override.dscp_to_tc, devices))
+        if override.nic is not None and override.nic.dscp_to_priority is not None:
+            maps.append((("overrides", index, "nic", "dscp_to_priority"),
+                         override.nic.dscp_to_priority, devices))
+    for path, mapping, where in maps:
+        for dscp, tc in mapping.items():
+            if dscp in own and tc != own[dscp][2]:
+                label, key, priority = own[dscp]
+                kind = "lossless" if label == "RoCE" else "strict"
+                yield Problem(QOS, (*path, dscp),
+                              f"moves {label} DSCP {dscp} to class {tc} on {where}, out of "
+                              f"its {kind} class {priority} ({key}.priority): {label} "
+                              f"{'loses PFC' if label == 'RoCE' else 'loses priority'} "
+                              "there (`flatfab check` names each port)")
 
 
 def _overrides(intent: Intent, hosts: list[HostSlot]) -> Iterator[Problem]:

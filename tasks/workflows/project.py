@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from tasks.errors import InputError
+from tasks.errors import InputError, InputProblem
 from tasks.intent.loader import load_intent
 from tasks.intent.models import Intent
 from tasks.intent.names import fabric_problem
@@ -22,6 +23,8 @@ class Project:
     fabric: str
     inventory_override: Path | None = None
     state_override: Path | None = None
+    # hears the intent's warnings (the CLI prints them); None: not told
+    on_warning: Callable[[InputProblem], None] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # the fabric names a folder, a topology file, journals and locks: never a path
@@ -52,7 +55,8 @@ class Project:
 
     @cached_property
     def intent(self) -> Intent:
-        return load_intent(self.intent_dir, known_platforms=PLATFORMS)
+        return load_intent(self.intent_dir, known_platforms=PLATFORMS, fabric=self.fabric,
+                           warn=self.on_warning)
 
     @cached_property
     def address_spaces(self) -> list[AddressSpace]:
