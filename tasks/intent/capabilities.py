@@ -17,6 +17,9 @@ from tasks.platforms.base import Platform
 from tasks.yamlio import PathPart
 
 QOS = "qos"
+# the interface flatfab's host driver and the lab keep for management unless the inventory
+# names others (its mgmt_interfaces); a candidate touching it is refused at commit
+HOST_MGMT_DEFAULT = "eth0"
 
 
 def used_features(intent: Intent) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
@@ -93,6 +96,7 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
         elif known.facts.role != "switch":
             found.append(Problem(QOS, ("asics", name), f"platform {name!r} is for hosts; "
                                  "ASIC families are for switch platforms"))
+    found.extend(_nic_problems(intent, platforms))
     host_platform = intent.hosts.defaults.platform
     host = platforms.get(host_platform)
     if host is None:
@@ -111,3 +115,23 @@ def warnings(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
                     f"is never used (the fabric runs {', '.join(sorted(running))})")
             for name in intent.qos.asics if name in platforms and name not in running
             and platforms[name].facts.role == "switch"]
+
+
+def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator[Problem]:
+    """A GPU host's fabric NIC is neither a loopback (as the platforms name it) nor the
+    management interface: configuring the fabric there cuts the host off, or does nothing."""
+    loopbacks = {p.names.loopback: name for name, p in sorted(platforms.items())
+                 if p.facts.role == "switch"}
+    written: list[tuple[str, tuple[PathPart, ...]]] = [
+        (intent.hosts.defaults.nic, ("defaults", "nic"))]
+    for leaf, spec in intent.hosts.leaves.items():
+        written += [(host.nic, ("leaves", leaf, "hosts", index, "nic"))
+                    for index, host in enumerate(spec.hosts or []) if host.nic is not None]
+    for nic, path in written:
+        if nic in loopbacks:
+            yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as {loopbacks[nic]} "
+                          "names it), not a NIC; the fabric NIC must be a data port")
+        elif nic == HOST_MGMT_DEFAULT:
+            yield Problem(HOSTS, path, f"{nic!r} is the hosts' management interface (the host "
+                          "driver and the lab keep it for management and refuse to configure "
+                          "it); the fabric NIC must be another port")

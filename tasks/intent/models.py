@@ -57,22 +57,7 @@ def _asn_notation(value: Any) -> Any:
     return value
 
 
-NICS_NOT_FOR_DATA = {
-    "lo": "the loopback interface, not a NIC",
-    "eth0": "the management interface of flatfab's hosts (the linux_host driver and the lab "
-            "keep eth0 for management and refuse to configure it)",
-}
-
-
-def _data_nic(value: str) -> str:
-    why = NICS_NOT_FOR_DATA.get(value)
-    if why is not None:
-        raise ValueError(f"{value!r} is {why}; the fabric NIC must be another interface")
-    return value
-
-
 Asn = Annotated[int, BeforeValidator(_asn_notation), Field(ge=1, le=4_294_967_294)]
-Nic = Annotated[str, Field(pattern=IFNAME_RE), AfterValidator(_data_nic)]
 Name = Annotated[str, AfterValidator(check_name)]
 TenantName = Annotated[str, AfterValidator(check_tenant)]
 Mtu = Annotated[int, Field(ge=MIN_MTU, le=MAX_MTU)]
@@ -314,7 +299,7 @@ class FabricIntent(Strict):
 class HostSpec(Strict):
     name: Name | None = None
     port: Annotated[int, Field(ge=1, le=512)] | None = None
-    nic: Nic | None = None
+    nic: Annotated[str, Field(pattern=IFNAME_RE)] | None = None
     mtu: Mtu | None = None
 
 
@@ -331,7 +316,7 @@ class LeafHosts(Strict):
 
 class HostDefaults(Strict):
     count: Annotated[int, Field(ge=0, le=512)] = 0
-    nic: Nic = "eth1"
+    nic: Annotated[str, Field(pattern=IFNAME_RE)] = "eth1"
     mtu: Mtu = 9000
     link_class: str = "host"
     platform: str = "linux_host"
