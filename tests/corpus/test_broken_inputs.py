@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from tasks.cli.app import main
+from tasks.lab import topology
+from tasks.workflows.project import Project
 from tests.conftest import ROOT
 from tests.unit.test_intent_errors import CASES as VALUE_CASES
 from tests.unit.test_intent_errors import Edit, append, bad_copy, replace
@@ -42,6 +44,56 @@ VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
     "override-port-of-another-platform": (
         append("qos.yaml", "overrides:\n  - devices: ['*']\n    ports: [Ethernet0]\n"
                            "    ecn_enabled: false\n"),),
+    # merge keys: what a merge brings in is judged, and named, like what is written
+    "merge-lacks-required-key": (
+        replace("tenants.yaml", "  - name: blue\n    vrf_id: 100\n    prefixes: [10.100.0.0/16]",
+                "  - &t {name: blue, vrf_id: 100}\n  - <<: *t\n    name: green"),),
+    "merge-brings-unknown-key": (
+        replace("fabric.yaml", "leaf_asns: {first", "leaf_asns: &la {first"),
+        replace("fabric.yaml", "  - name: leaf1\n", "  - name: leaf1\n    <<: *la\n")),
+    "merge-brings-a-clash": (
+        replace("tenants.yaml", "  - name: red\n    vrf_id: 200",
+                "  - name: red\n    <<: {vrf_id: 100}"),),
+    # AS numbers: a YAML float is refused, never truncated (tasks/asn.py)
+    "asn-float": (replace("fabric.yaml", "spine_asn: 65000", "spine_asn: 65000.0"),),
+    "asn-range-float": (replace("fabric.yaml", "last: 65199}", "last: 65199.0}"),),
+    "asn-unquoted-asdot": (replace("fabric.yaml", "spine_asn: 65000", "spine_asn: 1.10"),),
+    # a GPU host's fabric NIC
+    "nic-is-loopback": (replace("hosts.yaml", "nic: eth1", "nic: lo"),),
+    "nic-is-management": (
+        append("hosts.yaml", "leaves:\n  leaf1:\n    hosts: [{nic: eth0}, {}]\n"),),
+    # qos: a DSCP map entry that would be ignored, ASICs of platforms that do not exist
+    "dscp-map-moves-roce": (append("qos.yaml", "dscp_to_tc: {26: 0}\n"),),
+    "dscp-map-moves-cnp": (append("qos.yaml", "dscp_to_tc: {48: 1}\n"),),
+    "asic-of-misspelt-platform": (
+        replace("qos.yaml", "  frr: {family: spectrum-4}", "  ffr: {family: spectrum-4}"),),
+    "asic-of-host-platform": (
+        replace("qos.yaml", "  frr: {family: spectrum-4}", "  linux_host: {family: generic}"),),
+    "asic-unknown-family": (
+        replace("qos.yaml", "  frr: {family: spectrum-4}", "  frr: {family: spectrum-9}"),),
+    # the folder is intents/lab/, the name in it another: --fabric and fabric.yaml disagree
+    "fabric-name-is-not-the-folder": (replace("fabric.yaml", "name: lab", "name: lab2"),),
+}
+# inputs that load but deserve a word: every static command says why, as one warning line
+WARNED: dict[str, tuple[tuple[Edit, ...], str]] = {
+    "tenant-without-members": (
+        (replace("tenants.yaml", 'members: ["*-h2"]', "members: []"),
+         append("hosts.yaml", "host_pool: 10.50.0.0/16\n")),
+        "tenants[1]: tenant 'red' has no members"),
+    "pfc-priority-no-class-uses": (
+        (replace("qos.yaml", "priorities: [3]", "priorities: [3, 4]"),),
+        "pfc.priorities[1]: PFC priority 4 carries no class"),
+    "override-moves-roce-out-of-its-class": (
+        (append("qos.yaml", "overrides:\n  - devices: [leaf1]\n    dscp_to_tc: {26: 0}\n"),),
+        "overrides[0].dscp_to_tc[26]: moves RoCE DSCP 26 to class 0 on leaf1"),
+    "nic-map-moves-roce-out-of-its-class": (
+        (append("qos.yaml", "overrides:\n  - devices: [leaf1-h1]\n"
+                            "    nic: {dscp_to_priority: {26: 1}}\n"),),
+        "overrides[0].nic.dscp_to_priority[26]: moves RoCE DSCP 26 to class 1"),
+    "asic-of-a-platform-no-switch-runs": (
+        (replace("qos.yaml", "  frr: {family: spectrum-4}",
+                 "  frr: {family: spectrum-4}\n  eos: {family: tomahawk-5}"),),
+        "asics.eos: no switch of this fabric runs eos"),
 }
 STATIC = (("plan",), ("check",), ("render", "--out", "{root}/out"), ("lab", "generate"),
           ("rollout", "--dry-run"))
@@ -93,6 +145,12 @@ def _latin1(path: Path) -> None:
     path.write_bytes(path.read_bytes() + "# caf\u00e9\n".encode("latin-1"))
 
 
+def _unreadable_device(path: Path) -> None:
+    # root reads any mode; /proc/self/mem opens and then fails to read (EIO) for anyone
+    path.unlink()
+    path.symlink_to("/proc/self/mem")
+
+
 def _unreadable(path: Path) -> None:
     # root reads any mode: a directory where the file's parent path expects a file instead
     path.unlink()
@@ -103,6 +161,11 @@ def _unreadable(path: Path) -> None:
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n"
     for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+# the parser spends time quadratic in merge keys: 3000 merges of one anchor took minutes
+MERGE_FLOOD = "a: &a {" + ", ".join(f"k{i}: {i}" for i in range(100)) + "}\n" + "".join(
+    f"b{i}: {{<<: *a}}\n" for i in range(3000))
+MERGE_CHAIN = "a0: &a0 {k: 1}\n" + "".join(f"a{i}: &a{i} {{<<: *a{i - 1}, k{i}: 1}}\n"
+                                            for i in range(1, 1500))
 MERGE_BOMB = "a: &a {k0: 1, k1: 1}\n" + "".join(
     f"{c}: &{c}\n  <<: *{p}\n  " + "\n  ".join(f"m{i}: *{p}" for i in range(10)) + "\n"
     for p, c in zip("abcdefgh", "bcdefghi", strict=True))
@@ -122,6 +185,13 @@ FILE_BREAKERS: dict[str, Breaker] = {
     "binary": _write_bytes(bytes(range(256)) * 4),
     "alias-bomb": _write_bytes(LAUGHS.encode()),
     "merge-key-bomb": _write_bytes(MERGE_BOMB.encode()),
+    "merge-key-flood": _write_bytes(MERGE_FLOOD.encode()),
+    "merge-key-chain": _write_bytes(MERGE_CHAIN.encode()),
+    "merge-of-itself": _write_bytes(b"a: &a {x: 1, <<: *a}\n"),
+    "merge-of-a-bomb": _write_bytes((LAUGHS + "t: {<<: {z: *i}}\n").encode()),
+    "key-is-an-alias-bomb": _write_bytes((LAUGHS + "? *i\n: 1\n").encode()),
+    "key-is-a-mapping": _write_bytes(b"? {a: 1}\n: 1\n"),
+    "unreadable-device": _unreadable_device,
     "deep-nesting": _write_bytes(b"x: " + b"[" * 5000 + b"]" * 5000 + b"\n"),
     "deep-mapping": _write_bytes("".join("  " * i + f"k{i}:\n" for i in range(200)).encode()),
     "recursive-alias": _write_bytes(b"x: &a [1, *a]\n"),
@@ -141,6 +211,7 @@ class Corpus:
     broken: bool = True
     # what every error line must name: a file of the intent, or the option at fault
     names: str = "intents/lab/"
+    warns: str | None = None  # a valid input that every command warns about, saying this
 
 
 def _copy(root: Path) -> Path:
@@ -169,6 +240,8 @@ def _corpus() -> list[Corpus]:
     cases += [Corpus(f"value-{case.id}", _value_case(case.edits)) for case in VALUE_CASES]
     cases += [Corpus(f"value-{name}", _value_case(edits))
               for name, edits in VALUE_REFUSALS.items()]
+    cases += [Corpus(f"warned-{name}", _value_case(edits), broken=False, warns=phrase)
+              for name, (edits, phrase) in WARNED.items()]
     cases += [
         Corpus("no-intent-directory", lambda root: (root / "intents").mkdir(),
                names="intents/lab"),
@@ -177,9 +250,25 @@ def _corpus() -> list[Corpus]:
                names="intents/lab"),
         Corpus("unknown-intent-file",
                lambda root: (_copy(root) / "extra.yaml").write_text("x: 1\n")),
+        # an intent folder that cannot be read: a dangling link, a link loop, a FIFO
+        Corpus("intent-directory-dangling-link",
+               lambda root: _intents(root).joinpath("lab").symlink_to("gone"),
+               names="intents/lab"),
+        Corpus("intent-directory-link-loop",
+               lambda root: _intents(root).joinpath("lab").symlink_to("lab"),
+               names="intents/lab"),
+        Corpus("intent-directory-is-a-fifo",
+               lambda root: os.mkfifo(_intents(root) / "lab"), names="intents/lab"),
+        Corpus("intents-is-a-file", lambda root: (root / "intents").touch(),
+               names="intents/lab"),
         Corpus("valid-lab", lambda root: _copy(root) and None, broken=False),
     ]
     return cases
+
+
+def _intents(root: Path) -> Path:
+    (root / "intents").mkdir()
+    return root / "intents"
 
 
 CORPUS = _corpus()
@@ -216,6 +305,12 @@ def test_every_static_command_refuses_broken_input_in_one_line_each(
         if not case.broken:
             if command[0] != "rollout":  # needs an inventory: refused as such
                 assert code in (0, 1), f"{where}: {code} {err}"
+            warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+            if case.warns is None:
+                assert not warnings, f"{where}: {err}"
+            else:
+                assert len(warnings) == 1 and case.warns in warnings[0] \
+                    and case.names in warnings[0], f"{where}: {err}"
             continue
         lines = err.strip().splitlines()
         assert code == 2, f"{where}: exit {code}\n{out}{err}"
@@ -244,8 +339,28 @@ def _runbook(root: Path, breaker: Breaker) -> Path:
                                    str(_runbook(root, _write_bytes(LAUGHS.encode())))]),
     ("runbook.yaml", lambda root: ["rollout", "--dry-run", "--runbook",
                                    str(_runbook(root, _loop))]),
+    # a device's file name taken by a directory: refused before any config is written
+    ("--out", lambda root: ["render", "--out", str(_mkdir(root / "o" / "leaf3.conf").parent)]),
+    # labs/ and what lab generate writes there, taken by the wrong kind of file
+    ("labs", lambda root: [_touch(root / "labs") and "lab", "generate"]),
+    ("labs/lab.clab.yml", lambda root: [_mkdir(root / "labs" / "lab.clab.yml") and "lab",
+                                        "generate"]),
+    ("labs/lab:", lambda root: [_touch(_mkdir(root / "labs") / "lab") and "lab", "generate"]),
+    ("labs/lab/spine1/frr.conf", lambda root: [
+        _mkdir(root / "labs" / "lab" / "spine1" / "frr.conf") and "lab", "generate"]),
+    # a management subnet inside the fabric's pools (no planned address in it yet)
+    ("--mgmt-subnet", lambda root: ["lab", "generate", "--mgmt-subnet", "10.100.200.0/24"]),
+    ("--mgmt-subnet", lambda root: ["lab", "generate", "--mgmt-subnet", "10.0.0.128/26"]),
+    ("--mgmt-subnet", lambda root: [_generated(root) and "lab", "up", "--mgmt-subnet",
+                                    "10.200.128.0/24"]),
+    ("labs/lab/leaf1/frr.conf", lambda root: [
+        _generated(root, _mkdir_over(root / "labs" / "lab" / "leaf1" / "frr.conf")) and "lab",
+        "up"]),
 ], ids=["out-is-a-file", "out-below-a-file", "out-unwritable", "unknown-device",
-        "runbook-fifo", "runbook-utf16", "runbook-alias-bomb", "runbook-symlink-loop"])
+        "runbook-fifo", "runbook-utf16", "runbook-alias-bomb", "runbook-symlink-loop",
+        "out-device-file-is-a-directory", "labs-is-a-file", "topology-is-a-directory",
+        "labs-fabric-folder-is-a-file", "bound-file-is-a-directory", "mgmt-in-tenant-pool",
+        "mgmt-in-loopback-pool", "lab-up-mgmt-in-tenant-pool", "lab-up-bound-file-directory"])
 def test_bad_options_and_side_files_are_one_line(option: str, make: Callable[[Path], list[str]],
                                                  tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
@@ -259,6 +374,30 @@ def test_bad_options_and_side_files_are_one_line(option: str, make: Callable[[Pa
 
 def _touch(path: Path) -> Path:
     path.write_text("")
+    return path
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True)
+    return path
+
+
+def _mkdir_over(path: Path) -> Callable[[], None]:
+    """After generating: the file at `path` replaced by a directory."""
+    def swap() -> None:
+        path.unlink()
+        path.mkdir()
+
+    return swap
+
+
+def _generated(root: Path, then: Callable[[], None] | None = None) -> Path:
+    """labs/lab.clab.yml written as `lab generate` writes it (then `then` applied)."""
+    project = Project(root=root, fabric="lab")
+    doc, files = topology.generate(project.plan, topology.LabOptions(), project.address_spaces)
+    path = topology.write(doc, files, project.labs_dir)
+    if then is not None:
+        then()
     return path
 
 

@@ -146,3 +146,22 @@ def test_lab_status_when_no_lab_is_up() -> None:
     result = flatfab("lab", "status", "--prefix", "nolab", "--format", "json")
     assert result.code == 0 and json.loads(result.stdout) == {"up": False, "healthy": False,
                                                               "nodes": []}
+
+
+def test_a_taken_file_name_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "intents" / "lab", tmp_path / "intents" / "lab")
+    (tmp_path / "out" / "leaf3.conf").mkdir(parents=True)
+    run = flatfab("--root", str(tmp_path), "render", "--out", str(tmp_path / "out"))
+    assert run.code == 2 and run.stderr.strip() == (
+        f"error: --out: {tmp_path / 'out' / 'leaf3.conf'} is a directory; it is where leaf3's "
+        "config goes (nothing was written)")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["leaf3.conf"]
+    (tmp_path / "labs" / "lab" / "leaf2").mkdir(parents=True)
+    (tmp_path / "labs" / "lab" / "leaf2" / "frr.conf").mkdir()
+    run = flatfab("--root", str(tmp_path), "lab", "generate")
+    assert run.code == 2 and run.stderr.strip() == (
+        f"error: {tmp_path / 'labs' / 'lab' / 'leaf2' / 'frr.conf'}: is a directory where "
+        "`lab generate` writes a file (nothing was written)")
+    assert sorted(p.name for p in (tmp_path / "labs").rglob("*")) == ["frr.conf", "lab",
+                                                                      "leaf2"]
+    _no_traceback(run.stdout, run.stderr)

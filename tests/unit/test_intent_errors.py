@@ -17,6 +17,7 @@ import pytest
 from tasks.errors import InputError, InputProblem
 from tasks.intent.loader import load_intent
 from tasks.intent.models import Intent
+from tasks.yamlio import load_yaml
 from tests.conftest import ROOT, flatfab
 
 LAB = ROOT / "intents" / "lab"
@@ -290,3 +291,55 @@ def test_cli_error_line_keeps_bracketed_text_of_the_input(tmp_path: Path) -> Non
     result = flatfab("--root", str(root), "--fabric", "bad", "plan")
     assert result.code == 2
     assert "'gpu[ab]-*' matches no host" in result.stderr, result.stderr
+
+
+# --- merge keys (<<): what a merge brings in is named where it is written ---
+
+
+@pytest.mark.parametrize(("edits", "file", "path", "reason", "marker"), [
+    # the merged mapping lacks a required key: named at the mapping that merges it
+    ((replace(TENANTS, "  - name: blue\n    vrf_id: 100\n    prefixes: [10.100.0.0/16]",
+              "  - &t {name: blue, vrf_id: 100}  # anchor\n  - <<: *t\n    name: green"),),
+     TENANTS, "tenants[0].prefixes", "required key is missing", "# anchor"),
+    # a key the merge brought in is named at the line it is written on, in the anchor
+    ((replace(FABRIC, "leaf_asns: {first", "leaf_asns: &la {first"),
+      replace(FABRIC, "  - name: leaf1\n", "  - name: leaf1\n    <<: *la\n")),
+     FABRIC, "leaves[0].first", "unknown key 'first'", "&la"),
+    ((replace(TENANTS, "  - name: red\n    vrf_id: 200", "  - name: red\n    <<: {vrf_id: 100}"),),
+     TENANTS, "tenants[1].vrf_id", "VRF id 100 already used by tenant 'blue'", "<<:"),
+], ids=["merge-lacks-required-key", "merge-brings-unknown-key", "merge-brings-a-clash"])
+def test_merged_keys_are_named_where_they_are_written(
+        tmp_path: Path, edits: tuple[Edit, ...], file: str, path: str, reason: str,
+        marker: str) -> None:
+    error, directory = load_error(tmp_path, *edits)
+    found = [p for p in error.problems if p.path == path and reason in p.reason]
+    assert found, describe(error.problems)
+    assert found[0].line == line_of(directory / file, marker), describe(error.problems)
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("a: &a {x: 1, <<: *a}\n", "an alias or merge key refers to the node that holds it"),
+    ("a: &a {x: *a}\n", "an alias or merge key refers to the node that holds it"),
+    ("? [1, 2]\n: 1\n", "a key is a mapping or a list"),
+    ("a: &a {k: 1}\n" + "".join(f"b{i}: {{<<: *a}}\n" for i in range(1001)),
+     "merges beyond reason (more than 1000 merge keys"),
+    ("a: &a {" + ", ".join(f"k{i}: 1" for i in range(1000)) + "}\n"
+     + "".join(f"b{i}: {{<<: *a}}\n" for i in range(60)), "or 50000 merged values"),
+], ids=["merge-of-itself", "alias-of-itself", "key-is-a-list", "many-merges",
+        "merges-copy-too-much"])
+def test_yaml_shapes_refused_before_they_are_built(tmp_path: Path, text: str,
+                                                  reason: str) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_yaml(path)
+    [problem] = info.value.problems
+    assert reason in problem.reason and problem.line is not None, problem
+
+
+def test_a_few_merges_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text("base: &b {count: 2, nic: eth1}\n"
+                    + "".join(f"leaf{i}: {{<<: *b, count: {i}}}\n" for i in range(1, 200)))
+    doc = load_yaml(path)
+    assert doc["leaf7"] == {"count": 7, "nic": "eth1"}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
+from tasks.errors import InputError, InputProblem
 from tasks.intent.loader import load_intent
 from tasks.intent.models import Intent
 from tasks.intent.optics import REACH_M, Media, longest
@@ -236,3 +236,132 @@ def test_every_static_command_refuses_a_port_pattern_that_matches_nothing(
         assert run.code == 2, (command, run.stderr)
         assert run.stderr.strip() == expected, (command, run.stderr)
     assert not (tmp_path / "out").exists()
+
+
+# --- issue 19, the rest of the way: inputs that loaded silently -----------------------------
+
+HOSTS = "hosts.yaml"
+
+
+@pytest.mark.parametrize(("edit", "file", "path", "phrase"), [
+    # a YAML float is no AS number: 65000.0, or asdot written without quotes (1.10 -> 1.1)
+    (replace(FABRIC, "spine_asn: 65000", "spine_asn: 65000.0"), FABRIC, "underlay.spine_asn",
+     "65000.0 is a YAML number with a decimal point, not an AS number"),
+    (replace(FABRIC, "spine_asn: 65000", "spine_asn: 1.10"), FABRIC, "underlay.spine_asn",
+     "write asplain (65001), or asdot in quotes ('1.10')"),
+    (replace(FABRIC, "last: 65199}", "last: 65199.0}"), FABRIC, "underlay.leaf_asns.last",
+     "not an AS number"),
+    (replace(FABRIC, "spine_asn: 65000", "spine_asn: '70000.1'"), FABRIC, "underlay.spine_asn",
+     "each half of an asdot AS number is at most 65535"),
+    # asdot text is read as asdot, then judged like any AS number
+    (replace(FABRIC, "spine_asn: 65000", "spine_asn: '0.23456'"), FABRIC, "underlay.spine_asn",
+     "AS_TRANS (RFC 6793)"),
+    # a GPU host's fabric NIC
+    (replace(HOSTS, "nic: eth1", "nic: lo"), HOSTS, "defaults.nic",
+     "'lo' is the loopback interface (as frr names it), not a NIC"),
+    (append(HOSTS, "leaves:\n  leaf2:\n    hosts: [{}, {nic: eth0}]\n"), HOSTS,
+     "leaves.leaf2.hosts[1].nic", "'eth0' is the hosts' management interface"),
+    # qos: the fabric-wide map cannot move RoCE or CNP (it would be ignored)
+    (append(QOS, "dscp_to_tc: {26: 0}\n"), QOS, "dscp_to_tc[26]",
+     "would move RoCE DSCP 26 to class 0, but its class is roce.priority (3)"),
+    (append(QOS, "dscp_to_tc: {48: 1}\n"), QOS, "dscp_to_tc[48]",
+     "would move CNP DSCP 48 to class 1"),
+    # qos.asics: only switch platforms; a known family
+    (replace(QOS, "  frr: {family: spectrum-4}", "  ffr: {family: spectrum-4}"), QOS,
+     "asics.ffr", "unknown platform 'ffr' (eos, frr, linux_host, sonic)"),
+    (replace(QOS, "  frr: {family: spectrum-4}", "  linux_host: {family: generic}"), QOS,
+     "asics.linux_host", "platform 'linux_host' is for hosts"),
+    (replace(QOS, "  frr: {family: spectrum-4}", "  frr: {family: spectrum-9}"), QOS,
+     "asics.frr.family", "unknown ASIC family 'spectrum-9'"),
+], ids=["asn-float", "asn-unquoted-asdot", "asn-range-float", "asdot-half-too-big",
+        "asdot-reserved", "nic-lo", "nic-mgmt", "map-moves-roce", "map-moves-cnp",
+        "asic-misspelt-platform", "asic-host-platform", "asic-unknown-family"])
+def test_refused_at_load_too(tmp_path: Path, edit: Edit, file: str, path: str,
+                             phrase: str) -> None:
+    assert_refused(bad_copy(tmp_path / "lab", edit), file, path, phrase)
+
+
+def test_quoted_asdot_loads_as_its_number(tmp_path: Path) -> None:
+    folder = bad_copy(tmp_path / "lab", replace(FABRIC, "spine_asn: 65000",
+                                                "spine_asn: '0.65000'"))
+    assert load_intent(folder, known_platforms=PLATFORMS).fabric.underlay.spine_asn == 65000
+
+
+def test_the_fabric_asked_for_is_the_fabric_in_the_folder(tmp_path: Path) -> None:
+    folder = bad_copy(tmp_path / "other")
+    with pytest.raises(InputError) as caught:
+        load_intent(folder, known_platforms=PLATFORMS, fabric="other")
+    [problem] = caught.value.problems
+    assert (problem.path, problem.line) == ("name", 2), problem
+    assert problem.reason.startswith("'lab' is not 'other', the fabric asked for (--fabric")
+    assert isinstance(load_intent(folder, known_platforms=PLATFORMS, fabric="lab"), Intent)
+
+
+@pytest.mark.parametrize(("edits", "file", "path", "phrase"), [
+    ((replace(TENANTS, 'members: ["*-h2"]', "members: []"),
+      append(HOSTS, "host_pool: 10.50.0.0/16\n")), TENANTS, "tenants[1]",
+     "tenant 'red' has no members: its VRF (table 200) is configured on every leaf"),
+    ((replace(QOS, "priorities: [3]", "priorities: [3, 5]"),), QOS, "pfc.priorities[1]",
+     "PFC priority 5 carries no class (RoCE is on 3, CNP on 6, other DSCPs on 0)"),
+    ((override("  - devices: [leaf1]\n    dscp_to_tc: {26: 0}\n"),), QOS,
+     "overrides[0].dscp_to_tc[26]",
+     "moves RoCE DSCP 26 to class 0 on leaf1, out of its lossless class 3 (roce.priority)"),
+    ((replace(QOS, "hosts:\n  trust: dscp",
+              "hosts:\n  dscp_to_priority: {48: 0}\n  trust: dscp"),),
+     QOS, "hosts.dscp_to_priority[48]", "moves CNP DSCP 48 to class 0 on every host NIC"),
+    ((replace(QOS, "  frr: {family: spectrum-4}",
+              "  frr: {family: spectrum-4}\n  sonic: {family: spectrum-2}"),), QOS,
+     "asics.sonic", "no switch of this fabric runs sonic: this ASIC is never used"),
+], ids=["tenant-without-members", "pfc-priority-unused", "override-moves-roce",
+        "nic-map-moves-cnp", "asic-unused"])
+def test_warned_at_load(tmp_path: Path, edits: tuple[Edit, ...], file: str, path: str,
+                        phrase: str) -> None:
+    heard: list[InputProblem] = []
+    folder = bad_copy(tmp_path / "lab", *edits)
+    assert isinstance(load_intent(folder, known_platforms=PLATFORMS, warn=heard.append), Intent)
+    assert len(heard) == 1, heard
+    [warning] = heard
+    assert warning.file.endswith(file) and warning.path == path, warning
+    assert phrase in warning.reason and warning.line is not None, warning
+
+
+@pytest.mark.parametrize("fabric", ["lab", "lab4x16", "mixed", "numbered"])
+def test_the_examples_load_without_a_warning(fabric: str) -> None:
+    heard: list[InputProblem] = []
+    load_intent(ROOT / "intents" / fabric, known_platforms=PLATFORMS, fabric=fabric,
+                warn=heard.append)
+    assert heard == []
+
+
+def test_the_cli_prints_a_warning_as_one_line_and_goes_on(tmp_path: Path) -> None:
+    folder = bad_copy(tmp_path / "intents" / "lab",
+                      replace(QOS, "priorities: [3]", "priorities: [3, 4]  # spare"))
+    line = next(n for n, text in enumerate((folder / QOS).read_text().splitlines(), 1)
+                if "# spare" in text)
+    run = flatfab("--root", str(tmp_path), "plan")
+    assert run.code == 0, run.stderr
+    assert run.stderr.strip() == (
+        f"warning: {folder / QOS}:{line}: pfc.priorities[1]: PFC priority 4 carries no class "
+        "(RoCE is on 3, CNP on 6, other DSCPs on 0): its headroom and watchdog are reserved "
+        "for nothing")
+
+
+@pytest.mark.parametrize(("subnet", "expected"), [
+    ("10.100.200.0/24", "10.100.200.0/24 lies inside 10.100.0.0/16, the fabric's "
+     "tenants[0].prefixes[0] (intents/lab/tenants.yaml)"),
+    ("10.0.0.128/26", "10.0.0.128/26 lies inside 10.0.0.0/24, the fabric's "
+     "underlay.loopback_pool (intents/lab/fabric.yaml)"),
+    ("10.200.128.0/17", "10.200.128.0/17 lies inside 10.200.0.0/16, the fabric's "
+     "tenants[1].prefixes[0] (intents/lab/tenants.yaml)"),
+])
+def test_a_mgmt_subnet_inside_the_fabrics_pools_is_refused(tmp_path: Path, subnet: str,
+                                                           expected: str) -> None:
+    # no planned address lies in these subnets (yet): the pools they sit in are the fabric's
+    shutil.copytree(ROOT / "intents" / "lab", tmp_path / "intents" / "lab")
+    run = flatfab("--root", str(tmp_path), "lab", "generate", "--mgmt-subnet", subnet)
+    assert run.code == 2 and not (tmp_path / "labs").exists()
+    assert run.stderr.strip() == (f"error: --mgmt-subnet: {expected}; choose a management "
+                                  "subnet outside the fabric's pools")
+    assert flatfab("--root", str(tmp_path), "lab", "generate").code == 0
+    up = flatfab("--root", str(tmp_path), "lab", "up", "--mgmt-subnet", subnet)
+    assert up.code == 2 and up.stderr.strip().startswith(f"error: --mgmt-subnet: {expected}")
