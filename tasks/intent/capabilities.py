@@ -17,9 +17,6 @@ from tasks.platforms.base import Platform
 from tasks.yamlio import PathPart
 
 QOS = "qos"
-# the interface flatfab's host driver and the lab keep for management unless the inventory
-# names others (its mgmt_interfaces); a candidate touching it is refused at commit
-HOST_MGMT_DEFAULT = "eth0"
 
 
 def used_features(intent: Intent) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
@@ -122,6 +119,10 @@ def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator
     management interface: configuring the fabric there cuts the host off, or does nothing."""
     loopbacks = {p.names.loopback: name for name, p in sorted(platforms.items())
                  if p.facts.role == "switch"}
+    # a host platform's management interface (its data file); the inventory may name
+    # others, which the driver then refuses to configure at commit
+    management = {m: name for name, p in sorted(platforms.items()) if p.facts.role == "host"
+                  for m in p.facts.management_interfaces}
     written: list[tuple[str, tuple[PathPart, ...]]] = [
         (intent.hosts.defaults.nic, ("defaults", "nic"))]
     for leaf, spec in intent.hosts.leaves.items():
@@ -131,7 +132,8 @@ def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator
         if nic in loopbacks:
             yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as {loopbacks[nic]} "
                           "names it), not a NIC; the fabric NIC must be a data port")
-        elif nic == HOST_MGMT_DEFAULT:
-            yield Problem(HOSTS, path, f"{nic!r} is the hosts' management interface (the host "
-                          "driver and the lab keep it for management and refuse to configure "
-                          "it); the fabric NIC must be another port")
+        elif nic in management:
+            yield Problem(HOSTS, path, f"{nic!r} is the hosts' management interface (as "
+                          f"{management[nic]} names it: the host driver and the lab keep it "
+                          "for management and refuse to configure it); the fabric NIC must "
+                          "be another port")

@@ -107,6 +107,9 @@ class PlatformFacts(Facts):
     description: str
     sections: tuple[str, ...]  # named config sections, in render order
     naming: Naming | None = None  # switches only
+    # where the device has its management address: never a fabric port or NIC, and the
+    # drivers refuse a candidate that touches it (unless the inventory names others)
+    management_interfaces: tuple[str, ...]
     capabilities: Capabilities
     connection: Connection
     lab: LabNode
