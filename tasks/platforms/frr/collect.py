@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from tasks.asn import read_asn
 from tasks.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -21,11 +20,111 @@ from tasks.model.state import (
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import kernel_qos
-from tasks.platforms.readback import identity_from_bgp
+from tasks.platforms.readback import asn_of, identity_from_bgp
 
 # FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
 # collect through cli() for what that model lacks (the peer state: Active, Connect, ...)
 BGP_SUMMARY = "show bgp vrf all summary json"
+# the address families FRR's summary may hold per VRF, besides the IPv4 unicast flatfab uses
+OTHER_FAMILIES = ("ipv6Unicast", "l2VpnEvpn", "ipv4Multicast", "ipv6Multicast",
+                  "ipv4LabeledUnicast", "ipv6LabeledUnicast", "ipv4Vpn", "ipv6Vpn",
+                  "ipv4Flowspec", "ipv6Flowspec")
+
+
+def ipv4_unicast(vrf: object) -> tuple[dict[str, Any], bool]:
+    """(the VRF's IPv4 unicast summary, whether the VRF has one) in any FRR release's shape.
+
+    FRR 7.5 to 10.x nest each address family (`ipv4Unicast`, `ipv6Unicast`, `l2VpnEvpn`,
+    ...) under the VRF; a flat summary (`peers` right under the VRF, as `show ip bgp vrf all
+    summary json` prints it) is read as IPv4 unicast. A VRF with only other families gives
+    its AS and router id from the first of them, and no IPv4 peers.
+    """
+    if not isinstance(vrf, dict):
+        return {}, False
+    unicast = vrf.get("ipv4Unicast")
+    if isinstance(unicast, dict):
+        return unicast, True
+    if "peers" in vrf or "as" in vrf or "routerId" in vrf:
+        return vrf, True
+    other = next((vrf[f] for f in OTHER_FAMILIES if isinstance(vrf.get(f), dict)), {})
+    return {k: v for k, v in other.items() if k != "peers"}, False
+
+
+def prefixes_received(info: dict[str, Any]) -> int | None:
+    """A peer's received prefixes: `pfxRcd` (FRR 7.3 on), `prefixReceivedCount` (before);
+    None when the release prints neither (FRR leaves it out for a peer not Established)."""
+    for key in ("pfxRcd", "prefixReceivedCount"):
+        value = info.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+    return None
+
+
+def lldp_neighbors(data: object) -> dict[str, list[dict[str, str]]]:
+    """NAPALM's LLDP neighbours per local port from lldpcli JSON ("" for what is not sent).
+
+    lldpd 1.0.x `-f json` prints `interface` as an object for one neighbour and a list of
+    one-key objects for several; `-f json0` prints everything as lists (`name` inside).
+    The chassis is keyed by its system name, or is the bare `id` when the neighbour sends
+    no name; the port is its id when that is an interface name, else its description
+    (lldpd's default port id on Linux is the MAC address, the description the name).
+    """
+    lldp = data.get("lldp") if isinstance(data, dict) else None
+    if isinstance(lldp, list):  # json0, or an empty reply
+        lldp = lldp[0] if lldp and isinstance(lldp[0], dict) else {}
+    interfaces = lldp.get("interface", []) if isinstance(lldp, dict) else []
+    entries: list[tuple[str, Any]] = []
+    if isinstance(interfaces, dict):
+        entries = list(interfaces.items())
+    elif isinstance(interfaces, list):
+        for item in interfaces:
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                entries.append((item["name"], item))  # json0
+            elif isinstance(item, dict):
+                entries += list(item.items())
+    result: dict[str, list[dict[str, str]]] = {}
+    for local, entry in entries:
+        info = entry if isinstance(entry, dict) else {}
+        result.setdefault(str(local), []).append({
+            "hostname": _lldp_chassis_name(info.get("chassis")),
+            "port": _lldp_port(info.get("port"))})
+    return result
+
+
+def _first(value: Any) -> Any:
+    """json0 wraps every value in a list."""
+    return value[0] if isinstance(value, list) and value else value
+
+
+def _text(value: Any) -> str:
+    value = _first(value)
+    if isinstance(value, dict):
+        value = value.get("value", "")
+    return value if isinstance(value, str) else ""
+
+
+def _lldp_chassis_name(chassis: Any) -> str:
+    chassis = _first(chassis)
+    if not isinstance(chassis, dict):
+        return ""
+    if "name" in chassis:  # json0
+        return _text(chassis["name"])
+    ident = chassis.get("id")
+    if isinstance(ident, dict) and "type" in ident:
+        return ""  # the bare chassis: no system name
+    return next((key for key, value in chassis.items() if isinstance(value, dict)), "")
+
+
+def _lldp_port(port: Any) -> str:
+    port = _first(port)
+    if not isinstance(port, dict):
+        return ""
+    ident = _first(port.get("id"))
+    if isinstance(ident, dict) and ident.get("type") == "ifname" and _text(ident):
+        return _text(ident)
+    return _text(port.get("descr"))
 
 
 @runtime_checkable
@@ -91,20 +190,27 @@ def collect(driver: FrrReader, planned: DeviceState, probes: list[Probe]) -> Dev
     addresses: dict[str, Any] = driver.get_interfaces_ip()
     lldp: dict[str, Any] = _read(device, "lldp", driver.get_lldp_neighbors, {})
     bgp: dict[str, Any] = _read(device, "bgp", lambda: _bgp_summary(driver), {})
-    rib: dict[str, Any] = _read(device, "routes", driver.get_route_table, {})
+    rib_errors = len(device.errors)
+    rib: dict[str, Any] | None = _read(device, "routes", driver.get_route_table, None)
     names = set(interfaces) | {"lo"}
     for name in sorted(names):
         info = interfaces.get(name, {"mtu": None, "is_up": True, "speed": -1.0})
         link = links.get(name, {})
         master = link.get("master", "")
+        unread = [f for f in link.get("unread", "").split(",") if f]
+        for what in unread:
+            device.errors.append(f"interface {name}: the kernel does not report its {what}")
         ipv4 = addresses.get(name, {}).get("ipv4", {})
         neighbours = lldp.get(name, [])
         peer = (Endpoint(device=neighbours[0]["hostname"], port=neighbours[0]["port"])
-                if neighbours and neighbours[0]["hostname"] else None)
+                if neighbours and neighbours[0]["hostname"] and neighbours[0]["port"]
+                else None)
         speed = info.get("speed", -1.0)
         device.interfaces[name] = Interface(
             name=name, kind=_kind(name, planned, master),
-            vrf=link.get("vrf") or DEFAULT_VRF, mtu=info.get("mtu"), up=info.get("is_up"),
+            vrf=link.get("vrf") or DEFAULT_VRF,
+            mtu=None if "mtu" in unread else info.get("mtu"),
+            up=None if "flags" in unread else info.get("is_up"),
             addresses=sorted(f"{a}/{v['prefix_length']}" for a, v in ipv4.items()
                              if not a.startswith("127.")),
             bridge=master or None,
@@ -112,40 +218,76 @@ def collect(driver: FrrReader, planned: DeviceState, probes: list[Probe]) -> Dev
             speed_mbps=int(speed) if speed and speed > 0 else None, peer=peer)
         if name == "lo" and device.interfaces[name].addresses:
             device.loopback = device.interfaces[name].addresses[0]
-    for vrf_key, vrf in bgp.items():
-        vrf_name = vrf_key  # FRR names the default VRF `default`, as flatfab does
-        unicast = vrf.get("ipv4Unicast", vrf) if isinstance(vrf, dict) else {}
-        peers: dict[str, Any] = unicast.get("peers") or {}
-        instance = BgpInstance(vrf=vrf_name, asn=read_asn(unicast.get("as")),
-                               router_id=str(unicast.get("routerId", "")))
-        for key, info in peers.items():
-            is_interface = key in interfaces
-            instance.peers[key] = BgpPeer(
-                key=key, interface=key if is_interface else None,
-                address=None if is_interface else key, remote_asn=read_asn(info.get("remoteAs")),
-                peer_device=info.get("hostname") or None, state=info.get("state"),
-                prefixes_received=int(info.get("pfxRcd", 0)))
-        device.bgp[vrf_name] = instance
-        if vrf_name != DEFAULT_VRF:
-            device.vrfs[vrf_name] = planned.vrfs.get(vrf_name, 0)
+    for local, neighbours in sorted(lldp.items()):  # an LLDP neighbour flatfab cannot name
+        for neighbour in neighbours:
+            if not neighbour.get("hostname"):
+                device.errors.append(f"lldp: {local}: the neighbour sends no system name")
+            elif not neighbour.get("port"):
+                device.errors.append(f"lldp: {local}: the neighbour's port id is not an "
+                                     "interface name and it sends no port description")
+    _add_bgp(device, planned, bgp, set(interfaces))
     identity_from_bgp(device)
-    assert device.routes is not None
-    for vrf_name, table in rib.items():
-        routes: dict[str, Route] = {}
-        for prefix, entries in table.items():
-            for entry in entries:
-                if not entry.get("selected"):
-                    continue
-                hops = [NextHop(interface=h.get("interfaceName"), address=h.get("ip"))
-                        for h in entry.get("nexthops", []) if h.get("fib")]
-                routes[prefix] = Route(prefix=prefix, protocol=entry.get("protocol", ""),
-                                       nexthops=hops)
-        device.routes[vrf_name] = routes
+    if rib is None:
+        device.routes = None  # unread, not empty: no check judges a RIB it did not see
+        if len(device.errors) == rib_errors:
+            device.errors.append("routes: not read")
+    else:
+        device.routes = _routes(device, rib)
     if planned.qos is not None:
         lossless: dict[str, Any] = _read(device, "lossless", driver.get_lossless, {})
         if lossless:
             _add_lossless(device, lossless)
     return device
+
+
+def _add_bgp(device: DeviceState, planned: DeviceState, bgp: dict[str, Any],
+             interfaces: set[str]) -> None:
+    for vrf_name, vrf in bgp.items():  # FRR names the default VRF `default`, as flatfab does
+        if not isinstance(vrf, dict):
+            device.errors.append(f"bgp: VRF {vrf_name}: summary is not an object")
+            continue
+        unicast, _ = ipv4_unicast(vrf)
+        peers = unicast.get("peers") or {}
+        instance = BgpInstance(vrf=vrf_name,
+                               asn=asn_of(device, unicast.get("as"), f"bgp {vrf_name}"),
+                               router_id=str(unicast.get("routerId", "")))
+        for key, info in (peers.items() if isinstance(peers, dict) else []):
+            if not isinstance(info, dict):
+                device.errors.append(f"bgp {vrf_name}: peer {key}: not an object")
+                continue
+            is_interface = key in interfaces
+            state = info.get("state")
+            instance.peers[key] = BgpPeer(
+                key=key, interface=key if is_interface else None,
+                address=None if is_interface else key,
+                remote_asn=asn_of(device, info.get("remoteAs"), f"bgp {vrf_name} peer {key}"),
+                peer_device=str(info.get("hostname") or "") or None,
+                state=str(state) if state is not None else None,
+                prefixes_received=prefixes_received(info))
+        device.bgp[vrf_name] = instance
+        if vrf_name != DEFAULT_VRF:
+            device.vrfs[vrf_name] = planned.vrfs.get(vrf_name, 0)
+
+
+def _routes(device: DeviceState, rib: dict[str, Any]) -> dict[str, dict[str, Route]] | None:
+    """FRR's selected routes per VRF; None (unread) when a VRF's table has another shape."""
+    result: dict[str, dict[str, Route]] = {}
+    for vrf_name, table in rib.items():
+        if not isinstance(table, dict):
+            device.errors.append(f"routes: VRF {vrf_name}: the table is not an object")
+            return None
+        routes: dict[str, Route] = {}
+        for prefix, entries in table.items():
+            for entry in entries if isinstance(entries, list) else [entries]:
+                if not isinstance(entry, dict) or not entry.get("selected"):
+                    continue
+                hops = [NextHop(interface=h.get("interfaceName"), address=h.get("ip"))
+                        for h in entry.get("nexthops", [])
+                        if isinstance(h, dict) and h.get("fib")]
+                routes[prefix] = Route(prefix=prefix, protocol=str(entry.get("protocol", "")),
+                                       nexthops=hops)
+        result[vrf_name] = routes
+    return result
 
 
 def _add_lossless(device: DeviceState, lossless: dict[str, Any]) -> None:

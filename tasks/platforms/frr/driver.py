@@ -28,7 +28,12 @@ from tasks.asn import read_asn
 from tasks.platforms import configdb
 from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.collect import BGP_SUMMARY
+from tasks.platforms.frr.collect import (
+    BGP_SUMMARY,
+    ipv4_unicast,
+    lldp_neighbors,
+    prefixes_received,
+)
 from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
@@ -50,6 +55,28 @@ def normalize_frr(text: str) -> str:
 
 
 ASIC_FILE = "asic/config_db.json"
+
+
+def _kind(link: dict[str, Any]) -> str | None:
+    info = link.get("linkinfo")
+    kind = info.get("info_kind") if isinstance(info, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _int(value: Any, default: int) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else default
+
+
+def _address(addr: Any) -> tuple[str | None, int]:
+    """(address, prefix length) of an `addr_info` entry; (None, 0) when it holds none."""
+    if not isinstance(addr, dict) or addr.get("family") not in ("inet", "inet6"):
+        return None, 0
+    local, length = addr.get("local"), addr.get("prefixlen")
+    if not isinstance(local, str) or not isinstance(length, int):
+        return None, 0
+    return local, length
 
 
 @dataclass(frozen=True)
@@ -95,8 +122,9 @@ class FrrDriver(ShellDriver[FrrState]):
                            "uptime": "cat /proc/uptime", "version": "vtysh -c 'show version'",
                            "serial": "cat /etc/machine-id 2>/dev/null || true",
                            "model": "uname -m"})
+        # FRR 7.5 to 10.x: "FRRouting <release> (<host>)[ on Linux(<kernel>)]."
         version = next((line.strip() for line in out["version"].splitlines()
-                        if line.startswith("FRRouting")), "FRRouting")
+                        if line.strip().startswith("FRRouting")), "FRRouting")
         return {
             "hostname": out["hostname"].strip(),
             "fqdn": out["fqdn"].strip(),
@@ -119,10 +147,18 @@ class FrrDriver(ShellDriver[FrrState]):
         """The items of `_per_namespace(what)` by interface name, each with its VRF."""
         result: dict[str, dict[str, Any]] = {}
         for vrf, text in self._per_namespace(what).items():
-            for item in json.loads(text or "[]"):
-                if vrf != "default" and item["ifname"] == "lo":
+            try:
+                items = json.loads(text or "[]")
+            except ValueError:
+                raise DeviceCommandError(f"{self.hostname}: `ip -j {what}` of {vrf} is not "
+                                         f"JSON: {text.strip()[:120]}") from None
+            for item in items if isinstance(items, list) else []:
+                name = item.get("ifname") if isinstance(item, dict) else None
+                if not isinstance(name, str) or not name:
+                    continue  # iproute2 always names a link; anything else is not one
+                if vrf != "default" and name == "lo":
                     continue  # every VRF namespace has its own lo; the switch's is the default's
-                result[item["ifname"]] = {**item, "vrf": vrf}
+                result[name] = {**item, "vrf": vrf}
         return result
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
@@ -132,13 +168,17 @@ class FrrDriver(ShellDriver[FrrState]):
         for name, link in self._ip_json("link").items():
             if name == "lo":
                 continue
+            flags = link.get("flags") or []
+            # operstate UNKNOWN (lo, dummy, some virtual kinds): the carrier flag says
             result[name] = {
-                "is_up": link.get("operstate") == "UP" or "LOWER_UP" in link.get("flags", []),
-                "is_enabled": "UP" in link.get("flags", []),
-                "description": link.get("ifalias", ""),
+                "is_up": link.get("operstate") == "UP" or "LOWER_UP" in flags,
+                "is_enabled": "UP" in flags,
+                "description": str(link.get("ifalias", "")),
                 "last_flapped": -1.0,
-                "speed": float(link.get("speed", -1)) if "speed" in link else -1.0,
-                "mtu": int(link.get("mtu", 0)),
+                "speed": float(_int(link.get("speed"), -1)),
+                # NAPALM's model is an int: 0 when iproute2 prints none (get_interface_links
+                # says so, and collect reads it as unknown)
+                "mtu": _int(link.get("mtu"), 0),
                 "mac_address": str(link.get("address", "")).upper(),
             }
         return result
@@ -146,9 +186,22 @@ class FrrDriver(ShellDriver[FrrState]):
     def get_interface_links(self) -> dict[str, dict[str, str]]:
         """Not a NAPALM getter: each interface's VRF ("" for the default) and the bridge it
         is a port of ("" for none), as flatfab's collect needs them (lo left out)."""
-        return {name: {"vrf": "" if link["vrf"] == "default" else link["vrf"],
-                       "master": str(link.get("master", ""))}
-                for name, link in self._ip_json("link").items() if name != "lo"}
+        links = self._ip_json("link")
+        result: dict[str, dict[str, str]] = {}
+        for name, link in links.items():
+            if name == "lo":
+                continue
+            vrf = "" if link["vrf"] == "default" else link["vrf"]
+            master = str(link.get("master", ""))
+            if master and _kind(links.get(master, {})) == "vrf":
+                vrf, master = master, ""  # an l3mdev VRF device (not the netns backend)
+            entry = {"vrf": vrf, "master": master}
+            # what iproute2 leaves out for this link, so that collect reads it as unknown
+            unread = [f for f in ("mtu", "flags") if f not in link]
+            if unread:
+                entry["unread"] = ",".join(unread)
+            result[name] = entry
+        return result
 
     def get_network_instances(self, name: str = "") -> dict[str, dict[str, Any]]:
         """NAPALM's network instances: `default` and one L3VRF per VRF namespace, each with
@@ -168,10 +221,12 @@ class FrrDriver(ShellDriver[FrrState]):
         result: dict[str, dict[str, Any]] = {}
         for name, item in self._ip_json("addr").items():
             families: dict[str, Any] = {}
-            for addr in item.get("addr_info", []):
-                family = "ipv4" if addr.get("family") == "inet" else "ipv6"
-                families.setdefault(family, {})[addr["local"]] = {
-                    "prefix_length": int(addr["prefixlen"])}
+            for addr in item.get("addr_info") or []:
+                local, length = _address(addr)
+                if local is None:
+                    continue  # iproute2 4.x printed lifetime-only `{}` entries; no address
+                family = "ipv4" if addr["family"] == "inet" else "ipv6"
+                families.setdefault(family, {})[local] = {"prefix_length": length}
             if families:
                 result[name] = families
         return result
@@ -184,12 +239,19 @@ class FrrDriver(ShellDriver[FrrState]):
         """
         data = self._vtysh_json(BGP_SUMMARY)
         result: dict[str, dict[str, Any]] = {}
-        for vrf_name, vrf in data.items():
-            unicast = vrf.get("ipv4Unicast", vrf) if isinstance(vrf, dict) else {}
+        for vrf_name, vrf in (data.items() if isinstance(data, dict) else []):
+            unicast, _ = ipv4_unicast(vrf)
             key = "global" if vrf_name == "default" else vrf_name
             peers = {}
-            for peer, info in (unicast.get("peers") or {}).items():
+            found = unicast.get("peers")
+            for peer, info in (found.items() if isinstance(found, dict) else []):
+                if not isinstance(info, dict):
+                    continue
                 state = str(info.get("state", ""))
+                received = prefixes_received(info)
+                # NAPALM's model is an int; -1 (not 0) when FRR does not say
+                count = -1 if received is None else received
+                sent = info.get("pfxSnt")
                 peers[peer] = {
                     "local_as": read_asn(unicast.get("as")) or 0,
                     "remote_as": read_asn(info.get("remoteAs")) or 0,
@@ -197,11 +259,11 @@ class FrrDriver(ShellDriver[FrrState]):
                     "is_up": state == "Established",
                     "is_enabled": "Admin" not in state,
                     "description": str(info.get("desc", "")),
-                    "uptime": int(info.get("peerUptimeMsec", 0)) // 1000,
+                    "uptime": _int(info.get("peerUptimeMsec"), 0) // 1000,
                     "address_family": {"ipv4": {
-                        "received_prefixes": int(info.get("pfxRcd", 0)),
-                        "accepted_prefixes": int(info.get("pfxRcd", 0)),
-                        "sent_prefixes": int(info.get("pfxSnt", 0)),
+                        "received_prefixes": count,
+                        "accepted_prefixes": count,
+                        "sent_prefixes": _int(sent, -1),
                     }},
                 }
             result[key] = {"router_id": str(unicast.get("routerId", "")), "peers": peers}
@@ -209,18 +271,8 @@ class FrrDriver(ShellDriver[FrrState]):
 
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
         socket = f" -u {shlex.quote(self.lldp_socket)}" if self.lldp_socket else ""
-        data = (self._json(f"{LLDPCLI}{socket} -f json show neighbors") or {}).get("lldp", {})
-        interfaces = data.get("interface", []) if isinstance(data, dict) else []
-        if isinstance(interfaces, dict):  # lldpcli emits a dict for a single neighbour
-            interfaces = [{k: v} for k, v in interfaces.items()]
-        result: dict[str, list[dict[str, str]]] = {}
-        for entry in interfaces:
-            for local, info in entry.items():
-                chassis = info.get("chassis", {})
-                name = next(iter(chassis), "") if isinstance(chassis, dict) else ""
-                port = info.get("port", {}).get("id", {}).get("value", "")
-                result.setdefault(local, []).append({"hostname": name, "port": port})
-        return result
+        # lldpd 1.0.x: one neighbour is an object, several a list; json0 lists everything
+        return lldp_neighbors(self._json(f"{LLDPCLI}{socket} -f json show neighbors") or {})
 
     def get_route_table(self) -> dict[str, dict[str, Any]]:
         """Not a NAPALM getter: the IPv4 RIB of every VRF, one round trip.

@@ -19,8 +19,15 @@ from tasks.model.state import DeviceState, PortQos
 
 KERNEL_TABLE = "FLATFAB_KERNEL"
 TRAFFIC_CLASSES = range(8)
-CLASS_RE = re.compile(r"^class htb 1:1([0-7]) parent 1:1 .*?\bprio (\d+) rate (\d+)([KMG]?)bit")
-RATE_UNIT = {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1000.0}  # -> Mb/s
+# `tc class show` (text): "class htb 1:13 parent 1:1 leaf 13: prio 1 [quantum N] rate 25Gbit
+# ceil ...": iproute2 prints `quantum` (and `overhead`) only with -d, and rates as an integer
+# with a SI unit up to T, or an IEC one (Kibit, Mibit, ...) with -iec
+CLASS_RE = re.compile(r"^class htb 1:1([0-7]) parent 1:1 ")
+PRIO_RE = re.compile(r"\bprio (\d+)\b")
+RATE_RE = re.compile(r"\brate (\d+(?:\.\d+)?)([KMGT]?)(i?)bit\b")
+RATE_UNIT = {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1000.0, "T": 1e6}  # -> Mb/s
+IEC_UNIT = {"": 1e-6, "K": 1024 / 1e6, "M": 1024**2 / 1e6, "G": 1024**3 / 1e6,
+            "T": 1024**4 / 1e6}
 
 
 class KernelQosError(ValueError):
@@ -133,15 +140,63 @@ def _json(text: str, what: str) -> list[dict[str, Any]]:
     return data
 
 
+def _mbps(found: re.Match[str]) -> float:
+    units = IEC_UNIT if found.group(3) else RATE_UNIT
+    return float(found.group(1)) * units[found.group(2)]
+
+
+def _htb_default(value: object, link: str) -> int:
+    """The traffic class of HTB's default class 1:1<tc>.
+
+    iproute2 prints the default class id as hex text ("0x13", since `print_0xhex`); a JSON
+    number is the class minor itself (0x13 = 19); bare hex text ("13") is read as hex, as tc
+    writes it.
+    """
+    try:
+        if isinstance(value, int) and not isinstance(value, bool):
+            minor = value
+        elif isinstance(value, str):
+            minor = int(value, 16)
+        else:
+            raise ValueError
+    except ValueError:
+        raise KernelQosError(f"{link}: HTB default class {value!r} is not a class id") from None
+    if not 0x10 <= minor <= 0x17:
+        raise KernelQosError(f"{link}: HTB default class {minor:#x} is not a flatfab class")
+    return minor - 0x10
+
+
+def _int_field(value: object, what: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    raise KernelQosError(f"{what}: {value!r} is not a number")
+
+
+def _hex(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    try:
+        return int(value, 16) if isinstance(value, str) and value else None
+    except ValueError:
+        return None
+
+
 def parse_link(link: str, vrf: str, qdisc: str, filters: str, classes: str
                ) -> tuple[dict[str, str] | None, dict[int, dict[str, int]]]:
-    """(kernel row or None when the link has no flatfab queues, per-class counters)."""
-    qdiscs = _json(qdisc, f"tc qdisc of {link}")
+    """(kernel row or None when the link has no flatfab queues, per-class counters).
+
+    What tc adds (statistics flatfab does not use, `offload`, `direct_qlen`, ...) is
+    ignored; a counter tc does not print is left out, never taken as 0; a part of
+    flatfab's queues that tc shows in a shape flatfab cannot read raises KernelQosError.
+    """
+    qdiscs = [q for q in _json(qdisc, f"tc qdisc of {link}") if isinstance(q, dict)]
     root = next((q for q in qdiscs if q.get("root")), None)
     if root is None or root.get("kind") != "htb":
         return None, {}
-    default = str(root.get("options", {}).get("default", "0x10"))
-    default_tc = int(default, 16) - 0x10 if default.startswith("0x") else int(default) - 10
+    options = root.get("options") if isinstance(root.get("options"), dict) else {}
+    default_tc = _htb_default(options.get("default", "0x10"), link)
     limits: dict[int, int] = {}
     counters: dict[int, dict[str, int]] = {}
     for q in qdiscs:
@@ -149,31 +204,43 @@ def parse_link(link: str, vrf: str, qdisc: str, filters: str, classes: str
         match = re.fullmatch(r"1:1([0-7])", parent)
         if match and q.get("kind") == "bfifo":
             tc_id = int(match.group(1))
-            limits[tc_id] = int(q.get("options", {}).get("limit", 0))
-            counters[tc_id] = {k: int(q.get(k, 0)) for k in ("bytes", "packets", "drops")}
+            q_options = q.get("options") if isinstance(q.get("options"), dict) else {}
+            limits[tc_id] = _int_field(q_options.get("limit"), f"{link}: bfifo limit of TC "
+                                                               f"{tc_id}")
+            counters[tc_id] = {k: q[k] for k in ("bytes", "packets", "drops")
+                               if isinstance(q.get(k), int) and not isinstance(q[k], bool)}
     dscp_map: dict[int, int] = {}
     for item in _json(filters, f"tc filter of {link}"):
-        options = item.get("options", {})
-        match_ = options.get("match")
-        flow = re.fullmatch(r"1:1([0-7])", str(options.get("flowid", "")))
-        if not match_ or not flow:
+        options = item.get("options") if isinstance(item, dict) else None
+        if not isinstance(options, dict):
             continue
-        if match_.get("off") != 0 or match_.get("mask") != "fc0000":
+        flow = re.fullmatch(r"1:1([0-7])", str(options.get("flowid", "")))
+        if not flow:
+            continue
+        match_ = options.get("match")
+        if not isinstance(match_, dict):
+            raise KernelQosError(f"{link}: a tc filter into class 1:1{flow.group(1)} prints "
+                                 "no match flatfab can read")
+        value, mask = _hex(match_.get("value")), _hex(match_.get("mask"))
+        if match_.get("off") != 0 or mask != 0xFC0000 or value is None:
             raise KernelQosError(f"{link}: a tc filter matches something other than DSCP")
-        dscp_map[(int(match_["value"], 16) >> 16) >> 2] = int(flow.group(1))
+        dscp_map[(value >> 16) >> 2] = int(flow.group(1))
     strict, weights = [], {}
     speed = 0
     for line in classes.splitlines():  # the root's rate is the port speed; it may come last
-        rate = re.search(r"rate (\d+)([KMG]?)bit", line)
+        rate = RATE_RE.search(line)
         if line.startswith("class htb 1:1 root") and rate:
-            speed = round(int(rate.group(1)) * RATE_UNIT[rate.group(2)])
+            speed = round(_mbps(rate))
     for line in classes.splitlines():
         found = CLASS_RE.match(line)
         if found is None:
             continue
-        tc_id, prio = int(found.group(1)), int(found.group(2))
-        mbps = int(found.group(3)) * RATE_UNIT[found.group(4)]
-        if prio == 0:
+        prio, rate = PRIO_RE.search(line), RATE_RE.search(line)
+        if prio is None or rate is None:
+            raise KernelQosError(f"{link}: cannot read the prio and rate of {line.strip()!r}")
+        tc_id = int(found.group(1))
+        mbps = _mbps(rate)
+        if int(prio.group(1)) == 0:
             strict.append(tc_id)
         elif speed and round(mbps * 100 / speed):
             weights[tc_id] = round(mbps * 100 / speed)

@@ -130,21 +130,37 @@ def join_sections(links: str, frr: str, qos: str | None = None) -> str:
 
 
 def from_ip_json(outputs: dict[str, str], ignore: set[str]) -> dict[str, LinkSpec]:
-    """Running state from `ip -j -d link show` per namespace ('default' or a VRF name)."""
+    """Running state from `ip -j -d link show` per namespace ('default' or a VRF name).
+
+    What iproute2 adds (altnames, link_netnsid, linkinfo of kinds flatfab does not make,
+    ...) is ignored. A link without an `mtu` (iproute2 leaves it out for some kinds) is not
+    one flatfab can manage, so it has no line: a candidate that names it is refused as a
+    missing interface rather than judged against a guessed MTU.
+    """
     specs: dict[str, LinkSpec] = {}
     for vrf, text in outputs.items():
         try:
             links = json.loads(text or "[]")
         except ValueError as exc:
             raise LinksError(f"ip -j link output of VRF {vrf} is not JSON: {exc}") from None
+        if not isinstance(links, list):
+            raise LinksError(f"ip -j link output of VRF {vrf} is not a list")
         for link in links:
-            name = link.get("ifname", "")
-            if not name or name in ignore or name == "lo":
+            if not isinstance(link, dict):
                 continue
-            kind = (link.get("linkinfo") or {}).get("info_kind")
+            name = link.get("ifname", "")
+            mtu = link.get("mtu")
+            if not isinstance(name, str) or not name or name in ignore or name == "lo":
+                continue
+            if not isinstance(mtu, int) or isinstance(mtu, bool):
+                continue
+            info = link.get("linkinfo")
+            kind = info.get("info_kind") if isinstance(info, dict) else None
+            master = link.get("master")
+            flags = link.get("flags")
             specs[name] = LinkSpec(name=name, vrf=vrf, bridge=kind == "bridge",
-                                   master=link.get("master"), mtu=int(link.get("mtu", 0)),
-                                   up="UP" in link.get("flags", []))
+                                   master=master if isinstance(master, str) else None,
+                                   mtu=mtu, up=isinstance(flags, list) and "UP" in flags)
     return specs
 
 
