@@ -46,7 +46,8 @@ def ipv4_unicast(vrf: object) -> tuple[dict[str, Any], bool]:
         return unicast, True
     if "peers" in vrf or "as" in vrf or "routerId" in vrf:
         return vrf, True
-    other = next((vrf[f] for f in OTHER_FAMILIES if isinstance(vrf.get(f), dict)), {})
+    other: dict[str, Any] = next(
+        (vrf[f] for f in OTHER_FAMILIES if isinstance(vrf.get(f), dict)), {})
     return {k: v for k, v in other.items() if k != "peers"}, False
 
 

@@ -195,7 +195,8 @@ def parse_link(link: str, vrf: str, qdisc: str, filters: str, classes: str
     root = next((q for q in qdiscs if q.get("root")), None)
     if root is None or root.get("kind") != "htb":
         return None, {}
-    options = root.get("options") if isinstance(root.get("options"), dict) else {}
+    found_options = root.get("options")
+    options: dict[str, Any] = found_options if isinstance(found_options, dict) else {}
     default_tc = _htb_default(options.get("default", "0x10"), link)
     limits: dict[int, int] = {}
     counters: dict[int, dict[str, int]] = {}
@@ -204,20 +205,21 @@ def parse_link(link: str, vrf: str, qdisc: str, filters: str, classes: str
         match = re.fullmatch(r"1:1([0-7])", parent)
         if match and q.get("kind") == "bfifo":
             tc_id = int(match.group(1))
-            q_options = q.get("options") if isinstance(q.get("options"), dict) else {}
+            found_q = q.get("options")
+            q_options: dict[str, Any] = found_q if isinstance(found_q, dict) else {}
             limits[tc_id] = _int_field(q_options.get("limit"), f"{link}: bfifo limit of TC "
                                                                f"{tc_id}")
             counters[tc_id] = {k: q[k] for k in ("bytes", "packets", "drops")
                                if isinstance(q.get(k), int) and not isinstance(q[k], bool)}
     dscp_map: dict[int, int] = {}
     for item in _json(filters, f"tc filter of {link}"):
-        options = item.get("options") if isinstance(item, dict) else None
-        if not isinstance(options, dict):
+        item_options = item.get("options") if isinstance(item, dict) else None
+        if not isinstance(item_options, dict):
             continue
-        flow = re.fullmatch(r"1:1([0-7])", str(options.get("flowid", "")))
+        flow = re.fullmatch(r"1:1([0-7])", str(item_options.get("flowid", "")))
         if not flow:
             continue
-        match_ = options.get("match")
+        match_ = item_options.get("match")
         if not isinstance(match_, dict):
             raise KernelQosError(f"{link}: a tc filter into class 1:1{flow.group(1)} prints "
                                  "no match flatfab can read")
