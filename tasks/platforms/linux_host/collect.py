@@ -40,7 +40,11 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
                                             if name in planned.interfaces else None)
     device.static_routes = [StaticRoute(prefix=r.prefix, via=r.via, interface=r.nic)
                             for r in state.routes]
+    # what the host showed that flatfab could not read: named, and not judged
+    device.errors += [f"{what}: {why}" for what, why in sorted(state.unread.items())]
     for name, settings in state.qos.items():
+        if f"qos {name}" in state.unread:
+            continue  # its marking could not be read: no NIC settings to judge
         if name in device.interfaces:  # virtual NIC state, ToS and CNP DSCP from nftables
             device.interfaces[name].nic = nic_qos.to_model(settings, virtual=True)
     if probes:

@@ -52,6 +52,9 @@ class HostConfig:
     nics: dict[str, Nic] = field(default_factory=dict)
     routes: tuple[HostRoute, ...] = ()
     qos: dict[str, NicSettings] = field(default_factory=dict)  # lossless NIC settings
+    # read back only: what the host showed that flatfab could not read (what -> why); it is
+    # no part of the config text, and collect reports it instead of judging a default
+    unread: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 def format_config(config: HostConfig) -> str:
@@ -128,34 +131,71 @@ def _route(number: int, match: re.Match[str]) -> HostRoute:
     return HostRoute(prefix=str(prefix), via=str(via), nic=match["nic"])
 
 
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _list(data: object, what: str) -> list[dict[str, object]]:
+    if not isinstance(data, list):
+        raise HostConfigError(f"ip -j {what} output is not a list")
+    return [item for item in data if isinstance(item, dict)]
+
+
 def from_ip_json(links: str, addrs: str, routes: str, ignore: set[str]) -> HostConfig:
-    """Running state from `ip -j link`, `ip -j addr` and `ip -j route`."""
+    """Running state from `ip -j link`, `ip -j addr` and `ip -j route`.
+
+    What iproute2 adds that flatfab does not use (altnames, linkinfo, addr_info lifetimes
+    and labels, route flags and metrics, ...) is ignored. A NIC whose MTU iproute2 does not
+    print, and a route flatfab cannot express (multipath, an IPv6 next hop) through a data
+    NIC, are left out and named in `unread`.
+    """
     try:
         link_data, addr_data, route_data = (json.loads(t or "[]") for t in (links, addrs, routes))
     except ValueError as exc:
         raise HostConfigError(f"ip -j output is not JSON: {exc}") from None
+    unread: dict[str, str] = {}
     addr_of: dict[str, tuple[str, ...]] = {}
-    for item in addr_data:
-        addr_of[item["ifname"]] = tuple(
-            f"{a['local']}/{a['prefixlen']}" for a in item.get("addr_info", [])
-            if a.get("family") == "inet" and a.get("scope") == "global")
+    for item in _list(addr_data, "addr"):
+        infos = item.get("addr_info")
+        addr_of[str(item.get("ifname", ""))] = tuple(
+            f"{a['local']}/{a['prefixlen']}" for a in (infos if isinstance(infos, list) else [])
+            if isinstance(a, dict) and a.get("family") == "inet" and a.get("scope") == "global"
+            and isinstance(a.get("local"), str) and _int(a.get("prefixlen")) is not None)
     nics = {}
-    for link in link_data:
+    for link in _list(link_data, "link"):
         name = link.get("ifname", "")
-        if not name or name == "lo" or name in ignore:
+        if not isinstance(name, str) or not name or name == "lo" or name in ignore:
             continue
-        nics[name] = Nic(name=name, mtu=int(link.get("mtu", 0)),
-                         up="UP" in link.get("flags", []), addresses=addr_of.get(name, ()))
+        mtu, flags = _int(link.get("mtu")), link.get("flags")
+        if mtu is None or not isinstance(flags, list):
+            missing = "mtu" if mtu is None else "flags"
+            unread[f"nic {name}"] = f"`ip -j link` prints no {missing} for it"
+            continue
+        nics[name] = Nic(name=name, mtu=mtu, up="UP" in flags, addresses=addr_of.get(name, ()))
     host_routes = []
-    for route in route_data:
-        if route.get("protocol") == "kernel" or "gateway" not in route:
+    for route in _list(route_data, "route"):
+        if route.get("protocol") == "kernel":
+            continue
+        dst = str(route.get("dst", ""))
+        prefix = "0.0.0.0/0" if dst == "default" else (dst if "/" in dst else f"{dst}/32")
+        hops = route.get("nexthops")
+        if isinstance(hops, list):  # multipath: `ip route replace` per line cannot keep it
+            devs = sorted({str(h.get("dev")) for h in hops
+                           if isinstance(h, dict) and h.get("dev") in nics})
+            if devs:
+                unread[f"route {prefix} dev {','.join(devs)}"] = (
+                    "a multipath route, which flatfab does not express")
             continue
         if route.get("dev") not in nics:
             continue
-        dst = route.get("dst", "")
-        prefix = "0.0.0.0/0" if dst == "default" else (dst if "/" in dst else f"{dst}/32")
-        host_routes.append(HostRoute(prefix=prefix, via=route["gateway"], nic=route["dev"]))
-    return HostConfig(nics=nics, routes=tuple(host_routes))
+        gateway = route.get("gateway")
+        if isinstance(gateway, str) and dst:
+            host_routes.append(HostRoute(prefix=prefix, via=gateway, nic=str(route["dev"])))
+        elif isinstance(via := route.get("via"), dict):
+            unread[f"route {prefix} dev {route['dev']}"] = (
+                "its next hop is not an IPv4 gateway (`via` "
+                f"{via.get('family', '?')}), which flatfab does not express")
+    return HostConfig(nics=nics, routes=tuple(dict.fromkeys(host_routes)), unread=unread)
 
 
 def transition(current: HostConfig, desired: HostConfig) -> list[str]:

@@ -52,7 +52,9 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             "vendor": "Linux", "model": out["model"].strip(), "os_version": out["kernel"].strip(),
             "serial_number": out["serial"].strip(),
             "uptime": float(out["uptime"].split()[0]) if out["uptime"].strip() else -1.0,
-            "interface_list": sorted(link["ifname"] for link in links),
+            "interface_list": sorted(link["ifname"] for link in links
+                                     if isinstance(link, dict)
+                                     and isinstance(link.get("ifname"), str)),
         }
 
     @staticmethod
@@ -62,13 +64,17 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         result = {}
         for link in self._json_text(self._ip()["link"]):
-            if link["ifname"] == "lo":
+            name = link.get("ifname") if isinstance(link, dict) else None
+            if not isinstance(name, str) or name == "lo":
                 continue
-            result[link["ifname"]] = {
-                "is_up": "LOWER_UP" in link.get("flags", []),
-                "is_enabled": "UP" in link.get("flags", []),
-                "description": link.get("ifalias", ""), "last_flapped": -1.0,
-                "speed": -1.0, "mtu": int(link.get("mtu", 0)),
+            flags = link.get("flags") or []
+            mtu = link.get("mtu")
+            result[name] = {
+                "is_up": "LOWER_UP" in flags, "is_enabled": "UP" in flags,
+                "description": str(link.get("ifalias", "")), "last_flapped": -1.0,
+                # NAPALM's model is an int: 0 when iproute2 prints none (collect, which
+                # reads read_host_state, reports such a NIC as unread)
+                "speed": -1.0, "mtu": mtu if isinstance(mtu, int) else 0,
                 "mac_address": str(link.get("address", "")).upper(),
             }
         return result
@@ -76,10 +82,17 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
     def get_interfaces_ip(self) -> dict[str, dict[str, Any]]:
         result: dict[str, dict[str, Any]] = {}
         for item in self._json_text(self._ip()["addr"]):
-            for addr in item.get("addr_info", []):
-                family = "ipv4" if addr.get("family") == "inet" else "ipv6"
+            if not isinstance(item, dict) or not isinstance(item.get("ifname"), str):
+                continue
+            for addr in item.get("addr_info") or []:
+                # iproute2 4.x printed lifetime-only `{}` entries: no address in them
+                if (not isinstance(addr, dict) or addr.get("family") not in ("inet", "inet6")
+                        or not isinstance(addr.get("local"), str)
+                        or not isinstance(addr.get("prefixlen"), int)):
+                    continue
+                family = "ipv4" if addr["family"] == "inet" else "ipv6"
                 result.setdefault(item["ifname"], {}).setdefault(family, {})[addr["local"]] = {
-                    "prefix_length": int(addr["prefixlen"])}
+                    "prefix_length": addr["prefixlen"]}
         return result
 
     def probe(self, targets: list[tuple[str, int, bool]], count: int = 2,
@@ -145,14 +158,19 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             virtual = dict(nic_qos.parse_line(line, number)
                            for number, line in enumerate(out["qos"].splitlines(), 1)
                            if line.strip())
-            marks = nic_qos.marks_from_nft(out["nft"])
         except (cfg.HostConfigError, nic_qos.NicQosError) as exc:
             raise CandidateError(f"reading the host: {exc}") from None
+        unread = dict(state.unread)
         # only NICs that exist; in the lab ToS and CNP DSCP as the kernel really marks them
         if self.nic_backend == "lab":
-            virtual = nic_qos.with_marks(virtual, marks)
+            marks, problems = nic_qos.read_marks(out["nft"])
+            # a NIC whose marking nft shows in a shape flatfab cannot read keeps its stored
+            # settings in the config text; collect reports its lossless state as unread
+            unread.update({f"qos {nic}": problems.get(nic) or problems["*"]
+                           for nic in virtual if nic in problems or "*" in problems})
+            virtual = nic_qos.with_marks(virtual, marks, keep=set(problems))
         qos = {n: s for n, s in virtual.items() if n in state.nics}
-        return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos)
+        return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos, unread=unread)
 
     @property
     def _qos_file(self) -> str:

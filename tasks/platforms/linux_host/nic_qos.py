@@ -154,54 +154,104 @@ def nft_ruleset(qos: dict[str, NicSettings]) -> str:
 
 
 def _value(value: Any, names: dict[str, int], what: str) -> int:
-    if isinstance(value, int):
+    """A DSCP or ECN value as nft prints it: a number, a numeric text or a name (af41)."""
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value in names:
-        return names[value]
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in names:
+            return names[text]
+        try:
+            return int(text, 0)
+        except ValueError:
+            pass
     raise NicQosError(f"nftables: unknown {what} value {value!r}")
 
 
-def marks_from_nft(text: str) -> dict[str, tuple[int, int]]:
-    """NIC -> (RoCE ToS, CNP DSCP) as the loaded nftables rules mark them."""
-    if not text.strip():
-        return {}
+def _opcode(value: Any) -> int | None:
+    """The raw transport-header byte a rule matches (nft prints a number, or hex text)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
     try:
-        items = json.loads(text).get("nftables", [])
-    except (ValueError, AttributeError):
-        raise NicQosError("nftables: `nft -j list table` did not return JSON") from None
+        return int(value, 0) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def read_marks(text: str) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
+    """(NIC -> (RoCE ToS, CNP DSCP) as the loaded rules mark them, NIC -> why unreadable).
+
+    nftables 0.9.x to 1.x JSON: a `nftables` list of objects (`metainfo`, `table`,
+    `chain`, `rule`, ...); what flatfab does not use (counters, comments, other chains) is
+    ignored. A rule of flatfab's chain whose value cannot be read names its NIC ("*" for
+    output that is not nft's JSON at all).
+    """
+    if not text.strip():
+        return {}, {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}, {"*": "`nft -j list table` did not print JSON"}
+    items = data.get("nftables") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return {}, {"*": "`nft -j list table` printed no `nftables` list"}
     tos: dict[str, int] = {}
     cnp: dict[str, int] = {}
+    problems: dict[str, str] = {}
     for item in items:
         rule = item.get("rule") if isinstance(item, dict) else None
-        if not rule or rule.get("chain") != NFT_CHAIN:
+        if not isinstance(rule, dict) or rule.get("chain") != NFT_CHAIN:
             continue
         nic, is_cnp, dscp, ecn = None, False, None, 0
-        for expr in rule.get("expr", []):
-            match = expr.get("match")
-            mangle = expr.get("mangle")
-            if match and match.get("left", {}).get("meta", {}).get("key") == "oifname":
-                nic = str(match.get("right"))
-            elif match and match.get("left", {}).get("payload", {}).get("base") == "th":
-                is_cnp = match.get("right") == CNP_OPCODE
-            elif mangle:
-                field = mangle.get("key", {}).get("payload", {}).get("field")
-                if field == "dscp":
-                    dscp = _value(mangle.get("value"), DSCP_NAMES, "DSCP")
-                elif field == "ecn":
-                    ecn = _value(mangle.get("value"), ECN_NAMES, "ECN")
+        try:
+            for expr in rule.get("expr") or []:
+                match = expr.get("match") if isinstance(expr, dict) else None
+                mangle = expr.get("mangle") if isinstance(expr, dict) else None
+                left = match.get("left") if isinstance(match, dict) else None
+                if isinstance(left, dict) and (left.get("meta") or {}).get("key") == "oifname":
+                    nic = str(match.get("right")) if isinstance(match, dict) else None
+                elif isinstance(left, dict) and (left.get("payload") or {}).get("base") == "th":
+                    is_cnp = (_opcode(match.get("right")) if isinstance(match, dict)
+                              else None) == CNP_OPCODE
+                elif isinstance(mangle, dict):
+                    key = mangle.get("key")
+                    payload = key.get("payload") if isinstance(key, dict) else None
+                    field = payload.get("field") if isinstance(payload, dict) else None
+                    if field == "dscp":
+                        dscp = _value(mangle.get("value"), DSCP_NAMES, "DSCP")
+                    elif field == "ecn":
+                        ecn = _value(mangle.get("value"), ECN_NAMES, "ECN")
+        except NicQosError as exc:
+            problems[nic or "*"] = str(exc)
+            continue
         if nic is None or dscp is None:
             continue
         if is_cnp:
             cnp[nic] = dscp
         else:
             tos[nic] = dscp << 2 | ecn
-    return {nic: (tos.get(nic, 0), cnp.get(nic, 0)) for nic in sorted(set(tos) | set(cnp))}
+    marks = {nic: (tos.get(nic, 0), cnp.get(nic, 0)) for nic in sorted(set(tos) | set(cnp))
+             if nic not in problems}
+    return marks, problems
 
 
-def with_marks(qos: dict[str, NicSettings], marks: dict[str, tuple[int, int]]
-               ) -> dict[str, NicSettings]:
-    """The virtual NIC state with ToS and CNP DSCP as the kernel really marks them."""
-    return {nic: replace(s, tos=marks.get(nic, (0, 0))[0], cnp_dscp=marks.get(nic, (0, 0))[1])
+def marks_from_nft(text: str) -> dict[str, tuple[int, int]]:
+    """NIC -> (RoCE ToS, CNP DSCP) as the loaded nftables rules mark them; NicQosError when
+    any of flatfab's rules cannot be read (read_marks names the NIC instead)."""
+    marks, problems = read_marks(text)
+    if problems:
+        raise NicQosError("nftables: " + "; ".join(f"{nic}: {why}"
+                                                   for nic, why in sorted(problems.items())))
+    return marks
+
+
+def with_marks(qos: dict[str, NicSettings], marks: dict[str, tuple[int, int]],
+               keep: set[str] | None = None) -> dict[str, NicSettings]:
+    """The virtual NIC state with ToS and CNP DSCP as the kernel really marks them (NICs in
+    `keep`, whose marking could not be read, or every NIC when it holds "*", keep theirs)."""
+    kept = keep or set()
+    return {nic: s if nic in kept or "*" in kept else
+            replace(s, tos=marks.get(nic, (0, 0))[0], cnp_dscp=marks.get(nic, (0, 0))[1])
             for nic, s in qos.items()}
 
 
