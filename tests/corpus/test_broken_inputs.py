@@ -71,6 +71,11 @@ VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
         replace("qos.yaml", "  frr: {family: spectrum-4}", "  linux_host: {family: generic}"),),
     "asic-unknown-family": (
         replace("qos.yaml", "  frr: {family: spectrum-4}", "  frr: {family: spectrum-9}"),),
+    # a platform that cannot express the watchdog's action (EOS has no forward)
+    "watchdog-forward-on-eos": (
+        replace("fabric.yaml", "platform: frr", "platform: eos"),
+        replace("qos.yaml", "action: drop", "action: forward"),
+        replace("qos.yaml", "  frr: {family: spectrum-4}", "  eos: {family: trident-4}")),
     # the folder is intents/lab/, the name in it another: --fabric and fabric.yaml disagree
     "fabric-name-is-not-the-folder": (replace("fabric.yaml", "name: lab", "name: lab2"),),
 }

@@ -78,3 +78,27 @@ def test_an_unknown_platform_is_refused_with_the_known_ones(tmp_path: Path) -> N
     [problem] = caught.value.problems
     assert problem.file.endswith("fabric.yaml") and problem.path == "platform"
     assert "unknown platform 'junos' (eos, frr, linux_host, sonic)" in problem.reason
+
+
+@pytest.mark.parametrize(("qos", "path"), [
+    ({"pfc": {"watchdog": {"action": "forward"}}}, "pfc.watchdog.action"),
+    ({"overrides": [{"devices": ["spine1"], "watchdog": {"action": "forward"}}]},
+     "overrides[0].watchdog.action"),
+])
+def test_a_forwarding_watchdog_on_eos_is_refused(tmp_path: Path, qos: dict[str, object],
+                                                 path: str) -> None:
+    """EOS cannot express it: rendering drop instead would be silently wrong."""
+    with pytest.raises(InputError) as refused:
+        load_intent(_intent(tmp_path, "lab", "eos", qos), known_platforms=PLATFORMS)
+    [problem] = refused.value.problems
+    assert problem.file.endswith("qos.yaml") and problem.path == path
+    assert "platform eos cannot do this (pfc_watchdog_forward)" in problem.reason
+    assert "it has no forward action" in problem.reason
+
+
+def test_a_forwarding_watchdog_on_frr_and_sonic_loads(tmp_path: Path) -> None:
+    for platform in ("frr", "sonic"):
+        folder = _intent(tmp_path / platform, "lab", platform,
+                         {"pfc": {"watchdog": {"action": "forward"}}})
+        assert load_intent(folder, known_platforms=PLATFORMS).qos.pfc.watchdog.action == \
+            "forward"
