@@ -81,15 +81,27 @@ def _read(nornir: Nornir, switches: set[str]) -> tuple[Counters, list[Finding]]:
 
 
 def _delta(before: Counters, after: Counters, device: str, port: str, tc: int,
-           key: str) -> int:
-    now = after.get(device, {}).get(port, {}).get(tc, {}).get(key, 0)
-    then = before.get(device, {}).get(port, {}).get(tc, {}).get(key, 0)
-    return max(now - then, 0)
+           key: str) -> int | None:
+    """How much a counter grew; None when the switch does not keep it (never read as 0)."""
+    now = after.get(device, {}).get(port, {}).get(tc, {}).get(key)
+    then = before.get(device, {}).get(port, {}).get(tc, {}).get(key)
+    return None if now is None or then is None else max(now - then, 0)
 
 
-def _by_class(before: Counters, after: Counters, hop: Hop) -> dict[int, int]:
-    return {tc: sum(_delta(before, after, hop.device, p, tc, "packets") for p in hop.ports)
-            for tc in range(8)}
+def _summed(before: Counters, after: Counters, hop: Hop, tc: int, key: str) -> int | None:
+    deltas = [_delta(before, after, hop.device, p, tc, key) for p in hop.ports]
+    return None if any(d is None for d in deltas) else sum(d for d in deltas if d is not None)
+
+
+def _by_class(before: Counters, after: Counters, hop: Hop) -> dict[int, int | None]:
+    return {tc: _summed(before, after, hop, tc, "packets") for tc in range(8)}
+
+
+def _unread(hop: Hop, tc: int, key: str) -> Finding:
+    port = ",".join(hop.ports)
+    return Finding(check=CHECK, severity=Severity.INFO, device=hop.device, port=port,
+                   message=f"{hop.device}:{port} keeps no {key} counter for TC {tc}: not "
+                   "judged", expected=f"TC {tc} {key} counted", actual="unknown")
 
 
 def _judge(plan: FabricState, group: FlowGroup, before: Counters,
@@ -105,27 +117,35 @@ def _judge(plan: FabricState, group: FlowGroup, before: Counters,
     for label, (tc, expected) in classes.items():
         for hop in group_hops:
             seen, port = seen_at[hop], ",".join(hop.ports)
-            drops = sum(_delta(before, after, hop.device, p, tc, "drops") for p in hop.ports)
-            if drops and tc in plan.lossless.lossless:
+            drops = _summed(before, after, hop, tc, "drops")
+            if tc in plan.lossless.lossless and drops is None:
+                findings.append(_unread(hop, tc, "drops"))
+            elif drops and tc in plan.lossless.lossless:
                 findings.append(Finding(
                     check=DROPS, severity=Severity.ERROR, device=hop.device, port=port,
                     message=f"{hop.device}:{port} dropped {drops} packets in lossless TC {tc}",
                     expected="0", actual=str(drops)))
-            if hop.role == "spine":
+            queued = seen[tc]
+            if queued is None:
+                findings.append(_unread(hop, tc, "packets"))
+            elif hop.role == "spine":
                 # each spine carries only its ECMP share: judged together below
-                if seen[tc] == 0 and any(seen[o] for o in range(8) if o not in (tc, 0)):
+                if queued == 0 and any(seen[o] for o in range(8) if o not in (tc, 0)):
                     findings.append(Finding(
                         check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
                         message=f"{label} packets of {route} left {hop.device}:{port} in "
                         f"another class", expected=f"TC {tc}", actual=_classes(seen)))
-            elif seen[tc] < expected:
+            elif queued < expected:
                 findings.append(Finding(
                     check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
-                    message=f"{hop.device}:{port} queued {seen[tc]} of {expected} {label} "
+                    message=f"{hop.device}:{port} queued {queued} of {expected} {label} "
                     f"packets of {route} in TC {tc}", expected=f"{expected} in TC {tc}",
                     actual=_classes(seen)))
+        shares = [seen_at[h][tc] for h in spine_hops]
+        if any(share is None for share in shares):
+            continue  # a spine that keeps no counter: the spread is not known
         idle = [h for h in spine_hops if seen_at[h][tc] == 0]
-        if sum(seen_at[h][tc] for h in spine_hops) < expected:
+        if sum(share or 0 for share in shares) < expected:
             named = {f.device for f in findings if f.check == CHECK}
             for hop in idle:
                 if hop.device not in named:
@@ -144,7 +164,7 @@ def _judge(plan: FabricState, group: FlowGroup, before: Counters,
     return findings
 
 
-def _classes(seen: dict[int, int]) -> str:
+def _classes(seen: dict[int, int | None]) -> str:
     used = [f"TC {tc}: {n}" for tc, n in seen.items() if n]
     return ", ".join(used) or "none"
 
@@ -174,7 +194,8 @@ def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     if not findings:
         for group in groups:
             findings += _judge(plan, group, before, after)
-    return TrafficReport(findings=sorted(findings, key=lambda f: f.sort_key), groups=groups,
+    # flow groups that share a hop name the same unread counter once
+    return TrafficReport(findings=sorted(set(findings), key=lambda f: f.sort_key), groups=groups,
                          packets=packets,
                          timings={"send_s": round(time.monotonic() - sent_at, 3),
                                   "total_s": round(time.monotonic() - started, 3)})
