@@ -113,6 +113,23 @@ def test_a_repaired_tenant_path_verifies_clean_at_once(lab: Lab) -> None:
     assert "mtu 1500" in lab.sh(sender, "ip route get 10.100.2.11")  # still cached: ignored
 
 
+def test_a_stale_neighbour_entry_on_a_host_does_not_fail_verify(lab: Lab) -> None:
+    """leaf1-h1 still holds a MAC for its gateway that nobody has (a replaced switch that
+    sent no gratuitous ARP): its own ping fails until the entry ages out; verify judges the
+    network, which is fine."""
+    lab.sh("leaf1-h1", "ip neigh replace 10.100.1.1 lladdr 02:00:00:00:de:ad dev eth1 "
+           "nud reachable")
+    try:
+        ping = lab.sh("leaf1-h1", "ping -n -c 1 -W 1 10.100.2.11 >/dev/null; echo $?")
+        assert ping.strip() == "1"
+        lab.sh("leaf1-h1", "ip neigh replace 10.100.1.1 lladdr 02:00:00:00:de:ad dev eth1 "
+               "nud reachable")
+        result = lab.cli("verify", "--format", "json")
+        assert result.code == 0, result.stdout
+    finally:
+        lab.sh("leaf1-h1", "ip neigh del 10.100.1.1 dev eth1 || true")
+
+
 def test_stopped_spine_bgpd_names_sessions_and_ecmp_paths(lab: Lab) -> None:
     run_frr = lab.paths.node_dir("spine2") / "run-frr"
     # watchfrr would restart bgpd at once: stop the supervisor, then the daemon

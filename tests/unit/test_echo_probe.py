@@ -90,11 +90,19 @@ class Path:
                               capture_output=True, text=True, check=True, timeout=30).stdout
 
     def probe(self, address: str, payload: int, dont_fragment: bool) -> tuple[int, str]:
+        """The script as the host driver runs it, with one target: (code, summary)."""
+        [code, summary] = self.probe_many([(address, payload, dont_fragment)])[0]
+        return int(code), summary
+
+    def probe_many(self, targets: list[tuple[str, int, bool]]) -> list[list[str]]:
+        listed = [f"{a}/{p}/{int(df)}" for a, p, df in targets]
         run = subprocess.run(["ip", "netns", "exec", self.host, "python3", "-c",
-                              ECHO_PROBE_SOURCE, address, str(payload), "2", "1",
-                              str(int(dont_fragment))],
+                              ECHO_PROBE_SOURCE, "@@probe", "2", "1", *listed],
                              capture_output=True, text=True, timeout=30, check=False)
-        return run.returncode, (run.stdout + run.stderr).strip()
+        assert run.returncode == 0 and not run.stderr, run.stderr
+        lines = sorted(line.split(" ", 3) for line in run.stdout.splitlines())
+        assert [line[:2] for line in lines] == [["@@probe", str(i)] for i in range(len(targets))]
+        return [line[2:] for line in lines]
 
 
 @pytest.fixture
@@ -166,6 +174,14 @@ def test_above_the_device_mtu_is_a_local_error_and_no_route_is_named(path: Path)
     path.sh(path.host, "ip route del default")
     code, out = path.probe("10.7.7.7", 56, dont_fragment=False)
     assert code == 1 and "no route to 10.7.7.7" in out, out
+
+
+@root_only
+def test_every_target_is_probed_at_once_with_its_own_answer(path: Path) -> None:
+    answers = path.probe_many([("10.9.1.2", 9000 - 28, True), ("10.9.1.99", 56, False),
+                               ("10.9.0.1", 56, False)])
+    assert [code for code, _ in answers] == ["0", "1", "0"]
+    assert answers[1][1] == "2 packets transmitted, 0 received, 100% packet loss, 84 B no DF"
 
 
 @root_only

@@ -101,16 +101,14 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
 
         Not a NAPALM getter; verify uses it for reachability, MTU and isolation.
         """
-        # one shell runs every probe in parallel; each prints one PROBE_MARK line. The
-        # prober (echo_probe.py) judges the path as it is now: it resolves the next hop
-        # itself and ignores the path-MTU cache, so a repaired fault verifies clean at once.
-        lines = [f"ECHO_PROBE={shlex.quote(ECHO_PROBE_SOURCE)}"]
-        for index, (address, size, dont_fragment) in enumerate(targets):
-            lines.append(f'( out=$(python3 -c "$ECHO_PROBE" {shlex.quote(address)} {int(size)} '
-                         f"{count} {wait:g} {int(dont_fragment)} 2>&1); rc=$?; "
-                         f"echo \"{PROBE_MARK} {index} $rc $(echo \"$out\" | grep -v '^$' "
-                         f"| tail -n 1)\" ) &")
-        out = self._run("sh -s", stdin="\n".join([*lines, "wait", ""]),
+        # one prober (echo_probe.py) runs every probe at once and prints one PROBE_MARK line
+        # each. It judges the path as it is now: it resolves the next hop itself and ignores
+        # the path-MTU cache, so a repaired fault verifies clean at once.
+        listed = " ".join(shlex.quote(f"{address}/{int(size)}/{int(dont_fragment)}")
+                          for address, size, dont_fragment in targets)
+        lines = [f"ECHO_PROBE={shlex.quote(ECHO_PROBE_SOURCE)}",
+                 f'python3 -c "$ECHO_PROBE" {PROBE_MARK} {count} {wait:g} {listed}']
+        out = self._run("sh -s", stdin="\n".join([*lines, ""]),
                         timeout=30 + wait * count).stdout
         results: dict[int, dict[str, Any]] = {}
         for line in out.splitlines():

@@ -15,9 +15,10 @@ the device MTU only. Replies and ICMP errors come back through the kernel to a r
 socket; a router that cannot forward a DF packet is reported with its next-hop MTU.
 
 It is sent to the host as a script (python3 standard library only, no flatfab import):
-`python3 -c SOURCE ADDRESS PAYLOAD_BYTES COUNT WAIT_S DF(0|1)`, run as root (raw and
-packet sockets). Its last line reads like ping's summary; its exit code is 0 when an echo
-reply came back.
+`python3 -c SOURCE MARK COUNT WAIT_S ADDRESS/PAYLOAD_BYTES/DF(0|1)...`, run as root (raw
+and packet sockets). It probes every target at once and prints one line per target:
+`MARK INDEX CODE SUMMARY`, the code as ping's exit code (0: a reply came back) and the
+summary like ping's last line.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 ECHO_REQUEST, ECHO_REPLY, UNREACHABLE, TIME_EXCEEDED = 8, 0, 3, 11
@@ -161,8 +163,8 @@ def _mac_text(mac: bytes) -> str:
 
 
 def probe(address: str, payload_bytes: int, count: int, wait_s: float,
-          dont_fragment: bool) -> tuple[int, int, str]:
-    """(sent, replies, last error) of `count` echo requests to `address`."""
+          dont_fragment: bool, ident: int) -> tuple[int, int, str]:
+    """(sent, replies, last error) of `count` echo requests to `address`, ICMP id `ident`."""
     device, next_hop, source = route(address)
     # the loopback has no neighbours: any destination MAC is delivered
     mac = bytes(6) if device == "lo" else resolve(device, next_hop, source)
@@ -172,7 +174,7 @@ def probe(address: str, payload_bytes: int, count: int, wait_s: float,
                          f"{_mac_text(mac)} answers for it")
     listen = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     send = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
-    target, ident = socket.inet_aton(address), os.getpid() & 0xFFFF
+    target = socket.inet_aton(address)
     sent = replies = 0
     error = ""
     try:
@@ -202,19 +204,40 @@ def probe(address: str, payload_bytes: int, count: int, wait_s: float,
     return sent, replies, error
 
 
-def main(argv: list[str]) -> int:
-    address, payload, count = argv[0], int(argv[1]), int(argv[2])
-    wait_s, dont_fragment = float(argv[3]), argv[4] == "1"
+def summary(address: str, payload: int, count: int, wait_s: float, dont_fragment: bool,
+            ident: int) -> tuple[int, str]:
+    """(exit code as ping's: 0 answered, 1 not, 2 could not probe; ping-like summary)."""
     try:
-        sent, replies, error = probe(address, payload, count, wait_s, dont_fragment)
+        sent, replies, error = probe(address, payload, count, wait_s, dont_fragment, ident)
     except (ProbeError, OSError) as exc:
-        print(f"0 packets transmitted, 0 received, 100% packet loss; {exc}")
-        return 1 if isinstance(exc, ProbeError) else 2
+        return (1 if isinstance(exc, ProbeError) else 2,
+                f"0 packets transmitted, 0 received, 100% packet loss; {exc}")
     loss = 100 - (100 * replies // count if count else 0)
     flag = "DF" if dont_fragment else "no DF"
-    print(f"{sent} packets transmitted, {replies} received, {loss}% packet loss, "
-          f"{payload + 28} B {flag}" + (f"; {error}" if error else ""))
-    return 0 if replies else 1
+    return (0 if replies else 1,
+            f"{sent} packets transmitted, {replies} received, {loss}% packet loss, "
+            f"{payload + 28} B {flag}" + (f"; {error}" if error else ""))
+
+
+def main(argv: list[str]) -> int:
+    """MARK COUNT WAIT_S ADDRESS/PAYLOAD/DF...: every target probed at once (one thread
+    each, its own ICMP id), one line `MARK INDEX CODE SUMMARY` per target as it ends."""
+    mark, count, wait_s = argv[0], int(argv[1]), float(argv[2])
+    lock = threading.Lock()
+
+    def run(index: int, target: str) -> None:
+        address, payload, dont_fragment = target.split("/")
+        ident = (os.getpid() * 64 + index) & 0xFFFF
+        code, line = summary(address, int(payload), count, wait_s, dont_fragment == "1", ident)
+        with lock:
+            print(f"{mark} {index} {code} {line}", flush=True)
+
+    threads = [threading.Thread(target=run, args=(i, t)) for i, t in enumerate(argv[3:])]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return 0
 
 
 if __name__ == "__main__":
