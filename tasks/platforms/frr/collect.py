@@ -19,7 +19,7 @@ from tasks.model.state import (
 )
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver
-from tasks.platforms.frr import kernel_qos
+from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.readback import asn_of, identity_from_bgp
 
 # FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
@@ -291,8 +291,39 @@ def _routes(device: DeviceState, rib: dict[str, Any]) -> dict[str, dict[str, Rou
     return result
 
 
+def _add_dcb(device: DeviceState, lossless: dict[str, Any]) -> None:
+    """What each DCB port's hardware holds, over the stored tables for what it cannot say."""
+    try:
+        stored, ports = configdb.from_config_db(lossless["config_db"], virtual=False)
+    except configdb.ConfigDbError as exc:
+        device.errors.append(f"lossless: {exc}")
+        return
+    if stored is None:
+        return
+    out: dict[str, str] = lossless.get("dcb", {})
+    qos = dcb.read_device(stored, out, lossless.get("devlink"))
+    profiles = dict(qos.profiles)
+    for name, port in sorted(ports.items()):
+        iface = device.interfaces.get(name)
+        if iface is None:
+            continue
+        seen, added, errors = dcb.read_port(name, port, qos, out)
+        device.errors += errors
+        profiles.update(added)
+        if seen is None:
+            continue  # unread: no check judges it, the error says why
+        iface.qos = seen
+        for sub in device.interfaces.values():
+            if sub.parent == name and sub.name != name:
+                sub.qos = seen  # DCB is per physical port: its VRF sub-interfaces share it
+    device.qos = qos.model_copy(update={"profiles": profiles})
+
+
 def _add_lossless(device: DeviceState, lossless: dict[str, Any]) -> None:
     """Virtual ASIC tables for what only an ASIC enforces; the kernel's own DSCP map."""
+    if "dcb" in lossless:
+        _add_dcb(device, lossless)
+        return
     try:
         device.qos, ports = configdb.from_config_db(lossless["config_db"], virtual=True)
     except configdb.ConfigDbError as exc:

@@ -339,11 +339,30 @@ class FrrDriver(ShellDriver[FrrState]):
         return db, counters
 
     def get_lossless(self) -> dict[str, Any]:
-        """Not a NAPALM getter: the virtual ASIC tables, kernel queue rows and counters."""
+        """Not a NAPALM getter: the virtual ASIC tables, kernel queue rows and counters; with
+        `qos_backend: dcb` the stored tables and what each port's hardware holds (`dcb`)."""
         links = links_mod.from_ip_json(self._per_namespace("link"), self.mgmt_interfaces)
+        if self.qos_backend == "dcb":
+            return self._read_dcb(links)
         db, counters = self._read_qos(links)
         kernel = db.pop(kernel_qos.KERNEL_TABLE, {})
         return {"config_db": db, "kernel": kernel, "counters": counters}
+
+    def _read_dcb(self, links: dict[str, links_mod.LinkSpec]) -> dict[str, Any]:
+        """The stored tables (what flatfab set) and each physical port's DCB, qdisc and pool
+        state as the hardware reports it, in one round trip."""
+        path = shlex.quote(f"{self.state_dir}/{ASIC_FILE}")
+        ports = [name for name, spec in links.items() if not spec.bridge and "." not in name]
+        out = self._batch({"asic": f"cat {path} 2>/dev/null || true",
+                           **dcb.readback_commands(ports, self.devlink)})
+        try:
+            db = configdb.load(out["asic"]) if out["asic"].strip() else {}
+        except configdb.ConfigDbError as exc:
+            raise DeviceCommandError(f"{self.hostname}: lossless state: {exc}") from None
+        db.pop(kernel_qos.KERNEL_TABLE, None)
+        out.pop("asic")
+        return {"config_db": db, "kernel": {}, "counters": {}, "dcb": out,
+                "devlink": self.devlink}
 
     def _format(self, state: FrrState) -> str:
         frr = state.frr
