@@ -166,6 +166,9 @@ class NicQos(Model):
     tc_bw: list[int]  # 8 entries, percent
     pfc_prevention_ms: int
     virtual: bool = False
+    # observed only: setting (a field name above) -> why it could not be read; such a
+    # setting's value is a placeholder, never judged
+    unknown: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
 
 
 class LosslessProfile(Model):

@@ -28,14 +28,19 @@ from tasks.model.state import Interface, LinkKind, LosslessProfile, NicQos, Port
 
 def _nic_only(nic: NicQos, lossless: LosslessProfile) -> list[Issue]:
     """What a NIC must send and enable whatever its leaf does."""
-    issues = []
+    issues: list[Issue] = []
+    unread = nic.unknown  # settings the NIC did not state: state.unknown names them
     dscp = nic.roce_tos >> 2
-    if dscp not in lossless.roce_dscp:
+    if "roce_tos" in unread:
+        pass
+    elif dscp not in lossless.roce_dscp:
         issues.append(Issue(f"marks RoCE with ToS {nic.roce_tos} (DSCP {dscp}), not a RoCE "
                             "DSCP", f"DSCP {fmt_set(lossless.roce_dscp)}", f"DSCP {dscp}",
                             kernel=True))
     ecn_bits = nic.roce_tos & 0b11
-    if ecn_bits in (0b00, 0b11):
+    if "roce_tos" in unread:
+        pass
+    elif ecn_bits in (0b00, 0b11):
         # RFC 3168: RoCE must leave as ECN-capable (ECT) for switches to mark it
         issues.append(Issue(f"sends RoCE with ToS {nic.roce_tos}, whose ECN field is "
                             f"{'not-ECT' if ecn_bits == 0 else 'CE'}: switches cannot mark it",
@@ -45,11 +50,14 @@ def _nic_only(nic: NicQos, lossless: LosslessProfile) -> list[Issue]:
         issues.append(Issue(f"sends RoCE with ToS {nic.roce_tos}, the intent says "
                             f"{lossless.roce_tos}", f"ToS {lossless.roce_tos}",
                             f"ToS {nic.roce_tos}", kernel=True))
-    if nic.cnp_dscp not in lossless.cnp_dscp:
+    if "cnp_dscp" not in unread and nic.cnp_dscp not in lossless.cnp_dscp:
         issues.append(Issue(f"marks CNPs with DSCP {nic.cnp_dscp}, not a CNP DSCP",
                             f"DSCP {fmt_set(lossless.cnp_dscp)}", f"DSCP {nic.cnp_dscp}",
                             kernel=True))
-    for name, enabled in (("notification point", nic.ecn_np), ("reaction point", nic.ecn_rp)):
+    for field, name, enabled in (("ecn_np", "notification point", nic.ecn_np),
+                                 ("ecn_rp", "reaction point", nic.ecn_rp)):
+        if field in unread:
+            continue
         missing = set(lossless.lossless) - set(enabled)
         if missing:
             issues.append(Issue(f"has no ECN {name} on lossless priority {fmt_set(missing)}",
@@ -62,14 +70,14 @@ def _paired(nic: NicQos, port: PortQos,
             lossless: LosslessProfile) -> list[tuple[str, Issue, Issue]]:
     """(field, issue named at the NIC, issue named at the leaf port) for every pair that
     disagrees."""
-    issues = []
-    if nic.trust != port.trust:
+    issues: list[tuple[str, Issue, Issue]] = []
+    if "trust" not in nic.unknown and nic.trust != port.trust:
         issues.append(("trust", Issue(f"trusts {nic.trust}, its leaf port trusts {port.trust}",
                                       port.trust, nic.trust),
                        Issue(f"trusts {port.trust}, its host NIC trusts {nic.trust}",
                              nic.trust, port.trust)))
     pfc = fmt_set(port.pfc)
-    for dscp in lossless.roce_dscp:
+    for dscp in [] if {"dscp_to_priority", "pfc"} & nic.unknown.keys() else lossless.roce_dscp:
         prio = at(nic.dscp_to_priority, dscp)
         if prio not in port.pfc:
             issues.append(("pfc", Issue(
@@ -78,7 +86,7 @@ def _paired(nic: NicQos, port: PortQos,
                 f"does not pause priority {prio}, on which its host NIC sends RoCE DSCP "
                 f"{dscp} (PFC on {pfc})", f"PFC on {prio}", f"PFC on {pfc}")))
     leaf_tc = at(port.maps.dscp_to_tc, nic.cnp_dscp)
-    if nic.cnp_priority != leaf_tc:
+    if not {"cnp_dscp", "cnp_priority"} & nic.unknown.keys() and nic.cnp_priority != leaf_tc:
         issues.append(("cnp", Issue(
             f"sends CNPs (DSCP {nic.cnp_dscp}) on priority {nic.cnp_priority}, its leaf port "
             f"classifies them into TC {leaf_tc}", f"priority {leaf_tc}",
@@ -136,16 +144,16 @@ def agreement(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 # (what the setting is called, how to read it from a NicQos as text); every NIC setting the
 # host config sets, except what `host.agreement` already judges against the fabric profile
 # (the RoCE ToS and the CNP DSCP).
-_NIC_SETTINGS: tuple[tuple[str, Callable[[NicQos], str]], ...] = (
-    ("trust", lambda n: n.trust),
-    ("PFC priorities", lambda n: fmt_set(n.pfc)),
-    ("CNP priority", lambda n: str(n.cnp_priority)),
-    ("ECN notification point priorities", lambda n: fmt_set(n.ecn_np)),
-    ("ECN reaction point priorities", lambda n: fmt_set(n.ecn_rp)),
-    ("DCQCN", lambda n: "on" if n.dcqcn else "off"),
-    ("strict-priority TCs", lambda n: fmt_set(n.strict_tcs)),
-    ("TC bandwidth", lambda n: ",".join(map(str, n.tc_bw))),
-    ("PFC storm prevention", lambda n: f"{n.pfc_prevention_ms} ms"),
+_NIC_SETTINGS: tuple[tuple[str, str, Callable[[NicQos], str]], ...] = (
+    ("trust", "trust", lambda n: n.trust),
+    ("PFC priorities", "pfc", lambda n: fmt_set(n.pfc)),
+    ("CNP priority", "cnp_priority", lambda n: str(n.cnp_priority)),
+    ("ECN notification point priorities", "ecn_np", lambda n: fmt_set(n.ecn_np)),
+    ("ECN reaction point priorities", "ecn_rp", lambda n: fmt_set(n.ecn_rp)),
+    ("DCQCN", "dcqcn", lambda n: "on" if n.dcqcn else "off"),
+    ("strict-priority TCs", "strict_tcs", lambda n: fmt_set(n.strict_tcs)),
+    ("TC bandwidth", "tc_bw", lambda n: ",".join(map(str, n.tc_bw))),
+    ("PFC storm prevention", "pfc_prevention_ms", lambda n: f"{n.pfc_prevention_ms} ms"),
 )
 
 
@@ -164,11 +172,13 @@ def _map_differences(seen: NicQos, plan: NicQos) -> Issue | None:
 
 def _against_intent(seen: NicQos, plan: NicQos) -> list[Issue]:
     issues = []
-    for what, read in _NIC_SETTINGS:
+    for what, field, read in _NIC_SETTINGS:
+        if field in seen.unknown:
+            continue  # not read from the NIC: state.unknown says why
         want, got = read(plan), read(seen)
         if want != got:
             issues.append(Issue(f"has {what} {got}, the intent says {want}", want, got))
-    moved = _map_differences(seen, plan)
+    moved = None if "dscp_to_priority" in seen.unknown else _map_differences(seen, plan)
     if moved is not None:
         issues.append(moved)
     return issues

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.checks.lossless.common import port_groups
+from tasks.checks.lossless.common import nics, port_groups
 from tasks.model.state import Role
 
 
 @check("state.unknown", "Every lossless setting a check judges was read from the device",
        scope=Scope.DEVICE, severity=Severity.INFO, stages=[Stage.LIVE])
 def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads the `unknown` reasons collect left on switches, ports and watchdogs; expects
-    none; reports each as information (not a failure): the setting was not judged."""
+    """Reads the `unknown` reasons collect left on switches, ports, watchdogs and host NICs;
+    expects none; reports each as information (not a failure): the setting was not judged."""
     for name in ctx.state.devices:
         device = ctx.observed(name)
         if device is None or device.role is Role.HOST or device.qos is None:
@@ -37,3 +37,8 @@ def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                 yield item.finding(port.device.name, f"{port.name} {setting} is not judged: "
                                    f"{why}", port=port.iface.name, expected="read from the device",
                                    actual="unknown", virtual=port.virtual)
+    for nic in nics(ctx):
+        for setting, why in sorted(nic.nic.unknown.items()):
+            yield item.finding(nic.device.name, f"{nic.name} {setting} is not judged: {why}",
+                               port=nic.iface.name, expected="read from the device",
+                               actual="unknown", virtual=nic.nic.virtual)

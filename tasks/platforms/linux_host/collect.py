@@ -42,6 +42,15 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
                             for r in state.routes]
     # what the host showed that flatfab could not read: named, and not judged
     device.errors += [f"{what}: {why}" for what, why in sorted(state.unread.items())]
+    if getattr(driver, "nic_backend", "lab") == "connectx" and hasattr(driver, "read_connectx"):
+        # the hardware's settings, not flatfab's stored qos.conf
+        seen, unread = driver.read_connectx()
+        device.errors += [f"{what}: {why}" for what, why in sorted(unread.items())]
+        for name, nic in seen.items():
+            if name in device.interfaces:
+                device.interfaces[name].nic = nic
+        state = cfg.HostConfig(nics=state.nics, routes=state.routes, qos={},
+                               unread=state.unread)
     for name, settings in state.qos.items():
         if f"qos {name}" in state.unread:
             continue  # its marking could not be read: no NIC settings to judge

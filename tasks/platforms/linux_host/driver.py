@@ -174,6 +174,26 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
     def _qos_file(self) -> str:
         return f"{self.state_dir}/nic/qos.conf"
 
+    def read_connectx(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Not a NAPALM getter (`nic_backend: connectx`): each NIC flatfab configures as the
+        hardware holds it (mlnx_qos, sysfs ECN and CNP, RDMA-CM ToS, ethtool), and the NICs
+        that cannot be read, with the reason."""
+        stored = self._read_state().qos
+        commands: dict[str, str] = {}
+        for nic in sorted(stored):
+            commands |= nic_qos.connectx_read_commands(
+                shlex.quote(nic), self.rdma_devices.get(nic, "mlx5_0"))
+        out = self._batch(commands) if commands else {}
+        seen: dict[str, Any] = {}
+        unread: dict[str, str] = {}
+        for nic, settings in sorted(stored.items()):
+            model, why = nic_qos.read_connectx(shlex.quote(nic), settings, out)
+            if model is None:
+                unread[f"qos {nic}"] = why or "not read"
+            else:
+                seen[nic] = model
+        return seen, unread
+
     def get_lossless(self) -> dict[str, Any]:
         """Not a NAPALM getter: NIC -> lossless settings (virtual in the lab but ToS/CNP)."""
         return {nic: nic_qos.to_model(s, virtual=True)

@@ -281,3 +281,106 @@ def connectx_commands(nic: str, s: NicSettings, rdma_device: str = "mlx5_0",
              f"echo {s.cnp_priority} > /sys/class/net/{nic}/ecn/roce_np/cnp_802p_prio",
              f"ethtool --set-tunable {nic} pfc-prevention-tout {s.pfc_prevention_ms}"]
     return cmds
+
+
+# ---- real hosts: reading ConnectX back -----------------------------------------------------
+
+MLNX_TRUST_RE = re.compile(r"^\s*Priority trust state:\s*(\w+)", re.M)
+MLNX_DSCP_RE = re.compile(r"^\s*prio:\s*(\d)\s+dscp:\s*([\d,\s]*?)\s*$", re.M)
+MLNX_PFC_RE = re.compile(r"^\s*enabled\s+((?:[01]\s*){8})$", re.M)
+MLNX_TC_RE = re.compile(r"^\s*tc:\s*(\d)\b[^\n]*?tsa:\s*(\w+)(?:,\s*bw:\s*(\d+)\s*%)?", re.M)
+SYSFS_VALUES = ("cnp_dscp", "cnp_802p_prio")
+
+
+def parse_mlnx_qos(text: str) -> tuple[dict[str, Any], str | None]:
+    """trust, pfc, dscp_to_priority, strict_tcs and tc_bw from `mlnx_qos -i <nic>` text
+    (MLNX_OFED 5.x to DOCA-OFED 24.x); ({}, why) when a section is missing."""
+    trust = MLNX_TRUST_RE.search(text)
+    pfc = MLNX_PFC_RE.search(text)
+    tcs = MLNX_TC_RE.findall(text)
+    if trust is None or pfc is None or len({tc for tc, _, _ in tcs}) != 8:
+        return {}, ("`mlnx_qos` printed no trust state, PFC table or 8 TCs"
+                    + (f": {text.strip().splitlines()[0][:120]}" if text.strip() else ""))
+    table = [d >> 3 for d in range(64)]
+    for prio, dscps in MLNX_DSCP_RE.findall(text):
+        for dscp in (d for d in dscps.replace(" ", "").split(",") if d):
+            if int(dscp) < 64:
+                table[int(dscp)] = int(prio)
+    bw = [0] * 8
+    strict = []
+    for tc, tsa, share in tcs:
+        if tsa == "strict":
+            strict.append(int(tc))
+        bw[int(tc)] = int(share) if share else 0
+    return {"trust": trust.group(1).lower(), "pfc": [p for p, v in enumerate(
+        pfc.group(1).split()) if v == "1"], "dscp_to_priority": table,
+        "strict_tcs": sorted(strict), "tc_bw": bw}, None
+
+
+def connectx_read_commands(nic: str, rdma_device: str = "mlx5_0", port: int = 1
+                           ) -> dict[str, str]:
+    """Batch keys -> commands that read back what connectx_commands sets (stderr kept)."""
+    ecn = f"/sys/class/net/{nic}/ecn"
+    commands = {f"mlnx_qos {nic}": f"mlnx_qos -i {nic} 2>&1"}
+    for point in ("np", "rp"):
+        for prio in range(8):
+            commands[f"ecn {point} {nic} {prio}"] = f"cat {ecn}/roce_{point}/enable/{prio} 2>&1"
+    for name in SYSFS_VALUES:
+        commands[f"{name} {nic}"] = f"cat {ecn}/roce_np/{name} 2>&1"
+    commands[f"tos {nic}"] = (f"cat /sys/kernel/config/rdma_cm/{rdma_device}/ports/{port}/"
+                              "default_roce_tos 2>&1")
+    commands[f"prevention {nic}"] = f"ethtool --get-tunable {nic} pfc-prevention-tout 2>&1"
+    return commands
+
+
+def _number(text: str) -> int | None:
+    value = text.strip()
+    return int(value) if value.isdigit() else None
+
+
+def read_connectx(nic: str, stored: NicSettings, out: dict[str, str]
+                  ) -> tuple[NicQos | None, str | None]:
+    """The NIC as ConnectX holds it (not virtual); (None, why) when mlnx_qos cannot be read.
+
+    A sysfs or ethtool value that cannot be read is unknown with the reason, its value the
+    stored one as a placeholder that no check judges.
+    """
+    qos, why = parse_mlnx_qos(out.get(f"mlnx_qos {nic}", ""))
+    if why is not None:
+        return None, why
+    unknown: dict[str, str] = {}
+    enabled: dict[str, list[int]] = {}
+    for point, field in (("np", "ecn_np"), ("rp", "ecn_rp")):
+        flags = {p: _number(out.get(f"ecn {point} {nic} {p}", "")) for p in range(8)}
+        bad = [p for p, v in flags.items() if v not in (0, 1)]
+        if bad:
+            line = out.get(f"ecn {point} {nic} {bad[0]}", "").strip()
+            unknown[field] = (f"/sys/class/net/{nic}/ecn/roce_{point}/enable/{bad[0]} "
+                              f"cannot be read: {line[:120] or 'no output'}")
+        enabled[field] = [p for p, v in flags.items() if v == 1]
+    values: dict[str, int] = {}
+    for key, field, path, low_high in (
+            (f"cnp_dscp {nic}", "cnp_dscp", f"/sys/class/net/{nic}/ecn/roce_np/cnp_dscp", 63),
+            (f"cnp_802p_prio {nic}", "cnp_priority",
+             f"/sys/class/net/{nic}/ecn/roce_np/cnp_802p_prio", 7),
+            (f"tos {nic}", "roce_tos", "the RDMA-CM default_roce_tos", 255)):
+        value = _number(out.get(key, ""))
+        if value is None or value > low_high:
+            said = out.get(key, "").strip()[:120] or "no output"
+            unknown[field] = f"{path} cannot be read: {said}"
+        else:
+            values[field] = value
+    match = re.search(r"(\d+)\s*(?:ms|msec)?\s*$", out.get(f"prevention {nic}", "").strip())
+    if match is None or "timeout" not in out.get(f"prevention {nic}", "").lower():
+        unknown["pfc_prevention_ms"] = ("`ethtool --get-tunable pfc-prevention-tout` printed "
+                                        "no timeout: " + (out.get(f"prevention {nic}", "")
+                                                          .strip()[:120] or "no output"))
+    else:
+        values["pfc_prevention_ms"] = int(match.group(1))
+    if "ecn_rp" in unknown:
+        unknown["dcqcn"] = unknown["ecn_rp"]
+    base = to_model(stored, virtual=False)
+    return base.model_copy(update={
+        **qos, **{f: enabled[f] for f in ("ecn_np", "ecn_rp") if f not in unknown},
+        **values, **({} if "dcqcn" in unknown else {"dcqcn": bool(enabled["ecn_rp"])}),
+        "unknown": unknown}), None
