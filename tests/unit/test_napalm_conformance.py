@@ -44,8 +44,8 @@ MARKER_RE = re.compile(rf"^echo; echo '({re.escape(MARK)} [^']*)'$")
 EXTENSIONS: dict[type[ShellDriver[Any]], frozenset[str]] = {
     FrrDriver: frozenset({"get_interface_links", "get_route_table", "get_lossless",
                           "compare_texts", "wait_pending_revert"}),
-    LinuxHostDriver: frozenset({"read_host_state", "get_lossless", "probe", "send_roce",
-                                "compare_texts", "wait_pending_revert"}),
+    LinuxHostDriver: frozenset({"read_host_state", "read_connectx", "get_lossless", "probe",
+                                "send_roce", "compare_texts", "wait_pending_revert"}),
 }
 
 
