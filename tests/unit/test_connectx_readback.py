@@ -124,3 +124,15 @@ def test_the_lab_backend_still_reports_the_virtual_nic() -> None:
     nic = seen_host(driver).interfaces["eth1"].nic
     assert nic is not None and nic.virtual and nic.unknown == {}
     assert not any("mlnx_qos" in e.command for e in driver.session.log)
+
+
+def test_an_unreadable_storm_prevention_timeout_is_unknown_not_judged() -> None:
+    """`ethtool --get-tunable pfc-prevention-tout` unsupported (an older driver): the
+    timeout is unknown, and pfc.watchdog does not judge the placeholder."""
+    said = "netlink error: Operation not supported"
+    seen = seen_host(cx_driver(NAMES[-1], pfc_prevention=said))
+    nic = seen.interfaces["eth1"].nic
+    assert nic is not None and set(nic.unknown) == {"pfc_prevention_ms"}
+    found = [f for f in live(seen) if f.device == HOST]
+    assert [f.check for f in found] == ["state.unknown"]
+    assert "pfc_prevention_ms is not judged" in found[0].message

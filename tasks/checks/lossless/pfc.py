@@ -160,7 +160,8 @@ def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     cached = PerObject(_watchdog)
     yield from grouped_findings(item, ctx, lambda g: cached(g.qos))
     for nic in nics(ctx):
-        if nic.nic.pfc and nic.nic.pfc_prevention_ms <= 0:
+        if nic.nic.pfc and nic.nic.pfc_prevention_ms <= 0 \
+                and "pfc_prevention_ms" not in nic.nic.unknown:  # unread: state.unknown
             yield from nic_findings(item, nic, [Issue(
                 f"has PFC on {fmt_set(nic.nic.pfc)} but no PFC storm prevention",
                 "pfc_prevention_ms > 0", str(nic.nic.pfc_prevention_ms))])
