@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tasks.asn import read_asn
-from tasks.model.state import DEFAULT_VRF, DeviceState
+from tasks.model.state import DEFAULT_VRF, BgpInstance, BgpPeer, DeviceState
 from tasks.platforms.base import InterfaceNames
 
 
@@ -34,3 +35,64 @@ def asn_of(device: DeviceState, value: Any, where: str) -> int | None:
     if asn is None and value is not None and value != "":
         device.errors.append(f"{where}: AS number {value!r} is not asplain or asdot")
     return asn or None
+
+
+# FRR's `show bgp vrf all summary json` (the frr platform's and SONiC's routing stack).
+# The address families FRR's summary may hold per VRF, besides the IPv4 unicast flatfab uses
+OTHER_FAMILIES = ("ipv6Unicast", "l2VpnEvpn", "ipv4Multicast", "ipv6Multicast",
+                  "ipv4LabeledUnicast", "ipv6LabeledUnicast", "ipv4Vpn", "ipv6Vpn",
+                  "ipv4Flowspec", "ipv6Flowspec")
+
+
+def frr_ipv4_unicast(vrf: object) -> tuple[dict[str, Any], bool]:
+    """(the VRF's IPv4 unicast summary, whether the VRF has one) in any FRR release's shape.
+
+    FRR 7.5 to 10.x nest each address family (`ipv4Unicast`, `ipv6Unicast`, `l2VpnEvpn`,
+    ...) under the VRF; a flat summary (`peers` right under the VRF, as `show ip bgp vrf all
+    summary json` prints it) is read as IPv4 unicast. A VRF with only other families gives
+    its AS and router id from the first of them, and no IPv4 peers.
+    """
+    if not isinstance(vrf, dict):
+        return {}, False
+    unicast = vrf.get("ipv4Unicast")
+    if isinstance(unicast, dict):
+        return unicast, True
+    if "peers" in vrf or "as" in vrf or "routerId" in vrf:
+        return vrf, True
+    other: dict[str, Any] = next(
+        (vrf[f] for f in OTHER_FAMILIES if isinstance(vrf.get(f), dict)), {})
+    return {k: v for k, v in other.items() if k != "peers"}, False
+
+
+def frr_prefixes_received(info: dict[str, Any]) -> int | None:
+    """A peer's received prefixes: `pfxRcd` (FRR 7.3 on), `prefixReceivedCount` (before);
+    None when the release prints neither (FRR leaves it out for a peer not Established)."""
+    for key in ("pfxRcd", "prefixReceivedCount"):
+        value = info.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+    return None
+
+
+def frr_bgp_instance(device: DeviceState, vrf: str, unicast: dict[str, Any], where: str,
+                     is_interface: Callable[[str, dict[str, Any]], bool]) -> BgpInstance:
+    """One VRF's BGP instance from FRR's IPv4 unicast summary (frr_ipv4_unicast); a peer
+    that is not an object, or an AS number no notation reads, is named in the errors."""
+    instance = BgpInstance(vrf=vrf, asn=asn_of(device, unicast.get("as"), where),
+                           router_id=str(unicast.get("routerId", "")))
+    peers = unicast.get("peers") or {}
+    for key, info in (peers.items() if isinstance(peers, dict) else []):
+        if not isinstance(info, dict):
+            device.errors.append(f"{where}: peer {key}: not an object")
+            continue
+        interface = is_interface(key, info)
+        state = info.get("state")
+        instance.peers[key] = BgpPeer(
+            key=key, interface=key if interface else None, address=None if interface else key,
+            remote_asn=asn_of(device, info.get("remoteAs"), f"{where} peer {key}"),
+            peer_device=str(info.get("hostname") or "") or None,
+            state=str(state) if state is not None else None,
+            prefixes_received=frr_prefixes_received(info))
+    return instance

@@ -7,8 +7,6 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tasks.model.state import (
     DEFAULT_VRF,
-    BgpInstance,
-    BgpPeer,
     DeviceState,
     Endpoint,
     IfKind,
@@ -20,49 +18,11 @@ from tasks.model.state import (
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import dcb, kernel_qos
-from tasks.platforms.readback import asn_of, identity_from_bgp
+from tasks.platforms.readback import frr_bgp_instance, frr_ipv4_unicast, identity_from_bgp
 
 # FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
 # collect through cli() for what that model lacks (the peer state: Active, Connect, ...)
 BGP_SUMMARY = "show bgp vrf all summary json"
-# the address families FRR's summary may hold per VRF, besides the IPv4 unicast flatfab uses
-OTHER_FAMILIES = ("ipv6Unicast", "l2VpnEvpn", "ipv4Multicast", "ipv6Multicast",
-                  "ipv4LabeledUnicast", "ipv6LabeledUnicast", "ipv4Vpn", "ipv6Vpn",
-                  "ipv4Flowspec", "ipv6Flowspec")
-
-
-def ipv4_unicast(vrf: object) -> tuple[dict[str, Any], bool]:
-    """(the VRF's IPv4 unicast summary, whether the VRF has one) in any FRR release's shape.
-
-    FRR 7.5 to 10.x nest each address family (`ipv4Unicast`, `ipv6Unicast`, `l2VpnEvpn`,
-    ...) under the VRF; a flat summary (`peers` right under the VRF, as `show ip bgp vrf all
-    summary json` prints it) is read as IPv4 unicast. A VRF with only other families gives
-    its AS and router id from the first of them, and no IPv4 peers.
-    """
-    if not isinstance(vrf, dict):
-        return {}, False
-    unicast = vrf.get("ipv4Unicast")
-    if isinstance(unicast, dict):
-        return unicast, True
-    if "peers" in vrf or "as" in vrf or "routerId" in vrf:
-        return vrf, True
-    other: dict[str, Any] = next(
-        (vrf[f] for f in OTHER_FAMILIES if isinstance(vrf.get(f), dict)), {})
-    return {k: v for k, v in other.items() if k != "peers"}, False
-
-
-def prefixes_received(info: dict[str, Any]) -> int | None:
-    """A peer's received prefixes: `pfxRcd` (FRR 7.3 on), `prefixReceivedCount` (before);
-    None when the release prints neither (FRR leaves it out for a peer not Established)."""
-    for key in ("pfxRcd", "prefixReceivedCount"):
-        value = info.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.isdigit():
-            return int(value)
-    return None
-
-
 def lldp_neighbors(data: object) -> dict[str, list[dict[str, str]]]:
     """NAPALM's LLDP neighbours per local port from lldpcli JSON ("" for what is not sent).
 
@@ -247,25 +207,10 @@ def _add_bgp(device: DeviceState, planned: DeviceState, bgp: dict[str, Any],
         if not isinstance(vrf, dict):
             device.errors.append(f"bgp: VRF {vrf_name}: summary is not an object")
             continue
-        unicast, _ = ipv4_unicast(vrf)
-        peers = unicast.get("peers") or {}
-        instance = BgpInstance(vrf=vrf_name,
-                               asn=asn_of(device, unicast.get("as"), f"bgp {vrf_name}"),
-                               router_id=str(unicast.get("routerId", "")))
-        for key, info in (peers.items() if isinstance(peers, dict) else []):
-            if not isinstance(info, dict):
-                device.errors.append(f"bgp {vrf_name}: peer {key}: not an object")
-                continue
-            is_interface = key in interfaces
-            state = info.get("state")
-            instance.peers[key] = BgpPeer(
-                key=key, interface=key if is_interface else None,
-                address=None if is_interface else key,
-                remote_asn=asn_of(device, info.get("remoteAs"), f"bgp {vrf_name} peer {key}"),
-                peer_device=str(info.get("hostname") or "") or None,
-                state=str(state) if state is not None else None,
-                prefixes_received=prefixes_received(info))
-        device.bgp[vrf_name] = instance
+        unicast, _ = frr_ipv4_unicast(vrf)
+        device.bgp[vrf_name] = frr_bgp_instance(
+            device, vrf_name, unicast, f"bgp {vrf_name}",
+            lambda key, _info: key in interfaces)
         if vrf_name != DEFAULT_VRF:
             device.vrfs[vrf_name] = planned.vrfs.get(vrf_name, 0)
 

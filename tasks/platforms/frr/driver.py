@@ -28,12 +28,8 @@ from tasks.asn import read_asn
 from tasks.platforms import configdb
 from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.collect import (
-    BGP_SUMMARY,
-    ipv4_unicast,
-    lldp_neighbors,
-    prefixes_received,
-)
+from tasks.platforms.frr.collect import BGP_SUMMARY, lldp_neighbors
+from tasks.platforms.readback import frr_ipv4_unicast, frr_prefixes_received
 from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
@@ -240,7 +236,7 @@ class FrrDriver(ShellDriver[FrrState]):
         data = self._vtysh_json(BGP_SUMMARY)
         result: dict[str, dict[str, Any]] = {}
         for vrf_name, vrf in (data.items() if isinstance(data, dict) else []):
-            unicast, _ = ipv4_unicast(vrf)
+            unicast, _ = frr_ipv4_unicast(vrf)
             key = "global" if vrf_name == "default" else vrf_name
             peers = {}
             found = unicast.get("peers")
@@ -248,7 +244,7 @@ class FrrDriver(ShellDriver[FrrState]):
                 if not isinstance(info, dict):
                     continue
                 state = str(info.get("state", ""))
-                received = prefixes_received(info)
+                received = frr_prefixes_received(info)
                 # NAPALM's model is an int; -1 (not 0) when FRR does not say
                 count = -1 if received is None else received
                 sent = info.get("pfxSnt")

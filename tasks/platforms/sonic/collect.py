@@ -20,8 +20,6 @@ import re
 from typing import Any
 
 from tasks.model.state import (
-    BgpInstance,
-    BgpPeer,
     DeviceState,
     Endpoint,
     IfKind,
@@ -34,7 +32,12 @@ from tasks.model.state import (
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.configdb import ConfigDb
-from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+from tasks.platforms.readback import (
+    frr_bgp_instance,
+    frr_ipv4_unicast,
+    identity_from_bgp,
+    tenant,
+)
 from tasks.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
@@ -193,22 +196,13 @@ def _lags(device: DeviceState, db: ConfigDb, names: InterfaceNames, vlan_of: dic
 
 def _bgp(device: DeviceState, summary: dict[str, Any], names: InterfaceNames) -> None:
     for vrf_name, families in summary.items():
-        unicast = families.get("ipv4Unicast") if isinstance(families, dict) else None
-        if not isinstance(unicast, dict):
+        unicast, has_ipv4 = frr_ipv4_unicast(families)
+        if not has_ipv4:
             continue
         name = tenant(names, vrf_name)
-        where = f"bgp: VRF {vrf_name}"
-        instance = BgpInstance(vrf=name, asn=asn_of(device, unicast.get("as"), where),
-                               router_id=str(unicast.get("routerId", "")))
-        for key, peer in unicast.get("peers", {}).items():
-            is_interface = peer.get("idType") == "interface" or key in device.interfaces
-            instance.peers[key] = BgpPeer(
-                key=key, interface=key if is_interface else None,
-                address=None if is_interface else key,
-                remote_asn=asn_of(device, peer.get("remoteAs"), f"{where} peer {key}"),
-                peer_device=peer.get("hostname") or None, state=peer.get("state"),
-                prefixes_received=peer.get("pfxRcd"))
-        device.bgp[name] = instance
+        device.bgp[name] = frr_bgp_instance(
+            device, name, unicast, f"bgp: VRF {vrf_name}",
+            lambda key, peer: peer.get("idType") == "interface" or key in device.interfaces)
     identity_from_bgp(device)
 
 
