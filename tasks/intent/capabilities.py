@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from tasks.intent.models import BgpMode, Intent
+from tasks.intent.problem import FABRIC, HOSTS, TENANTS, Problem
 from tasks.intent.qos import AsicIntent
-from tasks.intent.semantics import FABRIC, HOSTS, TENANTS, Problem
 from tasks.platforms.base import Platform
 from tasks.yamlio import PathPart
 
@@ -50,7 +50,8 @@ def _switch_platforms(intent: Intent) -> Iterator[tuple[str, str, tuple[PathPart
     """(platform, file, key path) for every place a switch platform is chosen."""
     fabric = intent.fabric
     seen: set[str] = set()
-    if any(s.platform is None for s in (*fabric.spines, *fabric.leaves)):
+    if fabric.scalable_units is not None or any(
+            s.platform is None for s in (*fabric.spines, *fabric.leaves)):
         seen.add(fabric.platform)
         yield fabric.platform, FABRIC, ("platform",)
     for role in ("spines", "leaves"):
@@ -100,14 +101,19 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
             found.append(Problem(QOS, ("asics", name), f"platform {name!r} is for hosts; "
                                  "ASIC families are for switch platforms"))
     found.extend(_nic_problems(intent, platforms))
-    host_platform = intent.hosts.defaults.platform
-    host = platforms.get(host_platform)
-    if host is None:
-        found.append(Problem(HOSTS, ("defaults", "platform"), f"unknown platform "
-                             f"{host_platform!r} ({', '.join(sorted(platforms))})"))
-    elif host.facts.role != "host":
-        found.append(Problem(HOSTS, ("defaults", "platform"),
-                             f"platform {host_platform!r} is for switches, not hosts"))
+    chosen: list[tuple[str, tuple[PathPart, ...]]] = [
+        (intent.hosts.defaults.platform, ("defaults", "platform"))]
+    chosen += [(profile.platform, ("profiles", name, "platform"))
+               for name, profile in intent.hosts.profiles.items()
+               if profile.platform is not None]
+    for host_platform, where in chosen:
+        host = platforms.get(host_platform)
+        if host is None:
+            found.append(Problem(HOSTS, where, f"unknown platform "
+                                 f"{host_platform!r} ({', '.join(sorted(platforms))})"))
+        elif host.facts.role != "host":
+            found.append(Problem(HOSTS, where,
+                                 f"platform {host_platform!r} is for switches, not hosts"))
     return found
 
 
@@ -134,6 +140,13 @@ def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator
     for leaf, spec in intent.hosts.leaves.items():
         written += [(host.nic, ("leaves", leaf, "hosts", index, "nic"))
                     for index, host in enumerate(spec.hosts or []) if host.nic is not None]
+    for name, profile in intent.hosts.profiles.items():
+        nics = profile.nics
+        if nics.names is not None:
+            written += [(nic, ("profiles", name, "nics", "names", index))
+                        for index, nic in enumerate(nics.names)]
+        else:
+            written += [(nic, ("profiles", name, "nics", "name")) for nic in nics.resolved()]
     for nic, path in written:
         if nic in loopbacks:
             yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as {loopbacks[nic]} "

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from tasks.errors import InputError, InputProblem
 from tasks.intent import capabilities, ports, semantics
 from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
+from tasks.intent.problem import FABRIC, Problem
 from tasks.intent.qos import QosIntent
 from tasks.platforms.base import Platform
 from tasks.yamlio import PathPart, format_path, line_of, load_yaml
@@ -146,8 +147,8 @@ def load_intent(directory: Path,
     )
     found = semantics.check(intent)
     if fabric is not None and intent.fabric.name != fabric:
-        found.append(semantics.Problem(
-            semantics.FABRIC, ("name",),
+        found.append(Problem(
+            FABRIC, ("name",),
             f"{intent.fabric.name!r} is not {fabric!r}, the fabric asked for (--fabric, "
             f"the folder intents/{fabric}/): journals, locks and labs/<name>.clab.yml go by "
             "the name; rename the folder or the fabric"))
@@ -156,7 +157,7 @@ def load_intent(directory: Path,
         if not found:  # port names need a sound intent and known platforms
             found.extend(ports.override_problems(intent, known_platforms))
 
-    def located(problems: list[semantics.Problem]) -> list[InputProblem]:
+    def located(problems: list[Problem]) -> list[InputProblem]:
         return [InputProblem(file=shown[p.file], path=format_path(p.path), reason=p.reason,
                              line=line_of(docs[p.file], p.path)) for p in problems]
 

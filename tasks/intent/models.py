@@ -15,7 +15,6 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -23,8 +22,9 @@ from pydantic import (
     model_validator,
 )
 
-from tasks.asn import AsnError, parse_asn
+from tasks.intent.asns import Asn, AsnRange
 from tasks.intent.base import SPEEDS_MBPS, Strict
+from tasks.intent.clos import Planes, Pods, ScalableUnits, Server, ServerProfile, SuperSpines
 from tasks.intent.names import check_name, check_tenant
 from tasks.intent.numbers import asn_problem, space_problem, table_problem
 from tasks.intent.optics import Media, cable_problem, media_problem
@@ -39,25 +39,6 @@ MIN_MTU = 1280
 MAX_MTU = 9216
 
 
-def _asn_notation(value: Any) -> Any:
-    """An AS number written with a dot: asdot text ('1.10', '0.65001') is read as such
-    (tasks.asn); a YAML float (65001.0, or 1.10 unquoted) is refused, never truncated."""
-    if isinstance(value, float):
-        try:
-            return parse_asn(value)  # refuses every float
-        except AsnError:
-            raise ValueError(f"{value!r} is a YAML number with a decimal point, not an AS "
-                             "number; write asplain (65001), or asdot in quotes ('1.10')"
-                             ) from None
-    if isinstance(value, str) and "." in value:
-        try:
-            return parse_asn(value)
-        except AsnError as exc:
-            raise ValueError(str(exc)) from None
-    return value
-
-
-Asn = Annotated[int, BeforeValidator(_asn_notation), Field(ge=1, le=4_294_967_294)]
 Name = Annotated[str, AfterValidator(check_name)]
 TenantName = Annotated[str, AfterValidator(check_tenant)]
 Mtu = Annotated[int, Field(ge=MIN_MTU, le=MAX_MTU)]
@@ -104,24 +85,6 @@ class BgpTimers(Strict):
             raise ValueError(f"hold ({self.hold}) must be at least 3 x keepalive "
                              f"({self.keepalive})")
         return self
-
-
-class AsnRange(Strict):
-    first: Asn
-    last: Asn
-
-    @model_validator(mode="after")
-    def _ordered(self) -> AsnRange:
-        if self.last < self.first:
-            raise ValueError(f"last ({self.last}) is below first ({self.first})")
-        why = asn_problem(self.first, self.last)
-        if why is not None:
-            raise ValueError(why)
-        return self
-
-    @property
-    def size(self) -> int:
-        return self.last - self.first + 1
 
 
 class Underlay(Strict):
@@ -268,6 +231,9 @@ class PortScheme(Strict):
     spine_downlink_base: Annotated[int, Field(ge=0)] = 0
     leaf_uplink_base: Annotated[int, Field(ge=0)] = 50
     leaf_host_base: Annotated[int, Field(ge=0)] = 0
+    # 5 stages: a pod spine's uplinks to super-spine N, a super-spine's port to a pod spine
+    spine_uplink_base: Annotated[int, Field(ge=0)] = 64
+    superspine_downlink_base: Annotated[int, Field(ge=0)] = 0
 
 
 class FabricIntent(Strict):
@@ -277,9 +243,17 @@ class FabricIntent(Strict):
     underlay: Underlay
     link_classes: dict[str, LinkClass]
     ports: PortScheme = PortScheme()
-    spines: list[Switch]
-    leaves: list[Switch]
+    spines: list[Switch] = Field(default_factory=list)
+    leaves: list[Switch] = Field(default_factory=list)
     links: list[FabricLink] | None = None
+    # an AI back-end, generated from counts (tasks.intent.clos) instead of listed devices
+    scalable_units: ScalableUnits | None = None
+    pods: Pods | None = None
+    superspines: SuperSpines | None = None
+    planes: Planes | None = None
+    # refuse a tier whose uplinks carry less than its downlinks (a rail-optimized training
+    # fabric is built 1:1; NVIDIA's and Arista's AI reference designs are non-blocking)
+    non_blocking: bool = False
 
     @field_validator("roce_mtu")
     @classmethod
@@ -288,12 +262,37 @@ class FabricIntent(Strict):
             raise ValueError(f"RoCE MTU must be one of {ROCE_MTUS}, got {value}")
         return value
 
-    @field_validator("spines", "leaves")
-    @classmethod
-    def _not_empty(cls, value: list[Switch]) -> list[Switch]:
-        if not value:
-            raise ValueError("at least one device is needed")
-        return value
+    @model_validator(mode="after")
+    def _one_form(self) -> FabricIntent:
+        """Either listed spines and leaves, or scalable units (leaves and servers generated)
+        under listed spines (3 stages) or pods and super-spines (5 stages)."""
+        if self.scalable_units is None:
+            if not self.spines or not self.leaves:
+                missing = "spines" if not self.spines else "leaves"
+                raise ValueError(f"'{missing}': at least one device is needed (or declare "
+                                 "scalable_units)")
+            for key in ("pods", "superspines", "planes"):
+                if getattr(self, key) is not None:
+                    raise ValueError(f"'{key}' needs scalable_units")
+            return self
+        if self.leaves:
+            raise ValueError("'leaves' are generated from scalable_units; list none")
+        if self.links is not None:
+            raise ValueError("'links' are generated from scalable_units; list none")
+        if (self.pods is None) != (self.superspines is None):
+            raise ValueError("a 5-stage fabric needs both 'pods' and 'superspines'")
+        if self.pods is not None and self.spines:
+            raise ValueError("a 5-stage fabric's spines are its pods' spines; list none")
+        if self.pods is None and not self.spines:
+            raise ValueError("'spines': at least one device is needed (or declare pods "
+                             "and superspines)")
+        if self.planes is not None and self.pods is None:
+            raise ValueError("planes need pods and superspines (each plane has its own)")
+        return self
+
+    @property
+    def five_stage(self) -> bool:
+        return self.pods is not None
 
 
 class HostSpec(Strict):
@@ -340,6 +339,9 @@ class HostDefaults(Strict):
 
 class HostsIntent(Strict):
     defaults: HostDefaults = HostDefaults()
+    profiles: dict[str, ServerProfile] = Field(default_factory=dict)  # multi-NIC servers
+    servers: list[Server] = Field(default_factory=list)  # placed by hand
+    route_table_base: Annotated[int, Field(ge=1, le=250)] = 100  # NIC k routes in base + k
     host_pool: IPv4Prefix | None = None
     subnet_length: Annotated[int, Field(ge=8, le=29)] = 24
     leaves: dict[str, LeafHosts] = Field(default_factory=dict)

@@ -18,9 +18,11 @@ import fnmatch
 import re
 from collections.abc import Iterator, Mapping
 
-from tasks.intent.models import Intent, Switch
+from tasks.intent import layout
+from tasks.intent.layout import expand_hosts
+from tasks.intent.models import Intent
+from tasks.intent.problem import QOS, Problem
 from tasks.intent.qos import Override
-from tasks.intent.semantics import QOS, Problem, expand_hosts
 from tasks.platforms.base import Platform
 
 SHOWN_DEVICES = 6  # devices a refusal names before "and N more"
@@ -33,27 +35,21 @@ def device_ports(intent: Intent, platforms: Mapping[str, Platform]) -> dict[str,
     base = fabric.ports
     ports: dict[str, list[str]] = {}
 
-    def platform_of(switch: Switch) -> Platform:
-        return platforms[switch.platform or fabric.platform]
-
-    for switch in (*fabric.spines, *fabric.leaves):
-        ports[switch.name] = []
-    spines = {s.name: s for s in fabric.spines}
-    leaves = {leaf.name: leaf for leaf in fabric.leaves}
-    cabling = ([(spines[link.spine], leaves[link.leaf]) for link in fabric.links]
-               if fabric.links is not None
-               else [(spine, leaf) for leaf in fabric.leaves for spine in fabric.spines])
-    for spine, leaf in cabling:
-        ports[spine.name].append(
-            platform_of(spine).names.physical(base.spine_downlink_base + leaf.stable_id))
-        ports[leaf.name].append(
-            platform_of(leaf).names.physical(base.leaf_uplink_base + spine.stable_id))
+    slots = layout.switches(fabric)
+    # listed switches in YAML order (refusals name devices in that order)
+    listed = [*fabric.spines, *fabric.leaves]
+    for name in [s.name for s in listed] + [s.name for s in slots]:
+        ports.setdefault(name, [])
+    platform_of = {s.name: platforms[s.platform or fabric.platform] for s in slots}
+    for cable in layout.cables(fabric, slots):
+        ports[cable.upper].append(platform_of[cable.upper].names.physical(cable.upper_port))
+        ports[cable.lower].append(platform_of[cable.lower].names.physical(cable.lower_port))
     hosts = expand_hosts(intent)
     for host in hosts:
-        leaf = leaves[host.leaf]
-        ports[leaf.name].append(platform_of(leaf).names.physical(base.leaf_host_base + host.port))
+        ports[host.leaf].append(
+            platform_of[host.leaf].names.physical(base.leaf_host_base + host.port))
     for host in hosts:
-        ports[host.name] = [host.nic]
+        ports.setdefault(host.name, []).append(host.nic)
     return ports
 
 

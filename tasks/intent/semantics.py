@@ -8,8 +8,16 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from tasks.intent import layout
+from tasks.intent.clos_rules import clos_problems
+from tasks.intent.layout import (
+    HostSlot,
+    expand_hosts,
+    leaf_asn,
+    leaf_loopback,
+    spine_loopback,
+)
 from tasks.intent.models import (
     ROCE_HEADER_BYTES,
     BgpMode,
@@ -20,73 +28,8 @@ from tasks.intent.models import (
     TenantsIntent,
 )
 from tasks.intent.names import name_problem
-from tasks.plan.allocate import leaf_asn, leaf_loopback, spine_loopback
+from tasks.intent.problem import FABRIC, HOSTS, QOS, TENANTS, Problem
 from tasks.yamlio import PathPart
-
-FABRIC, HOSTS, TENANTS = "fabric", "hosts", "tenants"
-
-
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    path: tuple[PathPart, ...]
-    reason: str
-
-
-@dataclass(frozen=True)
-class HostSlot:
-    """A host as the intent places it: leaf, port and where in the YAML it was declared."""
-
-    name: str
-    leaf: str
-    port: int
-    nic: str
-    mtu: int
-    path: tuple[PathPart, ...]
-    mtu_path: tuple[PathPart, ...]  # where the MTU was set: the host's own key or defaults
-
-
-def expand_hosts(intent: Intent) -> list[HostSlot]:
-    """Every host the intent declares, in leaf order then port order."""
-    hosts = intent.hosts
-    defaults = hosts.defaults
-    slots: list[HostSlot] = []
-    for leaf in intent.fabric.leaves:
-        spec = hosts.leaves.get(leaf.name)
-        if spec is not None and spec.hosts is not None:
-            for index, host in enumerate(spec.hosts):
-                port = host.port if host.port is not None else index + 1
-                name = host.name or defaults.name_format.format(leaf=leaf.name, port=port)
-                slots.append(
-                    HostSlot(
-                        name=name,
-                        leaf=leaf.name,
-                        port=port,
-                        nic=host.nic or defaults.nic,
-                        mtu=host.mtu or defaults.mtu,
-                        path=("leaves", leaf.name, "hosts", index),
-                        mtu_path=(("leaves", leaf.name, "hosts", index, "mtu")
-                                  if host.mtu else ("defaults", "mtu")),
-                    )
-                )
-            continue
-        count = spec.count if spec is not None and spec.count is not None else defaults.count
-        path: tuple[PathPart, ...] = (
-            ("leaves", leaf.name, "count") if spec is not None else ("defaults", "count")
-        )
-        for port in range(1, count + 1):
-            slots.append(
-                HostSlot(
-                    name=defaults.name_format.format(leaf=leaf.name, port=port),
-                    leaf=leaf.name,
-                    port=port,
-                    nic=defaults.nic,
-                    mtu=defaults.mtu,
-                    path=path,
-                    mtu_path=("defaults", "mtu"),
-                )
-            )
-    return slots
 
 
 def tenant_members(intent: Intent, hosts: list[HostSlot]) -> dict[str, list[str]]:
@@ -141,8 +84,14 @@ def _pfc_warnings(intent: Intent) -> Iterator[Problem]:
 def _all(intent: Intent) -> Iterator[Problem]:
     fabric = intent.fabric
     yield from _switches(fabric)
-    yield from _links(fabric)
-    yield from _asns(fabric)
+    if fabric.scalable_units is None:
+        yield from _links(fabric)
+        yield from _asns(fabric)
+    else:
+        found = list(clos_problems(intent))
+        yield from found
+        if found:
+            return  # the generated devices cannot be judged further
     yield from _link_classes(fabric, intent.hosts)
     hosts = expand_hosts(intent)
     bad_names = list(_generated_names(hosts))
@@ -205,7 +154,7 @@ def _class_move_warnings(intent: Intent) -> Iterator[Problem]:
 
 def _overrides(intent: Intent, hosts: list[HostSlot]) -> Iterator[Problem]:
     """A qos override whose device pattern matches no device is a typo, never intended."""
-    names = [s.name for s in (*intent.fabric.spines, *intent.fabric.leaves)]
+    names = [s.name for s in layout.switches(intent.fabric)]
     names += [h.name for h in hosts]
     for index, override in enumerate(intent.qos.overrides):
         for p_index, pattern in enumerate(override.devices):
@@ -347,7 +296,6 @@ def _link_classes(fabric: FabricIntent, hosts: HostsIntent) -> Iterator[Problem]
 
 
 NAME_FORMAT: tuple[PathPart, ...] = ("defaults", "name_format")
-QOS = "qos"
 
 
 def _generated_names(hosts: list[HostSlot]) -> Iterator[Problem]:
@@ -363,27 +311,40 @@ def _generated_names(hosts: list[HostSlot]) -> Iterator[Problem]:
 
 def _hosts(fabric: FabricIntent, intent_hosts: HostsIntent,
            hosts: list[HostSlot]) -> Iterator[Problem]:
-    leaves = {leaf.name: leaf for leaf in fabric.leaves}
+    slots = layout.switches(fabric)
+    leaves = {s.name: s for s in slots if s.role == layout.LEAF}
     for leaf_name in intent_hosts.leaves:
         if leaf_name not in leaves:
             yield Problem(HOSTS, ("leaves", leaf_name), f"unknown leaf {leaf_name!r}")
-    switch_names = {s.name for s in fabric.spines} | set(leaves)
+    switch_names = {s.name for s in slots}
     ports = fabric.ports
-    uplink_ports = {ports.leaf_uplink_base + s.stable_id for s in fabric.spines}
-    seen_names: set[str] = set()
+    if fabric.scalable_units is None:
+        every_uplink = {ports.leaf_uplink_base + s.stable_id for s in fabric.spines}
+        uplinks: dict[str, set[int]] = dict.fromkeys(leaves, every_uplink)
+    else:
+        uplinks = {name: set() for name in leaves}
+        for cable in layout.cables(fabric, slots):
+            if cable.lower in uplinks:
+                uplinks[cable.lower].add(cable.lower_port)
+    declared: dict[str, str] = {}  # server name -> the declaration that made it
     seen_ports: set[tuple[str, int]] = set()
     roce_min = fabric.roce_mtu + ROCE_HEADER_BYTES
     host_class = fabric.link_classes.get(intent_hosts.defaults.link_class)
     reported: set[tuple[str, tuple[PathPart, ...]]] = set()
     for host in hosts:
-        if host.name in switch_names or host.name in seen_names:
-            yield Problem(HOSTS, host.path, f"duplicate device name {host.name!r}")
-        seen_names.add(host.name)
+        decl = host.server or f"{host.path}/{host.port}"
+        if host.name in switch_names or declared.setdefault(host.name, decl) != decl:
+            yield Problem(host.file, host.path, f"duplicate device name {host.name!r}")
+        if host.leaf not in leaves:
+            yield Problem(host.file, host.path, f"{host.name} {host.nic} is cabled to "
+                          f"unknown leaf {host.leaf!r}")
+            continue
         if (host.leaf, host.port) in seen_ports:
-            yield Problem(HOSTS, host.path, f"port {host.port} of {host.leaf} is used twice")
+            yield Problem(host.file, host.path,
+                          f"port {host.port} of {host.leaf} is used twice")
         seen_ports.add((host.leaf, host.port))
-        if ports.leaf_host_base + host.port in uplink_ports:
-            yield Problem(HOSTS, host.path,
+        if ports.leaf_host_base + host.port in uplinks[host.leaf]:
+            yield Problem(host.file, host.path,
                           f"host port number {ports.leaf_host_base + host.port} on "
                           f"{host.leaf} collides with a spine uplink (ports.leaf_uplink_base)")
         # one error per place the MTU is set, not one per host that inherits it

@@ -28,9 +28,13 @@ class Source(StrEnum):
 
 
 class Role(StrEnum):
-    SPINE = "spine"
+    SUPERSPINE = "superspine"  # tier 1 of a 5-stage Clos (RFC 7938)
+    SPINE = "spine"  # the spines of a 3-stage fabric, a pod's spines in a 5-stage one
     LEAF = "leaf"
     HOST = "host"
+
+
+SWITCH_ROLES = (Role.SUPERSPINE, Role.SPINE, Role.LEAF)
 
 
 class IfKind(StrEnum):
@@ -207,6 +211,7 @@ class Interface(Model):
     counters: PortCounters | None = None  # observed switch ports, where the OS reports them
     members: list[str] = Field(default_factory=list, exclude_if=_empty)  # a LAG's ports
     lag: str | None = Field(default=None, exclude_if=_empty)  # a member port's LAG
+    rail: int | None = Field(default=None, exclude_if=_empty)  # a server NIC's index (rail)
 
 
 class BgpPeer(Model):
@@ -243,8 +248,19 @@ class Route(Model):
 
 class StaticRoute(Model):
     prefix: str
-    via: str
+    via: str | None = None  # None: a connected route (the NIC's own subnet in its table)
     interface: str
+    table: int | None = Field(default=None, exclude_if=_empty)  # None: the main table
+    source: str | None = Field(default=None, exclude_if=_empty)  # preferred source address
+
+
+class PolicyRule(Model):
+    """`ip rule`: traffic from `source` is routed by `table` (one per NIC of a multi-NIC
+    server, so each NIC's traffic leaves through that NIC)."""
+
+    priority: int
+    source: str
+    table: int
 
 
 class Probe(Model):
@@ -267,10 +283,18 @@ class DeviceState(Model):
     router_id: str | None = None
     loopback: str | None = None
     tenant: str | None = None  # hosts only
+    # where the device sits in an AI back-end (planned; absent in a classic leaf-spine)
+    plane: int | None = Field(default=None, exclude_if=_empty)
+    pod: int | None = Field(default=None, exclude_if=_empty)
+    su: int | None = Field(default=None, exclude_if=_empty)  # scalable unit
+    rail: int | None = Field(default=None, exclude_if=_empty)  # a rail leaf's rail
+    server_role: str | None = Field(default=None, exclude_if=_empty)  # gpu | storage
     interfaces: dict[str, Interface] = Field(default_factory=dict)
     vrfs: dict[str, int] = Field(default_factory=dict)  # tenant VRF name -> id
     bgp: dict[str, BgpInstance] = Field(default_factory=dict)  # by VRF
     static_routes: list[StaticRoute] = Field(default_factory=list)
+    rules: list[PolicyRule] = Field(default_factory=list, exclude_if=_empty)
+    sysctls: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)  # hosts
     routes: dict[str, dict[str, Route]] | None = None  # observed RIB: VRF -> prefix -> route
     probes: list[Probe] = Field(default_factory=list)
     qos: DeviceQos | None = None

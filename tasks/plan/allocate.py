@@ -5,24 +5,10 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 
-from tasks.intent.models import Underlay
-
 
 @lru_cache(maxsize=64)
 def _net(prefix: str) -> ipaddress.IPv4Network:
     return ipaddress.IPv4Network(prefix)
-
-
-def leaf_asn(underlay: Underlay, leaf_id: int) -> int:
-    return underlay.leaf_asns.first + leaf_id - 1
-
-
-def spine_loopback(underlay: Underlay, spine_id: int) -> str:
-    return f"{_net(underlay.loopback_pool)[spine_id]}/32"
-
-
-def leaf_loopback(underlay: Underlay, leaf_id: int) -> str:
-    return f"{_net(underlay.loopback_pool)[underlay.max_spines + leaf_id]}/32"
 
 
 def p2p_pair(pool: str, max_spines: int, leaf_id: int, spine_id: int) -> tuple[str, str]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tasks.gcpause import gc_paused
-from tasks.intent.models import BgpMode, Intent, Switch
-from tasks.intent.semantics import HostSlot, expand_hosts, tenant_members
+from tasks.intent import layout
+from tasks.intent.layout import HostSlot, expand_hosts
+from tasks.intent.models import BgpMode, Intent
+from tasks.intent.semantics import tenant_members
 from tasks.model.build import cloner
 from tasks.model.state import (
     DEFAULT_VRF,
@@ -19,6 +21,7 @@ from tasks.model.state import (
     Interface,
     Link,
     LinkKind,
+    PolicyRule,
     Role,
     Source,
     StaticRoute,
@@ -85,11 +88,11 @@ def _plan(intent: Intent) -> FabricState:
     fabric = intent.fabric
     underlay = fabric.underlay
     numbered = underlay.mode is BgpMode.NUMBERED
-    spines = sorted(fabric.spines, key=lambda s: s.stable_id)
-    leaves = sorted(fabric.leaves, key=lambda s: s.stable_id)
-    spine_by_name = {s.name: s for s in spines}
-    # in stable-id order, so the order devices are written in the YAML changes nothing
-    leaf_ids = {leaf.name: leaf.stable_id for leaf in leaves}
+    # super-spines, spines, leaves, each tier in stable-id order: the order devices are
+    # written in the YAML changes nothing
+    slots = layout.switches(fabric)
+    slot_of = {s.name: s for s in slots}
+    leaf_ids = {s.name: s.stable_id for s in slots if s.role == layout.LEAF}
     hosts = sorted(expand_hosts(intent), key=lambda h: (leaf_ids[h.leaf], h.port))
     tenancy = _tenancy(intent, hosts)
     tenants = {t.name: t for t in intent.tenants.tenants}
@@ -98,25 +101,15 @@ def _plan(intent: Intent) -> FabricState:
     bgp_options = {"maximum_paths": underlay.maximum_paths,
                    "keepalive": underlay.timers.keepalive, "hold": underlay.timers.hold}
     devices: dict[str, DeviceState] = {}
-    for spine in spines:
-        devices[spine.name] = _switch(spine, Role.SPINE, underlay.spine_asn,
-                                      _pinned(spine.loopback)
-                                      or allocate.spine_loopback(underlay, spine.stable_id),
-                                      fabric.platform, bgp_options)
-    for leaf in leaves:
-        devices[leaf.name] = _switch(leaf, Role.LEAF,
-                                     leaf.asn or allocate.leaf_asn(underlay, leaf.stable_id),
-                                     _pinned(leaf.loopback)
-                                     or allocate.leaf_loopback(underlay, leaf.stable_id),
+    for slot in slots:
+        if slot.role == layout.LEAF:
+            loopback = layout.leaf_loopback(underlay, slot.stable_id)
+        else:
+            loopback = layout.spine_loopback(underlay, slot.stable_id)
+        assert slot.asn is not None  # the rules refuse an intent whose range has no room
+        devices[slot.name] = _switch(slot, _pinned(slot.loopback_pin) or loopback,
                                      fabric.platform, bgp_options)
-
-    # cabling: explicit links, else full mesh with link class "fabric"
-    if fabric.links is not None:
-        cabling = sorted(((spine_by_name[link.spine], leaf, link.link_class)
-                          for link in fabric.links for leaf in leaves if leaf.name == link.leaf),
-                         key=lambda t: (t[1].stable_id, t[0].stable_id))
-    else:
-        cabling = [(spine, leaf, "fabric") for leaf in leaves for spine in spines]
+    cabling = layout.cables(fabric, slots)
 
     # every spine names its port to leaf N alike, and every leaf its uplink to spine M: the
     # names of a port and its VRF sub-ports are made once per (platform, port number)
@@ -131,63 +124,68 @@ def _plan(intent: Intent) -> FabricState:
             found = port_names[key] = (port, *(names.subinterface(port, v) for v in vrf_ids))
         return found
 
-    # the default VRF, then every tenant VRF the leaf carries, as VRF-lite subinterfaces
+    # the default VRF, then every tenant VRF a switch carries, as VRF-lite subinterfaces: a
+    # leaf carries its hosts' VRFs, a pod spine every VRF of the leaves below it
+    vrfs_below: dict[str, set[str]] = {name: set(vrfs)
+                                       for name, vrfs in tenancy.leaf_vrfs.items()}
+    for cable in cabling:
+        vrfs_below.setdefault(cable.upper, set()).update(vrfs_below.get(cable.lower, ()))
     carried_by: dict[str, list[tuple[str, int | None, str | None]]] = {
-        leaf.name: [(DEFAULT_VRF, None, underlay.p2p_pool)]
+        name: [(DEFAULT_VRF, None, underlay.p2p_pool)]
         + [(vrf, tenancy.vrf_ids[vrf], tenants[vrf].p2p_pool)
-           for vrf in tenancy.leaf_vrfs.get(leaf.name, [])]
-        for leaf in leaves}
+           for vrf in sorted(vrfs_below.get(name, ()), key=tenancy.vrf_ids.__getitem__)]
+        for name in devices}
     sub_ids = {name: tuple(v for _, v, _ in carried if v is not None)
                for name, carried in carried_by.items()}
 
     links: list[Link] = []
-    for spine, leaf, class_name in cabling:
-        link_class = fabric.link_classes[class_name]
-        mtu, speed, cable = link_class.mtu, link_class.speed_mbps, link_class.cable_m
-        spine_dev, leaf_dev = devices[spine.name], devices[leaf.name]
-        vrf_ids = sub_ids[leaf.name]
-        spine_ports = ports_of(spine_dev.platform,
-                               fabric.ports.spine_downlink_base + leaf.stable_id, vrf_ids)
-        leaf_ports = ports_of(leaf_dev.platform, fabric.ports.leaf_uplink_base + spine.stable_id,
-                              vrf_ids)
-        spine_port, leaf_port = spine_ports[0], leaf_ports[0]
+    for cable in cabling:
+        link_class = fabric.link_classes[cable.link_class]
+        mtu, speed, length = link_class.mtu, link_class.speed_mbps, link_class.cable_m
+        lower, upper = slot_of[cable.lower], slot_of[cable.upper]
+        upper_dev, lower_dev = devices[upper.name], devices[lower.name]
+        vrf_ids = sub_ids[lower.name]
+        upper_ports = ports_of(upper_dev.platform, cable.upper_port, vrf_ids)
+        lower_ports = ports_of(lower_dev.platform, cable.lower_port, vrf_ids)
+        upper_port, lower_port = upper_ports[0], lower_ports[0]
         parent_id: str | None = None
-        for (vrf, vrf_id, pool), s_port, l_port in zip(carried_by[leaf.name], spine_ports,
-                                                      leaf_ports, strict=True):
-            s_addr: list[str] = []
+        for (vrf, vrf_id, pool), u_port, l_port in zip(carried_by[lower.name], upper_ports,
+                                                      lower_ports, strict=True):
+            u_addr: list[str] = []
             l_addr: list[str] = []
             if numbered and pool is not None:
-                s_ip, l_ip = allocate.p2p_pair(pool, underlay.max_spines, leaf.stable_id,
-                                               spine.stable_id)
-                s_addr, l_addr = [s_ip], [l_ip]
-            parent_s = None if vrf_id is None else spine_port
-            parent_l = None if vrf_id is None else leaf_port
+                u_ip, l_ip = allocate.p2p_pair(pool, underlay.max_spines, lower.stable_id,
+                                               upper.stable_id)
+                u_addr, l_addr = [u_ip], [l_ip]
+            parent_u = None if vrf_id is None else upper_port
+            parent_l = None if vrf_id is None else lower_port
             # one immutable Endpoint per end, shared by the link and the far interface
-            leaf_end = _endpoint(device=leaf.name, port=l_port)
-            spine_end = _endpoint(device=spine.name, port=s_port)
-            spine_dev.interfaces[s_port] = _fabric_port(
-                name=s_port, vrf=vrf, mtu=mtu, speed_mbps=speed, addresses=s_addr,
-                parent=parent_s, peer=leaf_end)
-            leaf_dev.interfaces[l_port] = _fabric_port(
+            lower_end = _endpoint(device=lower.name, port=l_port)
+            upper_end = _endpoint(device=upper.name, port=u_port)
+            upper_dev.interfaces[u_port] = _fabric_port(
+                name=u_port, vrf=vrf, mtu=mtu, speed_mbps=speed, addresses=u_addr,
+                parent=parent_u, peer=lower_end)
+            lower_dev.interfaces[l_port] = _fabric_port(
                 name=l_port, vrf=vrf, mtu=mtu, speed_mbps=speed, addresses=l_addr,
-                parent=parent_l, peer=spine_end)
-            link = _fabric_link(id=f"{leaf.name}:{l_port}--{spine.name}:{s_port}",
-                                a=leaf_end, b=spine_end, vrf=vrf, parent=parent_id,
-                                link_class=class_name, speed_mbps=speed, cable_m=cable, mtu=mtu)
+                parent=parent_l, peer=upper_end)
+            link = _fabric_link(id=f"{lower.name}:{l_port}--{upper.name}:{u_port}",
+                                a=lower_end, b=upper_end, vrf=vrf, parent=parent_id,
+                                link_class=cable.link_class, speed_mbps=speed,
+                                cable_m=length, mtu=mtu)
             links.append(link)
             parent_id = parent_id or link.id
-            _peer(spine_dev, leaf_dev, vrf, s_port, l_addr, leaf_dev.asn)
-            _peer(leaf_dev, spine_dev, vrf, l_port, s_addr, spine_dev.asn)
+            _peer(upper_dev, lower_dev, vrf, u_port, l_addr, lower_dev.asn)
+            _peer(lower_dev, upper_dev, vrf, l_port, u_addr, upper_dev.asn)
             if vrf_id is not None:
-                spine_dev.vrfs[vrf] = vrf_id
-                leaf_dev.vrfs[vrf] = vrf_id
+                upper_dev.vrfs[vrf] = vrf_id
+                lower_dev.vrfs[vrf] = vrf_id
 
     host_class_name = intent.hosts.defaults.link_class
     host_class = fabric.link_classes[host_class_name]
-    leaf_by_name = {leaf.name: leaf for leaf in leaves}
     subnets: dict[str, dict[str, str]] = {vrf: {} for vrf in all_vrfs}
-    for host in sorted(hosts, key=lambda h: (leaf_by_name[h.leaf].stable_id, h.port)):
-        leaf = leaf_by_name[host.leaf]
+    attached: dict[str, list[_Attachment]] = {}
+    for host in hosts:
+        leaf = slot_of[host.leaf]
         leaf_dev = devices[leaf.name]
         vrf = tenancy.host_vrf.get(host.name, DEFAULT_VRF)
         vrf_id = tenancy.vrf_ids.get(vrf)
@@ -212,44 +210,102 @@ def _plan(intent: Intent) -> FabricState:
         leaf_dev.interfaces[leaf_port] = _host_port(
             name=leaf_port, vrf=vrf, mtu=host_class.mtu, bridge=bridge,
             speed_mbps=host_class.speed_mbps, peer=host_end, addresses=[])
-        gw = allocate.gateway(subnet).split("/")[0]
-        devices[host.name] = DeviceState(
-            name=host.name, role=Role.HOST, platform=intent.hosts.defaults.platform,
-            tenant=vrf if vrf_id is not None else None,
-            interfaces={host.nic: _nic(
-                name=host.nic, mtu=host.mtu, addresses=[allocate.host_address(subnet, host.port)],
-                speed_mbps=host_class.speed_mbps, peer=leaf_end)},
-            static_routes=[StaticRoute(prefix=p, via=gw, interface=host.nic)
-                           for p in intent.hosts.defaults.routes])
+        address = allocate.host_address(subnet, host.port)
+        device = devices.get(host.name)
+        if device is None:
+            device = devices[host.name] = DeviceState(
+                name=host.name, role=Role.HOST,
+                platform=host.platform or intent.hosts.defaults.platform,
+                tenant=vrf if vrf_id is not None else None, su=host.su,
+                server_role=host.role)
+        device.interfaces[host.nic] = _nic(
+            name=host.nic, mtu=host.mtu, addresses=[address],
+            speed_mbps=host_class.speed_mbps, peer=leaf_end, rail=host.rail)
+        attached.setdefault(host.name, []).append(_Attachment(
+            host.nic_index, host.nic, allocate.gateway(subnet).split("/")[0],
+            address.split("/")[0], str(subnet)))
         links.append(_host_link(
             id=f"{host.name}:{host.nic}--{leaf.name}:{leaf_port}", a=host_end, b=leaf_end,
             vrf=vrf, link_class=host_class_name, speed_mbps=host_class.speed_mbps,
             cable_m=host_class.cable_m, mtu=host_class.mtu))
+    for name, nics in attached.items():
+        _host_routing(devices[name], sorted(nics), intent.hosts.defaults.routes,
+                      intent.hosts.route_table_base)
 
+    members: dict[str, list[str]] = {vrf: [] for vrf in all_vrfs}
+    for name in dict.fromkeys(h.name for h in hosts):
+        member = tenancy.host_vrf.get(name)
+        if member is not None:
+            members[member].append(name)
     state = FabricState(
         fabric=fabric.name, source=Source.PLANNED, roce_mtu=fabric.roce_mtu, devices=devices,
         links=links,
-        tenants={vrf: TenantState(name=vrf, vrf_id=tenancy.vrf_ids[vrf],
-                                  members=[h.name for h in hosts if tenancy.host_vrf.get(h.name)
-                                           == vrf],
+        tenants={vrf: TenantState(name=vrf, vrf_id=tenancy.vrf_ids[vrf], members=members[vrf],
                                   subnets=subnets[vrf])
                  for vrf in all_vrfs})
     plan_lossless(intent.qos, state)
     return state
 
 
+@dataclass(frozen=True, order=True)
+class _Attachment:
+    """One NIC of a host as routing needs it."""
+
+    index: int
+    nic: str
+    gateway: str
+    address: str
+    subnet: str
+
+
+# Per NIC of a multi-NIC server (written for the kernel of every NIC, never `all`, which
+# would reach the management NIC; the kernel takes the larger of `all` and the NIC's value):
+# - arp_ignore=1: answer ARP only for an address of the NIC it arrived on, so NIC 1 never
+#   answers for NIC 2's address (ARP flux: the leaf would send NIC 2's traffic to NIC 1);
+# - arp_announce=2: source ARP requests from the outgoing NIC's own address, so a leaf never
+#   learns another NIC's address on this port;
+# - rp_filter=2 (loose, RFC 3704): strict reverse-path filtering drops traffic to NIC k
+#   whose source the main table reaches through another NIC.
+MULTI_NIC_SYSCTLS = (("arp_ignore", "1"), ("arp_announce", "2"), ("rp_filter", "2"))
+
+
+def _host_routing(device: DeviceState, nics: list[_Attachment], routes: list[str],
+                  table_base: int) -> None:
+    """One-NIC host: its routes via its gateway. Multi-NIC server: the same in the main table
+    via its first NIC (for what binds to no NIC), and per NIC k a table `table_base + k`
+    with the NIC's subnet and routes, chosen by a rule on the NIC's source address, so RDMA
+    traffic bound to NIC k's address (its GID) leaves through NIC k."""
+    first = nics[0]
+    device.static_routes = [StaticRoute(prefix=p, via=first.gateway, interface=first.nic)
+                            for p in routes]
+    if len(nics) == 1:
+        return
+    for nic in nics:
+        table = table_base + nic.index
+        device.static_routes.append(StaticRoute(prefix=nic.subnet, interface=nic.nic,
+                                                table=table, source=nic.address))
+        device.static_routes += [StaticRoute(prefix=p, via=nic.gateway, interface=nic.nic,
+                                             table=table, source=nic.address)
+                                 for p in routes]
+        device.rules.append(PolicyRule(priority=table, source=nic.address, table=table))
+        for key, value in MULTI_NIC_SYSCTLS:
+            device.sysctls[f"net.ipv4.conf.{nic.nic}.{key}"] = value
+
+
 def _pinned(loopback: str | None) -> str | None:
     return None if loopback is None else f"{loopback}/32"
 
 
-def _switch(switch: Switch, role: Role, asn: int, loopback: str, platform: str,
+def _switch(slot: layout.SwitchSlot, loopback: str, platform: str,
             bgp_options: dict[str, int]) -> DeviceState:
     router_id = loopback.split("/", maxsplit=1)[0]
-    platform = switch.platform or platform
+    platform = slot.platform or platform
     lo = names_of(platform).loopback
+    asn = slot.asn
     device = DeviceState(
-        name=switch.name, role=role, platform=platform, asn=asn,
-        router_id=router_id, loopback=loopback,
+        name=slot.name, role=Role(slot.role), platform=platform, asn=asn,
+        router_id=router_id, loopback=loopback, plane=slot.plane, pod=slot.pod, su=slot.su,
+        rail=slot.rail,
         interfaces={lo: Interface(name=lo, kind=IfKind.LOOPBACK, addresses=[loopback],
                                   up=True)})
     device.bgp[DEFAULT_VRF] = BgpInstance(vrf=DEFAULT_VRF, asn=asn, router_id=router_id,

@@ -11,7 +11,7 @@ def host_config(device: DeviceState) -> HostConfig:
     nics = {i.name: Nic(name=i.name, mtu=i.mtu or 1500, up=bool(i.up),
                         addresses=tuple(i.addresses))
             for i in device.interfaces.values() if i.kind is IfKind.NIC}
-    routes = tuple(HostRoute(prefix=r.prefix, via=r.via, nic=r.interface)
+    routes = tuple(HostRoute(prefix=r.prefix, via=r.via or "", nic=r.interface)
                    for r in device.static_routes)
     qos = {i.name: from_model(i.nic) for i in device.interfaces.values()
            if i.kind is IfKind.NIC and i.nic is not None}
