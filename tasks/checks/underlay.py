@@ -94,6 +94,7 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """One finding per leaf, VRF and set of missing uplinks, listing the prefixes hit."""
     plan = ctx.plan
     leaves = plan.of_role(Role.LEAF)
+    five_stage = bool(plan.of_role(Role.SUPERSPINE))
     # for each (leaf, vrf): spine -> the leaf's port to it. O(links) to build.
     uplinks: dict[tuple[str, str], dict[str, str]] = {}
     for leaf in leaves:
@@ -114,6 +115,8 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                     continue
                 theirs = uplinks.get((remote.name, vrf), {})
                 expected = sorted(port for spine, port in mine.items() if spine in theirs)
+                if five_stage and not expected and remote.plane == leaf.plane:
+                    expected = sorted(mine.values())  # another pod: via every pod spine
                 for prefix in _leaf_prefixes(remote, vrf):
                     route = table.get(prefix)
                     got = {h.interface for h in route.nexthops if h.interface} if route else set()

@@ -226,8 +226,9 @@ def read(path: Path, prefix: str | None = None, mgmt_subnet: str | None = None) 
             raise bad(keys, "node must be a mapping")
         labels = raw.get("labels") or {}
         role = str(labels.get(LABEL_ROLE, ""))
-        if role not in {"spine", "leaf", "host"}:
-            raise bad((*keys, "labels"), f"needs label {LABEL_ROLE}: spine, leaf or host")
+        if role not in set(Role):
+            raise bad((*keys, "labels"), f"needs label {LABEL_ROLE}: "
+                      f"{', '.join(r.value for r in Role)}")
         if "mgmt-ipv4" not in raw:
             raise bad(keys, "needs mgmt-ipv4")
         address = ipaddress.IPv4Address(str(raw["mgmt-ipv4"]))

@@ -16,7 +16,7 @@ from nornir.plugins.runners import ThreadedRunner
 
 from tasks.errors import InputError, InputProblem
 from tasks.intent.semantics import AddressSpace
-from tasks.model.state import FabricState
+from tasks.model.state import FabricState, Role
 from tasks.sot.inventory import nautobot_hosts
 from tasks.sot.source import FILE as SOURCE_FILE
 from tasks.sot.source import NautobotSource, load_source
@@ -197,7 +197,9 @@ def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: 
             entry["connection_options"] = {"napalm": {"extras": {"optional_args": {
                 **common, "lldp_socket": str(lldp_sockets[name])}}}}
         hosts[name] = entry
-    groups = {f"{role}s": {"data": {"role": role}} for role in ("spine", "leaf", "host")}
+    # a 5-stage fabric adds its super-spines' group (older inventories stay as they were)
+    roles = [*(["superspine"] if plan.of_role(Role.SUPERSPINE) else []), "spine", "leaf", "host"]
+    groups = {f"{role}s": {"data": {"role": role}} for role in roles}
     defaults = {"username": user,
                 "connection_options": {"napalm": {"extras": {"optional_args": common}}}}
     return {"hosts.yaml": HEADER + dump_yaml(hosts), "groups.yaml": HEADER + dump_yaml(groups),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from tasks.model.state import IfKind, Interface, Role
+from tasks.model.state import DeviceState, IfKind, Interface, Role
 
 
 def _capacity(ports: Iterable[Interface]) -> tuple[int, bool]:
@@ -20,19 +20,45 @@ def _capacity(ports: Iterable[Interface]) -> tuple[int, bool]:
     return total, from_qos
 
 
-@check("fabric.nonblocking", "Every leaf has at least as much uplink as host-facing capacity",
-       scope=Scope.FABRIC, severity=Severity.WARNING)
+RANK = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
+
+
+def _peer_rank(ctx: CheckContext, planned: DeviceState, iface: Interface) -> int:
+    """The tier of the switch the plan cables this port to (-1: none)."""
+    far = planned.interfaces.get(iface.name)
+    peer = ctx.plan.devices.get(far.peer.device) if far is not None and far.peer else None
+    return RANK.get(peer.role, -1) if peer is not None else -1
+
+
+@check("fabric.nonblocking", "Every leaf, and every pod spine under super-spines, has at least "
+       "as much uplink as downlink capacity", scope=Scope.FABRIC, severity=Severity.WARNING)
 def nonblocking(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads the speed of every physical port of each leaf and pod spine (from the port, or
+    its lossless state where the port states none). Expects uplinks (to the tier above, as
+    the plan cables them) to carry at least what the downlinks (hosts, or the tier below)
+    can send. Fails with the oversubscription ratio, per tier, per plane."""
+    plan = ctx.plan.devices
     for name in ctx.state.devices:
         device = ctx.observed(name)
-        if device is None or device.role is not Role.LEAF:
+        planned = plan.get(name)
+        if device is None or planned is None or device.role not in (Role.LEAF, Role.SPINE):
             continue
+        if device.role is Role.SPINE and planned.pod is None:
+            continue  # a 3-stage spine is the top tier: nothing above it
         ports = device.interfaces.values()
-        up, up_qos = _capacity(i for i in ports if i.kind is IfKind.FABRIC and i.parent is None)
-        down, down_qos = _capacity(i for i in ports if i.kind is IfKind.HOST_PORT)
+        fabric = [i for i in ports if i.kind is IfKind.FABRIC and i.parent is None]
+        if device.role is Role.LEAF:
+            up_ports, down_ports = fabric, [i for i in ports if i.kind is IfKind.HOST_PORT]
+        else:
+            ranks = {i.name: _peer_rank(ctx, planned, i) for i in fabric}
+            up_ports = [i for i in fabric if ranks[i.name] > RANK[Role.SPINE]]
+            down_ports = [i for i in fabric if 0 <= ranks[i.name] < RANK[Role.SPINE]]
+        up, up_qos = _capacity(up_ports)
+        down, down_qos = _capacity(down_ports)
         if down > up:
             virtual = (up_qos or down_qos) and device.qos is not None and device.qos.virtual
-            yield item.finding(name, f"{name} is oversubscribed: {down} Mb/s towards hosts, "
+            below = "hosts" if device.role is Role.LEAF else "leaves"
+            yield item.finding(name, f"{name} is oversubscribed: {down} Mb/s towards {below}, "
                                f"{up} Mb/s of uplinks ({down / max(up, 1):.2f}:1)",
                                expected=f">= {down} Mb/s", actual=f"{up} Mb/s",
                                virtual=bool(virtual))

@@ -1,0 +1,230 @@
+"""The shape of an AI back-end: rails, planes, and each NIC of a server routed on its own.
+
+Rail-optimized designs (NVIDIA DGX SuperPOD / Spectrum-X reference architectures) put NIC k
+of every server of a scalable unit on the SU's rail-k leaf, at the port numbered after the
+server, so that the collective libraries' same-rail traffic is one hop. Multi-plane designs
+keep planes apart: nothing may connect two planes, or a failure in one reaches the other.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+
+from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from tasks.model.state import DeviceState, IfKind, Interface, LinkKind, Role
+
+
+def _railed_nics(ctx: CheckContext) -> Iterator[tuple[DeviceState, Interface]]:
+    for server in ctx.plan.devices.values():
+        if server.role is Role.HOST:
+            for nic in server.interfaces.values():
+                if nic.rail is not None and nic.peer is not None:
+                    yield server, nic
+
+
+@check("rail.alignment", "NIC k of every server of an SU is on the SU's rail-k leaf, at the "
+       "server's port", scope=Scope.LINK, severity=Severity.ERROR)
+def rail_alignment(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads the plan's rail of every server NIC and, live, the LLDP neighbour each rail leaf
+    sees on the server's port. Expects that neighbour to be the server's NIC of the leaf's
+    rail. Fails when the plan cables NIC k elsewhere (explicit cabling), or when the leaf
+    sees another NIC or server there: two NICs swapped between rails are both named."""
+    plan = ctx.plan
+    for server, nic in _railed_nics(ctx):
+        assert nic.peer is not None
+        leaf = plan.devices.get(nic.peer.device)
+        if leaf is None:
+            continue
+        if leaf.rail != nic.rail or leaf.su != server.su:
+            yield item.finding(
+                server.name, f"{server.name} {nic.name} (rail {nic.rail}, SU {server.su}) is "
+                f"planned on {leaf.name}:{nic.peer.port} (rail {leaf.rail}, SU {leaf.su})",
+                port=nic.name, expected=f"rail {nic.rail} leaf of SU {server.su}",
+                actual=f"{leaf.name} (rail {leaf.rail})")
+        if not ctx.live:
+            continue
+        seen_leaf = ctx.observed(leaf.name)
+        port = seen_leaf.interfaces.get(nic.peer.port) if seen_leaf else None
+        if port is None or port.peer is None:
+            continue  # no LLDP neighbour: nothing contradicts the plan
+        if (port.peer.device, port.peer.port) == (server.name, nic.name):
+            continue
+        far = plan.devices.get(port.peer.device)
+        far_nic = far.interfaces.get(port.peer.port) if far is not None else None
+        far_rail = f" (rail {far_nic.rail})" if far_nic is not None and far_nic.rail else ""
+        yield item.finding(
+            leaf.name, f"{server.name} {nic.name} (rail {nic.rail}) belongs on {leaf.name}:"
+            f"{nic.peer.port} (rail {leaf.rail}), where LLDP sees {port.peer}{far_rail}",
+            port=nic.peer.port, link=f"{server.name}:{nic.name}--{leaf.name}:{nic.peer.port}",
+            expected=f"{server.name}:{nic.name}", actual=str(port.peer))
+
+
+def _planes(ctx: CheckContext) -> dict[str, int]:
+    return {n: d.plane for n, d in ctx.plan.devices.items() if d.plane is not None}
+
+
+def _plane_prefixes(ctx: CheckContext, planes: dict[str, int],
+                    ) -> dict[str, tuple[int, str]]:
+    """Prefix -> (plane, device) of what only one plane's switches originate."""
+    out: dict[str, tuple[int, str]] = {}
+    for name, plane in planes.items():
+        device = ctx.plan.devices[name]
+        for bgp in device.bgp.values():
+            for prefix in bgp.networks:
+                out[str(ipaddress.ip_network(prefix, strict=False))] = (plane, name)
+    return out
+
+
+@check("plane.independence", "No link, BGP session or route joins two planes",
+       scope=Scope.FABRIC, severity=Severity.CRITICAL)
+def plane_independence(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads each switch's plane from the plan and, live, every switch port's LLDP
+    neighbour, every BGP session's peer and every routing table. Expects each to stay in
+    its plane. Fails on a link planned or cabled across planes, a session to a switch of
+    another plane, or a route to a prefix only another plane originates."""
+    planes = _planes(ctx)
+    if not planes:
+        return
+    for link in ctx.plan.links:
+        if link.kind is LinkKind.FABRIC and link.parent is None:
+            a, b = planes.get(link.a.device), planes.get(link.b.device)
+            if a is not None and b is not None and a != b:
+                yield item.finding(link.a.device, f"{link.id} joins plane {a} and plane {b}",
+                                   port=link.a.port, link=link.id, expected=f"plane {a}",
+                                   actual=f"plane {b}")
+    if not ctx.live:
+        return
+    prefixes = _plane_prefixes(ctx, planes)
+    for name, plane in sorted(planes.items()):
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for iface in device.interfaces.values():
+            peer = iface.peer
+            if iface.kind is not IfKind.FABRIC or iface.parent is not None or peer is None:
+                continue
+            other = planes.get(peer.device)
+            if other is not None and other != plane:
+                yield item.finding(name, f"{name}:{iface.name} (plane {plane}) is cabled to "
+                                   f"{peer} (plane {other})", port=iface.name,
+                                   expected=f"a plane {plane} switch", actual=f"{peer}")
+        for vrf, bgp in device.bgp.items():
+            for peer_state in bgp.peers.values():
+                other = planes.get(peer_state.peer_device or "")
+                if other is not None and other != plane:
+                    yield item.finding(name, f"{name} VRF {vrf} has a BGP session with "
+                                       f"{peer_state.peer_device} (plane {other}) on "
+                                       f"{peer_state.key}", port=peer_state.interface, vrf=vrf,
+                                       expected="no session across planes",
+                                       actual=f"{peer_state.state or 'configured'}")
+        for vrf, table in (device.routes or {}).items():
+            leaked = [(p, prefixes[p]) for p in table if p in prefixes
+                      and prefixes[p][0] != plane]
+            if leaked:
+                shown = ", ".join(f"{p} ({origin})" for p, (_, origin) in leaked[:4])
+                yield item.finding(name, f"{name} (plane {plane}) VRF {vrf} routes "
+                                   f"{len(leaked)} prefixes of another plane: {shown}",
+                                   vrf=vrf, expected="no route into another plane",
+                                   actual=f"{len(leaked)} routes")
+
+
+def _ranks(ctx: CheckContext) -> dict[str, int]:
+    rank = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
+    return {n: rank[d.role] for n, d in ctx.plan.devices.items() if d.role in rank}
+
+
+@check("ecmp.pod_paths", "Every pod spine has one next hop per super-spine to every leaf "
+       "prefix of the other pods", scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
+def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads each pod spine's routing table. Expects, for every prefix a leaf of another pod
+    (in its plane) originates, a next hop through each of its super-spine uplinks that the
+    plan cables to that pod. Fails with the uplinks missing and the prefixes they miss (a
+    pod spine that lost its super-spine sessions is named here)."""
+    plan = ctx.plan
+    up: dict[str, dict[str, dict[str, str]]] = {}  # spine -> vrf -> super-spine -> port
+    reaches: dict[str, set[int]] = {}  # super-spine -> pods below it
+    for spine in plan.of_role(Role.SPINE):
+        if spine.pod is None:
+            continue
+        for iface in spine.interfaces.values():
+            if iface.kind is IfKind.FABRIC and iface.peer is not None:
+                top = plan.devices.get(iface.peer.device)
+                if top is not None and top.role is Role.SUPERSPINE:
+                    up.setdefault(spine.name, {}).setdefault(iface.vrf, {})[top.name] = \
+                        iface.name
+                    reaches.setdefault(top.name, set()).add(spine.pod)
+    leaves = [leaf for leaf in plan.of_role(Role.LEAF) if leaf.pod is not None]
+    for spine_name, by_vrf in sorted(up.items()):
+        spine = plan.devices[spine_name]
+        device = ctx.observed(spine_name)
+        if device is None or device.routes is None:
+            continue
+        for vrf, tops in sorted(by_vrf.items()):
+            table = device.routes.get(vrf, {})
+            gaps: dict[tuple[str, ...], list[str]] = {}
+            for leaf in leaves:
+                if leaf.pod == spine.pod or leaf.plane != spine.plane or vrf not in leaf.bgp:
+                    continue
+                expected = sorted(p for top, p in tops.items()
+                                  if leaf.pod in reaches.get(top, set()))
+                for prefix in leaf.bgp[vrf].networks:
+                    route = table.get(prefix)
+                    got = {h.interface for h in route.nexthops if h.interface} if route \
+                        else set()
+                    missing = tuple(p for p in expected if p not in got)
+                    if missing:
+                        gaps.setdefault(missing, []).append(f"{prefix} ({leaf.name})")
+            for missing, hit in sorted(gaps.items()):
+                names = sorted(t for t, p in tops.items() if p in missing)
+                shown = ", ".join(hit[:4]) + (f" and {len(hit) - 4} more" if len(hit) > 4
+                                              else "")
+                yield item.finding(spine_name, f"{spine_name} VRF {vrf}: no path via "
+                                   f"{', '.join(names)} ({', '.join(missing)}) to {len(hit)} "
+                                   f"prefixes of other pods: {shown}", port=",".join(missing),
+                                   vrf=vrf, expected=f"{len(tops)} paths per prefix",
+                                   actual=f"{len(tops) - len(missing)} paths")
+
+
+@check("host.routing", "Each NIC of a multi-NIC server has its own table and rule, so its "
+       "traffic leaves through it", scope=Scope.DEVICE, severity=Severity.ERROR)
+def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads each multi-NIC server's policy rules, routing tables and ARP / reverse-path
+    settings (planned, and live as collected). Expects, per NIC, a rule from the NIC's
+    address to a table whose default route leaves through that NIC via its own gateway, and
+    the NIC's arp_ignore / arp_announce / rp_filter. Fails naming the server and NIC whose
+    traffic would leave through another NIC, or whose settings let another NIC answer."""
+    for name, planned in ctx.plan.devices.items():
+        nics = [i for i in planned.interfaces.values() if i.kind is IfKind.NIC]
+        if planned.role is not Role.HOST or len(nics) < 2:
+            continue
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        rules = {r.source: r.table for r in device.rules}
+        for nic in nics:
+            address = nic.addresses[0].split("/")[0] if nic.addresses else None
+            if address is None:
+                continue
+            table = rules.get(address)
+            if table is None:
+                yield item.finding(name, f"{name} {nic.name}: no rule routes traffic from "
+                                   f"{address} by a table of its own; it leaves by the main "
+                                   "table", port=nic.name, expected=f"from {address} lookup "
+                                   "<table>", actual="no rule")
+                continue
+            defaults = [r for r in device.static_routes
+                        if r.table == table and r.prefix == "0.0.0.0/0"]
+            wrong = [r for r in defaults if r.interface != nic.name]
+            if not defaults or wrong:
+                via = ", ".join(f"dev {r.interface}" for r in defaults) or "no default route"
+                yield item.finding(name, f"{name} {nic.name}: traffic from {address} (table "
+                                   f"{table}) leaves by {via}", port=nic.name,
+                                   expected=f"dev {nic.name}", actual=via)
+            for key in ("arp_ignore", "arp_announce", "rp_filter"):
+                sysctl = f"net.ipv4.conf.{nic.name}.{key}"
+                want = planned.sysctls.get(sysctl)
+                got = device.sysctls.get(sysctl)
+                if want is not None and got is not None and got != want:
+                    yield item.finding(name, f"{name} {nic.name}: {key} is {got}, planned "
+                                       f"{want}", port=nic.name, expected=want, actual=got)
