@@ -172,7 +172,24 @@ def write(doc: dict[str, Any], files: dict[str, str], labs_dir: Path) -> Path:
         target = labs_dir / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
+    _remove_stale_nodes(labs_dir / str(doc["name"]), set(doc["topology"]["nodes"]))
     return path
+
+
+def _remove_stale_nodes(folder: Path, nodes: set[str]) -> None:
+    """A node the fabric no longer has (renamed, or removed) leaves no bound files behind,
+    which a runtime would otherwise mount into nothing. Only folders holding nothing but
+    regular files are generated ones; anything else is left alone."""
+    if not folder.is_dir():
+        return
+    for child in sorted(folder.iterdir()):
+        if child.name in nodes or child.is_symlink() or not child.is_dir():
+            continue
+        entries = list(child.iterdir())
+        if all(e.is_file() and not e.is_symlink() for e in entries):
+            for entry in entries:
+                entry.unlink()
+            child.rmdir()
 
 
 # ---- reading a topology back: what a runtime needs ------------------------------------

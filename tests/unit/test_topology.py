@@ -46,7 +46,7 @@ def test_committed_topologies_validate_against_containerlab_schema(path: Path) -
     assert errors == [], [f"{list(e.path)}: {e.message}" for e in errors]
 
 
-@pytest.mark.parametrize("fabric", ["lab", "numbered", "lab4x16"])
+@pytest.mark.parametrize("fabric", ["lab", "numbered", "lab4x16", "mixed", "rail"])
 def test_generated_topologies_validate(fabric: str) -> None:
     assert list(_validator().iter_errors(_doc(fabric))) == []
 
@@ -93,6 +93,20 @@ def test_read_round_trip_and_overrides(tmp_path: Path) -> None:
     assert moved.nodes["spine1"].mgmt_ipv4 == "10.99.0.11"
     assert [n.mgmt_ipv4.rsplit(".", 1)[1] for n in moved.nodes.values()] == \
         [n.mgmt_ipv4.rsplit(".", 1)[1] for n in spec.nodes.values()]
+
+
+def test_a_node_the_fabric_no_longer_has_leaves_no_bound_files(tmp_path: Path) -> None:
+    """Renaming a switch regenerates its folder under the new name and removes the old one;
+    a folder that holds more than generated files (an operator's notes) is left alone."""
+    state = plan(load_intent(ROOT / "intents" / "lab"))
+    doc, files = topology.generate(state, topology.LabOptions())
+    (tmp_path / "lab" / "spine9").mkdir(parents=True)
+    (tmp_path / "lab" / "spine9" / "frr.conf").write_text("old\n", encoding="utf-8")
+    (tmp_path / "lab" / "notes" / "keep").mkdir(parents=True)
+    topology.write(doc, files, tmp_path)
+    assert not (tmp_path / "lab" / "spine9").exists()
+    assert (tmp_path / "lab" / "notes" / "keep").is_dir()
+    assert (tmp_path / "lab" / "spine1" / "frr.conf").is_file()
 
 
 @pytest.mark.parametrize(("prefix", "subnet", "reason"), [
