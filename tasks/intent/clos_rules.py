@@ -179,6 +179,13 @@ def _placed(intent: Intent) -> Iterator[Problem]:
             count = units.count if units is not None else 0
             yield Problem(HOSTS, (*path, "su"),
                           f"SU {server.su} does not exist ({count} SUs)")
+        if (server.su is not None and server.port is not None and units is not None
+                and units.attach is Attach.RACK):
+            per_leaf = math.ceil(units.servers / (units.leaves or 1))
+            if (server.port - 1) // per_leaf + 1 > (units.leaves or 0):
+                yield Problem(HOSTS, (*path, "port"),
+                              f"slot {server.port} is beyond the {units.leaves} rack leaf(s) "
+                              f"of SU {server.su} ({per_leaf} servers per leaf)")
         if server.cabling is not None and len(server.cabling) != len(profile.nics.resolved()):
             yield Problem(HOSTS, (*path, "cabling"),
                           f"{len(server.cabling)} cables for the {len(profile.nics.resolved())}"
