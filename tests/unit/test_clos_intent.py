@@ -18,6 +18,7 @@ from tasks.plan.planner import plan
 from tests.conftest import ROOT, flatfab
 
 RAIL = ROOT / "intents" / "rail"
+CABLES = "    cabling: [{leaf: su1-leaf1, port: 3}, {leaf: su1-leaf3, port: 3}]"
 FABRIC, HOSTS = "fabric.yaml", "hosts.yaml"
 
 
@@ -47,10 +48,10 @@ class Refusal:
     marker: str | None  # text on the line named (None: no line)
 
 
-PLANES_1 = "rails: {1: [1], 2: [2]}"
+PLANES_1 = "rails: {1: [1, 2], 2: [3, 4]}"
 REFUSALS = [
-    Refusal("rails-not-nics", ((FABRIC, "  rails: 2\n", "  rails: 3\n"),), FABRIC,
-            "scalable_units.rails", "profile 'gpu' has 2 NICs", "rails: 3"),
+    Refusal("rails-not-nics", ((FABRIC, "  rails: 4\n", "  rails: 3\n"),), FABRIC,
+            "scalable_units.rails", "profile 'gpu' has 4 NICs", "rails: 3"),
     Refusal("su-beyond-host-ports", ((FABRIC, "  servers: 2\n", "  servers: 60\n"),), FABRIC,
             "scalable_units.servers", "larger than a leaf's host ports", "servers: 60"),
     Refusal("unknown-profile", ((FABRIC, "  profile: gpu\n", "  profile: cpu\n"),), FABRIC,
@@ -64,10 +65,10 @@ REFUSALS = [
     Refusal("pod-asns-too-few",
             ((FABRIC, "asns: {first: 65001, last: 65004}", "asns: {first: 65001, last: 65001}"),),
             FABRIC, "pods.asns", "2 pods need 2 ASNs", "asns: {first: 65001, last: 65001}"),
-    Refusal("plane-without-rails", ((FABRIC, PLANES_1, "rails: {1: [1, 2]}"),), FABRIC,
-            "planes.rails", "plane 2 carries no rail", "rails: {1: [1, 2]}"),
-    Refusal("rail-in-two-planes", ((FABRIC, PLANES_1, "rails: {1: [1], 2: [1, 2]}"),), FABRIC,
-            "planes.rails[2][0]", "rail 1 is already in plane 1", "rails: {1: [1], 2: [1, 2]}"),
+    Refusal("plane-without-rails", ((FABRIC, PLANES_1, "rails: {1: [1, 2, 3, 4]}"),), FABRIC,
+            "planes.rails", "plane 2 carries no rail", "rails: {1: [1, 2, 3, 4]}"),
+    Refusal("rail-in-two-planes", ((FABRIC, PLANES_1, "rails: {1: [1, 2], 2: [1, 3, 4]}"),), FABRIC,
+            "planes.rails[2][0]", "rail 1 is already in plane 1", "2: [1, 3, 4]}"),
     Refusal("tier1-name-without-plane",
             ((FABRIC, 'name: "p{plane}-ss{spine}"', 'name: "ss{spine}"'),), FABRIC,
             "superspines.name", "must use {plane}", 'name: "ss{spine}"'),
@@ -81,30 +82,30 @@ REFUSALS = [
             ((FABRIC, "host: {speed: 100G,", "host: {speed: 400G,"),), FABRIC,
             "scalable_units.servers", "1200 Gb/s down and 400 Gb/s up", "servers: 2"),
     Refusal("placed-server-beyond-sus",
-            ((HOSTS, "su: 1, port: 3", "su: 3, port: 3"),), HOSTS,
-            "servers[0].su", "SU 3 does not exist", "su: 3, port: 3"),
+            ((HOSTS, CABLES, "    su: 3\n    port: 3"),), HOSTS,
+            "servers[0].su", "SU 3 does not exist", "su: 3"),
     Refusal("cabling-not-per-nic",
-            ((HOSTS, "su: 1, port: 3}", "cabling: [{leaf: su1-leaf1, port: 3}]}"),), HOSTS,
+            ((HOSTS, ", {leaf: su1-leaf3, port: 3}]", "]"),), HOSTS,
             "servers[0].cabling", "1 cables for the 2 NICs", "cabling: [{leaf"),
     Refusal("cabling-to-unknown-leaf",
-            ((HOSTS, "su: 1, port: 3}",
-              "cabling: [{leaf: su1-leaf1, port: 3}, {leaf: su9-leaf2, port: 3}]}"),), HOSTS,
+            ((HOSTS, "{leaf: su1-leaf3, port: 3}", "{leaf: su9-leaf2, port: 3}"),), HOSTS,
             "servers[0].cabling[1]", "cabled to unknown leaf 'su9-leaf2'", "cabling: [{leaf"),
     Refusal("server-named-like-a-switch",
-            ((HOSTS, "name: store1", "name: su1-leaf1"),), HOSTS, "servers[0]",
-            "duplicate device name 'su1-leaf1'", "name: su1-leaf1"),
+            ((HOSTS, "name: store1", "name: su1-leaf1"),), HOSTS, "servers[0].cabling[0]",
+            "duplicate device name 'su1-leaf1'", "cabling: [{leaf"),
     Refusal("server-port-taken",
-            ((HOSTS, "su: 1, port: 3", "su: 1, port: 2"),), HOSTS, "servers[0]",
-            "port 2 of su1-leaf1 is used twice", "su: 1, port: 2"),
+            ((HOSTS, "{leaf: su1-leaf1, port: 3}", "{leaf: su1-leaf1, port: 2}"),), HOSTS,
+            "servers[0].cabling[0]", "port 2 of su1-leaf1 is used twice", "cabling: [{leaf"),
     Refusal("rack-slot-beyond-leaves",
-            ((FABRIC, "  attach: rail\n  rails: 2\n", "  attach: rack\n  leaves: 1\n"),
-             (FABRIC, "planes:\n  count: 2\n  max: 2\n  rails: {1: [1], 2: [2]}\n", ""),
+            ((FABRIC, "  attach: rail\n  rails: 4\n", "  attach: rack\n  leaves: 1\n"),
+             (FABRIC, "planes:\n  count: 2\n  max: 2\n  " + PLANES_1 + "\n", ""),
+             (HOSTS, CABLES, "    su: 1\n    port: 3"),
              (FABRIC, 'spine_name: "p{plane}-pod{pod}-spine{spine}"',
               'spine_name: "pod{pod}-spine{spine}"'),
              (FABRIC, 'name: "p{plane}-ss{spine}"', 'name: "ss{spine}"')), HOSTS,
-            "servers[0].port", "beyond the 1 rack leaf", "su: 1, port: 3"),
+            "servers[0].port", "beyond the 1 rack leaf", "port: 3"),
     Refusal("rack-with-planes",
-            ((FABRIC, "  attach: rail\n  rails: 2\n", "  attach: rack\n  leaves: 1\n"),), FABRIC,
+            ((FABRIC, "  attach: rail\n  rails: 4\n", "  attach: rack\n  leaves: 1\n"),), FABRIC,
             "planes", "planes need attach: rail", "planes:"),
     Refusal("listed-leaves-with-sus",
             ((FABRIC, "scalable_units:\n", "leaves: [{name: leaf1}]\nscalable_units:\n"),),
@@ -113,10 +114,10 @@ REFUSALS = [
             ((FABRIC, "superspines:\n  count: 2\n  max: 2\n  name: \"p{plane}-ss{spine}\"\n",
               ""),), FABRIC, "", "needs both 'pods' and 'superspines'", None),
     Refusal("leaf-name-without-su",
-            ((FABRIC, "  leaf_ids: 4\n", "  leaf_ids: 4\n  leaf_name: \"leaf{leaf}\"\n"),),
+            ((FABRIC, "  rails: 4\n", "  rails: 4\n  leaf_name: \"leaf{leaf}\"\n"),),
             FABRIC, "scalable_units.leaf_name", "must use {su}", 'leaf_name: "leaf{leaf}"'),
     Refusal("rail-without-rails",
-            ((FABRIC, "  rails: 2\n", ""),), FABRIC, "scalable_units",
+            ((FABRIC, "  rails: 4\n", ""),), FABRIC, "scalable_units",
             "attach 'rail' needs 'rails'", "scalable_units:"),
     Refusal("nic-names-twice",
             ((HOSTS, "names: [eth1, eth2]", "names: [eth1, eth1]"),), HOSTS,
@@ -145,7 +146,7 @@ def test_a_bad_ai_backend_intent_is_one_clear_error(tmp_path: Path, case: Refusa
 
 
 def test_the_cli_refuses_with_exit_2_and_no_traceback(tmp_path: Path) -> None:
-    _copy(tmp_path / "intents", (FABRIC, "  rails: 2\n", "  rails: 3\n"))
+    _copy(tmp_path / "intents", (FABRIC, "  rails: 4\n", "  rails: 3\n"))
     result = flatfab("--root", str(tmp_path), "--fabric", "rail", "plan")
     assert result.code == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
@@ -158,7 +159,7 @@ def test_rail_plan_follows_the_reference_designs() -> None:
     assert roles[Role.SUPERSPINE] == ["p1-ss1", "p1-ss2", "p2-ss1", "p2-ss2"]
     assert roles[Role.SPINE] == ["p1-pod1-spine1", "p2-pod1-spine1", "p1-pod2-spine1",
                                  "p2-pod2-spine1"]
-    assert roles[Role.LEAF] == ["su1-leaf1", "su1-leaf2", "su2-leaf1", "su2-leaf2"]
+    assert roles[Role.LEAF] == [f"su{su}-leaf{k}" for su in (1, 2) for k in (1, 2, 3, 4)]
     devices = state.devices
     # RFC 7938: tier 1 shares one ASN, each pod's spines one, every leaf its own
     assert {devices[n].asn for n in roles[Role.SUPERSPINE]} == {65000}
@@ -166,16 +167,16 @@ def test_rail_plan_follows_the_reference_designs() -> None:
     assert devices["p1-pod2-spine1"].asn == 65002
     leaf_asns = [devices[n].asn for n in roles[Role.LEAF]]
     assert len(set(leaf_asns)) == len(leaf_asns)
-    # rails: NIC k of server i on the SU's rail-k leaf, port i; NIC k in plane k
+    # rails: NIC k of server i on the SU's rail-k leaf, port i; rails 1-2 plane 1, 3-4 plane 2
     for su in (1, 2):
         for server in (1, 2):
             host = devices[f"su{su}-s{server}"]
             assert host.server_role == "gpu" and host.su == su
-            for k in (1, 2):
+            for k in (1, 2, 3, 4):
                 nic = host.interfaces[f"eth{k}"]
                 assert nic.rail == k and nic.peer is not None
                 assert (nic.peer.device, nic.peer.port) == (f"su{su}-leaf{k}", f"swp{server}")
-                assert devices[nic.peer.device].plane == k
+                assert devices[nic.peer.device].plane == (1 if k <= 2 else 2)
     assert devices["store1"].server_role == "storage"
     # nothing joins two planes; super-spine links are their own, longer, link class
     for link in state.links:
@@ -193,7 +194,7 @@ def test_rail_plan_follows_the_reference_designs() -> None:
 def test_each_nic_is_routed_on_its_own() -> None:
     host = plan(load_intent(RAIL)).devices["su1-s1"]
     assert [(r.source, r.table, r.priority) for r in host.rules] == [
-        ("10.100.1.11", 101, 101), ("10.100.2.11", 102, 102)]
+        (f"10.100.{k}.11", 100 + k, 100 + k) for k in (1, 2, 3, 4)]
     by_table = {(r.table, r.prefix): (r.via, r.interface, r.source) for r in host.static_routes}
     assert by_table[(None, "0.0.0.0/0")] == ("10.100.1.1", "eth1", None)
     assert by_table[(102, "0.0.0.0/0")] == ("10.100.2.1", "eth2", "10.100.2.11")
@@ -247,43 +248,42 @@ def test_growth_renumbers_nothing_that_exists(tmp_path: Path, grow: str,
 
 
 def test_a_plane_added_where_it_was_reserved_renumbers_nothing(tmp_path: Path) -> None:
-    """Three NICs, three rails, three planes: the first two planes keep every number."""
+    """Six NICs, six rails, three planes: the first two planes keep every number."""
     base = ((FABRIC, "  max: 2\n  rails:", "  max: 4\n  rails:"),
-            (FABRIC, "  max_spines: 20 ", "  max_spines: 40 "),
-            (FABRIC, "  leaf_ids: 4\n", "  leaf_ids: 4\n"))
+            (FABRIC, "  max_spines: 20 ", "  max_spines: 40 "))
     before = _numbers(_plan(tmp_path / "a", *base))
     after = _numbers(_plan(tmp_path / "b", *base,
-                           (FABRIC, "  rails: 2\n", "  rails: 3\n"),
+                           (FABRIC, "  rails: 4\n", "  rails: 6\n"),
                            (FABRIC, "  count: 2\n  max: 4\n", "  count: 3\n  max: 4\n"),
-                           (FABRIC, PLANES_1, "rails: {1: [1], 2: [2], 3: [3]}"),
-                           (HOSTS, "count: 2, name:", "count: 3, name:"),
-                           (HOSTS, "names: [eth1, eth2]", "names: [eth1, eth2, eth3]")))
-    assert {"p3-ss1", "p3-pod1-spine1", "su1-leaf3"} <= set(after)
+                           (FABRIC, PLANES_1, "rails: {1: [1, 2], 2: [3, 4], 3: [5, 6]}"),
+                           (HOSTS, "count: 4, name:", "count: 6, name:")))
+    assert {"p3-ss1", "p3-pod1-spine1", "su1-leaf5", "su2-leaf6"} <= set(after)
     for name, numbers in before.items():
         assert numbers[:2] == after[name][:2], name  # type: ignore[index]
         assert set(numbers[2]) <= set(after[name][2]), name  # type: ignore[index]
 
 
 def test_rack_attachment_puts_every_nic_of_a_server_on_one_leaf(tmp_path: Path) -> None:
-    state = _plan(tmp_path, (FABRIC, "  attach: rail\n  rails: 2\n",
+    state = _plan(tmp_path, (FABRIC, "  attach: rail\n  rails: 4\n",
                              "  attach: rack\n  leaves: 1\n"),
-                  (FABRIC, "planes:\n  count: 2\n  max: 2\n  rails: {1: [1], 2: [2]}\n", ""),
+                  (FABRIC, "non_blocking: true\n", ""),
+                  (FABRIC, "planes:\n  count: 2\n  max: 2\n  " + PLANES_1 + "\n", ""),
                   (FABRIC, 'spine_name: "p{plane}-pod{pod}-spine{spine}"',
                    'spine_name: "pod{pod}-spine{spine}"'),
                   (FABRIC, 'name: "p{plane}-ss{spine}"', 'name: "ss{spine}"'),
-                  (HOSTS, "servers:\n  - {name: store1, profile: storage, su: 1, port: 3}\n", ""),
+                  (HOSTS, "servers:\n  - name: store1\n    profile: storage\n" + CABLES + "\n", ""),
                   ("tenants.yaml", ', "store*"]', "]"))
     host = state.devices["su1-s2"]
     cabled = sorted((i.name, str(i.peer)) for i in host.interfaces.values()
                     if i.kind is IfKind.NIC)
-    assert cabled == [("eth1", "su1-leaf1:swp3"), ("eth2", "su1-leaf1:swp4")]
+    assert cabled == [(f"eth{k}", f"su1-leaf1:swp{4 + k}") for k in (1, 2, 3, 4)]
     assert all(i.rail is None for i in host.interfaces.values())
 
 
 def test_three_stage_scalable_units_under_listed_spines(tmp_path: Path) -> None:
     text = (RAIL / FABRIC).read_text(encoding="utf-8")
     head = text.split("scalable_units:")[0].replace("  max_spines: 20 ", "  max_spines: 16 ")
-    body = ("scalable_units:\n  count: 2\n  servers: 2\n  rails: 2\n  leaf_ids: 4\n"
+    body = ("scalable_units:\n  count: 2\n  servers: 2\n  rails: 4\n"
             "spines:\n  - name: spine1\n  - name: spine2\n")
     target = tmp_path / "rail"
     shutil.copytree(RAIL, target)

@@ -121,14 +121,14 @@ def test_a_leaf_cabled_into_the_other_plane_is_named_by_lldp_session_and_route()
         leaf.interfaces["swp51"].peer = Endpoint(device="p2-pod1-spine1", port="swp1")
         peer = next(iter(p for p in leaf.bgp[DEFAULT_VRF].peers.values()))
         peer.peer_device = "p2-pod1-spine1"
-        leaf.routes = {DEFAULT_VRF: {"10.0.0.22/32": Route(
-            prefix="10.0.0.22/32", protocol="bgp", nexthops=[NextHop(interface="swp51")])}}
+        leaf.routes = {DEFAULT_VRF: {"10.0.0.23/32": Route(
+            prefix="10.0.0.23/32", protocol="bgp", nexthops=[NextHop(interface="swp51")])}}
 
     found = [f for f in _findings(_observed(cross)) if f[0] == "plane.independence"]
     messages = " | ".join(m for *_, m in found)
     assert "su1-leaf1:swp51 (plane 1) is cabled to p2-pod1-spine1:swp1 (plane 2)" in messages
     assert "BGP session with p2-pod1-spine1 (plane 2)" in messages
-    assert "routes 1 prefixes of another plane: 10.0.0.22/32 (su1-leaf2)" in messages
+    assert "routes 1 prefixes of another plane: 10.0.0.23/32 (su1-leaf3)" in messages
     assert {d for _, d, _, _ in found} == {"su1-leaf1"}
 
 
@@ -176,7 +176,7 @@ def test_an_oversubscribed_pod_spine_is_named() -> None:
 
     found = [f for f in _findings(_observed(slow)) if f[0] == "fabric.nonblocking"]
     assert [d for _, d, _, _ in found] == ["p2-pod2-spine1"]
-    assert "400000 Mb/s towards leaves, 200000 Mb/s of uplinks (2.00:1)" in found[0][3]
+    assert "800000 Mb/s towards leaves, 200000 Mb/s of uplinks (4.00:1)" in found[0][3]
 
 
 @pytest.mark.parametrize(("fault", "phrase"), [
