@@ -3,8 +3,9 @@
 NAPALM's EOSDriver talks to `self.device.run_commands(...)` (a pyeapi Node); the tests put
 this object there, so the real driver code runs. It keeps running/startup configs as line
 lists (the driver strips indentation before sending, so no parser is needed), answers show
-commands from a fixture folder (NAPALM mocked-data naming), and a clock the test advances
-reverts a commit whose timer runs out unconfirmed. Every command is logged.
+commands from `shows` (e.g. `healthy_shows` of a planned fabric) or a fixture folder (NAPALM
+mocked-data naming), and a clock the test advances reverts a commit whose timer runs out
+unconfirmed. Every command is logged.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from pyeapi.eapilib import CommandError
+
+from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
+from tests.unit.sonic_double import connected, converged_rib, link_local, session_port
 
 EOS_VERSION = "4.33.0F"
 
@@ -36,6 +40,7 @@ class Session:
 class EosDouble:
     running: list[str]
     fixtures: Path | None = None
+    shows: dict[str, dict[str, Any]] = field(default_factory=dict)  # before fixtures
     startup: list[str] = field(default_factory=list)
     clock: float = 1000.0  # seconds since boot (EOS reports commit timers against uptime)
     flash: dict[str, list[str]] = field(default_factory=dict)
@@ -168,6 +173,9 @@ class EosDouble:
         return out
 
     def _fixture(self, command: str, encoding: str) -> dict[str, Any]:
+        if command in self.shows and encoding == "json":
+            reply: dict[str, Any] = json.loads(json.dumps(self.shows[command]))  # a copy
+            return reply
         if self.fixtures is not None:
             for suffix in (".json", ".text"):
                 path = self.fixtures / f"{sanitized(command)}{suffix}"
@@ -179,3 +187,88 @@ class EosDouble:
                     data.pop("_provenance", None)
                     return data
         raise CommandError(1002, f"invalid command: {command}")
+
+
+# ---- a healthy switch of a planned fabric ----------------------------------------------------
+
+
+def _short(name: str) -> str:
+    """EOS's short interface name, as it scopes link-local peers (fe80::1%Et33)."""
+    return name.replace("Ethernet", "Et", 1)
+
+
+def healthy_shows(fabric: FabricState, name: str) -> dict[str, dict[str, Any]]:
+    """command -> JSON reply of EOS switch `name` once the whole fabric runs its plan: every
+    port up and cabled as planned, every session Established, every route learned
+    (tests.unit.sonic_double.converged_rib), no pause frame and no ECN mark. The shapes are
+    those of the recorded replies (tests/fixtures/eos/leaf1/, from Arista's EOS command
+    reference); the values come from the plan, so any switch of any example fabric (a
+    super-spine, a pod spine) can be collected."""
+    device = fabric.devices[name]
+    interfaces: dict[str, Any] = {}
+    for iface in device.interfaces.values():
+        v4 = [a for a in iface.addresses if ":" not in a]
+        speed = iface.speed_mbps or (device.interfaces[iface.parent].speed_mbps
+                                     if iface.parent in device.interfaces else None)
+        interfaces[iface.name] = {
+            "name": iface.name,
+            "lineProtocolStatus": "down" if iface.up is False else "up",
+            "interfaceStatus": "disabled" if iface.up is False else "connected",
+            "mtu": iface.mtu or 1500, "bandwidth": (speed or 0) * 1_000_000,
+            "description": f"{iface.peer.device}:{iface.peer.port}" if iface.peer else "",
+            "interfaceAddress": [{
+                "primaryIp": {"address": v4[0].split("/")[0], "maskLen": int(v4[0].split("/")[1])},
+                "secondaryIpsOrderedList": [
+                    {"address": a.split("/")[0], "maskLen": int(a.split("/")[1])} for a in v4[1:]],
+            }] if v4 else []}
+    neighbors = [{"port": i.name, "neighborDevice": i.peer.device, "neighborPort": i.peer.port,
+                  "ttl": 120}
+                 for i in device.interfaces.values()
+                 if i.peer is not None and i.parent is None and i.kind is not IfKind.BRIDGE]
+    rib = converged_rib(fabric, name)
+    summary: dict[str, Any] = {}
+    for vrf, instance in device.bgp.items():
+        peers = {}
+        for peer in instance.peers.values():
+            key = peer.address or f"{link_local(peer.key)}%{_short(peer.interface or '')}"
+            port = session_port(device, peer)
+            received = sum(1 for r in rib.get(vrf, {}).values() if port in r.ports)
+            peers[key] = {"description": peer.peer_device, "version": 4, "msgReceived": 120,
+                          "msgSent": 118, "inMsgQueue": 0, "outMsgQueue": 0,
+                          "asn": str(peer.remote_asn), "prefixAccepted": received,
+                          "prefixReceived": received, "upDownTime": 1700000000.0,
+                          "underMaintenance": False, "peerState": "Established"}
+        summary[vrf] = {"routerId": instance.router_id, "vrf": vrf,
+                        "asn": str(instance.asn), "peers": peers}
+    routes: dict[str, Any] = {}
+    for vrf in sorted({DEFAULT_VRF, *device.vrfs}):
+        table: dict[str, Any] = {}
+        for prefix, port in sorted(connected(device).get(vrf, {}).items()):
+            table[prefix] = {"routeType": "connected", "kernelProgrammed": True,
+                             "hardwareProgrammed": True, "routeAction": "forward",
+                             "preference": 0, "metric": 1, "directlyConnected": True,
+                             "vias": [{"nexthopAddr": "", "interface": port}]}
+        for prefix, learned in sorted(rib.get(vrf, {}).items()):
+            table.setdefault(prefix, {
+                "routeType": "eBGP", "kernelProgrammed": True, "hardwareProgrammed": True,
+                "routeAction": "forward", "preference": 200, "metric": 0,
+                "vias": [{"nexthopAddr": link_local(port), "interface": port}
+                         for port in learned.ports]})
+        routes[vrf] = {"routes": table, "allRoutesProgrammedHardware": True,
+                       "allRoutesProgrammedKernel": True, "defaultRouteState": "notSet"}
+    lossless = {i.name: i.qos for i in device.interfaces.values()
+                if i.qos is not None and i.parent is None}
+    return {
+        "show interfaces": {"interfaces": interfaces},
+        "show lldp neighbors": {"tablesLastChangeTime": 1700000000.0, "tablesAgeOuts": 0,
+                                "tablesInserts": len(neighbors), "tablesDeletes": 0,
+                                "tablesDrops": 0, "lldpNeighbors": neighbors},
+        "show ip bgp summary vrf all": {"vrfs": summary},
+        "show ip route vrf all": {"vrfs": routes},
+        "show priority-flow-control counters": {"interfaceCounters": {
+            port: {"rxFrames": 0, "txFrames": 0} for port in lossless}},
+        "show qos interfaces ecn counters queue": {"intfQueueCounters": {
+            port: {"queueCounters": {str(q): "0" if q in qos.queues and qos.queues[q].ecn
+                                     else "-" for q in range(8)}}
+            for port, qos in lossless.items()}},
+    }

@@ -3,7 +3,8 @@
 It holds CONFIG_DB (running and saved), the running FRR config and files, and implements
 what flatfab's SONiC driver runs: GCU checkpoints, apply-patch, rollback and save; systemd
 timers on a clock the test advances; `sh` scripts; FRR reloads in the bgp container. Show
-commands it cannot compute come from recorded outputs (tests/fixtures/sonic/<device>/).
+commands it cannot compute come from recorded outputs (tests/fixtures/sonic/<device>/) or
+from `healthy_outputs` (what any switch of a planned fabric prints once the fabric runs).
 Every command is logged, with whether it changed anything.
 """
 
@@ -14,9 +15,13 @@ import copy
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
+from ipaddress import ip_address, ip_interface
 from pathlib import Path
 from typing import Any
+
+from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sonic"
 RC_MARK = "; echo @@flatfab-rc=$?"
@@ -258,3 +263,188 @@ class SonicDouble:
         if path not in self.files:
             raise _FailedError(f"{path}: No such file or directory")
         return self.files[path]
+
+
+# ---- a healthy switch of a planned fabric ----------------------------------------------------
+#
+# Show outputs the switch would print once the whole fabric runs its plan: every port up and
+# cabled as planned, every session Established, every route learned. The shapes are those of
+# the recorded outputs (tests/fixtures/sonic/leaf1/); the values are computed from the plan,
+# so any switch of any example fabric (a super-spine, a pod spine) can be collected.
+
+
+@dataclass(frozen=True)
+class Learned:
+    """One BGP route of a converged fabric: the local ports (ECMP) and the AS path length."""
+
+    ports: tuple[str, ...]
+    length: int
+
+
+def session_port(device: DeviceState, peer: BgpPeer) -> str | None:
+    """The local interface a session runs over: its own (unnumbered), or the port whose
+    subnet holds the peer's address (numbered)."""
+    if peer.interface is not None:
+        return peer.interface
+    if peer.address is None:
+        return None
+    address = ip_address(peer.address)
+    for iface in device.interfaces.values():
+        if any(address in ip_interface(a).network for a in iface.addresses):
+            return iface.name
+    return None
+
+
+def converged_rib(fabric: FabricState, name: str) -> dict[str, dict[str, Learned]]:
+    """VRF -> prefix -> what `name` learns by eBGP once the fabric has converged.
+
+    Every switch originates its planned networks; a route is accepted unless its AS path
+    holds the receiver's own AS (eBGP loop prevention, RFC 4271 section 9.1.2, on which the
+    ASN scheme of RFC 7938 section 5.2 relies), and the shortest AS paths are all used
+    (`multipath-relax` with maximum-paths: ECMP over paths of equal length)."""
+    switches = {n: d for n, d in fabric.devices.items() if d.bgp}
+    me = switches.get(name)
+    if me is None:
+        return {}
+    rib: dict[str, dict[str, Learned]] = {}
+    for vrf in me.bgp:
+        for origin, device in sorted(switches.items()):
+            if origin == name or vrf not in device.bgp or not device.bgp[vrf].networks:
+                continue
+            learned = _converge(switches, vrf, origin).get(name)
+            if learned is not None:
+                rib.setdefault(vrf, {}).update(dict.fromkeys(device.bgp[vrf].networks, learned))
+    return rib
+
+
+def _converge(switches: dict[str, DeviceState], vrf: str,
+              origin: str) -> dict[str, Learned]:
+    """Every switch's ECMP route to what `origin` originates in `vrf` (synchronous rounds of
+    advertisements until nothing changes)."""
+    paths: dict[str, set[tuple[int, ...]]] = {origin: {()}}
+    routes: dict[str, Learned] = {}
+    for _ in range(2 * len(switches) + 2):
+        new_paths: dict[str, set[tuple[int, ...]]] = {origin: {()}}
+        new_routes: dict[str, Learned] = {}
+        for name, device in switches.items():
+            instance = device.bgp.get(vrf)
+            if name == origin or instance is None or device.asn is None:
+                continue
+            offers: dict[tuple[int, ...], set[str]] = {}
+            for peer in instance.peers.values():
+                sender = switches.get(peer.peer_device or "")
+                port = session_port(device, peer)
+                if sender is None or sender.asn is None or port is None:
+                    continue
+                for path in paths.get(sender.name, set()):
+                    advertised = (sender.asn, *path)
+                    if device.asn not in advertised:
+                        offers.setdefault(advertised, set()).add(port)
+            if offers:
+                best = min(len(p) for p in offers)
+                new_paths[name] = {p for p in offers if len(p) == best}
+                ports = {port for p in new_paths[name] for port in offers[p]}
+                new_routes[name] = Learned(ports=tuple(sorted(ports)), length=best)
+        if new_paths == paths:
+            return new_routes
+        paths, routes = new_paths, new_routes
+    return routes
+
+
+def connected(device: DeviceState) -> dict[str, dict[str, str]]:
+    """VRF -> prefix -> interface of the device's own subnets (loopback, gateways, links)."""
+    out: dict[str, dict[str, str]] = {}
+    for iface in device.interfaces.values():
+        for address in iface.addresses:
+            if ":" not in address:
+                network = str(ip_interface(address).network)
+                out.setdefault(iface.vrf, {})[network] = iface.name
+    return out
+
+
+def link_local(port: str) -> str:
+    """A stable link-local address for the neighbour on a port (RFC 4291 section 2.5.6)."""
+    digest = sum(ord(c) * (i + 1) for i, c in enumerate(port)) & 0xFFFF
+    return f"fe80::5200:ff:fe{digest >> 8:02x}:{digest & 0xFF:x}"
+
+
+def healthy_outputs(fabric: FabricState, name: str,
+                    vrf_name: Callable[[str], str]) -> dict[str, str]:
+    """command -> output of SONiC switch `name` in a healthy fabric (see above): FRR's
+    interfaces, BGP summary and routes, the LLDP table, and zeroed COUNTERS_DB hashes."""
+    device = fabric.devices[name]
+
+    def frr_vrf(vrf: str) -> str:
+        return vrf if vrf == DEFAULT_VRF else vrf_name(vrf)
+
+    interfaces = {n: {"administrativeStatus": "down" if i.up is False else "up",
+                      "operationalStatus": "down" if i.up is False else "up",
+                      "vrfName": frr_vrf(i.vrf),
+                      "mtu": i.mtu or (65536 if i.kind is IfKind.LOOPBACK else 9100),
+                      "linkDetection": True}
+                  for n, i in device.interfaces.items()}
+    lldp = ["Capability codes: (R) Router, (B) Bridge, (O) Other",
+            "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr",
+            "-----------  --------------  --------------  ------------  -----------------"]
+    cabled = [i for i in device.interfaces.values()
+              if i.peer is not None and i.parent is None and i.kind is not IfKind.BRIDGE]
+    for iface in cabled:
+        assert iface.peer is not None
+        capability = "O" if iface.kind is IfKind.HOST_PORT else "BR"
+        lldp.append(f"{iface.name}  {iface.peer.device}  {iface.peer.port}  {capability}  "
+                    f"{iface.peer.port}")
+    lldp += ["-" * 50, f"Total entries displayed:  {len(cabled)}"]
+    rib = converged_rib(fabric, name)
+    summary: dict[str, Any] = {}
+    for vrf, instance in device.bgp.items():
+        peers = {}
+        for key, peer in instance.peers.items():
+            port = session_port(device, peer)
+            received = sum(1 for r in rib.get(vrf, {}).values() if port in r.ports)
+            peers[key] = {"hostname": peer.peer_device, "remoteAs": peer.remote_asn,
+                          "localAs": instance.asn, "version": 4, "msgRcvd": 120,
+                          "msgSent": 118, "tableVersion": 0, "outq": 0, "inq": 0,
+                          "peerUptime": "00:10:02", "pfxRcd": received,
+                          "pfxSnt": len(rib.get(vrf, {})) + len(instance.networks),
+                          "state": "Established", "peerState": "OK",
+                          "connectionsEstablished": 1, "connectionsDropped": 0,
+                          "idType": "interface" if peer.address is None else "ipv4"}
+        summary[frr_vrf(vrf)] = {"ipv4Unicast": {
+            "routerId": instance.router_id, "as": instance.asn, "vrfId": 0,
+            "vrfName": frr_vrf(vrf), "tableVersion": 9, "ribCount": 9,
+            "peerCount": len(peers), "peers": peers, "failedPeers": 0,
+            "totalPeers": len(peers), "dynamicPeers": 0,
+            "bestPath": {"multiPathRelax": "true"}}}
+    routes: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for vrf in sorted({DEFAULT_VRF, *device.vrfs}):
+        table: dict[str, list[dict[str, Any]]] = {}
+        for prefix, port in sorted(connected(device).get(vrf, {}).items()):
+            table[prefix] = [{"prefix": prefix, "protocol": "connected", "selected": True,
+                              "installed": True, "distance": 0, "metric": 0,
+                              "nexthops": [{"fib": True, "directlyConnected": True,
+                                            "interfaceName": port, "active": True}]}]
+        for prefix, learned in sorted(rib.get(vrf, {}).items()):
+            table.setdefault(prefix, [{
+                "prefix": prefix, "protocol": "bgp", "selected": True, "installed": True,
+                "distance": 20, "metric": 0,
+                "nexthops": [{"fib": True, "ip": link_local(port), "afi": "ipv6",
+                              "interfaceName": port, "active": True}
+                             for port in learned.ports]}])
+        routes[frr_vrf(vrf)] = table
+    lossless = [n for n, i in device.interfaces.items() if i.qos is not None and i.parent is None]
+    port_oids = {p: f"oid:0x{0x1000000000000 + i + 2:x}" for i, p in enumerate(lossless)}
+    queue_oids = {f"{p}:{q}": f"oid:0x{0x15000000000000 + (i + 1) * 16 + q:x}"
+                  for i, p in enumerate(lossless) for q in range(8)}
+    out = {"vtysh -c 'show interface vrf all json'": json.dumps(interfaces, indent=1),
+           "vtysh -c 'show bgp vrf all summary json'": json.dumps(summary, indent=1),
+           "vtysh -c 'show ip route vrf all json'": json.dumps(routes, indent=1),
+           "show lldp table": "\n".join(lldp) + "\n",
+           "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_PORT_NAME_MAP": repr(port_oids) + "\n",
+           "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_QUEUE_NAME_MAP": repr(queue_oids) + "\n"}
+    for oid in port_oids.values():
+        out[f"sonic-db-cli COUNTERS_DB HGETALL COUNTERS:{oid}"] = repr(
+            {f"SAI_PORT_STAT_PFC_{p}_{d}_PKTS": "0" for p in range(8) for d in ("RX", "TX")})
+    for oid in queue_oids.values():
+        out[f"sonic-db-cli COUNTERS_DB HGETALL COUNTERS:{oid}"] = repr(
+            {"SAI_QUEUE_STAT_PACKETS": "0", "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": "0"})
+    return out
