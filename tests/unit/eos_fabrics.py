@@ -34,7 +34,7 @@ def _eos_intent(source: Path, target: Path, family: str) -> None:
 
 @cache
 def eos_fabric(name: str, family: str = TRIDENT) -> FabricState:
-    """An example intent (lab, numbered, lab4x16) planned with its switches on eos."""
+    """An example intent (lab, numbered, lab4x16, rail) planned with its switches on eos."""
     with TemporaryDirectory() as tmp:
         _eos_intent(ROOT / "intents" / name, Path(tmp), family)
         return plan(load_intent(Path(tmp), known_platforms=PLATFORMS))

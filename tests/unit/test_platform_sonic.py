@@ -36,7 +36,7 @@ from tests.unit.sonic_double import FACTORY_FRR, SonicDouble, factory_config_db,
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "sonic"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
-FABRICS = ("lab", "numbered", "mixed")
+FABRICS = ("lab", "numbered", "mixed", "rail")
 
 
 @cache
