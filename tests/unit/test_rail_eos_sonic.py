@@ -372,3 +372,81 @@ def test_the_healthy_doubles_fit_the_3_stage_examples_too(
     seen = {d.name: _collect(platform, state, d.name) for d in _switches(state, platform)}
     assert {n: s.errors for n, s in seen.items() if s.errors} == {}
     assert [f"{f.check} {f.device}: {f.message}" for f in _catalog(state, seen)] == []
+
+
+# ---- cabling read from LLDP: rails and planes ----------------------------------------------
+
+
+def _relabel_eos(shows: dict[str, dict[str, Any]],
+                 seen_on: dict[str, tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    """LLDP on the given local ports names another neighbour (device, port)."""
+    for entry in shows["show lldp neighbors"]["lldpNeighbors"]:
+        if entry["port"] in seen_on:
+            entry["neighborDevice"], entry["neighborPort"] = seen_on[entry["port"]]
+    return shows
+
+
+def _relabel_sonic(outputs: dict[str, str],
+                   seen_on: dict[str, tuple[str, str]]) -> dict[str, str]:
+    lines = []
+    for line in outputs["show lldp table"].splitlines():
+        cols = line.split()
+        if cols and cols[0] in seen_on:
+            device, port = seen_on[cols[0]]
+            lines.append(f"{cols[0]}  {device}  {port}  {cols[3]}  {port}")
+        else:
+            lines.append(line)
+    return {**outputs, "show lldp table": "\n".join(lines) + "\n"}
+
+
+def _collect_relabelled(platform: str, state: FabricState, name: str,
+                        seen_on: dict[str, tuple[str, str]]) -> DeviceState:
+    if platform == "eos":
+        return _collect_eos(state, name, _relabel_eos(healthy_shows(state, name), seen_on))
+    return _collect_sonic(state, name, _relabel_sonic(
+        healthy_outputs(state, name, SONIC.names.vrf), seen_on))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_two_nics_swapped_between_rails_are_named_by_both_leaves(
+        platform: str, rails: dict[str, FabricState],
+        collected: dict[str, dict[str, DeviceState]]) -> None:
+    """A multi-NIC server's NIC 1 and NIC 2 cabled to each other's rail leaf: each rail
+    leaf's LLDP (as EOS and SONiC report it) names the NIC it sees on the server's port."""
+    state = rails[platform]
+    server = next(d for d in state.of_role(Role.HOST)
+                  if len([i for i in d.interfaces.values() if i.rail is not None]) >= 2)
+    one, two = sorted((i for i in server.interfaces.values() if i.rail is not None),
+                      key=lambda i: i.rail or 0)[:2]
+    assert one.peer is not None and two.peer is not None
+    assert one.peer.device != two.peer.device and one.peer.port == two.peer.port
+    seen = dict(collected[platform])
+    seen[one.peer.device] = _collect_relabelled(
+        platform, state, one.peer.device, {one.peer.port: (server.name, two.name)})
+    seen[two.peer.device] = _collect_relabelled(
+        platform, state, two.peer.device, {two.peer.port: (server.name, one.name)})
+    findings = _catalog(state, seen)
+    assert sorted((f.check, f.device, f.port) for f in findings) == sorted([
+        ("rail.alignment", one.peer.device, one.peer.port),
+        ("rail.alignment", two.peer.device, two.peer.port)])
+    assert all(f"{server.name} " in f.message for f in findings)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_leaf_cabled_into_the_other_plane_is_named(
+        platform: str, rails: dict[str, FabricState],
+        collected: dict[str, dict[str, DeviceState]]) -> None:
+    state = rails[platform]
+    leaf = next(d for d in state.of_role(Role.LEAF) if d.plane is not None)
+    uplink = _ports(state, leaf, Role.SPINE)[0]
+    planned = leaf.interfaces[uplink].peer
+    assert planned is not None
+    spine = state.devices[planned.device]
+    other = next(s for s in state.of_role(Role.SPINE)
+                 if s.plane != leaf.plane and s.pod == spine.pod)
+    seen = dict(collected[platform])
+    seen[leaf.name] = _collect_relabelled(platform, state, leaf.name,
+                                          {uplink: (other.name, planned.port)})
+    findings = _catalog(state, seen)
+    assert {(f.check, f.device, f.port) for f in findings} == {
+        ("cabling.lldp", leaf.name, uplink), ("plane.independence", leaf.name, uplink)}
