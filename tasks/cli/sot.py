@@ -72,19 +72,24 @@ def import_(ctx: typer.Context,
 def sync(ctx: typer.Context,
          write: Annotated[bool, typer.Option(
              "--write", help="write to Nautobot (default: list the changes only)")] = False,
+         create: Annotated[bool, typer.Option(
+             "--create", help="also create the planned devices, ports (every server NIC) "
+             "and cables Nautobot lacks, in the location the source's filters name")] = False,
          fmt: FormatOpt = Format.TABLE) -> None:
-    """Write what the planner allocated (ASNs, VRFs, loopbacks, sub-interfaces, link
-    addresses) onto the devices Nautobot holds; never deletes; a dry run by default."""
+    """Write what the planner allocated (ASNs, where each switch sits, VRFs, loopbacks,
+    sub-interfaces, link addresses) onto the devices Nautobot holds, with --create also the
+    devices, ports and cables; never deletes; a dry run by default."""
     project = project_of(ctx)
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
     journal = None
     if write:  # every write is recorded before it is sent, an update with what it replaces
         journal = Journal.start(project.state_dir, "sot-sync", project.fabric)
-        journal.event("source", url=source.api_url, filters=dict(source.filters))
+        journal.event("source", url=source.api_url, filters=dict(source.filters),
+                      **({"create": True} if create else {}))
     with Nautobot(source.url, token) as api:
         report = run_sync(api, project.plan, project.intent, dict(source.filters),
-                          write=write, journal=journal)
+                          write=write, journal=journal, create=create)
     if journal is not None:
         journal.event("end", changes=len(report.changes), skipped=report.skipped)
         err_console.print(f"journal: {journal.directory}", soft_wrap=True)

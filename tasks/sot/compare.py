@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from tasks.model.state import FabricState, Link, LinkKind, Role
-from tasks.sot.importer import SotMapping
+from tasks.sot.importer import SotMapping, flatfab_role, role_key
 from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
 
 
@@ -27,6 +27,9 @@ class Disagreement:
 
     def __str__(self) -> str:
         return f"{self.device}: {self.subject}: {self.message}"
+
+
+POSITIONS = {"plane": "plane", "pod": "pod", "su": "SU", "rail": "rail"}
 
 
 def _ends(cable: SotCable) -> frozenset[tuple[str, str]]:
@@ -52,9 +55,11 @@ def _devices(sot: Mapping[str, SotDevice], plan: FabricState,
             yield Disagreement(name, str(device.ref), "not in the intent")
             continue
         role = mapping.roles[device.role or ""]
-        if role != planned.role.value:
+        if role != role_key(planned):
+            what = (planned.role.value if planned.server_role is None or flatfab_role(role)
+                    != planned.role.value else f"{planned.server_role} server")
             yield Disagreement(name, str(device.ref), f"role {device.role!r} ({role}); the "
-                               f"intent has a {planned.role.value}")
+                               f"intent has a {what}")
         platform = mapping.platforms.get(device.platform or "")
         if platform is not None and platform != planned.platform:
             yield Disagreement(name, str(device.ref), f"platform {device.platform!r} "
@@ -66,6 +71,11 @@ def _devices(sot: Mapping[str, SotDevice], plan: FabricState,
         if device.asn is not None and device.asn != planned.asn:
             yield Disagreement(name, str(device.ref), f"ASN {device.asn}; the plan gives "
                                f"{planned.asn}")
+        for key, label in POSITIONS.items():
+            held, wanted = getattr(device, key), getattr(planned, key)
+            if held is not None and held != wanted:
+                yield Disagreement(name, str(device.ref), f"{label} {held}; the plan puts it "
+                                   f"in {f'{label} {wanted}' if wanted is not None else 'none'}")
         if planned.role is Role.HOST and device.tenant != planned.tenant:
             yield Disagreement(name, str(device.ref), f"tenant {device.tenant or 'none'}; the "
                                f"intent puts it in {planned.tenant or 'none'}")
@@ -87,6 +97,10 @@ def _cables(snapshot: Snapshot, plan: FabricState) -> Iterator[Disagreement]:
         if ends in planned:
             yield from _length(cable, planned[ends])
             continue
+        nic = _server_nic(plan, ends)
+        if nic is not None:
+            yield _nic_disagreement(plan, cable, nic, peer)
+            continue
         a, b = sorted(ends)
         wanted = [f"{d}:{p} to {peer[(d, p)][0]}:{peer[(d, p)][1]}" for d, p in (a, b)
                   if (d, p) in peer]
@@ -97,6 +111,46 @@ def _cables(snapshot: Snapshot, plan: FabricState) -> Iterator[Disagreement]:
         if ends not in sot:
             yield Disagreement(link.a.device, "intent", f"plans {link.id}; the source of "
                                "truth has no such cable")
+
+
+def _server_nic(plan: FabricState, ends: frozenset[tuple[str, str]]
+                ) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """((server, NIC), (leaf, port)) when the cable is a NIC of a multi-NIC or rail server."""
+    for (host, nic), other in ((e, o) for e in ends for o in ends if o != e):
+        device = plan.devices[host]
+        if device.role is Role.HOST and (device.server_role is not None or device.su is not None):
+            return (host, nic), other
+    return None
+
+
+def _rail(plan: FabricState, device: str, port: str | None = None) -> str:
+    """" (rail k)" for a rail leaf or a NIC planned on rail k, else nothing."""
+    state = plan.devices.get(device)
+    if state is None:
+        return ""
+    rail = state.rail if port is None else (
+        state.interfaces[port].rail if port in state.interfaces else None)
+    return "" if rail is None else f" (rail {rail})"
+
+
+def _nic_disagreement(plan: FabricState, cable: SotCable,
+                      nic: tuple[tuple[str, str], tuple[str, str]],
+                      peer: Mapping[tuple[str, str], tuple[str, str]]) -> Disagreement:
+    """A server NIC cabled where the plan does not put it, named by server, NIC, leaf and
+    port, and by rail where the fabric has rails."""
+    (server, name), (leaf, port) = nic
+    where = f"server {server} NIC {name} is cabled to {leaf}:{port}{_rail(plan, leaf)}"
+    planned = peer.get((server, name))
+    if planned is None:
+        wanted = "; the plan has no such NIC"
+    else:
+        rail = plan.devices[server].interfaces[name].rail
+        wanted = (f"; the plan puts it on {f'rail {rail}, ' if rail is not None else ''}"
+                  f"{planned[0]}:{planned[1]}")
+    other = peer.get((leaf, port))
+    if other is not None:
+        wanted += f" and plans {leaf}:{port} for {other[0]} NIC {other[1]}"
+    return Disagreement(server, str(cable.ref), where + wanted)
 
 
 def _length(cable: SotCable, link: Link) -> Iterator[Disagreement]:

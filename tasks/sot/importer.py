@@ -26,13 +26,24 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from tasks.errors import InputError, InputProblem
+from tasks.intent.layout import expand_hosts
 from tasks.intent.models import FabricLink, Intent
 from tasks.intent.names import name_problem
-from tasks.model.state import FabricState
+from tasks.model.state import DeviceState, FabricState, Role
 from tasks.platforms.base import Platform
+from tasks.sot.clos_import import (
+    HostNic,
+    Place,
+    fabric_counts,
+    natural,
+    place_switches,
+    servers_doc,
+)
 from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
 
-ROLES = ("spine", "leaf", "host")
+ROLES = ("superspine", "spine", "leaf", "host", "storage")
+SWITCHES = ("superspine", "spine", "leaf")
+SERVER_ROLES = {"host": "gpu", "storage": "storage"}  # a host's mapped role -> server role
 MAX_PORT = 4096  # the highest port number a name is looked up for
 DEFAULT_LINK_CLASS = FabricLink.model_fields["link_class"].default
 
@@ -41,19 +52,35 @@ DEFAULT_LINK_CLASS = FabricLink.model_fields["link_class"].default
 class SotMapping:
     """How the source's vocabulary maps onto flatfab's (explicit, never guessed)."""
 
-    roles: Mapping[str, str]  # source role -> spine | leaf | host
+    roles: Mapping[str, str]  # source role -> superspine | spine | leaf | host | storage
     platforms: Mapping[str, str]  # source platform (network driver) -> flatfab platform
+
+
+def role_key(device: DeviceState) -> str:
+    """A planned device's role as the mapping names it: a storage server has its own, so the
+    source tells GPU and storage servers apart."""
+    if device.role is Role.HOST:
+        return "storage" if device.server_role == "storage" else "host"
+    return device.role.value
+
+
+def flatfab_role(mapped: str) -> str:
+    """The planned role (DeviceState.role) of a mapped source role."""
+    return "host" if mapped in SERVER_ROLES else mapped
 
 
 @dataclass
 class _Fabric:
     """The snapshot sorted into flatfab's roles, every fact with its source object."""
 
-    switches: dict[str, list[SotDevice]] = field(default_factory=dict)  # spine/leaf -> devices
+    switches: dict[str, list[SotDevice]] = field(default_factory=dict)  # role -> devices
     hosts: dict[str, SotDevice] = field(default_factory=dict)
+    server_role: dict[str, str] = field(default_factory=dict)  # host -> gpu | storage
     platform: dict[str, str] = field(default_factory=dict)  # device -> flatfab platform
     uplinks: dict[tuple[str, str], SotCable] = field(default_factory=dict)  # (leaf, spine)
-    host_cables: dict[str, SotCable] = field(default_factory=dict)  # host -> its leaf cable
+    tier1: dict[tuple[str, str], SotCable] = field(default_factory=dict)  # (spine, superspine)
+    # host -> its leaf cables, one per NIC (a multi-NIC server has several)
+    host_cables: dict[str, list[SotCable]] = field(default_factory=dict)
 
 
 def _problem(source: str, what: str, reason: str) -> InputProblem:
@@ -63,7 +90,7 @@ def _problem(source: str, what: str, reason: str) -> InputProblem:
 def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
     """Devices by role and cables by kind; every piece of bad data is one problem."""
     problems: list[InputProblem] = []
-    fabric = _Fabric(switches={"spine": [], "leaf": []})
+    fabric = _Fabric(switches={role: [] for role in SWITCHES})
     seen: dict[str, SotDevice] = {}
     role_of: dict[str, str] = {}
     refused: set[str] = set()  # named once already; their cables say nothing more
@@ -94,10 +121,11 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
                                      f"{device.platform!r} is not mapped (known: {known})"))
             refused.add(device.name)
             continue
-        role_of[device.name] = role
+        role_of[device.name] = flatfab_role(role)
         fabric.platform[device.name] = platform
-        if role == "host":
+        if role in SERVER_ROLES:
             fabric.hosts[device.name] = device
+            fabric.server_role[device.name] = SERVER_ROLES[role]
         else:
             fabric.switches[role].append(device)
     for cable in snapshot.cables:
@@ -116,18 +144,17 @@ def classify(snapshot: Snapshot, mapping: SotMapping) -> _Fabric:
         if roles == {"leaf", "spine"}:
             leaf, spine = _ordered(cable, role_of, "leaf")
             fabric.uplinks[(leaf, spine)] = cable
+        elif roles == {"spine", "superspine"}:
+            spine, top = _ordered(cable, role_of, "spine")
+            fabric.tier1[(spine, top)] = cable
         elif roles == {"leaf", "host"}:
             host, _ = _ordered(cable, role_of, "host")
-            if host in fabric.host_cables:
-                first = fabric.host_cables[host].ref
-                problems.append(_problem(snapshot.source, str(cable.ref),
-                                         f"host {host} has a second leaf cable (also {first})"))
-                continue
-            fabric.host_cables[host] = cable
+            fabric.host_cables.setdefault(host, []).append(cable)
         else:
-            problems.append(_problem(snapshot.source, str(cable.ref), "joins "
-                                     f"{' and '.join(sorted(r or '' for r in roles))}; flatfab "
-                                     "cables spine-leaf and leaf-host only"))
+            joins = " and ".join(f"{d}:{p} ({role_of[d]})" for d, p in ends)
+            problems.append(_problem(snapshot.source, str(cable.ref), f"joins {joins}; "
+                                     "flatfab cables super-spine to spine, spine to leaf and "
+                                     "leaf to host (a NIC) only"))
     if problems:
         raise InputError(problems)
     return fabric
@@ -260,24 +287,35 @@ class _HostSlot:
     nic: str
 
 
-def _host_slots(fabric: _Fabric, leaf_platform: Mapping[str, Platform],
-                host_base: int) -> dict[str, list[_HostSlot]]:
-    """Leaf -> its hosts (port numbers in the intent's counting), sorted by port."""
+def host_nics(fabric: _Fabric, leaf_platform: Mapping[str, Platform],
+              host_base: int) -> dict[str, list[HostNic]]:
+    """Host -> its cabled NICs (ports in the intent's counting), in NIC name order; a cable
+    on a leaf port that is not a host port is refused, naming it."""
     problems = []
-    slots: dict[str, list[_HostSlot]] = {}
-    for host, cable in sorted(fabric.host_cables.items()):
-        leaf = cable.b_device if cable.a_device == host else cable.a_device
-        leaf_port = _port_of(cable, leaf)
-        number = port_number(leaf_platform[leaf], leaf_port)
-        if number is None or number <= host_base:
-            problems.append(InputProblem(file="", path=str(cable.ref), reason=(
-                f"{leaf}:{leaf_port} is not a host port of a {leaf_platform[leaf].name} leaf "
-                f"(host ports count from {leaf_platform[leaf].names.physical(host_base + 1)})")))
-            continue
-        slots.setdefault(leaf, []).append(_HostSlot(host, number - host_base,
-                                                    _port_of(cable, host)))
+    out: dict[str, list[HostNic]] = {}
+    for host, cables in sorted(fabric.host_cables.items()):
+        for cable in cables:
+            leaf = cable.b_device if cable.a_device == host else cable.a_device
+            leaf_port = _port_of(cable, leaf)
+            number = port_number(leaf_platform[leaf], leaf_port)
+            if number is None or number <= host_base:
+                problems.append(InputProblem(file="", path=str(cable.ref), reason=(
+                    f"{leaf}:{leaf_port} is not a host port of a {leaf_platform[leaf].name} "
+                    "leaf (host ports count from "
+                    f"{leaf_platform[leaf].names.physical(host_base + 1)})")))
+                continue
+            out.setdefault(host, []).append(HostNic(host, _port_of(cable, host), leaf,
+                                                    number - host_base, cable, leaf_port))
     if problems:
         raise InputError(problems)
+    return {host: sorted(nics, key=lambda n: natural(n.nic)) for host, nics in out.items()}
+
+
+def _host_slots(one_nic: Mapping[str, HostNic]) -> dict[str, list[_HostSlot]]:
+    """Leaf -> its one-NIC hosts, sorted by port."""
+    slots: dict[str, list[_HostSlot]] = {}
+    for host, nic in sorted(one_nic.items()):
+        slots.setdefault(nic.leaf, []).append(_HostSlot(host, nic.port, nic.nic))
     return {leaf: sorted(hosts, key=lambda s: s.port) for leaf, hosts in slots.items()}
 
 
@@ -361,7 +399,9 @@ def import_fabric(snapshot: Snapshot, intent_dir: Path, intent: Intent, mapping:
     files = _files(fabric, snapshot, intent_dir, intent, platforms, pins={})
     planned = plan_of(files.files)
     pins: dict[str, dict[str, Any]] = {}
-    for role in ("spine", "leaf"):
+    listed = (("spine", "leaf") if intent.fabric.scalable_units is None else
+              () if intent.fabric.five_stage else ("spine",))  # generated switches have none
+    for role in listed:
         for device in fabric.switches[role]:
             state = planned.devices[device.name]
             loopback = (state.loopback or "").split("/", maxsplit=1)[0]
@@ -372,25 +412,74 @@ def import_fabric(snapshot: Snapshot, intent_dir: Path, intent: Intent, mapping:
     return _files(fabric, snapshot, intent_dir, intent, platforms, pins) if pins else files
 
 
+def _one_nic_hosts(fabric: _Fabric, intent: Intent,
+                   nics: Mapping[str, list[HostNic]]) -> dict[str, HostNic]:
+    """The hosts that stay one-NIC hosts (hosts.yaml `leaves:`), the others being servers
+    (profiles and `servers:`). A generated fabric's hosts are servers unless the intent
+    already lists them as one-NIC hosts; a listed fabric's hosts are one-NIC hosts unless
+    they have several NICs, a storage role, or the intent places them as servers."""
+    declared = expand_hosts(intent)
+    servers = {slot.name for slot in declared if slot.server}
+    one_nic = {slot.name for slot in declared if not slot.server}
+    generated = intent.fabric.scalable_units is not None
+    return {host: cabled[0] for host, cabled in nics.items()
+            if len(cabled) == 1 and fabric.server_role.get(host) == "gpu"
+            and (host in one_nic if generated else host not in servers)}
+
+
+def _generated_hosts_doc(doc: Any, intent: Intent, one_nic: Mapping[str, HostNic]) -> None:
+    """A generated fabric's one-NIC hosts (only where hosts.yaml lists them): left as
+    written while they say the same, else listed leaf by leaf."""
+    have = {(s.name, s.leaf, s.port, s.nic) for s in expand_hosts(intent) if not s.server}
+    want = {(h, n.leaf, n.port, n.nic) for h, n in one_nic.items()}
+    if have == want:
+        return
+    section = CommentedMap()
+    for leaf, hosts in sorted(_host_slots(one_nic).items()):
+        section[leaf] = CommentedMap({"hosts": CommentedSeq(
+            _flow({"name": h.name, "port": h.port, "nic": h.nic}) for h in hosts)})
+    if section:
+        doc["leaves"] = section
+    else:
+        doc.pop("leaves", None)
+
+
 def _files(fabric: _Fabric, snapshot: Snapshot, intent_dir: Path, intent: Intent,
            platforms: Mapping[str, Platform], pins: Mapping[str, dict[str, Any]]
            ) -> ImportResult:
     docs = {stem: _load(intent_dir / f"{stem}.yaml") for stem in INTENT_STEMS}
     doc = docs["fabric"]
     fabric_platform = intent.fabric.platform
-    for role, key in (("spine", "spines"), ("leaf", "leaves")):
-        doc[key] = _switch_entries(doc.get(key) or [], fabric.switches[role], fabric_platform,
-                                   fabric.platform, pins)
-    links = _links(fabric, doc.get("links") or [])
-    if links is None:
-        doc.pop("links", None)
-    elif doc.get("links") != links:
-        doc["links"] = links
     leaf_platform = {d.name: platforms[fabric.platform[d.name]]
                      for d in fabric.switches["leaf"]}
-    slots = _host_slots(fabric, leaf_platform, intent.fabric.ports.leaf_host_base)
-    leaves = [entry["name"] for entry in doc["leaves"]]
-    _hosts_doc(docs["hosts"], slots, leaves)
+    nics = host_nics(fabric, leaf_platform, intent.fabric.ports.leaf_host_base)
+    one_nic = _one_nic_hosts(fabric, intent, nics)
+    servers = {host: cabled for host, cabled in nics.items() if host not in one_nic}
+    places: dict[str, Place] = {}
+    if intent.fabric.scalable_units is not None:
+        placed = place_switches(intent, fabric.switches)
+        if placed.problems:
+            raise InputError([InputProblem(file=snapshot.source, path=p.path, reason=p.reason)
+                              for p in placed.problems])
+        places = placed.places
+        fabric_counts(doc, intent, fabric.switches, placed)
+        if not intent.fabric.five_stage:  # 3 stages: listed spines over generated leaves
+            doc["spines"] = _switch_entries(doc.get("spines") or [], fabric.switches["spine"],
+                                            fabric_platform, fabric.platform, pins)
+        _generated_hosts_doc(docs["hosts"], intent, one_nic)
+    else:
+        for role, key in (("spine", "spines"), ("leaf", "leaves")):
+            doc[key] = _switch_entries(doc.get(key) or [], fabric.switches[role],
+                                       fabric_platform, fabric.platform, pins)
+        links = _links(fabric, doc.get("links") or [])
+        if links is None:
+            doc.pop("links", None)
+        elif doc.get("links") != links:
+            doc["links"] = links
+        leaves = [entry["name"] for entry in doc["leaves"]]
+        _hosts_doc(docs["hosts"], _host_slots(one_nic), leaves)
+    servers_doc(doc, docs["hosts"], intent, servers, fabric.server_role, places,
+                snapshot.source)
     missing = _tenants_doc(docs["tenants"], snapshot, fabric.hosts)
     notes = [f"tenant {name!r} is in the source but not in tenants.yaml (it needs a vrf_id and "
              "prefixes there)" for name in missing]

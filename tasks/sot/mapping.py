@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tasks.model.state import DeviceState
+from tasks.sot.importer import role_key
 from tasks.sot.source import DEFAULT_PLATFORMS, DEFAULT_ROLES
 
 
@@ -28,9 +30,10 @@ PLATFORMS: dict[str, SotPlatform] = {
 }
 # flatfab platform -> Nautobot network_driver (nornir-nautobot's Nornir platform)
 NETWORK_DRIVERS: dict[str, str] = {flatfab: driver for driver, flatfab in DEFAULT_PLATFORMS.items()}
-# flatfab role -> Nautobot role name
+# flatfab role (source.yaml's right-hand side) -> Nautobot role name
 ROLE_NAMES: dict[str, str] = {flatfab: name for name, flatfab in DEFAULT_ROLES.items()}
-ROLE_COLORS: dict[str, str] = {"spine": "3f51b5", "leaf": "009688", "gpu-host": "9e9e9e"}
+ROLE_COLORS: dict[str, str] = {"super-spine": "673ab7", "spine": "3f51b5", "leaf": "009688",
+                               "gpu-host": "9e9e9e", "storage-host": "795548"}
 
 # Nautobot interface types of a physical port, by planned speed (Mb/s)
 PORT_TYPES: dict[int, str] = {
@@ -47,6 +50,11 @@ PORT_TYPES: dict[int, str] = {
 LOOPBACK_TYPE = "virtual"
 MGMT_TYPE = "1000base-t"
 MGMT_INTERFACE = "eth0"  # where the lab's nodes have their management address
+
+
+def role_name(device: DeviceState) -> str:
+    """The Nautobot role the seed and `sot sync --create` give a planned device."""
+    return ROLE_NAMES[role_key(device)]
 
 
 def port_type(speed_mbps: int | None) -> str:

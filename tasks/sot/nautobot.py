@@ -10,7 +10,13 @@ Where flatfab's facts live in Nautobot:
 - the loopback: the IP address assigned to the device's loopback interface (its name on the
   device's platform: `lo`, `Loopback0`);
 - the ASN: the device's custom field `bgp_asn` (an integer custom field, when modelled);
-- the tenant of a device (`tenancy/tenants`).
+- the tenant of a device (`tenancy/tenants`);
+- where a switch sits in an AI back-end: integer custom fields `fabric_plane`, `fabric_pod`,
+  `fabric_su` and `fabric_rail` (POSITION_FIELDS). Pods, planes, scalable units and rails are
+  logical places in the Clos, not physical ones (an SU's rail leaves sit in a network rack
+  away from its servers, a plane spans every hall), so they do not take over the operator's
+  locations or racks, and the fabric's location filter still selects all of it. A server
+  NIC's rail is not stored: it is the rail of the leaf the NIC is cabled to.
 
 Errors (no answer, a refused token, a reply that is not what the API documents) are one
 line naming the API root and the endpoint (`ApiError`).
@@ -26,6 +32,11 @@ from tasks.sot.client import ApiError, Nautobot
 from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice, SotRef, SotTenant
 
 ASN_FIELD = "bgp_asn"
+# DeviceState attribute -> the device custom field that holds it
+POSITION_FIELDS = {"plane": "fabric_plane", "pod": "fabric_pod", "su": "fabric_su",
+                   "rail": "fabric_rail"}
+POSITION_LABELS = {"plane": "Fabric plane", "pod": "Pod", "su": "Scalable unit",
+                   "rail": "Rail"}
 INTERFACE_TYPE = "dcim.interface"
 # Nautobot's cable length units, in metres
 METRES = {"km": 1000.0, "m": 1.0, "cm": 0.01, "mi": 1609.344, "ft": 0.3048, "in": 0.0254}
@@ -76,14 +87,17 @@ def _read(api: Nautobot, filters: Mapping[str, Any],
         platform = platforms.get(related_id(device.get("platform")) or "")
         tenant = tenants.get(related_id(device.get("tenant")) or "")
         primary = addresses.get(related_id(device.get("primary_ip4")) or "")
-        asn = (device.get("custom_fields") or {}).get(ASN_FIELD)
+        fields = device.get("custom_fields") or {}
+        asn = fields.get(ASN_FIELD)
+        position = {key: int(value) for key, field in POSITION_FIELDS.items()
+                    if isinstance(value := fields.get(field), int)}
         snapshot_devices.append(SotDevice(
             ref=SotRef(kind="dcim.device", id=d_id, label=str(device.get("name"))),
             name=str(device.get("name")), role=role["name"] if role else None,
             platform=(platform.get("network_driver") or platform["name"]) if platform else None,
             primary_ip4=str(primary["address"]).split("/")[0] if primary else None,
             loopback=loopback_of.get(d_id), asn=int(asn) if isinstance(asn, int) else None,
-            tenant=tenant["name"] if tenant else None))
+            tenant=tenant["name"] if tenant else None, **position))
     names = {str(d["id"]): str(d.get("name")) for d in devices}
     # the far ends of the fabric's cable paths (through patch panels) that are not the
     # fabric's own ports, and the devices they are on

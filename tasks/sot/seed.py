@@ -2,9 +2,11 @@
 
 What flatfab's planner decides becomes the source of truth's inventory: a location named
 after the fabric, manufacturers, device types, platforms (with the drivers of mapping.py),
-device roles, tenants, devices (ASN in the `flatfab_asn` custom field), their physical ports,
-loopback and management interface, the cabling of every physical link, the loopback
-addresses and the management addresses as each device's primary IPv4.
+device roles, tenants, devices (ASN in the `bgp_asn` custom field; for an AI back-end each
+switch's plane, pod, SU and rail in `fabric_*` custom fields), their physical ports (every NIC
+of a multi-NIC server), loopback and management interface, the cabling of every physical link
+(a cable per NIC), the loopback addresses and the management addresses as each device's
+primary IPv4.
 
 Idempotent: every kind is read once, what is missing is created in one bulk POST and what
 differs is corrected in one bulk PATCH, so a second run changes nothing and sends only reads.
@@ -26,7 +28,7 @@ from typing import Any
 
 from tasks.errors import FlatfabError
 from tasks.lab.topology import LabOptions, check_mgmt_subnet, mgmt_addresses
-from tasks.model.state import DeviceState, FabricState, IfKind, Role
+from tasks.model.state import DeviceState, FabricState, IfKind, Link, Role
 from tasks.sot.client import JSON, ApiError, Nautobot
 from tasks.sot.mapping import (
     LOOPBACK_TYPE,
@@ -35,10 +37,10 @@ from tasks.sot.mapping import (
     NETWORK_DRIVERS,
     PLATFORMS,
     ROLE_COLORS,
-    ROLE_NAMES,
     port_type,
+    role_name,
 )
-from tasks.sot.nautobot import ASN_FIELD
+from tasks.sot.nautobot import ASN_FIELD, POSITION_FIELDS, POSITION_LABELS
 from tasks.sot.settings import ROOT, Settings, SotError
 from tasks.workflows.journal import Journal
 from tasks.workflows.project import Project
@@ -211,47 +213,81 @@ def _physical(device: DeviceState) -> list[Any]:
             if i.parent is None and i.kind in (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.NIC)]
 
 
-def seed(api: Nautobot, data: FabricInput) -> SeedReport:
-    began = time.monotonic()
-    first = api.requests
-    s = Seeder(api)
-    plan = data.state
-    platforms = sorted({d.platform for d in plan.devices.values()})
-    unknown = [p for p in platforms if p not in PLATFORMS or p not in NETWORK_DRIVERS]
-    if unknown:
-        raise SotError(f"no Nautobot mapping for platform(s) {', '.join(unknown)} "
-                       "(tasks/sot/mapping.py)")
+def positioned(plan: FabricState) -> bool:
+    """An AI back-end: some switch has a plane, pod, SU or rail to record."""
+    return any(getattr(d, key) is not None for d in plan.devices.values()
+               if d.role is not Role.HOST for key in POSITION_FIELDS)
 
-    # statuses exist in a migrated Nautobot; make sure they cover what we write
+
+def ensure_statuses(s: Seeder, api: Nautobot) -> dict[str, str]:
+    """Statuses exist in a migrated Nautobot; make sure they cover what flatfab writes."""
     found = s.ensure("statuses", "extras/statuses/", [
         {"name": name, "color": STATUS_COLORS[name], "content_types": types}
         for name, types in STATUS_TYPES.items()],
         api.fetch("extras/statuses/", name=list(STATUS_TYPES)), _by_name)
-    status = {name: found[name]["id"] for name in STATUS_TYPES}
-    active = status[ACTIVE]
+    return {name: str(found[name]["id"]) for name in STATUS_TYPES}
 
-    s.ensure("custom fields", "extras/custom-fields/", [{
+
+def custom_field_docs(plan: FabricState) -> list[JSON]:
+    """`bgp_asn`, and for an AI back-end where each switch sits (tasks.sot.nautobot)."""
+    docs: list[JSON] = [{
         "key": ASN_FIELD, "label": "BGP ASN", "type": "integer",
         "description": "eBGP autonomous system number planned by flatfab",
-        "content_types": ["dcim.device"]}],
-        api.fetch("extras/custom-fields/"), lambda o: str(o["key"]), frozenset({"type"}))
+        "content_types": ["dcim.device"]}]
+    if positioned(plan):
+        docs += [{"key": field, "label": POSITION_LABELS[key], "type": "integer",
+                  "description": f"the switch's {POSITION_LABELS[key].lower()} in the fabric "
+                                 "flatfab plans", "content_types": ["dcim.device"]}
+                 for key, field in POSITION_FIELDS.items()]
+    return docs
 
-    found = s.ensure("location types", "dcim/location-types/", [{
-        "name": LOCATION_TYPE, "content_types": ["dcim.device"]}],
-        api.fetch("dcim/location-types/", name=LOCATION_TYPE), _by_name)
-    found = s.ensure("locations", "dcim/locations/", [{
-        "name": plan.fabric, "location_type": found[LOCATION_TYPE]["id"], "status": active,
-        "description": f"flatfab fabric {plan.fabric}"}],
-        api.fetch("dcim/locations/", name=plan.fabric), _by_name)
-    location = found[plan.fabric]["id"]
 
+def ensure_custom_fields(s: Seeder, api: Nautobot, plan: FabricState) -> None:
+    s.ensure("custom fields", "extras/custom-fields/", custom_field_docs(plan),
+             api.fetch("extras/custom-fields/"), lambda o: str(o["key"]), frozenset({"type"}))
+
+
+def device_fields(d: DeviceState, plan: FabricState) -> JSON:
+    """A device's custom fields: its ASN, and where a switch sits in an AI back-end."""
+    fields: JSON = {ASN_FIELD: d.asn}
+    if positioned(plan):
+        fields.update({field: getattr(d, key) if d.role is not Role.HOST else None
+                       for key, field in POSITION_FIELDS.items()})
+    return fields
+
+
+def ensure_tenants(s: Seeder, api: Nautobot, plan: FabricState) -> dict[str, str]:
     found = s.ensure("tenants", "tenancy/tenants/", [
         {"name": t.name, "description": f"flatfab tenant, VRF id {t.vrf_id}"}
         for t in plan.tenants.values()],
         api.fetch("tenancy/tenants/", name=sorted(plan.tenants)) if plan.tenants else [],
         _by_name)
-    tenant = {name: found[name]["id"] for name in plan.tenants}
+    return {name: str(found[name]["id"]) for name in plan.tenants}
 
+
+@dataclass(frozen=True)
+class Models:
+    """The ids a device refers to: its type and platform (by flatfab platform), its role
+    (by Nautobot role name)."""
+
+    device_type: dict[str, str]
+    platform: dict[str, str]
+    role: dict[str, str]
+
+
+def check_platforms(plan: FabricState) -> list[str]:
+    """The plan's platforms; refused before any write when mapping.py has no driver."""
+    platforms = sorted({d.platform for d in plan.devices.values()})
+    unknown = [p for p in platforms if p not in PLATFORMS or p not in NETWORK_DRIVERS]
+    if unknown:
+        raise SotError(f"no Nautobot mapping for platform(s) {', '.join(unknown)} "
+                       "(tasks/sot/mapping.py)")
+    return platforms
+
+
+def ensure_models(s: Seeder, api: Nautobot, plan: FabricState) -> Models:
+    """Manufacturers, device types, platforms (mapping.py's drivers) and roles."""
+    platforms = check_platforms(plan)
     makers = sorted({PLATFORMS[p].manufacturer for p in platforms})
     found = s.ensure("manufacturers", "dcim/manufacturers/", [{"name": m} for m in makers],
                      api.fetch("dcim/manufacturers/", name=makers), _by_name)
@@ -261,29 +297,72 @@ def seed(api: Nautobot, data: FabricInput) -> SeedReport:
         {"model": PLATFORMS[p].model, "manufacturer": maker[PLATFORMS[p].manufacturer]}
         for p in platforms], api.fetch("dcim/device-types/", model=models),
         lambda o: (str(o["manufacturer"]), str(o["model"])))
-    device_type = {p: found[(maker[PLATFORMS[p].manufacturer], PLATFORMS[p].model)]["id"]
+    device_type = {p: str(found[(maker[PLATFORMS[p].manufacturer], PLATFORMS[p].model)]["id"])
                    for p in platforms}
     found = s.ensure("platforms", "dcim/platforms/", [
         {"name": p, "network_driver": NETWORK_DRIVERS[p],
          "napalm_driver": PLATFORMS[p].napalm_driver,
          "manufacturer": maker[PLATFORMS[p].manufacturer]} for p in platforms],
         api.fetch("dcim/platforms/", name=platforms), _by_name)
-    platform = {p: found[p]["id"] for p in platforms}
-    roles = sorted({ROLE_NAMES[d.role.value] for d in plan.devices.values()})
+    platform = {p: str(found[p]["id"]) for p in platforms}
+    roles = sorted({role_name(d) for d in plan.devices.values()})
     found = s.ensure("roles", "extras/roles/", [
         {"name": r, "color": ROLE_COLORS.get(r, "9e9e9e"), "content_types": ["dcim.device"]}
         for r in roles], api.fetch("extras/roles/", name=roles), _by_name)
-    role = {r: found[ROLE_NAMES[r.value]]["id"] for r in Role if ROLE_NAMES[r.value] in roles}
+    return Models(device_type, platform, {r: str(found[r]["id"]) for r in roles})
 
 
-    def device_doc(d: DeviceState) -> JSON:
-        return {"name": d.name, "location": location, "status": active,
-                "device_type": device_type[d.platform], "platform": platform[d.platform],
-                "role": role[d.role], "tenant": tenant.get(d.tenant or ""),
-                "custom_fields": {ASN_FIELD: d.asn}}
+def device_doc(d: DeviceState, plan: FabricState, models: Models, location: str,
+               active: str, tenant: dict[str, str]) -> JSON:
+    return {"name": d.name, "location": location, "status": active,
+            "device_type": models.device_type[d.platform],
+            "platform": models.platform[d.platform], "role": models.role[role_name(d)],
+            "tenant": tenant.get(d.tenant or ""), "custom_fields": device_fields(d, plan)}
 
+
+def port_docs(d: DeviceState, device_id: str, active: str) -> list[JSON]:
+    """A device's physical ports: switch ports and every NIC of a server."""
+    return [{"device": device_id, "name": port.name, "type": port_type(port.speed_mbps),
+             "status": active, "mtu": port.mtu,
+             "description": f"to {port.peer}" if port.peer else ""}
+            for port in _physical(d)]
+
+
+def cable_doc(link: Link, iface: Callable[[str, str], str], connected: str) -> JSON:
+    """A planned physical link as a Nautobot cable (`iface`: device, port -> interface id);
+    the length is the link class's, in whole metres."""
+    return {"termination_a_type": "dcim.interface",
+            "termination_a_id": iface(link.a.device, link.a.port),
+            "termination_b_type": "dcim.interface",
+            "termination_b_id": iface(link.b.device, link.b.port),
+            "status": connected, "label": link.id,
+            "length": math.ceil(link.cable_m), "length_unit": "m"}
+
+
+def seed(api: Nautobot, data: FabricInput) -> SeedReport:
+    began = time.monotonic()
+    first = api.requests
+    s = Seeder(api)
+    plan = data.state
+    check_platforms(plan)
+
+    status = ensure_statuses(s, api)
+    active = status[ACTIVE]
+    ensure_custom_fields(s, api, plan)
+
+    found = s.ensure("location types", "dcim/location-types/", [{
+        "name": LOCATION_TYPE, "content_types": ["dcim.device"]}],
+        api.fetch("dcim/location-types/", name=LOCATION_TYPE), _by_name)
+    found = s.ensure("locations", "dcim/locations/", [{
+        "name": plan.fabric, "location_type": found[LOCATION_TYPE]["id"], "status": active,
+        "description": f"flatfab fabric {plan.fabric}"}],
+        api.fetch("dcim/locations/", name=plan.fabric), _by_name)
+    location = found[plan.fabric]["id"]
+    tenant = ensure_tenants(s, api, plan)
+    models = ensure_models(s, api, plan)
     devices = s.ensure("devices", "dcim/devices/",
-                       [device_doc(d) for d in plan.devices.values()],
+                       [device_doc(d, plan, models, location, active, tenant)
+                        for d in plan.devices.values()],
                        api.fetch("dcim/devices/", location=location), _by_name)
 
     iface_docs = []
@@ -296,11 +375,7 @@ def seed(api: Nautobot, data: FabricInput) -> SeedReport:
             lo = next(i for i in d.interfaces.values() if i.kind is IfKind.LOOPBACK)
             iface_docs.append({"device": dev, "name": lo.name, "type": LOOPBACK_TYPE,
                                "status": active, "description": "router id, BGP"})
-        for port in _physical(d):
-            doc: JSON = {"device": dev, "name": port.name, "type": port_type(port.speed_mbps),
-                         "status": active, "mtu": port.mtu,
-                         "description": f"to {port.peer}" if port.peer else ""}
-            iface_docs.append(doc)
+        iface_docs += port_docs(d, dev, active)
     ifaces = s.ensure("interfaces", "dcim/interfaces/", iface_docs,
                       api.fetch("dcim/interfaces/", location=location),
                       lambda o: (str(o["device"]), str(o["name"])))
@@ -342,16 +417,8 @@ def seed(api: Nautobot, data: FabricInput) -> SeedReport:
         {"name": d.name, "primary_ip4": ips[f"{data.mgmt[d.name]}/{mgmt_len}"]["id"]}
         for d in plan.devices.values()], devices.values(), _by_name)
 
-    cables = []
-    for link in plan.links:
-        if link.parent is not None:
-            continue  # a VRF sub-link rides on its physical link's cable
-        cables.append({"termination_a_type": "dcim.interface",
-                       "termination_a_id": iface(link.a.device, link.a.port),
-                       "termination_b_type": "dcim.interface",
-                       "termination_b_id": iface(link.b.device, link.b.port),
-                       "status": status[CONNECTED], "label": link.id,
-                       "length": math.ceil(link.cable_m), "length_unit": "m"})
+    cables = [cable_doc(link, iface, status[CONNECTED]) for link in plan.links
+              if link.parent is None]  # a VRF sub-link rides on its physical link's cable
     ends = ("termination_a_type", "termination_a_id", "termination_b_type", "termination_b_id")
     s.ensure("cables", "dcim/cables/", cables, api.fetch("dcim/cables/", location_id=location),
              lambda o: frozenset({str(o["termination_a_id"]), str(o["termination_b_id"])}),

@@ -35,6 +35,11 @@ class SotDevice(SotModel):
     loopback: str | None = None  # an address, from the loopback interface's IP
     asn: int | None = None
     tenant: str | None = None
+    # where a switch sits in an AI back-end (custom fields; see tasks.sot.nautobot)
+    plane: int | None = None
+    pod: int | None = None
+    su: int | None = None
+    rail: int | None = None
 
 
 INCOMPLETE = "(no interface)"  # the far end of a cable path that stops short of one

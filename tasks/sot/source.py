@@ -4,11 +4,13 @@
       url: https://nautobot.example.net/
       token_env: FLATFAB_NAUTOBOT_TOKEN     # the token is read from this variable, never a file
       filters: {location: dc1}               # which devices form the fabric (API filters)
-      roles: {spine: spine, leaf: leaf, gpu-host: host}
+      roles: {super-spine: superspine, spine: spine, leaf: leaf, gpu-host: host,
+              storage-host: storage}
       platforms: {frr: frr, linux: linux_host, arista_eos: eos, sonic: sonic}
       inventory: nautobot                   # Nornir hosts from Nautobot (default: files)
 
-`roles` maps Nautobot role names to flatfab's, `platforms` Nautobot platforms (by network
+`roles` maps Nautobot role names to flatfab's (`host`: a GPU server or a one-NIC host,
+`storage`: a storage server, a host too), `platforms` Nautobot platforms (by network
 driver) to flatfab platforms: both explicit, a device outside them is not part of the fabric
 (roles) or refused (platforms).
 """
@@ -29,8 +31,9 @@ from tasks.sot.importer import SotMapping
 from tasks.yamlio import load_yaml
 
 FILE = "source.yaml"
-Role = Literal["spine", "leaf", "host"]
-DEFAULT_ROLES: dict[str, Role] = {"spine": "spine", "leaf": "leaf", "gpu-host": "host"}
+Role = Literal["superspine", "spine", "leaf", "host", "storage"]
+DEFAULT_ROLES: dict[str, Role] = {"super-spine": "superspine", "spine": "spine", "leaf": "leaf",
+                                  "gpu-host": "host", "storage-host": "storage"}
 DEFAULT_PLATFORMS = {"frr": "frr", "linux": "linux_host", "arista_eos": "eos",
                      "sonic": "sonic"}
 # the interface whose address is a device's loopback, per flatfab platform
