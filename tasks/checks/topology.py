@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from tasks.checks.tenancy import same_tenant
 from tasks.model.state import DeviceState, IfKind, Interface, LinkKind, Role
 
 
@@ -95,6 +96,18 @@ def plane_independence(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                    actual=f"plane {b}")
     if not ctx.live:
         return
+    for server in ctx.plan.of_role(Role.HOST):
+        device = ctx.observed(server.name)
+        for probe in device.probes if device is not None else []:
+            if probe.expect_reply or not probe.replied or not same_tenant(ctx, server.name,
+                                                                          probe):
+                continue
+            nic = server.interfaces.get(probe.nic or "")
+            leaf = ctx.plan.devices.get(nic.peer.device) if nic and nic.peer else None
+            here = leaf.plane if leaf is not None else None
+            yield item.finding(server.name, f"{server.name} {probe.nic or ''} (plane {here}) "
+                               f"reached {probe.target} ({probe.address}) in another plane",
+                               port=probe.nic, expected="no reply", actual="reply")
     prefixes = _plane_prefixes(ctx, planes)
     for name, plane in sorted(planes.items()):
         device = ctx.observed(name)
@@ -221,6 +234,13 @@ def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                 yield item.finding(name, f"{name} {nic.name}: traffic from {address} (table "
                                    f"{table}) leaves by {via}", port=nic.name,
                                    expected=f"dev {nic.name}", actual=via)
+            for probe in device.probes:
+                if probe.nic == nic.name and probe.left_by and probe.left_by != nic.name:
+                    yield item.finding(name, f"{name} {nic.name}: a probe from {address} to "
+                                       f"{probe.target} ({probe.address}) left by "
+                                       f"{probe.left_by}", port=nic.name,
+                                       expected=f"dev {nic.name}", actual=f"dev {probe.left_by}")
+                    break
             for key in ("arp_ignore", "arp_announce", "rp_filter"):
                 sysctl = f"net.ipv4.conf.{nic.name}.{key}"
                 want = planned.sysctls.get(sysctl)

@@ -273,6 +273,11 @@ class Probe(Model):
     expect_reply: bool
     replied: bool | None = None
     detail: str = ""
+    # a multi-NIC server probes from each NIC: its address, and the NIC the kernel must send
+    # it through (planned); observed: the NIC it did leave through
+    source: str | None = Field(default=None, exclude_if=_empty)
+    nic: str | None = Field(default=None, exclude_if=_empty)
+    left_by: str | None = Field(default=None, exclude_if=_empty)
 
 
 class DeviceState(Model):

@@ -17,13 +17,16 @@ from tasks.model.state import (
     FabricState,
     NextHop,
     PolicyRule,
+    Probe,
     Route,
     Source,
 )
 from tasks.plan.planner import plan
+from tasks.plan.probes import plan_probes
 from tests.conftest import ROOT
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail"))
+LAB = plan(load_intent(ROOT / "intents" / "lab"))
 CHECKS = ("rail.alignment", "plane.independence", "ecmp.pod_paths", "ecmp.leaf_paths",
           "host.routing", "fabric.nonblocking")
 
@@ -210,3 +213,49 @@ def test_rules_are_judged_by_source_address() -> None:
 
     found = [f for f in _findings(_observed(moved)) if f[0] == "host.routing"]
     assert [(d, p) for _, d, p, _ in found] == [("su1-s1", "eth1")]
+
+
+def test_every_nic_probes_its_own_plane_and_is_kept_out_of_the_other() -> None:
+    probes = plan_probes(RAIL)
+    devices = RAIL.devices
+    mine = probes["su1-s1"]
+    assert {p.nic for p in mine} == {"eth1", "eth2", "eth3", "eth4"}
+    for probe in mine:
+        nic = devices["su1-s1"].interfaces[probe.nic or ""]
+        assert probe.source == nic.addresses[0].split("/")[0]
+        assert nic.peer is not None
+        here = devices[nic.peer.device].plane
+        target = devices[probe.target]
+        planes = {devices[i.peer.device].plane for i in target.interfaces.values()
+                  if i.addresses[0].split("/")[0] == probe.address and i.peer is not None}
+        assert probe.expect_reply == (planes == {here}), probe
+    # cross-rail inside a plane (rail 1 to rail 2) and GPU to storage are both probed
+    assert any(p.nic == "eth1" and p.address.startswith("10.100.2.") for p in mine)
+    assert any(p.target == "store1" for ps in probes.values() for p in ps)
+    assert all(p.source is None for p in plan_probes(LAB)["leaf1-h1"])
+
+
+def _with_probes(mutate: Callable[[Probe], Probe]) -> FabricState:
+    def fill(state: FabricState) -> None:
+        for name, planned in plan_probes(RAIL).items():
+            state.devices[name].probes = [mutate(p.model_copy(update={
+                "replied": p.expect_reply, "left_by": p.nic})) for p in planned]
+    return _observed(fill)
+
+
+def test_probes_that_cross_planes_or_leave_by_another_nic_are_named() -> None:
+    assert _findings(_with_probes(lambda p: p)) == []
+
+    def leak(probe: Probe) -> Probe:
+        return probe.model_copy(update={"replied": True}) if probe.nic == "eth3" else probe
+
+    found = [f for f in _findings(_with_probes(leak)) if f[0] == "plane.independence"]
+    assert found and all((d, p) == ("", "") or p == "eth3" for _, d, p, _ in found)
+    assert "(plane 2) reached" in found[0][3] and "in another plane" in found[0][3]
+
+    def astray(probe: Probe) -> Probe:
+        return probe.model_copy(update={"left_by": "eth1"}) if probe.nic == "eth4" else probe
+
+    found = [f for f in _findings(_with_probes(astray)) if f[0] == "host.routing"]
+    assert {(d, p) for _, d, p, _ in found} >= {("su1-s1", "eth4")}
+    assert "left by eth1" in found[0][3]
