@@ -371,7 +371,8 @@ def link_local(port: str) -> str:
 def healthy_outputs(fabric: FabricState, name: str,
                     vrf_name: Callable[[str], str]) -> dict[str, str]:
     """command -> output of SONiC switch `name` in a healthy fabric (see above): FRR's
-    interfaces, BGP summary and routes, the LLDP table, and zeroed COUNTERS_DB hashes."""
+    interfaces, BGP summary and routes, the LLDP table, zeroed COUNTERS_DB hashes and
+    queue counters of every lossless port."""
     device = fabric.devices[name]
 
     def frr_vrf(vrf: str) -> str:
@@ -440,7 +441,11 @@ def healthy_outputs(fabric: FabricState, name: str,
            "vtysh -c 'show ip route vrf all json'": json.dumps(routes, indent=1),
            "show lldp table": "\n".join(lldp) + "\n",
            "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_PORT_NAME_MAP": repr(port_oids) + "\n",
-           "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_QUEUE_NAME_MAP": repr(queue_oids) + "\n"}
+           "sonic-db-cli COUNTERS_DB HGETALL COUNTERS_QUEUE_NAME_MAP": repr(queue_oids) + "\n",
+           "show queue counters --json": json.dumps({
+               port: {f"UC{q}": {"totalpacket": "0", "totalbytes": "0", "droppacket": "0",
+                                 "dropbytes": "0"} for q in range(8)}
+               for port in lossless}, indent=1)}
     for oid in port_oids.values():
         out[f"sonic-db-cli COUNTERS_DB HGETALL COUNTERS:{oid}"] = repr(
             {f"SAI_PORT_STAT_PFC_{p}_{d}_PKTS": "0" for p in range(8) for d in ("RX", "TX")})

@@ -450,3 +450,20 @@ def test_a_leaf_cabled_into_the_other_plane_is_named(
     findings = _catalog(state, seen)
     assert {(f.check, f.device, f.port) for f in findings} == {
         ("cabling.lldp", leaf.name, uplink), ("plane.independence", leaf.name, uplink)}
+
+
+def test_sonic_counters_of_every_tier_are_read(rails: dict[str, FabricState]) -> None:
+    """What `verify --traffic` and `verify --lossless` read on a super-spine and a pod spine:
+    queue packets per class and PFC frames on every lossless port, the uplinks included."""
+    state = rails["sonic"]
+    for device in (_super_spine(state), _pod_spine(state)):
+        double = SonicDouble(factory_config_db(device.name),
+                             outputs=healthy_outputs(state, device.name, SONIC.names.vrf))
+        driver = SONIC.read_only(_driver(double, read_only=True))
+        ports = [n for n, i in device.interfaces.items() if i.qos is not None and not i.parent]
+        classes = SONIC.class_counters(driver)
+        assert sorted(classes) == sorted(ports) and all(len(c) == 8 for c in classes.values())
+        frames = SONIC.pfc_counters(driver, ports)
+        assert sorted(frames) == sorted(ports)
+        assert {n for f in frames.values() for d in f.values() for n in d.values()} == {0}
+        assert double.mutating == []
