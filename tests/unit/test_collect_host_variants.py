@@ -1,10 +1,13 @@
 """linux_host collect against each release's documented shape of what flatfab reads.
 
 Variants: tests/fixtures/linux_host/variants/*.json (derived from documentation, each naming
-the iproute2 or nftables release and the command). Each answers its command in place of the
-embedded lab's recording (tests/unit/test_host_driver.py's fake shell); the host is then read
-through its driver and collect: what a release adds is tolerated, what flatfab cannot read is
-named in the device's errors and not judged, and the host is never refused for it.
+the iproute2 or nftables release and the command; or captured here on Debian 12 with the
+command by tests/fixtures/linux_host/capture_multinic.py: a one-NIC host, rail's su1-s1 as
+the driver configured it, and rules and routes flatfab does not express). Each answers its
+command in place of the embedded lab's recording (tests/unit/test_host_driver.py's fake
+shell); the host is then read through its driver and collect: what a release adds is
+tolerated, what flatfab cannot read is named in the device's errors and not judged, and the
+host is never refused for it.
 """
 
 from __future__ import annotations
@@ -20,11 +23,11 @@ from tasks.model.state import DeviceState
 from tasks.plan.planner import plan
 from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.linux_host.collect import collect
-from tasks.platforms.linux_host.config import HostRoute
+from tasks.platforms.linux_host.config import HostRoute, HostRule, format_config, parse_config
 from tasks.platforms.linux_host.driver import LinuxHostDriver
 from tests.conftest import ROOT
 from tests.unit.test_frr_driver import FakeShell, Reply
-from tests.unit.test_host_driver import STATE_DIR, host_driver
+from tests.unit.test_host_driver import STATE_DIR, SYSCTL_RECORD, host_driver
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "variants"
 NFT = "nft -j list table inet flatfab 2>/dev/null || true"
@@ -61,7 +64,8 @@ def test_every_variant_says_where_it_comes_from() -> None:
     assert len(found) >= 7
     for path in found:
         data = json.loads(path.read_text(encoding="utf-8"))
-        assert "derived from documentation" in data["source"], path
+        assert data["source"].startswith(("derived from documentation",
+                                          "captured here on Debian 12")), path
         assert data["release"] and data["command"], path
 
 
@@ -148,3 +152,109 @@ def test_nft_output_that_is_not_json_marks_every_nic_unread(planned: DeviceState
     seen = collect(driver, planned, [])
     assert seen.interfaces["eth1"].nic is None
     assert seen.errors == ["qos eth1: `nft -j list table` did not print JSON"]
+
+
+# ---- per-NIC routing: captured here (Debian 12, iproute2 6.1) ---------------------------------
+
+
+def captured_driver(case: str, *whats: str) -> tuple[LinuxHostDriver, dict[str, Any]]:
+    """The recorded host with `case`'s captured outputs in place of its recordings."""
+    answers: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+    for what in whats:
+        data = variant(f"{case}_{what}.json")
+        answers[data["command"]] = data["output"]
+    answers[SYSCTL_RECORD] = data["record"]
+    answers[QOS] = data["qos"]
+    return driver_with(**answers)[0], data
+
+
+def test_a_rail_server_reads_back_as_the_driver_configured_it() -> None:
+    driver, data = captured_driver("rail_server", "ip_link", "ip_addr", "nft",
+                                   "ip_route_table_all", "ip_rule", "sysctl_proc")
+    state = driver.read_host_state()
+    assert state.unread == {}
+    assert format_config(state) == data["config"]  # the committed text, qos included
+    wanted = parse_config(data["config"])
+    assert set(state.routes) == set(wanted.routes)
+    assert any(r.via is None and r.table == 102 and r.source == "10.100.2.11"
+               for r in state.routes)
+    assert HostRule(priority=102, source="10.100.2.11", table=102) in state.rules
+    assert state.sysctls == wanted.sysctls and "net.ipv4.conf.eth0.rp_filter" not in \
+        state.sysctl_values  # the management NIC is not read
+    # the record keeps each key's value from before flatfab
+    assert state.sysctl_before["net.ipv4.conf.eth2.arp_ignore"] == "0"
+
+
+def test_collect_of_a_rail_server_gives_the_plans_host_routing_in_its_order() -> None:
+    driver, data = captured_driver("rail_server", "ip_link", "ip_addr", "nft",
+                                   "ip_route_table_all", "ip_rule", "sysctl_proc")
+    # a plan holding this config's host routing, its routes in an order of its own
+    planned = collect(driver, DeviceState(name="su1-s1", role="host", platform="linux_host"),
+                      [])
+    wanted = parse_config(data["config"])
+    planned.static_routes = list(reversed(planned.static_routes))
+    seen = collect(driver, planned, [])
+    assert seen.errors == []
+    assert seen.static_routes == planned.static_routes  # in the plan's order
+    assert {(r.prefix, r.via, r.interface, r.table, r.source) for r in seen.static_routes} \
+        == {(r.prefix, r.via, r.nic, r.table, r.source) for r in wanted.routes}
+    assert [(r.priority, r.source, r.table) for r in seen.rules] == [
+        (r.priority, r.source, r.table) for r in sorted(wanted.rules)]
+    assert seen.sysctls == wanted.sysctls
+
+
+def test_a_one_nic_host_has_no_table_rule_or_sysctl(planned: DeviceState) -> None:
+    driver, _ = captured_driver("one_nic", "ip_route_table_all", "ip_rule", "sysctl_proc")
+    state = driver.read_host_state()
+    assert state.rules == () and state.sysctls == {} and state.unread == {}
+    assert state.routes == (HostRoute(prefix="0.0.0.0/0", via="10.100.1.1", nic="eth1"),)
+    seen = collect(driver, planned, [])
+    assert (seen.static_routes, seen.rules, seen.sysctls) == (
+        planned.static_routes, planned.rules, planned.sysctls)
+
+
+def test_rules_and_routes_flatfab_does_not_express_are_named_and_kept() -> None:
+    driver, _ = captured_driver("foreign", "ip_route_table_all", "ip_rule", "sysctl_proc")
+    state = driver.read_host_state()
+    assert state.rules == (HostRule(priority=101, source="10.100.1.11", table=101),)
+    assert state.routes == (
+        HostRoute(prefix="10.100.1.0/24", via=None, nic="eth1", table=101,
+                  source="10.100.1.11"),
+        HostRoute(prefix="10.9.0.0/16", via="10.100.1.1", nic="eth1", table=1000),
+        HostRoute(prefix="0.0.0.0/0", via="10.100.1.1", nic="eth1"))
+    assert state.unread == {
+        "rule 200 src 10.100.0.0 srclen 16 table 200":
+            "it has srclen, which flatfab does not express",
+        "rule 300 src all fwmark 0x10 table 300": "it has fwmark, which flatfab does not express",
+        "rule 400 src 10.1.1.1 iif eth1 table main":
+            "it has iif, which flatfab does not express",
+        "rule 500 not src 10.1.1.2 table 5": "it has not, which flatfab does not express",
+        "rule 600 src 10.1.1.3 action unreachable":
+            "it has action, which flatfab does not express",
+        "route 10.50.0.0/16 dev eth1 table 101":
+            "a multipath route, which flatfab does not express"}
+    # a replace candidate without them deletes flatfab's own rule and routes only
+    current = driver.read_host_state()
+    script = driver._transition(current, driver._desired_state(
+        current, "nic eth1 mtu 9000 up\naddress eth1 10.100.1.11/24\n", merge=False),
+        merge=False, tag="candidate")
+    assert script.splitlines() == [
+        "set -e",
+        "ip rule del from 10.100.1.11 table 101 priority 101",
+        "ip route del 10.100.1.0/24 dev eth1 src 10.100.1.11 table 101",
+        "ip route del 10.9.0.0/16 via 10.100.1.1 dev eth1 table 1000",
+        "ip route del 0.0.0.0/0 via 10.100.1.1 dev eth1"]
+
+
+def test_a_managed_sysctl_the_kernel_shows_no_value_for_is_named(planned: DeviceState) -> None:
+    driver, _ = driver_with(**{SYSCTL_RECORD: "net.ipv4.conf.eth1.rp_filter 0\n"
+                                              "net.ipv4.conf.eth7.arp_ignore 0\n"})
+    state = driver.read_host_state()
+    assert state.sysctls == {"net.ipv4.conf.eth1.rp_filter": "0"}
+    assert state.unread == {"sysctl net.ipv4.conf.eth7.arp_ignore":
+                            "no value under /proc/sys/net/ipv4/conf (no such NIC?)"}
+    seen = collect(driver, planned, [])
+    assert seen.sysctls == {"net.ipv4.conf.eth1.rp_filter": "0"}  # no default for eth7
+    assert seen.errors == ["sysctl net.ipv4.conf.eth7.arp_ignore: no value under "
+                           "/proc/sys/net/ipv4/conf (no such NIC?)"]

@@ -4,12 +4,16 @@ Answers come from tests/fixtures/linux_host/leaf1-h1: `ip -j` output recorded on
 leaf1-h1 of the embedded lab (data NIC eth1, management NIC eth0, default route via the
 leaf), byte-for-byte copies of the recordings in tests/fixtures/recorded as the lab was down
 when these tests were written. hostname.txt, proc_uptime.txt, uname_*.txt, machine_id.txt
-and probe_output.txt are written by hand in the shape the commands print. The fake session
-is test_frr_driver's.
+and probe_output.txt are written by hand in the shape the commands print. The routing tables,
+rules and per-NIC sysctls (`ip -4 -j route show table all`, `ip -j rule show`, /proc/sys) are
+tests/fixtures/linux_host/variants/one_nic_*.json, captured here in a namespace set up as
+leaf1-h1 is (tests/fixtures/linux_host/capture_multinic.py). The fake session is
+test_frr_driver's.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +22,27 @@ import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
 from tasks.platforms.linux_host.config import HostConfig, HostRoute, Nic
-from tasks.platforms.linux_host.driver import ECHO_PROBE_SOURCE, PROBE_MARK, LinuxHostDriver
+from tasks.platforms.linux_host.driver import (
+    ECHO_PROBE_SOURCE,
+    PROBE_MARK,
+    ROUTE_READ,
+    RULE_READ,
+    SYSCTL_READ,
+    LinuxHostDriver,
+)
 from tasks.transport.ssh import CommandResult, ReadOnlyError
 from tests.unit.test_frr_driver import FakeShell, ReadOnlyShell, Reply, recorded
 
 HOST = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "leaf1-h1"
+VARIANTS = HOST.parent / "variants"
 STATE_DIR = "/var/lib/flatfab"
+SYSCTL_RECORD = f"cat {STATE_DIR}/nic/sysctl.conf 2>/dev/null || true"
+
+
+def captured(case: str, what: str) -> Reply:
+    """A captured variant's output (tests/fixtures/linux_host/variants/<case>_<what>.json)."""
+    data = json.loads((VARIANTS / f"{case}_{what}.json").read_text(encoding="utf-8"))
+    return Reply(data["output"])
 
 LEAF1_H1 = """\
 nic eth1 mtu 9000 up
@@ -36,7 +55,11 @@ def host_answers() -> dict[str, Reply]:
     return {
         "ip -j -d link show": recorded(HOST / "ip_link.json"),
         "ip -j addr show": recorded(HOST / "ip_addr.json"),
-        "ip -j route show": recorded(HOST / "ip_route.json"),
+        "ip -j route show": recorded(HOST / "ip_route.json"),  # get_interfaces' batch
+        ROUTE_READ: captured("one_nic", "ip_route_table_all"),
+        RULE_READ: captured("one_nic", "ip_rule"),
+        SYSCTL_READ: captured("one_nic", "sysctl_proc"),
+        SYSCTL_RECORD: Reply(),  # a one-NIC host: no managed sysctls
         # before the first lossless rollout: no virtual NIC state, no nftables marking
         f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true": Reply(),
         "nft -j list table inet flatfab 2>/dev/null || true": Reply(),

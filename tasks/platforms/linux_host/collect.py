@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from tasks.model.state import DeviceState, IfKind, Interface, Probe, StaticRoute
+from tasks.model.state import DeviceState, IfKind, Interface, PolicyRule, Probe, StaticRoute
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.linux_host import config as cfg
 from tasks.platforms.linux_host import nic_qos
@@ -38,8 +38,16 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
                                             addresses=list(nic.addresses),
                                             peer=planned.interfaces[name].peer
                                             if name in planned.interfaces else None)
-    device.static_routes = [StaticRoute(prefix=r.prefix, via=r.via, interface=r.nic)
-                            for r in state.routes]
+    # in the plan's order where the plan has them (so a clean host compares equal), then
+    # what the plan does not have, sorted
+    device.static_routes = _planned_first(
+        [StaticRoute(prefix=r.prefix, via=r.via, interface=r.nic, table=r.table,
+                     source=r.source) for r in state.routes], planned.static_routes)
+    device.rules = _planned_first(
+        [PolicyRule(priority=r.priority, source=r.source, table=r.table) for r in state.rules],
+        planned.rules)
+    # the managed keys only; one the kernel shows no value for is in state.unread (below)
+    device.sysctls = dict(sorted(state.sysctls.items()))
     # what the host showed that flatfab could not read: named, and not judged
     device.errors += [f"{what}: {why}" for what, why in sorted(state.unread.items())]
     if getattr(driver, "nic_backend", "lab") == "connectx" and hasattr(driver, "read_connectx"):
@@ -50,7 +58,7 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
             if name in device.interfaces:
                 device.interfaces[name].nic = nic
         state = cfg.HostConfig(nics=state.nics, routes=state.routes, qos={},
-                               unread=state.unread)
+                               rules=state.rules, sysctls=state.sysctls, unread=state.unread)
     for name, settings in state.qos.items():
         if f"qos {name}" in state.unread:
             continue  # its marking could not be read: no NIC settings to judge
@@ -61,3 +69,12 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
         device.probes = [p.model_copy(update={"replied": r["replied"], "detail": r["detail"]})
                          for p, r in zip(probes, results, strict=True)]
     return device
+
+
+T = TypeVar("T", StaticRoute, PolicyRule)
+
+
+def _planned_first(seen: list[T], planned: list[T]) -> list[T]:
+    order = {item.model_dump_json(): index for index, item in enumerate(planned)}
+    return sorted(seen, key=lambda item: (order.get(item.model_dump_json(), len(order)),
+                                          item.model_dump_json()))

@@ -1,4 +1,5 @@
-"""A NAPALM driver for Linux GPU hosts over SSH: data NICs, addresses, routes, pings.
+"""A NAPALM driver for Linux GPU hosts over SSH: data NICs, addresses, routes (per-NIC tables
+and rules of multi-NIC servers), per-NIC sysctls, pings.
 
 optional_args: port, key_file, known_hosts, read_only, sudo, state_dir,
 mgmt_interfaces (list), timeout, nic_backend ("lab": nftables marking and a virtual NIC
@@ -17,6 +18,13 @@ from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.shell_driver import CandidateError, ShellDriver
 
 PROBE_MARK = "@@probe"
+# the running routing state: every table (`-4`: `table all` prints IPv6 routes too) and the
+# policy rules (ip-route(8), ip-rule(8))
+ROUTE_READ = "ip -4 -j route show table all"
+RULE_READ = "ip -j rule show"
+# every NIC's values of the per-NIC keys flatfab configures, one `<path>:<value>` line each
+SYSCTL_READ = ("grep -H . " + " ".join(f"/proc/sys/net/ipv4/conf/*/{name}"
+                                       for name in cfg.NIC_SYSCTLS) + " 2>/dev/null || true")
 # sent to the host as a script: python3's standard library only
 ECHO_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
     "echo_probe.py").read_text(encoding="utf-8")
@@ -146,16 +154,20 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
 
     def _read_state(self) -> cfg.HostConfig:
         out = self._batch({"link": "ip -j -d link show", "addr": "ip -j addr show",
-                           "route": "ip -j route show",
+                           "route": ROUTE_READ, "rule": RULE_READ,
                            "qos": f"cat {shlex.quote(self._qos_file)} 2>/dev/null || true",
                            "nft": f"nft -j list table inet {nic_qos.NFT_TABLE} 2>/dev/null "
-                                  "|| true"})
+                                  "|| true",
+                           "sysctl": SYSCTL_READ,
+                           "managed": f"cat {shlex.quote(self._sysctl_file)} 2>/dev/null "
+                                      "|| true"})
         try:
             state = cfg.from_ip_json(out["link"], out["addr"], out["route"],
-                                     self.mgmt_interfaces)
+                                     self.mgmt_interfaces, rules=out["rule"])
             virtual = dict(nic_qos.parse_line(line, number)
                            for number, line in enumerate(out["qos"].splitlines(), 1)
                            if line.strip())
+            before = cfg.parse_managed(out["managed"])
         except (cfg.HostConfigError, nic_qos.NicQosError) as exc:
             raise CandidateError(f"reading the host: {exc}") from None
         unread = dict(state.unread)
@@ -168,7 +180,20 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                            for nic in virtual if nic in problems or "*" in problems})
             virtual = nic_qos.with_marks(virtual, marks, keep=set(problems))
         qos = {n: s for n, s in virtual.items() if n in state.nics}
-        return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos, unread=unread)
+        # sysctls: the keys flatfab manages (its record) at the values the kernel has now; a
+        # managed key the kernel shows no value for is named, never given a default
+        values = cfg.sysctls_from_proc(out["sysctl"], set(state.nics))
+        sysctls = {key: values[key] for key in before if key in values}
+        unread.update({f"sysctl {key}": "no value under /proc/sys/net/ipv4/conf (no such NIC?)"
+                       for key in before if key not in values})
+        return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos, rules=state.rules,
+                              sysctls=sysctls, unread=unread, sysctl_values=values,
+                              sysctl_before=before)
+
+    @property
+    def _sysctl_file(self) -> str:
+        """flatfab's record of the sysctl keys it manages and each one's value before."""
+        return f"{self.state_dir}/nic/sysctl.conf"
 
     @property
     def _qos_file(self) -> str:
@@ -207,6 +232,10 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             parsed = cfg.parse_config(candidate)
         except cfg.HostConfigError as exc:
             raise CandidateError(str(exc)) from None
+        for key in parsed.sysctls:
+            found = cfg.sysctl_nic(key)
+            if found is not None and found[0] in self.mgmt_interfaces:
+                raise CandidateError(f"refusing sysctl {key}: {found[0]} is the management NIC")
         touched = set(parsed.nics) & self.mgmt_interfaces
         if touched:
             raise CandidateError(f"refusing to manage the management NIC {sorted(touched)[0]}")
@@ -220,11 +249,19 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         if not merge:
             # NICs the candidate leaves out are still there afterwards, unconfigured
             kept = {name: cfg.Nic(name=name) for name in current.nics}
-            return cfg.HostConfig(nics={**kept, **wanted.nics}, routes=wanted.routes,
-                                  qos=wanted.qos)
-        routes = tuple(dict.fromkeys((*current.routes, *wanted.routes)))
-        return cfg.HostConfig(nics={**current.nics, **wanted.nics}, routes=routes,
-                              qos={**current.qos, **wanted.qos})
+            nics, routes, rules = {**kept, **wanted.nics}, wanted.routes, wanted.rules
+            qos, sysctls = wanted.qos, wanted.sysctls
+        else:
+            nics = {**current.nics, **wanted.nics}
+            routes = tuple(dict.fromkeys((*current.routes, *wanted.routes)))
+            rules = tuple(dict.fromkeys((*current.rules, *wanted.rules)))
+            qos, sysctls = {**current.qos, **wanted.qos}, {**current.sysctls, **wanted.sysctls}
+        try:
+            values, before = cfg.sysctls_after(current, sysctls)
+        except cfg.HostConfigError as exc:
+            raise CandidateError(str(exc)) from None
+        return cfg.HostConfig(nics=nics, routes=routes, qos=qos, rules=rules, sysctls=sysctls,
+                              sysctl_values=values, sysctl_before=before)
 
     def _transition(self, current: cfg.HostConfig, desired: cfg.HostConfig, *, merge: bool,
                     tag: str) -> str:
@@ -232,7 +269,20 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             ops = cfg.transition(current, desired)
         except cfg.HostConfigError as exc:
             raise CandidateError(str(exc)) from None
-        return "\n".join(["set -e", *ops, *self._qos_ops(current, desired), ""])
+        return "\n".join(["set -e", *ops, *self._qos_ops(current, desired),
+                          *self._sysctl_record_ops(current, desired), ""])
+
+    def _sysctl_record_ops(self, current: cfg.HostConfig, desired: cfg.HostConfig) -> list[str]:
+        """Rewrite the record of managed sysctl keys (and their values before flatfab)."""
+        if current.sysctl_before == desired.sysctl_before:
+            return []
+        path = shlex.quote(self._sysctl_file)
+        record = cfg.format_managed(desired.sysctl_before)
+        if not record:
+            return [f"rm -f {path}"]
+        return [f"mkdir -p {shlex.quote(self.state_dir)}/nic",
+                f"cat > {path} <<'FLATFAB_SYSCTL_EOF'", record.rstrip("\n"),
+                "FLATFAB_SYSCTL_EOF"]
 
     def _qos_ops(self, current: cfg.HostConfig, desired: cfg.HostConfig) -> list[str]:
         """The virtual NIC state file, and nftables marking that replaces flatfab's table."""

@@ -1,0 +1,218 @@
+"""A multi-NIC server's per-NIC routing, applied and read back for real (root only).
+
+The linux_host driver runs its whole command path (backup, revert script, apply, read back,
+rollback) in a network namespace of this machine instead of over SSH (`NetnsSession` runs
+each command with `ip netns exec`): the server is rail fabric's su1-s1 (two data NICs on
+rails 1 and 2, a management NIC eth0), each NIC a veth to a second namespace standing in for
+its leaf. Its config is what `flatfab render` writes; after the commit the driver must read
+back exactly that text, and collect the plan's routes, rules and sysctls.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tasks.intent.loader import load_intent
+from tasks.model.state import DeviceState, IfKind
+from tasks.plan.planner import plan
+from tasks.platforms.linux_host.collect import collect
+from tasks.platforms.linux_host.config import NIC_SYSCTLS
+from tasks.platforms.linux_host.driver import LinuxHostDriver
+from tasks.platforms.linux_host.render import render
+from tasks.platforms.registry import PLATFORMS
+from tasks.transport.ssh import CommandResult, LoggedCommand
+from tests.conftest import ROOT
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+@dataclass
+class NetnsSession:
+    """Stands in for SshSession: runs each command as root in a network namespace here."""
+
+    netns: str
+    log: list[LoggedCommand] = field(default_factory=list)
+    is_alive: bool = False
+
+    def open(self) -> None:
+        self.is_alive = True
+
+    def close(self) -> None:
+        self.is_alive = False
+
+    def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+            privileged: bool = False, timeout: float = 60.0) -> CommandResult:
+        started = time.monotonic()
+        done = subprocess.run(["ip", "netns", "exec", self.netns, "sh", "-c", command],
+                              input=stdin or "", capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        self.log.append(LoggedCommand(command, mutating, done.returncode,
+                                      time.monotonic() - started))
+        return CommandResult(command, done.stdout, done.stderr, done.returncode)
+
+
+@dataclass
+class Server:
+    """A server namespace with data NICs `nics` (veths into `leaf`) and management eth0."""
+
+    netns: str
+    leaf: str
+    state_dir: Path
+
+    def sh(self, command: str) -> str:
+        return subprocess.run(["ip", "netns", "exec", self.netns, "sh", "-c", command],
+                              capture_output=True, text=True, check=True, timeout=30).stdout
+
+    def driver(self) -> LinuxHostDriver:
+        driver = LinuxHostDriver("su1-s1", "root", None,
+                                 optional_args={"state_dir": str(self.state_dir)})
+        driver.session = NetnsSession(self.netns)  # type: ignore[assignment]
+        return driver
+
+
+def make_server(tmp: Path, nics: tuple[str, ...], mgmt: str = "172.31.250.17/24",
+                ) -> tuple[Server, list[str]]:
+    """Namespaces for a server and its leaves (the caller deletes the returned names)."""
+    tag = uuid.uuid4().hex[:6]
+    server = Server(f"ffmn-s-{tag}", f"ffmn-l-{tag}", tmp / "state")
+    names = [server.netns, server.leaf]
+    for netns in names:
+        subprocess.run(["ip", "netns", "add", netns], check=True)
+    for index, nic in enumerate(("eth0", *nics)):
+        subprocess.run(["ip", "link", "add", nic, "netns", server.netns, "type", "veth",
+                        "peer", "name", f"sw{index}", "netns", server.leaf], check=True)
+        subprocess.run(["ip", "-n", server.leaf, "link", "set", f"sw{index}", "mtu", "9000",
+                        "up"], check=True)
+    server.sh(f"ip link set lo up && ip link set eth0 up && ip addr add {mgmt} dev eth0")
+    return server, names
+
+
+@pytest.fixture(scope="module")
+def rail() -> dict[str, DeviceState]:
+    return plan(load_intent(ROOT / "intents" / "rail", known_platforms=PLATFORMS)).devices
+
+
+def data_nics(device: DeviceState) -> tuple[str, ...]:
+    return tuple(sorted(n for n, i in device.interfaces.items() if i.kind is IfKind.NIC))
+
+
+@pytest.fixture
+def server(tmp_path: Path, rail: dict[str, DeviceState]) -> Iterator[Server]:
+    made, names = make_server(tmp_path, data_nics(rail["su1-s1"]))
+    try:
+        yield made
+    finally:
+        for netns in names:
+            subprocess.run(["ip", "netns", "del", netns], check=False)
+
+
+def kernel_values(server: Server, nics: tuple[str, ...]) -> dict[str, str]:
+    """The per-NIC sysctls of the management NIC and `nics` as /proc shows them."""
+    return {f"{nic}.{name}": server.sh(f"cat /proc/sys/net/ipv4/conf/{nic}/{name}").strip()
+            for nic in ("eth0", *nics) for name in NIC_SYSCTLS}
+
+
+@root_only
+def test_a_rail_server_is_configured_read_back_and_rolled_back(
+        server: Server, rail: dict[str, DeviceState]) -> None:
+    planned = rail["su1-s1"]
+    text = render(planned)
+    driver = server.driver()
+    factory_text = driver.get_config(retrieve="running")["running"]
+    assert factory_text == ""  # NICs in factory state, no rules, no managed sysctls
+    nics = data_nics(planned)
+    before = kernel_values(server, nics)
+    rules_before = server.sh("ip -j rule show")
+
+    driver.load_replace_candidate(config=text)
+    diff = driver.compare_config()
+    assert "+rule from 10.100.2.11 table 102 priority 102\n" in diff
+    assert "+sysctl net.ipv4.conf.eth2.rp_filter 2\n" in diff
+    driver.commit_config()
+
+    # the running config is the rendered one, and the kernel does what it says
+    assert driver.get_config(retrieve="running")["running"] == text
+    assert server.state_dir.joinpath("startup.conf").read_text(encoding="utf-8") == text
+    assert "table 102" in server.sh("ip route get 10.200.0.1 from 10.100.2.11")
+    assert "dev eth2" in server.sh("ip route get 10.200.0.1 from 10.100.2.11")
+    assert "dev eth1" in server.sh("ip route get 10.200.0.1 from 10.100.1.11")
+    assert "dev eth1" in server.sh("ip route get 10.200.0.1")  # the main table: first NIC
+    values = kernel_values(server, nics)
+    assert {k: values[k] for k in values if not k.startswith("eth0.")} == {
+        f"{nic}.{name}": value for nic in nics
+        for name, value in (("arp_ignore", "1"), ("arp_announce", "2"), ("rp_filter", "2"))}
+    assert {k: values[k] for k in values if k.startswith("eth0.")} == {
+        k: before[k] for k in before if k.startswith("eth0.")}  # never the management NIC
+
+    # collect gives the plan's host routing back, in the plan's order
+    seen = collect(driver, planned, [])
+    assert seen.errors == []
+    assert seen.static_routes == planned.static_routes
+    assert seen.rules == planned.rules
+    assert seen.sysctls == planned.sysctls
+    assert {n: (i.mtu, i.up, i.addresses) for n, i in seen.interfaces.items()} == {
+        n: (i.mtu, i.up, i.addresses) for n, i in planned.interfaces.items()}
+
+    # the same config again changes nothing
+    driver.load_replace_candidate(config=text)
+    assert driver.compare_config() == ""
+
+    # rollback (the backup of the commit) restores the factory state and the old values
+    driver.rollback()
+    assert driver.get_config(retrieve="running")["running"] == ""
+    assert kernel_values(server, nics) == before
+    assert server.sh("ip -j rule show") == rules_before
+    for table in range(101, 101 + len(nics)):
+        assert server.sh(f"ip -4 route show table {table}") == ""
+
+
+@root_only
+def test_a_pending_commit_is_reverted_and_a_replace_drops_a_nics_routing(
+        server: Server, rail: dict[str, DeviceState]) -> None:
+    planned = rail["su1-s1"]
+    text = render(planned)
+    driver = server.driver()
+    driver.load_replace_candidate(config=text)
+    driver.commit_config()
+    # a replace that leaves eth2's table, rule and sysctls out: they go, its sysctls back to
+    # the values they had before flatfab set them
+    without_eth2 = "".join(line for line in text.splitlines(keepends=True)
+                           if "eth2" not in line and "10.100.2." not in line)
+    driver.load_replace_candidate(config=without_eth2)
+    driver.commit_config(revert_in=60)
+    assert driver.get_config(retrieve="running")["running"] == without_eth2
+    assert server.sh("ip -4 route show table 102") == ""
+    assert server.sh("cat /proc/sys/net/ipv4/conf/eth2/rp_filter").strip() == "0"
+    assert server.sh("cat /proc/sys/net/ipv4/conf/eth1/rp_filter").strip() == "2"
+    # not confirmed: rolled back to the first commit at once
+    assert driver.has_pending_commit()
+    driver.rollback()
+    assert driver.get_config(retrieve="running")["running"] == text
+    assert server.sh("cat /proc/sys/net/ipv4/conf/eth2/rp_filter").strip() == "2"
+
+
+@root_only
+def test_a_one_nic_host_reads_back_as_before(tmp_path: Path,
+                                             rail: dict[str, DeviceState]) -> None:
+    """A one-NIC host: no table, rule or sysctl line, whatever its NIC's sysctls are."""
+    made, names = make_server(tmp_path, ("eth1",))
+    try:
+        made.sh("sysctl -qw net.ipv4.conf.eth1.rp_filter=1")  # a distribution's own setting
+        text = ("nic eth1 mtu 9000 up\naddress eth1 10.100.1.11/24\n"
+                "route 0.0.0.0/0 via 10.100.1.1 dev eth1\n")
+        driver = made.driver()
+        driver.load_replace_candidate(config=text)
+        driver.commit_config()
+        assert driver.get_config(retrieve="running")["running"] == text
+        assert made.sh("cat /proc/sys/net/ipv4/conf/eth1/rp_filter").strip() == "1"
+    finally:
+        for netns in names:
+            subprocess.run(["ip", "netns", "del", netns], check=False)
