@@ -6,8 +6,10 @@ rail switch are in test_platform_eos.py and test_platform_sonic.py). Collect: ev
 running its render (EOS: the eAPI double holds it; SONiC: pushed through the driver onto a
 factory switch), answers the shows of a healthy fabric (tests/unit/eos_double.py
 `healthy_shows`, tests/unit/sonic_double.py `healthy_outputs`); it must read back as planned,
-with no drift, and the check catalog on the collected fabric must find nothing. A pod spine
-that lost its super-spine sessions must be named by device and port.
+with no drift, and the check catalog on the collected fabric must find nothing. Faults
+read from these switches are named by check, device and port: a pod spine that lost its
+super-spine sessions, two NICs of a server swapped between rails, a leaf cabled into the
+other plane.
 """
 
 from __future__ import annotations
@@ -69,6 +71,11 @@ def _pod_spine(state: FabricState) -> DeviceState:
     return next(s for s in state.of_role(Role.SPINE) if _ports(state, s, Role.SUPERSPINE))
 
 
+def _subs(device: DeviceState, port: str) -> list[str]:
+    """The VRF sub-interfaces planned on a physical port."""
+    return [i.name for i in device.interfaces.values() if i.parent == port]
+
+
 def _uplink_numbers(state: FabricState, spine: DeviceState, platform: Platform) -> list[int]:
     physical = {platform.names.physical(n): n for n in range(1, 129)}
     return sorted(physical[p] for p in _ports(state, spine, Role.SUPERSPINE))
@@ -105,8 +112,10 @@ def test_eos_super_spine_has_routed_downlinks_to_every_pod(rails: dict[str, Fabr
         pod_asns.add(spine.asn)
         assert f"   description {peer.device}:{peer.port}" in lines
         assert f"   neighbor interface {port} peer-group FABRIC remote-as {spine.asn}" in lines
-        assert f"      neighbor interface {port}.100 peer-group FABRIC remote-as {spine.asn}" \
-            in lines
+        assert _subs(top, port)
+        for sub in _subs(top, port):  # the tenant sessions sit in the BGP VRF blocks
+            assert f"      neighbor interface {sub} peer-group FABRIC remote-as {spine.asn}" \
+                in lines
     assert len(pod_asns) == len(pods)  # RFC 7938: each pod's spines share their own AS
     assert f"router bgp {top.asn}" in lines
 
@@ -120,7 +129,8 @@ def test_eos_pod_spine_has_down_and_uplinks(rails: dict[str, FabricState]) -> No
             peer = spine.interfaces[port].peer
             assert peer is not None
             asn = state.devices[peer.device].asn
-            assert f"interface {port}" in lines and f"interface {port}.100" in lines
+            assert f"interface {port}" in lines
+            assert all(f"interface {sub}" in lines for sub in _subs(spine, port))
             assert f"   neighbor interface {port} peer-group FABRIC remote-as {asn}" in lines
     uplink = _ports(state, spine, Role.SUPERSPINE)[0]
     peer = spine.interfaces[uplink].peer
@@ -136,8 +146,11 @@ def test_sonic_pod_spine_uplinks_are_longer_optics(rails: dict[str, FabricState]
     db = config_db(spine, SONIC.names)
     up, down = _ports(state, spine, Role.SUPERSPINE), _ports(state, spine, Role.LEAF)
     assert up[0] == "Ethernet256"  # port 33 of 8-lane ports
-    cables = db["CABLE_LENGTH"]["AZURE"]
-    assert {cables[p] for p in up} == {"50m"} and {cables[p] for p in down} == {"3m"}
+    cables = {p: int(m.removesuffix("m")) for p, m in db["CABLE_LENGTH"]["AZURE"].items()}
+    assert min(cables[p] for p in up) > max(cables[p] for p in down)
+    for port in up + down:
+        qos = spine.interfaces[port].qos
+        assert qos is not None and cables[port] == qos.cable_m
     up_pg = {db["BUFFER_PG"][f"{p}|3"]["profile"] for p in up}
     down_pg = {db["BUFFER_PG"][f"{p}|3"]["profile"] for p in down}
     assert len(up_pg) == len(down_pg) == 1 and up_pg != down_pg
@@ -148,8 +161,10 @@ def test_sonic_pod_spine_uplinks_are_longer_optics(rails: dict[str, FabricState]
         peer = spine.interfaces[port].peer
         assert peer is not None
         assert f" neighbor {port} remote-as {state.devices[peer.device].asn}" in frr
-        assert f" neighbor {port}.100 description {peer.device}" in frr
-        assert db["VLAN_SUB_INTERFACE"][f"{port}.100"]["vrf_name"] == "Vrf_train"
+        for sub in _subs(spine, port):
+            assert f" neighbor {sub} description {peer.device}" in frr
+            vrf = SONIC.names.vrf(spine.interfaces[sub].vrf)
+            assert db["VLAN_SUB_INTERFACE"][sub]["vrf_name"] == vrf
 
 
 def test_sonic_super_spine_is_routed_only(rails: dict[str, FabricState]) -> None:
@@ -280,10 +295,10 @@ def test_the_catalog_finds_nothing_on_the_collected_fabric(
 def _without_uplinks_eos(shows: dict[str, dict[str, Any]],
                          uplinks: list[str]) -> dict[str, dict[str, Any]]:
     """The pod spine's super-spine sessions are Active; no route leaves by an uplink."""
-    short = tuple(f"%Et{p.removeprefix('Ethernet')}" for p in uplinks)
     for summary in shows[BGP_EOS]["vrfs"].values():
         for key, peer in summary["peers"].items():
-            if key.endswith(short) or any(key.endswith(f"{s}.100") for s in short):
+            port = "Ethernet" + key.partition("%Et")[2].split(".")[0]
+            if port in uplinks:
                 peer.update(peerState="Active", prefixReceived=0, prefixAccepted=0)
     for table in shows[ROUTES_EOS]["vrfs"].values():
         routes = table["routes"]
@@ -332,33 +347,42 @@ def test_a_pod_spine_that_lost_its_super_spines_is_named(
     findings = _catalog(state, {**collected[platform], spine.name: seen})
     assert {f.device for f in findings} == {spine.name}
     sessions = sorted((f.port, f.vrf) for f in findings if f.check == "bgp.session")
-    assert sessions == sorted([(p, DEFAULT_VRF) for p in uplinks]
-                              + [(f"{p}.100", "train") for p in uplinks])
+    assert sessions == sorted((p.key, vrf) for vrf, bgp in spine.bgp.items()
+                              for p in bgp.peers.values()
+                              if (p.interface or "").split(".")[0] in uplinks)
+    assert len(sessions) > len(uplinks)  # the default VRF's and the tenants' sessions
     assert all("is Active" in f.message for f in findings if f.check == "bgp.session")
     pod_paths = [f for f in findings if f.check == "ecmp.pod_paths"]
-    assert {f.vrf for f in pod_paths} == {DEFAULT_VRF, "train"}
+    assert {f.vrf for f in pod_paths} == set(spine.bgp)
     assert all(f.port == ",".join(sorted(uplinks)) for f in pod_paths
                if f.vrf == DEFAULT_VRF)
     assert {f.check for f in findings} == {"bgp.session", "ecmp.pod_paths"}
 
 
 def test_healthy_doubles_answer_only_what_the_plan_holds(rails: dict[str, FabricState]) -> None:
-    """The super-spine's converged RIB: every leaf prefix of its plane by ECMP over the
-    downlinks to that leaf's pod, and no route to another super-spine's loopback (its own
-    AS is in that path: RFC 7938 section 5.2.1)."""
+    """The super-spine's converged RIB: every leaf prefix of its plane, in every VRF, by
+    ECMP over its downlinks to that leaf's pod; no route to another super-spine's loopback
+    (every Tier 1 device has the same AS, RFC 7938 section 5.2.1, so that path is a loop)."""
     state = rails["sonic"]
     top = _super_spine(state)
     rib = json.loads(healthy_outputs(state, top.name, SONIC.names.vrf)[ROUTES_SONIC])
     peers = [d for d in state.of_role(Role.SUPERSPINE) if d.name != top.name]
-    assert peers and all(p.loopback not in rib["default"] for p in peers)
+    assert peers and all(p.loopback not in rib[DEFAULT_VRF] for p in peers)
+    below: dict[int | None, list[str]] = {}  # pod -> downlinks to its spines
+    for port in _ports(state, top, Role.SPINE):
+        peer = top.interfaces[port].peer
+        assert peer is not None
+        below.setdefault(state.devices[peer.device].pod, []).append(port)
     leaves = [d for d in state.of_role(Role.LEAF) if d.plane == top.plane]
+    assert leaves
     for leaf in leaves:
-        for prefix in leaf.bgp["train"].networks:
-            hops = {h["interfaceName"] for h in rib["Vrf_train"][prefix][0]["nexthops"]}
-            pod = {f"{p}.100" for p in _ports(state, top, Role.SPINE)
-                   if state.devices[top.interfaces[p].peer.device].pod == leaf.pod}  # type: ignore[union-attr]
-            assert hops == pod, f"{prefix} ({leaf.name})"
-
+        for vrf, bgp in leaf.bgp.items():
+            table = rib[vrf if vrf == DEFAULT_VRF else SONIC.names.vrf(vrf)]
+            ports = {i.name for p in below[leaf.pod] for i in top.interfaces.values()
+                     if (i.parent or i.name) == p and i.vrf == vrf}
+            for prefix in bgp.networks:
+                hops = {h["interfaceName"] for h in table[prefix][0]["nexthops"]}
+                assert hops == ports, f"{prefix} ({leaf.name}, VRF {vrf})"
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
