@@ -21,10 +21,16 @@ from tasks.platforms.linux_host.config import (
     HostConfig,
     HostConfigError,
     HostRoute,
+    HostRule,
     Nic,
     format_config,
+    format_managed,
     from_ip_json,
     parse_config,
+    parse_managed,
+    sysctl_op,
+    sysctls_after,
+    sysctls_from_proc,
     transition,
 )
 
@@ -401,3 +407,272 @@ def test_transition_reaches_random_desired_states(seed: int) -> None:
         assert_reaches(current, desired)
         assert normal(parse_config(format_config(desired))) == normal(desired)
         checked += 1
+
+
+# ---- per-NIC routing of a multi-NIC server -------------------------------------------------
+
+RAIL = """\
+nic eth1 mtu 9000 up
+address eth1 10.100.1.11/24
+nic eth2 mtu 9000 up
+address eth2 10.100.2.11/24
+route 0.0.0.0/0 via 10.100.1.1 dev eth1
+route 0.0.0.0/0 via 10.100.1.1 dev eth1 src 10.100.1.11 table 101
+route 10.100.1.0/24 dev eth1 src 10.100.1.11 table 101
+route 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102
+route 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102
+rule from 10.100.1.11 table 101 priority 101
+rule from 10.100.2.11 table 102 priority 102
+sysctl net.ipv4.conf.eth1.arp_announce 2
+sysctl net.ipv4.conf.eth1.arp_ignore 1
+sysctl net.ipv4.conf.eth1.rp_filter 2
+sysctl net.ipv4.conf.eth2.arp_announce 2
+sysctl net.ipv4.conf.eth2.arp_ignore 1
+sysctl net.ipv4.conf.eth2.rp_filter 2
+"""
+RAIL_SYSCTLS = {f"net.ipv4.conf.{nic}.{name}": value for nic in ("eth1", "eth2")
+                for name, value in (("arp_ignore", "1"), ("arp_announce", "2"),
+                                    ("rp_filter", "2"))}
+FACTORY_VALUES = {f"net.ipv4.conf.{nic}.{name}": "0" for nic in ("eth1", "eth2")
+                  for name in ("arp_ignore", "arp_announce", "rp_filter")}
+
+
+def test_rail_text_round_trips_and_reads_its_tables_rules_and_sysctls() -> None:
+    config = parse_config(RAIL)
+    assert format_config(config) == RAIL
+    assert HostRoute(prefix="10.100.2.0/24", via=None, nic="eth2", table=102,
+                     source="10.100.2.11") in config.routes
+    assert HostRoute(prefix="0.0.0.0/0", via="10.100.1.1", nic="eth1") in config.routes
+    assert config.rules == (HostRule(priority=101, source="10.100.1.11", table=101),
+                            HostRule(priority=102, source="10.100.2.11", table=102))
+    assert config.sysctls == RAIL_SYSCTLS
+
+
+def test_rail_text_is_canonical_whatever_the_input_order() -> None:
+    lines = RAIL.splitlines(keepends=True)
+    nic_lines = [line for line in lines if line.startswith(("nic", "address"))]
+    rest = [line for line in lines if line not in nic_lines]
+    random.Random(7).shuffle(rest)
+    assert format_config(parse_config("".join(rest[::-1] + nic_lines))) == RAIL
+
+
+def test_sysctl_values_are_written_canonically() -> None:
+    text = "nic eth1 mtu 9000 up\nsysctl net.ipv4.conf.eth1.rp_filter 02\n"
+    assert format_config(parse_config(text)).endswith("sysctl net.ipv4.conf.eth1.rp_filter 2\n")
+
+
+def test_a_vlan_nics_sysctl_keeps_its_dotted_name() -> None:
+    text = "nic eth1.100 mtu 9000 up\nsysctl net.ipv4.conf.eth1.100.arp_ignore 1\n"
+    assert parse_config(text).sysctls == {"net.ipv4.conf.eth1.100.arp_ignore": "1"}
+    assert format_config(parse_config(text)) == text
+    # sysctl(8) takes `/` for `.`: the NIC's own dot stays a dot
+    assert sysctl_op("net.ipv4.conf.eth1.100.arp_ignore", "1") == \
+        "sysctl -qw net/ipv4/conf/eth1.100/arp_ignore=1"
+    assert sysctl_op("net.ipv4.conf.eth2.rp_filter", "2") == \
+        "sysctl -qw net.ipv4.conf.eth2.rp_filter=2"
+
+
+NIC1 = "nic eth1 mtu 9000 up\naddress eth1 10.100.1.11/24\n"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (NIC1 + "route 10.100.1.0/24 dev eth1\n",
+     r"^line 3: a route without `via` needs a `table`: the main table's connected routes are "
+     r"the kernel's$"),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 table 254\n",
+     r"^line 3: table 254 is the kernel's main table; use a table of its own$"),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 table 255\n", r"^line 3: table 255 .*local"),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 table 253\n",
+     r"^line 3: table 253 .*default"),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 table 0\n", r"^line 3: table 0 "),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 table 4294967296\n",
+     r"^line 3: table 4294967296 is above 4294967295$"),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 src 10.100.1.300 table 101\n",
+     r"^line 3: bad source '10.100.1.300'$"),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 table 101 src 10.100.1.11\n",
+     r"^line 3: cannot parse"),  # the order is fixed: src before table
+    (NIC1 + "route 0.0.0.0/0 via 10.100.1.1 dev eth1 table 1O1\n", r"^line 3: cannot parse"),
+    (NIC1 + "rule from 10.100.1.11 table 101\n", r"^line 3: cannot parse"),
+    (NIC1 + "rule from 10.100.1.0/24 table 101 priority 101\n",
+     r"^line 3: bad rule source '10.100.1.0/24'$"),
+    (NIC1 + "rule from 10.100.1.11 table 101 priority 0\n",
+     r"^line 3: rule priority 0 is not in 1..32765 \(0, 32766 and 32767 are the kernel's "
+     r"default rules\)$"),
+    (NIC1 + "rule from 10.100.1.11 table 101 priority 32766\n", r"^line 3: rule priority 32766"),
+    (NIC1 + "rule from 10.100.1.11 table 254 priority 101\n", r"^line 3: table 254 .*main"),
+    (NIC1 + "rule from 10.100.1.11 table 101 priority 101\n\n"
+            "rule from 10.100.1.11 table 101 priority 101\n",
+     r"^line 5: rule from 10.100.1.11 table 101 priority 101 is given twice$"),
+    (NIC1 + "sysctl net.ipv4.conf.eth1.forwarding 1\n",
+     r"^line 3: sysctl net.ipv4.conf.eth1.forwarding is not one flatfab configures \(only "
+     r"net.ipv4.conf.<nic>.\{arp_ignore,arp_announce,rp_filter\}\)$"),
+    (NIC1 + "sysctl net.ipv4.ip_forward 1\n", r"^line 3: sysctl net.ipv4.ip_forward is not one"),
+    (NIC1 + "sysctl net.ipv4.conf.all.rp_filter 2\n",
+     r"^line 3: sysctl net.ipv4.conf.all.rp_filter is not a data NIC's: `all` reaches every "
+     r"NIC, the management NIC too$"),
+    (NIC1 + "sysctl net.ipv4.conf.default.arp_ignore 1\n", r"^line 3: .*`default` reaches"),
+    (NIC1 + "sysctl net.ipv4.conf.lo.arp_ignore 1\n", r"^line 3: .*`lo` reaches"),
+    (NIC1 + "sysctl net.ipv4.conf.eth1.arp_ignore 4\n",
+     r"^line 3: sysctl net.ipv4.conf.eth1.arp_ignore '4' is not one of 0, 1, 2, 3, 8$"),
+    (NIC1 + "sysctl net.ipv4.conf.eth1.rp_filter on\n", r"^line 3: .*'on' is not one of 0, 1, 2$"),
+    (NIC1 + "sysctl net.ipv4.conf.eth1.rp_filter ²\n", r"^line 3: .*is not one of 0, 1, 2$"),
+    (NIC1 + "sysctl net.ipv4.conf.eth1.rp_filter 2\nsysctl net.ipv4.conf.eth1.rp_filter 1\n",
+     r"^line 4: sysctl net.ipv4.conf.eth1.rp_filter is given twice$"),
+    (NIC1 + "sysctl net.ipv4.conf.eth2.rp_filter 2\n",
+     r"^line 3: sysctl net.ipv4.conf.eth2.rp_filter of eth2, which has no `nic` line$"),
+    (NIC1 + "route 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102\n",
+     r"^route via eth2, which has no `nic` line$"),
+])
+def test_multi_nic_errors(text: str, message: str) -> None:
+    with pytest.raises(HostConfigError, match=message):
+        parse_config(text)
+
+
+def rail_host(values: dict[str, str] | None = None) -> HostConfig:
+    """Two data NICs in factory state, their sysctls at `values` (the kernel's 0s)."""
+    return HostConfig(nics=factory("eth1", "eth2").nics,
+                      sysctl_values=dict(FACTORY_VALUES if values is None else values))
+
+
+def applied(current: HostConfig, text: str) -> HostConfig:
+    """The desired state of a replace with `text`, as the driver builds it."""
+    wanted = parse_config(text)
+    values, before = sysctls_after(current, wanted.sysctls)
+    kept = {name: Nic(name=name) for name in current.nics}
+    return HostConfig(nics={**kept, **wanted.nics}, routes=wanted.routes, rules=wanted.rules,
+                      sysctls=wanted.sysctls, sysctl_values=values, sysctl_before=before)
+
+
+def test_first_configuration_of_a_rail_server() -> None:
+    current = rail_host()
+    desired = applied(current, RAIL)
+    assert desired.sysctl_before == FACTORY_VALUES  # what each key had before flatfab
+    assert transition(current, desired) == [
+        "ip link set eth1 mtu 9000 up",
+        "ip addr add 10.100.1.11/24 dev eth1",
+        "ip link set eth2 mtu 9000 up",
+        "ip addr add 10.100.2.11/24 dev eth2",
+        "sysctl -qw net.ipv4.conf.eth1.arp_announce=2",
+        "sysctl -qw net.ipv4.conf.eth1.arp_ignore=1",
+        "sysctl -qw net.ipv4.conf.eth1.rp_filter=2",
+        "sysctl -qw net.ipv4.conf.eth2.arp_announce=2",
+        "sysctl -qw net.ipv4.conf.eth2.arp_ignore=1",
+        "sysctl -qw net.ipv4.conf.eth2.rp_filter=2",
+        "ip route replace 0.0.0.0/0 via 10.100.1.1 dev eth1",
+        "ip route replace 0.0.0.0/0 via 10.100.1.1 dev eth1 src 10.100.1.11 table 101",
+        "ip route replace 10.100.1.0/24 dev eth1 src 10.100.1.11 table 101",
+        "ip route replace 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102",
+        "ip route replace 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102",
+        "ip rule add from 10.100.1.11 table 101 priority 101",  # once its table is filled
+        "ip rule add from 10.100.2.11 table 102 priority 102"]
+    # and back (the revert script): rules first, sysctls to the values they had before
+    assert transition(desired, current) == [
+        "ip rule del from 10.100.1.11 table 101 priority 101",
+        "ip rule del from 10.100.2.11 table 102 priority 102",
+        "ip route del 0.0.0.0/0 via 10.100.1.1 dev eth1",
+        "ip route del 0.0.0.0/0 via 10.100.1.1 dev eth1 src 10.100.1.11 table 101",
+        "ip route del 10.100.1.0/24 dev eth1 src 10.100.1.11 table 101",
+        "ip route del 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102",
+        "ip route del 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102",
+        "ip addr del 10.100.1.11/24 dev eth1",
+        "ip link set eth1 mtu 1500 down",
+        "ip addr del 10.100.2.11/24 dev eth2",
+        "ip link set eth2 mtu 1500 down",
+        "sysctl -qw net.ipv4.conf.eth1.arp_announce=0",
+        "sysctl -qw net.ipv4.conf.eth1.arp_ignore=0",
+        "sysctl -qw net.ipv4.conf.eth1.rp_filter=0",
+        "sysctl -qw net.ipv4.conf.eth2.arp_announce=0",
+        "sysctl -qw net.ipv4.conf.eth2.arp_ignore=0",
+        "sysctl -qw net.ipv4.conf.eth2.rp_filter=0"]
+
+
+def running(text: str, before: dict[str, str]) -> HostConfig:
+    """A configured host as the driver reads it back: `text` applied, `before` recorded."""
+    config = parse_config(text)
+    return HostConfig(nics=config.nics, routes=config.routes, rules=config.rules,
+                      sysctls=config.sysctls,
+                      sysctl_values={**FACTORY_VALUES, **config.sysctls}, sysctl_before=before)
+
+
+def test_the_same_rail_config_again_needs_no_commands() -> None:
+    current = running(RAIL, FACTORY_VALUES)
+    assert transition(current, applied(current, RAIL)) == []
+
+
+def test_a_replace_without_a_nics_routing_removes_it_and_restores_its_sysctls() -> None:
+    # eth2's rp_filter was 1 before flatfab (a distribution's default): it goes back to 1
+    before = {**FACTORY_VALUES, "net.ipv4.conf.eth2.rp_filter": "1"}
+    current = running(RAIL, before)
+    text = "".join(line for line in RAIL.splitlines(keepends=True)
+                   if "eth2" not in line and "10.100.2." not in line)
+    desired = applied(current, text)
+    assert desired.sysctl_before == {k: v for k, v in before.items() if ".eth1." in k}
+    assert transition(current, desired) == [
+        "ip rule del from 10.100.2.11 table 102 priority 102",
+        "ip route del 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102",
+        "ip route del 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102",
+        "ip addr del 10.100.2.11/24 dev eth2",
+        "ip link set eth2 mtu 1500 down",
+        "sysctl -qw net.ipv4.conf.eth2.arp_announce=0",
+        "sysctl -qw net.ipv4.conf.eth2.arp_ignore=0",
+        "sysctl -qw net.ipv4.conf.eth2.rp_filter=1"]
+
+
+def test_a_sysctl_changed_out_of_band_is_set_again() -> None:
+    current = running(RAIL, FACTORY_VALUES)
+    current = HostConfig(nics=current.nics, routes=current.routes, rules=current.rules,
+                         sysctls={**current.sysctls, "net.ipv4.conf.eth2.rp_filter": "1"},
+                         sysctl_before=FACTORY_VALUES)
+    desired = applied(current, RAIL)
+    assert desired.sysctl_before == FACTORY_VALUES  # the record is kept, not re-read
+    assert transition(current, desired) == ["sysctl -qw net.ipv4.conf.eth2.rp_filter=2"]
+
+
+def test_a_nic_going_down_and_up_gets_its_table_back() -> None:
+    current = running(RAIL.replace("nic eth2 mtu 9000 up", "nic eth2 mtu 9000 down"),
+                      FACTORY_VALUES)
+    # the kernel flushed eth2's routes when it went down: the running state has none
+    current = HostConfig(nics=current.nics,
+                         routes=tuple(r for r in current.routes if r.nic != "eth2"),
+                         rules=current.rules, sysctls=current.sysctls,
+                         sysctl_values=current.sysctl_values, sysctl_before=FACTORY_VALUES)
+    assert transition(current, applied(current, RAIL)) == [
+        "ip link set eth2 up",
+        "ip route replace 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102",
+        "ip route replace 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102"]
+
+
+def test_a_rule_moved_to_another_table_is_deleted_then_added() -> None:
+    current = running(RAIL, FACTORY_VALUES)
+    ops = transition(current, applied(current, RAIL.replace(
+        "rule from 10.100.2.11 table 102 priority 102",
+        "rule from 10.100.2.11 table 102 priority 202")))
+    assert ops == ["ip rule del from 10.100.2.11 table 102 priority 102",
+                   "ip rule add from 10.100.2.11 table 102 priority 202"]
+
+
+def test_a_sysctl_the_host_shows_no_value_for_cannot_be_taken_over() -> None:
+    current = rail_host({k: v for k, v in FACTORY_VALUES.items() if ".eth2." not in k})
+    with pytest.raises(HostConfigError, match=r"^sysctl net.ipv4.conf.eth2.arp_announce: the "
+                                              r"host shows no value for it, so the value it "
+                                              r"had before flatfab would be lost$"):
+        sysctls_after(current, RAIL_SYSCTLS)
+
+
+def test_sysctl_records_round_trip_and_bad_ones_are_refused() -> None:
+    assert parse_managed(format_managed(FACTORY_VALUES)) == FACTORY_VALUES
+    assert format_managed({}) == ""
+    with pytest.raises(HostConfigError, match=r"^sysctl record line 2: cannot parse"):
+        parse_managed("net.ipv4.conf.eth1.rp_filter 0\nnet.ipv4.conf.eth1.forwarding 1\n")
+
+
+def test_sysctls_from_proc_read_data_nics_only() -> None:
+    listing = ("/proc/sys/net/ipv4/conf/all/rp_filter:2\n"
+               "/proc/sys/net/ipv4/conf/eth0/rp_filter:1\n"
+               "/proc/sys/net/ipv4/conf/eth1/rp_filter:2\n"
+               "/proc/sys/net/ipv4/conf/eth1.100/arp_ignore:1\n"
+               "/proc/sys/net/ipv4/conf/eth1/forwarding:1\n"
+               "/proc/sys/net/ipv4/conf/eth2/arp_ignore:\n"
+               "grep: /proc/sys/net/ipv4/conf/eth3/arp_ignore: Permission denied\n")
+    assert sysctls_from_proc(listing, {"eth1", "eth1.100", "eth2", "eth3"}) == {
+        "net.ipv4.conf.eth1.rp_filter": "2", "net.ipv4.conf.eth1.100.arp_ignore": "1"}

@@ -14,6 +14,7 @@ test_frr_driver's.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,13 @@ from pathlib import Path
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from tasks.platforms.linux_host.config import HostConfig, HostRoute, Nic
+from tasks.platforms.linux_host.config import (
+    HostConfig,
+    HostRoute,
+    Nic,
+    format_config,
+    parse_config,
+)
 from tasks.platforms.linux_host.driver import (
     ECHO_PROBE_SOURCE,
     PROBE_MARK,
@@ -284,3 +291,103 @@ def test_probe_script_sends_every_probe_at_once() -> None:
 def test_probe_without_any_result() -> None:
     driver, _ = probe_driver("")
     assert driver.probe(TARGETS[:2]) == [{"replied": False, "detail": "no result"}] * 2
+
+
+# ---- per-NIC routing of multi-NIC servers -------------------------------------------------
+
+TWO_NICS = (LEAF1_H1 + "nic eth2 mtu 9000 up\naddress eth2 10.100.2.11/24\n"
+            "route 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102\n"
+            "route 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102\n"
+            "rule from 10.100.2.11 table 102 priority 102\n"
+            "sysctl net.ipv4.conf.eth2.arp_ignore 1\n")
+
+
+@pytest.mark.parametrize("key", ["net.ipv4.conf.eth0.arp_ignore", "net.ipv4.conf.all.rp_filter",
+                                 "net.ipv4.conf.default.rp_filter"])
+def test_a_sysctl_of_the_management_nic_or_of_every_nic_is_refused(
+        host: tuple[LinuxHostDriver, FakeShell], key: str) -> None:
+    driver, shell = host
+    with pytest.raises(ReplaceConfigException, match=rf"sysctl {re.escape(key)}"):
+        driver.load_replace_candidate(config=LEAF1_H1 + f"sysctl {key} 1\n")
+    assert shell.log == []
+
+
+def test_the_management_nics_sysctl_is_refused_by_name() -> None:
+    driver, _ = host_driver()
+    with pytest.raises(ReplaceConfigException,
+                       match=r"refusing sysctl net\.ipv4\.conf\.eth0\.rp_filter: eth0 is "
+                             r"the management NIC"):
+        driver.load_replace_candidate(config="nic eth0 mtu 1500 up\n"
+                                             "sysctl net.ipv4.conf.eth0.rp_filter 2\n")
+
+
+def two_nic_host() -> tuple[LinuxHostDriver, FakeShell]:
+    """leaf1-h1 with a second data NIC eth2 in factory state (its sysctls at 0)."""
+    driver, shell = host_driver()
+    links = json.loads((HOST / "ip_link.json").read_text(encoding="utf-8"))
+    eth1 = next(link for link in links if link["ifname"] == "eth1")
+    links.append({**eth1, "ifindex": 9, "ifname": "eth2", "mtu": 1500, "flags": ["BROADCAST"],
+                  "operstate": "DOWN"})
+    shell.answers["ip -j -d link show"] = Reply(json.dumps(links))
+    proc = captured("one_nic", "sysctl_proc").stdout
+    shell.answers[SYSCTL_READ] = Reply(proc + proc.replace("/eth1/", "/eth2/"))
+    return driver, shell
+
+
+def test_commit_of_a_second_nic_with_its_table_rule_and_sysctl() -> None:
+    driver, shell = two_nic_host()
+    assert driver.read_host_state().sysctl_values["net.ipv4.conf.eth2.arp_ignore"] == "0"
+    driver.load_replace_candidate(config=TWO_NICS)
+    added = [line for line in driver.compare_config().splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    assert added == [f"+{line}" for line in TWO_NICS.splitlines()[3:]]
+    driver.commit_config(revert_in=30)
+    record = f"{STATE_DIR}/nic/sysctl.conf"
+    forward = next(stdin for command, stdin in shell.applied if command == "sh -s")
+    assert forward == (
+        "set -e\n"
+        "ip link set eth2 mtu 9000 up\n"
+        "ip addr add 10.100.2.11/24 dev eth2\n"
+        "sysctl -qw net.ipv4.conf.eth2.arp_ignore=1\n"
+        "ip route replace 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102\n"
+        "ip route replace 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102\n"
+        "ip rule add from 10.100.2.11 table 102 priority 102\n"
+        f"mkdir -p {STATE_DIR}/nic\n"
+        f"cat > {record} <<'FLATFAB_SYSCTL_EOF'\n"
+        "net.ipv4.conf.eth2.arp_ignore 0\n"  # its value before flatfab
+        "FLATFAB_SYSCTL_EOF\n")
+    revert = dict(shell.applied)[f"cat > {STATE_DIR}/revert.sh"]
+    assert revert == (
+        "set -e\n"
+        "ip rule del from 10.100.2.11 table 102 priority 102\n"
+        "ip route del 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102\n"
+        "ip route del 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102\n"
+        "ip addr del 10.100.2.11/24 dev eth2\n"
+        "ip link set eth2 mtu 1500 down\n"
+        "sysctl -qw net.ipv4.conf.eth2.arp_ignore=0\n"
+        f"rm -f {record}\n")
+
+
+def test_a_merge_keeps_the_managed_sysctls_it_does_not_name() -> None:
+    driver, shell = two_nic_host()
+    shell.answers[SYSCTL_RECORD] = Reply("net.ipv4.conf.eth2.arp_ignore 0\n")
+    proc = shell.answers[SYSCTL_READ].stdout
+    shell.answers[SYSCTL_READ] = Reply(proc.replace("eth2/arp_ignore:0", "eth2/arp_ignore:1"))
+    state = driver.read_host_state()
+    assert state.sysctls == {"net.ipv4.conf.eth2.arp_ignore": "1"}
+    # eth2 is in factory state but has a managed sysctl: its `nic` line stays, so the running
+    # text (the backup a rollback loads) parses again
+    running = driver.get_config(retrieve="running")["running"]
+    assert "nic eth2 mtu 1500 down\n" in running
+    assert format_config(parse_config(running)) == running
+    driver.load_merge_candidate(config="nic eth2 mtu 9000 up\naddress eth2 10.100.2.11/24\n"
+                                       "sysctl net.ipv4.conf.eth2.rp_filter 2\n")
+    assert driver.compare_config().splitlines()[3:] == [
+        " nic eth1 mtu 9000 up",
+        " address eth1 10.100.1.11/24",
+        "-nic eth2 mtu 1500 down",
+        "+nic eth2 mtu 9000 up",
+        "+address eth2 10.100.2.11/24",
+        " route 0.0.0.0/0 via 10.100.1.1 dev eth1",
+        " sysctl net.ipv4.conf.eth2.arp_ignore 1",
+        "+sysctl net.ipv4.conf.eth2.rp_filter 2"]

@@ -141,9 +141,11 @@ class HostConfig:
 
 def format_config(config: HostConfig) -> str:
     lines = []
+    # a NIC in factory state keeps its `nic` line while flatfab manages a sysctl of it
+    named = {found[0] for key in config.sysctls if (found := sysctl_nic(key)) is not None}
     for name in sorted(config.nics):
         nic = config.nics[name]
-        if nic.unconfigured:
+        if nic.unconfigured and name not in named:
             continue
         lines.append(f"nic {name} mtu {nic.mtu} {'up' if nic.up else 'down'}")
         lines += [f"address {name} {a}" for a in sorted(nic.addresses)]
