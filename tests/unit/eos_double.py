@@ -233,11 +233,13 @@ def healthy_shows(fabric: FabricState, name: str) -> dict[str, dict[str, Any]]:
             key = peer.address or f"{link_local(peer.key)}%{_short(peer.interface or '')}"
             port = session_port(device, peer)
             received = sum(1 for r in rib.get(vrf, {}).values() if port in r.ports)
-            peers[key] = {"description": peer.peer_device, "version": 4, "msgReceived": 120,
-                          "msgSent": 118, "inMsgQueue": 0, "outMsgQueue": 0,
-                          "asn": str(peer.remote_asn), "prefixAccepted": received,
-                          "prefixReceived": received, "upDownTime": 1700000000.0,
-                          "underMaintenance": False, "peerState": "Established"}
+            peers[key] = {"version": 4, "msgReceived": 120, "msgSent": 118, "inMsgQueue": 0,
+                          "outMsgQueue": 0, "asn": str(peer.remote_asn),
+                          "prefixAccepted": received, "prefixReceived": received,
+                          "upDownTime": 1700000000.0, "underMaintenance": False,
+                          "peerState": "Established"}
+            if peer.address is not None:  # flatfab describes numbered neighbours only
+                peers[key]["description"] = peer.peer_device
         summary[vrf] = {"routerId": instance.router_id, "vrf": vrf,
                         "asn": str(instance.asn), "peers": peers}
     routes: dict[str, Any] = {}

@@ -420,7 +420,14 @@ def _relabel_sonic(outputs: dict[str, str],
             lines.append(f"{cols[0]}  {device}  {port}  {cols[3]}  {port}")
         else:
             lines.append(line)
-    return {**outputs, "show lldp table": "\n".join(lines) + "\n"}
+    # FRR names a session's peer by the hostname it announces: the switch really cabled there
+    summary = json.loads(outputs[BGP_SONIC])
+    for vrf in summary.values():
+        for key, peer in vrf["ipv4Unicast"]["peers"].items():
+            if key.split(".")[0] in seen_on:
+                peer["hostname"] = seen_on[key.split(".")[0]][0]
+    return {**outputs, "show lldp table": "\n".join(lines) + "\n",
+            BGP_SONIC: json.dumps(summary)}
 
 
 def _collect_relabelled(platform: str, state: FabricState, name: str,
@@ -472,8 +479,15 @@ def test_a_leaf_cabled_into_the_other_plane_is_named(
     seen[leaf.name] = _collect_relabelled(platform, state, leaf.name,
                                           {uplink: (other.name, planned.port)})
     findings = _catalog(state, seen)
-    assert {(f.check, f.device, f.port) for f in findings} == {
-        ("cabling.lldp", leaf.name, uplink), ("plane.independence", leaf.name, uplink)}
+    # the link, and every session on it (EOS: its peer is the port's LLDP neighbour; FRR:
+    # the hostname the peer announces), in the default VRF and each tenant's
+    sessions = [("plane.independence", leaf.name, p.interface) for bgp in leaf.bgp.values()
+                for p in bgp.peers.values() if (p.interface or "").split(".")[0] == uplink]
+    assert len(sessions) == len(leaf.bgp) >= 2
+    assert sorted((f.check, f.device, f.port) for f in findings) == sorted([
+        ("cabling.lldp", leaf.name, uplink), ("plane.independence", leaf.name, uplink),
+        *sessions])
+    assert all(other.name in f.message for f in findings)
 
 
 def test_sonic_counters_of_every_tier_are_read(rails: dict[str, FabricState]) -> None:
@@ -491,3 +505,27 @@ def test_sonic_counters_of_every_tier_are_read(rails: dict[str, FabricState]) ->
         assert sorted(frames) == sorted(ports)
         assert {n for f in frames.values() for d in f.values() for n in d.values()} == {0}
         assert double.mutating == []
+
+
+def test_an_unnumbered_eos_session_is_named_by_its_port_s_lldp_neighbour(
+        rails: dict[str, FabricState]) -> None:
+    """`neighbor interface` takes no description, so EOS prints none for the session: its
+    peer is the LLDP neighbour of the port (of the parent port for a VRF sub-interface);
+    without one it stays unnamed rather than guessed from the plan."""
+    state = rails["eos"]
+    top = _super_spine(state)
+    shows = healthy_shows(state, top.name)
+    assert not [p for s in shows[BGP_EOS]["vrfs"].values() for p in s["peers"].values()
+                if "description" in p]
+    seen = _collect_eos(state, top.name, shows)
+    port = _ports(state, top, Role.SPINE)[0]
+    planned = top.interfaces[port].peer
+    assert planned is not None
+    named = {p.key: p.peer_device for b in seen.bgp.values() for p in b.peers.values()}
+    assert named[port] == planned.device
+    assert all(named[sub] == planned.device for sub in _subs(top, port))
+    shows["show lldp neighbors"]["lldpNeighbors"] = [
+        n for n in shows["show lldp neighbors"]["lldpNeighbors"] if n["port"] != port]
+    blind = _collect_eos(state, top.name, shows)
+    named = {p.key: p.peer_device for b in blind.bgp.values() for p in b.peers.values()}
+    assert {named[k] for k in (port, *_subs(top, port))} == {None}

@@ -204,6 +204,26 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
                 prefixes_received=peer.get("prefixReceived"))
         device.bgp[vrf] = instance
     identity_from_bgp(device)
+    _peers_from_lldp(device)
+
+
+def _peers_from_lldp(device: DeviceState) -> None:
+    """Name the peer of a session that has no description by its port's LLDP neighbour.
+
+    EOS prints a peer's configured description in the summary, but an unnumbered session
+    (`neighbor interface Ethernet1 peer-group G remote-as N`) takes none: the command has no
+    description keyword (Arista EOS User Manual, BGP unnumbered / "neighbor interface"; AVD's
+    eos_cli_config_gen prints none either). Its peer is whoever is at the other end of the
+    port the session runs on (the physical port of a VRF sub-interface), as LLDP reports it.
+    """
+    for instance in device.bgp.values():
+        for peer in instance.peers.values():
+            if peer.peer_device is not None or peer.interface is None:
+                continue
+            iface = device.interfaces.get(peer.interface)
+            port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
+            if port is not None and port.peer is not None:
+                peer.peer_device = port.peer.device
 
 
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
