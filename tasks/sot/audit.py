@@ -3,14 +3,16 @@
 Two checks an audit adds when it is given a snapshot, each finding naming the device, the
 port and the source object an operator has to look at:
 - sot.cabling: every cable the source records on a switch port is what LLDP sees there, and
-  every neighbour LLDP sees has a cable in the source;
+  every neighbour LLDP sees has a cable in the source; a multi-NIC server is compared cable by
+  cable, so a NIC on another rail's leaf is named by server, NIC, leaf, port and rails;
 - sot.devices: every fabric device in the source is reachable, and every reachable device
   is in the source.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from tasks.checks.base import Finding, Severity
 from tasks.model.state import FabricState, Role
@@ -23,7 +25,7 @@ SOT_CHECKS = (CABLING, DEVICES)
 
 def sot_findings(snapshot: Snapshot, observed: FabricState,
                  mapping: SotMapping) -> list[Finding]:
-    found = [*_devices(snapshot, observed, mapping), *_cabling(snapshot, observed)]
+    found = [*_devices(snapshot, observed, mapping), *_cabling(snapshot, observed, mapping)]
     return sorted(found, key=lambda f: f.sort_key)
 
 
@@ -47,7 +49,52 @@ def _devices(snapshot: Snapshot, observed: FabricState,
                           expected="in the source of truth", actual="missing")
 
 
-def _cabling(snapshot: Snapshot, observed: FabricState) -> Iterator[Finding]:
+@dataclass(frozen=True)
+class _Nics:
+    """The source's server NICs: where each is cabled, and the rail of each leaf."""
+
+    cabled: Mapping[tuple[str, str], tuple[str, str]]  # (server, NIC) -> (leaf, port)
+    servers: frozenset[str]  # hosts with several NICs, or on rail leaves
+    rails: Mapping[str, int]  # leaf -> its rail
+
+    def rail(self, leaf: str) -> str:
+        return f" (rail {self.rails[leaf]})" if leaf in self.rails else ""
+
+    def names(self, end: tuple[str, str]) -> bool:
+        return end[0] in self.servers
+
+    def said(self, end: tuple[str, str]) -> str:
+        """`server X NIC Y`, and where the source cables that NIC."""
+        text = f"server {end[0]} NIC {end[1]}"
+        where = self.cabled.get(end)
+        if where is not None:
+            text += f", which the source of truth cables to {where[0]}:{where[1]}" \
+                    f"{self.rail(where[0])}"
+        return text
+
+
+def _nics(snapshot: Snapshot, mapping: SotMapping) -> _Nics:
+    hosts = {d.name for d in snapshot.devices
+             if mapping.roles.get(d.role or "") in ("host", "storage")}
+    rails = {d.name: d.rail for d in snapshot.devices if d.rail is not None}
+    cabled: dict[tuple[str, str], tuple[str, str]] = {}
+    count: dict[str, int] = {}
+    on_rails: set[str] = set()
+    for cable in snapshot.cables:
+        for near, far in (((cable.a_device, cable.a_port), (cable.b_device, cable.b_port)),
+                          ((cable.b_device, cable.b_port), (cable.a_device, cable.a_port))):
+            if near[0] in hosts:
+                cabled[near] = far
+                count[near[0]] = count.get(near[0], 0) + 1
+                if far[0] in rails:
+                    on_rails.add(near[0])
+    servers = frozenset(h for h in hosts if count.get(h, 0) > 1 or h in on_rails)
+    return _Nics(cabled, servers, rails)
+
+
+def _cabling(snapshot: Snapshot, observed: FabricState,
+             mapping: SotMapping) -> Iterator[Finding]:
+    nics = _nics(snapshot, mapping)
     cable_at: dict[tuple[str, str], tuple[SotCable, tuple[str, str]]] = {}
     for cable in snapshot.cables:
         a, b = (cable.a_device, cable.a_port), (cable.b_device, cable.b_port)
@@ -60,12 +107,13 @@ def _cabling(snapshot: Snapshot, observed: FabricState) -> Iterator[Finding]:
                 continue
             seen = (iface.peer.device, iface.peer.port) if iface.peer is not None else None
             recorded = cable_at.get((name, port))
+            here = f"{name}:{port}{nics.rail(name)}"
             if recorded is None:
                 if seen is not None:
-                    yield Finding(CABLING, Severity.ERROR, name, f"{name}:{port}: LLDP sees "
-                                  f"{seen[0]}:{seen[1]}, the source of truth has no cable "
-                                  "on this port", port=port, expected="no cable",
-                                  actual=f"{seen[0]}:{seen[1]}")
+                    what = nics.said(seen) if nics.names(seen) else f"{seen[0]}:{seen[1]}"
+                    yield Finding(CABLING, Severity.ERROR, name, f"{here}: LLDP sees {what}, "
+                                  "the source of truth has no cable on this port", port=port,
+                                  expected="no cable", actual=f"{seen[0]}:{seen[1]}")
                 continue
             cable, far = recorded
             if seen is None:
@@ -73,6 +121,13 @@ def _cabling(snapshot: Snapshot, observed: FabricState) -> Iterator[Finding]:
                     yield Finding(CABLING, Severity.WARNING, name, f"{name}:{port}: LLDP sees "
                                   f"no neighbour; {cable.ref} goes to {far[0]}:{far[1]}",
                                   port=port, expected=f"{far[0]}:{far[1]}", actual="none")
+            elif seen != far and (nics.names(seen) or nics.names(far)):
+                what = nics.said(seen) if nics.names(seen) else f"{seen[0]}:{seen[1]}"
+                recorded_as = (f"server {far[0]} NIC {far[1]}" if nics.names(far)
+                               else f"{far[0]}:{far[1]}")
+                yield Finding(CABLING, Severity.ERROR, name, f"{here}: LLDP sees {what}; "
+                              f"{cable.ref} cables {recorded_as} here", port=port,
+                              expected=f"{far[0]}:{far[1]}", actual=f"{seen[0]}:{seen[1]}")
             elif seen != far:
                 yield Finding(CABLING, Severity.ERROR, name, f"{name}:{port}: LLDP sees "
                               f"{seen[0]}:{seen[1]}; {cable.ref} goes to {far[0]}:{far[1]}",

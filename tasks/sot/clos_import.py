@@ -172,7 +172,10 @@ def fabric_counts(doc: Any, intent: Intent, switches: Mapping[str, list[SotDevic
             if p.pod is not None and p.su is not None:
                 pods_of.setdefault(p.pod, set()).add(p.su)
         needed = max((len(s) for s in pods_of.values()), default=0)
-        if len(pods_of) > 1 or needed > fabric.pods.sus:  # one pod says no more than a floor
+        consistent = needed > 0 and all(p.pod == math.ceil(p.su / needed) for p in leaves
+                                        if p.pod is not None and p.su is not None)
+        # one pod says no more than a floor; SUs in pods no count gives are the comparison's
+        if consistent and (len(pods_of) > 1 or needed > fabric.pods.sus):
             _set(doc["pods"], "sus", needed)
     if fabric.superspines is not None and "superspines" in doc:
         tops = [places[d.name] for d in switches["superspine"] if d.name in places]

@@ -296,7 +296,7 @@ def ensure_models(s: Seeder, api: Nautobot, plan: FabricState) -> Models:
     found = s.ensure("device types", "dcim/device-types/", [
         {"model": PLATFORMS[p].model, "manufacturer": maker[PLATFORMS[p].manufacturer]}
         for p in platforms], api.fetch("dcim/device-types/", model=models),
-        lambda o: (str(o["manufacturer"]), str(o["model"])))
+        lambda o: (str(o["manufacturer"]), str(o["model"])), label=lambda o: str(o["model"]))
     device_type = {p: str(found[(maker[PLATFORMS[p].manufacturer], PLATFORMS[p].model)]["id"])
                    for p in platforms}
     found = s.ensure("platforms", "dcim/platforms/", [
