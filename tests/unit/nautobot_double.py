@@ -1,7 +1,8 @@
 """A stand-in for Nautobot's REST API on 127.0.0.1: canned objects per endpoint, filters
 applied the way the API applies them (repeated keys are alternatives), pagination by
-`limit`/`offset` with absolute `next` links, bulk POST (new ids) and PATCH (by id), a
-failing endpoint on demand, and every request recorded."""
+`limit`/`offset` with absolute `next` links, bulk POST (new ids; a new cable marks its
+interfaces cabled) and PATCH (by id), a failing endpoint on demand, and every request
+recorded."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ def _matches(obj: dict[str, Any], key: str, wanted: list[str]) -> bool:
     value = obj.get(key.removesuffix("_id"))
     values = value if isinstance(value, list) else [value]
     return any(str(v.get("id") if isinstance(v, dict) else v) in wanted for v in values)
+
+
+def _cable(double: ApiDouble, cable: dict[str, Any]) -> None:
+    ends = {str(cable.get("termination_a_id")), str(cable.get("termination_b_id"))}
+    for iface in double.objects.get("dcim/interfaces/", []):
+        if str(iface["id"]) in ends:
+            iface["cable"] = cable["id"]
 
 
 def _handler(double: ApiDouble) -> type[BaseHTTPRequestHandler]:
@@ -81,8 +89,10 @@ def _handler(double: ApiDouble) -> type[BaseHTTPRequestHandler]:
             out = []
             for change in body if isinstance(body, list) else [body]:
                 if method == "POST":
-                    rows.append({**change, "id": f"new-{len(rows)}"})
+                    rows.append({**change, "id": f"new-{endpoint}-{len(rows)}"})
                     out.append(rows[-1])
+                    if endpoint == "dcim/cables/":  # its ends are cabled now
+                        _cable(double, rows[-1])
                 else:
                     row = next(r for r in rows if r["id"] == change["id"])
                     row.update(change)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from tasks.model.state import FabricState, LinkKind
-from tasks.sot.importer import SotMapping
+from tasks.model.state import FabricState, LinkKind, Role
+from tasks.sot.importer import SotMapping, role_key
 from tasks.sot.snapshot import Snapshot, SotCable, SotDevice, SotRef, SotTenant
 
 MAPPING = SotMapping(roles={"spine": "spine", "leaf": "leaf", "gpu-host": "host"},
                      platforms={"frr": "frr", "linux": "linux_host", "arista_eos": "eos",
                                 "sonic": "sonic"})
 ROLE = {"spine": "spine", "leaf": "leaf", "host": "gpu-host"}
+# an AI back-end's roles, as the seed and `sot sync --create` name them
+CLOS_MAPPING = SotMapping(roles={"super-spine": "superspine", "spine": "spine", "leaf": "leaf",
+                                 "gpu-host": "host", "storage-host": "storage"},
+                          platforms=MAPPING.platforms)
+CLOS_ROLE = {"superspine": "super-spine", **ROLE, "storage": "storage-host"}
 DRIVER = {"frr": "frr", "linux_host": "linux", "eos": "arista_eos", "sonic": "sonic"}
 
 
@@ -18,10 +23,13 @@ def ref(kind: str, label: str) -> SotRef:
 
 
 def snapshot_of(state: FabricState) -> Snapshot:
+    """Each switch's plane, pod, SU and rail as `sot sync` records them (custom fields)."""
     devices = [SotDevice(ref=ref("dcim.device", d.name), name=d.name,
-                         role=ROLE[d.role.value], platform=DRIVER[d.platform],
+                         role=CLOS_ROLE[role_key(d)], platform=DRIVER[d.platform],
                          loopback=(d.loopback or "").split("/")[0] or None, asn=d.asn,
-                         tenant=d.tenant)
+                         tenant=d.tenant,
+                         **({} if d.role is Role.HOST else
+                            {"plane": d.plane, "pod": d.pod, "su": d.su, "rail": d.rail}))
                for d in sorted(state.devices.values(), key=lambda d: d.name)]
     cables = [SotCable(ref=ref("dcim.cable", f"{link.a.device}:{link.a.port}-"
                                              f"{link.b.device}:{link.b.port}"),
