@@ -51,11 +51,22 @@ def check_against_fabric(rollout: RolloutPlan, doc: Any, file: str, plan: Fabric
                     f"no inventory group {select.group!r}; groups: "
                     + (", ".join(sorted(all_groups)) or "none"))
         for j, pattern in enumerate(select.names):
-            if not any(matches(select.model_copy(update={"names": [pattern]}), n, d.role,
+            if not any(matches(select.model_copy(update={"names": [pattern]}), d,
                                groups.get(n, ())) for n, d in plan.devices.items()):
                 problem(("phases", i, "select", "names", j),
                         f"{pattern!r} matches no {'/'.join(select.role) or 'device'} of "
                         f"fabric {plan.fabric}")
+        placed: dict[str, set[int | None]] = {
+            "sus": {d.su for d in plan.devices.values()},
+            "pods": {d.pod for d in plan.devices.values()},
+            "planes": {d.plane for d in plan.devices.values()}}
+        for key, have in placed.items():
+            for j, number in enumerate(getattr(select, key)):
+                if number not in have:
+                    listed = ", ".join(str(n) for n in sorted(n for n in have if n)) or "none"
+                    problem(("phases", i, "select", key, j),
+                            f"fabric {plan.fabric} has no {key[:-1]} {number} ({key}: "
+                            f"{listed})")
     result = schedule(rollout, plan, groups)
     if not problems:
         for scheduled in result.phases:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -29,6 +29,11 @@ class Select(Strict):
     names: list[str] = Field(default_factory=list)  # shell-style patterns: leaf*, spine[12]
     group: str | None = None  # an inventory group
     attached_hosts: bool = False  # a selected leaf brings its hosts into the same batch
+    # AI back-ends: devices of these scalable units (leaves and servers), pods (spines and
+    # leaves) or planes (switches), as the plan places them
+    sus: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
+    pods: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
+    planes: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
 
     @field_validator("role", mode="before")
     @classmethod
@@ -50,6 +55,8 @@ class Phase(Strict):
     name: Annotated[str, Field(pattern=NAME)]
     select: Select = Field(default_factory=Select)
     batch: int | str = "100%"  # devices per batch: a count or a percentage of the phase
+    # batches of whole pods, SUs or planes (`batch` then counts those, not devices)
+    batch_by: Literal["pod", "su", "plane"] | None = None
     concurrency: Annotated[int, Field(ge=1, le=500)] = 20
     gate: Gate = Field(default_factory=Gate)
     pause: bool = False  # ask the operator before the next phase

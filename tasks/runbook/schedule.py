@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from tasks.model.state import FabricState, IfKind, Role
+from tasks.model.state import DeviceState, FabricState, IfKind, Role
 from tasks.runbook.model import Phase, RolloutPlan, Select
 
 
@@ -43,11 +43,15 @@ def hosts_by_leaf(plan: FabricState) -> dict[str, list[str]]:
     return out
 
 
-def matches(select: Select, name: str, role: Role, groups: Sequence[str]) -> bool:
-    if select.role and role not in select.role:
+def matches(select: Select, device: DeviceState, groups: Sequence[str]) -> bool:
+    if select.role and device.role not in select.role:
         return False
-    if select.names and not any(fnmatchcase(name, p) for p in select.names):
+    if select.names and not any(fnmatchcase(device.name, p) for p in select.names):
         return False
+    for wanted, have in ((select.sus, device.su), (select.pods, device.pod),
+                         (select.planes, device.plane)):
+        if wanted and have not in wanted:
+            return False
     return select.group is None or select.group in groups
 
 
@@ -60,8 +64,7 @@ def schedule(rollout: RolloutPlan, plan: FabricState,
     for index, phase in enumerate(rollout.phases):
         units: list[list[str]] = []  # a selected device, with its hosts when attached
         for name, device in plan.devices.items():
-            if name in taken or not matches(phase.select, name, device.role,
-                                            groups.get(name, ())):
+            if name in taken or not matches(phase.select, device, groups.get(name, ())):
                 continue
             unit = [name]
             taken.add(name)
@@ -70,6 +73,13 @@ def schedule(rollout: RolloutPlan, plan: FabricState,
                 unit += riders
                 taken.update(riders)
             units.append(unit)
+        if phase.batch_by is not None:
+            # one unit per pod (SU, plane), in the order the plan first names each
+            grouped: dict[int | None, list[str]] = {}
+            for unit in units:
+                key = getattr(plan.devices[unit[0]], phase.batch_by)
+                grouped.setdefault(key, []).extend(unit)
+            units = list(grouped.values())
         size = phase.batch_size(len(units)) if units else 1
         batches = tuple(tuple(d for unit in units[i:i + size] for d in unit)
                         for i in range(0, len(units), size))

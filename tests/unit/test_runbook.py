@@ -37,18 +37,64 @@ def _error(tmp_path: Path, text: str, plan: FabricState) -> str:
     return str(caught.value)
 
 
-def test_three_plans_are_shipped() -> None:
+@pytest.fixture(scope="module")
+def rail_plan() -> FabricState:
+    return Project(root=ROOT, fabric="rail").plan
+
+
+def test_four_plans_are_shipped() -> None:
     assert [p.name for p in SHIPPED] == ["add-leaf.yaml", "first-bring-up.yaml",
-                                         "lossless-change.yaml"]
+                                         "lossless-change.yaml", "rail-bring-up.yaml"]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
-def test_shipped_plans_validate_against_the_lab(path: Path, lab_plan: FabricState) -> None:
+def test_shipped_plans_validate_against_their_fabric(path: Path, lab_plan: FabricState,
+                                                     rail_plan: FabricState) -> None:
+    plan = rail_plan if path.stem.startswith("rail") else lab_plan
     rollout, doc = load_runbook(path)
-    found = check_against_fabric(rollout, doc, str(path), lab_plan, {}, CATALOG)
+    found = check_against_fabric(rollout, doc, str(path), plan, {}, CATALOG)
     scheduled = [d for p in found.phases for d in p.devices]
-    assert sorted(scheduled) == sorted(lab_plan.devices)  # every device exactly once
+    assert sorted(scheduled) == sorted(plan.devices)  # every device exactly once
     assert len(scheduled) == len(set(scheduled))
+
+
+def test_rail_bring_up_takes_the_canary_su_then_whole_pods_then_super_spines(
+        rail_plan: FabricState) -> None:
+    path = ROOT / "runbooks" / "rail-bring-up.yaml"
+    rollout, doc = load_runbook(path)
+    found = check_against_fabric(rollout, doc, str(path), rail_plan, {}, CATALOG)
+    batches = [(p.phase.name, list(b)) for p in found.phases for b in p.batches]
+    assert batches[0] == ("canary-su", ["p1-pod1-spine1", "p2-pod1-spine1"]
+                          + [f"su1-leaf{k}" for k in (1, 2, 3, 4)]
+                          + ["su1-s1", "su1-s2", "store1"])
+    assert batches[1] == ("pods", ["p1-pod2-spine1", "p2-pod2-spine1"]
+                          + [f"su2-leaf{k}" for k in (1, 2, 3, 4)] + ["su2-s1", "su2-s2"])
+    assert batches[2:] == [("superspines", [n]) for n in ("p1-ss1", "p1-ss2", "p2-ss1",
+                                                          "p2-ss2")]
+
+
+@pytest.mark.parametrize(("select", "expected"), [
+    ("{sus: [7]}", "phases[0].select.sus[0]: fabric rail has no su 7 (sus: 1, 2)"),
+    ("{pods: [3]}", "phases[0].select.pods[0]: fabric rail has no pod 3 (pods: 1, 2)"),
+    ("{planes: [0]}", "phases[0].select.planes[0]"),
+])
+def test_a_phase_selecting_a_unit_the_fabric_lacks_is_refused(
+        tmp_path: Path, rail_plan: FabricState, select: str, expected: str) -> None:
+    text = f"name: x\nphases:\n  - name: a\n    select: {select}\n"
+    assert expected in _error(tmp_path, text, rail_plan).replace(str(tmp_path) + "/", "")
+
+
+def test_planes_and_sus_select_their_devices(rail_plan: FabricState) -> None:
+    rollout = RolloutPlan.model_validate({"name": "x", "phases": [
+        {"name": "plane2", "select": {"planes": [2]}, "batch_by": "pod", "batch": 1},
+        {"name": "su2", "select": {"sus": [2]}}]})
+    found = schedule(rollout, rail_plan, {})
+    first, second = found.phases
+    # super-spines belong to no pod: they are a batch of their own
+    assert [sorted(b) for b in first.batches] == [
+        ["p2-ss1", "p2-ss2"], sorted(["p2-pod1-spine1", "su1-leaf3", "su1-leaf4"]),
+        sorted(["p2-pod2-spine1", "su2-leaf3", "su2-leaf4"])]
+    assert second.devices == ["su2-leaf1", "su2-leaf2", "su2-s1", "su2-s2"]
 
 
 def test_first_bring_up_order(lab_plan: FabricState) -> None:
@@ -71,7 +117,7 @@ def test_first_bring_up_order(lab_plan: FabricState) -> None:
      "plan.yaml:4: phases[0].batch: batch '0%' is neither"),
     ("name: x\nphases:\n  - name: a\n    batch: 0\n", "phases[0].batch"),
     ("name: x\nphases:\n  - name: a\n    select: {role: router}\n",
-     "plan.yaml:4: phases[0].select.role[0]: Input should be 'spine', 'leaf' or 'host'"),
+     "plan.yaml:4: phases[0].select.role[0]: Input should be 'superspine', 'spine', 'leaf' or 'host'"),
     ("name: x\nphases:\n  - name: a\n    gate: {timeout: 5}\n",
      "plan.yaml:4: phases[0].gate.timeout: unknown key 'timeout'"),
     ("name: x\nphases:\n  - name: a\n  - name: a\n", "phase name 'a' is used twice"),
