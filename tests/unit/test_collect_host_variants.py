@@ -258,3 +258,18 @@ def test_a_managed_sysctl_the_kernel_shows_no_value_for_is_named(planned: Device
     assert seen.sysctls == {"net.ipv4.conf.eth1.rp_filter": "0"}  # no default for eth7
     assert seen.errors == ["sysctl net.ipv4.conf.eth7.arp_ignore: no value under "
                            "/proc/sys/net/ipv4/conf (no such NIC?)"]
+
+
+def test_planned_sysctls_are_collected_at_the_kernels_values_even_when_never_set() -> None:
+    """A multi-NIC server flatfab never configured: the kernel's values of the planned keys
+    (what host.routing judges), none of the keys the plan does not have."""
+    driver, _ = captured_driver("one_nic", "ip_route_table_all", "ip_rule", "sysctl_proc")
+    planned = DeviceState(name="su1-s1", role="host", platform="linux_host",
+                          sysctls={"net.ipv4.conf.eth1.rp_filter": "2",
+                                   "net.ipv4.conf.eth1.arp_ignore": "1",
+                                   "net.ipv4.conf.eth3.arp_ignore": "1"})
+    seen = collect(driver, planned, [])
+    assert seen.sysctls == {"net.ipv4.conf.eth1.rp_filter": "0",
+                            "net.ipv4.conf.eth1.arp_ignore": "0"}
+    assert seen.errors == ["sysctl net.ipv4.conf.eth3.arp_ignore: no value under "
+                           "/proc/sys/net/ipv4/conf (no such NIC?)"]

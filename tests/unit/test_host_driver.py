@@ -391,3 +391,21 @@ def test_a_merge_keeps_the_managed_sysctls_it_does_not_name() -> None:
         " route 0.0.0.0/0 via 10.100.1.1 dev eth1",
         " sysctl net.ipv4.conf.eth2.arp_ignore 1",
         "+sysctl net.ipv4.conf.eth2.rp_filter 2"]
+
+
+def test_a_rule_from_the_management_address_is_not_flatfabs() -> None:
+    driver, shell = host_driver()
+    mgmt_rule = '{"priority":200,"src":"172.31.255.17","table":"200"}'
+    shell.answers[RULE_READ] = Reply(captured("one_nic", "ip_rule").stdout.replace(
+        '{"priority":32766', mgmt_rule + ',{"priority":32766'))
+    state = driver.read_host_state()
+    assert state.rules == () and state.unread == {}  # not read, so a replace never deletes it
+    assert "172.31.255.17" in state.mgmt_addresses
+    driver.load_replace_candidate(config=LEAF1_H1)
+    assert driver.compare_config() == ""
+    driver.load_replace_candidate(config=LEAF1_H1 + "rule from 172.31.255.17 table 201 "
+                                                    "priority 201\n")
+    with pytest.raises(ReplaceConfigException, match=r"refusing rule from 172\.31\.255\.17 "
+                                                     r"table 201 priority 201: 172\.31\.255\.17 "
+                                                     r"is a management NIC's address"):
+        driver.compare_config()

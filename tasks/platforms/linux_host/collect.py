@@ -46,8 +46,15 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
     device.rules = _planned_first(
         [PolicyRule(priority=r.priority, source=r.source, table=r.table) for r in state.rules],
         planned.rules)
-    # the managed keys only; one the kernel shows no value for is in state.unread (below)
-    device.sysctls = dict(sorted(state.sysctls.items()))
+    # the kernel's values of the keys the plan has and of those flatfab manages (so a key
+    # planned but never set shows its real value, and a one-NIC host has none); a key the
+    # kernel shows no value for is named, never given a default
+    keys = sorted({*planned.sysctls, *state.sysctls})
+    device.sysctls = {key: state.sysctl_values[key] for key in keys
+                      if key in state.sysctl_values}
+    device.errors += [f"sysctl {key}: no value under /proc/sys/net/ipv4/conf (no such NIC?)"
+                      for key in keys if key not in state.sysctl_values
+                      and f"sysctl {key}" not in state.unread]
     # what the host showed that flatfab could not read: named, and not judged
     device.errors += [f"{what}: {why}" for what, why in sorted(state.unread.items())]
     if getattr(driver, "nic_backend", "lab") == "connectx" and hasattr(driver, "read_connectx"):
@@ -58,7 +65,8 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
             if name in device.interfaces:
                 device.interfaces[name].nic = nic
         state = cfg.HostConfig(nics=state.nics, routes=state.routes, qos={},
-                               rules=state.rules, sysctls=state.sysctls, unread=state.unread)
+                               rules=state.rules, sysctls=state.sysctls, unread=state.unread,
+                               sysctl_values=state.sysctl_values)
     for name, settings in state.qos.items():
         if f"qos {name}" in state.unread:
             continue  # its marking could not be read: no NIC settings to judge

@@ -137,6 +137,8 @@ class HostConfig:
     # no longer names it); see the driver
     sysctl_values: dict[str, str] = field(default_factory=dict, compare=False)
     sysctl_before: dict[str, str] = field(default_factory=dict, compare=False)
+    # read back only: the management NICs' addresses (a rule from one is not flatfab's)
+    mgmt_addresses: frozenset[str] = field(default_factory=frozenset, compare=False)
 
 
 def format_config(config: HostConfig) -> str:
@@ -333,10 +335,14 @@ def from_ip_json(links: str, addrs: str, routes: str, ignore: set[str],
         nics[name] = Nic(name=name, mtu=mtu, up="UP" in flags, addresses=addr_of.get(name, ()))
     host_routes = [route for item in _list(route_data, "route")
                    if (route := _ip_route(item, nics, unread)) is not None]
+    # a rule from a management NIC's address is the management network's, never flatfab's:
+    # not read, so never deleted (and the driver refuses to configure one)
+    mgmt = frozenset(a.split("/")[0] for name in ignore for a in addr_of.get(name, ()))
     host_rules = [rule for item in _list(rule_data, "rule")
-                  if (rule := _ip_rule(item, unread)) is not None]
+                  if item.get("src") not in mgmt and (rule := _ip_rule(item, unread)) is not None]
     return HostConfig(nics=nics, routes=tuple(dict.fromkeys(host_routes)),
-                      rules=tuple(dict.fromkeys(host_rules)), unread=unread)
+                      rules=tuple(dict.fromkeys(host_rules)), unread=unread,
+                      mgmt_addresses=mgmt)
 
 
 def _ip_table(value: object) -> int | str | None:

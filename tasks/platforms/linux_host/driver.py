@@ -188,7 +188,7 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                        for key in before if key not in values})
         return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos, rules=state.rules,
                               sysctls=sysctls, unread=unread, sysctl_values=values,
-                              sysctl_before=before)
+                              sysctl_before=before, mgmt_addresses=state.mgmt_addresses)
 
     @property
     def _sysctl_file(self) -> str:
@@ -256,6 +256,10 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             routes = tuple(dict.fromkeys((*current.routes, *wanted.routes)))
             rules = tuple(dict.fromkeys((*current.rules, *wanted.rules)))
             qos, sysctls = {**current.qos, **wanted.qos}, {**current.sysctls, **wanted.sysctls}
+        for rule in wanted.rules:
+            if rule.source in current.mgmt_addresses:
+                raise CandidateError(f"refusing rule {rule.spec}: {rule.source} is a management "
+                                     "NIC's address")
         try:
             values, before = cfg.sysctls_after(current, sysctls)
         except cfg.HostConfigError as exc:
