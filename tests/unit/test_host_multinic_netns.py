@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from tasks.checks import CheckContext, Stage, run_checks
 from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, IfKind
+from tasks.model.state import DeviceState, FabricState, IfKind
 from tasks.plan.planner import plan
 from tasks.platforms.linux_host.collect import collect
 from tasks.platforms.linux_host.config import NIC_SYSCTLS
@@ -96,8 +97,21 @@ def make_server(tmp: Path, nics: tuple[str, ...], mgmt: str = "172.31.250.17/24"
 
 
 @pytest.fixture(scope="module")
-def rail() -> dict[str, DeviceState]:
-    return plan(load_intent(ROOT / "intents" / "rail", known_platforms=PLATFORMS)).devices
+def rail_plan() -> FabricState:
+    return plan(load_intent(ROOT / "intents" / "rail", known_platforms=PLATFORMS))
+
+
+@pytest.fixture(scope="module")
+def rail(rail_plan: FabricState) -> dict[str, DeviceState]:
+    return rail_plan.devices
+
+
+def host_routing(planned: FabricState, seen: DeviceState) -> list[str]:
+    """host.routing's findings on the plan with `seen` as the only device read live."""
+    observed = planned.model_copy(update={"devices": {seen.name: seen}})
+    return [f.message for f in run_checks(CheckContext(state=observed, plan=planned,
+                                                       stage=Stage.LIVE),
+                                          only=["host.routing"])]
 
 
 def data_nics(device: DeviceState) -> tuple[str, ...]:
@@ -122,7 +136,7 @@ def kernel_values(server: Server, nics: tuple[str, ...]) -> dict[str, str]:
 
 @root_only
 def test_a_rail_server_is_configured_read_back_and_rolled_back(
-        server: Server, rail: dict[str, DeviceState]) -> None:
+        server: Server, rail: dict[str, DeviceState], rail_plan: FabricState) -> None:
     planned = rail["su1-s1"]
     text = render(planned)
     driver = server.driver()
@@ -161,9 +175,23 @@ def test_a_rail_server_is_configured_read_back_and_rolled_back(
     assert {n: (i.mtu, i.up, i.addresses) for n, i in seen.interfaces.items()} == {
         n: (i.mtu, i.up, i.addresses) for n, i in planned.interfaces.items()}
 
+    assert host_routing(rail_plan, seen) == []
+
     # the same config again changes nothing
     driver.load_replace_candidate(config=text)
     assert driver.compare_config() == ""
+
+    # changed behind flatfab's back: host.routing names the NIC, drift names the lines
+    server.sh("ip rule del from 10.100.2.11 table 102 priority 102 && "
+              "sysctl -qw net.ipv4.conf.eth1.rp_filter=1")
+    assert host_routing(rail_plan, collect(driver, planned, [])) == [
+        "su1-s1 eth1: rp_filter is 1, planned 2",
+        "su1-s1 eth2: no rule routes traffic from 10.100.2.11 by a table of its own; it leaves "
+        "by the main table"]
+    diff = driver.compare_config()
+    assert "\n+rule from 10.100.2.11 table 102 priority 102\n" in diff
+    assert "\n-sysctl net.ipv4.conf.eth1.rp_filter 1\n+sysctl net.ipv4.conf.eth1.rp_filter 2\n" \
+        in diff
 
     # rollback (the backup of the commit) restores the factory state and the old values
     driver.rollback()
