@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, IfKind, Role
+from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind, Role
 
 
 def _planned_peers(ctx: CheckContext) -> Iterator[tuple[DeviceState, str, BgpPeer,
@@ -88,6 +88,19 @@ def _leaf_prefixes(leaf: DeviceState, vrf: str) -> list[str]:
     return list(bgp.networks) if bgp else []
 
 
+def _pods_reached(plan: FabricState) -> dict[str, set[str]]:
+    """Pod spine -> the pod spines a super-spine joins it to (only super-spines in the plan
+    count: mid-rollout, those at intent)."""
+    reach: dict[str, set[str]] = {}
+    for top in plan.of_role(Role.SUPERSPINE):
+        below = {i.peer.device for i in top.interfaces.values()
+                 if i.kind is IfKind.FABRIC and i.peer is not None
+                 and i.peer.device in plan.devices}
+        for spine in below:
+            reach.setdefault(spine, set()).update(below - {spine})
+    return reach
+
+
 @check("ecmp.leaf_paths", "Every leaf has one next hop per spine to every remote leaf prefix",
        scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
@@ -95,6 +108,7 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     plan = ctx.plan
     leaves = plan.of_role(Role.LEAF)
     five_stage = bool(plan.of_role(Role.SUPERSPINE))
+    reach = _pods_reached(plan)
     # for each (leaf, vrf): spine -> the leaf's port to it. O(links) to build.
     uplinks: dict[tuple[str, str], dict[str, str]] = {}
     for leaf in leaves:
@@ -115,8 +129,10 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                     continue
                 theirs = uplinks.get((remote.name, vrf), {})
                 expected = sorted(port for spine, port in mine.items() if spine in theirs)
-                if five_stage and not expected and remote.plane == leaf.plane:
-                    expected = sorted(mine.values())  # another pod: via every pod spine
+                if five_stage and not expected:
+                    # another pod: via every pod spine a super-spine joins to one of theirs
+                    expected = sorted(port for spine, port in mine.items()
+                                      if reach.get(spine, set()) & theirs.keys())
                 for prefix in _leaf_prefixes(remote, vrf):
                     route = table.get(prefix)
                     got = {h.interface for h in route.nexthops if h.interface} if route else set()

@@ -18,11 +18,13 @@ from tasks.model.state import (
     NextHop,
     PolicyRule,
     Probe,
+    Role,
     Route,
     Source,
 )
 from tasks.plan.planner import plan
 from tasks.plan.probes import plan_probes
+from tasks.workflows.rollout import restrict
 from tests.conftest import ROOT
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail"))
@@ -259,3 +261,41 @@ def test_probes_that_cross_planes_or_leave_by_another_nic_are_named() -> None:
     found = [f for f in _findings(_with_probes(astray)) if f[0] == "host.routing"]
     assert {(d, p) for _, d, p, _ in found} >= {("su1-s1", "eth4")}
     assert "left by eth1" in found[0][3]
+
+
+def test_mid_rollout_a_leaf_expects_paths_only_through_super_spines_at_intent() -> None:
+    """Bring-up order: with only p1-ss1 at intent, plane 1 leaves expect their paths to the
+    other pod through it, and plane 2 leaves expect none yet."""
+    ready = set(RAIL.devices) - {"p1-ss2", "p2-ss1", "p2-ss2"}
+    expected = restrict(RAIL, ready)
+
+    def only_p1_ss1(state: FabricState) -> None:
+        for name in ("p1-ss2", "p2-ss1", "p2-ss2"):
+            state.devices.pop(name)
+        owner = {p: leaf for leaf in RAIL.of_role(Role.LEAF) for bgp in leaf.bgp.values()
+                 for p in bgp.networks}
+        for device in state.devices.values():
+            for table in (device.routes or {}).values():
+                for prefix, route in list(table.items()):
+                    # plane 2 has no super-spine yet: nothing crosses between its pods
+                    if device.plane == 2 and owner[prefix].pod != device.pod:
+                        table.pop(prefix)
+                    else:
+                        route.nexthops = [h for h in route.nexthops
+                                          if not _crosses(device.name, h.interface)]
+
+    state = _observed(only_p1_ss1)
+    found = run_checks(CheckContext(state=state, plan=expected, stage=Stage.LIVE),
+                       only=["ecmp.leaf_paths", "ecmp.pod_paths"])
+    assert found == [], [f.message for f in found]
+    # and the same state judged against the full plan names what is still missing
+    late = run_checks(CheckContext(state=state, plan=RAIL, stage=Stage.LIVE),
+                      only=["ecmp.leaf_paths"])
+    assert {f.device for f in late} == {f"su{s}-leaf{k}" for s in (1, 2) for k in (3, 4)}
+
+
+def _crosses(device: str, port: str | None) -> bool:
+    """Whether `port` of `device` leads into plane 2's super-spines or p1-ss2 (not ready)."""
+    iface = RAIL.devices[device].interfaces.get(port or "")
+    return iface is not None and iface.peer is not None and iface.peer.device in (
+        "p1-ss2", "p2-ss1", "p2-ss2")
