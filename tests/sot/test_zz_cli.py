@@ -253,7 +253,7 @@ def test_a_cable_to_nowhere_and_an_unmapped_role_name_the_cable(
         line = _error_line(cli(project, seeded, "sot", "check"))
         assert line == where + ("cables leaf1:swp9 to storage1:p1, but storage1 has role "
                                 "'storage', which is not mapped to a flatfab role (mapped: "
-                                "gpu-host, leaf, spine)")
+                                "gpu-host, leaf, spine, storage-host, super-spine)")
     finally:
         with _api(seeded) as api:
             api.request("DELETE", f"dcim/cables/{cable['id']}/")
