@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import random
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,12 +81,18 @@ class KernelNic:
     addresses: list[str] = field(default_factory=list)
 
 
+GUARDED_DEL = re.compile(r"if ip -o -4 addr show dev (?P<dev>\S+) \| grep -qF ' inet "
+                         r"(?P<shown>\S+) '; then ip addr del (?P<address>\S+) dev "
+                         r"(?P<again>\S+); fi")
+
+
 class KernelHost:
     """NICs and main-table routes of a host, changed by `ip link|addr|route` commands.
 
     Kernel rules that make the order matter (checked with iproute2 on Linux 6.x):
     a gateway route needs its NIC up and the gateway in a connected subnet of that NIC;
     taking a NIC down, or deleting its last IPv4 address, flushes every route through it;
+    deleting a subnet's primary address (its first) deletes the subnet's other addresses;
     `route replace` replaces the route to the same prefix; deleting a missing route or
     address, or adding an existing address, fails.
     """
@@ -109,6 +116,13 @@ class KernelHost:
         return self.nics[name]
 
     def apply(self, command: str) -> None:
+        if guarded := GUARDED_DEL.fullmatch(command):  # delete if (still) there
+            name, address = guarded["dev"], guarded["address"]
+            if name != guarded["again"] or address != guarded["shown"]:
+                raise KernelError(f"a guard that tests another address: {command}")
+            if address in self._nic(name).addresses:
+                self._addr_del(self._nic(name), name, address)
+            return
         words = shlex.split(command)
         match words:
             case ["ip", "link", "set", name, *args]:
@@ -118,13 +132,13 @@ class KernelHost:
                 if address in nic.addresses:
                     raise KernelError(f"{name}: address {address} already assigned")
                 nic.addresses.append(address)
-            case ["ip", "addr", "del", address, "dev", name]:
+            case ["ip", "addr", "replace", address, "dev", name]:
                 nic = self._nic(name)
                 if address not in nic.addresses:
-                    raise KernelError(f"{name}: no address {address}")
-                nic.addresses.remove(address)
-                if not nic.addresses:
-                    self._flush(name)
+                    nic.addresses.append(address)
+            case ["ip", "addr", "del", address, "dev", name]:
+                self._addr_del(self._nic(name), name, address)
+
             case ["ip", "route", "del", prefix, "via", via, "dev", name]:
                 if self.routes.get(prefix) != HostRoute(prefix=prefix, via=via, nic=name):
                     raise KernelError(f"no route {prefix} via {via} dev {name}")
@@ -138,6 +152,18 @@ class KernelHost:
                 self.routes[prefix] = HostRoute(prefix=prefix, via=via, nic=name)
             case _:
                 raise KernelError(f"unexpected command: {command}")
+
+    def _addr_del(self, nic: KernelNic, name: str, address: str) -> None:
+        """Deleting a subnet's primary (its first address) deletes its secondaries too
+        (promote_secondaries=0, the kernel's default)."""
+        if address not in nic.addresses:
+            raise KernelError(f"{name}: no address {address}")
+        subnet = ipaddress.IPv4Interface(address).network
+        same = [a for a in nic.addresses if ipaddress.IPv4Interface(a).network == subnet]
+        gone = same if same[0] == address else [address]
+        nic.addresses = [a for a in nic.addresses if a not in gone]
+        if not nic.addresses:
+            self._flush(name)
 
     def _link_set(self, nic: KernelNic, name: str, args: list[str]) -> None:
         while args:
@@ -676,3 +702,41 @@ def test_sysctls_from_proc_read_data_nics_only() -> None:
                "grep: /proc/sys/net/ipv4/conf/eth3/arp_ignore: Permission denied\n")
     assert sysctls_from_proc(listing, {"eth1", "eth1.100", "eth2", "eth3"}) == {
         "net.ipv4.conf.eth1.rp_filter": "2", "net.ipv4.conf.eth1.100.arp_ignore": "1"}
+
+
+def test_renumbering_within_a_subnet_survives_the_primarys_secondaries_going_with_it() -> None:
+    # Regression (found applying random configs in a namespace): the new address was added
+    # first, as a secondary of the old one, and deleting the old primary deleted it too
+    # (promote_secondaries=0): the NIC was left without an address and its routes failed.
+    desired = parse_config(LEAF1_H1.replace("10.100.1.11/24", "10.100.1.12/24"))
+    assert assert_reaches(recorded_host(), desired) == [
+        "if ip -o -4 addr show dev eth1 | grep -qF ' inet 10.100.1.11/24 '; then "
+        "ip addr del 10.100.1.11/24 dev eth1; fi",
+        "ip addr replace 10.100.1.12/24 dev eth1",
+        "ip route replace 0.0.0.0/0 via 10.100.1.1 dev eth1"]
+
+
+def test_deleting_two_addresses_of_a_subnet_does_not_fail_on_the_second() -> None:
+    current = parse_config("nic eth2 mtu 9000 up\naddress eth2 10.100.2.11/24\n"
+                           "address eth2 10.100.2.12/24\naddress eth2 10.101.2.12/24\n")
+    current = HostConfig(nics={**current.nics, **recorded_host().nics})
+    desired = parse_config(LEAF1_H1 + "nic eth2 mtu 9000 up\naddress eth2 10.101.2.11/24\n"
+                                      "address eth2 10.101.2.12/24\n")
+    ops = assert_reaches(current, desired)
+    assert [op for op in ops if "eth2" in op] == [
+        "if ip -o -4 addr show dev eth2 | grep -qF ' inet 10.100.2.11/24 '; then "
+        "ip addr del 10.100.2.11/24 dev eth2; fi",  # takes 10.100.2.12 with it
+        "if ip -o -4 addr show dev eth2 | grep -qF ' inet 10.100.2.12/24 '; then "
+        "ip addr del 10.100.2.12/24 dev eth2; fi",
+        "ip addr add 10.101.2.11/24 dev eth2"]
+
+
+def test_a_kept_secondary_is_added_again_after_its_primary_goes() -> None:
+    current = parse_config(LEAF1_H1 + "address eth1 10.100.1.12/24\n")
+    desired = parse_config(LEAF1_H1.replace("address eth1 10.100.1.11/24\n",
+                                            "address eth1 10.100.1.12/24\n"))
+    assert assert_reaches(current, desired) == [
+        "if ip -o -4 addr show dev eth1 | grep -qF ' inet 10.100.1.11/24 '; then "
+        "ip addr del 10.100.1.11/24 dev eth1; fi",
+        "ip addr replace 10.100.1.12/24 dev eth1",
+        "ip route replace 0.0.0.0/0 via 10.100.1.1 dev eth1"]

@@ -492,6 +492,10 @@ def format_managed(before: dict[str, str]) -> str:
     return "".join(f"{key} {before[key]}\n" for key in sorted(before))
 
 
+def _subnet(address: str) -> ipaddress.IPv4Network:
+    return ipaddress.IPv4Interface(address).network
+
+
 def _route_op(verb: str, route: HostRoute) -> str:
     via = f" via {route.via}" if route.via is not None else ""
     src = f" src {route.source}" if route.source is not None else ""
@@ -542,6 +546,7 @@ def transition(current: HostConfig, desired: HostConfig) -> list[str]:
     # the kernel flushes a NIC's routes (in every table) when it goes down, so routes through
     # a NIC whose admin state changes are (re)installed at the end
     disturbed: set[str] = set()
+    renewed: set[str] = set()  # addresses deleted with their subnet's primary and added again
     for name, cur in sorted(current.nics.items()):
         want = desired.nics.get(name, Nic(name=name))
         args = []
@@ -554,12 +559,28 @@ def transition(current: HostConfig, desired: HostConfig) -> list[str]:
         going_down = cur.up and not want.up
         if not going_down:
             ops += link_op
-        # add new addresses before deleting old ones: a renumbered NIC never has none, so
-        # the kernel keeps the routes through it
-        ops += [f"ip addr add {a} dev {shlex.quote(name)}"
-                for a in want.addresses if a not in cur.addresses]
-        ops += [f"ip addr del {a} dev {shlex.quote(name)}"
-                for a in cur.addresses if a not in want.addresses]
+        dev = shlex.quote(name)
+        adds = [a for a in want.addresses if a not in cur.addresses]
+        dels = [a for a in cur.addresses if a not in want.addresses]
+        # Deleting a subnet's primary address deletes its secondaries too (the kernel's
+        # default, promote_secondaries=0: Documentation/networking/ip-sysctl.rst), whatever
+        # order `ip addr` lists them in. In a subnet where an address goes and another stays
+        # or comes, each one that goes is deleted only if it is still there, then every one
+        # that stays or comes is (re)added, and the NIC's routes are reinstalled at the end.
+        shared = {_subnet(a) for a in dels
+                  if any(_subnet(b) == _subnet(a) for b in (*cur.addresses, *want.addresses)
+                         if b != a)}
+        if shared:
+            ops += [f"if ip -o -4 addr show dev {dev} | grep -qF ' inet {a} '; then "
+                    f"ip addr del {a} dev {dev}; fi" for a in dels if _subnet(a) in shared]
+            again = [a for a in want.addresses if _subnet(a) in shared]
+            ops += [f"ip addr replace {a} dev {dev}" for a in again]
+            disturbed.add(name)
+            renewed.update(a.split("/")[0] for a in again)
+        # elsewhere new addresses come before old ones go: a renumbered NIC never has none,
+        # so the kernel keeps the routes through it
+        ops += [f"ip addr add {a} dev {dev}" for a in adds if _subnet(a) not in shared]
+        ops += [f"ip addr del {a} dev {dev}" for a in dels if _subnet(a) not in shared]
         if going_down:
             ops += link_op
     for key in sorted({*current.sysctls, *desired.sysctls}):
@@ -568,7 +589,8 @@ def transition(current: HostConfig, desired: HostConfig) -> list[str]:
             ops.append(sysctl_op(key, value))
     current_routes = set(current.routes)
     for route in desired.routes:
-        if route not in current_routes or route.nic in disturbed:
+        # the kernel also deletes the routes whose source address went (even for a moment)
+        if route not in current_routes or route.nic in disturbed or route.source in renewed:
             ops.append(_route_op("replace", route))
     current_rules = set(current.rules)
     ops += [_rule_op("add", rule) for rule in desired.rules if rule not in current_rules]
