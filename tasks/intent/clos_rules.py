@@ -237,16 +237,17 @@ def _oversubscribed(intent: Intent, slots: list[layout.SwitchSlot]) -> Iterator[
     """A non-blocking fabric: at every tier, uplink capacity at least the downlink's."""
     fabric = intent.fabric
     classes = fabric.link_classes
-    cables = layout.cables(fabric, slots)
+    speeds = {name: link_class.speed_mbps for name, link_class in classes.items()}
     down: dict[str, int] = {}
     up: dict[str, int] = {}
-    for cable in cables:
-        speed = classes[cable.link_class].speed_mbps if cable.link_class in classes else 0
+    for cable in layout.cables(fabric, slots):
+        speed = speeds.get(cable.link_class, 0)
         up[cable.lower] = up.get(cable.lower, 0) + speed
         down[cable.upper] = down.get(cable.upper, 0) + speed
     host_class = classes.get(intent.hosts.defaults.link_class)
+    host_speed = host_class.speed_mbps if host_class else 0
     for host in layout.expand_hosts(intent):
-        down[host.leaf] = down.get(host.leaf, 0) + (host_class.speed_mbps if host_class else 0)
+        down[host.leaf] = down.get(host.leaf, 0) + host_speed
     tiers = ((layout.LEAF, ("scalable_units", "servers"), "leaf"),
              (layout.SPINE, ("pods", "spines") if fabric.pods else ("spines",), "spine"),)
     for role, path, label in tiers:

@@ -11,14 +11,44 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from dataclasses import dataclass, replace
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar, cast
 
+from tasks.gcpause import gc_paused
 from tasks.intent.clos import Attach, ServerProfile
 from tasks.intent.models import FabricIntent, Intent, Switch, Underlay
 from tasks.yamlio import PathPart
 
 SUPERSPINE, SPINE, LEAF = "superspine", "spine", "leaf"
+
+T = TypeVar("T")
+# switches(), cables() and expand_hosts() of the last few intents, by identity: the rules,
+# the port names and the planner each ask for them, and a 131,072-GPU fabric has 131,072
+# host NICs and 262,144 cables. Intents are frozen and never changed in place; an entry
+# holds its key, so the key's id is not reused while the entry lives.
+_MEMO: OrderedDict[tuple[str, int], tuple[object, object, object]] = OrderedDict()
+_MEMO_SIZE = 6
+_MEMO_LOCK = threading.Lock()
+
+
+def _memo(kind: str, key: object, check: object, compute: Callable[[], T]) -> T:
+    """compute(), or what it returned for the same `key` object and an equal `check`."""
+    with _MEMO_LOCK:
+        entry = _MEMO.get((kind, id(key)))
+        if entry is not None and entry[0] is key and entry[1] == check:
+            _MEMO.move_to_end((kind, id(key)))
+            return cast(T, entry[2])
+    with gc_paused(long_lived=True):  # bulk, cycle-free allocation that lives on
+        value = compute()
+    with _MEMO_LOCK:
+        _MEMO[(kind, id(key))] = (key, check, value)
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return value
 
 
 @lru_cache(maxsize=64)
@@ -131,9 +161,8 @@ def leaf_id(fabric: FabricIntent, su: int, index: int) -> int:
 def switches(fabric: FabricIntent) -> list[SwitchSlot]:
     """Every switch: super-spines, spines (a pod's, in 5 stages), then leaves, each tier in
     stable-id order."""
-    if fabric.scalable_units is None:
-        return _listed(fabric)
-    return _generated(fabric)
+    return list(_memo("switches", fabric, None, lambda: _listed(fabric)
+                      if fabric.scalable_units is None else _generated(fabric)))
 
 
 def _listed(fabric: FabricIntent) -> list[SwitchSlot]:
@@ -199,6 +228,10 @@ def _generated(fabric: FabricIntent) -> list[SwitchSlot]:
 def cables(fabric: FabricIntent, slots: list[SwitchSlot]) -> list[Cable]:
     """Switch-to-switch cables, lower end major (leaves by id, then pod spines), so the
     order of the YAML changes nothing."""
+    return list(_memo("cables", fabric, tuple(slots), lambda: _cables(fabric, list(slots))))
+
+
+def _cables(fabric: FabricIntent, slots: list[SwitchSlot]) -> list[Cable]:
     ports = fabric.ports
     if fabric.pods is None:
         spines = [s for s in slots if s.role == SPINE]
@@ -218,47 +251,51 @@ def cables(fabric: FabricIntent, slots: list[SwitchSlot]) -> list[Cable]:
                 for spine, leaf, link_class in pairs]
     pods, tier1, units = fabric.pods, fabric.superspines, fabric.scalable_units
     assert tier1 is not None and units is not None
-    pod_spines: dict[tuple[int | None, int | None], list[SwitchSlot]] = {}
-    tier1_of: dict[int | None, list[SwitchSlot]] = {}
+    # a pod spine's index in its pod (and plane), a super-spine's in its plane
+    pod_spines: dict[tuple[int | None, int | None], list[tuple[str, int]]] = {}
+    tier1_of: dict[int | None, list[tuple[str, int]]] = {}
     for slot in slots:
         if slot.role == SPINE:
-            pod_spines.setdefault((slot.pod, slot.plane), []).append(slot)
+            assert slot.pod is not None
+            index = slot.stable_id - pod_spine_id(fabric, slot.plane or 1, slot.pod, 0)
+            pod_spines.setdefault((slot.pod, slot.plane), []).append((slot.name, index))
         elif slot.role == SUPERSPINE:
-            tier1_of.setdefault(slot.plane, []).append(slot)
+            index = slot.stable_id - superspine_id(fabric, slot.plane or 1, 0)
+            tier1_of.setdefault(slot.plane, []).append((slot.name, index))
     out: list[Cable] = []
+    up_base, down_base = ports.leaf_uplink_base, ports.spine_downlink_base
     for leaf in (s for s in slots if s.role == LEAF):
         assert leaf.su is not None and leaf.pod is not None
         su_in_pod = leaf.su - (leaf.pod - 1) * pods.sus
         position = (su_in_pod - 1) * units.leaf_ids + (leaf.stable_id
                                                         - leaf_id(fabric, leaf.su, 0))
-        for spine in pod_spines.get((leaf.pod, leaf.plane), []):
-            index = spine.stable_id - pod_spine_id(fabric, spine.plane or 1, leaf.pod, 0)
-            out.append(Cable(lower=leaf.name, upper=spine.name, link_class=pods.link_class,
-                             lower_port=ports.leaf_uplink_base + index,
-                             upper_port=ports.spine_downlink_base + position))
-    for (pod, plane), spines in sorted(pod_spines.items(), key=lambda kv: (kv[0][0] or 0,
-                                                                           kv[0][1] or 0)):
+        out += [Cable(leaf.name, upper, pods.link_class, up_base + index, down_base + position)
+                for upper, index in pod_spines.get((leaf.pod, leaf.plane), [])]
+    up_base, down_base = ports.spine_uplink_base, ports.superspine_downlink_base
+    for (pod, plane), group in sorted(pod_spines.items(), key=lambda kv: (kv[0][0] or 0,
+                                                                          kv[0][1] or 0)):
         assert pod is not None
-        for spine in spines:
-            index = spine.stable_id - pod_spine_id(fabric, plane or 1, pod, 0)
-            for top in tier1_of.get(plane, []):
-                top_index = top.stable_id - superspine_id(fabric, plane or 1, 0)
-                out.append(Cable(
-                    lower=spine.name, upper=top.name, link_class=tier1.link_class,
-                    lower_port=ports.spine_uplink_base + top_index,
-                    upper_port=ports.superspine_downlink_base
-                    + (pod - 1) * pods.max_spines + index))
+        tops = tier1_of.get(plane, [])
+        for lower, index in group:
+            port = down_base + (pod - 1) * pods.max_spines + index
+            out += [Cable(lower, top, tier1.link_class, up_base + top_index, port)
+                    for top, top_index in tops]
     return out
 
 
 def expand_hosts(intent: Intent) -> list[HostSlot]:
     """Every host NIC the intent declares: one-NIC hosts of listed leaves (leaf order, then
     port order), then the servers of every SU, then servers placed by hand."""
+    return list(_memo("hosts", intent, None, lambda: _expand_hosts(intent)))
+
+
+def _expand_hosts(intent: Intent) -> list[HostSlot]:
     slots = _one_nic_hosts(intent)
     fabric = intent.fabric
+    placer = _Placer(intent)
     if fabric.scalable_units is not None:
-        slots += _su_servers(intent)
-    slots += _placed_servers(intent)
+        slots += _su_servers(intent, placer)
+    slots += _placed_servers(intent, placer)
     return slots
 
 
@@ -307,54 +344,97 @@ def su_leaf_name(intent: Intent, su: int, index: int) -> str:
     return units.leaf_name.format(su=su, leaf=index, plane=plane)
 
 
-def _in_su(intent: Intent, name: str, profile_name: str, su: int, server: int,
-           path: tuple[PathPart, ...], file: str) -> list[HostSlot]:
-    """The NICs of server number `server` of SU `su`, cabled by the SU's scheme."""
-    units = intent.fabric.scalable_units
-    profile = intent.hosts.profiles.get(profile_name)
-    if units is None or profile is None:
-        return []  # the rules report the missing SU or profile
-    nics = profile.nics.resolved()
-    mtu, mtu_path = _profile_mtu(intent, profile, profile_name)
-    out: list[HostSlot] = []
-    if units.attach is Attach.RAIL:
-        for k, nic in enumerate(nics, 1):
-            out.append(HostSlot(name=name, leaf=su_leaf_name(intent, su, k), port=server,
-                                nic=nic, mtu=mtu, path=path, mtu_path=mtu_path, nic_index=k,
-                                rail=k, su=su, role=profile.role.value,
-                                platform=profile.platform, nics=len(nics), file=file,
-                                server=f"su{su}/{server}"))
-        return out
-    per_leaf = math.ceil(units.servers / (units.leaves or 1))
-    leaf = su_leaf_name(intent, su, (server - 1) // per_leaf + 1)
-    first = ((server - 1) % per_leaf) * len(nics)
-    for k, nic in enumerate(nics, 1):
-        out.append(HostSlot(name=name, leaf=leaf, port=first + k, nic=nic, mtu=mtu, path=path,
-                            mtu_path=mtu_path, nic_index=k, su=su, role=profile.role.value,
-                            platform=profile.platform, nics=len(nics), file=file,
-                            server=f"su{su}/{server}"))
-    return out
+@dataclass(frozen=True)
+class _Profile:
+    """What every NIC of a server of one profile shares."""
+
+    nics: list[str]
+    mtu: int
+    mtu_path: tuple[PathPart, ...]
+    role: str
+    platform: str | None
 
 
-def _su_servers(intent: Intent) -> list[HostSlot]:
+class _Placer:
+    """Cables servers into SU slots by the SU's scheme; a profile's NICs and an SU's leaf
+    names are worked out once, not per server and NIC."""
+
+    def __init__(self, intent: Intent) -> None:
+        self.intent = intent
+        self.units = intent.fabric.scalable_units
+        self.plane = (planes_of(intent.fabric) if self.units is not None
+                      and self.units.attach is Attach.RAIL else {})
+        self.profiles: dict[str, _Profile | None] = {}
+        self.leaf_names: dict[tuple[int, int], str] = {}
+
+    def profile(self, name: str) -> _Profile | None:
+        if name not in self.profiles:
+            profile = self.intent.hosts.profiles.get(name)
+            if profile is None:
+                self.profiles[name] = None
+            else:
+                mtu, mtu_path = _profile_mtu(self.intent, profile, name)
+                self.profiles[name] = _Profile(profile.nics.resolved(), mtu, mtu_path,
+                                               profile.role.value, profile.platform)
+        return self.profiles[name]
+
+    def leaf(self, su: int, index: int) -> str:
+        """su_leaf_name(), remembered."""
+        key = (su, index)
+        name = self.leaf_names.get(key)
+        if name is None:
+            assert self.units is not None
+            name = self.leaf_names[key] = self.units.leaf_name.format(
+                su=su, leaf=index, plane=self.plane.get(index, 1))
+        return name
+
+    def in_su(self, name: str, profile_name: str, su: int, server: int,
+              path: tuple[PathPart, ...], file: str, label: str) -> list[HostSlot]:
+        """The NICs of server number `server` of SU `su`, cabled by the SU's scheme;
+        `label`: the declaration that made the server."""
+        units = self.units
+        profile = self.profile(profile_name)
+        if units is None or profile is None:
+            return []  # the rules report the missing SU or profile
+        nics, count = profile.nics, len(profile.nics)
+        if units.attach is Attach.RAIL:
+            leaf = self.leaf
+            return [HostSlot(name=name, leaf=leaf(su, k), port=server, nic=nic,
+                             mtu=profile.mtu, path=path, mtu_path=profile.mtu_path,
+                             nic_index=k, rail=k, su=su, role=profile.role,
+                             platform=profile.platform, nics=count, file=file, server=label)
+                    for k, nic in enumerate(nics, 1)]
+        per_leaf = math.ceil(units.servers / (units.leaves or 1))
+        leaf_name = self.leaf(su, (server - 1) // per_leaf + 1)
+        first = ((server - 1) % per_leaf) * count
+        return [HostSlot(name=name, leaf=leaf_name, port=first + k, nic=nic, mtu=profile.mtu,
+                         path=path, mtu_path=profile.mtu_path, nic_index=k, su=su,
+                         role=profile.role, platform=profile.platform, nics=count, file=file,
+                         server=label)
+                for k, nic in enumerate(nics, 1)]
+
+
+def _su_servers(intent: Intent, placer: _Placer) -> list[HostSlot]:
     units = intent.fabric.scalable_units
     assert units is not None
     out: list[HostSlot] = []
+    path: tuple[PathPart, ...] = ("scalable_units",)
     for su in range(1, units.count + 1):
         for server in range(1, units.servers + 1):
-            out += _in_su(intent, units.server_name.format(su=su, server=server),
-                          units.profile, su, server, ("scalable_units",), "fabric")
+            out += placer.in_su(units.server_name.format(su=su, server=server),
+                                units.profile, su, server, path, "fabric",
+                                f"su{su}/{server}")
     return out
 
 
-def _placed_servers(intent: Intent) -> list[HostSlot]:
+def _placed_servers(intent: Intent, placer: _Placer) -> list[HostSlot]:
     out: list[HostSlot] = []
     for index, server in enumerate(intent.hosts.servers):
         path: tuple[PathPart, ...] = ("servers", index)
         if server.cabling is None:
             assert server.su is not None and server.port is not None
-            out += [replace(slot, server=f"servers[{index}]") for slot in _in_su(
-                intent, server.name, server.profile, server.su, server.port, path, "hosts")]
+            out += placer.in_su(server.name, server.profile, server.su, server.port, path,
+                                "hosts", f"servers[{index}]")
             continue
         profile = intent.hosts.profiles.get(server.profile)
         if profile is None:

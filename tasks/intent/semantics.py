@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import fnmatch
 import ipaddress
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 
 from tasks.intent import layout
 from tasks.intent.clos_rules import clos_problems
@@ -32,6 +33,12 @@ from tasks.intent.problem import FABRIC, HOSTS, QOS, TENANTS, Problem
 from tasks.yamlio import PathPart
 
 
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """fnmatch.fnmatchcase(name, pattern) as a function of the name, compiled once."""
+    match = re.compile(fnmatch.translate(pattern)).match
+    return lambda name: match(name) is not None
+
+
 def tenant_members(intent: Intent, hosts: list[HostSlot]) -> dict[str, list[str]]:
     """Tenant name -> member host names (patterns expanded, in host order)."""
     names = [h.name for h in hosts]
@@ -40,7 +47,7 @@ def tenant_members(intent: Intent, hosts: list[HostSlot]) -> dict[str, list[str]
     for tenant in intent.tenants.tenants:
         members: set[str] = set()
         for pattern in tenant.members:
-            members.update(fnmatch.filter(names, pattern) if any(c in pattern for c in "*?[")
+            members.update(fnmatch.filter(position, pattern) if any(c in pattern for c in "*?[")
                            else [pattern] if pattern in position else [])
         result[tenant.name] = sorted(members, key=position.__getitem__)
     return result
@@ -154,11 +161,13 @@ def _class_move_warnings(intent: Intent) -> Iterator[Problem]:
 
 def _overrides(intent: Intent, hosts: list[HostSlot]) -> Iterator[Problem]:
     """A qos override whose device pattern matches no device is a typo, never intended."""
+    if not intent.qos.overrides:
+        return
     names = [s.name for s in layout.switches(intent.fabric)]
-    names += [h.name for h in hosts]
+    names += dict.fromkeys(h.name for h in hosts)
     for index, override in enumerate(intent.qos.overrides):
         for p_index, pattern in enumerate(override.devices):
-            if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            if not any(map(_matcher(pattern), names)):
                 yield Problem(QOS, ("overrides", index, "devices", p_index),
                               f"{pattern!r} matches no device")
 
@@ -301,7 +310,11 @@ NAME_FORMAT: tuple[PathPart, ...] = ("defaults", "name_format")
 def _generated_names(hosts: list[HostSlot]) -> Iterator[Problem]:
     """Names from name_format obey the same rule as written ones (explicit names were
     checked field by field); the first bad one is reported, against the format."""
+    checked: set[str] = set()  # a server's NICs share its name: judge it once
     for host in hosts:
+        if host.name in checked:
+            continue
+        checked.add(host.name)
         why = name_problem(host.name)
         if why is not None:
             yield Problem(HOSTS, NAME_FORMAT, f"generates host name {host.name!r} "
@@ -375,6 +388,7 @@ def _tenants(fabric: FabricIntent, tenants: TenantsIntent, intent_hosts: HostsIn
     names: dict[str, int] = {}
     vrf_ids: dict[int, str] = {}
     host_names = [h.name for h in hosts]
+    unique_names = list(dict.fromkeys(host_names))
     owner: dict[str, str] = {}
     for index, tenant in enumerate(tenants.tenants):
         if tenant.name in names:
@@ -390,7 +404,9 @@ def _tenants(fabric: FabricIntent, tenants: TenantsIntent, intent_hosts: HostsIn
             yield Problem(TENANTS, ("tenants", index),
                           "numbered underlay: tenant needs a p2p_pool for its VRF /31 links")
         for m_index, pattern in enumerate(tenant.members):
-            matched = [n for n in host_names if fnmatch.fnmatchcase(n, pattern)]
+            # every NIC of a server is a slot: match each name once, keep one per slot
+            hits = set(filter(_matcher(pattern), unique_names))
+            matched = [n for n in host_names if n in hits]
             if not matched:
                 yield Problem(TENANTS, ("tenants", index, "members", m_index),
                               f"{pattern!r} matches no host")
