@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network
 
 from tasks.gcpause import gc_paused
 from tasks.intent import layout
@@ -44,6 +45,8 @@ _fabric_link = cloner(_FABRIC_LINK)
 _peer_of = cloner(_PEER)
 _host_port = cloner(Interface(name="prototype", kind=IfKind.HOST_PORT, up=True))
 _nic = cloner(Interface(name="prototype", kind=IfKind.NIC, up=True))
+_route = cloner(StaticRoute(prefix="prototype", interface="prototype"))
+_rule = cloner(PolicyRule(priority=1, source="prototype", table=1))
 _host_link = cloner(Link(id="prototype", kind=LinkKind.HOST, a=_ENDPOINT, b=_ENDPOINT,
                          link_class="prototype", speed_mbps=1, cable_m=1, mtu=1500))
 
@@ -139,17 +142,19 @@ def _plan(intent: Intent) -> FabricState:
                for name, carried in carried_by.items()}
 
     links: list[Link] = []
+    classes = {name: (c.mtu, c.speed_mbps, c.cable_m) for name, c in fabric.link_classes.items()}
     for cable in cabling:
-        link_class = fabric.link_classes[cable.link_class]
-        mtu, speed, length = link_class.mtu, link_class.speed_mbps, link_class.cable_m
+        mtu, speed, length = classes[cable.link_class]
         lower, upper = slot_of[cable.lower], slot_of[cable.upper]
-        upper_dev, lower_dev = devices[upper.name], devices[lower.name]
-        vrf_ids = sub_ids[lower.name]
+        lower_name, upper_name = lower.name, upper.name
+        upper_dev, lower_dev = devices[upper_name], devices[lower_name]
+        upper_bgp, lower_bgp = upper_dev.bgp, lower_dev.bgp
+        vrf_ids = sub_ids[lower_name]
         upper_ports = ports_of(upper_dev.platform, cable.upper_port, vrf_ids)
         lower_ports = ports_of(lower_dev.platform, cable.lower_port, vrf_ids)
         upper_port, lower_port = upper_ports[0], lower_ports[0]
         parent_id: str | None = None
-        for (vrf, vrf_id, pool), u_port, l_port in zip(carried_by[lower.name], upper_ports,
+        for (vrf, vrf_id, pool), u_port, l_port in zip(carried_by[lower_name], upper_ports,
                                                       lower_ports, strict=True):
             u_addr: list[str] = []
             l_addr: list[str] = []
@@ -160,57 +165,83 @@ def _plan(intent: Intent) -> FabricState:
             parent_u = None if vrf_id is None else upper_port
             parent_l = None if vrf_id is None else lower_port
             # one immutable Endpoint per end, shared by the link and the far interface
-            lower_end = _endpoint(device=lower.name, port=l_port)
-            upper_end = _endpoint(device=upper.name, port=u_port)
+            lower_end = _endpoint(device=lower_name, port=l_port)
+            upper_end = _endpoint(device=upper_name, port=u_port)
             upper_dev.interfaces[u_port] = _fabric_port(
                 name=u_port, vrf=vrf, mtu=mtu, speed_mbps=speed, addresses=u_addr,
                 parent=parent_u, peer=lower_end)
             lower_dev.interfaces[l_port] = _fabric_port(
                 name=l_port, vrf=vrf, mtu=mtu, speed_mbps=speed, addresses=l_addr,
                 parent=parent_l, peer=upper_end)
-            link = _fabric_link(id=f"{lower.name}:{l_port}--{upper.name}:{u_port}",
-                                a=lower_end, b=upper_end, vrf=vrf, parent=parent_id,
-                                link_class=cable.link_class, speed_mbps=speed,
-                                cable_m=length, mtu=mtu)
-            links.append(link)
-            parent_id = parent_id or link.id
-            _peer(upper_dev, lower_dev, vrf, u_port, l_addr, lower_dev.asn)
-            _peer(lower_dev, upper_dev, vrf, l_port, u_addr, upper_dev.asn)
+            link_id = f"{lower_name}:{l_port}--{upper_name}:{u_port}"
+            links.append(_fabric_link(id=link_id, a=lower_end, b=upper_end, vrf=vrf,
+                                      parent=parent_id, link_class=cable.link_class,
+                                      speed_mbps=speed, cable_m=length, mtu=mtu))
+            parent_id = parent_id or link_id
+            # each end peers with the other (_peer, inlined: a million calls at scale)
+            if vrf not in upper_bgp:
+                _vrf_instance(upper_dev, vrf)
+            address = l_addr[0].split("/")[0] if l_addr else None
+            key = address or u_port
+            upper_bgp[vrf].peers[key] = _peer_of(key=key, interface=u_port, address=address,
+                                                 remote_asn=lower_dev.asn,
+                                                 peer_device=lower_name)
+            if vrf not in lower_bgp:
+                _vrf_instance(lower_dev, vrf)
+            address = u_addr[0].split("/")[0] if u_addr else None
+            key = address or l_port
+            lower_bgp[vrf].peers[key] = _peer_of(key=key, interface=l_port, address=address,
+                                                 remote_asn=upper_dev.asn,
+                                                 peer_device=upper_name)
             if vrf_id is not None:
                 upper_dev.vrfs[vrf] = vrf_id
                 lower_dev.vrfs[vrf] = vrf_id
 
     host_class_name = intent.hosts.defaults.link_class
     host_class = fabric.link_classes[host_class_name]
+    host_mtu, host_speed = host_class.mtu, host_class.speed_mbps
     subnets: dict[str, dict[str, str]] = {vrf: {} for vrf in all_vrfs}
     attached: dict[str, list[_Attachment]] = {}
+    # what every NIC of one (leaf, VRF) shares: its subnet, gateway and bridge, worked out
+    # once per leaf and VRF, not per NIC
+    on_leaf: dict[tuple[str, str], _LeafSubnet] = {}
+    host_ports: dict[tuple[str, int], str] = {}
+    host_base = fabric.ports.leaf_host_base
     for host in hosts:
         leaf = slot_of[host.leaf]
         leaf_dev = devices[leaf.name]
         vrf = tenancy.host_vrf.get(host.name, DEFAULT_VRF)
         vrf_id = tenancy.vrf_ids.get(vrf)
-        if vrf_id is None:
-            prefixes: tuple[str, ...] = (intent.hosts.host_pool or "",)
-            length = intent.hosts.subnet_length
-        else:
-            prefixes, length = tuple(tenants[vrf].prefixes), tenants[vrf].subnet_length
-        subnet = allocate.leaf_subnet(prefixes, length, leaf.stable_id)
-        if vrf in subnets:
-            subnets[vrf][leaf.name] = str(subnet)
-        leaf_names = names_of(leaf_dev.platform)
-        bridge = leaf_names.gateway(vrf_id)
-        leaf_port = leaf_names.physical(fabric.ports.leaf_host_base + host.port)
+        shared = on_leaf.get((leaf.name, vrf))
+        if shared is None:
+            if vrf_id is None:
+                prefixes: tuple[str, ...] = (intent.hosts.host_pool or "",)
+                length = intent.hosts.subnet_length
+            else:
+                prefixes, length = tuple(tenants[vrf].prefixes), tenants[vrf].subnet_length
+            subnet = allocate.leaf_subnet(prefixes, length, leaf.stable_id)
+            gateway = allocate.gateway(subnet)
+            shared = on_leaf[(leaf.name, vrf)] = _LeafSubnet(
+                subnet, str(subnet), gateway, gateway.split("/")[0],
+                names_of(leaf_dev.platform).gateway(vrf_id))
+            if vrf in subnets:
+                subnets[vrf][leaf.name] = shared.text
+        subnet, bridge = shared.subnet, shared.bridge
+        leaf_port = host_ports.get((leaf_dev.platform, host.port))
+        if leaf_port is None:
+            leaf_port = host_ports[(leaf_dev.platform, host.port)] = names_of(
+                leaf_dev.platform).physical(host_base + host.port)
         if bridge not in leaf_dev.interfaces:
             leaf_dev.interfaces[bridge] = Interface(
-                name=bridge, kind=IfKind.BRIDGE, vrf=vrf, mtu=host_class.mtu, up=True,
-                addresses=[allocate.gateway(subnet)])
-            leaf_dev.bgp[vrf].networks.append(str(subnet))
+                name=bridge, kind=IfKind.BRIDGE, vrf=vrf, mtu=host_mtu, up=True,
+                addresses=[shared.gateway])
+            leaf_dev.bgp[vrf].networks.append(shared.text)
         host_end = _endpoint(device=host.name, port=host.nic)
         leaf_end = _endpoint(device=leaf.name, port=leaf_port)
         leaf_dev.interfaces[leaf_port] = _host_port(
-            name=leaf_port, vrf=vrf, mtu=host_class.mtu, bridge=bridge,
-            speed_mbps=host_class.speed_mbps, peer=host_end, addresses=[])
-        address = allocate.host_address(subnet, host.port)
+            name=leaf_port, vrf=vrf, mtu=host_mtu, bridge=bridge,
+            speed_mbps=host_speed, peer=host_end, addresses=[])
+        address = shared.host_address(host.port)
         device = devices.get(host.name)
         if device is None:
             device = devices[host.name] = DeviceState(
@@ -220,16 +251,17 @@ def _plan(intent: Intent) -> FabricState:
                 server_role=host.role)
         device.interfaces[host.nic] = _nic(
             name=host.nic, mtu=host.mtu, addresses=[address],
-            speed_mbps=host_class.speed_mbps, peer=leaf_end, rail=host.rail)
+            speed_mbps=host_speed, peer=leaf_end, rail=host.rail)
         attached.setdefault(host.name, []).append(_Attachment(
-            host.nic_index, host.nic, allocate.gateway(subnet).split("/")[0],
-            address.split("/")[0], str(subnet)))
+            host.nic_index, host.nic, shared.gateway_address, address.split("/")[0],
+            shared.text))
         links.append(_host_link(
             id=f"{host.name}:{host.nic}--{leaf.name}:{leaf_port}", a=host_end, b=leaf_end,
-            vrf=vrf, link_class=host_class_name, speed_mbps=host_class.speed_mbps,
-            cable_m=host_class.cable_m, mtu=host_class.mtu))
+            vrf=vrf, link_class=host_class_name, speed_mbps=host_speed,
+            cable_m=host_class.cable_m, mtu=host_mtu))
     for name, nics in attached.items():
-        _host_routing(devices[name], sorted(nics), intent.hosts.defaults.routes,
+        _host_routing(devices[name], sorted(nics, key=_Attachment.key),
+                      intent.hosts.defaults.routes,
                       intent.hosts.route_table_base)
 
     members: dict[str, list[str]] = {vrf: [] for vrf in all_vrfs}
@@ -247,6 +279,25 @@ def _plan(intent: Intent) -> FabricState:
     return state
 
 
+@dataclass(frozen=True)
+class _LeafSubnet:
+    """A leaf's subnet in one VRF, as every NIC on it needs it."""
+
+    subnet: IPv4Network
+    text: str
+    gateway: str  # with its prefix length
+    gateway_address: str
+    bridge: str
+
+    def host_address(self, port: int) -> str:
+        """allocate.host_address(), from integers: subnet + 10 + port."""
+        index = 10 + port
+        if index >= self.subnet.num_addresses:
+            return allocate.host_address(self.subnet, port)  # refuses it as it does
+        address = int(self.subnet.network_address) + index
+        return f"{'.'.join(map(str, address.to_bytes(4, 'big')))}/{self.subnet.prefixlen}"
+
+
 @dataclass(frozen=True, order=True)
 class _Attachment:
     """One NIC of a host as routing needs it."""
@@ -256,6 +307,10 @@ class _Attachment:
     gateway: str
     address: str
     subnet: str
+
+    def key(self) -> tuple[int, str, str, str, str]:
+        """The order of the fields (the dataclass order), without a call per comparison."""
+        return self.index, self.nic, self.gateway, self.address, self.subnet
 
 
 # Per NIC of a multi-NIC server (written for the kernel of every NIC, never `all`, which
@@ -276,20 +331,20 @@ def _host_routing(device: DeviceState, nics: list[_Attachment], routes: list[str
     with the NIC's subnet and routes, chosen by a rule on the NIC's source address, so RDMA
     traffic bound to NIC k's address (its GID) leaves through NIC k."""
     first = nics[0]
-    device.static_routes = [StaticRoute(prefix=p, via=first.gateway, interface=first.nic)
-                            for p in routes]
-    if len(nics) == 1:
-        return
-    for nic in nics:
-        table = table_base + nic.index
-        device.static_routes.append(StaticRoute(prefix=nic.subnet, interface=nic.nic,
-                                                table=table, source=nic.address))
-        device.static_routes += [StaticRoute(prefix=p, via=nic.gateway, interface=nic.nic,
-                                             table=table, source=nic.address)
-                                 for p in routes]
-        device.rules.append(PolicyRule(priority=table, source=nic.address, table=table))
-        for key, value in MULTI_NIC_SYSCTLS:
-            device.sysctls[f"net.ipv4.conf.{nic.nic}.{key}"] = value
+    # built here and set once: each assignment to a model's field costs a __setattr__
+    static = [_route(prefix=p, via=first.gateway, interface=first.nic) for p in routes]
+    if len(nics) > 1:
+        sysctls = device.sysctls
+        for nic in nics:
+            table = table_base + nic.index
+            static.append(_route(prefix=nic.subnet, interface=nic.nic, table=table,
+                                 source=nic.address))
+            static += [_route(prefix=p, via=nic.gateway, interface=nic.nic, table=table,
+                              source=nic.address) for p in routes]
+            device.rules.append(_rule(priority=table, source=nic.address, table=table))
+            for key, value in MULTI_NIC_SYSCTLS:
+                sysctls[f"net.ipv4.conf.{nic.nic}.{key}"] = value
+    device.static_routes = static
 
 
 def _pinned(loopback: str | None) -> str | None:
@@ -313,15 +368,10 @@ def _switch(slot: layout.SwitchSlot, loopback: str, platform: str,
     return device
 
 
-def _peer(local: DeviceState, remote: DeviceState, vrf: str, port: str,
-          remote_addr: list[str], remote_asn: int | None) -> None:
-    if vrf not in local.bgp:
-        assert local.asn is not None and local.router_id is not None
-        default = local.bgp[DEFAULT_VRF]
-        local.bgp[vrf] = BgpInstance(vrf=vrf, asn=local.asn, router_id=local.router_id,
-                                     maximum_paths=default.maximum_paths,
-                                     keepalive=default.keepalive, hold=default.hold)
-    address = remote_addr[0].split("/")[0] if remote_addr else None
-    key = address or port
-    local.bgp[vrf].peers[key] = _peer_of(key=key, interface=port, address=address,
-                                         remote_asn=remote_asn, peer_device=remote.name)
+def _vrf_instance(local: DeviceState, vrf: str) -> None:
+    """The BGP instance of a tenant VRF, with the default instance's options."""
+    assert local.asn is not None and local.router_id is not None
+    default = local.bgp[DEFAULT_VRF]
+    local.bgp[vrf] = BgpInstance(vrf=vrf, asn=local.asn, router_id=local.router_id,
+                                 maximum_paths=default.maximum_paths,
+                                 keepalive=default.keepalive, hold=default.hold)
