@@ -409,3 +409,29 @@ def test_a_rule_from_the_management_address_is_not_flatfabs() -> None:
                                                      r"table 201 priority 201: 172\.31\.255\.17 "
                                                      r"is a management NIC's address"):
         driver.compare_config()
+
+
+@dataclass
+class SenderShell(FakeShell):
+    """Answers the traffic sender's script with a count and keeps the script."""
+
+    scripts: list[str] = field(default_factory=list)
+
+    def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+            privileged: bool = False, timeout: float = 60.0) -> CommandResult:
+        assert command == "python3 -" and stdin is not None and not mutating
+        self.scripts.append(stdin)
+        return CommandResult(command, "12\n", "", 0)
+
+
+def test_test_traffic_is_sent_from_the_nics_address_it_names() -> None:
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None)
+    shell = SenderShell({})
+    driver.session = shell
+    assert driver.send_roce("10.100.3.12", 49152, 2, 5, source="10.100.2.11") == 12
+    assert driver.send_roce("10.100.3.12", 49152, 2, 5) == 12
+    assert "    s.bind(('10.100.2.11', base + i))\n" in shell.scripts[0]
+    assert "    s.bind(('', base + i))\n" in shell.scripts[1]  # the host's choice
+    with pytest.raises(ValueError, match="Only decimal digits permitted"):
+        driver.send_roce("10.100.3.12", 49152, 1, 1, source="10.100.2.11'); import os #")
+    assert len(shell.scripts) == 2

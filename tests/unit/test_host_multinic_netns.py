@@ -10,6 +10,7 @@ back exactly that text, and collect the plan's routes, rules and sysctls.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -314,3 +315,37 @@ def test_random_configs_are_applied_and_read_back_exactly(tmp_path: Path, seed: 
     finally:
         for netns in names:
             subprocess.run(["ip", "netns", "del", netns], check=False)
+
+
+def rx_packets(server: Server, port: str) -> int:
+    out = subprocess.run(["ip", "-n", server.leaf, "-s", "-j", "link", "show", port],
+                         capture_output=True, text=True, check=True).stdout
+    return int(json.loads(out)[0]["stats64"]["rx"]["packets"])
+
+
+@root_only
+def test_traffic_from_a_nics_address_leaves_through_that_nic(
+        server: Server, rail: dict[str, DeviceState]) -> None:
+    planned = rail["su1-s1"]
+    nics = data_nics(planned)
+    driver = server.driver()
+    driver.load_replace_candidate(config=render(planned))
+    driver.commit_config()
+    # the leaf side answers ARP for each NIC's gateway
+    for index, nic in enumerate(nics, 1):
+        gateway = next(r.via for r in planned.static_routes
+                       if r.interface == nic and r.table is not None and r.via)
+        subprocess.run(["ip", "-n", server.leaf, "addr", "add", f"{gateway}/24", "dev",
+                        f"sw{index}"], check=True)
+    for nic in nics:
+        address = planned.interfaces[nic].addresses[0].split("/")[0]
+        before = {n: rx_packets(server, f"sw{i}") for i, n in enumerate(nics, 1)}
+        sent = driver.send_roce("10.250.0.1", 49152, 2, 5, source=address)
+        assert sent == 2 * (5 + 1)
+        grown = {n: rx_packets(server, f"sw{i}") - before[n] for i, n in enumerate(nics, 1)}
+        assert grown[nic] >= sent, (nic, grown)
+        assert all(count < sent for other, count in grown.items() if other != nic), grown
+    # without a source the main table chooses: the first NIC
+    before = {n: rx_packets(server, f"sw{i}") for i, n in enumerate(nics, 1)}
+    sent = driver.send_roce("10.250.0.1", 49152, 1, 3)
+    assert rx_packets(server, "sw1") - before[nics[0]] >= sent

@@ -29,8 +29,11 @@ class LinuxHostPlatform(Platform):
         return collect(reader(driver), planned, probes)
 
     def send_test_traffic(self, driver: DeviceDriver, address: str, sport_base: int,
-                          flows: int, data_packets: int) -> int:
-        return reader(driver).send_roce(address, sport_base, flows, data_packets)
+                          flows: int, data_packets: int, source: str | None = None) -> int:
+        """`source`: the address to send from (a multi-NIC server's NIC); None: the host's
+        choice (the main table's route)."""
+        return reader(driver).send_roce(address, sport_base, flows, data_packets,
+                                        source=source)
 
     def probe(self, driver: DeviceDriver,
               targets: list[tuple[str, int, bool]]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ state; "connectx": mlnx_qos, sysfs ECN and RDMA-CM settings), rdma_devices (NIC 
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import shlex
 from importlib import resources
@@ -128,10 +129,13 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                 for i in range(len(targets))]
 
     def send_roce(self, address: str, sport_base: int, flows: int, data_packets: int,
-                  size: int = 1024) -> int:
+                  size: int = 1024, source: str | None = None) -> int:
         """Send RoCEv2-shaped UDP flows: per source port `data_packets` data packets and one
         CNP (BTH opcode 0x81). The host's own marking (nftables in the lab, the NIC on real
-        hosts) sets their DSCP. Not a NAPALM getter; returns the datagrams sent."""
+        hosts) sets their DSCP. `source`: the address they are sent from (a multi-NIC
+        server's NIC k address: its rule routes them by NIC k's table, out of NIC k). Not a
+        NAPALM getter; returns the datagrams sent."""
+        bind = str(ipaddress.IPv4Address(source)) if source is not None else ""
         script = (
             "import socket\n"
             f"dst, base, flows, n, size = {address!r}, {int(sport_base)}, {int(flows)}, "
@@ -139,7 +143,7 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             "sent = 0\n"
             "for i in range(flows):\n"
             "    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-            "    s.bind(('', base + i))\n"
+            f"    s.bind(({bind!r}, base + i))\n"
             "    for _ in range(n):\n"
             "        sent += s.sendto(bytes([0x04]) + bytes(size - 1), (dst, 4791)) > 0\n"
             "    sent += s.sendto(bytes([0x81]) + bytes(63), (dst, 4791)) > 0\n"

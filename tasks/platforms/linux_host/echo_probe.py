@@ -14,11 +14,17 @@ frame to the MAC that answered, with its own IPv4 header: DF set or not as asked
 the device MTU only. Replies and ICMP errors come back through the kernel to a raw ICMP
 socket; a router that cannot forward a DF packet is reported with its next-hop MTU.
 
+A target may name a source address (ADDRESS/PAYLOAD/DF/SOURCE): the route is then the
+kernel's for traffic from that address (`ip route get ... from ...`, which applies the
+policy rules of a multi-NIC server), so the probe leaves through the device the host's own
+traffic from that NIC would; the summary names that device (`dev eth2`), so verify can tell
+a NIC whose traffic leaves through another.
+
 It is sent to the host as a script (python3 standard library only, no flatfab import):
-`python3 -c SOURCE MARK COUNT WAIT_S ADDRESS/PAYLOAD_BYTES/DF(0|1)...`, run as root (raw
-and packet sockets). It probes every target at once and prints one line per target:
-`MARK INDEX CODE SUMMARY`, the code as ping's exit code (0: a reply came back) and the
-summary like ping's last line.
+`python3 -c SOURCE MARK COUNT WAIT_S ADDRESS/PAYLOAD_BYTES/DF(0|1)[/SOURCE]...`, run as
+root (raw and packet sockets). It probes every target at once and prints one line per
+target: `MARK INDEX CODE SUMMARY`, the code as ping's exit code (0: a reply came back) and
+the summary like ping's last line.
 """
 
 from __future__ import annotations
@@ -99,10 +105,11 @@ def classify(packet: bytes, target: bytes, ident: int) -> tuple[str, str] | None
     return "error", f"{source} answers {what}"
 
 
-def route(address: str) -> tuple[str, str, str]:
-    """(device, next hop, source address) the kernel would use towards `address`."""
-    run = subprocess.run(["ip", "-j", "route", "get", address], capture_output=True,
-                         text=True, check=False)
+def route(address: str, source: str | None = None) -> tuple[str, str, str]:
+    """(device, next hop, source address) the kernel would use towards `address` (for
+    traffic from `source`, when given)."""
+    command = ["ip", "-j", "route", "get", address, *(["from", source] if source else [])]
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
     if run.returncode != 0:
         raise ProbeError(f"no route to {address}: {run.stderr.strip()}")
     entry = json.loads(run.stdout)[0]
@@ -163,9 +170,11 @@ def _mac_text(mac: bytes) -> str:
 
 
 def probe(address: str, payload_bytes: int, count: int, wait_s: float,
-          dont_fragment: bool, ident: int) -> tuple[int, int, str]:
-    """(sent, replies, last error) of `count` echo requests to `address`, ICMP id `ident`."""
-    device, next_hop, source = route(address)
+          dont_fragment: bool, ident: int, source_address: str | None = None,
+          ) -> tuple[int, int, str, str]:
+    """(sent, replies, last error, device) of `count` echo requests to `address`, ICMP id
+    `ident`, from `source_address` (the kernel's choice when None)."""
+    device, next_hop, source = route(address, source_address)
     # the loopback has no neighbours: any destination MAC is delivered
     mac = bytes(6) if device == "lo" else resolve(device, next_hop, source)
     configured = None if device == "lo" else static_neighbour(device, next_hop)
@@ -201,14 +210,15 @@ def probe(address: str, payload_bytes: int, count: int, wait_s: float,
     finally:
         listen.close()
         send.close()
-    return sent, replies, error
+    return sent, replies, error, device
 
 
 def summary(address: str, payload: int, count: int, wait_s: float, dont_fragment: bool,
-            ident: int) -> tuple[int, str]:
+            ident: int, source: str | None = None) -> tuple[int, str]:
     """(exit code as ping's: 0 answered, 1 not, 2 could not probe; ping-like summary)."""
     try:
-        sent, replies, error = probe(address, payload, count, wait_s, dont_fragment, ident)
+        sent, replies, error, device = probe(address, payload, count, wait_s, dont_fragment,
+                                             ident, source)
     except (ProbeError, OSError) as exc:
         return (1 if isinstance(exc, ProbeError) else 2,
                 f"0 packets transmitted, 0 received, 100% packet loss; {exc}")
@@ -216,19 +226,21 @@ def summary(address: str, payload: int, count: int, wait_s: float, dont_fragment
     flag = "DF" if dont_fragment else "no DF"
     return (0 if replies else 1,
             f"{sent} packets transmitted, {replies} received, {loss}% packet loss, "
-            f"{payload + 28} B {flag}" + (f"; {error}" if error else ""))
+            f"{payload + 28} B {flag}" + (f", dev {device}" if source else "")
+            + (f"; {error}" if error else ""))
 
 
 def main(argv: list[str]) -> int:
-    """MARK COUNT WAIT_S ADDRESS/PAYLOAD/DF...: every target probed at once (one thread
+    """MARK COUNT WAIT_S ADDRESS/PAYLOAD/DF[/SOURCE]...: every target probed at once (one thread
     each, its own ICMP id), one line `MARK INDEX CODE SUMMARY` per target as it ends."""
     mark, count, wait_s = argv[0], int(argv[1]), float(argv[2])
     lock = threading.Lock()
 
     def run(index: int, target: str) -> None:
-        address, payload, dont_fragment = target.split("/")
+        address, payload, dont_fragment, *source = target.split("/")
         ident = (os.getpid() * 64 + index) & 0xFFFF
-        code, line = summary(address, int(payload), count, wait_s, dont_fragment == "1", ident)
+        code, line = summary(address, int(payload), count, wait_s, dont_fragment == "1", ident,
+                             source[0] if source else None)
         with lock:
             print(f"{mark} {index} {code} {line}", flush=True)
 
