@@ -286,3 +286,56 @@ def test_sync_create_writes_the_rail_fabric_its_nics_and_cables_once(tmp_path: P
     nics = [i for i in objects["dcim/interfaces/"] if i["device"] == devices["su1-s1"]["id"]]
     assert sorted(i["name"] for i in nics) == ["eth1", "eth2", "eth3", "eth4"]
     assert all(i.get("cable") for i in nics)
+
+
+def _variant(tmp_path: Path, *edits: tuple[str, str, str]) -> Path:
+    """intents/rail/ copied, with (file, old, new) replacements (old must be there)."""
+    target = Path(shutil.copytree(ROOT / "intents" / "rail", tmp_path / "rail"))
+    for name, old, new in edits:
+        text = (target / name).read_text()
+        assert old in text, (name, old)
+        (target / name).write_text(text.replace(old, new, 1))
+    return target
+
+
+STORE1 = ("hosts.yaml", "servers:\n  - name: store1\n    profile: storage\n"
+          "    cabling: [{leaf: su1-leaf1, port: 3}, {leaf: su1-leaf3, port: 3}]\n", "")
+NO_STORE = ("tenants.yaml", ', "store*"]', "]")
+RACK = [("fabric.yaml", "  attach: rail\n  rails: 4\n", "  attach: rack\n  leaves: 1\n"),
+        ("fabric.yaml", "non_blocking: true\n", ""),
+        ("fabric.yaml", "planes:\n  count: 2\n  max: 2\n  rails: {1: [1, 2], 2: [3, 4]}\n", ""),
+        ("fabric.yaml", 'spine_name: "p{plane}-pod{pod}-spine{spine}"',
+         'spine_name: "pod{pod}-spine{spine}"'),
+        ("fabric.yaml", 'name: "p{plane}-ss{spine}"', 'name: "ss{spine}"'), STORE1, NO_STORE]
+
+
+@pytest.mark.parametrize("edits", [
+    pytest.param(RACK, id="rack"),
+    pytest.param([("fabric.yaml", "non_blocking: true\n", ""),
+                  ("fabric.yaml", "  max_spines: 20 ", "  max_spines: 16 "),
+                  ("fabric.yaml", "pods:", "unused_pods:"),
+                  ("fabric.yaml", "superspines:", "unused_superspines:"),
+                  ("fabric.yaml", "planes:", "unused_planes:")], id="three-stage"),
+])
+def test_other_generated_forms_import_unchanged_and_grow_back(
+        tmp_path: Path, edits: list[tuple[str, str, str]]) -> None:
+    """Rack attachment (every NIC of a server on its rack leaf) and 3-stage SUs under listed
+    spines: their own snapshot changes no file; an SU fewer in the intent comes back."""
+    intent = _variant(tmp_path, *edits)
+    if "unused_pods:" in (intent / "fabric.yaml").read_text():  # 3 stages: cut the blocks
+        text = (intent / "fabric.yaml").read_text()
+        head = text.split("unused_planes:")[0]
+        tail = text.split("ports:")[1]
+        (intent / "fabric.yaml").write_text(
+            head + "spines:\n  - name: spine1\n  - name: spine2\nports:" + tail)
+    state = _plan(intent)
+    snap = snapshot_of(state)
+    before = {p.name: p.read_bytes() for p in intent.iterdir()}
+    assert run_import(snap, intent, CLOS_MAPPING, write=True).changed == []
+    assert {p.name: p.read_bytes() for p in intent.iterdir()} == before
+    text = (intent / "fabric.yaml").read_text()
+    (intent / "fabric.yaml").write_text(text.replace("  count: 2\n  servers: 2\n",
+                                                     "  count: 1\n  servers: 2\n"))
+    report = run_import(snap, intent, CLOS_MAPPING, write=True)
+    assert report.changed == ["fabric.yaml"], report.diff
+    assert _plan(intent) == state
