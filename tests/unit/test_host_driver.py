@@ -435,3 +435,21 @@ def test_test_traffic_is_sent_from_the_nics_address_it_names() -> None:
     with pytest.raises(ValueError, match="Only decimal digits permitted"):
         driver.send_roce("10.100.3.12", 49152, 1, 1, source="10.100.2.11'); import os #")
     assert len(shell.scripts) == 2
+
+
+def test_a_probe_from_a_nics_address_names_the_nic_it_left_by() -> None:
+    output = (f"{PROBE_MARK} 0 0 2 packets transmitted, 2 received, 0% packet loss, 84 B no DF,"
+              " dev eth2\n"
+              f"{PROBE_MARK} 1 1 2 packets transmitted, 0 received, 100% packet loss, 9000 B DF,"
+              " dev eth1; 10.100.1.1 needs fragmentation (next-hop MTU 1500)\n"
+              f"{PROBE_MARK} 2 0 2 packets transmitted, 2 received, 0% packet loss, 84 B no DF\n")
+    driver, shell = probe_driver(output)
+    results = driver.probe([("10.100.3.12", 56, False, "10.100.2.11"),
+                            ("10.100.3.12", 8972, True, "10.100.2.11"),
+                            ("10.100.1.1", 56, False)])
+    assert [r.get("left_by", "-") for r in results] == ["eth2", "eth1", "-"]
+    listed = shell.scripts[0].splitlines()[-1]
+    assert listed.endswith(" 10.100.3.12/56/0/10.100.2.11 10.100.3.12/8972/1/10.100.2.11 "
+                           "10.100.1.1/56/0")
+    with pytest.raises(ValueError):
+        driver.probe([("10.100.3.12", 56, False, "10.100.2.11/24")])

@@ -24,7 +24,7 @@ import pytest
 
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, IfKind
+from tasks.model.state import DeviceState, FabricState, IfKind, Probe
 from tasks.plan.planner import plan
 from tasks.platforms.linux_host.collect import collect
 from tasks.platforms.linux_host.config import NIC_SYSCTLS, format_config, parse_config
@@ -349,3 +349,36 @@ def test_traffic_from_a_nics_address_leaves_through_that_nic(
     before = {n: rx_packets(server, f"sw{i}") for i, n in enumerate(nics, 1)}
     sent = driver.send_roce("10.250.0.1", 49152, 1, 3)
     assert rx_packets(server, "sw1") - before[nics[0]] >= sent
+
+
+@root_only
+def test_probes_from_each_nic_leave_by_it_and_host_routing_names_one_that_does_not(
+        server: Server, rail: dict[str, DeviceState], rail_plan: FabricState) -> None:
+    planned = rail["su1-s1"]
+    nics = data_nics(planned)
+    driver = server.driver()
+    driver.load_replace_candidate(config=render(planned))
+    driver.commit_config()
+    # the leaves: each NIC's gateway, and a remote address that answers behind them all
+    for index, nic in enumerate(nics, 1):
+        gateway = next(r.via for r in planned.static_routes
+                       if r.interface == nic and r.table is not None and r.via)
+        subprocess.run(["ip", "-n", server.leaf, "addr", "add", f"{gateway}/24", "dev",
+                        f"sw{index}"], check=True)
+    subprocess.run(["ip", "-n", server.leaf, "link", "set", "lo", "up"], check=True)
+    subprocess.run(["ip", "-n", server.leaf, "addr", "add", "10.250.0.1/32", "dev", "lo"],
+                   check=True)
+    probes = [Probe(target="far", address="10.250.0.1", size=56, dont_fragment=False,
+                    expect_reply=True, nic=nic,
+                    source=planned.interfaces[nic].addresses[0].split("/")[0])
+              for nic in nics]
+    seen = collect(driver, planned, probes)
+    assert [(p.nic, p.replied, p.left_by) for p in seen.probes] == [
+        (nic, True, nic) for nic in nics]
+    assert host_routing(rail_plan, seen) == []
+    # eth2's rule gone: its traffic takes the main table, out of the first NIC
+    server.sh("ip rule del from 10.100.2.11 table 102 priority 102")
+    seen = collect(driver, planned, probes)
+    assert [p.left_by for p in seen.probes if p.nic == "eth2"] == ["eth1"]
+    assert "su1-s1 eth2: no rule routes traffic from 10.100.2.11 by a table of its own; it " \
+           "leaves by the main table" in host_routing(rail_plan, seen)

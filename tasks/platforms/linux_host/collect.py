@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tasks.model.state import DeviceState, IfKind, Interface, PolicyRule, Probe, StaticRoute
@@ -9,13 +10,16 @@ from tasks.platforms.base import DeviceDriver
 from tasks.platforms.linux_host import config as cfg
 from tasks.platforms.linux_host import nic_qos
 
+# (address, ICMP payload bytes, don't fragment[, source address])
+ProbeTarget = tuple[str, int, bool] | tuple[str, int, bool, str | None]
+
 
 @runtime_checkable
 class HostReader(Protocol):
     """What the linux_host driver reads and sends (beyond NAPALM's base API)."""
 
     def read_host_state(self) -> cfg.HostConfig: ...
-    def probe(self, targets: list[tuple[str, int, bool]], count: int = 2,
+    def probe(self, targets: Sequence[ProbeTarget], count: int = 2,
               wait: float = 1.0) -> list[dict[str, Any]]: ...
     def send_roce(self, address: str, sport_base: int, flows: int, data_packets: int,
                   size: int = 1024, source: str | None = None) -> int: ...
@@ -73,8 +77,13 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
         if name in device.interfaces:  # virtual NIC state, ToS and CNP DSCP from nftables
             device.interfaces[name].nic = nic_qos.to_model(settings, virtual=True)
     if probes:
-        results = driver.probe([(p.address, p.size, p.dont_fragment) for p in probes])
-        device.probes = [p.model_copy(update={"replied": r["replied"], "detail": r["detail"]})
+        # a probe from a NIC's address (a multi-NIC server) reports the NIC it left through
+        targets: list[ProbeTarget] = [
+            (p.address, p.size, p.dont_fragment, p.source) if p.source else
+            (p.address, p.size, p.dont_fragment) for p in probes]
+        results = driver.probe(targets)
+        device.probes = [p.model_copy(update={"replied": r["replied"], "detail": r["detail"],
+                                              "left_by": r.get("left_by")})
                          for p, r in zip(probes, results, strict=True)]
     return device
 

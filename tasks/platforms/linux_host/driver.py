@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import shlex
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
 from tasks.platforms.linux_host import config as cfg
 from tasks.platforms.linux_host import nic_qos
+from tasks.platforms.linux_host.collect import ProbeTarget
 from tasks.platforms.shell_driver import CandidateError, ShellDriver
 
 PROBE_MARK = "@@probe"
+LEFT_BY = re.compile(r", dev (?P<dev>[^\s;,]+)")  # echo_probe.py's summary, with a source
 # the running routing state: every table (`-4`: `table all` prints IPv6 routes too) and the
 # policy rules (ip-route(8), ip-rule(8))
 ROUTE_READ = "ip -4 -j route show table all"
@@ -104,17 +108,24 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                     "prefix_length": addr["prefixlen"]}
         return result
 
-    def probe(self, targets: list[tuple[str, int, bool]], count: int = 2,
+    def probe(self, targets: Sequence[ProbeTarget], count: int = 2,
               wait: float = 1.0) -> list[dict[str, Any]]:
-        """Send ICMP echoes to many (address, payload size, don't-fragment) targets at once.
+        """Send ICMP echoes to many (address, payload size, don't-fragment[, source]) targets
+        at once; with a source (a multi-NIC server's NIC address) the echo takes the route
+        the host's traffic from that address takes, and the result's `left_by` names the
+        NIC it left through.
 
-        Not a NAPALM getter; verify uses it for reachability, MTU and isolation.
+        Not a NAPALM getter; verify uses it for reachability, MTU, isolation and per-NIC
+        routing.
         """
         # one prober (echo_probe.py) runs every probe at once and prints one PROBE_MARK line
         # each. It judges the path as it is now: it resolves the next hop itself and ignores
         # the path-MTU cache, so a repaired fault verifies clean at once.
-        listed = " ".join(shlex.quote(f"{address}/{int(size)}/{int(dont_fragment)}")
-                          for address, size, dont_fragment in targets)
+        sources = [str(ipaddress.IPv4Address(t[3])) if len(t) > 3 and t[3] else None
+                   for t in targets]
+        listed = " ".join(shlex.quote(f"{t[0]}/{int(t[1])}/{int(t[2])}"
+                                      + (f"/{source}" if source else ""))
+                          for t, source in zip(targets, sources, strict=True))
         lines = [f"ECHO_PROBE={shlex.quote(ECHO_PROBE_SOURCE)}",
                  f'python3 -c "$ECHO_PROBE" {PROBE_MARK} {count} {wait:g} {listed}']
         out = self._run("sh -s", stdin="\n".join([*lines, ""]),
@@ -125,8 +136,13 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             if len(parts) >= 3 and parts[0] == PROBE_MARK and parts[1].isdigit():
                 results[int(parts[1])] = {"replied": parts[2] == "0",
                                           "detail": parts[3].strip() if len(parts) > 3 else ""}
-        return [results.get(i, {"replied": False, "detail": "no result"})
-                for i in range(len(targets))]
+        found = [results.get(i, {"replied": False, "detail": "no result"})
+                 for i in range(len(targets))]
+        for result, source in zip(found, sources, strict=True):
+            if source is not None:  # the prober names the device it sent through
+                left = LEFT_BY.search(result["detail"])
+                result["left_by"] = left["dev"] if left else None
+        return found
 
     def send_roce(self, address: str, sport_base: int, flows: int, data_packets: int,
                   size: int = 1024, source: str | None = None) -> int:

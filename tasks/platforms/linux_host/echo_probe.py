@@ -113,7 +113,11 @@ def route(address: str, source: str | None = None) -> tuple[str, str, str]:
     if run.returncode != 0:
         raise ProbeError(f"no route to {address}: {run.stderr.strip()}")
     entry = json.loads(run.stdout)[0]
-    return entry["dev"], entry.get("gateway", address), entry["prefsrc"]
+    # with `from`, ip-route(8) prints the source given as `from` and no `prefsrc`
+    chosen = entry.get("prefsrc") or source or entry.get("from")
+    if not isinstance(chosen, str):
+        raise ProbeError(f"the route to {address} names no source address")
+    return entry["dev"], entry.get("gateway", address), chosen
 
 
 def arp_request(own_mac: bytes, source: bytes, next_hop: bytes) -> bytes:
@@ -239,8 +243,11 @@ def main(argv: list[str]) -> int:
     def run(index: int, target: str) -> None:
         address, payload, dont_fragment, *source = target.split("/")
         ident = (os.getpid() * 64 + index) & 0xFFFF
-        code, line = summary(address, int(payload), count, wait_s, dont_fragment == "1", ident,
-                             source[0] if source else None)
+        try:
+            code, line = summary(address, int(payload), count, wait_s, dont_fragment == "1",
+                                 ident, source[0] if source else None)
+        except Exception as exc:  # noqa: BLE001 - every target gets its line, whatever broke
+            code, line = 2, f"0 packets transmitted, 0 received, 100% packet loss; {exc!r}"
         with lock:
             print(f"{mark} {index} {code} {line}", flush=True)
 
