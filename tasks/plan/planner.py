@@ -247,7 +247,7 @@ def _plan(intent: Intent) -> FabricState:
             device = devices[host.name] = DeviceState(
                 name=host.name, role=Role.HOST,
                 platform=host.platform or intent.hosts.defaults.platform,
-                tenant=vrf if vrf_id is not None else None, su=host.su,
+                tenant=vrf if vrf_id is not None else None, su=host.su, pod=leaf.pod,
                 server_role=host.role)
         device.interfaces[host.nic] = _nic(
             name=host.nic, mtu=host.mtu, addresses=[address],

@@ -221,8 +221,9 @@ class Platform(ABC):
         raise NotSupportedError(f"platform {self.name} reports no per-class counters")
 
     def send_test_traffic(self, driver: DeviceDriver, address: str, sport_base: int,
-                          flows: int, data_packets: int) -> int:
-        """RoCEv2-shaped flows (data + one CNP per flow) to address; datagrams sent."""
+                          flows: int, data_packets: int, source: str | None = None) -> int:
+        """RoCEv2-shaped flows (data + one CNP per flow) to address, from `source` (a
+        multi-NIC server's NIC address; None: the host's choice); datagrams sent."""
         raise NotSupportedError(f"platform {self.name} cannot source test traffic")
 
     def probe(self, driver: DeviceDriver,
