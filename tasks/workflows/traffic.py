@@ -59,7 +59,8 @@ def _send(task: Task, groups: list[FlowGroup]) -> Result:
         if group.source == task.host.name:
             sent += platform.send_test_traffic(driver(task, read_only=True), group.address,
                                                group.sport_base, group.flows,
-                                               group.data_packets)
+                                               group.data_packets,
+                                               source=group.source_address)
     return Result(host=task.host, result=sent)
 
 
@@ -110,10 +111,15 @@ def _judge(plan: FabricState, group: FlowGroup, before: Counters,
     classes = {"RoCE": (plan.lossless.roce_priority, group.roce_packets),
                "CNP": (plan.lossless.cnp_priority, group.cnp_packets)}
     findings: list[Finding] = []
-    route = f"{group.source} -> {group.target} (VRF {group.vrf})"
+    source = f"{group.source} {group.source_nic}" if group.source_nic else group.source
+    target = f"{group.target} {group.target_nic}" if group.target_nic else group.target
+    route = f"{source} -> {target} (VRF {group.vrf})"
     group_hops = hops(plan, group)
     seen_at = {hop: _by_class(before, after, hop) for hop in group_hops}
-    spine_hops = [h for h in group_hops if h.role == "spine"]
+    tiers: dict[int, list[Hop]] = {}
+    for hop in group_hops:
+        if hop.role == "spine":
+            tiers.setdefault(hop.tier, []).append(hop)
     for label, (tc, expected) in classes.items():
         for hop in group_hops:
             seen, port = seen_at[hop], ",".join(hop.ports)
@@ -141,26 +147,37 @@ def _judge(plan: FabricState, group: FlowGroup, before: Counters,
                     message=f"{hop.device}:{port} queued {queued} of {expected} {label} "
                     f"packets of {route} in TC {tc}", expected=f"{expected} in TC {tc}",
                     actual=_classes(seen)))
-        shares = [seen_at[h][tc] for h in spine_hops]
-        if any(share is None for share in shares):
-            continue  # a spine that keeps no counter: the spread is not known
-        idle = [h for h in spine_hops if seen_at[h][tc] == 0]
-        if sum(share or 0 for share in shares) < expected:
-            named = {f.device for f in findings if f.check == CHECK}
-            for hop in idle:
-                if hop.device not in named:
-                    port = ",".join(hop.ports)
-                    findings.append(Finding(
-                        check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
-                        message=f"{hop.device}:{port} queued no {label} packets of {route} "
-                        f"in TC {tc}", expected=f"some in TC {tc}",
-                        actual=_classes(seen_at[hop])))
-        elif idle and label == "RoCE":
-            missing = ", ".join(h.device for h in idle)
-            findings.append(Finding(
-                check=SPREAD, severity=Severity.WARNING, device=idle[0].device,
-                message=f"no {label} flow of {route} crossed {missing}",
-                expected="every spine", actual=f"missing {missing}"))
+        for spine_hops in tiers.values():
+            findings += _spread(spine_hops, seen_at, findings, label, tc, expected, route)
+    return findings
+
+
+def _spread(spine_hops: list[Hop], seen_at: dict[Hop, dict[int, int | None]],
+            found: list[Finding], label: str, tc: int, expected: int,
+            route: str) -> list[Finding]:
+    """The spine hops of one tier share the flows (ECMP): together they carry them all,
+    and each carries some."""
+    shares = [seen_at[h][tc] for h in spine_hops]
+    if any(share is None for share in shares):
+        return []  # a spine that keeps no counter: the spread is not known
+    idle = [h for h in spine_hops if seen_at[h][tc] == 0]
+    findings: list[Finding] = []
+    if sum(share or 0 for share in shares) < expected:
+        named = {f.device for f in found if f.check == CHECK}
+        for hop in idle:
+            if hop.device not in named:
+                port = ",".join(hop.ports)
+                findings.append(Finding(
+                    check=CHECK, severity=Severity.ERROR, device=hop.device, port=port,
+                    message=f"{hop.device}:{port} queued no {label} packets of {route} "
+                    f"in TC {tc}", expected=f"some in TC {tc}",
+                    actual=_classes(seen_at[hop])))
+    elif idle and label == "RoCE":
+        missing = ", ".join(h.device for h in idle)
+        findings.append(Finding(
+            check=SPREAD, severity=Severity.WARNING, device=idle[0].device,
+            message=f"no {label} flow of {route} crossed {missing}",
+            expected="every spine", actual=f"missing {missing}"))
     return findings
 
 
