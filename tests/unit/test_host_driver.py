@@ -177,24 +177,41 @@ def test_commit_config(host: tuple[LinuxHostDriver, FakeShell]) -> None:
     ]
 
 
-def test_failed_apply_is_reverted_at_once(host: tuple[LinuxHostDriver, FakeShell]) -> None:
-    driver, _ = host
+@dataclass
+class FailingApply(FakeShell):
+    """The forward script fails after it changed eth1's MTU to 4200 (the host reads so)."""
 
-    @dataclass
-    class FailingApply(FakeShell):
-        def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
-                privileged: bool = False, timeout: float = 60.0) -> CommandResult:
-            result = super().run(command, stdin=stdin, mutating=mutating, timeout=timeout)
-            if mutating and command == "sh -s":  # the forward script
-                return CommandResult(command, "", "Error: mtu greater than device maximum.\n",
-                                     2)
-            return result
+    def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
+            privileged: bool = False, timeout: float = 60.0) -> CommandResult:
+        result = super().run(command, stdin=stdin, mutating=mutating, timeout=timeout)
+        if mutating and command.startswith("mkdir -p") and stdin is not None:
+            self.answers[f"cat {STATE_DIR}/rollback.conf"] = Reply(stdin)  # the backup
+        if mutating and command == "sh -s" and stdin and "mtu 4200" in stdin:  # forward
+            link = recorded(HOST / "ip_link.json").stdout.replace('"mtu":9000', '"mtu":4200')
+            self.answers["ip -j -d link show"] = Reply(link)
+            return CommandResult(command, "", "Error: Nexthop has invalid gateway.\n", 2)
+        return result
 
+
+def test_failed_apply_is_reverted_at_once_from_where_it_stopped() -> None:
+    # Regression: the revert script (written for the state a whole commit reaches) ran after
+    # a failed apply: its first `ip route del` of a route never added failed, and nothing
+    # was reverted. Now the revert goes from the host as it is to the backup.
+    driver, _ = host_driver()
     shell = FailingApply(host_answers())
     driver.session = shell
-    driver.load_replace_candidate(config=LEAF1_H1.replace("mtu 9000", "mtu 99000"))
-    with pytest.raises(CommitError, match="rolled back: Error: mtu greater than device"):
+    driver.load_replace_candidate(config=LEAF1_H1.replace("mtu 9000", "mtu 4200").replace(
+        "via 10.100.1.1", "via 10.100.7.1"))
+    with pytest.raises(CommitError, match="rolled back: Error: Nexthop has invalid gateway"):
         driver.commit_config()
+    assert shell.applied[-1] == ("sh -s", "set -e\nip link set eth1 mtu 9000\n")
+
+
+def test_without_a_backup_the_revert_script_runs(host: tuple[LinuxHostDriver, FakeShell]
+                                                 ) -> None:
+    driver, shell = host
+    shell.answers[f"cat {STATE_DIR}/rollback.conf"] = Reply("", "No such file", 1)
+    driver._revert_now()
     assert shell.applied[-1] == (f"sh {STATE_DIR}/revert.sh", None)
 
 
@@ -346,16 +363,16 @@ def test_commit_of_a_second_nic_with_its_table_rule_and_sysctl() -> None:
     forward = next(stdin for command, stdin in shell.applied if command == "sh -s")
     assert forward == (
         "set -e\n"
+        f"mkdir -p {STATE_DIR}/nic\n"  # on record before anything changes
+        f"cat > {record} <<'FLATFAB_SYSCTL_EOF'\n"
+        "net.ipv4.conf.eth2.arp_ignore 0\n"  # its value before flatfab
+        "FLATFAB_SYSCTL_EOF\n"
         "ip link set eth2 mtu 9000 up\n"
         "ip addr add 10.100.2.11/24 dev eth2\n"
         "sysctl -qw net.ipv4.conf.eth2.arp_ignore=1\n"
         "ip route replace 0.0.0.0/0 via 10.100.2.1 dev eth2 src 10.100.2.11 table 102\n"
         "ip route replace 10.100.2.0/24 dev eth2 src 10.100.2.11 table 102\n"
-        "ip rule add from 10.100.2.11 table 102 priority 102\n"
-        f"mkdir -p {STATE_DIR}/nic\n"
-        f"cat > {record} <<'FLATFAB_SYSCTL_EOF'\n"
-        "net.ipv4.conf.eth2.arp_ignore 0\n"  # its value before flatfab
-        "FLATFAB_SYSCTL_EOF\n")
+        "ip rule add from 10.100.2.11 table 102 priority 102\n")
     revert = dict(shell.applied)[f"cat > {STATE_DIR}/revert.sh"]
     assert revert == (
         "set -e\n"
@@ -365,7 +382,7 @@ def test_commit_of_a_second_nic_with_its_table_rule_and_sysctl() -> None:
         "ip addr del 10.100.2.11/24 dev eth2\n"
         "ip link set eth2 mtu 1500 down\n"
         "sysctl -qw net.ipv4.conf.eth2.arp_ignore=0\n"
-        f"rm -f {record}\n")
+        f"rm -f {record}\n")  # off the record once restored
 
 
 def test_a_merge_keeps_the_managed_sysctls_it_does_not_name() -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from napalm.base.exceptions import CommitError
 
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.intent.loader import load_intent
@@ -130,6 +131,12 @@ def server(tmp_path: Path, rail: dict[str, DeviceState]) -> Iterator[Server]:
             subprocess.run(["ip", "netns", "del", netns], check=False)
 
 
+def numbered_routes(server: Server) -> list[dict[str, object]]:
+    """The server's routes in tables other than main and local."""
+    return [r for r in json.loads(server.sh("ip -4 -j route show table all"))
+            if r.get("table", "main") not in ("main", "local")]
+
+
 def kernel_values(server: Server, nics: tuple[str, ...]) -> dict[str, str]:
     """The per-NIC sysctls of the management NIC and `nics` as /proc shows them."""
     return {f"{nic}.{name}": server.sh(f"cat /proc/sys/net/ipv4/conf/{nic}/{name}").strip()
@@ -200,8 +207,7 @@ def test_a_rail_server_is_configured_read_back_and_rolled_back(
     assert driver.get_config(retrieve="running")["running"] == ""
     assert kernel_values(server, nics) == before
     assert server.sh("ip -j rule show") == rules_before
-    for table in range(101, 101 + len(nics)):
-        assert server.sh(f"ip -4 route show table {table}") == ""
+    assert numbered_routes(server) == []
 
 
 @root_only
@@ -382,3 +388,25 @@ def test_probes_from_each_nic_leave_by_it_and_host_routing_names_one_that_does_n
     assert [p.left_by for p in seen.probes if p.nic == "eth2"] == ["eth1"]
     assert "su1-s1 eth2: no rule routes traffic from 10.100.2.11 by a table of its own; it " \
            "leaves by the main table" in host_routing(rail_plan, seen)
+
+
+@root_only
+def test_an_apply_that_fails_halfway_is_rolled_back_to_the_state_before(
+        server: Server, rail: dict[str, DeviceState]) -> None:
+    planned = rail["su1-s1"]
+    nics = data_nics(planned)
+    driver = server.driver()
+    before = kernel_values(server, nics)
+    # eth3's default route names a gateway on no subnet of eth3: the kernel refuses it after
+    # the NICs, addresses, sysctls and some routes are in place
+    text = render(planned).replace("route 0.0.0.0/0 via 10.100.3.1 dev eth3",
+                                   "route 0.0.0.0/0 via 10.100.9.1 dev eth3")
+    assert text != render(planned)
+    driver.load_replace_candidate(config=text)
+    with pytest.raises(CommitError, match="apply failed and was rolled back: Error: Nexthop "
+                                          "has invalid gateway"):
+        driver.commit_config()
+    assert driver.get_config(retrieve="running")["running"] == ""
+    assert kernel_values(server, nics) == before
+    assert not server.state_dir.joinpath("nic", "sysctl.conf").exists()
+    assert numbered_routes(server) == []

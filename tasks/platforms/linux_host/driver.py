@@ -293,19 +293,46 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             ops = cfg.transition(current, desired)
         except cfg.HostConfigError as exc:
             raise CandidateError(str(exc)) from None
-        return "\n".join(["set -e", *ops, *self._qos_ops(current, desired),
-                          *self._sysctl_record_ops(current, desired), ""])
+        # the record of managed sysctls holds every key the script may set before it sets one
+        # (so one that fails halfway leaves their values before on record, for the revert),
+        # and only the desired ones once it is done
+        during = {**current.sysctl_before, **desired.sysctl_before}
+        return "\n".join(["set -e", *self._sysctl_record_ops(current.sysctl_before, during),
+                          *ops, *self._qos_ops(current, desired),
+                          *self._sysctl_record_ops(during, desired.sysctl_before), ""])
 
-    def _sysctl_record_ops(self, current: cfg.HostConfig, desired: cfg.HostConfig) -> list[str]:
+    def _revert_now(self) -> None:
+        """Back to the backup at once: from the host as it is now, not by the revert script,
+        which was written for the state a whole commit reaches (after an apply that failed
+        halfway its first `ip rule del` or `ip route del` of something never added would
+        stop it). Without a backup, or one that no longer applies, the revert script runs."""
+        pid = self._pending_pid()
+        if pid is not None:
+            self._cancel_timer(pid)
+        d = shlex.quote(self.state_dir)
+        backup = self._run(f"cat {d}/rollback.conf", check=False)
+        script = None
+        if backup.ok:
+            try:
+                current = self._read_state()
+                desired = self._desired_state(current, backup.stdout, merge=False)
+                script = self._transition(current, desired, merge=False, tag="rollback")
+            except CandidateError:
+                script = None
+        if script is None:
+            self._run(f"sh {d}/revert.sh", mutating=True, timeout=120)
+        else:
+            self._run("sh -s", stdin=script, mutating=True, timeout=120)
+
+    def _sysctl_record_ops(self, current: dict[str, str], desired: dict[str, str]) -> list[str]:
         """Rewrite the record of managed sysctl keys (and their values before flatfab)."""
-        if current.sysctl_before == desired.sysctl_before:
+        if current == desired:
             return []
         path = shlex.quote(self._sysctl_file)
-        record = cfg.format_managed(desired.sysctl_before)
-        if not record:
+        if not desired:
             return [f"rm -f {path}"]
         return [f"mkdir -p {shlex.quote(self.state_dir)}/nic",
-                f"cat > {path} <<'FLATFAB_SYSCTL_EOF'", record.rstrip("\n"),
+                f"cat > {path} <<'FLATFAB_SYSCTL_EOF'", cfg.format_managed(desired).rstrip("\n"),
                 "FLATFAB_SYSCTL_EOF"]
 
     def _qos_ops(self, current: cfg.HostConfig, desired: cfg.HostConfig) -> list[str]:
