@@ -14,10 +14,14 @@ import random
 import re
 import shlex
 from dataclasses import dataclass, field
+from ipaddress import IPv4Interface
 from pathlib import Path
 
 import pytest
 
+from tasks.intent.loader import load_intent
+from tasks.model.state import DeviceState, IfKind
+from tasks.plan.planner import plan
 from tasks.platforms.linux_host.config import (
     HostConfig,
     HostConfigError,
@@ -34,6 +38,9 @@ from tasks.platforms.linux_host.config import (
     sysctls_from_proc,
     transition,
 )
+from tasks.platforms.linux_host.render import render
+from tasks.platforms.registry import PLATFORMS
+from tests.conftest import ROOT
 
 HOST = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "leaf1-h1"
 MGMT = {"eth0"}
@@ -740,3 +747,46 @@ def test_a_kept_secondary_is_added_again_after_its_primary_goes() -> None:
         "ip addr del 10.100.1.11/24 dev eth1; fi",
         "ip addr replace 10.100.1.12/24 dev eth1",
         "ip route replace 0.0.0.0/0 via 10.100.1.1 dev eth1"]
+
+
+# ---- render of the example fabrics' servers -----------------------------------------------
+
+
+def _hosts(fabric: str) -> list[DeviceState]:
+    state = plan(load_intent(ROOT / "intents" / fabric, known_platforms=PLATFORMS))
+    return [d for d in state.devices.values() if d.platform == "linux_host"]
+
+
+def test_every_rail_server_renders_a_table_rule_and_sysctls_per_nic() -> None:
+    servers = _hosts("rail")
+    assert {d.name for d in servers} >= {"su1-s1", "su2-s2", "store1"}
+    for device in servers:
+        text = render(device)
+        config = parse_config(text)
+        assert format_config(config) == text, device.name
+        nics = sorted(n for n, i in device.interfaces.items() if i.kind is IfKind.NIC)
+        assert len(nics) >= 2 and "eth0" not in nics
+        for nic in nics:
+            address = device.interfaces[nic].addresses[0]
+            source, subnet = address.split("/")[0], str(IPv4Interface(address).network)
+            [rule] = [r for r in config.rules if r.source == source]
+            assert rule.priority == rule.table
+            table = {(r.prefix, r.via is None) for r in config.routes if r.table == rule.table}
+            assert table == {(subnet, True), ("0.0.0.0/0", False)}, (device.name, nic)
+            assert all(r.nic == nic and r.source == source for r in config.routes
+                       if r.table == rule.table)
+            assert {k: v for k, v in config.sysctls.items() if f".{nic}." in k} == {
+                f"net.ipv4.conf.{nic}.arp_ignore": "1",
+                f"net.ipv4.conf.{nic}.arp_announce": "2",
+                f"net.ipv4.conf.{nic}.rp_filter": "2"}
+        # the main table: the first NIC's routes, as a one-NIC host has
+        assert {r.nic for r in config.routes if r.table is None} == {nics[0]}
+        assert not any(".eth0." in k or ".all." in k for k in config.sysctls)
+
+
+@pytest.mark.parametrize("fabric", ["lab", "lab4x16", "mixed", "numbered"])
+def test_one_nic_hosts_render_no_table_rule_or_sysctl(fabric: str) -> None:
+    for device in _hosts(fabric):
+        text = render(device)
+        assert not any(line.startswith(("rule ", "sysctl ")) or " table " in line
+                       for line in text.splitlines()), device.name
