@@ -790,3 +790,16 @@ def test_one_nic_hosts_render_no_table_rule_or_sysctl(fabric: str) -> None:
         text = render(device)
         assert not any(line.startswith(("rule ", "sysctl ")) or " table " in line
                        for line in text.splitlines()), device.name
+
+
+def test_rules_read_with_their_protocol_as_ip_d_prints_them() -> None:
+    # `ip -j -d rule show` (iproute2 6.1, captured here) adds `protocol` to every rule
+    rules = ('[{"priority":0,"src":"all","table":"local","protocol":"kernel"},'
+             '{"priority":101,"src":"10.100.1.11","table":"101","protocol":"unspec"},'
+             '{"priority":300,"src":"all","fwmark":"0x10","table":"300","protocol":"unspec"},'
+             '{"priority":32766,"src":"all","table":"main","protocol":"kernel"},'
+             '{"priority":32767,"src":"all","table":"default","protocol":"kernel"}]')
+    links = '[{"ifname":"eth1","flags":["UP"],"mtu":9000}]'
+    config = from_ip_json(links, "[]", "[]", MGMT, rules=rules)
+    assert config.rules == (HostRule(priority=101, source="10.100.1.11", table=101),)
+    assert set(config.unread) == {"rule 300 src all fwmark 0x10 table 300 protocol unspec"}

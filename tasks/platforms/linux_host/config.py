@@ -399,7 +399,9 @@ def _ip_route(route: dict[str, object], nics: dict[str, Nic],
     return None
 
 
-RULE_KEYS = {"priority", "src", "table"}  # what `ip -j rule show` prints for flatfab's rules
+# what `ip -j rule show` prints for flatfab's rules; `protocol` (who installed it, printed by
+# `-d` and by some releases) selects no traffic
+RULE_KEYS = {"priority", "src", "table", "protocol"}
 
 
 def _ip_rule(rule: dict[str, object], unread: dict[str, str]) -> HostRule | None:
