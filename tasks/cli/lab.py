@@ -92,7 +92,9 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
         project.plan, state.nodes, user=paths.user, key_file=paths.client_key,
         known_hosts=paths.known_hosts,
         lldp_sockets={n.name: paths.lldp_socket(n.name) for n in spec.nodes.values()
-                      if n.role != "host"})
+                      if n.role != "host"},
+        lldp_vrf_sockets={n.name: [paths.lldp_vrf_socket(n.name, v) for v in n.vrfs]
+                          for n in spec.nodes.values() if n.role != "host" and n.vrfs})
     target = project.inventory_dir
     inventory.write(target, files)
     for run_id in abandon_interrupted(project.state_dir, project.fabric, "lab recreated"):

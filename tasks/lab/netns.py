@@ -101,6 +101,10 @@ class LabPaths:
     def lldp_socket(self, node: str) -> Path:
         return self.node_dir(node) / "lldpd.socket"
 
+    def lldp_vrf_socket(self, node: str, vrf: str) -> Path:
+        """A switch's tenant ports live in its VRF namespaces: one lldpd serves each."""
+        return self.node_dir(node) / f"lldpd-{vrf}.socket"
+
     def owns_netns(self, name: str) -> bool:
         return name.startswith((f"{self.prefix}-", f"{self.prefix}_"))
 
@@ -333,7 +337,9 @@ class NetnsRuntime:
              "--propagation", "slave", "sh", "-ec", " && ".join(script)])
         if node.role != "host":
             node_exec(paths, node.name, [FRRINIT, "start"])
-            self._start_lldpd(node, ndir, state)
+        # GPU servers run lldpd too (as real ones do): the leaves then see which server NIC
+        # is on each host port, so a NIC cabled to another rail is named
+        self._start_lldpd(node, ndir, state)
         self._start_sshd(node, ndir, state)
 
     def _prepare_frr(self, node: LabNode, ndir: Path) -> None:
@@ -355,10 +361,21 @@ class NetnsRuntime:
         conf = ndir / "lldpd.conf"
         conf.write_text("configure lldp tx-interval 5\nconfigure lldp portidsubtype ifname\n",
                         encoding="utf-8")
+        # data ports only: never the management port (eth0), where the lab's nodes meet
+        ports = "eth*,!eth0" if node.role == "host" else "swp*"
         out = node_exec(self.paths, node.name, [
-            "sh", "-c", f"lldpd -d -u {self.paths.lldp_socket(node.name)} -O {conf} -I 'swp*' "
-            f"</dev/null >{ndir}/lldpd.log 2>&1 & echo $!"])
+            "sh", "-c", f"lldpd -d -u {self.paths.lldp_socket(node.name)} -O {conf} "
+            f"-I '{ports}' </dev/null >{ndir}/lldpd.log 2>&1 & echo $!"])
         state.nodes[node.name]["lldpd_pid"] = int(out.strip())
+        # a real switch's one lldpd sees every port; here a tenant's host ports sit in the
+        # VRF's namespace, so each gets an lldpd of its own (physical ports, no sub-ports)
+        for vrf in node.vrfs if node.role != "host" else ():
+            socket = self.paths.lldp_vrf_socket(node.name, vrf)
+            out = run([*_nsenter(self.paths, node.name,
+                                 net=self.paths.vrf_netns(node.name, vrf)),
+                       "sh", "-c", f"lldpd -d -u {socket} -O {conf} -I 'swp*,!swp*.*' "
+                       f"</dev/null >{ndir}/lldpd-{vrf}.log 2>&1 & echo $!"]).stdout
+            state.nodes[node.name].setdefault("lldpd_vrf_pids", {})[vrf] = int(out.strip())
 
     def _start_sshd(self, node: LabNode, ndir: Path, state: LabState) -> None:
         paths = self.paths
@@ -412,7 +429,7 @@ class NetnsRuntime:
             if info["role"] != "host":
                 for daemon in ("watchfrr", "zebra", "bgpd", "staticd"):
                     processes[daemon] = _pid_alive(_read_pid(ndir / "run-frr" / f"{daemon}.pid"))
-                processes["lldpd"] = _pid_alive(info.get("lldpd_pid"))
+            processes["lldpd"] = _pid_alive(info.get("lldpd_pid"))
             ssh = _port_open(info["mgmt_ipv4"], 22, timeout=0.5)
             healthy = info["netns"] in namespaces and all(processes.values()) and ssh
             rows.append({"node": name, "role": info["role"], "netns": info["netns"],

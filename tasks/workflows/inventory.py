@@ -178,7 +178,8 @@ def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, w
 
 def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: str,
                   key_file: Path, known_hosts: Path,
-                  lldp_sockets: dict[str, Path]) -> dict[str, str]:
+                  lldp_sockets: dict[str, Path],
+                  lldp_vrf_sockets: dict[str, list[Path]] | None = None) -> dict[str, str]:
     """File name -> content for a lab's inventory (deterministic for one prefix).
 
     Plain Nornir reads it as is (SimpleInventory + nornir_napalm): driver options are in
@@ -194,8 +195,10 @@ def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: 
                                  "groups": [f"{device.role.value}s"],
                                  "data": {"role": device.role.value}}
         if name in lldp_sockets:
-            entry["connection_options"] = {"napalm": {"extras": {"optional_args": {
-                **common, "lldp_socket": str(lldp_sockets[name])}}}}
+            options: dict[str, Any] = {**common, "lldp_socket": str(lldp_sockets[name])}
+            if lldp_vrf_sockets and lldp_vrf_sockets.get(name):
+                options["lldp_vrf_sockets"] = [str(p) for p in lldp_vrf_sockets[name]]
+            entry["connection_options"] = {"napalm": {"extras": {"optional_args": options}}}
         hosts[name] = entry
     # a 5-stage fabric adds its super-spines' group (older inventories stay as they were)
     roles = [*(["superspine"] if plan.of_role(Role.SUPERSPINE) else []), "spine", "leaf", "host"]

@@ -174,6 +174,10 @@ def _host() -> LinuxHostDriver:
     answers = {r"ip -j -d link show": _file("leaf1-h1", "ip_link.json"),
                r"ip -j addr show": _file("leaf1-h1", "ip_addr.json"),
                r"ip -j route show": _file("leaf1-h1", "ip_route.json"),
+               r"ip -4 -j route show table all": _file("leaf1-h1", "ip_route.json"),
+               r"ip -j rule show": ("[]", 0, ""),
+               r"grep -H \. /proc/sys/net/ipv4/conf/.*": ("", 0, ""),
+               r"cat \S+/nic/sysctl\.conf .*": ("", 0, ""),
                r"cat \S+/nic/qos\.conf .*": ("", 0, ""),
                r"nft -j list table inet flatfab .*": ("", 0, "")}
     driver.session = FakeSession(answers)  # type: ignore[assignment]

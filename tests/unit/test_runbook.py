@@ -117,7 +117,8 @@ def test_first_bring_up_order(lab_plan: FabricState) -> None:
      "plan.yaml:4: phases[0].batch: batch '0%' is neither"),
     ("name: x\nphases:\n  - name: a\n    batch: 0\n", "phases[0].batch"),
     ("name: x\nphases:\n  - name: a\n    select: {role: router}\n",
-     "plan.yaml:4: phases[0].select.role[0]: Input should be 'superspine', 'spine', 'leaf' or 'host'"),
+     "plan.yaml:4: phases[0].select.role[0]: Input should be 'superspine', 'spine', 'leaf' "
+     "or 'host'"),
     ("name: x\nphases:\n  - name: a\n    gate: {timeout: 5}\n",
      "plan.yaml:4: phases[0].gate.timeout: unknown key 'timeout'"),
     ("name: x\nphases:\n  - name: a\n  - name: a\n", "phase name 'a' is used twice"),

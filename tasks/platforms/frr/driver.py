@@ -98,6 +98,8 @@ class FrrDriver(ShellDriver[FrrState]):
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
         super().__init__(hostname, username, password, timeout, optional_args)
         self.lldp_socket: str | None = self.optional_args.get("lldp_socket")
+        # the embedded lab's tenant ports live in VRF namespaces, each with its own lldpd
+        self.lldp_vrf_sockets: list[str] = list(self.optional_args.get("lldp_vrf_sockets", []))
         self.mgmt_interfaces: set[str] = set(self.optional_args.get("mgmt_interfaces",
                                                                     ["eth0"]))
         # "lab": tc queues + virtual ASIC; "dcb": DCB-capable switchdev ports (mlxsw)
@@ -268,7 +270,11 @@ class FrrDriver(ShellDriver[FrrState]):
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
         socket = f" -u {shlex.quote(self.lldp_socket)}" if self.lldp_socket else ""
         # lldpd 1.0.x: one neighbour is an object, several a list; json0 lists everything
-        return lldp_neighbors(self._json(f"{LLDPCLI}{socket} -f json show neighbors") or {})
+        found = lldp_neighbors(self._json(f"{LLDPCLI}{socket} -f json show neighbors") or {})
+        for path in self.lldp_vrf_sockets:
+            more = self._json(f"{LLDPCLI} -u {shlex.quote(path)} -f json show neighbors")
+            found.update(lldp_neighbors(more or {}))
+        return found
 
     def get_route_table(self) -> dict[str, dict[str, Any]]:
         """Not a NAPALM getter: the IPv4 RIB of every VRF, one round trip.
