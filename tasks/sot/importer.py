@@ -434,10 +434,18 @@ def _generated_hosts_doc(doc: Any, intent: Intent, one_nic: Mapping[str, HostNic
     want = {(h, n.leaf, n.port, n.nic) for h, n in one_nic.items()}
     if have == want:
         return
+    defaults = intent.hosts.defaults
     section = CommentedMap()
     for leaf, hosts in sorted(_host_slots(one_nic).items()):
-        section[leaf] = CommentedMap({"hosts": CommentedSeq(
-            _flow({"name": h.name, "port": h.port, "nic": h.nic}) for h in hosts)})
+        entries = CommentedSeq()
+        for h in hosts:
+            entry: dict[str, Any] = {"port": h.port}
+            if h.name != defaults.name_format.format(leaf=leaf, port=h.port):
+                entry = {"name": h.name, **entry}
+            if h.nic != defaults.nic:
+                entry["nic"] = h.nic
+            entries.append(_flow(entry))
+        section[leaf] = CommentedMap({"hosts": entries})
     if section:
         doc["leaves"] = section
     else:

@@ -339,3 +339,18 @@ def test_other_generated_forms_import_unchanged_and_grow_back(
     report = run_import(snap, intent, CLOS_MAPPING, write=True)
     assert report.changed == ["fabric.yaml"], report.diff
     assert _plan(intent) == state
+
+
+def test_a_one_nic_host_on_a_rail_leaf_stays_one_and_follows_its_cable(tmp_path: Path) -> None:
+    intent = _variant(tmp_path, ("tenants.yaml", '"store*"]', '"store*", "mon*"]'))
+    with (intent / "hosts.yaml").open("a") as hosts:
+        hosts.write("leaves:\n  su2-leaf1:\n    hosts:\n      - {name: mon1, port: 5}\n")
+    state = _plan(intent)
+    snap = snapshot_of(state)
+    assert run_import(snap, intent, CLOS_MAPPING, write=True).changed == []
+    moved = _moved(snap, "mon1", "eth1", ("su2-leaf1", "swp6"))
+    report = run_import(moved, intent, CLOS_MAPPING, write=True)
+    assert report.changed == ["hosts.yaml"]
+    assert "-      - {name: mon1, port: 5}\n+      - {name: mon1, port: 6}\n" in report.diff
+    assert run_check(moved, intent, CLOS_MAPPING) == []
+    assert _plan(intent).devices["mon1"].server_role is None
