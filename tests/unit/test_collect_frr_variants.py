@@ -20,7 +20,7 @@ from tasks.model.state import DeviceState, FabricState
 from tasks.plan.planner import plan
 from tasks.platforms.frr import kernel_qos
 from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.collect import BGP_SUMMARY, collect
+from tasks.platforms.frr.collect import BGP_SUMMARY, collect, lldp_neighbors
 from tasks.platforms.frr.driver import FrrDriver, normalize_frr
 from tests.conftest import ROOT
 from tests.unit.test_frr_driver import LLDP_SOCKET, FakeShell, Reply, leaf1_driver
@@ -279,3 +279,16 @@ def test_a_tc_filter_flatfab_cannot_read_makes_the_lossless_state_unread(
     assert seen.qos is None  # not judged
     assert any(e.startswith("lossless:") and "swp51" in e for e in seen.errors), seen.errors
     assert seen.bgp and seen.interfaces  # the rest of the switch is still read
+
+
+def test_a_port_recabled_lists_its_newest_lldp_neighbour_first() -> None:
+    """After a re-cable lldpd lists the old neighbour until its TTL ends: the newest (the
+    smallest age) comes first, so collect sees the cable as it is now."""
+    def neighbour(host: str, port: str, age: str) -> dict[str, object]:
+        return {"swp1": {"age": age, "chassis": {host: {"id": {"type": "mac", "value": "x"}}},
+                         "port": {"id": {"type": "ifname", "value": port}}}}
+
+    data = {"lldp": {"interface": [neighbour("su1-s1", "eth1", "0 day, 00:01:43"),
+                                   neighbour("su1-s1", "eth2", "0 day, 00:00:15")]}}
+    assert lldp_neighbors(data)["swp1"] == [{"hostname": "su1-s1", "port": "eth2"},
+                                            {"hostname": "su1-s1", "port": "eth1"}]

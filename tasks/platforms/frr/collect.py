@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -45,13 +46,27 @@ def lldp_neighbors(data: object) -> dict[str, list[dict[str, str]]]:
                 entries.append((item["name"], item))  # json0
             elif isinstance(item, dict):
                 entries += list(item.items())
-    result: dict[str, list[dict[str, str]]] = {}
-    for local, entry in entries:
+    aged: dict[str, list[tuple[float, int, dict[str, str]]]] = {}
+    for index, (local, entry) in enumerate(entries):
         info = entry if isinstance(entry, dict) else {}
-        result.setdefault(str(local), []).append({
+        aged.setdefault(str(local), []).append((_age_s(info.get("age")), index, {
             "hostname": _lldp_chassis_name(info.get("chassis")),
-            "port": _lldp_port(info.get("port"))})
-    return result
+            "port": _lldp_port(info.get("port"))}))
+    # newest first: after a re-cable the old neighbour is still listed until its TTL ends
+    return {local: [n for _, _, n in sorted(found, key=lambda t: t[:2])]
+            for local, found in aged.items()}
+
+
+_AGE = re.compile(r"^\s*(\d+)\s+days?,\s*(\d+):(\d+):(\d+)\s*$")
+
+
+def _age_s(value: Any) -> float:
+    """lldpd's `age` ("0 day, 00:00:19") in seconds; unknown ages sort last."""
+    match = _AGE.match(_text(value) if not isinstance(value, str) else value)
+    if match is None:
+        return float("inf")
+    days, hours, minutes, seconds = (int(g) for g in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
 def _first(value: Any) -> Any:
