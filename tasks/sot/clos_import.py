@@ -159,9 +159,12 @@ def fabric_counts(doc: Any, intent: Intent, switches: Mapping[str, list[SotDevic
         planes_doc = doc.get("planes")
         if planes_doc is None:
             doc["planes"] = planes_doc = CommentedMap()
-        if {int(k): list(v) for k, v in (planes_doc.get("rails") or {}).items()} != wanted:
-            planes_doc["rails"] = CommentedMap(
-                {plane: _flow_seq(r) for plane, r in wanted.items()})
+        old = planes_doc.get("rails") or {}
+        if {int(k): list(v) for k, v in old.items()} != wanted:
+            rails_doc = CommentedMap({plane: _flow_seq(r) for plane, r in wanted.items()})
+            if isinstance(old, CommentedMap) and old.fa.flow_style():
+                rails_doc.fa.set_flow_style()  # as it was written
+            planes_doc["rails"] = rails_doc
         _set(planes_doc, "count", len(wanted))
     if fabric.pods is not None and "pods" in doc:
         spines = [places[d.name] for d in switches["spine"] if d.name in places]
@@ -305,6 +308,36 @@ def _generated_problem(source: str, server: str, slot: Slot, nics: list[HostNic]
         "cannot say this"))
 
 
+def _su_profile(profiles: Any, intent: Intent, servers: Mapping[str, list[HostNic]],
+                server_role: Mapping[str, str]) -> None:
+    """The SU profile's NICs as the SUs' own servers have them, when all of them agree
+    (servers grown from 4 to 6 NICs with two new rails): `count` where the profile's name
+    pattern still gives them, else `names`."""
+    units = intent.fabric.scalable_units
+    profile = profiles.get(units.profile) if units is not None else None
+    if units is None or profile is None:
+        return
+    parse = name_parser(units.server_name)
+    own = [sorted((n.nic for n in nics), key=natural) for server, nics in servers.items()
+           if parse(server) is not None]
+    role = str(profile.get("role", "gpu"))
+    if not own or any(nics != own[0] for nics in own) or any(
+            server_role.get(s, "gpu") != role for s in servers if parse(s) is not None):
+        return
+    names = own[0]
+    if sorted(_order(profiles, units.profile)) == sorted(names):
+        return
+    spec = profile.get("nics")
+    pattern = str(spec.get("name", "eth{n}")) if spec is not None else "eth{n}"
+    if spec is not None and spec.get("count") is not None and names == [
+            pattern.format(n=n) for n in range(1, len(names) + 1)]:
+        spec["count"] = len(names)
+    elif spec is not None:
+        spec.pop("count", None)
+        spec.pop("name", None)
+        spec["names"] = _flow_seq(names)
+
+
 def servers_doc(fabric_doc: Any, hosts_doc: Any, intent: Intent,
                 servers: Mapping[str, list[HostNic]], server_role: Mapping[str, str],
                 places: Mapping[str, Place], source: str) -> None:
@@ -315,6 +348,7 @@ def servers_doc(fabric_doc: Any, hosts_doc: Any, intent: Intent,
     profiles = hosts_doc.get("profiles")
     if profiles is None:
         profiles = CommentedMap()
+    _su_profile(profiles, intent, servers, server_role)
     profile_of: dict[str, str] = {}
     slots: dict[str, Slot] = {}
     for server, nics in sorted(servers.items()):

@@ -354,3 +354,23 @@ def test_a_one_nic_host_on_a_rail_leaf_stays_one_and_follows_its_cable(tmp_path:
     assert "-      - {name: mon1, port: 5}\n+      - {name: mon1, port: 6}\n" in report.diff
     assert run_check(moved, intent, CLOS_MAPPING) == []
     assert _plan(intent).devices["mon1"].server_role is None
+
+
+def test_a_plane_grown_in_the_source_is_inferred_with_its_rails_and_nics(
+        tmp_path: Path) -> None:
+    """Six NICs on six rails in three planes in the source (room reserved in the intent):
+    the rail count, the planes' rails, the SU profile's NIC count come back from it."""
+    reserved = (("fabric.yaml", "  max: 2\n  rails:", "  max: 4\n  rails:"),
+                ("fabric.yaml", "  max_spines: 20 ", "  max_spines: 40 "))
+    grown = _plan(_variant(tmp_path / "grown", *reserved,
+                           ("fabric.yaml", "  rails: 4\n", "  rails: 6\n"),
+                           ("fabric.yaml", "  count: 2\n  max: 4\n", "  count: 3\n  max: 4\n"),
+                           ("fabric.yaml", "rails: {1: [1, 2], 2: [3, 4]}",
+                            "rails: {1: [1, 2], 2: [3, 4], 3: [5, 6]}"),
+                           ("hosts.yaml", "count: 4, name:", "count: 6, name:")))
+    intent = _variant(tmp_path / "base", *reserved)
+    report = run_import(snapshot_of(grown), intent, CLOS_MAPPING, write=True)
+    assert report.changed == ["fabric.yaml", "hosts.yaml"], report.diff
+    assert "+  gpu: {role: gpu, nics: {count: 6, name: \"eth{n}\"}}\n" in report.diff
+    assert "+  rails: {1: [1, 2], 2: [3, 4], 3: [5, 6]}\n" in report.diff
+    assert _plan(intent) == grown
