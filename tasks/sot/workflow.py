@@ -14,6 +14,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
 from tasks.atomic import write_atomic
 from tasks.errors import InputError, InputProblem
 from tasks.intent.loader import load_intent
@@ -50,6 +53,15 @@ def _scratch_plan(intent_dir: Path, files: dict[str, str]) -> FabricState:
                 path=p.path, reason=p.reason, line=p.line) for p in exc.problems]) from None
 
 
+def _same_data(old: str, new: str) -> bool:
+    """The same YAML data written another way (a file another tool wrote, with its own
+    indentation): not a change, so an import that changes nothing leaves it as it is."""
+    try:
+        return bool(YAML(typ="safe").load(old) == YAML(typ="safe").load(new))
+    except YAMLError:
+        return False
+
+
 def run_import(snapshot: Snapshot, intent_dir: Path, mapping: SotMapping, *,
                write: bool) -> ImportReport:
     intent = load_intent(intent_dir, known_platforms=PLATFORMS)
@@ -69,7 +81,7 @@ def run_import(snapshot: Snapshot, intent_dir: Path, mapping: SotMapping, *,
     for name, text in sorted(result.files.items()):
         path = intent_dir / name
         old = path.read_text(encoding="utf-8") if path.exists() else ""
-        if old != text:
+        if old != text and not _same_data(old, text):
             changed.append(name)
             diff += difflib.unified_diff(old.splitlines(keepends=True),
                                          text.splitlines(keepends=True),
