@@ -374,3 +374,12 @@ def test_a_plane_grown_in_the_source_is_inferred_with_its_rails_and_nics(
     assert "+  gpu: {role: gpu, nics: {count: 6, name: \"eth{n}\"}}\n" in report.diff
     assert "+  rails: {1: [1, 2], 2: [3, 4], 3: [5, 6]}\n" in report.diff
     assert _plan(intent) == grown
+
+
+def test_a_file_another_tool_wrote_stays_as_it_is_when_its_data_does(rail: Path) -> None:
+    (rail / "tenants.yaml").write_text(
+        "tenants:\n- name: train\n  vrf_id: 100\n  prefixes:\n  - 10.100.0.0/16\n"
+        "  members:\n  - su*\n  - store*\n")
+    before = (rail / "tenants.yaml").read_bytes()
+    assert run_import(snapshot_of(RAIL), rail, CLOS_MAPPING, write=True).changed == []
+    assert (rail / "tenants.yaml").read_bytes() == before
