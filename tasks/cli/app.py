@@ -27,7 +27,7 @@ from tasks.workflows.journal import Journal
 from tasks.workflows.lock import fabric_lock
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.project import Project
-from tasks.workflows.render_files import write_configs
+from tasks.workflows.render_files import write_configs, write_diagram
 from tasks.workflows.rollout import rollout as run_rollout
 from tasks.workflows.runstate import refuse_if_interrupted
 from tasks.workflows.traffic import TRAFFIC_CHECKS, run_traffic
@@ -57,9 +57,13 @@ def _global(ctx: typer.Context,
 
 
 @app.command()
-def plan(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
+def plan(ctx: typer.Context, fmt: FormatOpt = Format.TABLE,
+         diagram: Annotated[Path | None, typer.Option(
+             help="also write the fabric's diagram to this SVG file")] = None) -> None:
     """Show the planned state of every device (addresses, ASNs, sessions, VRFs)."""
     project = project_of(ctx)
+    if diagram is not None:
+        write_diagram(project.plan, diagram)
     if fmt is Format.JSON:
         emit_json(project.plan.model_dump(mode="json"))
     else:

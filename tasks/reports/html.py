@@ -132,15 +132,31 @@ def _hosts_by_leaf(report: AuditReport, roles: dict[str, str]) -> dict[str | Non
     return grouped
 
 
-def _columns(report: AuditReport) -> tuple[list[str], list[Column]]:
+def _columns(report: AuditReport) -> tuple[list[str], list[str], list[Column]]:
+    """(super-spines, spines, leaf columns), each row in name order."""
     roles = {d.name: d.role for d in report.devices}
     hosts = _hosts_by_leaf(report, roles)
-    spines = sorted(n for n, r in roles.items() if r == "spine")
-    middle = sorted(n for n, r in roles.items() if r not in ("spine", "host"))
+    middle = sorted(n for n, r in roles.items() if r not in ("superspine", "spine", "host"))
     columns = [Column(name, hosts.get(name, [])) for name in middle]
     if hosts.get(None):
         columns.append(Column(None, hosts[None]))
-    return spines, columns
+    # each tier above in the order of what it connects below (pods and planes line up over
+    # their leaves); ties by name
+    spines = _over(report, [n for n, r in roles.items() if r == "spine"], middle)
+    tops = _over(report, [n for n, r in roles.items() if r == "superspine"], spines)
+    return tops, spines, columns
+
+
+def _over(report: AuditReport, names: list[str], below: list[str]) -> list[str]:
+    """`names` ordered by the mean position of the devices below they link to."""
+    position = {name: index for index, name in enumerate(below)}
+    linked: dict[str, list[int]] = defaultdict(list)
+    for link in report.links:
+        for a, b in ((link.a_device, link.b_device), (link.b_device, link.a_device)):
+            if a in position and b in names:
+                linked[b].append(position[a])
+    return sorted(names, key=lambda n: (sum(linked[n]) / len(linked[n]) if linked[n]
+                                        else len(below), n))
 
 
 def _shown_hosts(hosts: list[str], statuses: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -164,17 +180,20 @@ def _host_boxes(shown: list[str], leaf_cx: float, y: float, narrow: bool) -> dic
 
 
 def layout(report: AuditReport) -> Layout:
-    """Spines on top, leaves below, up to HOSTS_PER_LEAF hosts under each leaf."""
-    spines, columns = _columns(report)
+    """Super-spines (5 stages) on top, spines, leaves below, up to HOSTS_PER_LEAF hosts
+    under each leaf."""
+    tops, spines, columns = _columns(report)
     statuses = device_statuses(report)
     narrow = len(columns) > NARROW_ABOVE
     base = 30.0 if narrow else 136.0
     margin = 24.0
-    inner = max(640.0, len(columns) * base, len(spines) * 136.0)
+    inner = max(640.0, len(columns) * base, len(spines) * 136.0, len(tops) * 136.0)
     node_h = 70.0 if narrow else 30.0
-    leaf_y = 16 + 30 + 110
+    spine_y = 16 + (30 + 110 if tops else 0)
+    leaf_y = spine_y + 30 + 110
     host_y = leaf_y + node_h + 36
-    boxes = _row(spines, 16, inner / max(len(spines), 1), 112, 30, margin)
+    boxes = _row(tops, 16, inner / max(len(tops), 1), 112, 30, margin)
+    boxes.update(_row(spines, spine_y, inner / max(len(spines), 1), 112, 30, margin))
     slot = inner / max(len(columns), 1)
     boxes.update(_row([c.leaf or "" for c in columns], leaf_y, slot, min(112, base - 8),
                       node_h, margin))
@@ -207,7 +226,9 @@ def _fit(name: str, chars: int) -> str:
 def _host_label(name: str, leaf: str | None) -> str:
     if leaf and name.startswith(leaf + "-"):
         name = name[len(leaf) + 1:]
-    return name if len(name) <= 4 else name[-3:]
+    elif leaf and "-" in name and name.split("-", 1)[0] == leaf.split("-", 1)[0]:
+        name = name.split("-", 1)[1]  # su1-s2 under su1-leaf1: s2
+    return name if len(name) <= 4 else name[:4]
 
 
 def _tooltip(device: DeviceSummary, status: str, findings: list[Finding],
@@ -309,6 +330,14 @@ def diagram(report: AuditReport) -> str:
     parts += _more_svg(plan.more, statuses)
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def standalone_diagram(report: AuditReport) -> str:
+    """The diagram as an SVG file of its own (a README picture, `plan --diagram`)."""
+    svg = diagram(report).replace(
+        '<svg class="fabric"', '<svg xmlns="http://www.w3.org/2000/svg" '
+        'font-family="system-ui,sans-serif" class="fabric"', 1)
+    return svg + "\n"
 
 
 def _host_leaves(report: AuditReport) -> dict[str, str]:

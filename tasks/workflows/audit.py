@@ -95,15 +95,29 @@ def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: b
         run_id=f"{stamp:%Y%m%dT%H%M%SZ}-audit-{plan.fabric}",
         started=f"{stamp:%Y-%m-%dT%H:%M:%SZ}", started_epoch=round(started_epoch, 3),
         duration_s=round(time.monotonic() - started, 3),
-        devices=[DeviceSummary(name=d.name, role=d.role.value, platform=d.platform,
-                               reachable=d.name not in unreachable)
-                 for d in plan.devices.values()],
-        links=[LinkSummary(id=link.id, kind=link.kind.value, a_device=link.a.device,
-                           a_port=link.a.port, b_device=link.b.device, b_port=link.b.port)
-               for link in plan.links if link.parent is None
-               and link.kind in (LinkKind.FABRIC, LinkKind.HOST)],
+        devices=device_summaries(plan, unreachable), links=link_summaries(plan),
         checks_run=checks_run, findings=findings, drift=drift,
         timings={"drift_s": round(drift_s, 3), **report.timings})
+
+
+def device_summaries(plan: FabricState, unreachable: set[str | None]) -> list[DeviceSummary]:
+    return [DeviceSummary(name=d.name, role=d.role.value, platform=d.platform,
+                          reachable=d.name not in unreachable) for d in plan.devices.values()]
+
+
+def link_summaries(plan: FabricState) -> list[LinkSummary]:
+    """The physical links a report draws (VRF sub-links ride on them)."""
+    return [LinkSummary(id=link.id, kind=link.kind.value, a_device=link.a.device,
+                        a_port=link.a.port, b_device=link.b.device, b_port=link.b.port)
+            for link in plan.links if link.parent is None
+            and link.kind in (LinkKind.FABRIC, LinkKind.HOST)]
+
+
+def planned_report(plan: FabricState) -> AuditReport:
+    """The plan as a report with nothing found: what `plan --diagram` draws."""
+    return AuditReport(fabric=plan.fabric, run_id=f"plan-{plan.fabric}", started="",
+                       duration_s=0.0, devices=device_summaries(plan, set()),
+                       links=link_summaries(plan), checks_run=[], findings=[], drift=[])
 
 
 def scheduled(run_once: Callable[[], int], every_s: float, jitter_s: float, count: int | None,

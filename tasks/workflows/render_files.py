@@ -17,6 +17,8 @@ from tasks.errors import InputError
 from tasks.gcpause import gc_paused
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
+from tasks.reports.html import standalone_diagram
+from tasks.workflows.audit import planned_report
 
 PARALLEL_FROM = 2000  # devices; below this a single process is faster than forking
 _SHARED: FabricState | None = None  # the plan, inherited by forked workers
@@ -83,3 +85,17 @@ def write_configs(plan: FabricState, out: Path, names: list[str] | None = None,
     finally:
         gc.unfreeze()
         _SHARED = None
+
+
+def write_diagram(plan: FabricState, target: Path, option: str = "--diagram") -> None:
+    """The planned fabric's diagram (the audit report's, every device clean) as SVG."""
+    folder = target.parent if str(target.parent) else Path()
+    if target.is_dir() or (target.exists() and not target.is_file()):
+        raise InputError.single(option, "", f"{target} exists and is not a regular file")
+    if not folder.is_dir():
+        raise InputError.single(option, "", f"{folder} is not a directory")
+    try:
+        target.write_text(standalone_diagram(planned_report(plan)), encoding="utf-8")
+    except OSError as exc:
+        raise InputError.single(option, "", f"cannot write {target}: "
+                                f"{exc.strerror or exc}") from None

@@ -18,7 +18,10 @@ import pytest
 
 from tasks import reports
 from tasks.checks import Finding, Severity
+from tasks.intent.loader import load_intent
+from tasks.plan.planner import plan
 from tasks.reports import html, json_report, junit, markdown, prometheus
+from tasks.reports.html import standalone_diagram
 from tasks.reports.model import (
     AuditReport,
     DeviceDrift,
@@ -26,7 +29,8 @@ from tasks.reports.model import (
     LinkSummary,
     SectionDrift,
 )
-from tests.conftest import ROOT
+from tasks.workflows.audit import planned_report
+from tests.conftest import ROOT, flatfab
 
 GOLDEN = ROOT / "tests" / "golden" / "reports"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
@@ -539,3 +543,21 @@ def test_reports_match_golden_files(fixture: str, tmp_path: Path) -> None:
                                                 f"golden/reports/{fixture}/{name}", "rendered"))
             pytest.fail(f"{fixture}/{name} differs from its golden file (regenerate with "
                         "FLATFAB_REGEN_GOLDEN=1 to accept):\n" + diff[:4000])
+
+
+def test_plan_diagram_golden_is_the_readme_picture_of_the_rail_lab(tmp_path: Path) -> None:
+    """`flatfab --fabric rail plan --diagram docs/rail-lab.svg` draws the README's picture:
+    super-spines, pod spines in the order of their leaves, rail leaves, servers."""
+    picture = ROOT / "docs" / "rail-lab.svg"
+    drawn = standalone_diagram(planned_report(plan(load_intent(ROOT / "intents" / "rail"))))
+    if REGEN:
+        picture.write_text(drawn, encoding="utf-8")
+    assert picture.read_text(encoding="utf-8") == drawn, "make golden, then review docs/"
+    rows = [drawn.index(f'data-device="{name}"') for name in ("p1-ss1", "p1-pod1-spine1",
+                                                               "su1-leaf1", "su1-s1")]
+    assert all(r > 0 for r in rows)
+    result = flatfab("--fabric", "rail", "plan", "--diagram", str(tmp_path / "x.svg"))
+    assert result.code == 0 and (tmp_path / "x.svg").read_text(encoding="utf-8") == drawn
+    refused = flatfab("--fabric", "rail", "plan", "--diagram", str(tmp_path))
+    assert refused.code == 2 and "--diagram" in refused.stderr and "Traceback" not in \
+        refused.stderr
