@@ -24,8 +24,8 @@ def _railed_nics(ctx: CheckContext) -> Iterator[tuple[DeviceState, Interface]]:
                     yield server, nic
 
 
-@check("rail.alignment", "NIC k of every server of an SU is on the SU's rail-k leaf, at the "
-       "server's port", scope=Scope.LINK, severity=Severity.ERROR)
+@check("rail.alignment", "NIC k of each SU server sits on the SU's rail-k leaf, at its port",
+       scope=Scope.LINK, severity=Severity.ERROR)
 def rail_alignment(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads the plan's rail of every server NIC and, live, the LLDP neighbour each rail leaf
     sees on the server's port. Expects that neighbour to be the server's NIC of the leaf's
@@ -147,8 +147,8 @@ def _ranks(ctx: CheckContext) -> dict[str, int]:
     return {n: rank[d.role] for n, d in ctx.plan.devices.items() if d.role in rank}
 
 
-@check("ecmp.pod_paths", "Every pod spine has one next hop per super-spine to every leaf "
-       "prefix of the other pods", scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
+@check("ecmp.pod_paths", "Pod spines reach other pods' leaves through every super-spine",
+       scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads each pod spine's routing table. Expects, for every prefix a leaf of another pod
     (in its plane) originates, a next hop through each of its super-spine uplinks that the
@@ -199,8 +199,8 @@ def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                    actual=f"{len(tops) - len(missing)} paths")
 
 
-@check("host.routing", "Each NIC of a multi-NIC server has its own table and rule, so its "
-       "traffic leaves through it", scope=Scope.DEVICE, severity=Severity.ERROR)
+@check("host.routing", "Traffic from each NIC of a multi-NIC server leaves through that NIC",
+       scope=Scope.DEVICE, severity=Severity.ERROR)
 def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads each multi-NIC server's policy rules, routing tables and ARP / reverse-path
     settings (planned, and live as collected). Expects, per NIC, a rule from the NIC's
@@ -248,3 +248,43 @@ def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                 if want is not None and got is not None and got != want:
                     yield item.finding(name, f"{name} {nic.name}: {key} is {got}, planned "
                                        f"{want}", port=nic.name, expected=want, actual=got)
+
+
+@check("ecmp.width", "Every switch of a tier has as many uplinks as the others of its plane",
+       scope=Scope.FABRIC, severity=Severity.WARNING)
+def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads each leaf's and pod spine's physical uplinks (to the tier above, as the plan
+    cables them; live: those that are up). Expects every switch of a tier and plane to have
+    the widest count of its peers: collective traffic spreads over ECMP evenly only when
+    every path of a tier is as wide. Fails naming the narrower switch, its count and the
+    tier's."""
+    plan = ctx.plan
+    rank = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
+    widths: dict[tuple[Role, int | None], dict[str, int]] = {}
+    for name, planned in plan.devices.items():
+        if planned.role not in (Role.LEAF, Role.SPINE):
+            continue
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        count = 0
+        for iface in planned.interfaces.values():
+            if iface.kind is not IfKind.FABRIC or iface.parent is not None or not iface.peer:
+                continue
+            far = plan.devices.get(iface.peer.device)
+            if far is None or rank.get(far.role, -1) <= rank[planned.role]:
+                continue
+            seen = device.interfaces.get(iface.name)
+            if seen is not None and seen.up is not False:
+                count += 1
+        if count or planned.role is Role.LEAF:
+            widths.setdefault((planned.role, planned.plane), {})[name] = count
+    for (role, plane), counts in sorted(widths.items(), key=lambda kv: (kv[0][0].value,
+                                                                         kv[0][1] or 0)):
+        widest = max(counts.values(), default=0)
+        tier = f"{role.value}s" + (f" of plane {plane}" if plane is not None else "")
+        for name, count in sorted(counts.items()):
+            if count < widest:
+                yield item.finding(name, f"{name} has {count} uplinks, the other {tier} have "
+                                   f"{widest}: its ECMP is narrower", expected=str(widest),
+                                   actual=str(count))

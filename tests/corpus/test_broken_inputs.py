@@ -23,6 +23,7 @@ from tasks.cli.app import main
 from tasks.lab import topology
 from tasks.workflows.project import Project
 from tests.conftest import ROOT
+from tests.unit.test_clos_intent import REFUSALS as RAIL_REFUSALS
 from tests.unit.test_intent_errors import CASES as VALUE_CASES
 from tests.unit.test_intent_errors import Edit, append, bad_copy, replace
 
@@ -217,6 +218,7 @@ class Corpus:
     # what every error line must name: a file of the intent, or the option at fault
     names: str = "intents/lab/"
     warns: str | None = None  # a valid input that every command warns about, saying this
+    fabric: str = "lab"
 
 
 def _copy(root: Path) -> Path:
@@ -237,6 +239,18 @@ def _file_case(file: str, breaker: Breaker) -> Callable[[Path], None]:
 
 def _value_case(edits: tuple[Edit, ...]) -> Callable[[Path], None]:
     return lambda root: bad_copy(root / "intents" / "lab", *edits) and None
+
+
+def _rail_case(edits: tuple[tuple[str, str, str], ...]) -> Callable[[Path], None]:
+    """intents/rail/ (an AI back-end: SUs, pods, planes) with (file, old, new) edits."""
+    def make(root: Path) -> None:
+        target = root / "intents" / "rail"
+        shutil.copytree(ROOT / "intents" / "rail", target)
+        for file, old, new in edits:
+            text = (target / file).read_text(encoding="utf-8")
+            assert old in text, f"{old!r} not in {file}"
+            (target / file).write_text(text.replace(old, new, 1), encoding="utf-8")
+    return make
 
 
 def _corpus() -> list[Corpus]:
@@ -267,7 +281,11 @@ def _corpus() -> list[Corpus]:
         Corpus("intents-is-a-file", lambda root: (root / "intents").touch(),
                names="intents/lab"),
         Corpus("valid-lab", lambda root: _copy(root) and None, broken=False),
+        Corpus("valid-rail", _rail_case(()), broken=False, names="intents/rail/",
+               fabric="rail"),
     ]
+    cases += [Corpus(f"rail-{case.id}", _rail_case(case.edits), names="intents/rail/",
+                     fabric="rail") for case in RAIL_REFUSALS]
     return cases
 
 
@@ -304,7 +322,8 @@ def test_every_static_command_refuses_broken_input_in_one_line_each(
     case.make(tmp_path)
     for command in STATIC:
         args = [a.format(root=tmp_path) for a in command]
-        code, out, err = run(["--root", str(tmp_path), "--fabric", "lab", *args], capsys)
+        code, out, err = run(["--root", str(tmp_path), "--fabric", case.fabric, *args],
+                             capsys)
         where = " ".join(command)
         assert "internal error" not in err and "Traceback" not in err, f"{where}: {err}"
         if not case.broken:

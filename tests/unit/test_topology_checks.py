@@ -29,7 +29,7 @@ from tests.conftest import ROOT
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail"))
 LAB = plan(load_intent(ROOT / "intents" / "lab"))
-CHECKS = ("rail.alignment", "plane.independence", "ecmp.pod_paths", "ecmp.leaf_paths",
+CHECKS = ("rail.alignment", "plane.independence", "ecmp.pod_paths", "ecmp.leaf_paths", "ecmp.width",
           "host.routing", "fabric.nonblocking")
 
 
@@ -299,3 +299,13 @@ def _crosses(device: str, port: str | None) -> bool:
     iface = RAIL.devices[device].interfaces.get(port or "")
     return iface is not None and iface.peer is not None and iface.peer.device in (
         "p1-ss2", "p2-ss1", "p2-ss2")
+
+
+def test_a_narrower_tier_member_is_named() -> None:
+    def down(state: FabricState) -> None:
+        state.devices["p2-pod1-spine1"].interfaces["swp34"].up = False
+
+    found = [f for f in _findings(_observed(down)) if f[0] == "ecmp.width"]
+    assert [(d, m) for _, d, _, m in found] == [
+        ("p2-pod1-spine1", "p2-pod1-spine1 has 1 uplinks, the other spines of plane 2 have 2: "
+                           "its ECMP is narrower")]

@@ -30,8 +30,8 @@ def _peer_rank(ctx: CheckContext, planned: DeviceState, iface: Interface) -> int
     return RANK.get(peer.role, -1) if peer is not None else -1
 
 
-@check("fabric.nonblocking", "Every leaf, and every pod spine under super-spines, has at least "
-       "as much uplink as downlink capacity", scope=Scope.FABRIC, severity=Severity.WARNING)
+@check("fabric.nonblocking", "Every leaf and pod spine has as much uplink as downlink capacity",
+       scope=Scope.FABRIC, severity=Severity.WARNING)
 def nonblocking(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads the speed of every physical port of each leaf and pod spine (from the port, or
     its lossless state where the port states none). Expects uplinks (to the tier above, as
