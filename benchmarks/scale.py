@@ -1,7 +1,7 @@
 """Plan, render and statically check generated fabrics; print one JSON line per size.
 
     python benchmarks/scale.py [--spines 64 --leaves 1024 --hosts-per-leaf 16] [--workers N]
-    python benchmarks/scale.py --ai rail-32k|planes-131k [--within-cap]
+    python benchmarks/scale.py --ai rail-32k|planes-131k
 
 Render writes every device's config to a temporary directory, as `flatfab render --out`
 does (on all cores for large fabrics); the directory is RAM-backed (/dev/shm) where there is
@@ -36,9 +36,6 @@ from tasks.platforms.registry import PLATFORMS
 from tasks.workflows.render_files import write_configs
 
 RAM_DIR = "/dev/shm"
-# underlay.max_spines may not exceed this (tasks/intent/models.py)
-MAX_SPINES_CAP = 256
-
 
 def fabric_intent(spines: int, leaves: int, hosts_per_leaf: int) -> Intent:
     """A two-tenant unnumbered fabric of the given size, built in memory."""
@@ -84,28 +81,14 @@ def fabric_intent(spines: int, leaves: int, hosts_per_leaf: int) -> Intent:
 #   super-spines; in all 4,096 leaves, 2,048 pod spines, 512 super-spines. Links per tier:
 #   131,072 each.
 #
-# Both reserve more spine ids (planes.max x superspines.max + pods.max x planes.max x
-# pods.max_spines: 576 and 2,560) than underlay.max_spines may hold (at most 256,
-# tasks/intent/models.py), so fabric.yaml as written here is refused. load() validates it
-# with max_spines at that cap and then sets the reserved count (the /16 loopback pool has
-# room), so every other model and rule still judges it. With --within-cap, the variants
-# below fit the cap and load as written:
-# rail-32k: 800G fabric links (a rail leaf 16 x 800G up), pods of 16 SUs (128 leaves) with
-#   16 spines, 8 pods, 128 super-spines: still 1:1 at every tier, with half the fabric links
-#   (128 x 800G a side per pod spine: a chassis). 128 + 8 x 16 = 256 ids.
-# planes-131k: per plane 32 ids: 2 pods of 256 SUs with 8 spines, 16 super-spines, 800G
-#   fabric links: oversubscribed (leaf 2:1, pod spine 16:1), so non_blocking is off.
+# Both reserve many spine ids (planes.max x superspines.max + pods.max x planes.max x
+# pods.max_spines: 576 and 2,560), which underlay.max_spines covers and the /16 loopback
+# pool holds.
 AI_FABRICS: dict[str, dict[str, Any]] = {
     "rail-32k": {"planes": 1, "sus": 128, "pod_sus": 8, "pod_spines": 32, "superspines": 64,
                  "fabric_speed": "400G", "non_blocking": True},
     "planes-131k": {"planes": 8, "sus": 512, "pod_sus": 64, "pod_spines": 32,
                     "superspines": 64, "fabric_speed": "400G", "non_blocking": True},
-}
-WITHIN_CAP: dict[str, dict[str, Any]] = {
-    "rail-32k": {"planes": 1, "sus": 128, "pod_sus": 16, "pod_spines": 16,
-                 "superspines": 128, "fabric_speed": "800G", "non_blocking": True},
-    "planes-131k": {"planes": 8, "sus": 512, "pod_sus": 256, "pod_spines": 8,
-                    "superspines": 16, "fabric_speed": "800G", "non_blocking": False},
 }
 SERVERS_PER_SU, RAILS = 32, 8
 
@@ -151,16 +134,8 @@ def ai_documents(name: str, size: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def load(documents: dict[str, dict[str, Any]]) -> Intent:
     """What tasks.intent.loader.load_intent does after reading the files: validate each
-    document, then every rule; refuse on any problem. A max_spines above the models' cap is
-    validated at the cap and set afterwards (see AI_FABRICS)."""
-    fabric_doc = documents["fabric"]
-    max_spines = fabric_doc["underlay"]["max_spines"]
-    capped = {**fabric_doc, "underlay": {**fabric_doc["underlay"],
-                                         "max_spines": min(max_spines, MAX_SPINES_CAP)}}
-    fabric = FabricIntent.model_validate(capped)
-    if max_spines > MAX_SPINES_CAP:
-        underlay = fabric.underlay.model_copy(update={"max_spines": max_spines})
-        fabric = fabric.model_copy(update={"underlay": underlay})
+    document, then every rule; refuse on any problem."""
+    fabric = FabricIntent.model_validate(documents["fabric"])
     intent = Intent(fabric=fabric, hosts=HostsIntent.model_validate(documents["hosts"]),
                     tenants=TenantsIntent.model_validate(documents["tenants"]))
     found = semantics.check(intent)
@@ -223,11 +198,10 @@ def run(spines: int, leaves: int, hosts: int, workers: int | None) -> dict[str, 
                   spines + leaves)
 
 
-def run_ai(name: str, within_cap: bool, workers: int | None) -> dict[str, Any]:
-    size = (WITHIN_CAP if within_cap else AI_FABRICS)[name]
-    documents = ai_documents(name, size)
+def run_ai(name: str, workers: int | None) -> dict[str, Any]:
+    documents = ai_documents(name, AI_FABRICS[name])
     intent, load_s, load_mb = measure(lambda: load(documents), "load")
-    result = stages(name + ("-within-cap" if within_cap else ""), intent, workers)
+    result = stages(name, intent, workers)
     return {**result, "load_s": round(load_s, 3),
             "total_with_load_s": round(result["total_s"] + load_s, 3),
             "peak_rss_mb": {"load": round(load_mb), **result["peak_rss_mb"]},
@@ -240,12 +214,10 @@ def main() -> None:
     parser.add_argument("--leaves", type=int)
     parser.add_argument("--hosts-per-leaf", type=int)
     parser.add_argument("--ai", choices=sorted(AI_FABRICS), help="an AI back-end (AI_FABRICS)")
-    parser.add_argument("--within-cap", action="store_true",
-                        help="--ai: the variant that fits underlay.max_spines as written")
     parser.add_argument("--workers", type=int, help="render processes (default: all cores)")
     args = parser.parse_args()
     if args.ai:
-        print(json.dumps(run_ai(args.ai, args.within_cap, args.workers)), flush=True)
+        print(json.dumps(run_ai(args.ai, args.workers)), flush=True)
         return
     sizes = ([(args.spines, args.leaves, args.hosts_per_leaf)] if args.spines
              else [(2, 4, 2), (4, 16, 2), (8, 64, 8), (16, 256, 16)])

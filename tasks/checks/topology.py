@@ -208,8 +208,10 @@ def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     the NIC's arp_ignore / arp_announce / rp_filter. Fails naming the server and NIC whose
     traffic would leave through another NIC, or whose settings let another NIC answer."""
     for name, planned in ctx.plan.devices.items():
+        if planned.role is not Role.HOST or len(planned.interfaces) < 2:
+            continue  # a switch, or a one-NIC host: nothing to route apart
         nics = [i for i in planned.interfaces.values() if i.kind is IfKind.NIC]
-        if planned.role is not Role.HOST or len(nics) < 2:
+        if len(nics) < 2:
             continue
         device = ctx.observed(name)
         if device is None:
@@ -261,15 +263,18 @@ def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     plan = ctx.plan
     rank = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
     widths: dict[tuple[Role, int | None], dict[str, int]] = {}
+    # a 3-stage spine is the top tier: only leaves (and pod spines under super-spines) have
+    # uplinks to count
+    tiers = (Role.LEAF, Role.SPINE) if plan.of_role(Role.SUPERSPINE) else (Role.LEAF,)
     for name, planned in plan.devices.items():
-        if planned.role not in (Role.LEAF, Role.SPINE):
+        if planned.role not in tiers:
             continue
         device = ctx.observed(name)
         if device is None:
             continue
         count = 0
         for iface in planned.interfaces.values():
-            if iface.kind is not IfKind.FABRIC or iface.parent is not None or not iface.peer:
+            if iface.parent is not None or iface.kind is not IfKind.FABRIC or not iface.peer:
                 continue
             far = plan.devices.get(iface.peer.device)
             if far is None or rank.get(far.role, -1) <= rank[planned.role]:

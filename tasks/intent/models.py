@@ -93,7 +93,8 @@ class Underlay(Strict):
     leaf_asns: AsnRange
     loopback_pool: IPv4Prefix
     p2p_pool: IPv4Prefix | None = None
-    max_spines: Annotated[int, Field(ge=1, le=256)] = 16
+    # spine ids before the leaves' in the loopback pool; 5 stages reserve many (pods x planes)
+    max_spines: Annotated[int, Field(ge=1, le=16_384)] = 16
     timers: BgpTimers = BgpTimers()
     maximum_paths: Annotated[int, Field(ge=1, le=256)] = 64
 

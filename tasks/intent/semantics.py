@@ -467,7 +467,9 @@ def _pools(intent: Intent) -> Iterator[Problem]:
                               f"{net_b} overlaps {net_a} ({file_a}: "
                               f"{'.'.join(str(p) for p in path_a)})")
 
-    max_leaf = max((leaf.stable_id for leaf in fabric.leaves), default=0)
+    # listed leaves, or those a fabric generates from scalable units
+    max_leaf = max((s.stable_id for s in layout.switches(fabric) if s.role == layout.LEAF),
+                   default=0)
     loopbacks = ipaddress.IPv4Network(underlay.loopback_pool).num_addresses
     for index, leaf in enumerate(fabric.leaves):
         if underlay.max_spines + leaf.stable_id >= loopbacks - 1:
