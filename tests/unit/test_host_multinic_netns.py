@@ -329,20 +329,26 @@ def rx_packets(server: Server, port: str) -> int:
     return int(json.loads(out)[0]["stats64"]["rx"]["packets"])
 
 
-@root_only
-def test_traffic_from_a_nics_address_leaves_through_that_nic(
-        server: Server, rail: dict[str, DeviceState]) -> None:
-    planned = rail["su1-s1"]
-    nics = data_nics(planned)
+def _configured(server: Server, planned: DeviceState, nics: list[str]) -> LinuxHostDriver:
+    """The server configured as planned through its driver; the leaf side (one namespace)
+    answers ARP for each NIC's gateway."""
     driver = server.driver()
     driver.load_replace_candidate(config=render(planned))
     driver.commit_config()
-    # the leaf side answers ARP for each NIC's gateway
     for index, nic in enumerate(nics, 1):
         gateway = next(r.via for r in planned.static_routes
                        if r.interface == nic and r.table is not None and r.via)
         subprocess.run(["ip", "-n", server.leaf, "addr", "add", f"{gateway}/24", "dev",
                         f"sw{index}"], check=True)
+    return driver
+
+
+@root_only
+def test_traffic_from_a_nics_address_leaves_through_that_nic(
+        server: Server, rail: dict[str, DeviceState]) -> None:
+    planned = rail["su1-s1"]
+    nics = data_nics(planned)
+    driver = _configured(server, planned, nics)
     for nic in nics:
         address = planned.interfaces[nic].addresses[0].split("/")[0]
         before = {n: rx_packets(server, f"sw{i}") for i, n in enumerate(nics, 1)}
@@ -362,15 +368,8 @@ def test_probes_from_each_nic_leave_by_it_and_host_routing_names_one_that_does_n
         server: Server, rail: dict[str, DeviceState], rail_plan: FabricState) -> None:
     planned = rail["su1-s1"]
     nics = data_nics(planned)
-    driver = server.driver()
-    driver.load_replace_candidate(config=render(planned))
-    driver.commit_config()
-    # the leaves: each NIC's gateway, and a remote address that answers behind them all
-    for index, nic in enumerate(nics, 1):
-        gateway = next(r.via for r in planned.static_routes
-                       if r.interface == nic and r.table is not None and r.via)
-        subprocess.run(["ip", "-n", server.leaf, "addr", "add", f"{gateway}/24", "dev",
-                        f"sw{index}"], check=True)
+    driver = _configured(server, planned, nics)
+    # and a remote address that answers behind every leaf
     subprocess.run(["ip", "-n", server.leaf, "link", "set", "lo", "up"], check=True)
     subprocess.run(["ip", "-n", server.leaf, "addr", "add", "10.250.0.1/32", "dev", "lo"],
                    check=True)
