@@ -97,7 +97,7 @@ golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_golden.py
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_reports.py -k golden
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_platform_eos.py tests/unit/test_platform_sonic.py -k golden
-	@git status --short tests/golden
+	@git status --short tests/golden docs
 
 bench: venv
 	$(BIN)/python benchmarks/scale.py
