@@ -62,9 +62,10 @@ class Naming(Facts):
 class Capabilities(Facts):
     commit_confirm: CommitConfirm
     read_only: ReadOnlyGuard
-    lossless_backend: str  # what carries the lossless plane (e.g. "virtual-asic", "eos-qos")
-    traffic_source: bool = False  # can send test flows (verify --traffic)
-    class_counters: bool = False  # can report per-class (per-TC) queue counters
+    # each of these decides behaviour, and the platform's class must implement exactly the
+    # method it names (checked when the platform is built): one source of truth
+    traffic_source: bool = False  # send_test_traffic: the sources of verify --traffic
+    class_counters: bool = False  # class_counters: per-TC queue counters verify --traffic reads
     # what the platform (or a hardware family of it) cannot express: feature -> why
     unsupported: dict[str, str] = Field(default_factory=dict)
     # family (or family line: "tomahawk" covers tomahawk-3..5) -> unsupported
@@ -146,6 +147,19 @@ class Platform(ABC):
 
     def __init__(self, facts_file: Path) -> None:
         self.facts = PlatformFacts.model_validate(load_yaml(facts_file))
+        self._check_capabilities(facts_file)
+
+    def _check_capabilities(self, facts_file: Path) -> None:
+        """A declared capability is a method the platform implements, and an implemented
+        method is declared: a mismatch fails at import, never half-way through a run."""
+        caps = self.facts.capabilities
+        for flag, method in (("traffic_source", "send_test_traffic"),
+                             ("class_counters", "class_counters")):
+            implemented = getattr(type(self), method) is not getattr(Platform, method)
+            if implemented != getattr(caps, flag):
+                raise ValueError(f"{facts_file}: capabilities.{flag} is {getattr(caps, flag)}"
+                                 f" but {type(self).__name__}.{method} is "
+                                 f"{'' if implemented else 'not '}implemented")
 
     @property
     def name(self) -> str:

@@ -16,6 +16,7 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from tasks.checks.base import Finding, Severity
+from tasks.errors import InputError
 from tasks.model.state import FabricState, Role
 from tasks.plan.traffic import FlowGroup, Hop, hops, plan_flows
 from tasks.platforms.registry import get as get_platform
@@ -186,11 +187,26 @@ def _classes(seen: dict[int, int | None]) -> str:
     return ", ".join(used) or "none"
 
 
+def counted_switches(plan: FabricState) -> set[str]:
+    """The switches whose counters are read. A platform that keeps no per-class counters
+    (capabilities.class_counters) is not asked: the hops through it are reported as not
+    judged, never as failed reads."""
+    return {d.name for d in plan.devices.values() if d.role is not Role.HOST
+            and get_platform(d.platform).facts.capabilities.class_counters}
+
+
 def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     started = time.monotonic()
     groups = plan_flows(plan)
-    switches = {d.name for d in plan.devices.values() if d.role is not Role.HOST}
     sources = {g.source for g in groups}
+    unable = sorted({plan.devices[s].platform for s in sources
+                     if not get_platform(plan.devices[s].platform).facts.capabilities
+                     .traffic_source})
+    if unable:
+        raise InputError.single("--traffic", "", f"platform {', '.join(unable)} cannot send "
+                                "test flows (capabilities.traffic_source): verify without "
+                                "--traffic")
+    switches = counted_switches(plan)
     before, findings = _read(nornir, switches)
     sent_at = time.monotonic()
     results = nornir.filter(filter_func=lambda h: h.name in sources).run(
