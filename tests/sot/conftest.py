@@ -12,9 +12,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
+from tasks.sot.client import Nautobot
 from tasks.sot.settings import Settings
 from tests.conftest import ROOT, Run
 
@@ -60,3 +62,16 @@ def nautobot() -> Iterator[Service]:
     finally:
         down = sot("server", "down")
         assert down.code == 0, f"nautobot down failed: {down.stderr.strip()}"
+
+
+def api_of(service: Service) -> Nautobot:
+    """An API client of the test service (its token)."""
+    return Nautobot(service.url, service.token)
+
+
+def one(api: Nautobot, path: str, **params: Any) -> dict[str, Any]:
+    """The single object an endpoint lists for these filters (the test fails otherwise)."""
+    found = api.request("GET", path, params=params)["results"]
+    assert len(found) == 1, (path, params, found)
+    result: dict[str, Any] = found[0]
+    return result

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from tasks.sot.client import Nautobot
 from tests.conftest import ROOT, Run, flatfab
-from tests.sot.conftest import Service, sot
+from tests.sot.conftest import Service, api_of, one, sot
 
 pytestmark = pytest.mark.nautobot
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-")
@@ -72,23 +71,12 @@ def test_import_of_the_seeded_lab_is_the_same_plan_and_changes_no_file(
     print(f"\nsot import of the lab fabric: {took:.2f} s (CLI, incl. start-up)")
 
 
-def _api(service: Service) -> Nautobot:
-    return Nautobot(service.url, service.token)
-
-
-def _one(api: Nautobot, path: str, **params: Any) -> dict[str, Any]:
-    found = api.request("GET", path, params=params)["results"]
-    assert len(found) == 1, (path, params, found)
-    result: dict[str, Any] = found[0]
-    return result
-
-
 def test_a_host_recabled_in_nautobot_is_named_and_imported_as_an_edit(
         project: Path, seeded: Service) -> None:
-    with _api(seeded) as api:
-        nic = _one(api, "dcim/interfaces/", device="leaf1-h1", name="eth1")
-        old = _one(api, "dcim/cables/", device="leaf1-h1")
-        port1 = _one(api, "dcim/interfaces/", device="leaf1", name="swp1")
+    with api_of(seeded) as api:
+        nic = one(api, "dcim/interfaces/", device="leaf1-h1", name="eth1")
+        old = one(api, "dcim/cables/", device="leaf1-h1")
+        port1 = one(api, "dcim/interfaces/", device="leaf1", name="swp1")
         status = port1["status"]["id"] if isinstance(port1["status"], dict) else port1["status"]
         leaf = port1["device"]["id"] if isinstance(port1["device"], dict) else port1["device"]
         port3 = api.request("POST", "dcim/interfaces/", body={
@@ -97,7 +85,7 @@ def test_a_host_recabled_in_nautobot_is_named_and_imported_as_an_edit(
         new = api.request("POST", "dcim/cables/", body={
             "termination_a_type": "dcim.interface", "termination_a_id": nic["id"],
             "termination_b_type": "dcim.interface", "termination_b_id": port3["id"],
-            "status": _one(api, "extras/statuses/", name="Connected")["id"]})
+            "status": one(api, "extras/statuses/", name="Connected")["id"]})
     try:
         check = cli(project, seeded, "sot", "check", "--format", "json")
         assert check.code == 1, check.stderr
@@ -117,14 +105,14 @@ def test_a_host_recabled_in_nautobot_is_named_and_imported_as_an_edit(
         again = cli(project, seeded, "sot", "import", "--write")
         assert "no changes" in again.stderr
     finally:
-        with _api(seeded) as api:
+        with api_of(seeded) as api:
             api.request("DELETE", f"dcim/cables/{new['id']}/")
             api.request("DELETE", f"dcim/interfaces/{port3['id']}/")
         assert sot("seed", "--fabric", "lab", timeout=600).code == 0  # the cable back
 
 
 def _counts(service: Service) -> dict[str, int]:
-    with _api(service) as api:
+    with api_of(service) as api:
         return {path: api.request("GET", path, params={"limit": 1})["count"]
                 for path in ("dcim/devices/", "dcim/cables/", "dcim/interfaces/",
                              "ipam/vrfs/", "ipam/ip-addresses/")}
@@ -132,8 +120,8 @@ def _counts(service: Service) -> dict[str, int]:
 
 def test_sync_writes_what_the_planner_allocated_once_and_deletes_nothing(
         project: Path, seeded: Service) -> None:
-    with _api(seeded) as api:  # an ASN that differs: sync corrects it, the journal keeps it
-        spine1 = _one(api, "dcim/devices/", name="spine1")
+    with api_of(seeded) as api:  # an ASN that differs: sync corrects it, the journal keeps it
+        spine1 = one(api, "dcim/devices/", name="spine1")
         api.request("PATCH", f"dcim/devices/{spine1['id']}/",
                     body={"custom_fields": {"bgp_asn": 64999}})
     before = _counts(seeded)
@@ -161,8 +149,8 @@ def test_sync_writes_what_the_planner_allocated_once_and_deletes_nothing(
     assert after["dcim/interfaces/"] == before["dcim/interfaces/"] + 2 * 2 * 8
     assert (after["dcim/devices/"], after["dcim/cables/"]) == (before["dcim/devices/"],
                                                                before["dcim/cables/"])
-    with _api(seeded) as api:
-        sub = _one(api, "dcim/interfaces/", device="leaf1", name="swp51.100")
+    with api_of(seeded) as api:
+        sub = one(api, "dcim/interfaces/", device="leaf1", name="swp51.100")
         assert sub["parent_interface"] and sub["vrf"]
         assert [t["id"] if isinstance(t, dict) else t for t in sub["tags"]]
     # every write was journalled before it was sent; an update with what it replaced
@@ -205,8 +193,8 @@ def test_a_refused_token_and_a_silent_url_are_one_line_naming_the_url(
 
 
 def test_bad_data_in_nautobot_names_the_object(project: Path, seeded: Service) -> None:
-    with _api(seeded) as api:
-        spine = _one(api, "dcim/devices/", name="spine2")
+    with api_of(seeded) as api:
+        spine = one(api, "dcim/devices/", name="spine2")
         api.request("PATCH", f"dcim/devices/{spine['id']}/", body={"platform": None})
     try:
         line = _error_line(cli(project, seeded, "sot", "import"))
@@ -224,10 +212,10 @@ def test_a_cable_to_nowhere_and_an_unmapped_role_name_the_cable(
         project: Path, seeded: Service) -> None:
     """A leaf port cabled to a storage box in another location, then the box moved into the
     fabric's location with a role flatfab does not map: one line naming the cable, each."""
-    with _api(seeded) as api:
-        leaf = _one(api, "dcim/devices/", name="leaf1")
-        lab = _one(api, "dcim/locations/", name="lab")
-        active = _one(api, "extras/statuses/", name="Active")["id"]
+    with api_of(seeded) as api:
+        leaf = one(api, "dcim/devices/", name="leaf1")
+        lab = one(api, "dcim/locations/", name="lab")
+        active = one(api, "extras/statuses/", name="Active")["id"]
         elsewhere = api.request("POST", "dcim/locations/", body={
             "name": "elsewhere", "location_type": _id(lab["location_type"]), "status": active})
         role = api.request("POST", "extras/roles/", body={
@@ -242,20 +230,20 @@ def test_a_cable_to_nowhere_and_an_unmapped_role_name_the_cable(
         cable = api.request("POST", "dcim/cables/", body={
             "termination_a_type": "dcim.interface", "termination_a_id": swp9["id"],
             "termination_b_type": "dcim.interface", "termination_b_id": port["id"],
-            "status": _one(api, "extras/statuses/", name="Connected")["id"]})
+            "status": one(api, "extras/statuses/", name="Connected")["id"]})
     where = f"error: {seeded.url}/api/: dcim.cable leaf1:swp9 - storage1:p1 ({cable['id']}): "
     try:
         line = _error_line(cli(project, seeded, "sot", "import"))
         assert line == where + ("cables leaf1:swp9 to storage1:p1, but storage1 is not among "
                                 "the devices the source's filters select")
-        with _api(seeded) as api:
+        with api_of(seeded) as api:
             api.request("PATCH", f"dcim/devices/{box['id']}/", body={"location": lab["id"]})
         line = _error_line(cli(project, seeded, "sot", "check"))
         assert line == where + ("cables leaf1:swp9 to storage1:p1, but storage1 has role "
                                 "'storage', which is not mapped to a flatfab role (mapped: "
                                 "gpu-host, leaf, spine, storage-host, super-spine)")
     finally:
-        with _api(seeded) as api:
+        with api_of(seeded) as api:
             api.request("DELETE", f"dcim/cables/{cable['id']}/")
             api.request("DELETE", f"dcim/interfaces/{swp9['id']}/")
             api.request("DELETE", f"dcim/devices/{box['id']}/")
@@ -266,9 +254,9 @@ def test_a_cable_to_nowhere_and_an_unmapped_role_name_the_cable(
 
 def test_a_duplicate_device_name_names_both_devices(project: Path, seeded: Service) -> None:
     """Nautobot keeps names unique per location and tenant: a second leaf2 with a tenant."""
-    with _api(seeded) as api:
-        leaf2 = _one(api, "dcim/devices/", name="leaf2")
-        blue = _one(api, "tenancy/tenants/", name="blue")
+    with api_of(seeded) as api:
+        leaf2 = one(api, "dcim/devices/", name="leaf2")
+        blue = one(api, "tenancy/tenants/", name="blue")
         twin = api.request("POST", "dcim/devices/", body={
             "name": "leaf2", "location": _id(leaf2["location"]), "tenant": blue["id"],
             "status": _id(leaf2["status"]), "role": _id(leaf2["role"]),
@@ -287,7 +275,7 @@ def test_a_duplicate_device_name_names_both_devices(project: Path, seeded: Servi
         assert {p.name: p.read_bytes() for p in (project / "intents" / "lab").iterdir()} \
             == {p.name: p.read_bytes() for p in (ROOT / "intents" / "lab").iterdir()}
     finally:
-        with _api(seeded) as api:
+        with api_of(seeded) as api:
             api.request("DELETE", f"dcim/devices/{twin['id']}/")
 
 
@@ -324,8 +312,8 @@ def test_sync_of_a_numbered_fabric_writes_its_link_addresses(
                 "--format", "json")
     took = time.monotonic() - started
     assert wrote.code == 0 and json.loads(wrote.stdout)["changes"] == changes, wrote.stderr
-    with _api(numbered) as api:
-        swp51 = _one(api, "dcim/interfaces/", device="lf-a", name="swp51")
+    with api_of(numbered) as api:
+        swp51 = one(api, "dcim/interfaces/", device="lf-a", name="swp51")
         [assigned] = api.fetch("ipam/ip-address-to-interface/", interface=swp51["id"])
         address = api.request("GET", f"ipam/ip-addresses/{_id(assigned['ip_address'])}/")
         assert address["address"] == "10.254.0.1/31"
@@ -339,8 +327,8 @@ def test_sync_of_a_numbered_fabric_writes_its_link_addresses(
 def test_a_cable_longer_than_its_link_class_is_named_by_check(
         tmp_path: Path, numbered: Service) -> None:
     """The long class sizes PFC headroom for 100 m: a 150 m cable in Nautobot is named."""
-    with _api(numbered) as api:
-        swp52 = _one(api, "dcim/interfaces/", device="lf-a", name="swp52")
+    with api_of(numbered) as api:
+        swp52 = one(api, "dcim/interfaces/", device="lf-a", name="swp52")
         cable = api.request("GET", f"dcim/cables/{_id(swp52['cable'])}/")
         assert (cable["length"], _id(cable["length_unit"]) if isinstance(
             cable["length_unit"], str) else cable["length_unit"]["value"]) == (100, "m")
@@ -356,7 +344,7 @@ def test_a_cable_longer_than_its_link_class_is_named_by_check(
         imported = cli(tmp_path, numbered, "--fabric", "numbered", "sot", "import")
         assert imported.code == 0 and "choose a link class that fits" in imported.stderr
     finally:
-        with _api(numbered) as api:
+        with api_of(numbered) as api:
             api.request("PATCH", f"dcim/cables/{cable['id']}/", body={"length": 100})
 
 
@@ -365,10 +353,10 @@ def test_a_link_through_patch_panels_agrees_and_a_broken_trunk_is_named(
     """leaf1:swp51 - spine1:swp1 re-cabled through two patch panels (front port, rear-port
     trunk, front port), as structured cabling does: the same link. Without the trunk, each
     end's path stops at a front port, and each is named."""
-    with _api(seeded) as api:
-        leaf = _one(api, "dcim/devices/", name="leaf1")
-        active = _one(api, "extras/statuses/", name="Active")["id"]
-        connected = _one(api, "extras/statuses/", name="Connected")["id"]
+    with api_of(seeded) as api:
+        leaf = one(api, "dcim/devices/", name="leaf1")
+        active = one(api, "extras/statuses/", name="Active")["id"]
+        connected = one(api, "extras/statuses/", name="Connected")["id"]
         kind = api.request("POST", "dcim/device-types/", body={
             "model": "panel-1u", "manufacturer": _id(api.request(
                 "GET", f"dcim/device-types/{_id(leaf['device_type'])}/")["manufacturer"])})
@@ -385,8 +373,8 @@ def test_a_link_through_patch_panels_agrees_and_a_broken_trunk_is_named(
             front.append(api.request("POST", "dcim/front-ports/", body={
                 "device": panel["id"], "name": "fp1", "type": "lc", "status": active,
                 "rear_port": rear[-1]["id"], "rear_port_position": 1}))
-        swp51 = _one(api, "dcim/interfaces/", device="leaf1", name="swp51")
-        swp1 = _one(api, "dcim/interfaces/", device="spine1", name="swp1")
+        swp51 = one(api, "dcim/interfaces/", device="leaf1", name="swp51")
+        swp1 = one(api, "dcim/interfaces/", device="spine1", name="swp1")
         api.request("DELETE", f"dcim/cables/{_id(swp51['cable'])}/")
 
         def cable(a_type: str, a: str, b_type: str, b: str) -> dict[str, Any]:
@@ -401,7 +389,7 @@ def test_a_link_through_patch_panels_agrees_and_a_broken_trunk_is_named(
         assert cli(project, seeded, "sot", "check").code == 0
         imported = cli(project, seeded, "sot", "import")
         assert imported.code == 0 and "no changes" in imported.stderr, imported.stderr
-        with _api(seeded) as api:
+        with api_of(seeded) as api:
             api.request("DELETE", f"dcim/cables/{trunk['id']}/")
         broken = cli(project, seeded, "sot", "check")
         assert broken.code == 2 and broken.stderr.splitlines() == [
@@ -411,7 +399,7 @@ def test_a_link_through_patch_panels_agrees_and_a_broken_trunk_is_named(
             for where, cable_id in (("leaf1:swp51", first["id"]), ("spine1:swp1", last["id"]))
         ], broken.stderr
     finally:
-        with _api(seeded) as api:
+        with api_of(seeded) as api:
             for made in api.fetch("dcim/cables/", id=[first["id"], trunk["id"], last["id"]]):
                 api.request("DELETE", f"dcim/cables/{made['id']}/")
             for panel in api.fetch("dcim/devices/", role=role["id"]):

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from tasks.sot.client import Nautobot
 from tests.conftest import ROOT, Run, flatfab
-from tests.sot.conftest import Service
+from tests.sot.conftest import Service, api_of, one
 
 pytestmark = pytest.mark.nautobot
 FABRIC = "rail"
@@ -30,22 +29,11 @@ def _id(value: Any) -> str:
     return str(value["id"] if isinstance(value, dict) else value)
 
 
-def _api(service: Service) -> Nautobot:
-    return Nautobot(service.url, service.token)
-
-
-def _one(api: Nautobot, path: str, **params: Any) -> dict[str, Any]:
-    found = api.request("GET", path, params=params)["results"]
-    assert len(found) == 1, (path, params, found)
-    result: dict[str, Any] = found[0]
-    return result
-
-
 @pytest.fixture(scope="module")
 def location(nautobot: Service) -> Service:
     """The fabric's location, as an operator has it before the first sync."""
-    with _api(nautobot) as api:
-        active = _one(api, "extras/statuses/", name="Active")["id"]
+    with api_of(nautobot) as api:
+        active = one(api, "extras/statuses/", name="Active")["id"]
         kinds = api.fetch("dcim/location-types/", name="Site")
         kind = kinds[0] if kinds else api.request("POST", "dcim/location-types/", body={
             "name": "Site", "content_types": ["dcim.device"]})
@@ -102,11 +90,11 @@ def synced(location: Service, tmp_path_factory: pytest.TempPathFactory) -> Servi
 
 
 def test_sync_writes_roles_positions_and_a_cable_per_nic(synced: Service) -> None:
-    with _api(synced) as api:
-        leaf = _one(api, "dcim/devices/", name="su2-leaf3")
+    with api_of(synced) as api:
+        leaf = one(api, "dcim/devices/", name="su2-leaf3")
         assert {k: v for k, v in leaf["custom_fields"].items() if k.startswith("fabric_")} \
             == {"fabric_plane": 2, "fabric_pod": 2, "fabric_su": 2, "fabric_rail": 3}
-        top = _one(api, "dcim/devices/", name="p1-ss1")
+        top = one(api, "dcim/devices/", name="p1-ss1")
         role = api.request("GET", f"extras/roles/{_id(top['role'])}/")
         assert role["name"] == "super-spine"
         nics = api.fetch("dcim/interfaces/", device="su1-s1",
@@ -160,12 +148,12 @@ def test_a_nic_moved_to_the_other_rail_is_named_by_check_and_refused_by_import(
         synced: Service, tmp_path: Path) -> None:
     """su1-s1's eth1 and eth2 swapped between their rail leaves (rail 1 and rail 2)."""
     root = _project(tmp_path, synced)
-    with _api(synced) as api:
-        connected = _one(api, "extras/statuses/", name="Connected")["id"]
-        eth1 = _one(api, "dcim/interfaces/", device="su1-s1", name="eth1")
-        eth2 = _one(api, "dcim/interfaces/", device="su1-s1", name="eth2")
-        rail1 = _one(api, "dcim/interfaces/", device="su1-leaf1", name="swp1")
-        rail2 = _one(api, "dcim/interfaces/", device="su1-leaf2", name="swp1")
+    with api_of(synced) as api:
+        connected = one(api, "extras/statuses/", name="Connected")["id"]
+        eth1 = one(api, "dcim/interfaces/", device="su1-s1", name="eth1")
+        eth2 = one(api, "dcim/interfaces/", device="su1-s1", name="eth2")
+        rail1 = one(api, "dcim/interfaces/", device="su1-leaf1", name="swp1")
+        rail2 = one(api, "dcim/interfaces/", device="su1-leaf2", name="swp1")
         for nic in (eth1, eth2):
             api.request("DELETE", f"dcim/cables/{_id(nic['cable'])}/")
         made = [api.request("POST", "dcim/cables/", body={
@@ -193,7 +181,7 @@ def test_a_nic_moved_to_the_other_rail_is_named_by_check_and_refused_by_import(
             "NIC eth1 on rail 1 (su1-leaf1, port 1); the source cables eth1 to su1-leaf2:swp1 "
             "(rail 2): the intent cannot say this"], refused.stderr
     finally:
-        with _api(synced) as api:
+        with api_of(synced) as api:
             for cable in made:
                 api.request("DELETE", f"dcim/cables/{cable['id']}/")
     # the planned cables back, by a sync
