@@ -13,11 +13,12 @@ from tasks.cli.context import project_of
 from tasks.cli.options import FormatOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.model.state import FabricState
+from tasks.platforms.registry import loopback_names
 from tasks.sot.audit import SOT_CHECKS, sot_findings
 from tasks.sot.client import Nautobot
 from tasks.sot.nautobot import read_snapshot
 from tasks.sot.snapshot import Snapshot
-from tasks.sot.source import LOOPBACKS, NautobotSource, load_source
+from tasks.sot.source import NautobotSource, load_source
 from tasks.sot.sync import sync as run_sync
 from tasks.sot.workflow import run_check, run_import
 from tasks.workflows.audit import SotChecks
@@ -32,7 +33,7 @@ def read(project: Project) -> tuple[NautobotSource, Snapshot]:
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
     with Nautobot(source.url, token) as api:
-        return source, read_snapshot(api, source.filters, LOOPBACKS)
+        return source, read_snapshot(api, source.filters, loopback_names())
 
 
 def audit_checks(project: Project) -> SotChecks:

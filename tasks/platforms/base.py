@@ -81,9 +81,24 @@ class Capabilities(Facts):
 
 
 class Connection(Facts):
-    plugin: Literal["napalm", "netmiko"]
-    driver: str  # NAPALM driver name, or netmiko device_type
+    """How Nornir reaches the device: any registered Nornir connection plugin (nornir_napalm's
+    `napalm`, nornir_netmiko's `netmiko`, nornir_scrapli's `scrapli`, or one the platform's
+    package registers for its own API client); `adapt` turns the opened connection into a
+    DeviceDriver."""
+
+    plugin: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    driver: str  # what the plugin calls the platform: NAPALM driver, netmiko device_type, ...
     port: int = 22
+
+
+class SourceOfTruth(Facts):
+    """How a source of truth (Nautobot) spells the platform: the seed writes these, `sot
+    import` maps `network_driver` back to the platform."""
+
+    network_driver: str  # Nautobot's Platform.network_driver (netutils' driver names)
+    manufacturer: str
+    device_type: str
+    napalm_driver: str = ""  # "" where flatfab does not reach the platform through NAPALM
 
 
 class LabNode(Facts):
@@ -113,7 +128,11 @@ class PlatformFacts(Facts):
     management_interfaces: tuple[str, ...]
     capabilities: Capabilities
     connection: Connection
+    source_of_truth: SourceOfTruth
     lab: LabNode
+    # regexes of names that are this platform's own spelling (table, profile and pool names):
+    # the layers above the platforms must never write them (a conformance test fences them)
+    vocabulary: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -197,6 +216,15 @@ class Platform(ABC):
         return []
 
     # ---- connection -----------------------------------------------------------------------
+
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool) -> dict[str, Any]:
+        """The connection plugin's `extras` for a run: the inventory's, plus what tells the
+        driver the run's mode (NAPALM drivers: optional_args.read_only)."""
+        if self.facts.connection.plugin != "napalm":
+            return dict(extras)
+        optional = dict(extras.get("optional_args") or {})
+        optional["read_only"] = read_only
+        return {**extras, "optional_args": optional}
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The driver workflows use, from the opened Nornir connection of

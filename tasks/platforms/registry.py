@@ -18,3 +18,15 @@ def get(name: str) -> Platform:
     except KeyError:
         raise InputError.single("platform", name, f"unknown platform {name!r} "
                                 f"({', '.join(sorted(PLATFORMS))})") from None
+
+
+def network_drivers() -> dict[str, str]:
+    """Source-of-truth network driver -> flatfab platform (each platform's data file)."""
+    return {p.facts.source_of_truth.network_driver: p.name for p in PLATFORMS.values()}
+
+
+def loopback_names() -> tuple[str, ...]:
+    """Every switch platform's name of its loopback interface (the one holding the
+    router id), sorted: how a source of truth's interfaces are told apart."""
+    return tuple(sorted({p.facts.naming.loopback for p in PLATFORMS.values()
+                         if p.facts.naming is not None}))

@@ -1,35 +1,17 @@
 """How the seed spells a plan in Nautobot's vocabulary, the reverse of what the reader expects.
 
-Role names and network drivers are the inverse of source.py's defaults (DEFAULT_ROLES,
-DEFAULT_PLATFORMS), so `flatfab sot import/check` read a seeded Nautobot without a mapping of
-their own. What the reader does not look at is decided here: manufacturers, device types,
-NAPALM drivers, role colours and interface types.
+Role names are the inverse of source.py's DEFAULT_ROLES, and platforms are spelt by each
+platform's own data file (`source_of_truth`: network driver, manufacturer, device type, NAPALM
+driver), so `flatfab sot import/check` read a seeded Nautobot without a mapping of their own.
+What the reader does not look at is decided here: role colours and interface types.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tasks.model.state import DeviceState
 from tasks.sot.importer import role_key
-from tasks.sot.source import DEFAULT_PLATFORMS, DEFAULT_ROLES
+from tasks.sot.source import DEFAULT_ROLES
 
-
-@dataclass(frozen=True)
-class SotPlatform:
-    napalm_driver: str  # "" where flatfab talks to the platform without NAPALM
-    manufacturer: str
-    model: str  # the device type
-
-
-PLATFORMS: dict[str, SotPlatform] = {
-    "frr": SotPlatform("frr", "FRRouting", "FRR Linux switch"),  # flatfab's napalm_frr
-    "linux_host": SotPlatform("linux_host", "Generic", "Linux GPU host"),  # napalm_linux_host
-    "eos": SotPlatform("eos", "Arista", "EOS switch"),
-    "sonic": SotPlatform("", "SONiC", "SONiC switch"),  # netmiko's `linux` shell
-}
-# flatfab platform -> Nautobot network_driver (nornir-nautobot's Nornir platform)
-NETWORK_DRIVERS: dict[str, str] = {flatfab: driver for driver, flatfab in DEFAULT_PLATFORMS.items()}
 # flatfab role (source.yaml's right-hand side) -> Nautobot role name
 ROLE_NAMES: dict[str, str] = {flatfab: name for name, flatfab in DEFAULT_ROLES.items()}
 ROLE_COLORS: dict[str, str] = {"super-spine": "673ab7", "spine": "3f51b5", "leaf": "009688",

@@ -1,7 +1,7 @@
 """`python -m tasks.sot.seed --fabric lab`: write a fabric's plan into a running Nautobot.
 
 What flatfab's planner decides becomes the source of truth's inventory: a location named
-after the fabric, manufacturers, device types, platforms (with the drivers of mapping.py),
+after the fabric, manufacturers, device types, platforms (spelt by each platform's data file),
 device roles, tenants, devices (ASN in the `bgp_asn` custom field; for an AI back-end each
 switch's plane, pod, SU and rail in `fabric_*` custom fields), their physical ports (every NIC
 of a multi-NIC server), loopback and management interface, the cabling of every physical link
@@ -29,13 +29,12 @@ from typing import Any
 from tasks.errors import FlatfabError
 from tasks.lab.topology import LabOptions, check_mgmt_subnet, mgmt_addresses
 from tasks.model.state import DeviceState, FabricState, IfKind, Link, Role
+from tasks.platforms.registry import PLATFORMS
 from tasks.sot.client import JSON, ApiError, Nautobot
 from tasks.sot.mapping import (
     LOOPBACK_TYPE,
     MGMT_INTERFACE,
     MGMT_TYPE,
-    NETWORK_DRIVERS,
-    PLATFORMS,
     ROLE_COLORS,
     port_type,
     role_name,
@@ -276,33 +275,33 @@ class Models:
 
 
 def check_platforms(plan: FabricState) -> list[str]:
-    """The plan's platforms; refused before any write when mapping.py has no driver."""
+    """The plan's platforms; refused before any write when one is unknown."""
     platforms = sorted({d.platform for d in plan.devices.values()})
-    unknown = [p for p in platforms if p not in PLATFORMS or p not in NETWORK_DRIVERS]
+    unknown = [p for p in platforms if p not in PLATFORMS]
     if unknown:
-        raise SotError(f"no Nautobot mapping for platform(s) {', '.join(unknown)} "
-                       "(tasks/sot/mapping.py)")
+        raise SotError(f"unknown platform(s) {', '.join(unknown)}")
     return platforms
 
 
 def ensure_models(s: Seeder, api: Nautobot, plan: FabricState) -> Models:
-    """Manufacturers, device types, platforms (mapping.py's drivers) and roles."""
-    platforms = check_platforms(plan)
-    makers = sorted({PLATFORMS[p].manufacturer for p in platforms})
+    """Manufacturers, device types, platforms (each platform's source_of_truth) and roles."""
+    spelt = {p: PLATFORMS[p].facts.source_of_truth for p in check_platforms(plan)}
+    platforms = sorted(spelt)
+    makers = sorted({spelt[p].manufacturer for p in platforms})
     found = s.ensure("manufacturers", "dcim/manufacturers/", [{"name": m} for m in makers],
                      api.fetch("dcim/manufacturers/", name=makers), _by_name)
     maker = {m: found[m]["id"] for m in makers}
-    models = sorted({PLATFORMS[p].model for p in platforms})
+    models = sorted({spelt[p].device_type for p in platforms})
     found = s.ensure("device types", "dcim/device-types/", [
-        {"model": PLATFORMS[p].model, "manufacturer": maker[PLATFORMS[p].manufacturer]}
+        {"model": spelt[p].device_type, "manufacturer": maker[spelt[p].manufacturer]}
         for p in platforms], api.fetch("dcim/device-types/", model=models),
         lambda o: (str(o["manufacturer"]), str(o["model"])), label=lambda o: str(o["model"]))
-    device_type = {p: str(found[(maker[PLATFORMS[p].manufacturer], PLATFORMS[p].model)]["id"])
+    device_type = {p: str(found[(maker[spelt[p].manufacturer], spelt[p].device_type)]["id"])
                    for p in platforms}
     found = s.ensure("platforms", "dcim/platforms/", [
-        {"name": p, "network_driver": NETWORK_DRIVERS[p],
-         "napalm_driver": PLATFORMS[p].napalm_driver,
-         "manufacturer": maker[PLATFORMS[p].manufacturer]} for p in platforms],
+        {"name": p, "network_driver": spelt[p].network_driver,
+         "napalm_driver": spelt[p].napalm_driver,
+         "manufacturer": maker[spelt[p].manufacturer]} for p in platforms],
         api.fetch("dcim/platforms/", name=platforms), _by_name)
     platform = {p: str(found[p]["id"]) for p in platforms}
     roles = sorted({role_name(d) for d in plan.devices.values()})

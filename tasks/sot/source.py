@@ -11,7 +11,8 @@
 
 `roles` maps Nautobot role names to flatfab's (`host`: a GPU server or a one-NIC host,
 `storage`: a storage server, a host too), `platforms` Nautobot platforms (by network
-driver) to flatfab platforms: both explicit, a device outside them is not part of the fabric
+driver) to flatfab platforms (default: each platform's `source_of_truth.network_driver`):
+both explicit, a device outside them is not part of the fabric
 (roles) or refused (platforms).
 """
 
@@ -26,7 +27,7 @@ from pydantic import Field, ValidationError, field_validator
 from tasks.errors import InputError
 from tasks.intent.base import Strict
 from tasks.intent.loader import validation_problems
-from tasks.platforms.registry import PLATFORMS
+from tasks.platforms.registry import PLATFORMS, network_drivers
 from tasks.sot.importer import SotMapping
 from tasks.yamlio import load_yaml
 
@@ -34,10 +35,6 @@ FILE = "source.yaml"
 Role = Literal["superspine", "spine", "leaf", "host", "storage"]
 DEFAULT_ROLES: dict[str, Role] = {"super-spine": "superspine", "spine": "spine", "leaf": "leaf",
                                   "gpu-host": "host", "storage-host": "storage"}
-DEFAULT_PLATFORMS = {"frr": "frr", "linux": "linux_host", "arista_eos": "eos",
-                     "sonic": "sonic"}
-# the interface whose address is a device's loopback, per flatfab platform
-LOOPBACKS = ("lo", "Loopback0")
 
 
 class NautobotSource(Strict):
@@ -46,7 +43,8 @@ class NautobotSource(Strict):
     filters: dict[str, str | list[str]] = Field(default_factory=dict)
     roles: dict[str, Role] = Field(
         default_factory=lambda: dict(DEFAULT_ROLES))
-    platforms: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PLATFORMS))
+    # default: each platform's own source_of_truth.network_driver
+    platforms: dict[str, str] = Field(default_factory=network_drivers)
     inventory: Literal["files", "nautobot"] = "files"  # where Nornir's hosts come from
 
     @field_validator("url")

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from nornir.core.task import Task
 
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.registry import get as get_platform
-
-CONNECTIONS = ("napalm", "netmiko")
 
 
 def driver(task: Task, *, read_only: bool) -> DeviceDriver:
@@ -27,11 +23,7 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
     plugin = platform.facts.connection.plugin
     if plugin not in host.connections:
         params = host.get_connection_parameters(plugin)
-        extras: dict[str, Any] = dict(params.extras or {})
-        if plugin == "napalm":
-            optional = dict(extras.get("optional_args") or {})
-            optional["read_only"] = read_only
-            extras["optional_args"] = optional
+        extras = platform.connection_extras(dict(params.extras or {}), read_only=read_only)
         host.open_connection(plugin, task.nornir.config,
                              platform=platform.facts.connection.driver, extras=extras)
     opened = platform.adapt(host.connections[plugin].connection, read_only=read_only)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nornir.core.plugins.connections import ConnectionPluginRegister
 
 from tasks.intent.loader import load_intent
 from tasks.model.state import DeviceState, Role
@@ -32,10 +33,26 @@ from tasks.platforms.registry import PLATFORMS
 ROOT = Path(__file__).resolve().parents[2]
 INTENTS = sorted(p for p in (ROOT / "intents").iterdir() if (p / "fabric.yaml").exists())
 NEUTRAL_LAYERS = ("tasks/plan", "tasks/checks", "tasks/workflows", "tasks/lab", "tasks/reports",
-                  "tasks/intent", "tasks/runbook")
+                  "tasks/intent", "tasks/runbook", "tasks/sot")
+
+
+def _spellings(platform: Platform) -> list[str]:
+    """The names that are one platform's own: its ports, loopback, gateways and VRFs (from
+    its naming) and what its data file lists under `vocabulary`."""
+    found = list(platform.facts.vocabulary)
+    naming = platform.facts.naming
+    if naming is not None:
+        for pattern in (naming.physical, naming.gateway, naming.vrf):
+            head = pattern.split("{", 1)[0]
+            if head:
+                found.append(re.escape(head) + r"\w*")
+        found.append(re.escape(naming.loopback))
+    return found
+
+
 # spellings that belong to one platform's folder, never to the layers above it
-VOCABULARY = re.compile(r"""["'](swp\d*|lo|br\d*|Ethernet\d*|Loopback0|Vlan\d*|Vrf_\w*|"""
-                        r"""(ingress|egress)_\w+_(pool|profile)|pg_lossless_\w*)["']""")
+VOCABULARY = re.compile("[\"'](" + "|".join(sorted({s for p in PLATFORMS.values()
+                                                   for s in _spellings(p)})) + ")[\"']")
 
 
 def _devices() -> dict[str, list[DeviceState]]:
@@ -64,8 +81,9 @@ def test_facts_are_consistent(platform: Platform) -> None:
     facts = platform.facts
     assert facts.sections and len(set(facts.sections)) == len(facts.sections)
     assert (facts.naming is not None) == (facts.role == "switch")
-    if facts.capabilities.read_only is ReadOnlyGuard.DRIVER:
-        assert facts.connection.plugin in {"napalm", "netmiko"}
+    ConnectionPluginRegister.auto_register()  # what InitNornir does
+    assert facts.connection.plugin in ConnectionPluginRegister.available, (
+        f"{facts.connection.plugin!r} is not a registered Nornir connection plugin")
     assert platform.commit_confirm == (facts.capabilities.commit_confirm
                                        is not CommitConfirm.NONE)
 

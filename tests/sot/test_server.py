@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
+from tasks.platforms.registry import loopback_names
 from tasks.sot.client import Nautobot
 from tasks.sot.nautobot import read_snapshot
 from tasks.sot.processes import read_pids
 from tasks.sot.seed import fabric_input, seed
 from tasks.sot.server import port_open
 from tasks.sot.settings import NAUTOBOT_VERSION
-from tasks.sot.source import LOOPBACKS, NautobotSource
+from tasks.sot.source import NautobotSource
 from tasks.sot.workflow import run_check
 from tests.conftest import ROOT, Run
 from tests.sot.conftest import Service, sot
@@ -127,7 +128,7 @@ def test_seeded_fabric_reads_back_as_the_intent(nautobot: Service, seeded: Run) 
     """flatfab's own reader sees the lab exactly as intents/lab/ plans it."""
     source = NautobotSource(url=nautobot.url, filters={"location": "lab"})
     with Nautobot(source.url, nautobot.token) as api:
-        snapshot = read_snapshot(api, source.filters, LOOPBACKS)
+        snapshot = read_snapshot(api, source.filters, loopback_names())
     plan = fabric_input(ROOT, "lab", "172.31.255.0/24").state
     assert sorted(d.name for d in snapshot.devices) == sorted(plan.devices)
     spine = next(d for d in snapshot.devices if d.name == "spine1")
