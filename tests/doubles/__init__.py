@@ -1,0 +1,33 @@
+"""Every test double of flatfab in one place: one module per platform (its device, answering
+from recorded outputs and keeping the state its commit mechanism would) and the Nautobot API.
+
+A platform's module offers `collect_cases()` for the shared collect test
+(tests/conformance/test_collect.py), as NAPALM's shared getter tests run every driver over
+its own mocked data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tasks.model.state import DeviceState
+from tasks.platforms.base import DeviceDriver
+
+
+@dataclass(frozen=True)
+class CollectCase:
+    """A device answering from recorded outputs, and the plan it must read back as.
+
+    The shared test collects through the platform's read-only guard and expects no errors,
+    every planned port with its MTU, every planned BGP peer established with its AS, and the
+    planned lossless settings; `commands` returns what the device was sent, every one of
+    which must be a read. `source` says where the outputs come from: captured from a device
+    (which, when), or derived from documentation (which).
+    """
+
+    name: str
+    driver: DeviceDriver
+    planned: DeviceState
+    commands: Callable[[], list[str]]
+    source: str
