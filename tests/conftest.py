@@ -1,38 +1,17 @@
-"""Shared test helpers: the project root and running the real `flatfab` console script."""
+"""Fixtures for every test. Shared helpers live in tests/support/ and test doubles in
+tests/doubles/: plain modules, imported by name (a test module never imports another test
+module or a conftest; tests/test_layout.py keeps it so)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FLATFAB = str(Path(sys.executable).parent / "flatfab")
+# helpers and doubles assert too: their failures read like the tests' own
+pytest.register_assert_rewrite("tests.support", "tests.doubles")
 
-
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
-
-
-def flatfab(*args: str, cwd: Path = ROOT, timeout: float = 600,
-            env: dict[str, str] | None = None) -> Run:
-    """Run the installed console script, as an operator would (`env`: extra variables)."""
-    proc = subprocess.run([FLATFAB, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, check=False,
-                          env={**os.environ, **env} if env is not None else None)
-    return Run(proc.returncode, proc.stdout, proc.stderr)
+from tests.support.flatfab import flatfab  # noqa: E402
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import pytest
 from tasks.cli.app import main
 from tasks.lab import topology
 from tasks.workflows.project import Project
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.unit.test_clos_intent import REFUSALS as RAIL_REFUSALS
 from tests.unit.test_intent_errors import CASES as VALUE_CASES
 from tests.unit.test_intent_errors import Edit, append, bad_copy, replace

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from tasks.lab.netns import LabPaths, node_exec
-from tests.conftest import ROOT, Run, flatfab
 from tests.sot.conftest import nautobot  # noqa: F401  (the SoT audit tests use both)
+from tests.support.flatfab import Run, flatfab
+from tests.support.paths import ROOT
 
 # Overridable so two checkouts (or two developers) can run live tests side by side.
 PREFIX = os.environ.get("FLATFAB_TEST_LAB_PREFIX", "fft")

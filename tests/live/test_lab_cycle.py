@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import flatfab
 from tests.live.conftest import Lab
+from tests.support.flatfab import flatfab
 
 pytestmark = pytest.mark.live
 

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from tasks.lab.netns import node_exec
-from tests.conftest import FLATFAB, ROOT
 from tests.live.conftest import Lab
+from tests.support.flatfab import FLATFAB
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.live
 

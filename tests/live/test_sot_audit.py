@@ -31,7 +31,7 @@ def recorded(lab: Lab, nautobot: Service) -> Service:
 
 
 def _audit(lab: Lab, service: Service) -> dict[str, Any]:
-    from tests.conftest import flatfab  # noqa: PLC0415
+    from tests.support.flatfab import flatfab  # noqa: PLC0415
 
     run = flatfab("--inventory", str(lab.inventory), "--state-dir", str(lab.state_dir),
                   "audit", "--sot", "--no-probes", "--no-lossless", "--format", "json",
@@ -109,7 +109,7 @@ def test_a_stopped_switch_is_named_against_its_nautobot_device(lab: Lab,
 def test_nornir_hosts_from_nautobot_verify_the_lab(lab: Lab, recorded: Service) -> None:
     """inventory: nautobot: hosts, addresses and platforms come from Nautobot (through
     nornir-nautobot); the inventory folder keeps only what Nautobot does not hold."""
-    from tests.conftest import flatfab  # noqa: PLC0415
+    from tests.support.flatfab import flatfab  # noqa: PLC0415
 
     source = lab.inventory / "source.yaml"
     hosts = lab.inventory / "hosts.yaml"

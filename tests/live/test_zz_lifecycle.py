@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tasks.lab.netns import RUN_ROOT, LabPaths, lab_nodes_processes
-from tests.conftest import FLATFAB, ROOT, flatfab
 from tests.live.conftest import Lab
+from tests.support.flatfab import FLATFAB, flatfab
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.live
 

@@ -18,7 +18,8 @@ import pytest
 
 from tasks.sot.client import Nautobot
 from tasks.sot.settings import Settings
-from tests.conftest import ROOT, Run
+from tests.support.flatfab import Run
+from tests.support.paths import ROOT
 
 NAME = "pytest"
 ENV = {

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, Run, flatfab
 from tests.sot.conftest import Service, api_of, one, sot
+from tests.support.flatfab import Run, flatfab
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.nautobot
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-")

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, Run, flatfab
 from tests.sot.conftest import Service, api_of, one
+from tests.support.flatfab import Run, flatfab
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.nautobot
 FABRIC = "rail"

@@ -13,7 +13,7 @@ from tasks.intent.loader import load_intent
 from tasks.model.state import DeviceState, FabricState
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 TRIDENT = "trident-4"
 

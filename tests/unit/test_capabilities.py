@@ -12,7 +12,7 @@ import yaml
 from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.platforms.registry import PLATFORMS
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 
 def _intent(tmp_path: Path, example: str, platform: str, qos: dict[str, object]) -> Path:

@@ -16,7 +16,7 @@ from tasks.platforms.eos import EosPlatform
 from tasks.platforms.linux_host import LinuxHostPlatform
 from tasks.platforms.registry import PLATFORMS
 from tasks.workflows.traffic import counted_switches, run_traffic
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 
 def test_every_registered_platform_declares_what_it_implements() -> None:

@@ -12,7 +12,7 @@ from tasks.intent.loader import load_intent
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind, NextHop, Role, Route, Source
 from tasks.plan.planner import plan
 from tasks.plan.probes import plan_probes
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 PLAN = plan(load_intent(ROOT / "intents" / "lab"))
 PROBES = plan_probes(PLAN)

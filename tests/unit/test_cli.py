@@ -10,7 +10,8 @@ import pytest
 
 from tasks.lab import system
 from tasks.lab.system import LabError
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 
 
 def _no_traceback(*texts: str) -> None:

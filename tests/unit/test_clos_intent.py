@@ -15,7 +15,8 @@ from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.model.state import FabricState, IfKind, Role
 from tasks.plan.planner import plan
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 
 RAIL = ROOT / "intents" / "rail"
 CABLES = "    cabling: [{leaf: su1-leaf1, port: 3}, {leaf: su1-leaf3, port: 3}]"

@@ -14,7 +14,7 @@ import pytest
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.model.state import DeviceState, FabricState, IfKind
 from tasks.platforms.eos import PLATFORM
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.unit.eos_fabrics import eos_fabric
 from tests.unit.test_platform_eos_collect import FIXTURES, _collect, _double
 

@@ -22,7 +22,7 @@ from tasks.platforms.frr import kernel_qos
 from tasks.platforms.frr import links as links_mod
 from tasks.platforms.frr.collect import BGP_SUMMARY, collect, lldp_neighbors
 from tasks.platforms.frr.driver import FrrDriver, normalize_frr
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.unit.test_frr_driver import LLDP_SOCKET, FakeShell, Reply, leaf1_driver
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "frr" / "variants"

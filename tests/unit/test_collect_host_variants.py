@@ -25,7 +25,7 @@ from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.linux_host.collect import collect
 from tasks.platforms.linux_host.config import HostRoute, HostRule, format_config, parse_config
 from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.unit.test_frr_driver import FakeShell, Reply
 from tests.unit.test_host_driver import STATE_DIR, SYSCTL_RECORD, host_driver
 

@@ -12,7 +12,7 @@ from tasks.checks import CheckContext, Stage, run_checks
 from tasks.intent.loader import load_intent
 from tasks.model.state import FabricState
 from tasks.plan.planner import plan
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))
 

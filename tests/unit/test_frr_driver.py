@@ -531,7 +531,7 @@ def test_collect_takes_vrf_bridge_and_bgp_state_outside_the_napalm_getters(
     from tasks.intent.loader import load_intent  # noqa: PLC0415
     from tasks.plan.planner import plan  # noqa: PLC0415
     from tasks.platforms.frr.collect import collect  # noqa: PLC0415
-    from tests.conftest import ROOT  # noqa: PLC0415
+    from tests.support.paths import ROOT  # noqa: PLC0415
 
     planned = plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1"]
     driver, shell = leaf1
@@ -557,7 +557,7 @@ def test_collect_reads_asdot_as_numbers(leaf1: tuple[FrrDriver, FakeShell]) -> N
     from tasks.intent.loader import load_intent  # noqa: PLC0415
     from tasks.plan.planner import plan  # noqa: PLC0415
     from tasks.platforms.frr.collect import collect  # noqa: PLC0415
-    from tests.conftest import ROOT  # noqa: PLC0415
+    from tests.support.paths import ROOT  # noqa: PLC0415
 
     driver, shell = leaf1
     summary = (LEAF1 / "show_bgp_vrf_all_summary.json").read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tasks.workflows.rollout import render_all
 from tasks.yamlio import dump_yaml
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
 FABRICS = sorted(p.parent.name for p in (ROOT / "intents").glob("*/fabric.yaml"))

@@ -40,7 +40,7 @@ from tasks.platforms.linux_host.config import (
 )
 from tasks.platforms.linux_host.render import render
 from tasks.platforms.registry import PLATFORMS
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 HOST = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "leaf1-h1"
 MGMT = {"eth0"}

@@ -33,7 +33,7 @@ from tasks.platforms.linux_host.driver import LinuxHostDriver
 from tasks.platforms.linux_host.render import render
 from tasks.platforms.registry import PLATFORMS
 from tasks.transport.ssh import CommandResult, LoggedCommand
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

@@ -18,7 +18,8 @@ from tasks.errors import InputError, InputProblem
 from tasks.intent.loader import load_intent
 from tasks.intent.models import Intent
 from tasks.yamlio import load_yaml
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 
 LAB = ROOT / "intents" / "lab"
 FABRIC, HOSTS, TENANTS = "fabric.yaml", "hosts.yaml", "tenants.yaml"

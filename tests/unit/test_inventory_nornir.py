@@ -21,7 +21,7 @@ from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.plan.planner import plan
 from tasks.workflows import connections, inventory
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 PLAN = plan(load_intent(ROOT / "intents" / "lab"))
 KEY = Path("/run/flatfab/ffx/ssh/id_ed25519")

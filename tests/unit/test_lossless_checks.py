@@ -16,7 +16,7 @@ from tasks.checks.base import Scope, Severity
 from tasks.intent.loader import load_intent
 from tasks.model.state import DeviceState, FabricState, NicQos, PortQos, Role
 from tasks.plan.planner import plan
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.unit.test_checks import PLAN as LAB
 from tests.unit.test_checks import healthy
 

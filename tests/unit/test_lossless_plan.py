@@ -13,7 +13,7 @@ from tasks.model.state import IfKind, Role
 from tasks.plan.planner import plan
 from tasks.platforms import configdb
 from tasks.platforms.frr import kernel_qos
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))
 

@@ -16,7 +16,7 @@ from tasks.intent.loader import load_intent
 from tasks.model.state import FabricState
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 MIXED = ROOT / "intents" / "mixed"
 

@@ -10,7 +10,8 @@ import pytest
 
 from tasks.errors import InputError
 from tasks.intent.loader import load_intent
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 from tests.unit.test_intent_errors import FABRIC, HOSTS, TENANTS, Edit, bad_copy, replace
 
 ESCAPE = "../../etc/cron.d/x"

@@ -9,7 +9,7 @@ from tasks.plan.planner import plan
 from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.linux_host.config import HostConfigError, format_config, parse_config
 from tasks.platforms.linux_host.render import render
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))
 NIC = LAB.devices["leaf1-h1"].interfaces["eth1"].nic

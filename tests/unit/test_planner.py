@@ -12,7 +12,7 @@ from tasks.intent.loader import load_intent
 from tasks.model.state import DEFAULT_VRF, DeviceState, FabricState, Link, LinkKind, Role
 from tasks.plan.planner import plan
 from tasks.plan.probes import ICMP_IP_HEADERS, plan_probes
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 LAB = ROOT / "intents" / "lab"
 LEAVES = "  - name: leaf1\n  - name: leaf2\n  - name: leaf3\n  - name: leaf4\n"

@@ -12,7 +12,7 @@ from tasks.errors import FlatfabError
 from tasks.platforms.eos import PLATFORM
 from tasks.platforms.eos.avd import EosRenderError, capability_problems, structured_config
 from tasks.platforms.registry import PLATFORMS
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.unit.eos_fabrics import eos_fabric, eos_switches
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "eos"

@@ -30,8 +30,7 @@ from tasks.platforms.sonic import PLATFORM, changes
 from tasks.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
 from tasks.platforms.sonic.driver import CommitRefusedError, SonicDriver, SonicError
 from tasks.platforms.sonic.render import config_db
-from tests.conftest import ROOT
-from tests.shared_paths import SONIC_YANG, sonic_yang_missing
+from tests.support.paths import ROOT, SONIC_YANG, sonic_yang_missing
 from tests.unit.sonic_double import FACTORY_FRR, SonicDouble, factory_config_db, recorded
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "sonic"

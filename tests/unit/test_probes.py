@@ -8,7 +8,7 @@ from tasks.intent.loader import load_intent
 from tasks.model.state import Role
 from tasks.plan.planner import plan
 from tasks.plan.probes import plan_probes
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))
 BIG = plan(load_intent(ROOT / "intents" / "lab4x16"))

@@ -20,7 +20,8 @@ from tasks.intent.ports import device_ports
 from tasks.model.state import IfKind
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 from tests.unit.test_intent_errors import FABRIC, TENANTS, Edit, append, bad_copy, replace
 
 QOS = "qos.yaml"

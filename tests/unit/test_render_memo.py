@@ -14,7 +14,7 @@ from tasks.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
 from tasks.platforms.frr.links import format_links
 from tasks.platforms.memo import TextMemo
 from tasks.platforms.registry import PLATFORMS
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 frr_render = importlib.import_module("tasks.platforms.frr.render")
 

@@ -30,7 +30,8 @@ from tasks.reports.model import (
     SectionDrift,
 )
 from tasks.workflows.audit import planned_report
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 
 GOLDEN = ROOT / "tests" / "golden" / "reports"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))

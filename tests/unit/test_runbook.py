@@ -14,7 +14,7 @@ from tasks.runbook.model import RolloutPlan
 from tasks.runbook.schedule import schedule
 from tasks.workflows.project import Project
 from tasks.workflows.rollout import relevant, restrict
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 SHIPPED = sorted((ROOT / "runbooks").glob("*.yaml"))
 

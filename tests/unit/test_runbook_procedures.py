@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from tasks.checks import CATALOG
 from tasks.cli.app import app
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 PROCEDURES = sorted((ROOT / "runbooks").glob("*.md"))
 COMMAND = re.compile(r"^\s*\.venv/bin/flatfab\s(.*)$")

@@ -17,7 +17,7 @@ from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
 from tasks.sot.workflow import run_check, run_import
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 from tests.unit.sot_snapshot import MAPPING, ref, snapshot_of
 
 LAB = plan(load_intent(ROOT / "intents" / "lab", known_platforms=PLATFORMS))

@@ -22,7 +22,8 @@ from tasks.platforms.registry import PLATFORMS
 from tasks.sot.audit import sot_findings
 from tasks.sot.snapshot import Snapshot, SotCable
 from tasks.sot.workflow import run_check, run_import
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 from tests.unit.nautobot_double import TOKEN, ApiDouble, serving
 from tests.unit.sot_snapshot import CLOS_MAPPING, ref, snapshot_of
 

@@ -17,7 +17,8 @@ from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tasks.lab import topology
 from tasks.plan.planner import plan
-from tests.conftest import ROOT, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 
 SCHEMA = ROOT.parent / "shared" / "schemas" / "clab.schema.json"
 KIND_ALIASES = {"ceos": "arista_ceos", "srl": "nokia_srlinux", "cvx": "cumulus_cvx"}

@@ -25,7 +25,7 @@ from tasks.model.state import (
 from tasks.plan.planner import plan
 from tasks.plan.probes import plan_probes
 from tasks.workflows.rollout import restrict
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail"))
 LAB = plan(load_intent(ROOT / "intents" / "lab"))

@@ -9,7 +9,7 @@ from tasks.model.state import FabricState
 from tasks.plan.planner import plan
 from tasks.plan.traffic import FlowGroup, hops, plan_flows
 from tasks.workflows.traffic import CHECK, DROPS, Counters, _judge
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 PLAN: FabricState = plan(load_intent(ROOT / "intents" / "lab"))
 GROUP: FlowGroup = plan_flows(PLAN)[0]

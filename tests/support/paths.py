@@ -1,7 +1,8 @@
-"""Where the shared research material lives (one setting: FLATFAB_SHARED).
+"""Where things are: the project root, the test fixtures, and the shared research material
+(one setting: FLATFAB_SHARED).
 
-Default: the directory `shared` next to the repository root. Tests that need something
-from it skip with a one-line reason when it is absent.
+Shared material defaults to the directory `shared` next to the repository root. Tests that
+need something from it skip with a one-line reason when it is absent.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
 SHARED = Path(os.environ.get("FLATFAB_SHARED") or ROOT.parent / "shared")
 SONIC_YANG = SHARED / "schemas" / "sonic-yang"
 
