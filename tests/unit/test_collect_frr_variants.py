@@ -2,7 +2,7 @@
 
 Variants: tests/fixtures/frr/variants/*.json (derived from documentation, each naming the
 FRR, lldpd or iproute2 release and the command). Each answers its command in place of the
-embedded lab's recording (tests/unit/test_frr_driver.py's fake shell), then leaf1 is read
+embedded lab's recording (tests/doubles/frr.py's fake shell), then leaf1 is read
 through the NAPALM getters and collect: what a release adds is tolerated, what it leaves out
 or prints in a shape flatfab cannot read is named in the device's errors, never taken as 0.
 """
@@ -22,8 +22,8 @@ from tasks.platforms.frr import kernel_qos
 from tasks.platforms.frr import links as links_mod
 from tasks.platforms.frr.collect import BGP_SUMMARY, collect, lldp_neighbors
 from tasks.platforms.frr.driver import FrrDriver, normalize_frr
+from tests.doubles.frr import LLDP_SOCKET, FakeShell, Reply, leaf1_driver
 from tests.support.paths import ROOT
-from tests.unit.test_frr_driver import LLDP_SOCKET, FakeShell, Reply, leaf1_driver
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "frr" / "variants"
 LLDP = f"/usr/sbin/lldpcli -u {LLDP_SOCKET} -f json show neighbors"

@@ -4,7 +4,7 @@ Variants: tests/fixtures/linux_host/variants/*.json (derived from documentation,
 the iproute2 or nftables release and the command; or captured here on Debian 12 with the
 command by tests/fixtures/linux_host/capture_multinic.py: a one-NIC host, rail's su1-s1 as
 the driver configured it, and rules and routes flatfab does not express). Each answers its
-command in place of the embedded lab's recording (tests/unit/test_host_driver.py's fake
+command in place of the embedded lab's recording (tests/doubles/linux_host.py's fake
 shell); the host is then read through its driver and collect: what a release adds is
 tolerated, what flatfab cannot read is named in the device's errors and not judged, and the
 host is never refused for it.
@@ -25,9 +25,9 @@ from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.linux_host.collect import collect
 from tasks.platforms.linux_host.config import HostRoute, HostRule, format_config, parse_config
 from tasks.platforms.linux_host.driver import LinuxHostDriver
+from tests.doubles.frr import FakeShell, Reply
+from tests.doubles.linux_host import STATE_DIR, SYSCTL_RECORD, host_driver
 from tests.support.paths import ROOT
-from tests.unit.test_frr_driver import FakeShell, Reply
-from tests.unit.test_host_driver import STATE_DIR, SYSCTL_RECORD, host_driver
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "variants"
 NFT = "nft -j list table inet flatfab 2>/dev/null || true"

@@ -20,7 +20,7 @@ from tasks.platforms import configdb
 from tasks.platforms.readback import asn_of
 from tasks.platforms.sonic import PLATFORM, changes
 from tasks.platforms.sonic.collect import BGP, RUNNING, _db_hash
-from tests.unit.sonic_double import FIXTURES, SonicDouble
+from tests.doubles.sonic import FIXTURES, SonicDouble
 from tests.unit.test_platform_sonic import _double, _driver, fabric
 
 VARIANTS = FIXTURES / "variants"

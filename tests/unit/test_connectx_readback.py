@@ -18,9 +18,9 @@ from tasks.model.state import DeviceState
 from tasks.platforms.linux_host import nic_qos
 from tasks.platforms.linux_host.collect import collect
 from tasks.platforms.linux_host.driver import LinuxHostDriver
+from tests.doubles.frr import FakeShell, Reply
+from tests.doubles.linux_host import STATE_DIR, host_answers
 from tests.unit.test_checks import PLAN as LAB
-from tests.unit.test_frr_driver import FakeShell, Reply
-from tests.unit.test_host_driver import STATE_DIR, host_answers
 from tests.unit.test_lossless_checks import LOSSLESS, collected
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "variants"

@@ -19,8 +19,7 @@ from tasks.platforms.frr import dcb
 from tasks.platforms.frr import links as links_mod
 from tasks.platforms.frr.collect import collect
 from tasks.platforms.frr.driver import FrrDriver
-from tests.unit.test_checks import PLAN as LAB
-from tests.unit.test_frr_driver import (
+from tests.doubles.frr import (
     LEAF1,
     LLDP_SOCKET,
     STATE_DIR,
@@ -28,6 +27,7 @@ from tests.unit.test_frr_driver import (
     Reply,
     leaf1_answers,
 )
+from tests.unit.test_checks import PLAN as LAB
 from tests.unit.test_lossless_checks import LOSSLESS, collected
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "frr" / "variants"

@@ -1,57 +1,23 @@
 """flatfab's NAPALM drivers against recorded device output, no network.
 
-A fake session answers commands from tests/fixtures/{frr,linux_host}/ (recorded on the embedded lab)
-and speaks the drivers' batching protocol: several commands in one `sh -s`, each preceded by
-an `echo '@@flatfab@@ <key>'` marker line.
+A fake session (tests/doubles/frr.py's FakeSession) answers commands from
+tests/fixtures/{frr,linux_host}/ (recorded on the embedded lab) and speaks the drivers'
+batching protocol: several commands in one `sh -s`, each preceded by an
+`echo '@@flatfab@@ <key>'` marker line.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 from napalm.base.exceptions import ReplaceConfigException
 
 from tasks.platforms.frr.driver import FrrDriver, normalize_frr
 from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tasks.transport.ssh import CommandResult, LoggedCommand, ReadOnlyError, SshOptions
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-
-
-@dataclass
-class FakeSession:
-    answers: dict[str, tuple[str, int, str]]  # command -> (stdout, exit status, stderr)
-    options: SshOptions = field(default_factory=lambda: SshOptions(host="fake", username="u"))
-    log: list[LoggedCommand] = field(default_factory=list)
-
-    def run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
-            privileged: bool = False, timeout: float = 60.0) -> CommandResult:
-        if mutating and self.options.read_only:
-            raise ReadOnlyError(f"refused: {command}")
-        self.log.append(LoggedCommand(command, mutating, 0, 0.0))
-        if command == "sh -s" and stdin is not None:
-            return CommandResult(command, self._script(stdin), "", 0)
-        out, status, err = self._answer(command)
-        return CommandResult(command, out, err, status)
-
-    def _answer(self, command: str) -> tuple[str, int, str]:
-        for pattern, answer in self.answers.items():
-            if re.fullmatch(pattern, command):
-                return answer
-        raise AssertionError(f"no recorded answer for {command!r}")
-
-    def _script(self, script: str) -> str:
-        out = []
-        for line in script.splitlines():
-            marker = re.fullmatch(r"echo; echo '(@@flatfab@@ .*)'", line)
-            if line == "echo":
-                out.append("")
-            else:
-                out.append("\n" + marker.group(1) if marker else self._answer(line)[0])
-        return "\n".join(out) + "\n"
+from tasks.transport.ssh import CommandResult, ReadOnlyError, SshOptions
+from tests.doubles.frr import FakeSession
+from tests.support.paths import FIXTURES
 
 
 def _file(node: str, name: str) -> tuple[str, int, str]:

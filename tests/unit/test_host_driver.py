@@ -8,7 +8,7 @@ and probe_output.txt are written by hand in the shape the commands print. The ro
 rules and per-NIC sysctls (`ip -4 -j route show table all`, `ip -j rule show`, /proc/sys) are
 tests/fixtures/linux_host/variants/one_nic_*.json, captured here in a namespace set up as
 leaf1-h1 is (tests/fixtures/linux_host/capture_multinic.py). The fake session is
-test_frr_driver's.
+tests/doubles/linux_host.py's.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import re
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
@@ -32,62 +31,26 @@ from tasks.platforms.linux_host.config import (
 from tasks.platforms.linux_host.driver import (
     ECHO_PROBE_SOURCE,
     PROBE_MARK,
-    ROUTE_READ,
     RULE_READ,
     SYSCTL_READ,
     LinuxHostDriver,
 )
 from tasks.transport.ssh import CommandResult, ReadOnlyError
-from tests.unit.test_frr_driver import FakeShell, ReadOnlyShell, Reply, recorded
-
-HOST = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "leaf1-h1"
-VARIANTS = HOST.parent / "variants"
-STATE_DIR = "/var/lib/flatfab"
-SYSCTL_RECORD = f"cat {STATE_DIR}/nic/sysctl.conf 2>/dev/null || true"
-
-
-def captured(case: str, what: str) -> Reply:
-    """A captured variant's output (tests/fixtures/linux_host/variants/<case>_<what>.json)."""
-    data = json.loads((VARIANTS / f"{case}_{what}.json").read_text(encoding="utf-8"))
-    return Reply(data["output"])
+from tests.doubles.frr import FakeShell, ReadOnlyShell, Reply, recorded
+from tests.doubles.linux_host import (
+    HOST,
+    STATE_DIR,
+    SYSCTL_RECORD,
+    captured,
+    host_answers,
+    host_driver,
+)
 
 LEAF1_H1 = """\
 nic eth1 mtu 9000 up
 address eth1 10.100.1.11/24
 route 0.0.0.0/0 via 10.100.1.1 dev eth1
 """
-
-
-def host_answers() -> dict[str, Reply]:
-    return {
-        "ip -j -d link show": recorded(HOST / "ip_link.json"),
-        "ip -j addr show": recorded(HOST / "ip_addr.json"),
-        "ip -j route show": recorded(HOST / "ip_route.json"),  # get_interfaces' batch
-        ROUTE_READ: captured("one_nic", "ip_route_table_all"),
-        RULE_READ: captured("one_nic", "ip_rule"),
-        SYSCTL_READ: captured("one_nic", "sysctl_proc"),
-        SYSCTL_RECORD: Reply(),  # a one-NIC host: no managed sysctls
-        # before the first lossless rollout: no virtual NIC state, no nftables marking
-        f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true": Reply(),
-        "nft -j list table inet flatfab 2>/dev/null || true": Reply(),
-        # get_facts only reads the names; the -d recording has the same ones
-        "ip -j link show": recorded(HOST / "ip_link.json"),
-        "hostname": recorded(HOST / "hostname.txt"),
-        "cat /proc/uptime": recorded(HOST / "proc_uptime.txt"),
-        "uname -sr": recorded(HOST / "uname_sr.txt"),
-        "uname -m": recorded(HOST / "uname_m.txt"),
-        "cat /etc/machine-id 2>/dev/null || true": recorded(HOST / "machine_id.txt"),
-        f"p=$(cat {STATE_DIR}/revert.pid 2>/dev/null) && kill -0 $p 2>/dev/null "
-        "&& echo $p || true": Reply(),
-    }
-
-
-def host_driver(*, read_only: bool = False) -> tuple[LinuxHostDriver, FakeShell]:
-    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None,
-                             optional_args={"read_only": read_only})
-    shell = FakeShell(host_answers())
-    driver.session = shell
-    return driver, shell
 
 
 @pytest.fixture

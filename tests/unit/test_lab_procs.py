@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 
 from tasks.lab import procs
+from tests.doubles.lab import FakeKernel
 
 LAB_NET = "net:[4026532001]"
 LAB_MNT = "mnt:[4026532002]"
@@ -58,32 +59,6 @@ def test_ancestors_follow_ppid_to_init(tmp_path: Path) -> None:
     _proc(tmp_path, 31, "pytest", ppid=30)
     _proc(tmp_path, 32, "flatfab", ppid=31)
     assert procs.ancestors(32, tmp_path) == {30, 31, 32}
-
-
-class FakeKernel:
-    """A process table that reacts to signals as the lab's daemons do, on a fake clock."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.table = {1: "zebra", 2: "stubborn", 3: "watchfrr", 4: "stuck"}
-        self.sent: list[tuple[int, int]] = []
-        self.respawned = False
-
-    def find(self) -> dict[int, str]:
-        return dict(self.table)
-
-    def send(self, pid: int, sig: int) -> None:
-        self.sent.append((pid, sig))
-        comm = self.table.get(pid)
-        if comm in ("zebra", "watchfrr") or (comm == "stubborn" and sig == signal.SIGKILL):
-            del self.table[pid]
-        if comm == "zebra" and not self.respawned and "watchfrr" in self.table.values():
-            self.table[5] = "zebra"  # watchfrr restarts what died before it saw its TERM
-            self.respawned = True
-        # "stuck" is in uninterruptible sleep: not even SIGKILL ends it
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def test_stop_escalates_catches_respawns_and_reports_what_never_ends() -> None:

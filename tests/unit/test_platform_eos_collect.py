@@ -15,8 +15,8 @@ from tasks.model.state import DeviceState, FabricState, IfKind
 from tasks.platforms.base import ReadOnlyDriver
 from tasks.platforms.eos import PLATFORM
 from tasks.platforms.eos.collect import JSON_COMMANDS, RUNNING
+from tests.doubles.eos import EosDouble
 from tests.support.paths import ROOT
-from tests.unit.eos_double import EosDouble
 from tests.unit.eos_fabrics import eos_fabric
 
 FIXTURES = ROOT / "tests" / "fixtures" / "eos" / "leaf1"

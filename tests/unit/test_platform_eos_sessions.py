@@ -8,7 +8,7 @@ from napalm.eos.eos import EOSDriver
 
 from tasks.platforms.base import ReadOnlyError
 from tasks.platforms.eos import PLATFORM
-from tests.unit.eos_double import EosDouble
+from tests.doubles.eos import EosDouble
 
 OLD = ["hostname leaf1", "interface Ethernet1", "mtu 9000"]
 NEW_TEXT = "hostname leaf1\ninterface Ethernet1\n   mtu 9216\n!\n"

@@ -1,7 +1,7 @@
 """The sonic platform: render (golden files, SONiC's YANG models), collect, push, read-only.
 
 Golden files: tests/golden/platforms/sonic/<fabric>/<device>.conf, regenerated with
-FLATFAB_REGEN_GOLDEN=1. The switch is tests/unit/sonic_double.py with recorded outputs.
+FLATFAB_REGEN_GOLDEN=1. The switch is tests/doubles/sonic.py with recorded outputs.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from tasks.platforms.sonic import PLATFORM, changes
 from tasks.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
 from tasks.platforms.sonic.driver import CommitRefusedError, SonicDriver, SonicError
 from tasks.platforms.sonic.render import config_db
+from tests.doubles.sonic import FACTORY_FRR, SonicDouble, factory_config_db, recorded
 from tests.support.paths import ROOT, SONIC_YANG, sonic_yang_missing
-from tests.unit.sonic_double import FACTORY_FRR, SonicDouble, factory_config_db, recorded
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "sonic"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))

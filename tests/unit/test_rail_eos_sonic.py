@@ -4,8 +4,8 @@ leaves with multi-NIC servers) with its switches on EOS and on SONiC.
 Render: what a super-spine and a pod spine get (the vendor oracles and golden files of every
 rail switch are in test_platform_eos.py and test_platform_sonic.py). Collect: every switch,
 running its render (EOS: the eAPI double holds it; SONiC: pushed through the driver onto a
-factory switch), answers the shows of a healthy fabric (tests/unit/eos_double.py
-`healthy_shows`, tests/unit/sonic_double.py `healthy_outputs`); it must read back as planned,
+factory switch), answers the shows of a healthy fabric (tests/doubles/eos.py
+`healthy_shows`, tests/doubles/sonic.py `healthy_outputs`); it must read back as planned,
 with no drift, and the check catalog on the collected fabric must find nothing. Faults
 read from these switches are named by check, device and port: a pod spine that lost its
 super-spine sessions, two NICs of a server swapped between rails, a leaf cabled into the
@@ -26,9 +26,9 @@ from tasks.platforms.base import Platform, ReadOnlyDriver
 from tasks.platforms.eos import PLATFORM as EOS
 from tasks.platforms.sonic import PLATFORM as SONIC
 from tasks.platforms.sonic.render import config_db
-from tests.unit.eos_double import EosDouble, healthy_shows
+from tests.doubles.eos import EosDouble, healthy_shows
+from tests.doubles.sonic import SonicDouble, factory_config_db, healthy_outputs
 from tests.unit.eos_fabrics import eos_fabric, eos_switches
-from tests.unit.sonic_double import SonicDouble, factory_config_db, healthy_outputs
 from tests.unit.test_platform_sonic import DAY0_TABLES, _driver, fabric, switches
 
 PLATFORMS = ("eos", "sonic")

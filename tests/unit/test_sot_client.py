@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from tasks.sot.client import CHUNK, ApiError, Nautobot
-from tests.unit.nautobot_double import TOKEN, ApiDouble, serving
+from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 
 ROWS = [{"id": f"r{i:04d}", "name": f"dev{i}"} for i in range(2500)]
 

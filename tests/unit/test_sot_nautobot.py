@@ -10,7 +10,7 @@ from typing import Any
 
 from tasks.sot.client import Nautobot
 from tasks.sot.nautobot import read_snapshot
-from tests.unit.nautobot_double import TOKEN, ApiDouble, serving
+from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 
 
 def _ref(kind: str, id_: str) -> dict[str, str]:

@@ -22,9 +22,9 @@ from tasks.platforms.registry import PLATFORMS
 from tasks.sot.audit import sot_findings
 from tasks.sot.snapshot import Snapshot, SotCable
 from tasks.sot.workflow import run_check, run_import
+from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
-from tests.unit.nautobot_double import TOKEN, ApiDouble, serving
 from tests.unit.sot_snapshot import CLOS_MAPPING, ref, snapshot_of
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail", known_platforms=PLATFORMS))

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
-from tests.unit.nautobot_double import TOKEN, ApiDouble, serving
 
 SWITCHES = ("spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4")
 

@@ -20,7 +20,7 @@ from typing import Any
 from pyeapi.eapilib import CommandError
 
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
-from tests.unit.sonic_double import connected, converged_rib, link_local, session_port
+from tests.doubles.sonic import connected, converged_rib, link_local, session_port
 
 EOS_VERSION = "4.33.0F"
 
@@ -200,7 +200,7 @@ def _short(name: str) -> str:
 def healthy_shows(fabric: FabricState, name: str) -> dict[str, dict[str, Any]]:
     """command -> JSON reply of EOS switch `name` once the whole fabric runs its plan: every
     port up and cabled as planned, every session Established, every route learned
-    (tests.unit.sonic_double.converged_rib), no pause frame and no ECN mark. The shapes are
+    (tests.doubles.sonic.converged_rib), no pause frame and no ECN mark. The shapes are
     those of the recorded replies (tests/fixtures/eos/leaf1/, from Arista's EOS command
     reference); the values come from the plan, so any switch of any example fabric (a
     super-spine, a pod spine) can be collected."""

@@ -18,12 +18,12 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from ipaddress import ip_address, ip_interface
-from pathlib import Path
 from typing import Any
 
 from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind
+from tests.support.paths import FIXTURES as TEST_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sonic"
+FIXTURES = TEST_FIXTURES / "sonic"
 RC_MARK = "; echo @@flatfab-rc=$?"
 FRR_CONF = "/etc/sonic/frr/frr.conf"
 ConfigDb = dict[str, dict[str, dict[str, str]]]

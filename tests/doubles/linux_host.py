@@ -1,0 +1,62 @@
+"""A Linux host's session double: the FakeShell of tests/doubles/frr.py answering what
+LinuxHostDriver reads on host leaf1-h1 of the embedded lab.
+
+Answers come from tests/fixtures/linux_host/leaf1-h1: `ip -j` output recorded on host
+leaf1-h1 (data NIC eth1, management NIC eth0, default route via the leaf), byte-for-byte
+copies of the recordings in tests/fixtures/recorded. hostname.txt, proc_uptime.txt,
+uname_*.txt, machine_id.txt and probe_output.txt are written by hand in the shape the
+commands print. The routing tables, rules and per-NIC sysctls (`ip -4 -j route show table
+all`, `ip -j rule show`, /proc/sys) are tests/fixtures/linux_host/variants/one_nic_*.json,
+captured in a namespace set up as leaf1-h1 is (tests/fixtures/linux_host/capture_multinic.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+from tasks.platforms.linux_host.driver import ROUTE_READ, RULE_READ, SYSCTL_READ, LinuxHostDriver
+from tests.doubles.frr import FakeShell, Reply, recorded
+from tests.support.paths import FIXTURES
+
+HOST = FIXTURES / "linux_host" / "leaf1-h1"
+VARIANTS = HOST.parent / "variants"
+STATE_DIR = "/var/lib/flatfab"
+SYSCTL_RECORD = f"cat {STATE_DIR}/nic/sysctl.conf 2>/dev/null || true"
+
+
+def captured(case: str, what: str) -> Reply:
+    """A captured variant's output (tests/fixtures/linux_host/variants/<case>_<what>.json)."""
+    data = json.loads((VARIANTS / f"{case}_{what}.json").read_text(encoding="utf-8"))
+    return Reply(data["output"])
+
+
+def host_answers() -> dict[str, Reply]:
+    return {
+        "ip -j -d link show": recorded(HOST / "ip_link.json"),
+        "ip -j addr show": recorded(HOST / "ip_addr.json"),
+        "ip -j route show": recorded(HOST / "ip_route.json"),  # get_interfaces' batch
+        ROUTE_READ: captured("one_nic", "ip_route_table_all"),
+        RULE_READ: captured("one_nic", "ip_rule"),
+        SYSCTL_READ: captured("one_nic", "sysctl_proc"),
+        SYSCTL_RECORD: Reply(),  # a one-NIC host: no managed sysctls
+        # before the first lossless rollout: no virtual NIC state, no nftables marking
+        f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true": Reply(),
+        "nft -j list table inet flatfab 2>/dev/null || true": Reply(),
+        # get_facts only reads the names; the -d recording has the same ones
+        "ip -j link show": recorded(HOST / "ip_link.json"),
+        "hostname": recorded(HOST / "hostname.txt"),
+        "cat /proc/uptime": recorded(HOST / "proc_uptime.txt"),
+        "uname -sr": recorded(HOST / "uname_sr.txt"),
+        "uname -m": recorded(HOST / "uname_m.txt"),
+        "cat /etc/machine-id 2>/dev/null || true": recorded(HOST / "machine_id.txt"),
+        f"p=$(cat {STATE_DIR}/revert.pid 2>/dev/null) && kill -0 $p 2>/dev/null "
+        "&& echo $p || true": Reply(),
+    }
+
+
+def host_driver(*, read_only: bool = False) -> tuple[LinuxHostDriver, FakeShell]:
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None,
+                             optional_args={"read_only": read_only})
+    shell = FakeShell(host_answers())
+    driver.session = shell
+    return driver, shell
