@@ -22,10 +22,9 @@ import pytest
 from tasks.cli.app import main
 from tasks.lab import topology
 from tasks.workflows.project import Project
+from tests.support.intent_cases import RAIL_REFUSALS, VALUE_CASES
+from tests.support.intent_edits import Edit, append, bad_copy, replace
 from tests.support.paths import ROOT
-from tests.unit.test_clos_intent import REFUSALS as RAIL_REFUSALS
-from tests.unit.test_intent_errors import CASES as VALUE_CASES
-from tests.unit.test_intent_errors import Edit, append, bad_copy, replace
 
 INTENT_FILES = ("fabric.yaml", "hosts.yaml", "tenants.yaml", "qos.yaml")
 FABRIC_CLASS = "fabric: {speed: 100G, cable_m: 3"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tasks.model.state import FabricState
-from tests.unit.test_dscp_map_check import _findings
+from tests.support.checks import static_findings
 
 
 def _tos(value: int) -> object:
@@ -24,7 +24,7 @@ def _tos(value: int) -> object:
     (105, "ToS 105, the intent says 106"),
 ])
 def test_the_nic_roce_tos_is_judged(tos: int, phrase: str) -> None:
-    found = _findings(_tos(tos), "host.agreement")  # type: ignore[arg-type]
+    found = static_findings(_tos(tos), "host.agreement")  # type: ignore[arg-type]
     assert any(d == "leaf2-h1" and phrase in m for d, m in found), found
 
 
@@ -36,6 +36,6 @@ def test_a_pool_smaller_than_its_reservations_is_named() -> None:
         state.devices["spine2"].qos = qos.model_copy(
             update={"pools": {**qos.pools, "ingress_lossless": pool}})
 
-    found = _findings(shrink, "buffer.budget")
+    found = static_findings(shrink, "buffer.budget")
     assert [d for d, _ in found] == ["spine2"]
     assert "spine2 pool ingress_lossless (100000 B) is smaller than the" in found[0][1]

@@ -8,38 +8,8 @@ import pytest
 
 from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
 from tasks.checks.base import Scope, Severity
-from tasks.intent.loader import load_intent
-from tasks.model.state import DEFAULT_VRF, FabricState, IfKind, NextHop, Role, Route, Source
-from tasks.plan.planner import plan
-from tasks.plan.probes import plan_probes
-from tests.support.paths import ROOT
-
-PLAN = plan(load_intent(ROOT / "intents" / "lab"))
-PROBES = plan_probes(PLAN)
-
-
-def healthy(planned: FabricState = PLAN) -> FabricState:
-    """What a correct fabric would report: the plan, with sessions up, ECMP and pings ok."""
-    state = planned.model_copy(deep=True)
-    state.source = Source.OBSERVED
-    for device in state.devices.values():
-        for instance in device.bgp.values():
-            for peer in instance.peers.values():
-                peer.state = "Established"
-        device.probes = [p.model_copy(update={"replied": p.expect_reply})
-                         for p in PROBES.get(device.name, [])]
-    for leaf in state.of_role(Role.LEAF):
-        leaf.routes = {}
-        for vrf in (DEFAULT_VRF, *leaf.vrfs):
-            uplinks = [i.name for i in leaf.interfaces.values()
-                       if i.kind is IfKind.FABRIC and i.vrf == vrf]
-            table = leaf.routes.setdefault(vrf, {})
-            for other in state.of_role(Role.LEAF):
-                if other.name != leaf.name and vrf in other.bgp:
-                    for prefix in other.bgp[vrf].networks:
-                        table[prefix] = Route(prefix=prefix, protocol="bgp", nexthops=[
-                            NextHop(interface=p) for p in uplinks])
-    return state
+from tasks.model.state import DEFAULT_VRF, FabricState
+from tests.support.checks import PLAN, healthy
 
 
 def live(state: FabricState) -> list[Finding]:

@@ -6,7 +6,6 @@ follows the reference designs; growth renumbers nothing.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,10 @@ from tasks.intent.loader import load_intent
 from tasks.model.state import FabricState, IfKind, Role
 from tasks.plan.planner import plan
 from tests.support.flatfab import flatfab
+from tests.support.intent_cases import CABLES, PLANES_1, RAIL_REFUSALS, Refusal
 from tests.support.paths import ROOT
 
 RAIL = ROOT / "intents" / "rail"
-CABLES = "    cabling: [{leaf: su1-leaf1, port: 3}, {leaf: su1-leaf3, port: 3}]"
 FABRIC, HOSTS = "fabric.yaml", "hosts.yaml"
 
 
@@ -39,98 +38,8 @@ def _plan(tmp_path: Path, *edits: tuple[str, str, str]) -> FabricState:
     return plan(load_intent(_copy(tmp_path, *edits)))
 
 
-@dataclass(frozen=True)
-class Refusal:
-    id: str
-    edits: tuple[tuple[str, str, str], ...]
-    file: str
-    path: str
-    reason: str
-    marker: str | None  # text on the line named (None: no line)
 
-
-PLANES_1 = "rails: {1: [1, 2], 2: [3, 4]}"
-REFUSALS = [
-    Refusal("rails-not-nics", ((FABRIC, "  rails: 4\n", "  rails: 3\n"),), FABRIC,
-            "scalable_units.rails", "profile 'gpu' has 4 NICs", "rails: 3"),
-    Refusal("su-beyond-host-ports", ((FABRIC, "  servers: 2\n", "  servers: 60\n"),), FABRIC,
-            "scalable_units.servers", "larger than a leaf's host ports", "servers: 60"),
-    Refusal("unknown-profile", ((FABRIC, "  profile: gpu\n", "  profile: cpu\n"),), FABRIC,
-            "scalable_units.profile", "unknown server profile 'cpu'", "profile: cpu"),
-    Refusal("pod-asns-overlap-leaves",
-            ((FABRIC, "asns: {first: 65001, last: 65004}", "asns: {first: 65101, last: 65104}"),),
-            FABRIC, "pods.asns", "overlaps leaf_asns", "asns: {first: 65101, last: 65104}"),
-    Refusal("pod-asns-hold-tier1",
-            ((FABRIC, "asns: {first: 65001, last: 65004}", "asns: {first: 64990, last: 65004}"),),
-            FABRIC, "pods.asns", "holds spine_asn 65000", "asns: {first: 64990"),
-    Refusal("pod-asns-too-few",
-            ((FABRIC, "asns: {first: 65001, last: 65004}", "asns: {first: 65001, last: 65001}"),),
-            FABRIC, "pods.asns", "2 pods need 2 ASNs", "asns: {first: 65001, last: 65001}"),
-    Refusal("plane-without-rails", ((FABRIC, PLANES_1, "rails: {1: [1, 2, 3, 4]}"),), FABRIC,
-            "planes.rails", "plane 2 carries no rail", "rails: {1: [1, 2, 3, 4]}"),
-    Refusal("rail-in-two-planes", ((FABRIC, PLANES_1, "rails: {1: [1, 2], 2: [1, 3, 4]}"),), FABRIC,
-            "planes.rails[2][0]", "rail 1 is already in plane 1", "2: [1, 3, 4]}"),
-    Refusal("tier1-name-without-plane",
-            ((FABRIC, 'name: "p{plane}-ss{spine}"', 'name: "ss{spine}"'),), FABRIC,
-            "superspines.name", "must use {plane}", 'name: "ss{spine}"'),
-    Refusal("max-spines-below-reservation",
-            ((FABRIC, "  max_spines: 20 ", "  max_spines: 8 "),), FABRIC,
-            "underlay.max_spines", "below the 20 spine ids", "max_spines: 8"),
-    Refusal("numbered-five-stage",
-            ((FABRIC, "  mode: unnumbered\n", "  mode: numbered\n  p2p_pool: 172.16.0.0/16\n"),),
-            FABRIC, "underlay.mode", "BGP unnumbered only", "mode: numbered"),
-    Refusal("oversubscribed-tier",
-            ((FABRIC, "host: {speed: 100G,", "host: {speed: 400G,"),), FABRIC,
-            "scalable_units.servers", "1200 Gb/s down and 400 Gb/s up", "servers: 2"),
-    Refusal("placed-server-beyond-sus",
-            ((HOSTS, CABLES, "    su: 3\n    port: 3"),), HOSTS,
-            "servers[0].su", "SU 3 does not exist", "su: 3"),
-    Refusal("cabling-not-per-nic",
-            ((HOSTS, ", {leaf: su1-leaf3, port: 3}]", "]"),), HOSTS,
-            "servers[0].cabling", "1 cables for the 2 NICs", "cabling: [{leaf"),
-    Refusal("cabling-to-unknown-leaf",
-            ((HOSTS, "{leaf: su1-leaf3, port: 3}", "{leaf: su9-leaf2, port: 3}"),), HOSTS,
-            "servers[0].cabling[1]", "cabled to unknown leaf 'su9-leaf2'", "cabling: [{leaf"),
-    Refusal("server-named-like-a-switch",
-            ((HOSTS, "name: store1", "name: su1-leaf1"),), HOSTS, "servers[0].cabling[0]",
-            "duplicate device name 'su1-leaf1'", "cabling: [{leaf"),
-    Refusal("server-port-taken",
-            ((HOSTS, "{leaf: su1-leaf1, port: 3}", "{leaf: su1-leaf1, port: 2}"),), HOSTS,
-            "servers[0].cabling[0]", "port 2 of su1-leaf1 is used twice", "cabling: [{leaf"),
-    Refusal("rack-slot-beyond-leaves",
-            ((FABRIC, "  attach: rail\n  rails: 4\n", "  attach: rack\n  leaves: 1\n"),
-             (FABRIC, "planes:\n  count: 2\n  max: 2\n  " + PLANES_1 + "\n", ""),
-             (HOSTS, CABLES, "    su: 1\n    port: 3"),
-             (FABRIC, 'spine_name: "p{plane}-pod{pod}-spine{spine}"',
-              'spine_name: "pod{pod}-spine{spine}"'),
-             (FABRIC, 'name: "p{plane}-ss{spine}"', 'name: "ss{spine}"')), HOSTS,
-            "servers[0].port", "beyond the 1 rack leaf", "port: 3"),
-    Refusal("rack-with-planes",
-            ((FABRIC, "  attach: rail\n  rails: 4\n", "  attach: rack\n  leaves: 1\n"),), FABRIC,
-            "planes", "planes need attach: rail", "planes:"),
-    Refusal("listed-leaves-with-sus",
-            ((FABRIC, "scalable_units:\n", "leaves: [{name: leaf1}]\nscalable_units:\n"),),
-            FABRIC, "", "'leaves' are generated from scalable_units", None),
-    Refusal("pods-without-superspines",
-            ((FABRIC, "superspines:\n  count: 2\n  max: 2\n  name: \"p{plane}-ss{spine}\"\n",
-              ""),), FABRIC, "", "needs both 'pods' and 'superspines'", None),
-    Refusal("leaf-name-without-su",
-            ((FABRIC, "  rails: 4\n", "  rails: 4\n  leaf_name: \"leaf{leaf}\"\n"),),
-            FABRIC, "scalable_units.leaf_name", "must use {su}", 'leaf_name: "leaf{leaf}"'),
-    Refusal("rail-without-rails",
-            ((FABRIC, "  rails: 4\n", ""),), FABRIC, "scalable_units",
-            "attach 'rail' needs 'rails'", "scalable_units:"),
-    Refusal("tenant-prefix-too-small-for-generated-leaves",
-            (("tenants.yaml", "prefixes: [10.100.0.0/16]", "prefixes: [10.100.0.0/22]"),),
-            "tenants.yaml", "tenants[0].prefixes", "leaf id 12 needs subnet #12",
-            "prefixes: [10.100.0.0/22]"),
-    Refusal("nic-names-twice",
-            ((HOSTS, "names: [eth1, eth2]", "names: [eth1, eth1]"),), HOSTS,
-            "profiles.storage.nics", "NIC names must be unique", "names: [eth1, eth1]"),
-]
-
-
-@pytest.mark.parametrize("case", REFUSALS, ids=[c.id for c in REFUSALS])
+@pytest.mark.parametrize("case", RAIL_REFUSALS, ids=[c.id for c in RAIL_REFUSALS])
 def test_a_bad_ai_backend_intent_is_one_clear_error(tmp_path: Path, case: Refusal) -> None:
     directory = _copy(tmp_path, *case.edits)
     with pytest.raises(InputError) as info:

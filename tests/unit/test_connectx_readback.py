@@ -20,8 +20,8 @@ from tasks.platforms.linux_host.collect import collect
 from tasks.platforms.linux_host.driver import LinuxHostDriver
 from tests.doubles.frr import FakeShell, Reply
 from tests.doubles.linux_host import STATE_DIR, host_answers
-from tests.unit.test_checks import PLAN as LAB
-from tests.unit.test_lossless_checks import LOSSLESS, collected
+from tests.support.checks import PLAN as LAB
+from tests.support.lossless import LOSSLESS, collected
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "variants"
 NAMES = sorted(p.name for p in VARIANTS.glob("mlnx_qos_*.json"))

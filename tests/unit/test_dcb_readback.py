@@ -27,8 +27,8 @@ from tests.doubles.frr import (
     Reply,
     leaf1_answers,
 )
-from tests.unit.test_checks import PLAN as LAB
-from tests.unit.test_lossless_checks import LOSSLESS, collected
+from tests.support.checks import PLAN as LAB
+from tests.support.lossless import LOSSLESS, collected
 
 VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "frr" / "variants"
 NAMES = sorted(p.name for p in VARIANTS.glob("dcb_*.json"))

@@ -8,20 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent.loader import load_intent
 from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tests.support.paths import ROOT
-
-LAB = plan(load_intent(ROOT / "intents" / "lab"))
-
-
-def _findings(mutate: Callable[[FabricState], None], check: str) -> list[tuple[str, str]]:
-    state = LAB.model_copy(deep=True)
-    mutate(state)
-    found = run_checks(CheckContext(state=state, plan=LAB, stage=Stage.STATIC))
-    return sorted({(f.device or "", f.message) for f in found if f.check == check})
+from tests.support.checks import static_findings
 
 
 def _switch_map(state: FabricState, dscp: int, tc: int) -> None:
@@ -40,7 +28,7 @@ def _nic_map(state: FabricState, table: list[int]) -> None:
 
 
 def test_the_plan_maps_every_code_point_cleanly() -> None:
-    assert _findings(lambda _: None, "qos.dscp_map") == []
+    assert static_findings(lambda _: None, "qos.dscp_map") == []
 
 
 @pytest.mark.parametrize(("mutate", "device", "phrase"), [
@@ -53,7 +41,7 @@ def test_the_plan_maps_every_code_point_cleanly() -> None:
 ])
 def test_a_bad_map_is_named(mutate: Callable[[FabricState], None], device: str,
                             phrase: str) -> None:
-    found = _findings(mutate, "qos.dscp_map")
+    found = static_findings(mutate, "qos.dscp_map")
     assert found and all(d == device for d, _ in found), found
     assert any(phrase in message for _, message in found), found
 
@@ -67,5 +55,5 @@ def test_a_strict_roce_class_is_named() -> None:
         state.devices["spine1"].interfaces["swp1"].qos = port.model_copy(
             update={"queues": queues})
 
-    found = _findings(strict, "sched.lossless_bandwidth")
+    found = static_findings(strict, "sched.lossless_bandwidth")
     assert ("spine1", "spine1:swp1 RoCE queue 3 (TC 3) is strict priority") in found, found

@@ -9,7 +9,7 @@ import pytest
 
 from tasks.checks import Finding
 from tasks.model.state import FabricState, NicQos
-from tests.unit.test_lossless_checks import _nic, _qos, collected, live
+from tests.support.lossless import collected, live, nic_of, qos_of
 
 
 def _intent(state: FabricState) -> list[Finding]:
@@ -52,7 +52,7 @@ CASES = [
 def test_each_nic_setting_that_differs_from_the_intent_is_named(
         mutate: Callable[[NicQos], None], text: str, expected: str, actual: str) -> None:
     state = collected()
-    mutate(_nic(state, "leaf3-h2"))
+    mutate(nic_of(state, "leaf3-h2"))
     [finding] = _intent(state)
     assert (finding.device, finding.port) == ("leaf3-h2", "eth1")
     assert finding.message == f"leaf3-h2:eth1 {text}"
@@ -62,8 +62,8 @@ def test_each_nic_setting_that_differs_from_the_intent_is_named(
 
 def test_a_nic_and_its_leaf_that_drifted_together_are_named_against_the_intent() -> None:
     state = collected()
-    _nic(state, "leaf2-h1").trust = "pcp"
-    _qos(state, "leaf2", "swp1").trust = "pcp"
+    nic_of(state, "leaf2-h1").trust = "pcp"
+    qos_of(state, "leaf2", "swp1").trust = "pcp"
     findings = live(state)
     # the two ends agree with each other, so only the intent can tell
     assert not [f for f in findings if f.check == "host.agreement"]
@@ -77,7 +77,7 @@ def test_a_nic_as_planned_has_no_finding() -> None:
 
 def test_a_long_map_difference_is_shortened_but_counted() -> None:
     state = collected()
-    nic = _nic(state, "leaf1-h1")
+    nic = nic_of(state, "leaf1-h1")
     nic.dscp_to_priority = [3] * 64
     [finding] = _intent(state)
     assert "(+" in finding.message and "more)" in finding.message

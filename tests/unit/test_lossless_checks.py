@@ -14,23 +14,19 @@ import pytest
 from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
 from tasks.checks.base import Scope, Severity
 from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, NicQos, PortQos, Role
+from tasks.model.state import DeviceState, FabricState, Role
 from tasks.plan.planner import plan
+from tests.support.checks import PLAN as LAB
+from tests.support.checks import healthy
+from tests.support.lossless import LOSSLESS, collected, live, nic_of, qos_of
 from tests.support.paths import ROOT
-from tests.unit.test_checks import PLAN as LAB
-from tests.unit.test_checks import healthy
 
-LOSSLESS = sorted(c for c, item in CATALOG.items() if item.lossless)
 SWITCH_PORTS = frozenset((d.name, i.name) for d in LAB.devices.values() if d.role is not Role.HOST
                          for i in d.interfaces.values() if i.qos is not None)
 
 
 def static(state: FabricState) -> list[Finding]:
     return run_checks(CheckContext(state=state, plan=state, stage=Stage.STATIC), only=LOSSLESS)
-
-
-def live(state: FabricState) -> list[Finding]:
-    return run_checks(CheckContext(state=state, plan=LAB, stage=Stage.LIVE), only=LOSSLESS)
 
 
 def test_the_catalog_has_every_lossless_check() -> None:
@@ -188,81 +184,50 @@ def test_a_port_keeps_its_own_headroom_when_another_port_has_a_smaller_mtu(
 
 # -- live: drift in collected state ---------------------------------------------------------
 
-def collected() -> FabricState:
-    """The lab as the collectors read it: every port its own copy of its state (VRF
-    sub-interfaces too, with their own kernel DSCP map), ASIC and NIC state virtual."""
-    state = healthy()
-    for device in state.devices.values():
-        if device.qos is not None:
-            device.qos = device.qos.model_copy(update={"virtual": True}, deep=True)
-        for iface in device.interfaces.values():
-            if iface.qos is not None:
-                iface.qos = iface.qos.model_copy(deep=True)
-            if iface.nic is not None:
-                iface.nic = iface.nic.model_copy(update={"virtual": True}, deep=True)
-        for iface in device.interfaces.values():
-            parent = device.interfaces.get(iface.parent or "")
-            if parent is not None and parent.qos is not None:
-                iface.qos = parent.qos.model_copy(deep=True)
-    return state
-
-
-def _qos(state: FabricState, device: str, port: str) -> PortQos:
-    qos = state.devices[device].interfaces[port].qos
-    assert qos is not None
-    return qos
-
-
-def _nic(state: FabricState, device: str) -> NicQos:
-    nic = state.devices[device].interfaces["eth1"].nic
-    assert nic is not None
-    return nic
-
-
 def _spine_pfc_off(s: FabricState) -> None:
-    _qos(s, "spine1", "swp1").pfc = []
+    qos_of(s, "spine1", "swp1").pfc = []
 
 
 def _vrf_sub_link_map(s: FabricState) -> None:
-    _qos(s, "spine2", "swp3.100").maps.dscp_to_tc[26] = 0
+    qos_of(s, "spine2", "swp3.100").maps.dscp_to_tc[26] = 0
 
 
 def _leaf_trusts_pcp(s: FabricState) -> None:
-    _qos(s, "leaf2", "swp1").trust = "pcp"
+    qos_of(s, "leaf2", "swp1").trust = "pcp"
 
 
 def _host_tos(s: FabricState) -> None:
-    _nic(s, "leaf3-h1").roce_tos = 98
+    nic_of(s, "leaf3-h1").roce_tos = 98
 
 
 def _no_ecn(s: FabricState) -> None:
-    _qos(s, "leaf3", "swp52").queues[3].ecn = None
+    qos_of(s, "leaf3", "swp52").queues[3].ecn = None
 
 
 def _pfc_stops_wrong_queue(s: FabricState) -> None:
-    _qos(s, "leaf1", "swp1").maps.pfc_to_queue[3] = 0
+    qos_of(s, "leaf1", "swp1").maps.pfc_to_queue[3] = 0
 
 
 def _watchdog_alerts(s: FabricState) -> None:
-    watchdog = _qos(s, "spine2", "swp2").watchdog
+    watchdog = qos_of(s, "spine2", "swp2").watchdog
     assert watchdog is not None
     watchdog.action = "alert"
 
 
 def _watchdog_forwards(s: FabricState) -> None:
-    watchdog = _qos(s, "leaf3", "swp1").watchdog
+    watchdog = qos_of(s, "leaf3", "swp1").watchdog
     assert watchdog is not None
     watchdog.action = "forward"  # valid, and what pfc.watchdog accepts: not what the intent says
 
 
 def _watchdog_slow(s: FabricState) -> None:
-    watchdog = _qos(s, "spine1", "swp4").watchdog
+    watchdog = qos_of(s, "spine1", "swp4").watchdog
     assert watchdog is not None
     watchdog.detect_ms, watchdog.restore_ms = 400, 800
 
 
 def _watchdog_on_lossy(s: FabricState) -> None:
-    qos = _qos(s, "leaf2", "swp51")
+    qos = qos_of(s, "leaf2", "swp51")
     assert qos.watchdog is not None
     qos.watchdog.priorities = [3, 4]
 
@@ -274,17 +239,17 @@ def _host_mtu(s: FabricState) -> None:
 def _small_headroom(s: FabricState) -> None:
     leaf = s.devices["leaf1"].qos
     assert leaf is not None
-    leaf.profiles[_qos(s, "leaf1", "swp51").pgs[3]].xoff = 50_000  # both uplinks' profile
+    leaf.profiles[qos_of(s, "leaf1", "swp51").pgs[3]].xoff = 50_000  # both uplinks' profile
 
 
 def _host_ecn_off(s: FabricState) -> None:
-    _nic(s, "leaf2-h2").ecn_rp = []
+    nic_of(s, "leaf2-h2").ecn_rp = []
 
 
 def _profile_size(s: FabricState) -> None:
     leaf = s.devices["leaf2"].qos
     assert leaf is not None
-    leaf.profiles[_qos(s, "leaf2", "swp1").pgs[3]].size = 1000  # the host ports' profile
+    leaf.profiles[qos_of(s, "leaf2", "swp1").pgs[3]].size = 1000  # the host ports' profile
 
 
 def _small_asic(s: FabricState) -> None:
@@ -294,7 +259,7 @@ def _small_asic(s: FabricState) -> None:
 
 
 def _weights(s: FabricState) -> None:
-    _qos(s, "leaf1", "swp2").queues[0].weight = 60
+    qos_of(s, "leaf1", "swp2").queues[0].weight = 60
 
 
 def _slow_uplinks(s: FabricState) -> None:
@@ -303,21 +268,21 @@ def _slow_uplinks(s: FabricState) -> None:
 
 
 def _ecn_probability(s: FabricState) -> None:
-    ecn = _qos(s, "spine1", "swp3").queues[3].ecn
+    ecn = qos_of(s, "spine1", "swp3").queues[3].ecn
     assert ecn is not None
     ecn.probability = 0
 
 
 def _nic_cnp_not_strict(s: FabricState) -> None:
-    _nic(s, "leaf1-h2").strict_tcs = []
+    nic_of(s, "leaf1-h2").strict_tcs = []
 
 
 def _nic_no_storm_guard(s: FabricState) -> None:
-    _nic(s, "leaf2-h1").pfc_prevention_ms = 0
+    nic_of(s, "leaf2-h1").pfc_prevention_ms = 0
 
 
 def _no_lossy_pg(s: FabricState) -> None:
-    del _qos(s, "leaf4", "swp2").pgs[0]
+    del qos_of(s, "leaf4", "swp2").pgs[0]
 
 
 LIVE: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str | None, str | None,
@@ -370,8 +335,8 @@ def test_live_drift_is_named_and_marked_virtual(
 
 def test_a_link_whose_ends_both_drifted_is_one_finding_naming_both() -> None:
     state = collected()
-    _qos(state, "leaf1", "swp51").pfc = []
-    _qos(state, "spine1", "swp1").pfc = [4]
+    qos_of(state, "leaf1", "swp51").pfc = []
+    qos_of(state, "spine1", "swp1").pfc = [4]
     [finding] = [f for f in live(state) if f.check == "pfc.link_symmetry"]
     assert (finding.device, finding.port, finding.link) == ("leaf1", "swp51",
                                                             "leaf1:swp51--spine1:swp1")
@@ -385,7 +350,7 @@ def test_findings_are_not_virtual_on_hardware_state() -> None:
         if device.qos is not None:
             device.qos.virtual = False
     _spine_pfc_off(state)
-    _qos(state, "spine1", "swp1").maps.dscp_to_tc[26] = 0
+    qos_of(state, "spine1", "swp1").maps.dscp_to_tc[26] = 0
     findings = live(state)
     assert {f.check for f in findings} >= {"pfc.link_symmetry", "qos.class_chain"}
     assert not any(f.virtual for f in findings)
@@ -393,8 +358,8 @@ def test_findings_are_not_virtual_on_hardware_state() -> None:
 
 def test_the_dscp_map_is_never_virtual_the_rest_of_the_chain_is() -> None:
     state = collected()
-    _qos(state, "spine1", "swp2").maps.dscp_to_tc[26] = 0
-    _qos(state, "spine1", "swp2").queues[3].profile = "egress_lossy"
+    qos_of(state, "spine1", "swp2").maps.dscp_to_tc[26] = 0
+    qos_of(state, "spine1", "swp2").queues[3].profile = "egress_lossy"
     chain = {f.actual: f.virtual for f in live(state) if f.check == "qos.class_chain"}
     assert chain == {"TC 0": False, "egress_lossy": True}
 
@@ -441,7 +406,7 @@ def test_what_a_device_does_not_state_is_reported_unknown_not_judged() -> None:
     """A switch on SONiC's dynamic buffer model (PG profile NULL, pools without a size) and
     a watchdog whose action and timers no row gives: nothing is judged as zero."""
     state = collected()
-    port = _qos(state, "leaf3", "swp1")
+    port = qos_of(state, "leaf3", "swp1")
     del port.pgs[3]
     port.unknown["pgs.3"] = "BUFFER_PG|swp1|3 has profile NULL (dynamic buffer model)"
     assert port.watchdog is not None

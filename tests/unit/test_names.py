@@ -11,8 +11,8 @@ import pytest
 from tasks.errors import InputError
 from tasks.intent.loader import load_intent
 from tests.support.flatfab import flatfab
+from tests.support.intent_edits import FABRIC, HOSTS, TENANTS, Edit, bad_copy, replace
 from tests.support.paths import ROOT
-from tests.unit.test_intent_errors import FABRIC, HOSTS, TENANTS, Edit, bad_copy, replace
 
 ESCAPE = "../../etc/cron.d/x"
 CONFIG_LINE = "leaf1\\nhostname evil"  # YAML double-quoted: a real line break

@@ -10,8 +10,7 @@ import pytest
 from tasks.intent.loader import load_intent
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
-from tests.unit.test_intent_errors import FABRIC, Edit, bad_copy, replace
-from tests.unit.test_refusals import assert_refused
+from tests.support.intent_edits import FABRIC, Edit, assert_refused, bad_copy, replace
 
 
 def pin(switch: str, text: str) -> Edit:

@@ -21,8 +21,16 @@ from tasks.model.state import IfKind
 from tasks.plan.planner import plan
 from tasks.platforms.registry import PLATFORMS
 from tests.support.flatfab import flatfab
+from tests.support.intent_edits import (
+    FABRIC,
+    TENANTS,
+    Edit,
+    append,
+    assert_refused,
+    bad_copy,
+    replace,
+)
 from tests.support.paths import ROOT
-from tests.unit.test_intent_errors import FABRIC, TENANTS, Edit, append, bad_copy, replace
 
 QOS = "qos.yaml"
 FABRIC_CLASS = "fabric: {speed: 100G, cable_m: 3, mtu: 9216}"
@@ -135,15 +143,6 @@ def override(text: str) -> Edit:
 def test_refused_at_load(tmp_path: Path, edit: Edit, file: str, path: str,
                          phrase: str) -> None:
     assert_refused(bad_copy(tmp_path / "lab", edit), file, path, phrase)
-
-
-def assert_refused(folder: Path, file: str, path: str, phrase: str) -> None:
-    """Loading `folder` fails, naming `file`, key `path`, a line, and saying `phrase`."""
-    with pytest.raises(InputError) as caught:
-        load_intent(folder, known_platforms=PLATFORMS)
-    found = [p for p in caught.value.problems if p.file.endswith(file) and p.path == path]
-    assert found, "\n".join(map(str, caught.value.problems))
-    assert phrase in found[0].reason and found[0].line is not None, found[0]
 
 
 def test_a_mgmt_subnet_over_the_fabric_is_refused(tmp_path: Path) -> None:

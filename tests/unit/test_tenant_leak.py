@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.model.state import FabricState, NextHop, Route
-from tests.unit.test_dscp_map_check import LAB
+from tests.support.checks import PLAN as LAB
 
 
 def _leaks(state: FabricState, stage: Stage = Stage.STATIC) -> list[tuple[str, str]]:
