@@ -14,9 +14,8 @@ import pytest
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.model.state import DeviceState, FabricState, IfKind
 from tasks.platforms.eos import PLATFORM
+from tests.support.eos import FIXTURES, eos_collect, eos_double, eos_fabric
 from tests.support.paths import ROOT
-from tests.unit.eos_fabrics import eos_fabric
-from tests.unit.test_platform_eos_collect import FIXTURES, _collect, _double
 
 VARIANTS = ROOT / "tests" / "fixtures" / "eos" / "variants"
 WATCHDOG_ACTION = "priority-flow-control pause watchdog action drop"
@@ -50,7 +49,7 @@ def snippet(name: str) -> str:
 
 
 def collect(planned: DeviceState, running: str, folder: Path = FIXTURES) -> DeviceState:
-    return _collect(_double(running, folder), planned)
+    return eos_collect(eos_double(running, folder), planned)
 
 
 def test_every_variant_says_where_it_comes_from() -> None:

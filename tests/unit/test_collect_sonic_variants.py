@@ -21,7 +21,7 @@ from tasks.platforms.readback import asn_of
 from tasks.platforms.sonic import PLATFORM, changes
 from tasks.platforms.sonic.collect import BGP, RUNNING, _db_hash
 from tests.doubles.sonic import FIXTURES, SonicDouble
-from tests.unit.test_platform_sonic import _double, _driver, fabric
+from tests.support.sonic import fabric, sonic_double, sonic_driver
 
 VARIANTS = FIXTURES / "variants"
 RUNNING_VARIANTS = sorted(p.name for p in VARIANTS.glob("running_*.json"))
@@ -45,7 +45,7 @@ def leaf1(lab: FabricState) -> DeviceState:
 
 def overlaid(leaf1: DeviceState, name: str) -> SonicDouble:
     """leaf1 after a push, printing its CONFIG_DB with the variant's tables laid over it."""
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     printed: dict[str, Any] = json.loads(json.dumps(double.config_db))
     for table, rows in variant(name)["output"].items():
         if isinstance(rows, dict):  # fields merge into leaf1's rows, as on the switch
@@ -74,7 +74,7 @@ def test_every_variant_says_where_it_comes_from() -> None:
 def test_a_release_s_running_config_never_refuses_the_switch(leaf1: DeviceState,
                                                              name: str) -> None:
     double = overlaid(leaf1, name)
-    driver = PLATFORM.read_only(_driver(double, read_only=True))
+    driver = PLATFORM.read_only(sonic_driver(double, read_only=True))
     seen = PLATFORM.collect(driver, leaf1, [])
     # the double keeps COUNTERS_DB only for leaf1's planned queues: a variant's extra lossless
     # queue has no recorded hash (a failed read, named, not fatal)
@@ -120,7 +120,7 @@ def test_a_patch_gives_list_fields_back_as_lists() -> None:
 
 def test_portchannels_are_lags_with_members_subinterfaces_and_addresses(
         leaf1: DeviceState) -> None:
-    seen = PLATFORM.collect(_driver(overlaid(leaf1, "running_202205_lists.json")), leaf1, [])
+    seen = PLATFORM.collect(sonic_driver(overlaid(leaf1, "running_202205_lists.json")), leaf1, [])
     lag = seen.interfaces["PortChannel0001"]
     assert (lag.kind, lag.members, lag.addresses, lag.vrf, lag.mtu) == (
         IfKind.LAG, ["Ethernet24", "Ethernet32"], ["10.1.9.0/31"], "default", 9100)
@@ -132,7 +132,7 @@ def test_portchannels_are_lags_with_members_subinterfaces_and_addresses(
 
 
 def test_portchannel_members_from_the_row_list_and_a_vlan_of_lags(leaf1: DeviceState) -> None:
-    seen = PLATFORM.collect(_driver(overlaid(leaf1, "running_202012_references.json")),
+    seen = PLATFORM.collect(sonic_driver(overlaid(leaf1, "running_202012_references.json")),
                             leaf1, [])
     assert seen.interfaces["PortChannel0001"].members == ["Ethernet24", "Ethernet32"]
     assert seen.interfaces["PortChannel0001"].bridge == "Vlan300"
@@ -140,7 +140,7 @@ def test_portchannel_members_from_the_row_list_and_a_vlan_of_lags(leaf1: DeviceS
 
 
 def test_a_lag_in_a_tenant_vrf_without_a_members_list(leaf1: DeviceState) -> None:
-    seen = PLATFORM.collect(_driver(overlaid(leaf1, "running_202411_bgpraw_lists.json")),
+    seen = PLATFORM.collect(sonic_driver(overlaid(leaf1, "running_202411_bgpraw_lists.json")),
                             leaf1, [])
     lag = seen.interfaces["PortChannel0002"]
     assert (lag.members, lag.vrf, lag.addresses) == (["Ethernet40"], "red", ["10.20.9.0/31"])
@@ -204,9 +204,9 @@ def test_watchdog_settings_left_out_are_unknown_not_defaults() -> None:
 
 @pytest.mark.parametrize("name", BGP_VARIANTS)
 def test_bgp_summary_of_each_frr_release(leaf1: DeviceState, name: str) -> None:
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     double.broken[BGP] = json.dumps(variant(name)["output"])
-    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    seen = PLATFORM.collect(sonic_driver(double), leaf1, [])
     assert seen.errors == []
     up = seen.bgp["default"].peers["Ethernet400"]
     assert (up.interface, up.address, up.peer_device, up.state) == (
@@ -238,8 +238,8 @@ def test_asn_in_every_notation_and_an_unreadable_one_named() -> None:
 def test_the_catalog_runs_on_a_switch_with_lags(lab: FabricState, leaf1: DeviceState) -> None:
     """The planner plans no LAG; observed ones must neither crash a check nor be judged."""
     for name in ("running_202205_lists.json", "running_202411_bgpraw_lists.json"):
-        seen = PLATFORM.collect(_driver(overlaid(leaf1, name)), leaf1, [])
-        clean = PLATFORM.collect(_driver(_double(leaf1, pushed=True)), leaf1, [])
+        seen = PLATFORM.collect(sonic_driver(overlaid(leaf1, name)), leaf1, [])
+        clean = PLATFORM.collect(sonic_driver(sonic_double(leaf1, pushed=True)), leaf1, [])
         state = lab.model_copy(update={"devices": {**lab.devices, "leaf1": seen}})
         base = lab.model_copy(update={"devices": {**lab.devices, "leaf1": clean}})
         found = run_checks(CheckContext(state=state, plan=lab, stage=Stage.LIVE))
@@ -268,13 +268,13 @@ def test_a_switch_printing_current_shapes_verifies(lab: FabricState, leaf1: Devi
                                                    name: str) -> None:
     """What issue 19 found: bgpraw and list fields used to refuse the whole switch. Now it
     is read in full and the catalog (lossless included) finds nothing wrong with it."""
-    seen = PLATFORM.collect(_driver(overlaid(leaf1, name)), leaf1, [])
+    seen = PLATFORM.collect(sonic_driver(overlaid(leaf1, name)), leaf1, [])
     assert seen.reachable and seen.asn == leaf1.asn
     assert {vrf: sorted(b.peers) for vrf, b in seen.bgp.items()} == {
         vrf: sorted(b.peers) for vrf, b in leaf1.bgp.items()}
     planned_ports = {n for n, i in leaf1.interfaces.items() if i.qos is not None}
     assert planned_ports <= {n for n, i in seen.interfaces.items() if i.qos is not None}
-    clean = PLATFORM.collect(_driver(_double(leaf1, pushed=True)), leaf1, [])
+    clean = PLATFORM.collect(sonic_driver(sonic_double(leaf1, pushed=True)), leaf1, [])
 
     def failing(device: DeviceState) -> list[str]:
         state = lab.model_copy(update={"devices": {**lab.devices, "leaf1": device}})

@@ -7,7 +7,7 @@ import json
 
 from tasks.checks import CATALOG, CheckContext, Stage, run_checks
 from tasks.model.state import DeviceState, IfKind, Interface, PortQos, Watchdog
-from tests.unit.eos_fabrics import eos_fabric
+from tests.support.eos import eos_fabric
 
 
 def test_observed_only_fields_stay_out_of_serialized_plans() -> None:

@@ -12,8 +12,8 @@ from tasks.errors import FlatfabError
 from tasks.platforms.eos import PLATFORM
 from tasks.platforms.eos.avd import EosRenderError, capability_problems, structured_config
 from tasks.platforms.registry import PLATFORMS
+from tests.support.eos import eos_fabric, eos_switches
 from tests.support.paths import ROOT
-from tests.unit.eos_fabrics import eos_fabric, eos_switches
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "eos"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))

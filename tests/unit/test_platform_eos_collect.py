@@ -8,18 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from napalm.eos.eos import EOSDriver
 
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.model.state import DeviceState, FabricState, IfKind
-from tasks.platforms.base import ReadOnlyDriver
 from tasks.platforms.eos import PLATFORM
 from tasks.platforms.eos.collect import JSON_COMMANDS, RUNNING
-from tests.doubles.eos import EosDouble
-from tests.support.paths import ROOT
-from tests.unit.eos_fabrics import eos_fabric
+from tests.support.eos import FIXTURES, eos_collect, eos_double, eos_fabric
 
-FIXTURES = ROOT / "tests" / "fixtures" / "eos" / "leaf1"
 MUTATING = ("configure", "copy", "write", "rollback", "bash")
 
 
@@ -28,21 +23,8 @@ def planned() -> DeviceState:
     return eos_fabric("lab").devices["leaf1"]
 
 
-def _double(running: str, fixtures: Path = FIXTURES) -> EosDouble:
-    return EosDouble(running=running.splitlines(), fixtures=fixtures)
-
-
-def _collect(double: EosDouble, planned: DeviceState) -> DeviceState:
-    eos = EOSDriver("leaf1", "admin", "admin", optional_args={"transport": "https"})
-    eos.device = double
-    eos.open()
-    driver = PLATFORM.read_only(eos)
-    assert isinstance(driver, ReadOnlyDriver)
-    return PLATFORM.collect(driver, planned, [])
-
-
 def test_collect_reads_what_the_switch_reports(planned: DeviceState) -> None:
-    seen = _collect(_double(PLATFORM.render(planned)), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned)), planned)
     assert seen.errors == []
     assert (seen.asn, seen.router_id, seen.loopback) == (65101, "10.0.0.17", "10.0.0.17/32")
     assert seen.vrfs == {"blue": 100, "red": 200}
@@ -66,7 +48,7 @@ def test_collect_reads_what_the_switch_reports(planned: DeviceState) -> None:
 
 
 def test_lossless_state_reads_back_as_planned(planned: DeviceState) -> None:
-    seen = _collect(_double(PLATFORM.render(planned)), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned)), planned)
     for port in ("Ethernet1", "Ethernet51"):
         assert seen.interfaces[port].qos == planned.interfaces[port].qos, port
     assert seen.qos is not None and planned.qos is not None
@@ -77,8 +59,8 @@ def test_lossless_state_reads_back_as_planned(planned: DeviceState) -> None:
 
 
 def test_read_only_collect_sends_only_show_commands(planned: DeviceState) -> None:
-    double = _double(PLATFORM.render(planned))
-    _collect(double, planned)
+    double = eos_double(PLATFORM.render(planned))
+    eos_collect(double, planned)
     assert RUNNING in double.log and all(c in double.log for c in JSON_COMMANDS)
     assert not [c for c in double.log if c.startswith(MUTATING)]
 
@@ -91,7 +73,7 @@ def _fabric_with(seen: DeviceState) -> FabricState:
 def test_a_value_changed_on_the_switch_is_named_by_the_catalog(planned: DeviceState) -> None:
     text = PLATFORM.render(planned).replace("priority-flow-control priority 3 no-drop",
                                             "priority-flow-control priority 4 no-drop")
-    seen = _collect(_double(text), planned)
+    seen = eos_collect(eos_double(text), planned)
     observed = _fabric_with(seen)
     findings = run_checks(CheckContext(state=observed, plan=eos_fabric("lab"),
                                        stage=Stage.LIVE))
@@ -102,7 +84,7 @@ def test_a_value_changed_on_the_switch_is_named_by_the_catalog(planned: DeviceSt
 def test_a_clean_switch_has_only_the_recorded_faults(planned: DeviceState) -> None:
     """The fixtures record one port down, one session Active and one tenant route on a
     single path; with flatfab's render running, nothing else is found."""
-    seen = _collect(_double(PLATFORM.render(planned)), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned)), planned)
     findings = run_checks(CheckContext(state=_fabric_with(seen), plan=eos_fabric("lab"),
                                        stage=Stage.LIVE))
     named = {f.check for f in findings if f.device == "leaf1" and f.severity.rank <= 1}
@@ -113,21 +95,21 @@ def test_an_unreadable_reply_is_recorded_not_fatal(planned: DeviceState, tmp_pat
     for file in FIXTURES.glob("*.json"):
         (tmp_path / file.name).write_text(file.read_text())
     (tmp_path / "show_ip_route_vrf_all.json").unlink()
-    seen = _collect(_double(PLATFORM.render(planned), tmp_path), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned), tmp_path), planned)
     assert [e for e in seen.errors if e.startswith("show ip route vrf all: ")]
     assert seen.bgp["default"].peers  # the rest was still read
 
 
 def test_an_unmapped_dscp_is_reported(planned: DeviceState) -> None:
     text = PLATFORM.render(planned).replace("qos map dscp 26 to traffic-class 3\n", "")
-    seen = _collect(_double(text), planned)
+    seen = eos_collect(eos_double(text), planned)
     assert "qos map dscp leaves DSCP 26 unmapped (EOS default applies)" in seen.errors
 
 
 def test_a_trident_without_its_queue_profile_is_named(planned: DeviceState) -> None:
     text = "\n".join(line for line in PLATFORM.render(planned).splitlines()
                      if not line.startswith(("platform trident", "    ")))
-    seen = _collect(_double(text), planned)
+    seen = eos_collect(eos_double(text), planned)
     assert seen.qos is not None and seen.qos.profiles == {}
     findings = run_checks(CheckContext(state=_fabric_with(seen), plan=eos_fabric("lab"),
                                        stage=Stage.LIVE))
@@ -138,7 +120,7 @@ def test_a_trident_without_its_queue_profile_is_named(planned: DeviceState) -> N
 def test_switch_managed_buffers_are_said_not_judged() -> None:
     plan = eos_fabric("numbered", family="tomahawk-5")
     planned = plan.devices["lf-a"]
-    seen = _collect(_double(PLATFORM.render(planned)), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned)), planned)
     assert seen.qos is None
     port = seen.interfaces["Ethernet51"].qos
     assert port is not None  # the lossless plane itself is read (speed: leaf1's recording)
@@ -151,7 +133,7 @@ def test_switch_managed_buffers_are_said_not_judged() -> None:
 
 
 def test_pfc_and_ecn_counters_are_read(planned: DeviceState) -> None:
-    seen = _collect(_double(PLATFORM.render(planned)), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned)), planned)
     uplink, host = seen.interfaces["Ethernet51"].counters, seen.interfaces["Ethernet1"].counters
     assert uplink is not None and host is not None
     assert (uplink.pfc_rx_frames, uplink.pfc_tx_frames, uplink.ecn_marked) == (3, 40, {3: 0})
@@ -170,7 +152,7 @@ def _with_marks(tmp_path: Path, marks: int | None) -> Path:
 
 
 def test_pauses_without_any_ecn_mark_are_named(planned: DeviceState, tmp_path: Path) -> None:
-    seen = _collect(_double(PLATFORM.render(planned), _with_marks(tmp_path, 0)), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned), _with_marks(tmp_path, 0)), planned)
     findings = [f for f in run_checks(CheckContext(state=_fabric_with(seen),
                                                    plan=eos_fabric("lab"), stage=Stage.LIVE))
                 if f.check == "ecn.pause_without_marks"]
@@ -180,7 +162,7 @@ def test_pauses_without_any_ecn_mark_are_named(planned: DeviceState, tmp_path: P
 
 def test_counters_a_switch_does_not_have_are_unknown_not_errors(planned: DeviceState,
                                                                 tmp_path: Path) -> None:
-    seen = _collect(_double(PLATFORM.render(planned), _with_marks(tmp_path, None)), planned)
+    seen = eos_collect(eos_double(PLATFORM.render(planned), _with_marks(tmp_path, None)), planned)
     assert seen.errors == []
     counters = seen.interfaces["Ethernet51"].counters
     assert counters is not None and counters.ecn_marked == {}

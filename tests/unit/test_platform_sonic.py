@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -20,49 +19,25 @@ from typing import Any
 import pytest
 
 from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent.loader import load_intent
 from tasks.model.state import DeviceState, FabricState, IfKind, Interface, PortCounters
-from tasks.plan.planner import plan
 from tasks.platforms import configdb
 from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
-from tasks.platforms.registry import PLATFORMS
 from tasks.platforms.sonic import PLATFORM, changes
 from tasks.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
-from tasks.platforms.sonic.driver import CommitRefusedError, SonicDriver, SonicError
+from tasks.platforms.sonic.driver import CommitRefusedError, SonicError
 from tasks.platforms.sonic.render import config_db
 from tests.doubles.sonic import FACTORY_FRR, SonicDouble, factory_config_db, recorded
 from tests.support.paths import ROOT, SONIC_YANG, sonic_yang_missing
+from tests.support.sonic import fabric, sonic_double, sonic_driver, switches
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "sonic"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
 FABRICS = ("lab", "numbered", "mixed", "rail")
 
 
-@cache
-def fabric(name: str, tmp: Path) -> FabricState:
-    """An example intent with its switches on platform sonic (unless a device says else)."""
-    folder = tmp / name
-    shutil.copytree(ROOT / "intents" / name, folder)
-    text = (folder / "fabric.yaml").read_text()
-    (folder / "fabric.yaml").write_text(re.sub(r"(?m)^platform: \w+", "platform: sonic", text))
-    qos = folder / "qos.yaml"
-    if qos.exists() and not re.search(r"(?m)^  sonic:", qos.read_text()):
-        body = qos.read_text()
-        if "asics:" in body:
-            body = re.sub(r"(?m)^asics:\n", "asics:\n  sonic: {family: spectrum-4}\n", body)
-        else:
-            body += "asics:\n  sonic: {family: spectrum-4}\n"
-        qos.write_text(body)
-    return plan(load_intent(folder, known_platforms=PLATFORMS))
-
-
 @pytest.fixture(scope="module")
 def tmp_intents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("sonic-intents")
-
-
-def switches(state: FabricState) -> list[DeviceState]:
-    return [d for d in state.devices.values() if d.platform == "sonic"]
 
 
 @pytest.fixture(scope="module")
@@ -194,36 +169,13 @@ def test_yang_oracle_rejects_what_sonic_rejects(leaf1: DeviceState) -> None:
 # ---- the switch double --------------------------------------------------------------------
 
 
-# what apply-patch cannot create: on day 0 they come with `config load` + `config qos reload`
-DAY0_TABLES = ("BUFFER_POOL", "PFC_WD")
-
-
-def _double(device: DeviceState, *, pushed: bool = False) -> SonicDouble:
-    db = factory_config_db(device.name)
-    planned = config_db(device, PLATFORM.names)
-    db.update({t: planned[t] for t in DAY0_TABLES})
-    if pushed:  # the state after a successful push of the plan
-        db = changes.target(db, planned)
-    frr = PLATFORM.sections(PLATFORM.render(device))["frr"] if pushed else []
-    if not frr:
-        return SonicDouble(db, outputs=recorded(device.name))
-    return SonicDouble(db, "\n".join(frr) + "\n", recorded(device.name))
-
-
-def _driver(double: SonicDouble, *, read_only: bool = False) -> SonicDriver:
-    driver = PLATFORM.adapt(double, read_only=read_only)
-    assert isinstance(driver, SonicDriver)
-    driver.clock = lambda: 1_795_000_000 + double.now
-    return driver
-
-
 def _flatfab_part(double: SonicDouble, device: DeviceState) -> configdb.ConfigDb:
     return changes.project(double.config_db, config_db(device, PLATFORM.names))
 
 
 def test_collect_reads_recorded_outputs(leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
-    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    double = sonic_double(leaf1, pushed=True)
+    seen = PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)), leaf1, [])
     assert seen.errors == []
     assert seen.asn == 65101 and seen.router_id == "10.0.0.17"
     assert seen.loopback == "10.0.0.17/32" and seen.vrfs == {"blue": 100, "red": 200}
@@ -250,7 +202,7 @@ def test_collect_reads_recorded_outputs(leaf1: DeviceState) -> None:
 
 
 def test_counters_from_counters_db_and_queuestat(leaf1: DeviceState) -> None:
-    driver = PLATFORM.read_only(_driver(_double(leaf1), read_only=True))
+    driver = PLATFORM.read_only(sonic_driver(sonic_double(leaf1), read_only=True))
     assert PLATFORM.class_counters(driver)["Ethernet0"][3] == {"packets": 4000}
     pfc = PLATFORM.pfc_counters(driver, ["Ethernet0", "Ethernet400", "Ethernet999"])
     assert pfc["Ethernet0"]["rx"][3] == 17 and pfc["Ethernet400"]["tx"][3] == 42
@@ -279,8 +231,8 @@ def _pause_without_marks(lab: FabricState, seen: DeviceState) -> list[tuple[str,
 
 
 def test_pfc_and_ecn_counters_are_collected(lab: FabricState, leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
-    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    double = sonic_double(leaf1, pushed=True)
+    seen = PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)), leaf1, [])
     assert seen.errors == []
     counters = {name: seen.interfaces[name].counters
                 for name in ("Ethernet0", "Ethernet8", "Ethernet400", "Ethernet408")}
@@ -302,11 +254,11 @@ def test_pfc_and_ecn_counters_are_collected(lab: FabricState, leaf1: DeviceState
 
 
 def test_pauses_with_no_ecn_mark_are_named(lab: FabricState, leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     for oid in QUEUE3_OIDS.values():  # the recorded pauses, but no queue marked a packet
         double.outputs[_hgetall(oid)] = re.sub(r"(ECN_MARKED_\w+': )'\d+'", r"\1'0'",
                                                double.outputs[_hgetall(oid)])
-    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    seen = PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)), leaf1, [])
     assert seen.errors == []
     assert {n: c.ecn_marked for n, i in seen.interfaces.items() if (c := i.counters)} == {
         "Ethernet0": {3: 0}, "Ethernet8": {3: 0}, "Ethernet400": {3: 0}}
@@ -321,13 +273,13 @@ def test_counters_a_switch_does_not_have_are_unknown_not_errors(
         lab: FabricState, leaf1: DeviceState, missing: str) -> None:
     """sonic-vs and switches without PFC or WRED/ECN counter polling: an empty map, an
     empty hash, or a hash without the PFC and ECN fields."""
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     if missing == "maps":
         double.outputs.update({PORT_MAP: "{}\n", QUEUE_MAP: "{}\n"})
     for oid in (*PORT_OIDS.values(), *QUEUE3_OIDS.values()):
         double.outputs[_hgetall(oid)] = ("{}\n" if missing == "hashes" else
                                          "{'SAI_PORT_STAT_IF_IN_UCAST_PKTS': '90210'}\n")
-    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    seen = PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)), leaf1, [])
     assert seen.errors == []
     assert all(i.counters is None for i in seen.interfaces.values())
     assert _pause_without_marks(lab, seen) == []
@@ -336,11 +288,11 @@ def test_counters_a_switch_does_not_have_are_unknown_not_errors(
 
 
 def test_malformed_counters_are_recorded_and_the_rest_is_read(leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     double.broken[_hgetall(PORT_OIDS["Ethernet0"])] = "(error) WRONGTYPE Operation\n"
     double.outputs[_hgetall(QUEUE3_OIDS["Ethernet400"])] = \
         "{'SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS': 'n/a'}\n"
-    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    seen = PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)), leaf1, [])
     assert seen.errors == [
         "counters: COUNTERS:oid:0x1000000000002 (Ethernet0): not a sonic-db-cli hash "
         "('(error) WRONGTYPE Operation')",
@@ -353,7 +305,7 @@ def test_malformed_counters_are_recorded_and_the_rest_is_read(leaf1: DeviceState
         "Ethernet400": PortCounters(pfc_rx_frames=0, pfc_tx_frames=42)}
     assert seen.bgp["default"].peers and seen.interfaces["Ethernet0"].qos is not None
     double.broken = {QUEUE_MAP: "Error: Redis connection refused\n"}
-    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    seen = PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)), leaf1, [])
     assert len(seen.errors) == 1 and seen.errors[0].startswith(
         "counters: COUNTERS_QUEUE_NAME_MAP: not a sonic-db-cli hash")
     assert all(i.counters is None for i in seen.interfaces.values())
@@ -361,25 +313,25 @@ def test_malformed_counters_are_recorded_and_the_rest_is_read(leaf1: DeviceState
 
 
 def test_bad_device_output_is_one_clear_error(leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     double.broken["show runningconfiguration all"] = "Error: Redis connection refused\n"
     with pytest.raises(SonicError, match="CONFIG_DB: no JSON") as caught:
-        PLATFORM.collect(_driver(double), leaf1, [])
+        PLATFORM.collect(sonic_driver(double), leaf1, [])
     assert "\n" not in str(caught.value)
     double.broken = {"vtysh -c 'show bgp vrf all summary json'": "% bgpd is not running\n"}
-    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    seen = PLATFORM.collect(sonic_driver(double), leaf1, [])
     assert seen.errors == ["bgp: bgp: no JSON in the output ('% bgpd is not running')"]
 
 
 def test_drift_is_empty_after_a_push(leaf1: DeviceState) -> None:
     intended = PLATFORM.render(leaf1)
-    running, wanted = PLATFORM.drift_texts(_driver(_double(leaf1, pushed=True)), intended)
+    running, wanted = PLATFORM.drift_texts(sonic_driver(sonic_double(leaf1, pushed=True)), intended)
     assert PLATFORM.sections(running) == PLATFORM.sections(wanted)
 
 
 def test_commit_confirmed_keeps_the_change(leaf1: DeviceState) -> None:
-    double = _double(leaf1)
-    driver = _driver(double)
+    double = sonic_double(leaf1)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
     assert "+  \"Vlan100|Ethernet0\"" in driver.compare_config()
     driver.commit_config(revert_in=120)
@@ -396,9 +348,9 @@ def test_commit_confirmed_keeps_the_change(leaf1: DeviceState) -> None:
 
 
 def test_unconfirmed_commit_is_rolled_back_by_the_timer(leaf1: DeviceState) -> None:
-    double = _double(leaf1)
+    double = sonic_double(leaf1)
     before, frr_before = json.dumps(double.config_db, sort_keys=True), double.frr
-    driver = _driver(double)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
     driver.commit_config(revert_in=60)
     assert json.dumps(double.config_db, sort_keys=True) != before
@@ -412,9 +364,9 @@ def test_unconfirmed_commit_is_rolled_back_by_the_timer(leaf1: DeviceState) -> N
 
 
 def test_rollback_restores_the_last_checkpoint(leaf1: DeviceState) -> None:
-    double = _double(leaf1)
+    double = sonic_double(leaf1)
     before = json.dumps(double.config_db, sort_keys=True)
-    driver = _driver(double)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
     driver.commit_config()
     assert not driver.has_pending_commit() and double.saved == double.config_db
@@ -425,9 +377,9 @@ def test_rollback_restores_the_last_checkpoint(leaf1: DeviceState) -> None:
 
 
 def test_rollback_of_a_pending_commit(leaf1: DeviceState) -> None:
-    double = _double(leaf1)
+    double = sonic_double(leaf1)
     before = json.dumps(double.config_db, sort_keys=True)
-    driver = _driver(double)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
     driver.commit_config(revert_in=300)
     driver.rollback()
@@ -436,10 +388,10 @@ def test_rollback_of_a_pending_commit(leaf1: DeviceState) -> None:
 
 
 def test_failed_apply_is_rolled_back_at_once(leaf1: DeviceState) -> None:
-    double = _double(leaf1)
+    double = sonic_double(leaf1)
     before = json.dumps(double.config_db, sort_keys=True)
     double.fail["config apply-patch"] = "Error: Given patch will produce invalid config"
-    driver = _driver(double)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
     with pytest.raises(SonicError, match=r"rolled back: .*invalid config"):
         driver.commit_config(revert_in=60)
@@ -449,7 +401,7 @@ def test_failed_apply_is_rolled_back_at_once(leaf1: DeviceState) -> None:
 
 def test_first_lossless_push_onto_a_factory_switch_is_refused(leaf1: DeviceState) -> None:
     double = SonicDouble(factory_config_db("leaf1"), outputs=recorded("leaf1"))
-    driver = _driver(double)
+    driver = sonic_driver(double)
     intended = PLATFORM.render(leaf1)
     running, _ = PLATFORM.drift_texts(driver, intended)
     notes = PLATFORM.change_notes(running, intended)
@@ -463,21 +415,21 @@ def test_first_lossless_push_onto_a_factory_switch_is_refused(leaf1: DeviceState
 
 
 def test_refused_buffer_edits_are_flagged_and_not_pushed(leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     changed = leaf1.model_copy(deep=True)
     assert changed.qos is not None
     changed.qos.pools["ingress_lossless"].size += 1_000_000
     changed.qos.profiles["lossless_100000_3m_mtu9216"].size += 1024
     changed.qos.profiles["lossless_100000_3m_mtu9216"].xoff += 1024
     intended = PLATFORM.render(changed)
-    running, _ = PLATFORM.drift_texts(_driver(double), intended)
+    running, _ = PLATFORM.drift_texts(sonic_driver(double), intended)
     notes = PLATFORM.change_notes(running, intended)
     assert notes == [
         "/BUFFER_POOL/ingress_lossless_pool/size: GCU does not resize or replace buffer pools;"
         " needs `config qos reload` (disruptive)",
         "/BUFFER_PROFILE/pg_lossless_100000_3m_mtu9216_profile/size: GCU edits only dynamic_th"
         " and xoff of a buffer profile; needs `config qos reload` (disruptive)"]
-    driver = _driver(double)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=intended)
     double.log.clear()
     with pytest.raises(CommitRefusedError, match="config qos reload"):
@@ -491,8 +443,8 @@ def test_xoff_alone_goes_through_apply_patch(leaf1: DeviceState) -> None:
     changed.qos.profiles["lossless_100000_3m_mtu9216"].xoff += 1024
     running = PLATFORM.render(leaf1)
     assert PLATFORM.change_notes(running, PLATFORM.render(changed)) == []
-    double = _double(leaf1, pushed=True)
-    driver = _driver(double)
+    double = sonic_double(leaf1, pushed=True)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(changed))
     driver.commit_config()
     patch_file = next(p for p in double.files if "/patch-" in p)
@@ -502,8 +454,8 @@ def test_xoff_alone_goes_through_apply_patch(leaf1: DeviceState) -> None:
 
 
 def test_read_only_collect_and_drift_send_no_mutating_command(leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
-    driver = PLATFORM.read_only(_driver(double, read_only=True))
+    double = sonic_double(leaf1, pushed=True)
+    driver = PLATFORM.read_only(sonic_driver(double, read_only=True))
     assert isinstance(driver, ReadOnlyDriver)
     PLATFORM.collect(driver, leaf1, [])
     PLATFORM.drift_texts(driver, PLATFORM.render(leaf1))
@@ -514,7 +466,7 @@ def test_read_only_collect_and_drift_send_no_mutating_command(leaf1: DeviceState
         driver.cli(["config save -y"])
     with pytest.raises(ReadOnlyError):
         driver.commit_config()
-    inner = _driver(double, read_only=True)  # the driver refuses too, below the wrapper
+    inner = sonic_driver(double, read_only=True)  # the driver refuses too, below the wrapper
     inner.load_replace_candidate(config=PLATFORM.render(leaf1))
     with pytest.raises(ReadOnlyError):
         inner.commit_config(revert_in=60)
@@ -536,7 +488,7 @@ def test_show_command_allows_reads_only(command: str, reads: bool) -> None:
 
 
 def test_adapt_refuses_unverified_host_keys(leaf1: DeviceState) -> None:
-    double = _double(leaf1)
+    double = sonic_double(leaf1)
     double.ssh_strict = False  # type: ignore[misc]
     with pytest.raises(SonicError, match="ssh_strict"):
         PLATFORM.adapt(double, read_only=True)
@@ -545,10 +497,10 @@ def test_adapt_refuses_unverified_host_keys(leaf1: DeviceState) -> None:
 
 
 def test_malformed_bgp_json_is_recorded_not_raised(leaf1: DeviceState) -> None:
-    double = _double(leaf1, pushed=True)
+    double = sonic_double(leaf1, pushed=True)
     double.broken["vtysh -c 'show bgp vrf all summary json'"] = json.dumps(
         {"default": {"ipv4Unicast": {"as": "not-a-number", "routerId": "10.0.0.17"}}})
-    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    seen = PLATFORM.collect(sonic_driver(double), leaf1, [])
     # the unreadable AS number is named; the rest of the instance is still read
     assert seen.errors == ["bgp: VRF default: AS number 'not-a-number' is not asplain or asdot"]
     assert seen.asn is None and seen.router_id == "10.0.0.17"

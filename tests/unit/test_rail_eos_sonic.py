@@ -28,8 +28,8 @@ from tasks.platforms.sonic import PLATFORM as SONIC
 from tasks.platforms.sonic.render import config_db
 from tests.doubles.eos import EosDouble, healthy_shows
 from tests.doubles.sonic import SonicDouble, factory_config_db, healthy_outputs
-from tests.unit.eos_fabrics import eos_fabric, eos_switches
-from tests.unit.test_platform_sonic import DAY0_TABLES, _driver, fabric, switches
+from tests.support.eos import eos_fabric, eos_switches
+from tests.support.sonic import DAY0_TABLES, fabric, sonic_driver, switches
 
 PLATFORMS = ("eos", "sonic")
 BGP_EOS = "show ip bgp summary vrf all"
@@ -208,10 +208,10 @@ def _collect_sonic(state: FabricState, name: str,
     double = SonicDouble(db, outputs=outputs if outputs is not None
                          else healthy_outputs(state, name, SONIC.names.vrf))
     intended = SONIC.render(planned)
-    driver = _driver(double)
+    driver = sonic_driver(double)
     driver.load_replace_candidate(config=intended)
     driver.commit_config()
-    reader = SONIC.read_only(_driver(double, read_only=True))
+    reader = SONIC.read_only(sonic_driver(double, read_only=True))
     running, wanted = SONIC.drift_texts(reader, intended)
     assert SONIC.sections(running) == SONIC.sections(wanted), f"{name}: drift"
     pushed = len(double.log)
@@ -497,7 +497,7 @@ def test_sonic_counters_of_every_tier_are_read(rails: dict[str, FabricState]) ->
     for device in (_super_spine(state), _pod_spine(state)):
         double = SonicDouble(factory_config_db(device.name),
                              outputs=healthy_outputs(state, device.name, SONIC.names.vrf))
-        driver = SONIC.read_only(_driver(double, read_only=True))
+        driver = SONIC.read_only(sonic_driver(double, read_only=True))
         ports = [n for n, i in device.interfaces.items() if i.qos is not None and not i.parent]
         classes = SONIC.class_counters(driver)
         assert sorted(classes) == sorted(ports) and all(len(c) == 8 for c in classes.values())

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tasks.reports import html
-from tests.unit.test_reports import DIRTY_STATUSES, dirty_report
+from tests.support.reports import DIRTY_STATUSES, dirty_report
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",

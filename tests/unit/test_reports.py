@@ -1,7 +1,7 @@
 """Audit report renderers: behaviour of every format, determinism and golden files.
 
 Golden files live in tests/golden/reports/<fixture>/; regenerate them with
-`FLATFAB_REGEN_GOLDEN=1 pytest tests/unit/test_reports.py -k golden` and review the diff.
+`FLATFAB_REGEN_GOLDEN=1 pytest tests/reports/test_reports.py -k golden` and review the diff.
 """
 
 from __future__ import annotations
@@ -24,95 +24,28 @@ from tasks.reports import html, json_report, junit, markdown, prometheus
 from tasks.reports.html import standalone_diagram
 from tasks.reports.model import (
     AuditReport,
-    DeviceDrift,
     DeviceSummary,
     LinkSummary,
-    SectionDrift,
 )
 from tasks.workflows.audit import planned_report
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
+from tests.support.reports import (
+    CHECKS,
+    DIRTY_LINKS,
+    DIRTY_STATUSES,
+    EPOCH,
+    FRR_DIFF,
+    MISSING,
+    REPORTS,
+    UNEXPECTED,
+    clean_report,
+    dirty_report,
+    error_report,
+)
 
 GOLDEN = ROOT / "tests" / "golden" / "reports"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
-EPOCH = 1795424400.0  # 2026-11-23T09:00:00Z
-CHECKS = ["interface.mtu", "lossless.ecn", "lossless.pfc", "tenancy.isolation", "underlay.bgp",
-          "underlay.ecmp"]
-DIRTY_STATUSES = {"spine1": "critical", "spine2": "unreachable", "leaf1": "warning",
-                  "leaf2": "drift", "leaf1-h1": "error", "leaf1-h2": "clean",
-                  "leaf2-h1": "info", "leaf2-h2": "clean"}
-DIRTY_LINKS = {"leaf1:swp51--spine1:swp1": "critical", "leaf1:swp52--spine2:swp1": "warning",
-               "leaf2:swp51--spine1:swp2": "ok", "leaf2:swp52--spine2:swp2": "ok",
-               "leaf1-h1:eth1--leaf1:swp1": "error", "leaf1-h2:eth1--leaf1:swp2": "ok",
-               "leaf2-h1:eth1--leaf2:swp1": "ok", "leaf2-h2:eth1--leaf2:swp2": "ok"}
-MISSING = " neighbor swp52 interface remote-as external"
-UNEXPECTED = " neighbor swp52 description <old> & spare"
-FRR_DIFF = ("--- leaf2 running frr\n+++ leaf2 intended frr\n@@ -4,3 +4,3 @@\n"
-            " router bgp 65102\n-" + UNEXPECTED + "\n+" + MISSING + "\n !\n")
-
-
-# ---------------------------------------------------------------- fixtures
-
-
-def _devices(unreachable: str | None = None) -> list[DeviceSummary]:
-    names = [("spine1", "spine"), ("spine2", "spine"), ("leaf1", "leaf"), ("leaf2", "leaf")]
-    names += [(f"leaf{i}-h{j}", "host") for i in (1, 2) for j in (1, 2)]
-    return [DeviceSummary(n, role, "linux_host" if role == "host" else "frr",
-                          reachable=n != unreachable) for n, role in names]
-
-
-def _links() -> list[LinkSummary]:
-    links = [LinkSummary(f"leaf{i}:swp5{s}--spine{s}:swp{i}", "fabric", f"leaf{i}",
-                         f"swp5{s}", f"spine{s}", f"swp{i}") for i in (1, 2) for s in (1, 2)]
-    links += [LinkSummary(f"leaf{i}-h{j}:eth1--leaf{i}:swp{j}", "host", f"leaf{i}-h{j}", "eth1",
-                          f"leaf{i}", f"swp{j}") for i in (1, 2) for j in (1, 2)]
-    return links
-
-
-def clean_report() -> AuditReport:
-    return AuditReport(fabric="lab", run_id="20261123T090000Z-clean",
-                       started="2026-11-23T09:00:00Z", duration_s=8.25, devices=_devices(),
-                       links=_links(), checks_run=list(CHECKS), findings=[], drift=[],
-                       started_epoch=EPOCH, timings={"checks": 0.5, "collect": 6.0})
-
-
-def _findings() -> list[Finding]:
-    return [
-        Finding("interface.mtu", Severity.CRITICAL, "spine1", "MTU differs across the link",
-                port="swp1", link="leaf1:swp51--spine1:swp1", expected="9216", actual="1500"),
-        Finding("lossless.pfc", Severity.ERROR, "leaf1-h1",
-                'PFC priorities differ: <b>& "prio 3"', port="eth1", expected="3",
-                actual="none"),
-        Finding("lossless.ecn", Severity.WARNING, "leaf1", "ECN min|max thresholds inverted",
-                port="swp52.100", vrf="blue", expected="min < max", actual="min|max = 2|1",
-                virtual=True),
-        Finding("underlay.ecmp", Severity.INFO, "leaf2-h1", "one path only to the far leaf",
-                expected="2", actual="1"),
-        Finding("tenancy.isolation", Severity.ERROR, None, "tenant blue reaches tenant red",
-                vrf="blue"),
-    ]
-
-
-def dirty_report() -> AuditReport:
-    drift = [DeviceDrift("leaf2", (SectionDrift("frr", (MISSING,), (UNEXPECTED,), FRR_DIFF),)),
-             DeviceDrift("spine2", error="ssh: connect to host 172.31.255.12 port 22: "
-                                         "Connection refused")]
-    return AuditReport(fabric="lab", run_id="20261123T090000Z-dirty",
-                       started="2026-11-23T09:00:00Z", duration_s=12.5,
-                       devices=_devices(unreachable="spine2"), links=_links(),
-                       checks_run=list(CHECKS), findings=_findings(), drift=drift,
-                       started_epoch=EPOCH,
-                       timings={"checks": 0.75, "collect": 9.5, "drift": 2.25})
-
-
-def error_report() -> AuditReport:
-    return AuditReport(fabric="lab", run_id="20261123T090000Z-error",
-                       started="2026-11-23T09:00:00Z", duration_s=0.25, devices=[], links=[],
-                       checks_run=[], findings=[], drift=[], started_epoch=EPOCH,
-                       error="no inventory for fabric lab: inventory/lab/hosts.yaml not found")
-
-
-FIXTURES = {"clean": clean_report, "dirty": dirty_report, "error": error_report}
 
 
 def _shuffled(report: AuditReport) -> AuditReport:
@@ -128,7 +61,7 @@ def _shuffled(report: AuditReport) -> AuditReport:
 
 def test_json_round_trips_with_exit_codes() -> None:
     codes = {}
-    for name, make in FIXTURES.items():
+    for name, make in REPORTS.items():
         data = json.loads(json_report.render(make()))
         codes[name] = (data["status"], data["exit_code"])
     assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2)}
@@ -391,7 +324,7 @@ _LINK = re.compile(r'<line class="link" data-link="([^"]*)" data-status="([^"]*)
 
 
 def test_html_is_self_contained() -> None:
-    for make in FIXTURES.values():
+    for make in REPORTS.values():
         text = html.render(make())
         assert "http://" not in text and "https://" not in text
         assert "<link" not in text and " src=" not in text and "@import" not in text
@@ -475,9 +408,9 @@ def test_link_status_matches_ports_without_vrf_suffix() -> None:
 
 
 @pytest.mark.parametrize("fmt", sorted(reports.FORMATS))
-@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+@pytest.mark.parametrize("fixture", sorted(REPORTS))
 def test_rendering_is_deterministic(fmt: str, fixture: str) -> None:
-    make = FIXTURES[fixture]
+    make = REPORTS[fixture]
     first = reports.render(make(), fmt).encode("utf-8")
     assert first == reports.render(make(), fmt).encode("utf-8")
     assert first == reports.render(_shuffled(make()), fmt).encode("utf-8")
@@ -520,11 +453,11 @@ def test_write_all_refuses_fabric_names_that_are_paths(tmp_path: Path) -> None:
 
 
 def _produced(fixture: str, tmp_path: Path) -> dict[str, str]:
-    paths = reports.write_all(FIXTURES[fixture](), tmp_path / fixture)
+    paths = reports.write_all(REPORTS[fixture](), tmp_path / fixture)
     return {p.name: p.read_text(encoding="utf-8") for p in paths.values()}
 
 
-@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+@pytest.mark.parametrize("fixture", sorted(REPORTS))
 def test_reports_match_golden_files(fixture: str, tmp_path: Path) -> None:
     produced = _produced(fixture, tmp_path)
     directory = GOLDEN / fixture

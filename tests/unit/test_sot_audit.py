@@ -6,8 +6,7 @@ from __future__ import annotations
 from tasks.model.state import Endpoint, FabricState
 from tasks.sot.audit import sot_findings
 from tasks.sot.snapshot import Snapshot, SotDevice
-from tests.unit.sot_snapshot import MAPPING, ref, snapshot_of
-from tests.unit.test_sot_import import LAB
+from tests.support.sot_snapshot import LAB, MAPPING, ref, snapshot_of
 
 
 def _found(snapshot: Snapshot, observed: FabricState) -> list[tuple[str, str | None, str]]:

@@ -18,9 +18,7 @@ from tasks.platforms.registry import PLATFORMS
 from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
 from tasks.sot.workflow import run_check, run_import
 from tests.support.paths import ROOT
-from tests.unit.sot_snapshot import MAPPING, ref, snapshot_of
-
-LAB = plan(load_intent(ROOT / "intents" / "lab", known_platforms=PLATFORMS))
+from tests.support.sot_snapshot import LAB, MAPPING, ref, snapshot_of
 
 
 def _copy(tmp_path: Path, fabric: str) -> Path:

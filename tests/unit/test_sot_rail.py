@@ -25,7 +25,7 @@ from tasks.sot.workflow import run_check, run_import
 from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
-from tests.unit.sot_snapshot import CLOS_MAPPING, ref, snapshot_of
+from tests.support.sot_snapshot import CLOS_MAPPING, ref, snapshot_of
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail", known_platforms=PLATFORMS))
 

@@ -1,4 +1,5 @@
-"""Planned EOS fabrics for the EOS platform tests: example intents with switches on eos."""
+"""The EOS platform tests' fabrics and switch: example intents planned with their switches on
+eos, and leaf1 read back through NAPALM's real EOSDriver on the eAPI double."""
 
 from __future__ import annotations
 
@@ -8,14 +9,20 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import yaml
+from napalm.eos.eos import EOSDriver
 
 from tasks.intent.loader import load_intent
 from tasks.model.state import DeviceState, FabricState
 from tasks.plan.planner import plan
+from tasks.platforms.base import ReadOnlyDriver
+from tasks.platforms.eos import PLATFORM
 from tasks.platforms.registry import PLATFORMS
+from tests.doubles.eos import EosDouble
+from tests.support.paths import FIXTURES as TEST_FIXTURES
 from tests.support.paths import ROOT
 
 TRIDENT = "trident-4"
+FIXTURES = TEST_FIXTURES / "eos" / "leaf1"  # leaf1's recorded shows
 
 
 def _eos_intent(source: Path, target: Path, family: str) -> None:
@@ -42,3 +49,18 @@ def eos_fabric(name: str, family: str = TRIDENT) -> FabricState:
 
 def eos_switches(state: FabricState) -> list[DeviceState]:
     return [d for d in state.devices.values() if d.platform == "eos"]
+
+
+def eos_double(running: str, fixtures: Path = FIXTURES) -> EosDouble:
+    """An EOS switch holding `running`, answering shows from `fixtures` (leaf1's)."""
+    return EosDouble(running=running.splitlines(), fixtures=fixtures)
+
+
+def eos_collect(double: EosDouble, planned: DeviceState) -> DeviceState:
+    """`planned`'s device read back through NAPALM's EOSDriver on `double`, read-only."""
+    eos = EOSDriver("leaf1", "admin", "admin", optional_args={"transport": "https"})
+    eos.device = double
+    eos.open()
+    driver = PLATFORM.read_only(eos)
+    assert isinstance(driver, ReadOnlyDriver)
+    return PLATFORM.collect(driver, planned, [])

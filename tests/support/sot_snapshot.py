@@ -1,10 +1,17 @@
-"""A source-of-truth snapshot of a planned fabric, as a seeded Nautobot would give it."""
+"""A source-of-truth snapshot of a planned fabric, as a seeded Nautobot would give it, and the
+lab's plan it is taken of."""
 
 from __future__ import annotations
 
+from tasks.intent.loader import load_intent
 from tasks.model.state import FabricState, LinkKind, Role
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
 from tasks.sot.importer import SotMapping, role_key
 from tasks.sot.snapshot import Snapshot, SotCable, SotDevice, SotRef, SotTenant
+from tests.support.paths import ROOT
+
+LAB = plan(load_intent(ROOT / "intents" / "lab", known_platforms=PLATFORMS))
 
 MAPPING = SotMapping(roles={"spine": "spine", "leaf": "leaf", "gpu-host": "host"},
                      platforms={"frr": "frr", "linux": "linux_host", "arista_eos": "eos",
