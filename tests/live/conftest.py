@@ -6,54 +6,14 @@ The lab uses its own prefix and management subnet, so it coexists with a demo la
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from tasks.lab.netns import LabPaths, node_exec
-from tests.sot.conftest import nautobot  # noqa: F401  (the SoT audit tests use both)
-from tests.support.flatfab import Run, flatfab
+from tests.support.flatfab import flatfab
+from tests.support.lab import PREFIX, RAIL_PREFIX, RAIL_SUBNET, SUBNET, Lab
+from tests.support.nautobot_service import nautobot  # noqa: F401  (the SoT audit tests use both)
 from tests.support.paths import ROOT
-
-# Overridable so two checkouts (or two developers) can run live tests side by side.
-PREFIX = os.environ.get("FLATFAB_TEST_LAB_PREFIX", "fft")
-SUBNET = os.environ.get("FLATFAB_TEST_LAB_SUBNET", "172.31.250.0/24")
-# the rail lab (intents/rail: 5 stages, 2 planes, multi-NIC servers) beside it
-RAIL_PREFIX = os.environ.get("FLATFAB_TEST_RAIL_PREFIX", "ftr")
-RAIL_SUBNET = os.environ.get("FLATFAB_TEST_RAIL_SUBNET", "172.31.247.0/24")
-
-
-@dataclass
-class Lab:
-    prefix: str
-    inventory: Path
-    state_dir: Path
-    fabric: str = "lab"
-
-    @property
-    def paths(self) -> LabPaths:
-        return LabPaths(self.prefix)
-
-    def cli(self, *args: str, timeout: float = 600, env: dict[str, str] | None = None) -> Run:
-        """flatfab against this lab (its inventory and a private journal directory)."""
-        return flatfab("--fabric", self.fabric, "--inventory", str(self.inventory),
-                       "--state-dir", str(self.state_dir), *args, timeout=timeout, env=env)
-
-    def sh(self, node: str, command: str) -> str:
-        """A root shell command inside a lab node (for injecting faults)."""
-        return node_exec(self.paths, node, ["sh", "-c", command])
-
-    def wait_verified(self, timeout: float = 90, *extra: str) -> Run:
-        """Poll verify until it passes (after restoring a fault)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            result = self.cli("verify", "--format", "json", *extra)
-            if result.code == 0 or time.monotonic() > deadline:
-                return result
-            time.sleep(2)
 
 
 def _sweep(prefix: str) -> None:
@@ -95,5 +55,3 @@ def rail(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     finally:
         _sweep(RAIL_PREFIX)
 
-
-__all__ = ["ROOT", "Lab"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tasks.lab.system import run
-from tests.live.conftest import SUBNET, Lab
+from tests.support.lab import SUBNET, Lab
 
 pytestmark = pytest.mark.live
 
@@ -209,7 +209,7 @@ def test_dry_run_shows_drift_and_pushes_nothing(lab: Lab) -> None:
 def test_read_only_verify_runs_no_mutating_command(lab: Lab) -> None:
     """verify opens read-only sessions; the transport refuses anything marked mutating."""
     from tasks.transport.ssh import ReadOnlyError  # noqa: PLC0415
-    from tests.live.drivers import open_driver  # noqa: PLC0415
+    from tests.support.lab import open_driver  # noqa: PLC0415
 
     driver = open_driver(lab, "leaf1", read_only=True)
     try:
@@ -223,7 +223,7 @@ def test_read_only_verify_runs_no_mutating_command(lab: Lab) -> None:
 
 
 def test_unconfirmed_commit_reverts_by_itself(lab: Lab) -> None:
-    from tests.live.drivers import open_driver  # noqa: PLC0415
+    from tests.support.lab import open_driver  # noqa: PLC0415
 
     driver = open_driver(lab, "leaf4", read_only=False)
     try:
@@ -242,7 +242,7 @@ def test_unconfirmed_commit_reverts_by_itself(lab: Lab) -> None:
 
 def test_confirmed_commit_outlives_its_revert_timer(lab: Lab) -> None:
     """Regression: confirm must stop the timer, not only forget its pid."""
-    from tests.live.drivers import open_driver  # noqa: PLC0415
+    from tests.support.lab import open_driver  # noqa: PLC0415
 
     driver = open_driver(lab, "leaf1-h2", read_only=False)
     try:
@@ -262,7 +262,7 @@ def test_confirmed_commit_outlives_its_revert_timer(lab: Lab) -> None:
 
 
 def test_merge_candidate_adds_without_replacing(lab: Lab) -> None:
-    from tests.live.drivers import open_driver  # noqa: PLC0415
+    from tests.support.lab import open_driver  # noqa: PLC0415
 
     driver = open_driver(lab, "leaf2", read_only=False)
     try:
@@ -309,7 +309,7 @@ def test_nornir_napalm_tasks_drive_the_frr_driver(lab: Lab) -> None:
 
 
 def test_rollback_restores_the_previous_config(lab: Lab) -> None:
-    from tests.live.drivers import open_driver  # noqa: PLC0415
+    from tests.support.lab import open_driver  # noqa: PLC0415
 
     driver = open_driver(lab, "spine1", read_only=False)
     try:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.live.conftest import Lab
 from tests.support.flatfab import flatfab
+from tests.support.lab import Lab
 
 pytestmark = pytest.mark.live
 

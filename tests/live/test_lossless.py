@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.live.conftest import Lab
+from tests.support.lab import Lab
 
 pytestmark = pytest.mark.live
 ASIC = "/var/lib/flatfab/asic/config_db.json"

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from tasks.lab.netns import node_exec
-from tests.live.conftest import Lab
 from tests.support.flatfab import FLATFAB
+from tests.support.lab import Lab
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.live
@@ -59,7 +59,7 @@ def _runbook(tmp: Path, text: str) -> Path:
 
 
 def _running(lab: Lab, devices: list[str]) -> dict[str, str]:
-    from tests.live.drivers import open_driver  # noqa: PLC0415
+    from tests.support.lab import open_driver  # noqa: PLC0415
 
     out = {}
     for name in devices:

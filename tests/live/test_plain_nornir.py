@@ -23,7 +23,8 @@ from nornir_napalm.plugins.tasks import napalm_get
 
 from tasks.intent.loader import load_intent
 from tasks.plan.planner import plan
-from tests.live.conftest import ROOT, Lab
+from tests.support.lab import Lab
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.live
 

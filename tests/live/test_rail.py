@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tasks.lab.system import run
-from tests.live.conftest import Lab
+from tests.support.lab import Lab
 
 pytestmark = pytest.mark.live
 ASIC = "/var/lib/flatfab/asic/config_db.json"

@@ -11,8 +11,8 @@ import pytest
 
 from tasks.lab.netns import node_exec
 from tasks.sot.client import Nautobot
-from tests.live.conftest import SUBNET, Lab
-from tests.sot.conftest import Service, sot
+from tests.support.lab import SUBNET, Lab
+from tests.support.nautobot_service import Service, sot
 
 pytestmark = [pytest.mark.live, pytest.mark.nautobot]
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tasks.sot.client import Nautobot
-from tests.live.conftest import Lab
-from tests.sot.conftest import Service
+from tests.support.lab import Lab
+from tests.support.nautobot_service import Service
 
 pytestmark = [pytest.mark.live, pytest.mark.nautobot]
 LOCATION = "rail-live"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tasks.lab.netns import RUN_ROOT, LabPaths, lab_nodes_processes
-from tests.live.conftest import Lab
 from tests.support.flatfab import FLATFAB, flatfab
+from tests.support.lab import Lab
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.live

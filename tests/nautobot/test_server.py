@@ -22,8 +22,8 @@ from tasks.sot.server import port_open
 from tasks.sot.settings import NAUTOBOT_VERSION
 from tasks.sot.source import NautobotSource
 from tasks.sot.workflow import run_check
-from tests.sot.conftest import Service, sot
 from tests.support.flatfab import Run
+from tests.support.nautobot_service import Service, sot
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.nautobot

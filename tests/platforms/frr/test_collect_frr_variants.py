@@ -10,7 +10,6 @@ or prints in a shape flatfab cannot read is named in the device's errors, never 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +22,9 @@ from tasks.platforms.frr import links as links_mod
 from tasks.platforms.frr.collect import BGP_SUMMARY, collect, lldp_neighbors
 from tasks.platforms.frr.driver import FrrDriver, normalize_frr
 from tests.doubles.frr import LLDP_SOCKET, FakeShell, Reply, leaf1_driver
-from tests.support.paths import ROOT
+from tests.support.paths import FIXTURES, ROOT
 
-VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "frr" / "variants"
+VARIANTS = FIXTURES / "frr" / "variants"
 LLDP = f"/usr/sbin/lldpcli -u {LLDP_SOCKET} -f json show neighbors"
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.sot.conftest import Service, api_of, one
 from tests.support.flatfab import Run, flatfab
+from tests.support.nautobot_service import Service, api_of, one
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.nautobot

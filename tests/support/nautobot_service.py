@@ -1,4 +1,7 @@
-"""One local Nautobot for the session (tasks/sot/server.py), always brought down after.
+"""The local Nautobot the `nautobot` tests (tests/nautobot/, and the SoT tests of
+tests/live/) run against: its settings, `python -m tasks.sot.<module>` for it, and the
+session fixture that brings it up and always down after (each conftest that needs it imports
+the fixture from here).
 
 It runs under its own name and ports, so it coexists with a demo service (`make nautobot-up`).
 The first session on a machine migrates (about 5 minutes) and caches the dump; later ones

@@ -13,7 +13,6 @@ host is never refused for it.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,9 +26,9 @@ from tasks.platforms.linux_host.config import HostRoute, HostRule, format_config
 from tasks.platforms.linux_host.driver import LinuxHostDriver
 from tests.doubles.frr import FakeShell, Reply
 from tests.doubles.linux_host import STATE_DIR, SYSCTL_RECORD, host_driver
-from tests.support.paths import ROOT
+from tests.support.paths import FIXTURES, ROOT
 
-VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "variants"
+VARIANTS = FIXTURES / "linux_host" / "variants"
 NFT = "nft -j list table inet flatfab 2>/dev/null || true"
 QOS = f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true"
 SETTINGS = nic_qos.NicSettings(

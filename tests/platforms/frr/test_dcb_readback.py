@@ -7,7 +7,6 @@ names its release); the driver runs against FakeShell, which answers the batched
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,8 +28,9 @@ from tests.doubles.frr import (
 )
 from tests.support.checks import PLAN as LAB
 from tests.support.lossless import LOSSLESS, collected
+from tests.support.paths import FIXTURES
 
-VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "frr" / "variants"
+VARIANTS = FIXTURES / "frr" / "variants"
 NAMES = sorted(p.name for p in VARIANTS.glob("dcb_*.json"))
 
 

@@ -15,7 +15,6 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from ipaddress import IPv4Interface
-from pathlib import Path
 
 import pytest
 
@@ -40,9 +39,9 @@ from tasks.platforms.linux_host.config import (
 )
 from tasks.platforms.linux_host.render import render
 from tasks.platforms.registry import PLATFORMS
-from tests.support.paths import ROOT
+from tests.support.paths import FIXTURES, ROOT
 
-HOST = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "leaf1-h1"
+HOST = FIXTURES / "linux_host" / "leaf1-h1"
 MGMT = {"eth0"}
 
 LEAF1_H1 = """\

@@ -8,7 +8,6 @@ documentation (each names its MLNX_OFED / DOCA-OFED release).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +21,9 @@ from tests.doubles.frr import FakeShell, Reply
 from tests.doubles.linux_host import STATE_DIR, host_answers
 from tests.support.checks import PLAN as LAB
 from tests.support.lossless import LOSSLESS, collected
+from tests.support.paths import FIXTURES
 
-VARIANTS = Path(__file__).resolve().parents[1] / "fixtures" / "linux_host" / "variants"
+VARIANTS = FIXTURES / "linux_host" / "variants"
 NAMES = sorted(p.name for p in VARIANTS.glob("mlnx_qos_*.json"))
 HOST = "leaf1-h1"
 

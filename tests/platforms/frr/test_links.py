@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 import shlex
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -28,8 +27,9 @@ from tasks.platforms.frr.links import (
     plan_ops,
     split_sections,
 )
+from tests.support.paths import FIXTURES
 
-LEAF1 = Path(__file__).resolve().parents[1] / "fixtures" / "frr" / "leaf1"
+LEAF1 = FIXTURES / "frr" / "leaf1"
 MGMT = {"eth0"}
 
 # What leaf1 runs, as the links section prints it: default VRF first, then blue and red;

@@ -1,0 +1,23 @@
+"""LinuxHostDriver (napalm_linux_host) under NAPALM's own getter tests (napalm.base.test.getters).
+
+NAPALM's `BaseTestGetters` runs every getter the driver implements with a mocked device
+(tests/doubles/napalm.py) answering from tests/fixtures/napalm/linux_host/mocked_data/, checks
+each result against NAPALM's models and its case's `expected_result.json`, and NAPALM's
+method-signature check runs with flatfab's own extensions hidden: tests/support/
+napalm_conformance.py says how (tests/fixtures/napalm/README.md: where the data comes from).
+"""
+
+from __future__ import annotations
+
+from tasks.platforms.linux_host.driver import LinuxHostDriver
+from tests.doubles.napalm import PatchedLinuxHostDriver
+from tests.support.napalm_conformance import (  # the hook: NAPALM's test-case discovery
+    Conformance,
+    pytest_generate_tests,  # noqa: F401
+)
+
+
+class TestLinuxHostGetters(Conformance):
+    driver = LinuxHostDriver
+    patched_driver = PatchedLinuxHostDriver
+    mocked = "linux_host"
