@@ -9,7 +9,7 @@ The names follow the planner's arithmetic (tasks.plan.planner): a spine's downli
 is port `spine_downlink_base + leaf id`, a leaf's uplink to a spine `leaf_uplink_base + spine
 id`, a host's leaf port `leaf_host_base + host port`; a host's one port is its NIC. Only
 physical ports take QoS, so sub-ports and gateways are not listed.
-tests/unit/test_refusals.py holds these names equal to the plan's for every example fabric.
+tests/intent/test_refusals.py holds these names equal to the plan's for every example fabric.
 """
 
 from __future__ import annotations
