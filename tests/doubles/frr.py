@@ -7,7 +7,7 @@ spine1/spine2. The ip, vtysh and lldpcli files are verbatim lab output; hostname
 proc_uptime.txt, machine_id.txt, uname_m.txt and vtysh_bgpd_not_running.stderr are written
 by hand. The drivers batch show commands into one `sh -s` whose script separates them with
 `echo '@@flatfab@@ <key>'` lines; FakeShell executes such scripts the way sh would.
-`FakeSession` is the older, pattern-matching variant the offline driver tests use.
+`FakeSession` answers by regular expression instead (the offline driver tests use it).
 """
 
 from __future__ import annotations
