@@ -182,3 +182,40 @@ def test_checks_never_import_the_planner() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith("tasks.plan"), (path, node.module)
+
+
+# what each layer must never import: layers depend downwards only (model, qos, platforms' base,
+# intent, plan, checks, platforms, then workflows, lab, sot, cli on top)
+ABOVE = ("tasks.workflows", "tasks.lab", "tasks.sot", "tasks.cli", "tasks.reports",
+         "tasks.runbook")
+FORBIDDEN_IMPORTS = {
+    "tasks/model": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
+    "tasks/qos": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
+    "tasks/intent": ("tasks.plan", "tasks.checks", *ABOVE),  # platforms.base: the contract
+    "tasks/plan": ("tasks.checks", *ABOVE),
+    "tasks/checks": ("tasks.plan", *ABOVE),
+    "tasks/platforms": ("tasks.plan", "tasks.checks", *ABOVE),
+    "tasks/workflows": ("tasks.sot", "tasks.cli"),
+    "tasks/lab": ("tasks.sot", "tasks.cli"),
+    "tasks/sot": ("tasks.cli",),
+}
+
+
+def _imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN_IMPORTS))
+def test_layers_import_only_downwards(layer: str) -> None:
+    """No cycle between layers: a layer that imported one above it (the workflows and the
+    source of truth once did, both ways) could not be tested or replaced on its own."""
+    found = [f"{path.relative_to(ROOT)}: {module}"
+             for path in _python_files(layer) for module in _imports(path)
+             if any(module == f or module.startswith(f"{f}.") for f in FORBIDDEN_IMPORTS[layer])]
+    assert not found, "\n".join(found)
