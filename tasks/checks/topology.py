@@ -275,8 +275,8 @@ def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     cables them, counting those present and not down (planned statically, observed live).
     Expects: every switch of a tier and plane has as many uplinks as the widest of them: collective
     traffic spreads evenly over ECMP only when every path of a tier is as wide.
-    Fails when: a switch has fewer (warning), naming its count and the tier's. A pod spine with no
-    uplink counted is left out.
+    Fails when: a switch has fewer, naming its count and the tier's. A pod spine with no uplink
+    counted is left out.
     """
     plan = ctx.plan
     rank = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}

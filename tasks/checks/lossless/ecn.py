@@ -139,8 +139,9 @@ def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     PG profiles with their pools.
     Expects: every ECN max is at or below the switch's earliest XOFF point: a lossless PG's static
     threshold, or alpha/(1+alpha) of its pool for a dynamic one (alpha = 2^dynamic_th).
-    Fails when: an ECN max is above it: PFC pauses before ECN marks fully. A PG without a pool, or
-    whose pool the buffer manager sizes, gives no XOFF point; a switch with none is not judged.
+    Fails when: an ECN max is above it: PFC pauses before ECN marks fully. A dynamic PG with no pool
+    to measure, or one the buffer manager sizes, gives no XOFF point; a switch with none is not
+    judged.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -161,9 +162,8 @@ def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless queues (interface counters).
     Expects: a switch that sent pauses has also marked: pauses come from a full ingress PG, marks
     from a filling egress queue, and traffic should cross the ECN threshold first.
-    Fails when: a switch sent PFC frames while its lossless queues marked nothing (warning: marking
-    off, or thresholds above the XOFF point). A switch whose counters give no marks count is not
-    judged.
+    Fails when: a switch sent PFC frames while its lossless queues marked nothing (marking off, or
+    thresholds above the XOFF point). A switch whose counters give no marks count is not judged.
     """
     lossless = profile(ctx)
     if lossless is None:

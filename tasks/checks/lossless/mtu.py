@@ -15,8 +15,8 @@ from tasks.model.state import Role
 def roce_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the MTU of every host NIC with lossless settings, of every switch port with lossless
     state and of its VRF sub-interfaces; the profile's RoCE MTU (else the plan's).
-    Expects: every NIC carries the RoCE MTU plus RoCE headers; every switch port that, and the
-    largest host NIC MTU.
+    Expects: every NIC's MTU is at least the RoCE MTU plus RoCE headers; every switch port's is at
+    least that and the largest host NIC MTU.
     Fails when: an MTU is below that. An MTU not reported is not judged. Findings are never virtual:
     MTUs are the interfaces' own (the kernel's in the lab).
     """
