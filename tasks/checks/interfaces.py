@@ -83,8 +83,8 @@ def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("link.mtu_match", "Both ends of every link have the same MTU",
        scope=Scope.LINK, severity=Severity.ERROR)
 def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads: the MTU of both ends of every link, VRF sub-links included (planned statically,
-    observed live).
+    """Reads: the MTU of both ends of every planned link, VRF sub-links included (planned
+    statically, observed live).
     Expects: both ends have the same MTU.
     Fails when: they differ; the finding names the lower end and expects the higher MTU. A link with
     an unreadable device, a missing interface or an MTU not reported is not judged.
@@ -109,8 +109,8 @@ def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("cabling.lldp", "LLDP sees the planned neighbour on every fabric port",
        scope=Scope.LINK, severity=Severity.ERROR, stages=[Stage.LIVE])
 def cabling(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads: live, the LLDP neighbour each readable switch sees on both ends of every physical
-    fabric link.
+    """Reads: live, the LLDP neighbour each readable switch sees on both ends of every planned
+    physical fabric link.
     Expects: the planned far end, device and port.
     Fails when: LLDP names another device or port. A port with no LLDP neighbour (yet), or that the
     device does not report as a fabric port, is not judged.

@@ -71,7 +71,7 @@ def _end(ctx: CheckContext, endpoint: Endpoint) -> _End | None:
 @check("pfc.link_symmetry", "Every link has the same PFC priorities on both ends",
        scope=Scope.LINK, severity=Severity.ERROR)
 def link_symmetry(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads: the PFC priorities of both ends of every physical link, switch ports and host NICs
+    """Reads: the PFC priorities of both ends of every planned physical link, switch ports and NICs
     (planned statically, observed live), and those the plan gives each end.
     Expects: both ends have the same PFC priorities.
     Fails when: they differ. The finding names the end that moved from the plan (noting when both
