@@ -97,6 +97,7 @@ golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_golden.py
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_reports.py -k golden
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_platform_eos.py tests/unit/test_platform_sonic.py -k golden
+	$(BIN)/python -m tasks.checks.catalog_doc --write README.md
 	@git status --short tests/golden docs
 
 bench: venv
