@@ -32,11 +32,14 @@ def _trust(trust: str) -> list[Issue]:
 def trust(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the trust mode of every physical switch port and host NIC with lossless state.
     Expects: DSCP.
-    Fails when: a port or NIC trusts anything else (PCP, say).
+    Fails when: a port or NIC trusts anything else (PCP, say). A trust mode the device does
+    not state (listed as unknown) is not judged.
     """
-    yield from grouped_findings(item, ctx, lambda g: _trust(g.qos.trust))
+    yield from grouped_findings(item, ctx, lambda g: [] if "trust" in g.qos.unknown
+                                else _trust(g.qos.trust))
     for nic in nics(ctx):
-        yield from nic_findings(item, nic, _trust(nic.nic.trust))
+        if "trust" not in nic.nic.unknown:
+            yield from nic_findings(item, nic, _trust(nic.nic.trust))
 
 
 def _dscp_map(maps: QosMaps, lossless: LosslessProfile) -> list[Issue]:

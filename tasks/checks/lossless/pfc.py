@@ -125,16 +125,18 @@ def lossy_class(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     priorities of the plan's lossless profile.
     Expects: PFC only on lossless priorities.
     Fails when: a port or NIC has PFC on another priority, one finding per priority. Nothing is
-    judged without a lossless profile.
+    judged without a lossless profile, nor PFC the device does not state (listed as unknown).
     """
     lossless = profile(ctx)
     if lossless is None:
         return
     promised = frozenset(lossless.lossless)
     cached = PerObject(_lossy)
-    yield from grouped_findings(item, ctx, lambda g: cached(g.qos.pfc, promised))
+    yield from grouped_findings(item, ctx, lambda g: [] if "pfc" in g.qos.unknown
+                                else cached(g.qos.pfc, promised))
     for nic in nics(ctx):
-        yield from nic_findings(item, nic, _lossy(nic.nic.pfc, promised))
+        if "pfc" not in nic.nic.unknown:
+            yield from nic_findings(item, nic, _lossy(nic.nic.pfc, promised))
 
 
 def _watchdog(qos: PortQos) -> list[Issue]:
