@@ -38,15 +38,16 @@ ROUTES = "show ip route vrf all"
 PFC = "show interface priority-flow-control"
 JSON_COMMANDS = (INTERFACES, LLDP, BGP, ROUTES)
 COUNTER_COMMANDS = (PFC,)  # N9000v has no lossless data plane: its absence is no error
-_SHORT = re.compile(r"^(Eth|Lo|Vlan|Po)(\d.*)$", re.I)
-_LONG = {"eth": "Ethernet", "lo": "loopback", "vlan": "Vlan", "po": "port-channel"}
+# NX-OS's short names (Eth1/1, Lo0, Po10); a host's eth1 is not one
+_SHORT = re.compile(r"^(Eth|Lo|Po)(\d.*)$")
+_LONG = {"Eth": "Ethernet", "Lo": "loopback", "Po": "port-channel"}
 _PROTOCOLS = {"bgp": "bgp", "direct": "connected", "local": "local", "static": "static",
               "hmm": "host"}
 
 
 def long_name(name: str) -> str:
     m = _SHORT.match(name)
-    return f"{_LONG[m[1].lower()]}{m[2]}" if m else name
+    return f"{_LONG[m[1]]}{m[2]}" if m else name
 
 
 def rows(table: Any, name: str) -> list[dict[str, Any]]:
@@ -133,7 +134,7 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
             name=name, kind=_kind(planned, name), vrf=tenant(names, vrf), mtu=mtu,
             up=state == "up", addresses=_addresses(config, name),
             bridge=f"Vlan{access}" if access is not None else None,
-            parent=name.split(".")[0] if "." in name else None,
+            parent=name.split(".", maxsplit=1)[0] if "." in name else None,
             speed_mbps=bandwidth // 1000 if bandwidth else None, peer=peers.get(name))
     for iface in device.interfaces.values():
         if iface.parent is not None and iface.parent in device.interfaces:
@@ -165,13 +166,13 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
                                router_id=str(row.get("vrf-router-id", "")))
         for af in rows(row, "af"):
             for saf in rows(af, "saf"):
-                for peer in rows(saf, "neighbor"):
-                    key, interface, address = _peer(str(peer.get("neighborid", "")))
+                for row_peer in rows(saf, "neighbor"):
+                    key, interface, address = _peer(str(row_peer.get("neighborid", "")))
                     instance.peers[key] = BgpPeer(
                         key=key, interface=interface, address=address,
-                        remote_asn=asn_of(device, peer.get("neighboras"), f"{where} {key}"),
-                        state=str(peer.get("state", "")) or None,
-                        prefixes_received=_int(peer.get("prefixreceived")))
+                        remote_asn=asn_of(device, row_peer.get("neighboras"), f"{where} {key}"),
+                        state=str(row_peer.get("state", "")) or None,
+                        prefixes_received=_int(row_peer.get("prefixreceived")))
         device.bgp[vrf] = instance
     identity_from_bgp(device)
     for instance in device.bgp.values():  # the summary has no description: LLDP names peers

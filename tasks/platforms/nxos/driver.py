@@ -221,7 +221,7 @@ class NxosDriver:
                 raise NxosError("a merge has no NX-OS commit timer: load a replace candidate "
                                 "for commit-confirm")
             self._send(f"copy running-config {BACKUP}", mutating=True)
-            self._configure([line for line in normalize(self._candidate).splitlines()])
+            self._configure(normalize(self._candidate).splitlines())
             self._send("copy running-config startup-config", mutating=True)
             self.discard_config()
             return
