@@ -26,7 +26,10 @@ from tests.platforms.nxos.fabrics import nxos_fabric
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nxos"
 FACTORY = """version 10.3(4a) Bios:version 05.47
 username admin password 5 $5$flatfab$notarealhash role network-admin
+feature nxapi
 ssh key rsa 2048
+class-map type qos match-any OPERATOR-MGMT
+  match dscp 16
 vrf context management
   ip route 0.0.0.0/0 192.0.2.1
 interface mgmt0
@@ -102,6 +105,9 @@ class NxosDouble:
         if command == "show startup-config":
             return self.startup, False
         if command == "show config-replace status":
+            if self.pending is not None:
+                return ("Last operation : Config-replace\nDetails:\n  Operation Status: "
+                        "Waiting for commit\n"), False
             return self.status, False
         if command in self.recorded:
             return self.recorded[command], False
@@ -129,7 +135,8 @@ class NxosDouble:
             if m[1] not in self.files:
                 return "Rollback failed: no such file", False
             self.running = _body(self.files[m[1]])
-            self.pending = None
+            self.pending = None  # the rollback ends the replace that waited for its commit
+            self.status = "Last operation : Rollback\nDetails:\n  Operation Status: Success\n"
             return "Rollback completed successfully.", False
         return INVALID, True
 
@@ -147,8 +154,6 @@ class NxosDouble:
             if not 30 <= timeout <= 3600:
                 return "% Invalid parameter detected", True
             self.pending = (self.running, self.now + timeout)
-            self.status = ("Last operation : Config-replace\nDetails:\n  Operation Status: "
-                           f"Waiting for commit (commit-timeout {timeout})\n")
         self.running = content
         return "Configure replace completed successfully.", False
 

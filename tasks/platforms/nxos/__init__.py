@@ -15,7 +15,7 @@ from tasks.platforms.nxos.sections import owned, split_sections
 
 # a read is `show ...` with an optional `| json`: no other pipe (NX-OS pipes include
 # `| redirect` and `> file`, which write files), no `;`, no newline
-_SHOW = re.compile(r"^show [A-Za-z0-9_./:, -]+( \| json)?$")
+_SHOW = re.compile(r"show [A-Za-z0-9_./:, -]+( \| json)?")
 
 
 class NxosPlatform(Platform):
@@ -49,7 +49,7 @@ class NxosPlatform(Platform):
                           management=self.facts.management_interfaces)
 
     def show_command(self, command: str) -> bool:
-        return bool(_SHOW.match(command))
+        return bool(_SHOW.fullmatch(command))
 
 
 PLATFORM = NxosPlatform(Path(__file__).with_name("platform.yaml"))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tasks.platforms.base import ReadOnlyError
-from tasks.platforms.nxos.sections import blocks, merge_into, section_of
+from tasks.platforms.nxos.sections import blocks, merge_into
 
 CANDIDATE = "bootflash:flatfab-candidate.cfg"
 BACKUP = "bootflash:flatfab-rollback.cfg"
@@ -263,7 +263,3 @@ class NxosDriver:
             raise NxosError(f"rollback failed: {_first_line(reply)}")
         self._send("copy running-config startup-config", mutating=True)
 
-
-def management_blocks(config: str) -> list[str]:
-    """The top-level lines of a config that no flatfab section owns (kept on replace)."""
-    return [b[0] for b in blocks(config) if section_of(b[0]) is None]

@@ -32,12 +32,13 @@ from tasks.model.state import (
 )
 from tasks.platforms.base import InterfaceNames
 from tasks.platforms.names import natural_key, sort_interfaces
+from tasks.platforms.nxos.sections import FEATURES, PREFIX
 
 JUMBO_MTU = 9216  # NX-OS `system jumbomtu` default: the only L2 port MTU besides 1500
 MAX_PATHS = 64  # `maximum-paths` range on Nexus 9000
-IN_POLICY = "FLATFAB-IN"
-NQ_POLICY = "FLATFAB-NQ"
-OUT_POLICY = "FLATFAB-OUT"
+IN_POLICY = f"{PREFIX}IN"
+NQ_POLICY = f"{PREFIX}NQ"
+OUT_POLICY = f"{PREFIX}OUT"
 QUEUES = 8  # the 8q templates: qos-group n -> c-8q-nq<n> / c-out-8q-q<n>
 # watchdog: interval 100..1000 ms; shutdown (detect) and auto-restore are multiples of it
 WATCHDOG_INTERVAL = (100, 1000)
@@ -197,11 +198,11 @@ def _qos_section(device: DeviceState, ports: list[Interface]) -> tuple[list[str]
     lines: list[str] = []
     groups = _dscp_classes(first)
     for group in sorted(groups):
-        lines += [f"class-map type qos match-any FLATFAB-TC{group}",
+        lines += [f"class-map type qos match-any {PREFIX}TC{group}",
                   f"  match dscp {','.join(str(d) for d in groups[group])}"]
     lines.append(f"policy-map type qos {IN_POLICY}")
     for group in sorted(groups):
-        lines += [f"  class FLATFAB-TC{group}", f"    set qos-group {group}"]
+        lines += [f"  class {PREFIX}TC{group}", f"    set qos-group {group}"]
     pfc = sorted({p for i in ports if i.qos for p in i.qos.pfc})
     mtu = max([i.qos.mtu for i in ports if i.qos] + [JUMBO_MTU])
     # the no-drop classes pause their CoS; every class takes the jumbo frame size
@@ -385,10 +386,9 @@ def render(device: DeviceState, names: InterfaceNames) -> str:
     ports = sorted(_qos_ports(device), key=lambda i: natural_key(i.name))
     qos, own = _qos_section(device, ports)
     vlans, interfaces = _interfaces(device, names, own)
-    features = ["feature bgp", "feature lldp"]
-    if any(i.kind is IfKind.BRIDGE for i in device.interfaces.values()):
-        features.append("feature interface-vlan")
-    lines = [f"hostname {device.name}", *sorted(features), *vlans]
+    svis = any(i.kind is IfKind.BRIDGE for i in device.interfaces.values())
+    features = [f for f in FEATURES if svis or f != "feature interface-vlan"]
+    lines = [f"hostname {device.name}", *features, *vlans]
     for vrf in sorted(device.vrfs):
         lines.append(f"vrf context {vrf}")
     lines += [*qos, *_pfc_section(device, ports), *interfaces, *_bgp(device)]

@@ -25,10 +25,20 @@ SECTION_OF: dict[str, str] = {
 _PREFIXES = sorted(SECTION_OF, key=len, reverse=True)
 # NX-OS's own blocks flatfab never writes, though their first words look like its own
 FOREIGN = ("vlan 1", "vrf context management", "interface mgmt0")
+# the features flatfab turns on; others (nxapi, scp-server, ...) are the operator's and a
+# configure replace must keep them
+FEATURES = ("feature bgp", "feature interface-vlan", "feature lldp")
+# MQC objects are flatfab's by name: an operator's own class or policy maps stay theirs
+_MQC = ("class-map ", "policy-map ")
+PREFIX = "FLATFAB-"
 
 
 def section_of(line: str) -> str | None:
     if line in FOREIGN:
+        return None
+    if line.startswith("feature ") and line not in FEATURES:
+        return None
+    if line.startswith(_MQC) and not line.rsplit(maxsplit=1)[-1].startswith(PREFIX):
         return None
     for prefix in _PREFIXES:
         if line == prefix or line.startswith(prefix + " "):

@@ -248,6 +248,56 @@ def test_drift_reads_back_what_was_pushed(intended: str) -> None:
     assert running == wanted
 
 
+def test_replace_keeps_what_the_operator_owns(intended: str) -> None:
+    double = NxosDouble()
+    driver = _driver(double)
+    driver.load_replace_candidate(config=intended)
+    driver.commit_config(revert_in=60)
+    for kept in ("feature nxapi", "class-map type qos match-any OPERATOR-MGMT",
+                 "interface mgmt0", "vrf context management", "boot nxos"):
+        assert f"{kept}\n" in double.running or f"{kept} " in double.running, kept
+    written = double.files[CANDIDATE]
+    assert written.startswith("version 10.3(4a)") and written.endswith(intended)
+
+
+def test_rollback_undoes_a_pending_replace(intended: str) -> None:
+    double = NxosDouble()
+    driver = _driver(double)
+    before = double.running
+    driver.load_replace_candidate(config=intended)
+    driver.commit_config(revert_in=300)
+    driver.rollback()
+    assert double.running == before and not driver.has_pending_commit()
+    double.advance(600)
+    assert double.running == before
+
+
+def test_a_merge_sends_lines_and_has_no_timer() -> None:
+    double = NxosDouble()
+    driver = _driver(double)
+    driver.load_merge_candidate(config="vrf context blue\n")
+    with pytest.raises(NxosError, match="no NX-OS commit timer"):
+        driver.commit_config(revert_in=60)
+    assert "+vrf context blue" in driver.compare_config()
+    driver.commit_config()
+    assert double.running.endswith("vrf context blue\n") and double.startup == double.running
+    assert "configuration: vrf context blue" in double.log
+    with pytest.raises(NxosError, match="nothing to roll back"):
+        _driver(NxosDouble()).rollback()
+
+
+def test_drift_sees_only_flatfab_blocks(intended: str) -> None:
+    double = NxosDouble()
+    driver = _driver(double)
+    driver.load_replace_candidate(config=intended)
+    driver.commit_config()
+    double.running += "vrf context stale\nfeature scp-server\n"
+    running, wanted = PLATFORM.drift_texts(driver, intended)
+    assert running == wanted + "vrf context stale\n"
+    assert PLATFORM.sections(running)["vrfs"][-1] == "vrf context stale"
+    assert "feature nxapi" not in running and "OPERATOR-MGMT" not in running
+
+
 # ---- read-only, connection ---------------------------------------------------------------
 
 def test_read_only_refuses_config_and_allows_strict_shows() -> None:
@@ -259,7 +309,7 @@ def test_read_only_refuses_config_and_allows_strict_shows() -> None:
             getattr(guarded, method)()
     for command in ("configure terminal", "show run > bootflash:x", "show run | redirect x",
                     "show version ; reload", "copy running-config startup-config",
-                    "show version\nreload"):
+                    "show version\nreload", "show version\n", "show run | include x"):
         with pytest.raises(ReadOnlyError):
             guarded.cli([command])
     assert "version" in guarded.cli(["show running-config"])["show running-config"]
@@ -371,7 +421,7 @@ def test_a_lossless_disagreement_across_a_vendor_boundary_is_named(
     assert found, "no check named the disagreement"
     assert any(text.lower().startswith(expected) for text in found), found
     assert not [t for t in _findings(state, _observed(state, "leaf1", running))
-                if t.lower().startswith(expected.split()[0])]
+                if t.lower().startswith(expected.split(maxsplit=1)[0])]
 
 
 def _findings(plan: FabricState, observed: FabricState) -> list[str]:
