@@ -8,15 +8,19 @@ FLATFAB_REGEN_GOLDEN=1 (derived from Cisco's documentation: README.md there).
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
+from nornir import InitNornir
 from nornir.core.plugins.connections import ConnectionPluginRegister
+from nornir.core.task import Result, Task
 from scrapli.driver.core import NXOSDriver
 
 from tasks.checks import CheckContext, Stage, run_checks
@@ -29,9 +33,11 @@ from tasks.platforms.nxos import PLATFORM
 from tasks.platforms.nxos.driver import BACKUP, CANDIDATE, NxosDriver, NxosError
 from tasks.platforms.nxos.render import NxosRenderError, capability_problems
 from tasks.platforms.registry import PLATFORMS
+from tasks.workflows import connections
 from tests.conftest import ROOT
 from tests.doubles.nxos import NxosDouble, collect_cases, recorded
 from tests.platforms.nxos.fabrics import _nxos_intent, nxos_fabric, nxos_switches
+from tests.shared_paths import SHARED
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "nxos"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
@@ -349,6 +355,55 @@ def test_the_nornir_scrapli_plugin_opens_a_driver_flatfab_adapts(
                 platform="cisco_nxos", extras=extras, configuration=None)
     with pytest.raises(NxosError, match="auth_strict_key"):
         PLATFORM.adapt(plugin.connection, read_only=False)
+
+
+def test_the_lab_kind_is_one_containerlab_knows() -> None:
+    schema_file = SHARED / "schemas" / "clab.schema.json"
+    if not schema_file.is_file():
+        pytest.skip(f"containerlab's schema not found at {schema_file} (set FLATFAB_SHARED)")
+    # Python's re has no \\p{..}: the schema's letter-or-digit class, rewritten
+    text = schema_file.read_text(encoding="utf-8").replace(r"[\\p{N}\\p{L}]", r"[^\\W_]")
+    validator = jsonschema.Draft7Validator(json.loads(text))
+    lab = PLATFORM.facts.lab
+    assert lab.embedded is False
+    doc = {"name": "nx", "topology": {"nodes": {"leaf1": {"kind": lab.kind,
+                                                          "image": lab.image}}}}
+    assert not list(validator.iter_errors(doc))
+    doc["topology"]["nodes"]["leaf1"]["kind"] = "cisco_n9k_typo"
+    assert list(validator.iter_errors(doc))
+
+
+def test_a_nornir_run_reaches_the_switch_through_nornir_scrapli(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """flatfab's own connection path (tasks/workflows/connections.py) on a plain Nornir
+    inventory: nornir-scrapli builds scrapli's NXOSDriver, whose channel is the double."""
+    double = NxosDouble()
+    monkeypatch.setattr(NXOSDriver, "open", lambda self: None)
+    monkeypatch.setattr(NXOSDriver, "close", lambda self: None)
+    monkeypatch.setattr(NXOSDriver, "send_command",
+                        lambda self, command, **kw: double.send_command(command, **kw))
+    monkeypatch.setattr(NXOSDriver, "send_configs",
+                        lambda self, configs, **kw: double.send_configs(configs, **kw))
+    (tmp_path / "hosts.yaml").write_text(yaml.safe_dump({"leaf1": {
+        "hostname": "192.0.2.10", "platform": "nxos", "username": "admin",
+        "connection_options": {"scrapli": {"extras": {
+            "ssh_known_hosts_file": str(tmp_path / "known_hosts")}}}}}))
+    nornir = InitNornir(inventory={"plugin": "SimpleInventory", "options": {
+        "host_file": str(tmp_path / "hosts.yaml")}}, logging={"enabled": False})
+
+    def read(task: Task) -> Result:
+        opened = connections.driver(task, read_only=True)
+        with pytest.raises(ReadOnlyError):
+            opened.cli(["configure terminal"])
+        return Result(host=task.host, result=opened.get_config(retrieve="running"))
+
+    result = nornir.run(task=read)
+    assert not result.failed, result["leaf1"].exception
+    assert "interface mgmt0" in result["leaf1"].result["running"]
+    connection = nornir.inventory.hosts["leaf1"].connections["scrapli"].connection
+    assert isinstance(connection, NXOSDriver) and connection.auth_strict_key is True
+    assert double.log == ["show running-config"]
+    nornir.close_connections()
 
 
 # ---- collect ---------------------------------------------------------------------------------
