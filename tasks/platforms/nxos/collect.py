@@ -51,14 +51,17 @@ def long_name(name: str) -> str:
 
 
 def rows(table: Any, name: str) -> list[dict[str, Any]]:
-    """NX-OS JSON rows: TABLE_<name>.ROW_<name> is a dict for one row, a list for more."""
+    """NX-OS JSON rows: TABLE_<name>.ROW_<name> is a dict for one row, a list for more;
+    some releases make TABLE_<name> itself a list of such ROW_<name> holders."""
     if not isinstance(table, dict):
         return []
-    found = table.get(f"TABLE_{name}", {})
-    found = found.get(f"ROW_{name}", []) if isinstance(found, dict) else found
-    if isinstance(found, dict):
-        return [found]
-    return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+    holders = table.get(f"TABLE_{name}", [])
+    found: list[dict[str, Any]] = []
+    for holder in holders if isinstance(holders, list) else [holders]:
+        inner = holder.get(f"ROW_{name}", []) if isinstance(holder, dict) else []
+        found += [r for r in (inner if isinstance(inner, list) else [inner])
+                  if isinstance(r, dict)]
+    return found
 
 
 def _int(value: Any) -> int | None:

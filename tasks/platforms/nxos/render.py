@@ -150,6 +150,18 @@ def _dscp_classes(qos: PortQos) -> dict[int, list[int]]:
     return groups
 
 
+def dscp_list(values: list[int]) -> str:
+    """`24-31,48`: runs of consecutive code points as ranges, NX-OS's `match dscp` form."""
+    parts: list[str] = []
+    start = previous = values[0]
+    for value in [*values[1:], -2]:
+        if value != previous + 1:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+            start = value
+        previous = value
+    return ",".join(parts)
+
+
 def _queuing_body(qos: PortQos) -> list[str]:
     lines: list[str] = []
     for queue in sorted(range(QUEUES), reverse=True):  # q7 .. q-default, as NX-OS prints it
@@ -199,7 +211,7 @@ def _qos_section(device: DeviceState, ports: list[Interface]) -> tuple[list[str]
     groups = _dscp_classes(first)
     for group in sorted(groups):
         lines += [f"class-map type qos match-any {PREFIX}TC{group}",
-                  f"  match dscp {','.join(str(d) for d in groups[group])}"]
+                  f"  match dscp {dscp_list(groups[group])}"]
     lines.append(f"policy-map type qos {IN_POLICY}")
     for group in sorted(groups):
         lines += [f"  class {PREFIX}TC{group}", f"    set qos-group {group}"]

@@ -30,8 +30,10 @@ from tasks.model.state import FabricState
 from tasks.plan.planner import plan
 from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
 from tasks.platforms.nxos import PLATFORM
+from tasks.platforms.nxos.collect import rows
 from tasks.platforms.nxos.driver import BACKUP, CANDIDATE, NxosDriver, NxosError
-from tasks.platforms.nxos.render import NxosRenderError, capability_problems
+from tasks.platforms.nxos.render import NxosRenderError, capability_problems, dscp_list
+from tasks.platforms.nxos.running import NxosConfig, dscp_map
 from tasks.platforms.registry import PLATFORMS
 from tasks.workflows import connections
 from tests.conftest import ROOT
@@ -101,6 +103,30 @@ def test_the_lossless_plane_is_written_the_mqc_way() -> None:
         "  priority-flow-control mode on", "  priority-flow-control watch-dog-interval on",
         "  no shutdown"]
     assert "  neighbor Ethernet1/51" in sections["bgp"]
+
+
+def test_dscp_lists_are_written_as_ranges_and_read_back() -> None:
+    assert dscp_list([26]) == "26"
+    assert dscp_list([24, 25, 26, 27, 28, 29, 30, 31, 48, 50, 51]) == "24-31,48,50-51"
+    config = NxosConfig.read("class-map type qos match-any FLATFAB-TC3\n"
+                             "  match dscp 24-31,48\npolicy-map type qos FLATFAB-IN\n"
+                             "  class FLATFAB-TC3\n    set qos-group 3\n")
+    table = dscp_map(config, "FLATFAB-IN")
+    assert [d for d, tc in enumerate(table) if tc == 3] == [*range(24, 32), 48]
+
+
+def test_get_facts_reads_show_version_and_the_interface_list() -> None:
+    double = NxosDouble(recorded={
+        "show version | json": json.dumps({"host_name": "leaf1", "chassis_id":
+                                           "Nexus9000 C9364D-GX2A Chassis",
+                                           "nxos_ver_str": "10.3(4a)",
+                                           "proc_board_id": "FDO00000000"}),
+        "show interface brief | json": json.dumps({"TABLE_interface": {"ROW_interface": [
+            {"interface": "mgmt0"}, {"interface": "Ethernet1/1"}]}})})
+    facts = _driver(double).get_facts()
+    assert (facts["hostname"], facts["vendor"], facts["os_version"]) == (
+        "leaf1", "Cisco", "10.3(4a)")
+    assert facts["interface_list"] == ["mgmt0", "Ethernet1/1"]
 
 
 def test_numbered_fabric_peers_by_address() -> None:
@@ -433,6 +459,28 @@ def test_collect_from_recorded_outputs_reads_back_as_planned() -> None:
             assert got_bgp.peers[key].peer_device == peer.peer_device
     assert observed.vrfs == case.planned.vrfs
     assert observed.interfaces["Ethernet1/51"].counters is not None
+
+
+def test_rows_read_every_json_table_form() -> None:
+    one = {"TABLE_vrf": {"ROW_vrf": {"vrf-name-out": "default"}}}
+    many = {"TABLE_vrf": {"ROW_vrf": [{"vrf-name-out": "a"}, {"vrf-name-out": "b"}]}}
+    held = {"TABLE_vrf": [{"ROW_vrf": {"vrf-name-out": "a"}},
+                          {"ROW_vrf": [{"vrf-name-out": "b"}]}]}
+    assert [r["vrf-name-out"] for r in rows(one, "vrf")] == ["default"]
+    assert [r["vrf-name-out"] for r in rows(many, "vrf")] == ["a", "b"]
+    assert [r["vrf-name-out"] for r in rows(held, "vrf")] == ["a", "b"]
+    assert rows({}, "vrf") == [] and rows("", "vrf") == []
+
+
+def test_unreadable_replies_are_errors_not_crashes() -> None:
+    running, outputs = recorded("lab-leaf1")
+    outputs["show interface | json"] = "% Invalid command at '^' marker."
+    outputs["show bgp ipv4 unicast summary vrf all | json"] = "{not json"
+    double = NxosDouble(running, outputs)
+    leaf = collect_cases()[0].planned
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf, [])
+    assert any(e.startswith("show bgp ipv4 unicast summary vrf all: ") for e in seen.errors)
+    assert seen.bgp == {}
 
 
 def _observed(state: FabricState, leaf: str, running: str) -> FabricState:
