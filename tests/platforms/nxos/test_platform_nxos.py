@@ -33,7 +33,7 @@ from tasks.platforms.nxos import PLATFORM
 from tasks.platforms.nxos.collect import rows
 from tasks.platforms.nxos.driver import BACKUP, CANDIDATE, NxosDriver, NxosError
 from tasks.platforms.nxos.render import NxosRenderError, capability_problems, dscp_list
-from tasks.platforms.nxos.running import NxosConfig, dscp_map
+from tasks.platforms.nxos.running import NxosConfig, dscp_map, port_qos
 from tasks.platforms.registry import PLATFORMS
 from tasks.workflows import connections
 from tests.conftest import ROOT
@@ -127,6 +127,37 @@ def test_get_facts_reads_show_version_and_the_interface_list() -> None:
     assert (facts["hostname"], facts["vendor"], facts["os_version"]) == (
         "leaf1", "Cisco", "10.3(4a)")
     assert facts["interface_list"] == ["mgmt0", "Ethernet1/1"]
+
+
+@pytest.mark.parametrize("name", FABRICS)
+def test_every_rendered_port_reads_back_as_planned(name: str) -> None:
+    """The lossless plane round-trips: render, then read the text the way collect does."""
+    for device in nxos_switches(nxos_fabric(name)):
+        config = NxosConfig.read(PLATFORM.render(device))
+        for port, iface in device.interfaces.items():
+            if iface.qos is None or iface.parent is not None:
+                continue
+            seen = port_qos(config, port, iface.qos, iface.qos.mtu, iface.qos.speed_mbps)
+            assert seen == iface.qos, (device.name, port)
+
+
+def test_a_port_with_other_queues_takes_its_own_queuing_policy() -> None:
+    device = nxos_fabric("lab").devices["leaf1"].model_copy(deep=True)
+    shared = device.interfaces["Ethernet1/1"].qos
+    assert shared is not None and shared.queues[3].ecn is not None
+    odd = shared.model_copy(deep=True)  # the plan shares one PortQos between like ports
+    assert odd.queues[3].ecn is not None
+    odd.queues[3].ecn.min_bytes = 100_000
+    device.interfaces["Ethernet1/1"].qos = odd
+    text = PLATFORM.render(device)
+    policies = [line for line in text.splitlines()
+                if line.startswith("policy-map type queuing ")]
+    assert len(policies) == 2
+    config = NxosConfig.read(text)
+    own = config.setting("Ethernet1/1", "service-policy type queuing output")
+    assert own is not None and config.system_policy("queuing output") not in (own, None)
+    assert config.setting("Ethernet1/2", "service-policy type queuing output") is None
+    assert port_qos(config, "Ethernet1/1", odd, odd.mtu, odd.speed_mbps) == odd
 
 
 def test_numbered_fabric_peers_by_address() -> None:
