@@ -15,7 +15,7 @@ from tasks.checks.lossless.common import (
     profile,
     switch_ports,
 )
-from tasks.model.state import BufferPool, DeviceQos, PortQos, QueueQos
+from tasks.model.state import BufferPool, DeviceQos, EcnProfile, PortQos, QueueQos
 
 
 def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQos | None]]:
@@ -185,3 +185,52 @@ def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                "queues marked no packet: ECN did not act before PFC (marking "
                                "off, or thresholds above the XOFF point)",
                                expected="ECN marks before pauses", actual="0 marked")
+
+
+def _ecn_text(ecn: EcnProfile | None) -> str:
+    if ecn is None:
+        return "no ECN"
+    return f"min {ecn.min_bytes} B, max {ecn.max_bytes} B, {ecn.probability} %"
+
+
+def _against_plan(qos: PortQos, planned: PortQos, lossless: list[int]) -> list[Issue]:
+    issues = []
+    for queue, want in lossless_queues(planned, lossless):
+        if want is None or want.ecn is None or any(
+                key in qos.unknown for key in (f"queues.{queue}", f"queues.{queue}.ecn")):
+            continue
+        got = qos.queues.get(queue)
+        got_ecn = got.ecn if got is not None else None
+        if got_ecn is not None and got_ecn != want.ecn:
+            issues.append(Issue(f"queue {queue} marks ECN at {_ecn_text(got_ecn)}, the intent "
+                                f"sets {_ecn_text(want.ecn)}", _ecn_text(want.ecn),
+                                _ecn_text(got_ecn)))
+    return issues
+
+
+@check("ecn.intent", "Every lossless queue marks ECN at the thresholds the intent sets",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the ECN min, max and probability of each physical switch port's lossless
+    queues, and the plan's for the same port.
+    Expects: the planned values: two vendors' valid thresholds can still disagree (one leaf
+    marking at 300 KB while its spine marks at 150 KB), and then DCQCN reacts late on one hop.
+    Fails when: a queue's ECN settings differ from the plan's. A queue without ECN is
+    `ecn.attached`'s, an insane profile `ecn.thresholds`'s; a queue the device does not state
+    is not judged.
+    """
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    cached = PerObject(_against_plan)
+    plan_devices = ctx.plan.devices
+    for group in port_groups(ctx):
+        planned_device = plan_devices.get(group.device.name)
+        if planned_device is None:
+            continue
+        for port in group.ports:
+            planned_iface = planned_device.interfaces.get(port.iface.name)
+            if planned_iface is None or planned_iface.qos is None:
+                continue
+            yield from port_findings(item, port,
+                                     cached(group.qos, planned_iface.qos, lossless.lossless))
