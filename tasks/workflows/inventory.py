@@ -14,6 +14,7 @@ from nornir.core import Nornir
 from tasks.errors import InputError, InputProblem
 from tasks.intent.semantics import AddressSpace
 from tasks.model.state import FabricState, Role
+from tasks.platforms.registry import get as get_platform
 from tasks.yamlio import dump_yaml, line_of, load_yaml
 
 FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
@@ -173,7 +174,13 @@ def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: 
                                  "platform": device.platform,
                                  "groups": [f"{device.role.value}s"],
                                  "data": {"role": device.role.value}}
-        if name in lldp_sockets:
+        platform = get_platform(device.platform)
+        if platform.facts.connection.plugin != "napalm":
+            # the defaults below are NAPALM's; another plugin gets its own, as the platform
+            # spells them (scrapli, netmiko: key, strict host key checking, known_hosts)
+            entry["connection_options"] = platform.lab_connection(key_file=key_file,
+                                                                  known_hosts=known_hosts)
+        elif name in lldp_sockets:
             options: dict[str, Any] = {**common, "lldp_socket": str(lldp_sockets[name])}
             if lldp_vrf_sockets and lldp_vrf_sockets.get(name):
                 options["lldp_vrf_sockets"] = [str(p) for p in lldp_vrf_sockets[name]]

@@ -122,3 +122,13 @@ def test_every_platform_names_a_registered_plugin() -> None:
     for platform in PLATFORMS.values():
         assert platform.facts.connection.plugin in ConnectionPluginRegister.available
     assert "scrapli" in ConnectionPluginRegister.available  # nornir-scrapli is installed
+
+
+def test_every_platform_spells_its_lab_connection_for_its_own_plugin(tmp_path: Path) -> None:
+    """A lab inventory reaches every node with key auth and verified host keys, whatever
+    the plugin (the lab writes NAPALM's in the defaults, the others per host)."""
+    for platform in PLATFORMS.values():
+        options = platform.lab_connection(key_file=tmp_path / "id", known_hosts=tmp_path / "kh")
+        assert list(options) == [platform.facts.connection.plugin], platform.name
+        text = repr(options)
+        assert str(tmp_path / "id") in text and str(tmp_path / "kh") in text, platform.name

@@ -37,6 +37,11 @@ class NxosPlatform(Platform):
         # scrapli checks host keys unless told otherwise: keep its default explicit
         return {"auth_strict_key": True, **extras}
 
+    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+        return {"scrapli": {"extras": {"auth_private_key": str(key_file),
+                                       "auth_strict_key": True,
+                                       "ssh_known_hosts_file": str(known_hosts)}}}
+
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         if not (hasattr(connection, "send_command") and hasattr(connection, "send_configs")):
             raise TypeError(f"platform nxos needs a scrapli connection, not "
