@@ -226,6 +226,17 @@ class Platform(ABC):
         optional["read_only"] = read_only
         return {**extras, "optional_args": optional}
 
+    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+        """The `connection_options` a lab inventory gives a node of this platform: key
+        authentication and the lab's known_hosts, spelt for the platform's plugin (NAPALM
+        drivers: optional_args)."""
+        plugin = self.facts.connection.plugin
+        if plugin != "napalm":
+            raise NotSupportedError(f"platform {self.name}: no lab connection options for "
+                                    f"the {plugin} plugin")
+        return {"napalm": {"extras": {"optional_args": {"key_file": str(key_file),
+                                                        "known_hosts": str(known_hosts)}}}}
+
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The driver workflows use, from the opened Nornir connection of
         `facts.connection.plugin` (a NAPALM driver already is one)."""

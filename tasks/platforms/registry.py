@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import importlib
+
 from tasks.errors import InputError
 from tasks.platforms.base import Platform
-from tasks.platforms.eos import PLATFORM as EOS
-from tasks.platforms.frr import PLATFORM as FRR
-from tasks.platforms.linux_host import PLATFORM as LINUX_HOST
-from tasks.platforms.sonic import PLATFORM as SONIC
 
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC)}
+# each names its package tasks/platforms/<name>/, whose PLATFORM is built (and its facts and
+# capabilities checked) on import
+NAMES = (
+    "frr",
+    "linux_host",
+    "eos",
+    "sonic",
+    "nxos",
+)
+
+
+def _load(name: str) -> Platform:
+    platform = importlib.import_module(f"tasks.platforms.{name}").PLATFORM
+    if not isinstance(platform, Platform) or platform.name != name:
+        raise TypeError(f"tasks/platforms/{name}/: PLATFORM must be the {name!r} Platform")
+    return platform
+
+
+PLATFORMS: dict[str, Platform] = {name: _load(name) for name in NAMES}
 
 
 def get(name: str) -> Platform:

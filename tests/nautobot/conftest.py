@@ -1,4 +1,4 @@
-"""One local Nautobot for the session (tasks/sot/server.py), always brought down after:
+"""One local Nautobot for the session (labs/nautobot/), always brought down after:
 the `nautobot` fixture of tests/support/nautobot_service.py."""
 
 from __future__ import annotations

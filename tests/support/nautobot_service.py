@@ -1,7 +1,7 @@
-"""The local Nautobot the `nautobot` tests (tests/nautobot/, and the SoT tests of
-tests/live/) run against: its settings, `python -m tasks.sot.<module>` for it, and the
-session fixture that brings it up and always down after (each conftest that needs it imports
-the fixture from here).
+"""The local Nautobot (labs/nautobot/) the `nautobot` tests (tests/nautobot/, and the SoT
+tests of tests/live/) run against: its settings, `python -m labs.nautobot.<module>` for it,
+and the session fixture that brings it up and always down after (each conftest that needs it
+imports the fixture from here).
 
 It runs under its own name and ports, so it coexists with a demo service (`make nautobot-up`).
 The first session on a machine migrates (about 5 minutes) and caches the dump; later ones
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from labs.nautobot.settings import Settings
 from tasks.sot.client import Nautobot
-from tasks.sot.settings import Settings
 from tests.support.flatfab import Run
 from tests.support.paths import ROOT
 
@@ -36,10 +36,10 @@ SETTINGS = Settings(name=NAME, pg_port=55442, redis_port=56392, http_port=58092)
 
 def sot(module: str, *args: str, extra: dict[str, str] | None = None,
         timeout: float = 1800) -> Run:
-    """`python -m tasks.sot.<module>` for the test service, as an operator runs it."""
+    """`python -m labs.nautobot.<module>` for the test service, as an operator runs it."""
     env = {**os.environ, **ENV, **(extra or {})}
     env.pop("FLATFAB_NAUTOBOT_TOKEN", None)
-    proc = subprocess.run([sys.executable, "-m", f"tasks.sot.{module}", *args], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", f"labs.nautobot.{module}", *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
     return Run(proc.returncode, proc.stdout, proc.stderr)

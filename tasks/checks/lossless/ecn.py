@@ -15,7 +15,7 @@ from tasks.checks.lossless.common import (
     profile,
     switch_ports,
 )
-from tasks.model.state import BufferPool, DeviceQos, PortQos, QueueQos
+from tasks.model.state import BufferPool, DeviceQos, EcnProfile, PortQos, QueueQos
 
 
 def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQos | None]]:
@@ -37,6 +37,11 @@ def _attached(qos: PortQos, lossless: list[int]) -> list[Issue]:
 @check("ecn.attached", "Every lossless queue on every switch port marks ECN",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def attached(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the TC to queue map and queue ECN settings of every physical switch port, and the
+    lossless profile's lossless TCs.
+    Expects: the queue of every lossless TC exists and marks ECN.
+    Fails when: such a queue is not configured or has no ECN marking.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -82,6 +87,12 @@ def _thresholds(qos: PortQos, dev: DeviceQos | None) -> list[Issue]:
 @check("ecn.thresholds", "Every ECN profile has 0 < min < max <= pool and 0 < P <= 100 %",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def thresholds(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the ECN settings of every queue of every physical switch port, and the egress pool
+    each queue draws from (its profile's, else the switch's egress lossless pool).
+    Expects: 0 < min < max, max no larger than the pool, marking probability 1-100 %.
+    Fails when: any of these does not hold. A queue without ECN is not judged here (`ecn.attached`
+    names a lossless one).
+    """
     cached = PerObject(_thresholds)
     yield from grouped_findings(item, ctx, lambda g: cached(g.qos, g.device.qos))
 
@@ -124,6 +135,14 @@ def _before_pfc(qos: PortQos, lossless: list[int], trigger: tuple[int, str]) -> 
 @check("ecn.before_pfc", "Every lossless queue marks ECN fully before its PG sends PFC",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the ECN max of each physical switch port's lossless queues, and the switch's lossless
+    PG profiles with their pools.
+    Expects: every ECN max is at or below the switch's earliest XOFF point: a lossless PG's static
+    threshold, or alpha/(1+alpha) of its pool for a dynamic one (alpha = 2^dynamic_th).
+    Fails when: an ECN max is above it: PFC pauses before ECN marks fully. A dynamic PG with no pool
+    to measure, or one the buffer manager sizes, gives no XOFF point; a switch with none is not
+    judged.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -139,9 +158,13 @@ def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("ecn.pause_without_marks", "Every switch that sent PFC pauses has marked ECN too",
        scope=Scope.DEVICE, severity=Severity.WARNING, stages=(Stage.LIVE,))
 def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Pauses come from a full ingress PG, marks from a filling egress queue; traffic that
-    fills a switch should have crossed its ECN threshold before its XOFF point, so pauses
-    with no mark on any lossless queue of the switch mean ECN is not acting first."""
+    """Reads: live, the PFC frames every physical switch port sent and the ECN-marked count of its
+    lossless queues (interface counters).
+    Expects: a switch that sent pauses has also marked: pauses come from a full ingress PG, marks
+    from a filling egress queue, and traffic should cross the ECN threshold first.
+    Fails when: a switch sent PFC frames while its lossless queues marked nothing (marking off, or
+    thresholds above the XOFF point). A switch whose counters give no marks count is not judged.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -162,3 +185,52 @@ def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                "queues marked no packet: ECN did not act before PFC (marking "
                                "off, or thresholds above the XOFF point)",
                                expected="ECN marks before pauses", actual="0 marked")
+
+
+def _ecn_text(ecn: EcnProfile | None) -> str:
+    if ecn is None:
+        return "no ECN"
+    return f"min {ecn.min_bytes} B, max {ecn.max_bytes} B, {ecn.probability} %"
+
+
+def _against_plan(qos: PortQos, planned: PortQos, lossless: list[int]) -> list[Issue]:
+    issues = []
+    for queue, want in lossless_queues(planned, lossless):
+        if want is None or want.ecn is None or any(
+                key in qos.unknown for key in (f"queues.{queue}", f"queues.{queue}.ecn")):
+            continue
+        got = qos.queues.get(queue)
+        got_ecn = got.ecn if got is not None else None
+        if got_ecn is not None and got_ecn != want.ecn:
+            issues.append(Issue(f"queue {queue} marks ECN at {_ecn_text(got_ecn)}, the intent "
+                                f"sets {_ecn_text(want.ecn)}", _ecn_text(want.ecn),
+                                _ecn_text(got_ecn)))
+    return issues
+
+
+@check("ecn.intent", "Every lossless queue marks ECN at the thresholds the intent sets",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the ECN min, max and probability of each physical switch port's lossless
+    queues, and the plan's for the same port.
+    Expects: the planned values: two vendors' valid thresholds can still disagree (one leaf
+    marking at 300 KB while its spine marks at 150 KB), and then DCQCN reacts late on one hop.
+    Fails when: a queue's ECN settings differ from the plan's. A queue without ECN is
+    `ecn.attached`'s, an insane profile `ecn.thresholds`'s; a queue the device does not state
+    is not judged.
+    """
+    lossless = profile(ctx)
+    if lossless is None:
+        return
+    cached = PerObject(_against_plan)
+    plan_devices = ctx.plan.devices
+    for group in port_groups(ctx):
+        planned_device = plan_devices.get(group.device.name)
+        if planned_device is None:
+            continue
+        for port in group.ports:
+            planned_iface = planned_device.interfaces.get(port.iface.name)
+            if planned_iface is None or planned_iface.qos is None:
+                continue
+            yield from port_findings(item, port,
+                                     cached(group.qos, planned_iface.qos, lossless.lossless))

@@ -59,6 +59,11 @@ class SonicPlatform(Platform):
                             changes.project(changes.target(now, wanted), wanted))
         return [str(r) for r in changes.refusals(ops)]
 
+    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+        return {"netmiko": {"extras": {"use_keys": True, "key_file": str(key_file),
+                                       "ssh_strict": True, "alt_host_keys": True,
+                                       "alt_key_file": str(known_hosts)}}}
+
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         if not hasattr(connection, "send_command"):
             raise TypeError(f"platform sonic needs a netmiko connection, not "
