@@ -352,8 +352,9 @@ def _qos(device: DeviceState, ports: list[Interface], subinterfaces: dict[str, l
         if profile is not None:
             binding["pfc"] = {"pfc-mapping-profile": pfc_profiles.name(profile),
                               "pfc-enable": True}
-        # buffers: an ECN queue needs a non-zero MBS; a PFC queue's MBS is its XON point
-        # (the shared buffer it may use before pausing), its reserved share the headroom
+        # buffers: an ECN queue needs a non-zero MBS; a PFC queue's MBS is the shared buffer
+        # it may hold before the 7220 pauses (its PG's alpha share), its reserved share the
+        # PG's headroom (xoff)
         alloc_queues, alloc_pfc, managed = [], [], []
         for index in sorted(pq.queues):
             q = pq.queues[index]
@@ -368,7 +369,8 @@ def _qos(device: DeviceState, ports: list[Interface], subinterfaces: dict[str, l
                 raise RenderError(f"{port.name}: PFC priority {priority} has no PG profile")
             xon, xoff = _pg_profile(device, pq.pgs[pg])
             reserved += xoff
-            alloc_pfc.append({"pfc-queue-name": pfc_queue(pg), "maximum-burst-size": xon,
+            alloc_pfc.append({"pfc-queue-name": pfc_queue(pg),
+                              "maximum-burst-size": _mbs(device, pq.pgs[pg], xon),
                               "maximum-pfc-reserved-share-bytes": xoff})
         output: Json = {}
         if alloc_queues or alloc_pfc:
