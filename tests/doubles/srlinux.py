@@ -249,3 +249,73 @@ def collect_cases() -> list[CollectCase]:
                 "Linux JSON-RPC guide; no box was available (tests/fixtures/srlinux/README.md)"))]
 
 
+
+
+# ---- outputs in the shape of SR Linux's YANG state trees, for any planned device --------------
+
+
+def running_of(tree: Json) -> Json:
+    """A rendered tree as the box returns `/` from running: module prefixes where modules
+    change, identities qualified (RFC 7951), mgmt0 and /system present."""
+    out = copy.deepcopy(tree)
+    for ni in out.get("network-instance", []):
+        ni["type"] = f"srl_nokia-network-instance:{ni['type']}"
+        if "protocols" in ni:
+            bgp = ni["protocols"].pop("bgp")
+            for family in bgp.get("afi-safi", []):
+                family["afi-safi-name"] = f"srl_nokia-common:{family['afi-safi-name']}"
+            ni["protocols"]["srl_nokia-bgp:bgp"] = bgp
+    interfaces = [*out.get("interface", []),
+                  {"name": "mgmt0", "admin-state": "enable",
+                   "subinterface": [{"index": 0, "ipv4": {"dhcp-client": {}}}]}]
+    return {"srl_nokia-interfaces:interface": interfaces,
+            "srl_nokia-network-instance:network-instance": out.get("network-instance", []),
+            "srl_nokia-routing-policy:routing-policy": out.get("routing-policy", {}),
+            "srl_nokia-qos:qos": out.get("qos", {}),
+            "srl_nokia-system:system": {"srl_nokia-lldp:lldp": {"admin-state": "enable"}}}
+
+
+def state_outputs(device: DeviceState, tree: Json, speed: str = "100G") -> dict[str, Any]:
+    """`info from state` of /interface, /network-instance and /system lldp for a device
+    whose running config is `tree`: everything up, every planned session established."""
+    interfaces = copy.deepcopy(tree.get("interface", []))
+    for iface in interfaces:
+        iface["oper-state"] = "up"
+        if str(iface["name"]).startswith("ethernet"):
+            iface["ethernet"] = {"port-speed": speed}
+        for sub in iface.get("subinterface", []):
+            sub["oper-state"] = "up"
+    lldp: list[Json] = []
+    for name, planned in sorted(device.interfaces.items()):
+        if planned.peer is not None and planned.parent is None and "." not in name \
+                and not name.startswith(("irb", "system")):
+            lldp.append({"name": name, "neighbor": [{
+                "id": f"1A:2B:3C:00:00:{len(lldp):02X}", "system-name": planned.peer.device,
+                "port-id": planned.peer.port}]})
+    instances = []
+    for ni in copy.deepcopy(tree.get("network-instance", [])):
+        ni["oper-state"] = "up"
+        bgp = (ni.get("protocols") or {}).get("bgp")
+        if bgp is not None:
+            planned_bgp = device.bgp[ni["name"]]
+            neighbors = []
+            for number, (_, peer) in enumerate(sorted(planned_bgp.peers.items()), 1):
+                where = str(peer.interface)
+                address = peer.address or (
+                    f"fe80::1a2b:3cff:fe00:{number:x}%{where if '.' in where else where + '.0'}")
+                neighbors.append({
+                    "peer-address": address, "peer-as": peer.remote_asn,
+                    "session-state": "established", "peer-group": "ff-fabric",
+                    **({"description": peer.peer_device} if peer.address else {}),
+                    "afi-safi": [{"afi-safi-name": "srl_nokia-common:ipv4-unicast",
+                                  "received-routes": 3, "active-routes": 3}]})
+            bgp["neighbor"] = neighbors
+            bgp.pop("dynamic-neighbors", None)
+            ni["protocols"] = {"srl_nokia-bgp:bgp": bgp}
+            ni["route-table"] = {"ipv4-unicast": {"route": []}}
+        ni["type"] = f"srl_nokia-network-instance:{ni['type']}"
+        instances.append(ni)
+    return {"info from state /interface": {"srl_nokia-interfaces:interface": interfaces},
+            "info from state /network-instance": {
+                "srl_nokia-network-instance:network-instance": instances},
+            "info from state /system lldp": {"system": {"lldp": {"interface": lldp}}}}
