@@ -233,7 +233,6 @@ def recorded(name: str) -> dict[str, Any]:
 
 
 def collect_cases() -> list[CollectCase]:
-    from tasks.platforms.srlinux import PLATFORM  # noqa: PLC0415 - the registry imports it
 
     planned = DeviceState.model_validate_json((FIXTURES / "leaf1.planned.json").read_text())
     double = SrlinuxDouble(running=json.loads((FIXTURES / "leaf1.running.json").read_text()),

@@ -12,7 +12,6 @@ from tasks.platforms.srlinux.collect import collect
 from tasks.platforms.srlinux.render import render
 from tasks.platforms.srlinux.sections import normalized_running, split
 
-
 # reads only: `info` (from state/running) and `show`, no pipes but `| as json`; never
 # `/tools`, `enter`, `commit`, `set`, `delete` (SR Linux CLI guide)
 _READ = re.compile(r"^\s*(show|info)(\s+from\s+(state|running))?\s[^;|]*(\|\s*as\s+json\s*)?$")
@@ -36,7 +35,9 @@ class SrlinuxPlatform(Platform):
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The NAPALM connection must be napalm-srlinux's driver (JSON-RPC): the rendered
         replaces are its input format, and revert_in is its commit confirmed."""
-        from napalm_srlinux import NokiaSRLinuxDriver  # noqa: PLC0415 - napalm is heavy
+        from napalm_srlinux import (  # type: ignore[import-untyped]  # noqa: PLC0415
+            NokiaSRLinuxDriver,  # napalm is heavy: imported when a connection opens
+        )
 
         if not isinstance(connection, NokiaSRLinuxDriver):
             raise TypeError(f"platform srlinux needs NAPALM driver "

@@ -329,12 +329,12 @@ def port_qos(qos: Json, port: str, plan: PortQos, speed: int | None, mtu: int | 
     profiles = planned.qos.profiles if planned.qos else {}
     pgs: dict[int, str] = {}
     for pg, name in sorted(plan.pgs.items()):
-        entry = reserved.get(pg)
-        if entry is None:
+        share = reserved.get(pg)
+        if share is None:
             pgs[pg] = name
             unknown[f"pgs.{pg}"] = "7220 reserves buffers per PFC queue only"
             continue
-        xoff = entry.get("maximum-pfc-reserved-share-bytes")
+        xoff = share.get("maximum-pfc-reserved-share-bytes")
         pgs[pg] = next((n for n, p in sorted(profiles.items())
                         if p.pool.startswith("ingress") and p.xoff == xoff and p.xoff),
                        f"reserved-{xoff}")
@@ -420,11 +420,13 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     device.vrfs = {tenant(names, str(ni.get("name"))): planned.vrfs.get(
         tenant(names, str(ni.get("name"))), 0) for ni in instances
         if ni.get("type") == "ip-vrf"}
-    for what, reader in (("bgp", lambda: _bgp(device, planned, instances, names)),
-                         ("routes", lambda: _routes(device, instances, names))):
-        try:
-            reader()
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+    try:
+        _bgp(device, planned, instances, names)
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        device.errors.append(f"bgp: unexpected output ({str(exc).splitlines()[0]})")
+    try:
+        _routes(device, instances, names)
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        device.errors.append(f"routes: unexpected output ({str(exc).splitlines()[0]})")
     _lossless(device, planned, running)
     return device

@@ -245,8 +245,9 @@ def _instance(name: str, kind: str, members: Iterable[str], device: DeviceState,
 
 
 def _routing_policy(device: DeviceState) -> Json:
-    sets, policies = [], [{"name": IMPORT_POLICY,
-                           "default-action": {"policy-result": "accept"}}]
+    sets: list[Json] = []
+    policies: list[Json] = [{"name": IMPORT_POLICY,
+                             "default-action": {"policy-result": "accept"}}]
     for vrf in sorted(device.bgp, key=lambda v: (v != DEFAULT_VRF, v)):
         instance = device.bgp[vrf]
         statements: list[Json] = [
@@ -523,10 +524,10 @@ def config_tree(device: DeviceState, names: InterfaceNames) -> list[tuple[str, J
     for tenant in device.vrfs:
         members.setdefault((_ni(tenant, names), "ip-vrf", tenant), [])
     rank = {"default": 0, "ip-vrf": 1, "mac-vrf": 2}
-    for (name, kind, vrf), listed in sorted(members.items(),
-                                            key=lambda i: (rank[i[0][1]], i[0][0])):
-        out.append((f"/network-instance[name={name}]",
-                    _instance(name, kind, listed, device, names, vrf)))
+    for (instance, kind, owner), listed in sorted(members.items(),
+                                                  key=lambda i: (rank[i[0][1]], i[0][0])):
+        out.append((f"/network-instance[name={instance}]",
+                    _instance(instance, kind, listed, device, names, owner)))
     out.append(("/routing-policy", _routing_policy(device)))
     qos = _qos(device, ports, subs)
     if qos is not None:

@@ -199,7 +199,7 @@ def test_values_outside_srlinux_ranges_are_one_clear_error(leaf1: DeviceState) -
     qos = device.interfaces["ethernet-1/51"].qos
     assert qos is not None and qos.watchdog is not None
     qos.watchdog.detect_ms = 5000
-    with pytest.raises(RenderError, match="detect_ms 5000 is outside SR Linux's 10..1500"):
+    with pytest.raises(RenderError, match=r"detect_ms 5000 is outside SR Linux's 10\.\.1500"):
         PLATFORM.render(device)
 
 
