@@ -313,12 +313,13 @@ def port_qos(qos: Json, port: str, plan: PortQos, speed: int | None, mtu: int | 
     pfc.sort()
     deadlock = frames.get("deadlock") or {}
     if pfc and deadlock.get("enable") is True:
-        why = "SR Linux deadlock detection has no {} setting"
+        # recovery ignores pause frames for recovery-timer ms: SR Linux's one action
         poll = plan.watchdog.poll_ms if plan.watchdog else 0
         watchdog = Watchdog(priorities=pfc, detect_ms=int(deadlock.get("detection-timer", 750)),
-                            restore_ms=int(deadlock.get("recovery-timer", 750)), action=None,
-                            poll_ms=poll, unknown={"action": why.format("action"),
-                                                   "poll_ms": why.format("poll interval")})
+                            restore_ms=int(deadlock.get("recovery-timer", 750)),
+                            action="forward", poll_ms=poll,
+                            unknown={"poll_ms": "SR Linux deadlock detection has no poll "
+                                                "interval setting"})
     # buffers, ECN, scheduler
     output = binding.get("output") or {}
     management = qos.get("buffer-management") or {}
