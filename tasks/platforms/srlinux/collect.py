@@ -24,6 +24,7 @@ from tasks.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     BgpPeer,
+    DeviceQos,
     DeviceState,
     EcnProfile,
     Endpoint,
@@ -38,7 +39,7 @@ from tasks.model.state import (
 )
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
-from tasks.platforms.srlinux.render import ETHERNET_HEADER, VLAN_TAG, _mbs
+from tasks.platforms.srlinux.render import ETHERNET_HEADER, VLAN_TAG, alpha_mbs
 from tasks.platforms.srlinux.sections import unprefixed
 
 Json = dict[str, Any]
@@ -335,10 +336,13 @@ def port_qos(qos: Json, port: str, plan: PortQos, speed: int | None, mtu: int | 
             pgs[pg] = name
             unknown[f"pgs.{pg}"] = "7220 reserves buffers per PFC queue only"
             continue
-        xoff = share.get("maximum-pfc-reserved-share-bytes")
+        xoff, mbs = share.get("maximum-pfc-reserved-share-bytes"), share.get(
+            "maximum-burst-size")
+        # the planned profile whose headroom and alpha share the box holds, if one does
         pgs[pg] = next((n for n, p in sorted(profiles.items())
-                        if p.pool.startswith("ingress") and p.xoff == xoff and p.xoff),
-                       f"reserved-{xoff}")
+                        if p.pool.startswith("ingress") and p.xoff and p.xoff == xoff
+                        and alpha_mbs(planned, n, p.xon) == mbs),
+                       f"reserved-{xoff}-mbs-{mbs}")
     burst = {str(q.get("queue-name")): q.get("maximum-burst-size")
              for q in _list(allocation.get("queue"))}
     qmps = _by(management.get("queue-management-profile"), "name")
@@ -373,7 +377,7 @@ def port_qos(qos: Json, port: str, plan: PortQos, speed: int | None, mtu: int | 
         profile_name = planned_q.profile if planned_q else ""
         if name in burst and planned_q is not None and planned.qos is not None:
             floor = planned_q.ecn.max_bytes if planned_q.ecn else 0
-            if burst[name] != _mbs(planned, planned_q.profile, floor):
+            if burst[name] != alpha_mbs(planned, planned_q.profile, floor):
                 profile_name = f"mbs-{burst[name]}"
         elif planned_q is not None:
             unknown[f"queues.{index}.profile"] = "no MBS set: the ASIC's own alpha applies"
@@ -390,6 +394,26 @@ def port_qos(qos: Json, port: str, plan: PortQos, speed: int | None, mtu: int | 
                    mtu=mtu if mtu is not None else plan.mtu, unknown=unknown)
 
 
+def device_qos(device: DeviceState, planned: DeviceState) -> DeviceQos | None:
+    """The buffer profiles the ports were read back as. Each name was matched by the values
+    SR Linux states (a PFC queue's reserved share = the PG's xoff, a queue's MBS = the
+    profile's alpha share of its pool), so the planned profile of that name is what the
+    box holds for those; what 7220 does not state (XON) is marked unknown."""
+    if planned.qos is None:
+        return None
+    used = {n for i in device.interfaces.values() if i.qos is not None
+            for n in (*i.qos.pgs.values(), *(q.profile for q in i.qos.queues.values()))}
+    profiles = {n: p for n, p in planned.qos.profiles.items() if n in used}
+    # pools: SR Linux states no pool size, but every matched MBS is exactly alpha/(1+alpha)
+    # of the planned pool, so the XOFF and ECN points the checks derive from it are the box's
+    unknown: dict[str, str] = {}
+    for name, profile in sorted(profiles.items()):
+        if profile.pool.startswith("ingress") and profile.xoff:
+            unknown[f"profiles.{name}.xon"] = "7220 pauses at the PFC queue's MBS; no XON"
+    return DeviceQos(asic=planned.qos.asic, pools=planned.qos.pools, profiles=profiles,
+                     unknown=unknown)
+
+
 def _lossless(device: DeviceState, planned: DeviceState, running: Json) -> None:
     qos = running.get("qos")
     for name, iface in device.interfaces.items():
@@ -400,6 +424,7 @@ def _lossless(device: DeviceState, planned: DeviceState, running: Json) -> None:
             device.errors.append("qos: the running configuration has no qos tree")
             return
         iface.qos = port_qos(qos, name, plan.qos, iface.speed_mbps, iface.mtu, planned)
+    device.qos = device_qos(device, planned)
 
 
 def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:

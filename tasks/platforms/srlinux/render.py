@@ -360,7 +360,7 @@ def _qos(device: DeviceState, ports: list[Interface], subinterfaces: dict[str, l
         for index in sorted(pq.queues):
             q = pq.queues[index]
             if q.ecn is not None:
-                mbs = _mbs(device, q.profile, q.ecn.max_bytes)
+                mbs = alpha_mbs(device, q.profile, q.ecn.max_bytes)
                 alloc_queues.append({"queue-name": queue(index), "maximum-burst-size": mbs})
                 managed.append({"queue-name": queue(index),
                                 "queue-management-profile": ecn_profiles.name(_ecn(q.ecn))})
@@ -371,7 +371,7 @@ def _qos(device: DeviceState, ports: list[Interface], subinterfaces: dict[str, l
             xon, xoff = _pg_profile(device, pq.pgs[pg])
             reserved += xoff
             alloc_pfc.append({"pfc-queue-name": pfc_queue(pg),
-                              "maximum-burst-size": _mbs(device, pq.pgs[pg], xon),
+                              "maximum-burst-size": alpha_mbs(device, pq.pgs[pg], xon),
                               "maximum-pfc-reserved-share-bytes": xoff})
         output: Json = {}
         if alloc_queues or alloc_pfc:
@@ -431,7 +431,7 @@ def _ecn(ecn: Any) -> Json:
         "max-drop-probability-percent": ecn.probability, "slope-enabled": True}]}}
 
 
-def _mbs(device: DeviceState, profile: str, floor: int) -> int:
+def alpha_mbs(device: DeviceState, profile: str, floor: int) -> int:
     """An egress queue's MBS: the share its planned profile's alpha gives of its pool (the
     static equivalent: a non-zero MBS turns alpha off on 7220), never below the ECN max."""
     if device.qos is None or profile not in device.qos.profiles:

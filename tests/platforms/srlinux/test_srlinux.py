@@ -333,44 +333,61 @@ def test_collect_cases_read_back_as_planned() -> None:
 # ---- a lossless disagreement across a vendor boundary -----------------------------------------
 
 
-def test_a_pfc_priority_disagreeing_with_the_frr_spine_is_named(tmp_intents: Path) -> None:
-    state = plan(load_intent(_intent("lab", tmp_intents, leaves_only=True),
-                             known_platforms=PLATFORMS))
+@cache
+def _boundary(tmp: Path) -> FabricState:
+    """intents/lab with srlinux leaves under frr spines."""
+    return plan(load_intent(_intent("lab", tmp, leaves_only=True), known_platforms=PLATFORMS))
+
+
+def _errors_with(tmp: Path, change: Any) -> list[tuple[str, str]]:
+    """leaf1's error findings when its box runs the rendered config changed by `change`
+    (spines as planned); ecmp.leaf_paths is left out (the double's route tables are empty)."""
+    state = _boundary(tmp)
     leaf = state.devices["leaf1"]
     assert leaf.platform == "srlinux" and state.devices["spine1"].platform == "frr"
     tree = as_tree(config_tree(leaf, PLATFORM.names))
-    # the box runs PFC on priority 4 where the fabric (and the frr spines) use 3
-    profile = tree["qos"]["pfc-mapping-profile"][0]
-    profile["received-traffic"]["unicast-mapping"]["pfc-queue"][0][
-        "pfc-pause-frame-priority"] = 4
-    profile["received-pfc-pause-frames"]["queue"][0]["pfc-pause-frame-priority"] = 4
-    double = SrlinuxDouble(running=running_of(tree), outputs=state_outputs(leaf, tree))
-    driver = double.driver()
+    change(tree["qos"])
+    driver = SrlinuxDouble(running=running_of(tree), outputs=state_outputs(leaf, tree)).driver()
     driver.open()
     seen = PLATFORM.collect(PLATFORM.read_only(driver), leaf, [])
     assert seen.errors == []
-    assert seen.interfaces["ethernet-1/51"].qos is not None
-    assert seen.interfaces["ethernet-1/51"].qos.pfc == [4]
     observed = state.model_copy(update={"devices": {**state.devices, "leaf1": seen}})
-    findings = run_checks(CheckContext(state=observed, plan=state, stage=Stage.LIVE))
-    named = [f for f in findings if f.device == "leaf1" and f.severity.value == "error"]
-    assert named, [(f.check, f.device, f.message) for f in findings]
-    # named at the boundary: the srlinux leaf's port against the frr spine's
+    return [(f.check, f.message)
+            for f in run_checks(CheckContext(state=observed, plan=state, stage=Stage.LIVE))
+            if f.device == "leaf1" and f.severity.value == "error"
+            and f.check != "ecmp.leaf_paths"]
+
+
+def test_the_box_as_rendered_raises_no_lossless_error(tmp_intents: Path) -> None:
+    assert _errors_with(tmp_intents, lambda qos: None) == []
+
+
+def _pfc_on_4(qos: Any) -> None:
+    profile = qos["pfc-mapping-profile"][0]
+    profile["received-traffic"]["unicast-mapping"]["pfc-queue"][0][
+        "pfc-pause-frame-priority"] = 4
+    profile["received-pfc-pause-frames"]["queue"][0]["pfc-pause-frame-priority"] = 4
+
+
+def test_a_pfc_priority_disagreeing_with_the_frr_spine_is_named(tmp_intents: Path) -> None:
+    found = _errors_with(tmp_intents, _pfc_on_4)
+    # named at the vendor boundary: the srlinux leaf's port against the frr spine's
     assert ("pfc.link_symmetry", "PFC differs across leaf1:ethernet-1/51--spine1:swp1: "
-            "leaf1:ethernet-1/51 on 4, spine1:swp1 on 3") in {(f.check, f.message)
-                                                             for f in named}
-    # the same box collected as configured raises no lossless error
-    clean_tree = as_tree(config_tree(leaf, PLATFORM.names))
-    clean = SrlinuxDouble(running=running_of(clean_tree),
-                          outputs=state_outputs(leaf, clean_tree)).driver()
-    clean.open()
-    ok = PLATFORM.collect(PLATFORM.read_only(clean), leaf, [])
-    observed = state.model_copy(update={"devices": {**state.devices, "leaf1": ok}})
-    clean_findings = [f for f in run_checks(CheckContext(state=observed, plan=state,
-                                                         stage=Stage.LIVE))
-                      if f.device == "leaf1" and f.severity.value == "error"
-                      and "pfc" in (f.check + f.message).lower()]
-    assert clean_findings == []
+            "leaf1:ethernet-1/51 on 4, spine1:swp1 on 3") in found
+    assert ("pfc.intent", "leaf1:ethernet-1/51 has PFC on 4, the intent says 3") in found
+
+
+def _ecn_max_60mb(qos: Any) -> None:
+    slope = qos["buffer-management"]["queue-management-profile"][0]["wred"]["wred-slope"][0]
+    slope["max-threshold"] = 60_000_000
+
+
+def test_an_ecn_threshold_beyond_the_pool_is_named(tmp_intents: Path) -> None:
+    # no check compares ECN thresholds across a link or with the intent: a threshold that
+    # differs from the frr spine's is named only when it breaks a rule of its own
+    found = _errors_with(tmp_intents, _ecn_max_60mb)
+    assert ("ecn.thresholds", "leaf1:ethernet-1/51 queue 3 ECN max 60000000 B exceeds its "
+            "egress pool (48000000 B)") in found
 
 
 # ---- render cost -----------------------------------------------------------------------------
