@@ -277,8 +277,8 @@ def _routing_policy(device: DeviceState) -> Json:
 def _same(values: Iterable[Any], what: str) -> Any:
     distinct = {json.dumps(v, sort_keys=True): v for v in values}
     if len(distinct) > 1:
-        raise RenderError(f"SR Linux has one {what} per switch; the ports ask for "
-                          f"{len(distinct)} different ones")
+        raise RenderError(f"flatfab renders one {what} per SR Linux switch; the ports ask "
+                          f"for {len(distinct)} different ones")
     return next(iter(distinct.values()), None)
 
 
@@ -290,8 +290,9 @@ def _pg_profile(device: DeviceState, name: str) -> tuple[int, int]:
     return profile.xon, profile.xoff
 
 
-def _pfc_profile(ports: list[PortQos]) -> Json | None:
-    qos = ports[0]
+def _pfc_profile(qos: PortQos) -> Json | None:
+    """A port's PFC: which FCs fill which PFC queue and pause which priority, which queue
+    a received pause stops, and deadlock detection (the PFC watchdog)."""
     if not qos.pfc:
         return None
     unicast, paused = [], []
@@ -323,9 +324,10 @@ def _qos(device: DeviceState, ports: list[Interface], subinterfaces: dict[str, l
     for p in planned:
         if p.trust != "dscp":
             raise RenderError(f"trust {p.trust!r}: flatfab renders DSCP classification only")
-    maps = _same([p.maps.model_dump() for p in planned], "forwarding-class map")
-    tc_to_queue: list[int] = maps["tc_to_queue"]
-    dscp_to_tc: list[int] = maps["dscp_to_tc"]
+    # classifier and forwarding classes are switch-wide here; PFC maps are per port
+    dscp_to_tc: list[int] = _same([p.maps.dscp_to_tc for p in planned], "DSCP classifier")
+    tc_to_queue: list[int] = _same([p.maps.tc_to_queue for p in planned],
+                                   "forwarding-class to queue map")
     queues = [{"name": queue(i), "queue-index": i} for i in range(8)]
     pfc_queues = sorted({p.maps.pfc_to_pg[pr] for p in planned for pr in p.pfc})
     qos: Json = {"explicit-congestion-notification": {}}
@@ -349,7 +351,7 @@ def _qos(device: DeviceState, ports: list[Interface], subinterfaces: dict[str, l
         if pq is None:
             continue
         binding: Json = {"interface-id": port.name, "interface-ref": {"interface": port.name}}
-        profile = _pfc_profile([pq])
+        profile = _pfc_profile(pq)
         if profile is not None:
             binding["pfc"] = {"pfc-mapping-profile": pfc_profiles.name(profile),
                               "pfc-enable": True}
