@@ -314,7 +314,18 @@ def state_outputs(device: DeviceState, tree: Json, speed: str = "100G") -> dict[
             ni["route-table"] = {"ipv4-unicast": {"route": []}}
         ni["type"] = f"srl_nokia-network-instance:{ni['type']}"
         instances.append(ni)
+    bindings = []
+    for binding in copy.deepcopy((tree.get("qos") or {}).get("interfaces", {}).get("interface",
+                                                                                   [])):
+        if "pfc" in binding:
+            binding["pfc"]["statistics"] = {"total-pfc-pause-frames-received": 0,
+                                            "total-pfc-pause-frames-generated": 0}
+        for queue in (binding.get("output") or {}).get("queues", {}).get("queue", []):
+            queue["queue-statistics"] = {"aggregate-statistics": {"ecn-marked-packets": 0}}
+        bindings.append(binding)
     return {"info from state /interface": {"srl_nokia-interfaces:interface": interfaces},
+            "info from state /qos interfaces": {"srl_nokia-qos:qos": {
+                "interfaces": {"interface": bindings}}},
             "info from state /network-instance": {
                 "srl_nokia-network-instance:network-instance": instances},
             "info from state /system lldp": {"system": {"lldp": {"interface": lldp}}}}

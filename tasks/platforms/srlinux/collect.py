@@ -3,7 +3,8 @@
 Sources (shapes from Nokia's SR Linux YANG models v25.3.1; commands from the SR Linux CLI
 and JSON-RPC guides): `info from state /interface` (oper state, MTU, speed, addresses),
 `info from state /network-instance` (membership, BGP neighbors with session state, the
-IPv4 route table with its next-hop groups), `info from state /system lldp` (cabling), and
+IPv4 route table with its next-hop groups), `info from state /system lldp` (cabling),
+`info from state /qos interfaces` (PFC frames, ECN-marked packets per queue), and
 the running configuration (get_config: JSON of `/`) for the lossless plane, read back
 through the objects flatfab renders (tasks/platforms/srlinux/render.py).
 
@@ -31,6 +32,7 @@ from tasks.model.state import (
     IfKind,
     Interface,
     NextHop,
+    PortCounters,
     PortQos,
     QosMaps,
     QueueQos,
@@ -46,7 +48,10 @@ Json = dict[str, Any]
 INTERFACES = "info from state /interface"
 INSTANCES = "info from state /network-instance"
 LLDP = "info from state /system lldp"
+QOS_STATE = "info from state /qos interfaces"
 COMMANDS = (INTERFACES, INSTANCES, LLDP)
+# counters: a box without PFC statistics (or a container lab) may refuse it: not an error
+COUNTER_COMMANDS = (QOS_STATE,)
 SPEEDS = {"10G": 10_000, "25G": 25_000, "40G": 40_000, "50G": 50_000, "100G": 100_000,
           "200G": 200_000, "400G": 400_000, "800G": 800_000}
 _OWN_FC = re.compile(r"^ff-tc([0-7])$")
@@ -59,11 +64,13 @@ def _list(value: Any) -> list[Json]:
 
 def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, Json]:
     out: dict[str, Json] = {}
-    for command in COMMANDS:
+    for command in (*COMMANDS, *COUNTER_COMMANDS):
         try:
             reply = driver.cli([command], encoding="json")[command]
         except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
-            device.errors.append(f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
+            if command not in COUNTER_COMMANDS:
+                device.errors.append(
+                    f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
             reply = {}
         if not isinstance(reply, dict):
             device.errors.append(f"{command}: expected a JSON object")
@@ -427,6 +434,35 @@ def _lossless(device: DeviceState, planned: DeviceState, running: Json) -> None:
     device.qos = device_qos(device, planned)
 
 
+def _counters(device: DeviceState, reply: Json, running_qos: Json) -> None:
+    """PFC frames per port (pfc/statistics) and ECN-marked packets per queue
+    (output/queues/queue/queue-statistics/aggregate-statistics), srl_nokia-qos.yang."""
+    queues = {str(q.get("name")): q.get("queue-index")
+              for q in _list((running_qos.get("queues") or {}).get("queue"))}
+    interfaces = reply.get("qos", reply).get("interfaces") or {}
+    for entry in _list(interfaces.get("interface")):
+        ref = entry.get("interface-ref") or {}
+        name = str(ref.get("interface") or entry.get("interface-id"))
+        if "subinterface" in ref or name not in device.interfaces:
+            continue
+        stats = (entry.get("pfc") or {}).get("statistics") or {}
+        marked: dict[int, int] = {}
+        for queue in _list(((entry.get("output") or {}).get("queues") or {}).get("queue")):
+            index = queues.get(str(queue.get("queue-name")))
+            count = ((queue.get("queue-statistics") or {}).get("aggregate-statistics")
+                     or {}).get("ecn-marked-packets")
+            if isinstance(index, int) and isinstance(count, int):
+                marked[index] = count
+        rx, tx = (stats.get("total-pfc-pause-frames-received"),
+                  stats.get("total-pfc-pause-frames-generated"))
+        if not stats and not marked:
+            continue
+        device.interfaces[name].counters = PortCounters(
+            pfc_rx_frames=rx if isinstance(rx, int) else None,
+            pfc_tx_frames=tx if isinstance(tx, int) else None,
+            ecn_marked=dict(sorted(marked.items())))
+
+
 def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     try:
@@ -455,4 +491,6 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         device.errors.append(f"routes: unexpected output ({str(exc).splitlines()[0]})")
     _lossless(device, planned, running)
+    qos = running.get("qos")
+    _counters(device, shown[QOS_STATE], qos if isinstance(qos, dict) else {})
     return device

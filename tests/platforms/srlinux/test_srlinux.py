@@ -26,7 +26,7 @@ from napalm.base.exceptions import CommitError, ReplaceConfigException
 from tasks.checks import CheckContext, Stage, run_checks
 from tasks.errors import InputError
 from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState
+from tasks.model.state import DeviceState, FabricState, PortCounters
 from tasks.plan.planner import plan
 from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
 from tasks.platforms.registry import PLATFORMS
@@ -347,6 +347,10 @@ def test_collect_cases_read_back_as_planned() -> None:
         assert (seen.asn, seen.router_id, seen.loopback) == (
             case.planned.asn, case.planned.router_id, case.planned.loopback)
         assert all(PLATFORM.show_command(c) for c in case.commands())
+        assert seen.interfaces["ethernet-1/51"].counters == PortCounters(
+            pfc_rx_frames=17, pfc_tx_frames=5, ecn_marked={3: 250})
+        assert seen.interfaces["ethernet-1/52"].counters == PortCounters(
+            pfc_rx_frames=0, pfc_tx_frames=0, ecn_marked={3: 0})
 
 
 # ---- a lossless disagreement across a vendor boundary -----------------------------------------
