@@ -14,9 +14,9 @@ APT_PACKAGES := frr frr-pythontools iproute2 iputils-ping openssh-server openssh
 # the dev extra builds the libyang binding (SONiC YANG oracle of the tests) against these
 YANG_HEADER := /usr/include/libyang/libyang.h
 LAB_COMMANDS := vtysh /usr/lib/frr/frr-reload.py sshd lldpd ping nft ip sudo ssh-keygen
-# the source-of-truth service (tasks/sot/server.py): a PostgreSQL server and Redis
+# the source-of-truth service (labs/nautobot/): a PostgreSQL server and Redis
 NAUTOBOT_APT := postgresql redis-server
-SOT := $(BIN)/python -m tasks.sot.server
+SOT := $(BIN)/python -m labs.nautobot.server
 
 .PHONY: help deps os-deps venv demo demo-down test test-deps lint typecheck unit live golden bench \
 	lock clean nautobot-deps nautobot-up nautobot-down nautobot-status nautobot-seed lock-nautobot
@@ -71,10 +71,10 @@ demo-down: venv
 	$(FLATFAB) --fabric $(FABRIC) lab down
 
 lint: venv
-	$(BIN)/ruff check tasks napalm_frr napalm_linux_host tests benchmarks
+	$(BIN)/ruff check tasks labs napalm_frr napalm_linux_host tests benchmarks
 
 typecheck: venv
-	$(BIN)/mypy tasks napalm_frr napalm_linux_host
+	$(BIN)/mypy tasks labs napalm_frr napalm_linux_host
 
 unit: venv
 	$(BIN)/pytest -q -m "not live and not nautobot"
@@ -97,6 +97,7 @@ golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_golden.py
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_reports.py -k golden
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/unit/test_platform_eos.py tests/unit/test_platform_sonic.py -k golden
+	$(BIN)/python -m tasks.checks.catalog_doc --write README.md
 	@git status --short tests/golden docs
 
 bench: venv
@@ -121,13 +122,13 @@ nautobot-status: venv
 	@$(SOT) status
 
 nautobot-seed: venv
-	$(BIN)/python -m tasks.sot.seed --fabric $(FABRIC)
+	$(BIN)/python -m labs.nautobot.seed --fabric $(FABRIC)
 
 # Re-resolve and pin Nautobot's own venv (review the diff of constraints-nautobot.txt).
 lock-nautobot:
 	rm -rf /tmp/flatfab-lock-nautobot && $(PYTHON) -m venv /tmp/flatfab-lock-nautobot
 	/tmp/flatfab-lock-nautobot/bin/pip install -q nautobot==$$(sed -n \
-		's/^NAUTOBOT_VERSION = "\(.*\)"/\1/p' tasks/sot/settings.py)
+		's/^NAUTOBOT_VERSION = "\(.*\)"/\1/p' labs/nautobot/settings.py)
 	{ echo "# Every package of Nautobot's own venv (.venv-nautobot), pinned: \`make lock-nautobot\` regenerates it."; \
 		/tmp/flatfab-lock-nautobot/bin/pip freeze; } > constraints-nautobot.txt
 	rm -rf /tmp/flatfab-lock-nautobot

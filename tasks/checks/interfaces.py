@@ -11,6 +11,11 @@ from tasks.model.state import IfKind, Interface, LinkKind
 @check("device.reachable", "Every planned device answers on its management address",
        scope=Scope.DEVICE, severity=Severity.CRITICAL, stages=[Stage.LIVE])
 def reachable(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the collect result of every planned device, switches and hosts.
+    Expects: each device was collected and read through its management address.
+    Fails when: a device was not collected or could not be read, with collect's errors. The other
+    checks skip unreadable devices: this is the check that names them.
+    """
     for name in ctx.plan.devices:
         device = ctx.state.devices.get(name)
         if device is None or not device.reachable:
@@ -31,6 +36,11 @@ def _planned_interfaces(ctx: CheckContext) -> Iterator[tuple[str, Interface, Int
 @check("interface.present", "Every planned interface exists, in its planned VRF",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, every planned interface of each readable device and the interface the device
+    reports by that name.
+    Expects: the interface exists, in its planned VRF.
+    Fails when: it is missing, or sits in another VRF.
+    """
     for name, iface, seen in _planned_interfaces(ctx):
         if seen is None:
             yield item.finding(name, f"{name}:{iface.name} is missing", port=iface.name,
@@ -44,6 +54,11 @@ def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("interface.up", "Every planned interface is up",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the oper state each readable device reports for every interface planned up.
+    Expects: the interface is up.
+    Fails when: the device reports it down. A missing interface is `interface.present`'s; one whose
+    state is not reported is not judged.
+    """
     for name, iface, seen in _planned_interfaces(ctx):
         if iface.up and seen is not None and seen.up is False:
             yield item.finding(name, f"{name}:{iface.name} is down", port=iface.name,
@@ -53,6 +68,11 @@ def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("interface.mtu", "Every interface has the MTU of its link class",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the MTU each readable device reports for every planned interface with an MTU.
+    Expects: the planned MTU (its link class's).
+    Fails when: the MTU differs, or the interface reports none. A missing interface is
+    `interface.present`'s.
+    """
     for name, iface, seen in _planned_interfaces(ctx):
         if iface.mtu is not None and seen is not None and seen.mtu != iface.mtu:
             yield item.finding(name, f"{name}:{iface.name} has MTU {seen.mtu}, planned "
@@ -63,6 +83,12 @@ def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("link.mtu_match", "Both ends of every link have the same MTU",
        scope=Scope.LINK, severity=Severity.ERROR)
 def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the MTU of both ends of every planned link, VRF sub-links included (planned
+    statically, observed live).
+    Expects: both ends have the same MTU.
+    Fails when: they differ; the finding names the lower end and expects the higher MTU. A link with
+    an unreadable device, a missing interface or an MTU not reported is not judged.
+    """
     readable = ctx.readable
     for link in ctx.state.links:
         a_dev, b_dev = readable.get(link.a.device), readable.get(link.b.device)
@@ -83,6 +109,12 @@ def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("cabling.lldp", "LLDP sees the planned neighbour on every fabric port",
        scope=Scope.LINK, severity=Severity.ERROR, stages=[Stage.LIVE])
 def cabling(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the LLDP neighbour each readable switch sees on both ends of every planned
+    physical fabric link.
+    Expects: the planned far end, device and port.
+    Fails when: LLDP names another device or port. A port with no LLDP neighbour (yet), or that the
+    device does not report as a fabric port, is not judged.
+    """
     for link in ctx.state.links:
         if link.kind is not LinkKind.FABRIC or link.parent is not None:
             continue  # LLDP runs on physical switch ports

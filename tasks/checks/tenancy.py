@@ -50,6 +50,13 @@ def _failed(ctx: CheckContext, *, expect_reply: bool,
 @check("tenant.reachability", "Hosts reach every leaf of their own tenant",
        scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
 def reachability(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the outcome of each host's small probes that must be answered: the next host on
+    its own leaf and the first host of each of the next leaves on its tenant's ring (a multi-NIC
+    server probes from each NIC, on its plane's ring).
+    Expects: every such probe is answered.
+    Fails when: a probe gets no reply; the finding names source host, NIC and target with ping's
+    detail. A probe that was not run is not judged.
+    """
     for src, nic, vrf, probe in _failed(ctx, expect_reply=True, dont_fragment=False):
         yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
                            port=nic, vrf=vrf, expected="reply", actual=probe.detail)
@@ -58,6 +65,12 @@ def reachability(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("tenant.mtu", "Full-MTU frames with don't-fragment cross the fabric",
        scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def jumbo(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the outcome of each host's full-MTU probes with don't-fragment set, to the first
+    host of each of the next leaves on its tenant's ring.
+    Expects: every such probe is answered.
+    Fails when: a probe gets no reply (a hop with a smaller MTU, or no path); the finding names
+    source host, NIC and target with ping's detail. A probe that was not run is not judged.
+    """
     for src, nic, vrf, probe in _failed(ctx, expect_reply=True, dont_fragment=True):
         yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
                            port=nic, vrf=vrf, expected="reply", actual=probe.detail)
@@ -66,6 +79,12 @@ def jumbo(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("tenant.isolation", "Hosts cannot reach hosts of another tenant",
        scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
 def isolation(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the outcome of each host's probes that must go unanswered: to one host of every
+    other tenant on its own leaf and one behind another leaf (in its plane).
+    Expects: no reply.
+    Fails when: such a probe is answered. An answered probe inside one tenant (into another plane)
+    is `plane.independence`'s.
+    """
     for src, nic, vrf, probe in _failed(ctx, expect_reply=False, dont_fragment=None):
         if same_tenant(ctx, src, probe):
             continue  # a probe into another plane: plane.independence judges it
@@ -139,6 +158,14 @@ def _route_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
 @check("tenant.leak", "No switch joins two tenants' routing tables (a link, a route)",
        scope=Scope.DEVICE, severity=Severity.CRITICAL)
 def leak(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: on each readable switch (planned statically, observed live), the VRF of both ends of
+    every planned link, and every route of every VRF with its next hops.
+    Expects: every link end is in its link's VRF; no VRF has a route to another tenant's subnet (or
+    a prefix inside it) or a route that leaves by an interface of another VRF.
+    Fails when: a link end sits in another VRF (two routing tables joined), a VRF routes into
+    another tenant's subnet, or a route leaves by another VRF's interface. A supernet such as a
+    default route is judged only by the interface it leaves by.
+    """
     for device, port, message in _link_leaks(ctx):
         yield item.finding(device, message, port=port, expected="one VRF per link",
                            actual="two VRFs")

@@ -27,10 +27,14 @@ def _railed_nics(ctx: CheckContext) -> Iterator[tuple[DeviceState, Interface]]:
 @check("rail.alignment", "NIC k of each SU server sits on the SU's rail-k leaf, at its port",
        scope=Scope.LINK, severity=Severity.ERROR)
 def rail_alignment(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads the plan's rail of every server NIC and, live, the LLDP neighbour each rail leaf
-    sees on the server's port. Expects that neighbour to be the server's NIC of the leaf's
-    rail. Fails when the plan cables NIC k elsewhere (explicit cabling), or when the leaf
-    sees another NIC or server there: two NICs swapped between rails are both named."""
+    """Reads: the plan's rail and leaf port of every railed server NIC and the rail and SU of that
+    leaf; live, also the LLDP neighbour the leaf sees on that port.
+    Expects: NIC k of a server is on the rail-k leaf of the server's SU, and LLDP there sees that
+    NIC.
+    Fails when: the plan cables the NIC to a leaf of another rail or SU (explicit cabling), or the
+    leaf sees another NIC or server on the port: two NICs swapped between rails are both named. A
+    port with no LLDP neighbour is not judged.
+    """
     plan = ctx.plan
     for server, nic in _railed_nics(ctx):
         assert nic.peer is not None
@@ -80,10 +84,14 @@ def _plane_prefixes(ctx: CheckContext, planes: dict[str, int],
 @check("plane.independence", "No link, BGP session or route joins two planes",
        scope=Scope.FABRIC, severity=Severity.CRITICAL)
 def plane_independence(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads each switch's plane from the plan and, live, every switch port's LLDP
-    neighbour, every BGP session's peer and every routing table. Expects each to stay in
-    its plane. Fails on a link planned or cabled across planes, a session to a switch of
-    another plane, or a route to a prefix only another plane originates."""
+    """Reads: each switch's plane from the plan and the planned fabric links; live, also every
+    switch port's LLDP neighbour, every BGP session's peer, every routing table, and the hosts'
+    probes into another plane.
+    Expects: links, sessions and routes stay within one plane, and no host reaches another plane.
+    Fails when: a link is planned or cabled across planes, a switch has a session with a switch of
+    another plane, a VRF routes prefixes that the plan has another plane's switches originate, or a
+    probe into another plane is answered. A fabric without planes is not judged.
+    """
     planes = _planes(ctx)
     if not planes:
         return
@@ -150,10 +158,14 @@ def _ranks(ctx: CheckContext) -> dict[str, int]:
 @check("ecmp.pod_paths", "Pod spines reach other pods' leaves through every super-spine",
        scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads each pod spine's routing table. Expects, for every prefix a leaf of another pod
-    (in its plane) originates, a next hop through each of its super-spine uplinks that the
-    plan cables to that pod. Fails with the uplinks missing and the prefixes they miss (a
-    pod spine that lost its super-spine sessions is named here)."""
+    """Reads: live, each pod spine's routing table in every VRF of its super-spine uplinks; from the
+    plan, those uplinks and the prefixes every leaf of another pod in its plane originates.
+    Expects: every such prefix has a next hop through each super-spine uplink whose super-spine
+    reaches that leaf's pod.
+    Fails when: next hops are missing: one finding per spine, VRF and set of missing uplinks, naming
+    the super-spines and the prefixes hit (a pod spine that lost its super-spine sessions is named
+    here). A spine whose routes were not read is not judged.
+    """
     plan = ctx.plan
     up: dict[str, dict[str, dict[str, str]]] = {}  # spine -> vrf -> super-spine -> port
     reaches: dict[str, set[int]] = {}  # super-spine -> pods below it
@@ -202,11 +214,15 @@ def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("host.routing", "Traffic from each NIC of a multi-NIC server leaves through that NIC",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads each multi-NIC server's policy rules, routing tables and ARP / reverse-path
-    settings (planned, and live as collected). Expects, per NIC, a rule from the NIC's
-    address to a table whose default route leaves through that NIC via its own gateway, and
-    the NIC's arp_ignore / arp_announce / rp_filter. Fails naming the server and NIC whose
-    traffic would leave through another NIC, or whose settings let another NIC answer."""
+    """Reads: each multi-NIC server's policy rules, routing tables and per-NIC `arp_ignore`,
+    `arp_announce` and `rp_filter` (planned statically, collected live); live, also the NIC each
+    probe left by.
+    Expects: per NIC, a rule from the NIC's address to a table whose default route leaves by that
+    NIC, probes from the NIC leaving by it, and the planned ARP and reverse-path settings.
+    Fails when: a NIC has no rule, its table's default route is missing or leaves by another NIC, a
+    probe from it left by another NIC, or a setting differs from the plan (one the server does not
+    report is not judged). The finding names server and NIC.
+    """
     for name, planned in ctx.plan.devices.items():
         if planned.role is not Role.HOST or len(planned.interfaces) < 2:
             continue  # a switch, or a one-NIC host: nothing to route apart
@@ -255,11 +271,13 @@ def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("ecmp.width", "Every switch of a tier has as many uplinks as the others of its plane",
        scope=Scope.FABRIC, severity=Severity.WARNING)
 def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads each leaf's and pod spine's physical uplinks (to the tier above, as the plan
-    cables them; live: those that are up). Expects every switch of a tier and plane to have
-    the widest count of its peers: collective traffic spreads over ECMP evenly only when
-    every path of a tier is as wide. Fails naming the narrower switch, its count and the
-    tier's."""
+    """Reads: each leaf's and (5-stage) pod spine's physical uplinks to the tier above, as the plan
+    cables them, counting those present and not down (planned statically, observed live).
+    Expects: every switch of a tier and plane has as many uplinks as the widest of them: collective
+    traffic spreads evenly over ECMP only when every path of a tier is as wide.
+    Fails when: a switch has fewer, naming its count and the tier's. A pod spine with no uplink
+    counted is left out.
+    """
     plan = ctx.plan
     rank = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
     widths: dict[tuple[Role, int | None], dict[str, int]] = {}

@@ -24,6 +24,12 @@ def _planned_peers(ctx: CheckContext) -> Iterator[tuple[DeviceState, str, BgpPee
 @check("bgp.session", "Every planned BGP session is Established, in every VRF",
        scope=Scope.LINK, severity=Severity.CRITICAL, stages=[Stage.LIVE])
 def sessions(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, every BGP peer the plan gives each readable switch in every VRF, and the session
+    the switch reports for the same key (interface or peer address).
+    Expects: the session exists and is Established.
+    Fails when: the session is missing (with the device's collect errors as the reason, else "not
+    configured") or in any other state. Unreadable devices are `device.reachable`'s.
+    """
     for device, vrf, peer, got in _planned_peers(ctx):
         name, key = device.name, peer.key
         want = f"Established with {peer.peer_device} (AS {peer.remote_asn})"
@@ -41,6 +47,13 @@ def sessions(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("bgp.remote_asn", "Every BGP peer has the ASN of the device at the other end",
        scope=Scope.LINK, severity=Severity.CRITICAL)
 def remote_asn(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: each readable switch's BGP peers in every VRF (planned statically, configured live)
+    and the planned ASN of the device at the far end (the peer's planned remote ASN when that device
+    is not in the plan).
+    Expects: every peer's remote ASN is that ASN.
+    Fails when: they differ. A peer that is missing or states no remote ASN is not judged here
+    (`bgp.session` names a missing one).
+    """
     # _planned_peers() unrolled: this runs on every planned peer (~10^6 on a large fabric)
     planned_devices, readable = ctx.plan.devices, ctx.readable
     for name, planned in planned_devices.items():
@@ -71,6 +84,12 @@ def _asn_finding(item: Check, device: DeviceState, vrf: str, peer: BgpPeer, got:
 @check("bgp.router_id_unique", "No two switches share a BGP router id",
        scope=Scope.FABRIC, severity=Severity.ERROR)
 def router_ids(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the router id of every readable switch of the plan (planned statically, observed
+    live).
+    Expects: no two switches share one.
+    Fails when: a switch has the router id of another; each later holder, in plan order, is named
+    with the first. A switch without a router id is not judged.
+    """
     seen: dict[str, str] = {}
     for name in ctx.plan.devices:
         device = ctx.observed(name)
@@ -104,7 +123,14 @@ def _pods_reached(plan: FabricState) -> dict[str, set[str]]:
 @check("ecmp.leaf_paths", "Every leaf has one next hop per spine to every remote leaf prefix",
        scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """One finding per leaf, VRF and set of missing uplinks, listing the prefixes hit."""
+    """Reads: live, each readable leaf's routing table in the default VRF and every tenant VRF; from
+    the plan, every leaf's uplinks and the prefixes each other leaf originates there.
+    Expects: every remote leaf prefix has a next hop through each uplink to a spine the remote leaf
+    also uplinks to (5-stage, towards another pod: through each pod spine that a super-spine in the
+    plan joins to one of the remote leaf's spines).
+    Fails when: next hops are missing: one finding per leaf, VRF and set of missing uplinks, naming
+    the spines and the prefixes hit. A leaf whose routes were not read is not judged.
+    """
     plan = ctx.plan
     leaves = plan.of_role(Role.LEAF)
     five_stage = bool(plan.of_role(Role.SUPERSPINE))

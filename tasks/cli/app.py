@@ -22,7 +22,7 @@ from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.cli.sot import sot_app
 from tasks.errors import FlatfabError, InputError
 from tasks.outdir import ready_dir
-from tasks.workflows import inventory
+from tasks.sot import inventory as sot_inventory
 from tasks.workflows.journal import Journal
 from tasks.workflows.lock import fabric_lock
 from tasks.workflows.progress import RichProgress
@@ -123,7 +123,7 @@ def rollout(ctx: typer.Context,
     """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
     project = project_of(ctx)
     plan_state = project.plan
-    nornir = inventory.build(project.inventory_dir, plan_state, workers,
+    nornir = sot_inventory.build(project.inventory_dir, plan_state, workers,
                              project.address_spaces)
     with fabric_lock(project.state_dir, project.fabric, "rollout", break_lock) as held:
         ops.after_break(project, held)
@@ -174,7 +174,7 @@ def verify(ctx: typer.Context,
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
     if not check_ids and not lossless:
         check_ids = [c for c, item in CATALOG.items() if not item.lossless]
-    nornir = inventory.build(project.inventory_dir, project.plan, workers,
+    nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
                              project.address_spaces)
     report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
                         only_checks=check_ids,

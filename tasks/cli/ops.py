@@ -26,7 +26,7 @@ from tasks.reports.model import AuditReport, AuditStatus
 from tasks.runbook.loader import check_against_fabric, load_runbook
 from tasks.runbook.model import RolloutPlan, whole_fabric
 from tasks.runbook.schedule import Schedule, schedule
-from tasks.workflows import inventory
+from tasks.sot import inventory as sot_inventory
 from tasks.workflows.audit import audit as run_audit
 from tasks.workflows.audit import parse_duration, scheduled
 from tasks.workflows.journal import Journal
@@ -121,7 +121,7 @@ def rollback(ctx: typer.Context,
             f"restore {len(devices)} devices ({', '.join(devices)}) to their state before "
             f"run {run}?", default=False):
         raise typer.Exit(1)
-    nornir = inventory.build(project.inventory_dir, project.plan, workers,
+    nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
                              project.address_spaces)
     with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}",
                      break_lock) as held:
@@ -192,7 +192,7 @@ def audit(ctx: typer.Context,
     if count is not None and interval is None:
         raise InputError.single("--count", "", "only with --every")
     plan_state = project.plan
-    nornir = inventory.build(project.inventory_dir, plan_state, workers,
+    nornir = sot_inventory.build(project.inventory_dir, plan_state, workers,
                              project.address_spaces)
 
     def once() -> int:

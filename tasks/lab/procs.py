@@ -111,15 +111,17 @@ def members(procs: Iterable[Proc], ns_ids: frozenset[str], marker: str,
                  or (marker and marker in p.cmdline and not p.namespaces & home))}
 
 
-def stop(find: Callable[[], dict[int, str]], *, term_grace: float = 5.0,
-         kill_grace: float = 3.0, send: Callable[[int, int], None] | None = None,
+def stop(find: Callable[[], dict[int, str]], *, first: int = signal.SIGTERM,
+         term_grace: float = 5.0, kill_grace: float = 3.0,
+         send: Callable[[int, int], None] | None = None,
          clock: Callable[[], float] = time.monotonic,
          sleep: Callable[[float], None] = time.sleep, poll: float = 0.05) -> dict[int, str]:
-    """SIGTERM every process `find` returns, SIGKILL whatever still runs after term_grace,
-    and return what still runs after kill_grace more (empty when all exited).
+    """Send `first` (SIGTERM) to every process `find` returns, SIGKILL whatever still runs
+    after term_grace, and return what still runs after kill_grace more (empty when all
+    exited). The one stop-and-reap of flatfab: the lab's daemons and the local Nautobot's.
 
     `find` is asked again on every poll, so what appears meanwhile (a daemon watchfrr
-    restarts, an sshd session child) is caught too.
+    restarts, an sshd session child) is caught too; it may reap its own children first.
     """
     kill = send or _send
     termed: set[int] = set()
@@ -131,7 +133,7 @@ def stop(find: Callable[[], dict[int, str]], *, term_grace: float = 5.0,
         elapsed = clock() - start
         if elapsed >= term_grace + kill_grace:
             return found
-        sig = signal.SIGTERM if elapsed < term_grace else signal.SIGKILL
+        sig = first if elapsed < term_grace else signal.SIGKILL
         for pid in found:
             if sig == signal.SIGKILL or pid not in termed:
                 kill(pid, sig)

@@ -7,10 +7,12 @@ from tasks.platforms.base import Platform
 from tasks.platforms.eos import PLATFORM as EOS
 from tasks.platforms.frr import PLATFORM as FRR
 from tasks.platforms.linux_host import PLATFORM as LINUX_HOST
+from tasks.platforms.nxos import PLATFORM as NXOS
 from tasks.platforms.sonic import PLATFORM as SONIC
 from tasks.platforms.srlinux import PLATFORM as SRLINUX
 
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC, SRLINUX)}
+PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC, NXOS,
+                                                      SRLINUX)}
 
 
 def get(name: str) -> Platform:

@@ -10,9 +10,11 @@ a file inventory. The API token is read from the environment and never stored or
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nornir.core import Nornir
 from nornir.core.inventory import (
     ConnectionOptions,
     Defaults,
@@ -20,11 +22,18 @@ from nornir.core.inventory import (
     Groups,
     Host,
     Hosts,
+    Inventory,
     ParentGroups,
 )
+from nornir.core.plugins.connections import ConnectionPluginRegister
+from nornir.plugins.runners import ThreadedRunner
 
 from tasks.errors import InputError
-from tasks.sot.source import NautobotSource
+from tasks.intent.semantics import AddressSpace
+from tasks.model.state import FabricState
+from tasks.sot.source import FILE as SOURCE_FILE
+from tasks.sot.source import NautobotSource, load_source
+from tasks.workflows import inventory as files
 from tasks.yamlio import load_yaml
 
 
@@ -91,3 +100,27 @@ def nautobot_hosts(source: NautobotSource, token: str, directory: Path,
             connection_options=_options(local.get("connection_options") or {}),
             defaults=defaults)
     return hosts, groups, defaults
+
+
+def build(directory: Path, plan: FabricState, workers: int = 20,
+          spaces: Sequence[AddressSpace] = ()) -> Nornir:
+    """The fabric's Nornir: hosts from Nautobot where source.yaml says `inventory: nautobot`,
+    else the inventory files (tasks/workflows/inventory.py)."""
+    if (directory / SOURCE_FILE).exists():
+        source = load_source(directory)
+        if source.inventory == "nautobot":
+            return _from_nautobot(directory, source, plan, workers, spaces)
+    return files.build(directory, plan, workers, spaces)
+
+
+def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, workers: int,
+                   spaces: Sequence[AddressSpace]) -> Nornir:
+    """Hosts from Nautobot (source.yaml `inventory: nautobot`), checked like a file's."""
+    token = source.token(str(directory / SOURCE_FILE))
+    files.check_folder_options(directory)
+    hosts, groups, defaults = nautobot_hosts(source, token, directory, set(plan.devices))
+    files.check_hosts(source.api_url, {n: {"hostname": h.hostname, "platform": h.platform}
+                                 for n, h in hosts.items()}, plan, spaces)
+    ConnectionPluginRegister.auto_register()  # what InitNornir does: napalm, netmiko
+    return Nornir(inventory=Inventory(hosts=hosts, groups=groups, defaults=defaults),
+                  runner=ThreadedRunner(num_workers=workers))

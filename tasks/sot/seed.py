@@ -1,4 +1,5 @@
-"""`python -m tasks.sot.seed --fabric lab`: write a fabric's plan into a running Nautobot.
+"""Write a fabric's plan into a running Nautobot (`flatfab sot sync --create`, and
+`python -m labs.nautobot.seed` for the local service).
 
 What flatfab's planner decides becomes the source of truth's inventory: a location named
 after the fabric, manufacturers, device types, platforms (spelt by each platform's data file),
@@ -14,11 +15,8 @@ differs is corrected in one bulk PATCH, so a second run changes nothing and send
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import math
-import os
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
@@ -26,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import FlatfabError
-from tasks.lab.topology import LabOptions, check_mgmt_subnet, mgmt_addresses
+from tasks.lab.topology import check_mgmt_subnet, mgmt_addresses
 from tasks.model.state import DeviceState, FabricState, IfKind, Link, Role
 from tasks.platforms.registry import PLATFORMS
 from tasks.sot.client import JSON, ApiError, Nautobot
+from tasks.sot.errors import SotError
 from tasks.sot.mapping import (
     LOOPBACK_TYPE,
     MGMT_INTERFACE,
@@ -40,7 +38,6 @@ from tasks.sot.mapping import (
     role_name,
 )
 from tasks.sot.nautobot import ASN_FIELD, POSITION_FIELDS, POSITION_LABELS
-from tasks.sot.settings import ROOT, Settings, SotError
 from tasks.workflows.journal import Journal
 from tasks.workflows.project import Project
 
@@ -425,43 +422,3 @@ def seed(api: Nautobot, data: FabricInput) -> SeedReport:
     s.report.requests = api.requests - first
     s.report.seconds = time.monotonic() - began
     return s.report
-
-
-def _token(settings: Settings) -> str:
-    env = os.environ.get("FLATFAB_NAUTOBOT_TOKEN")
-    if env:
-        return env
-    try:
-        return settings.secret("api_token").read_text(encoding="utf-8").strip()
-    except OSError:
-        raise SotError(f"no API token: start the service (`make nautobot-up`) or set "
-                       f"FLATFAB_NAUTOBOT_TOKEN (looked in {settings.secret('api_token')})"
-                       ) from None
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tasks.sot.seed",
-                                     description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--fabric", default="lab", help="intents/<fabric>/ (default lab)")
-    parser.add_argument("--root", type=Path, default=ROOT, help="project root")
-    parser.add_argument("--name", help="the local service to seed (FLATFAB_NAUTOBOT_NAME)")
-    parser.add_argument("--http-port", type=int,
-                        help="its port, if not the default (FLATFAB_NAUTOBOT_HTTP_PORT)")
-    parser.add_argument("--url", help="another Nautobot (token in FLATFAB_NAUTOBOT_TOKEN)")
-    parser.add_argument("--mgmt-subnet", default=LabOptions().mgmt_subnet,
-                        help="management addresses, allotted as `flatfab lab up` does")
-    args = parser.parse_args(argv)
-    try:
-        settings = Settings.from_env(args.name, http_port=args.http_port)
-        data = fabric_input(args.root.resolve(), args.fabric, args.mgmt_subnet)
-        with Nautobot(args.url or settings.url, _token(settings)) as api:
-            report = seed(api, data)
-        print(f"seeded fabric {args.fabric!r} into {api.url}: {report.line()}")
-    except FlatfabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,16 +10,10 @@ from typing import Any
 
 from nornir import InitNornir
 from nornir.core import Nornir
-from nornir.core.inventory import Inventory
-from nornir.core.plugins.connections import ConnectionPluginRegister
-from nornir.plugins.runners import ThreadedRunner
 
 from tasks.errors import InputError, InputProblem
 from tasks.intent.semantics import AddressSpace
 from tasks.model.state import FabricState, Role
-from tasks.sot.inventory import nautobot_hosts
-from tasks.sot.source import FILE as SOURCE_FILE
-from tasks.sot.source import NautobotSource, load_source
 from tasks.yamlio import dump_yaml, line_of, load_yaml
 
 FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
@@ -147,10 +141,8 @@ def check_hosts(shown: str, hosts: dict[str, Any], plan: FabricState,
 
 def build(directory: Path, plan: FabricState, workers: int = 20,
           spaces: Sequence[AddressSpace] = ()) -> Nornir:
-    if (directory / SOURCE_FILE).exists():
-        source = load_source(directory)
-        if source.inventory == "nautobot":
-            return _from_nautobot(directory, source, plan, workers, spaces)
+    """Nornir over the inventory files of `directory` (SimpleInventory), checked against the
+    plan first. (Hosts from a source of truth: tasks/sot/inventory.py.)"""
     validate(directory, plan, spaces)
     nornir = InitNornir(
         runner={"plugin": "threaded", "options": {"num_workers": workers}},
@@ -161,19 +153,6 @@ def build(directory: Path, plan: FabricState, workers: int = 20,
         logging={"enabled": False},  # no nornir.log in the working directory
     )
     return nornir.filter(filter_func=lambda host: host.name in plan.devices)
-
-
-def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, workers: int,
-                   spaces: Sequence[AddressSpace]) -> Nornir:
-    """Hosts from Nautobot (source.yaml `inventory: nautobot`), checked like a file's."""
-    token = source.token(str(directory / SOURCE_FILE))
-    check_folder_options(directory)
-    hosts, groups, defaults = nautobot_hosts(source, token, directory, set(plan.devices))
-    check_hosts(source.api_url, {n: {"hostname": h.hostname, "platform": h.platform}
-                                 for n, h in hosts.items()}, plan, spaces)
-    ConnectionPluginRegister.auto_register()  # what InitNornir does: napalm, netmiko
-    return Nornir(inventory=Inventory(hosts=hosts, groups=groups, defaults=defaults),
-                  runner=ThreadedRunner(num_workers=workers))
 
 
 def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: str,

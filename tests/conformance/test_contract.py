@@ -72,6 +72,12 @@ def platform(request: pytest.FixtureRequest) -> Platform:
     return PLATFORMS[request.param]
 
 
+@pytest.fixture(params=sorted(n for n, p in PLATFORMS.items() if p.facts.role == "switch"),
+                ids=str)
+def switch_platform(request: pytest.FixtureRequest) -> Platform:
+    return PLATFORMS[request.param]
+
+
 def test_every_platform_renders_in_some_example_fabric(platform: Platform) -> None:
     """A platform without a planned device in intents/ has no golden render."""
     assert DEVICES.get(platform.name), f"no example fabric uses {platform.name}"
@@ -88,10 +94,8 @@ def test_facts_are_consistent(platform: Platform) -> None:
                                        is not CommitConfirm.NONE)
 
 
-def test_switch_names_are_names_the_platform_accepts(platform: Platform) -> None:
-    if platform.facts.role != "switch":
-        pytest.skip("hosts name their NICs in the intent")
-    names = platform.names
+def test_switch_names_are_names_the_platform_accepts(switch_platform: Platform) -> None:
+    names = switch_platform.names
     for number in range(1, 129):
         port = names.physical(number)
         assert names.is_port(port), port
@@ -115,10 +119,8 @@ def test_render_is_deterministic_and_splits_into_its_sections(platform: Platform
         assert kept == body, f"{device.name}: the section split lost or added lines"
 
 
-def test_switch_platforms_render_every_role(platform: Platform) -> None:
-    if platform.facts.role != "switch":
-        pytest.skip("hosts have one role")
-    roles = {d.role for d in DEVICES.get(platform.name, [])}
+def test_switch_platforms_render_every_role(switch_platform: Platform) -> None:
+    roles = {d.role for d in DEVICES.get(switch_platform.name, [])}
     assert roles & {Role.SPINE, Role.LEAF}
 
 
@@ -182,3 +184,40 @@ def test_checks_never_import_the_planner() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith("tasks.plan"), (path, node.module)
+
+
+# what each layer must never import: layers depend downwards only (model, qos, platforms' base,
+# intent, plan, checks, platforms, then workflows, lab, sot, cli on top)
+ABOVE = ("tasks.workflows", "tasks.lab", "tasks.sot", "tasks.cli", "tasks.reports",
+         "tasks.runbook")
+FORBIDDEN_IMPORTS = {
+    "tasks/model": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
+    "tasks/qos": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
+    "tasks/intent": ("tasks.plan", "tasks.checks", *ABOVE),  # platforms.base: the contract
+    "tasks/plan": ("tasks.checks", *ABOVE),
+    "tasks/checks": ("tasks.plan", *ABOVE),
+    "tasks/platforms": ("tasks.plan", "tasks.checks", *ABOVE),
+    "tasks/workflows": ("tasks.sot", "tasks.cli"),
+    "tasks/lab": ("tasks.sot", "tasks.cli"),
+    "tasks/sot": ("tasks.cli",),
+}
+
+
+def _imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN_IMPORTS))
+def test_layers_import_only_downwards(layer: str) -> None:
+    """No cycle between layers: a layer that imported one above it (the workflows and the
+    source of truth once did, both ways) could not be tested or replaced on its own."""
+    found = [f"{path.relative_to(ROOT)}: {module}"
+             for path in _python_files(layer) for module in _imports(path)
+             if any(module == f or module.startswith(f"{f}.") for f in FORBIDDEN_IMPORTS[layer])]
+    assert not found, "\n".join(found)

@@ -22,8 +22,10 @@ class CollectCase:
     The shared test collects through the platform's read-only guard and expects no errors,
     every planned port with its MTU, every planned BGP peer established with its AS, and the
     planned lossless settings; `commands` returns what the device was sent, every one of
-    which must be a read. `source` says where the outputs come from: captured from a device
-    (which, when), or derived from documentation (which).
+    which must be a read (judged by the platform's show_command where a driver guard keeps
+    read-only; a transport-guarded platform's case opens its driver read-only instead).
+    `source` says where the outputs come from: captured from a device (which, when), or
+    derived from documentation (which).
     """
 
     name: str

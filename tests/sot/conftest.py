@@ -1,4 +1,4 @@
-"""One local Nautobot for the session (tasks/sot/server.py), always brought down after.
+"""One local Nautobot for the session (labs/nautobot/), always brought down after.
 
 It runs under its own name and ports, so it coexists with a demo service (`make nautobot-up`).
 The first session on a machine migrates (about 5 minutes) and caches the dump; later ones
@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from labs.nautobot.settings import Settings
 from tasks.sot.client import Nautobot
-from tasks.sot.settings import Settings
 from tests.conftest import ROOT, Run
 
 NAME = "pytest"
@@ -32,10 +32,10 @@ SETTINGS = Settings(name=NAME, pg_port=55442, redis_port=56392, http_port=58092)
 
 def sot(module: str, *args: str, extra: dict[str, str] | None = None,
         timeout: float = 1800) -> Run:
-    """`python -m tasks.sot.<module>` for the test service, as an operator runs it."""
+    """`python -m labs.nautobot.<module>` for the test service, as an operator runs it."""
     env = {**os.environ, **ENV, **(extra or {})}
     env.pop("FLATFAB_NAUTOBOT_TOKEN", None)
-    proc = subprocess.run([sys.executable, "-m", f"tasks.sot.{module}", *args], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", f"labs.nautobot.{module}", *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
     return Run(proc.returncode, proc.stdout, proc.stderr)

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from labs.nautobot.processes import read_pids
+from labs.nautobot.server import port_open
+from labs.nautobot.settings import NAUTOBOT_VERSION
 from tasks.platforms.registry import loopback_names
 from tasks.sot.client import Nautobot
 from tasks.sot.nautobot import read_snapshot
-from tasks.sot.processes import read_pids
 from tasks.sot.seed import fabric_input, seed
-from tasks.sot.server import port_open
-from tasks.sot.settings import NAUTOBOT_VERSION
 from tasks.sot.source import NautobotSource
 from tasks.sot.workflow import run_check
 from tests.conftest import ROOT, Run

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from labs.nautobot.processes import Daemon, run, running, spawn, stop
+from labs.nautobot.server import _bootstrap_sql, password_hash
+from labs.nautobot.settings import Settings, nautobot_config, redis_config
 from tasks.sot.client import _reason
-from tasks.sot.processes import Daemon, run, running, spawn, stop
+from tasks.sot.errors import SotError
 from tasks.sot.seed import _differs, _plain
-from tasks.sot.server import _bootstrap_sql, password_hash
-from tasks.sot.settings import Settings, SotError, nautobot_config, redis_config
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -73,6 +73,14 @@ def _headroom(qos: PortQos, dev: DeviceQos, model: hr.Asic, cable: float, mtu: i
 @check("buffer.headroom", "Every lossless PG has the headroom its speed, cable and MTUs need",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: each physical switch port's lossless PG profiles (xoff), speed and MTU (the larger of
+    the interface's and the lossless state's), its link's cable length and the far end's MTU, and
+    the switch's ASIC.
+    Expects: every lossless PG's xoff is at least the headroom the ASIC's model requires at that
+    speed, cable length and pair of MTUs (`tasks/qos/headroom.py`).
+    Fails when: an xoff is smaller, or the port's speed has no known pause response time. A switch
+    without buffer state, or of an ASIC family without a headroom model, is not judged.
+    """
     inputs = _link_inputs(ctx)
     models = PerObject(_model)
     # keyed by the shared objects (alive in the subject) and the per-port numbers
@@ -130,6 +138,12 @@ def _profile(name: str, item: BufferProfile, dev: DeviceQos) -> list[Issue]:
 @check("buffer.profile", "Every buffer profile is consistent and draws from an existing pool",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def profiles(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: every buffer profile of each readable switch and the pool it draws from.
+    Expects: the pool exists; exactly one of `dynamic_th` and `static_th`, of the pool's mode;
+    `dynamic_th` within -8..7; a lossless profile (xoff > 0) has xon > 0 and a size of at least xon
+    + xoff.
+    Fails when: any of these does not hold, one finding per problem.
+    """
     for name in ctx.state.devices:
         device = ctx.observed(name)
         dev = device.qos if device is not None else None
@@ -187,6 +201,15 @@ def _coverage(qos: PortQos, dev: DeviceQos | None, lossless: list[int]) -> list[
 @check("buffer.coverage", "Every port has PG 0 lossy, PFC PGs lossless, lossless queues lossless",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def coverage(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: each physical switch port's PG and queue profiles, PFC priorities and maps, the
+    switch's buffer profiles and pools, and the lossless profile's lossless TCs.
+    Expects: every profile a PG or queue names exists; PG 0 exists and is lossy; every PG a PFC
+    priority maps to is lossless and no other is; the lossless TCs' queues exist with an egress
+    lossless profile and every other queue has a lossy one.
+    Fails when: any of these does not hold. A PFC PG whose profile the switch leaves to its buffer
+    manager is not judged; a switch with no buffer state gets one info finding (not judged). PFC on
+    priority 0 is `pfc.lossy_class`'s.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -215,6 +238,13 @@ def _reserved(qos: PortQos, dev: DeviceQos) -> int:
 @check("buffer.budget", "Every switch's pools and reserved headroom fit its ASIC buffer",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: each switch's buffer pools and ASIC buffer size, and the lossless PG profiles of its
+    physical ports.
+    Expects: every pool is at least the sum of the lossless PG sizes reserved in it, and the ingress
+    pools plus all reserved lossless headroom fit the ASIC's buffer.
+    Fails when: a pool is too small, or the total exceeds the buffer. A pool the switch's buffer
+    manager sizes is not judged, nor the total while an ingress pool is so sized.
+    """
     reserved_by: dict[str, int] = {}
     in_pool: dict[tuple[str, str], int] = {}  # (device, pool) -> bytes its PGs reserve
     for group in port_groups(ctx):  # physical ports, by shared state: one sum per group

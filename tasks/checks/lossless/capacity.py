@@ -33,10 +33,14 @@ def _peer_rank(ctx: CheckContext, planned: DeviceState, iface: Interface) -> int
 @check("fabric.nonblocking", "Every leaf and pod spine has as much uplink as downlink capacity",
        scope=Scope.FABRIC, severity=Severity.WARNING)
 def nonblocking(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads the speed of every physical port of each leaf and pod spine (from the port, or
-    its lossless state where the port states none). Expects uplinks (to the tier above, as
-    the plan cables them) to carry at least what the downlinks (hosts, or the tier below)
-    can send. Fails with the oversubscription ratio, per tier, per plane."""
+    """Reads: the speed of every physical port of each leaf and (5-stage) pod spine, from the port
+    or, where it states none, its lossless state (planned statically, observed live). A leaf's
+    uplinks are its fabric ports; a pod spine's, those the plan cables to super-spines.
+    Expects: a leaf's uplinks carry at least its host ports' capacity; a pod spine's super-spine
+    uplinks at least its leaf ports'.
+    Fails when: downlink capacity exceeds uplink capacity, naming the switch, both capacities and
+    the oversubscription ratio. Virtual when a speed came from the lab's virtual ASIC.
+    """
     plan = ctx.plan.devices
     for name in ctx.state.devices:
         device = ctx.observed(name)

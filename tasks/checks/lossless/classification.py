@@ -30,9 +30,16 @@ def _trust(trust: str) -> list[Issue]:
 @check("qos.trust", "Every switch port and host NIC trusts DSCP",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def trust(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    yield from grouped_findings(item, ctx, lambda g: _trust(g.qos.trust))
+    """Reads: the trust mode of every physical switch port and host NIC with lossless state.
+    Expects: DSCP.
+    Fails when: a port or NIC trusts anything else (PCP, say). A trust mode the device does
+    not state (listed as unknown) is not judged.
+    """
+    yield from grouped_findings(item, ctx, lambda g: [] if "trust" in g.qos.unknown
+                                else _trust(g.qos.trust))
     for nic in nics(ctx):
-        yield from nic_findings(item, nic, _trust(nic.nic.trust))
+        if "trust" not in nic.nic.unknown:
+            yield from nic_findings(item, nic, _trust(nic.nic.trust))
 
 
 def _dscp_map(maps: QosMaps, lossless: LosslessProfile) -> list[Issue]:
@@ -79,6 +86,13 @@ def _full_map(table: list[int], lossless: LosslessProfile, *, kernel: bool) -> l
 @check("qos.dscp_map", "Every port and NIC maps all 64 DSCPs, RoCE and CNP alone in their TCs",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def dscp_map(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the DSCP to TC map of every switch port (VRF sub-interfaces included) and the DSCP to
+    priority map of every host NIC; the plan's lossless profile.
+    Expects: all 64 code points mapped; only RoCE code points in the lossless TCs and the RoCE TC,
+    only CNP code points in the CNP TC; the TC most code points fall into (the default class) lossy.
+    Fails when: any of these does not hold. Findings on switch maps are never virtual: the lab's
+    kernel enforces them.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -135,6 +149,14 @@ def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfil
 @check("qos.class_chain", "Every hop maps RoCE DSCP to a lossless TC, PG and queue",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def class_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: on every switch port, VRF sub-interfaces included, the DSCP to TC map; on physical
+    ports also PFC, the TC to PG and TC to queue maps, the PG's buffer profile and the queue's ECN
+    and egress profile.
+    Expects: the RoCE and CNP code points map to their TCs; the RoCE priority has PFC, its PG a
+    lossless profile, its queue exists with ECN marking and an egress lossless profile.
+    Fails when: any link of that chain is broken. A PG whose profile the switch leaves to its buffer
+    manager is not judged.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -169,6 +191,11 @@ def _pfc_maps(qos: PortQos, lossless: LosslessProfile) -> list[Issue]:
 @check("qos.pfc_maps", "Every PFC priority pauses and is sent by the PG and queue of its TC",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def pfc_maps(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: every physical switch port's PFC priorities and its PFC to PG, PFC to queue, TC to PG
+    and TC to queue maps.
+    Expects: each lossless PFC priority p is sent by the PG, and pauses the queue, that TC p uses.
+    Fails when: a PFC map points at another PG or queue than TC p's.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return

@@ -37,6 +37,11 @@ def _attached(qos: PortQos, lossless: list[int]) -> list[Issue]:
 @check("ecn.attached", "Every lossless queue on every switch port marks ECN",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def attached(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the TC to queue map and queue ECN settings of every physical switch port, and the
+    lossless profile's lossless TCs.
+    Expects: the queue of every lossless TC exists and marks ECN.
+    Fails when: such a queue is not configured or has no ECN marking.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -82,6 +87,12 @@ def _thresholds(qos: PortQos, dev: DeviceQos | None) -> list[Issue]:
 @check("ecn.thresholds", "Every ECN profile has 0 < min < max <= pool and 0 < P <= 100 %",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def thresholds(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the ECN settings of every queue of every physical switch port, and the egress pool
+    each queue draws from (its profile's, else the switch's egress lossless pool).
+    Expects: 0 < min < max, max no larger than the pool, marking probability 1-100 %.
+    Fails when: any of these does not hold. A queue without ECN is not judged here (`ecn.attached`
+    names a lossless one).
+    """
     cached = PerObject(_thresholds)
     yield from grouped_findings(item, ctx, lambda g: cached(g.qos, g.device.qos))
 
@@ -124,6 +135,14 @@ def _before_pfc(qos: PortQos, lossless: list[int], trigger: tuple[int, str]) -> 
 @check("ecn.before_pfc", "Every lossless queue marks ECN fully before its PG sends PFC",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the ECN max of each physical switch port's lossless queues, and the switch's lossless
+    PG profiles with their pools.
+    Expects: every ECN max is at or below the switch's earliest XOFF point: a lossless PG's static
+    threshold, or alpha/(1+alpha) of its pool for a dynamic one (alpha = 2^dynamic_th).
+    Fails when: an ECN max is above it: PFC pauses before ECN marks fully. A dynamic PG with no pool
+    to measure, or one the buffer manager sizes, gives no XOFF point; a switch with none is not
+    judged.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -139,9 +158,13 @@ def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 @check("ecn.pause_without_marks", "Every switch that sent PFC pauses has marked ECN too",
        scope=Scope.DEVICE, severity=Severity.WARNING, stages=(Stage.LIVE,))
 def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Pauses come from a full ingress PG, marks from a filling egress queue; traffic that
-    fills a switch should have crossed its ECN threshold before its XOFF point, so pauses
-    with no mark on any lossless queue of the switch mean ECN is not acting first."""
+    """Reads: live, the PFC frames every physical switch port sent and the ECN-marked count of its
+    lossless queues (interface counters).
+    Expects: a switch that sent pauses has also marked: pauses come from a full ingress PG, marks
+    from a filling egress queue, and traffic should cross the ECN threshold first.
+    Fails when: a switch sent PFC frames while its lossless queues marked nothing (marking off, or
+    thresholds above the XOFF point). A switch whose counters give no marks count is not judged.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return

@@ -121,6 +121,17 @@ def _leaf_moved(field: str, nic: Nic, port: Port, nic_plan: Interface | None,
 @check("host.agreement", "Every host NIC marks, classifies and reacts like its leaf port",
        scope=Scope.LINK, severity=Severity.ERROR)
 def agreement(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: on every host link, the NIC's RoCE ToS, CNP DSCP and priority, ECN notification and
+    reaction point priorities, trust and DSCP to priority map, and the leaf port's trust, PFC and
+    DSCP to TC map (planned statically, observed live); the plan's ends and profile.
+    Expects: the NIC marks RoCE with a RoCE DSCP, ECN-capable, with the intent's ToS, marks CNPs
+    with a CNP DSCP and has ECN notification and reaction points on every lossless priority; NIC and
+    port trust alike, the port pauses each RoCE DSCP's priority and classifies CNPs into the NIC's
+    CNP priority.
+    Fails when: any of these does not hold. A disagreement is named at the leaf port when the port
+    moved from the plan and the NIC did not, else at the NIC. A NIC setting not read is not judged;
+    PFC equality across the link is `pfc.link_symmetry`'s.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -187,8 +198,14 @@ def _against_intent(seen: NicQos, plan: NicQos) -> list[Issue]:
 @check("host.intent", "Every host NIC carries the lossless settings its intent gives it",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """A NIC and its leaf can drift together (both trusting PCP agree with each other):
-    host.agreement would pass them, this check does not."""
+    """Reads: live, every NIC setting the host config sets: trust, PFC, CNP priority, ECN
+    notification and reaction point priorities, DCQCN, strict-priority TCs, TC bandwidth, PFC storm
+    prevention and the DSCP to priority map; and the plan's for the same NIC.
+    Expects: the planned values. A NIC and its leaf can drift together (both trusting PCP):
+    `host.agreement` passes them, this check does not.
+    Fails when: any setting differs (for the map, the code points that moved). A setting not read is
+    not judged; the RoCE ToS and CNP DSCP are `host.agreement`'s.
+    """
     for nic in nics(ctx):
         plan = ctx.plan.devices.get(nic.device.name)
         planned_iface = plan.interfaces.get(nic.iface.name) if plan is not None else None

@@ -13,7 +13,13 @@ from tasks.model.state import Role
 @check("mtu.roce_chain", "Every lossless hop's MTU fits a RoCE frame and the largest host MTU",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def roce_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """MTUs are the interfaces' own (the kernel's in the lab), so findings are never virtual."""
+    """Reads: the MTU of every host NIC with lossless settings, of every switch port with lossless
+    state and of its VRF sub-interfaces; the profile's RoCE MTU (else the plan's).
+    Expects: every NIC's MTU is at least the RoCE MTU plus RoCE headers; every switch port's is at
+    least that and the largest host NIC MTU.
+    Fails when: an MTU is below that. An MTU not reported is not judged. Findings are never virtual:
+    MTUs are the interfaces' own (the kernel's in the lab).
+    """
     lossless = profile(ctx)
     roce_mtu = lossless.roce_mtu if lossless is not None and lossless.roce_mtu else \
         ctx.plan.roce_mtu

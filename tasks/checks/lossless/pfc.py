@@ -71,6 +71,13 @@ def _end(ctx: CheckContext, endpoint: Endpoint) -> _End | None:
 @check("pfc.link_symmetry", "Every link has the same PFC priorities on both ends",
        scope=Scope.LINK, severity=Severity.ERROR)
 def link_symmetry(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the PFC priorities of both ends of every planned physical link, switch ports and NICs
+    (planned statically, observed live), and those the plan gives each end.
+    Expects: both ends have the same PFC priorities.
+    Fails when: they differ. The finding names the end that moved from the plan (noting when both
+    did); when the plan itself differs, the end without the fabric's lossless set. A link with an
+    end unreadable or without lossless state is not judged.
+    """
     lossless = profile(ctx)
     promised = frozenset(lossless.lossless) if lossless is not None else frozenset()
     readable = ctx.readable
@@ -114,14 +121,22 @@ def _lossy(pfc: list[int], lossless: frozenset[int]) -> list[Issue]:
 @check("pfc.lossy_class", "Every port and NIC has PFC on lossless priorities only",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def lossy_class(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the PFC priorities of every physical switch port and host NIC, and the lossless
+    priorities of the plan's lossless profile.
+    Expects: PFC only on lossless priorities.
+    Fails when: a port or NIC has PFC on another priority, one finding per priority. Nothing is
+    judged without a lossless profile, nor PFC the device does not state (listed as unknown).
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
     promised = frozenset(lossless.lossless)
     cached = PerObject(_lossy)
-    yield from grouped_findings(item, ctx, lambda g: cached(g.qos.pfc, promised))
+    yield from grouped_findings(item, ctx, lambda g: [] if "pfc" in g.qos.unknown
+                                else cached(g.qos.pfc, promised))
     for nic in nics(ctx):
-        yield from nic_findings(item, nic, _lossy(nic.nic.pfc, promised))
+        if "pfc" not in nic.nic.unknown:
+            yield from nic_findings(item, nic, _lossy(nic.nic.pfc, promised))
 
 
 def _watchdog(qos: PortQos) -> list[Issue]:
@@ -157,6 +172,14 @@ def _watchdog(qos: PortQos) -> list[Issue]:
 @check("pfc.watchdog", "Every port and NIC with PFC has a storm watchdog on its priorities",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the PFC watchdog of every physical switch port with PFC (priorities, detection,
+    restoration, polling, action) and the PFC storm prevention of every host NIC with PFC.
+    Expects: a watchdog on exactly the port's PFC priorities, detecting within 100-5000 ms,
+    restoring no sooner than it detects, polling no slower than it detects, with action drop or
+    forward; on a NIC, storm prevention above 0 ms.
+    Fails when: the watchdog is missing, any of these does not hold, or it only alerts. A setting
+    the device does not state is not judged (`state.unknown` reports it).
+    """
     cached = PerObject(_watchdog)
     yield from grouped_findings(item, ctx, lambda g: cached(g.qos))
     for nic in nics(ctx):
@@ -206,9 +229,14 @@ def _against_intent(seen: PortQos, plan: PortQos) -> list[Issue]:
 @check("pfc.intent", "Every switch port's PFC and PFC watchdog are what the intent sets",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads each switch port's PFC priorities and watchdog (action, priorities, detection,
-    restoration, polling) from the device; expects the plan's values; fails on any difference.
-    Host NICs' PFC and storm prevention are host.intent's."""
+    """Reads: live, each physical switch port's PFC priorities and watchdog (action, priorities,
+    detection, restoration, polling), and the plan's for the same port.
+    Expects: the planned values: a valid setting can still be the wrong one (a watchdog that
+    forwards where the intent says drop passes a storm on).
+    Fails when: any differs, or the port has a watchdog the intent turns off. A setting the device
+    does not state is not judged; a missing watchdog is `pfc.watchdog`'s; host NICs' PFC and storm
+    prevention are `host.intent`'s.
+    """
     cached = PerObject(_against_intent)
     plan_devices = ctx.plan.devices
     for group in port_groups(ctx):

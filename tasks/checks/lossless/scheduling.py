@@ -34,6 +34,13 @@ def _cnp_port(qos: PortQos, tc: int) -> list[Issue]:
 @check("sched.cnp_strict", "Every port and NIC sends CNPs in a strict-priority, lossy class",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def cnp_strict(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: the lossless profile's CNP priority, each physical switch port's TC to queue map and
+    queue scheduling, and each host NIC's strict-priority TCs.
+    Expects: the CNP priority is lossy (a paused CNP class delays every rate cut), its queue exists
+    and is strict priority on every port, and every NIC schedules it strict.
+    Fails when: any of these does not hold; a lossless CNP priority is one finding on no device (the
+    profile's).
+    """
     lossless = profile(ctx)
     if lossless is None:
         return
@@ -86,6 +93,12 @@ def _nic_bandwidth(nic: NicQos, tc: int) -> list[Issue]:
 @check("sched.lossless_bandwidth", "Every port and NIC gives the RoCE class a bandwidth share",
        scope=Scope.DEVICE, severity=Severity.ERROR)
 def lossless_bandwidth(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: each physical switch port's RoCE TC queue and DWRR weights, and each host NIC's
+    strict-priority TCs and TC bandwidth.
+    Expects: the RoCE class is weighted (not strict) with a share above 0, and a port's DWRR weights
+    and a NIC's TC bandwidth each sum to 100 %.
+    Fails when: the RoCE class is strict or has no share, or the weights do not sum to 100 %.
+    """
     lossless = profile(ctx)
     if lossless is None:
         return

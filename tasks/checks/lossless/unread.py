@@ -18,8 +18,12 @@ from tasks.model.state import Role
 @check("state.unknown", "Every lossless setting a check judges was read from the device",
        scope=Scope.DEVICE, severity=Severity.INFO, stages=[Stage.LIVE])
 def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """Reads the `unknown` reasons collect left on switches, ports, watchdogs and host NICs;
-    expects none; reports each as information (not a failure): the setting was not judged."""
+    """Reads: live, the `unknown` reasons collect left on switches' buffers, physical ports, their
+    PFC watchdogs and host NICs.
+    Expects: none: every lossless setting a check judges was read from the device.
+    Fails when: never: each unread setting is an info finding with the reason, saying it was not
+    judged.
+    """
     for name in ctx.state.devices:
         device = ctx.observed(name)
         if device is None or device.role is Role.HOST or device.qos is None:

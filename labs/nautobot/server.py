@@ -1,4 +1,4 @@
-"""A local Nautobot for tests and demos: `python -m tasks.sot.server up|down|status|token`.
+"""A local Nautobot for tests and demos: `python -m labs.nautobot.server up|down|status|token`.
 
 `up` installs Nautobot (pinned, in its own venv) if missing, creates a private PostgreSQL
 cluster and a Redis on 127.0.0.1, loads the migrated schema, creates the `admin` superuser and
@@ -34,21 +34,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tasks.errors import FlatfabError
-from tasks.lab.procs import wait_reaped
-from tasks.sot.postgres import Cluster
-from tasks.sot.processes import Daemon, read_pids, run, running, spawn, stop, write_pids
-from tasks.sot.settings import (
+from labs.nautobot.postgres import Cluster
+from labs.nautobot.processes import Daemon, read_pids, run, running, spawn, stop, write_pids
+from labs.nautobot.settings import (
     ADMIN_USER,
     CONSTRAINTS,
     NAUTOBOT_VERSION,
     Settings,
-    SotError,
     dump_key,
     ensure_secret,
     nautobot_config,
     redis_config,
 )
+from tasks.errors import FlatfabError
+from tasks.lab.procs import wait_reaped
+from tasks.sot.errors import SotError
 
 TOKEN_DESCRIPTION = "flatfab"
 PBKDF2_ITERATIONS = 1_000_000  # Django 5.2's default: no re-hash at first login
@@ -386,14 +386,14 @@ def token(settings: Settings) -> str:
         return settings.secret("api_token").read_text(encoding="utf-8").strip()
     except OSError:
         raise SotError(f"no API token for service {settings.name!r} yet: run `python -m "
-                       "tasks.sot.server up` first") from None
+                       "labs.nautobot.server up` first") from None
 
 
 # --- CLI ------------------------------------------------------------------------------------
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tasks.sot.server",
+    parser = argparse.ArgumentParser(prog="python -m labs.nautobot.server",
                                      description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("action", choices=["up", "down", "status", "token"])
     parser.add_argument("--name", help="service name: state in <state root>/<name>/ "

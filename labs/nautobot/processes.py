@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.atomic import write_atomic
-from tasks.sot.settings import SotError
+from tasks.lab import procs
+from tasks.sot.errors import SotError
 
 PROC = Path("/proc")
 GONE_STATES = frozenset({"Z", "X"})  # exited; init reaps it on its own schedule
@@ -137,26 +138,14 @@ def _ours(daemon: Daemon) -> bool:
 
 def stop(daemon: Daemon, *, first: signal.Signals = signal.SIGTERM, term_grace: float = 10.0,
          kill_grace: float = 5.0) -> bool:
-    """Send `first` to each member of the daemon's process group once, SIGKILL what is left
-    after term_grace; True when every member has exited."""
-    deadline = time.monotonic() + term_grace
-    sig = first
-    sent: set[tuple[int, signal.Signals]] = set()
-    while True:
+    """Send `first` to each member of the daemon's process group, SIGKILL what is left after
+    term_grace (the lab's stop-and-reap); True when every member has exited."""
+    def members() -> dict[int, str]:
         _reap(daemon.pid)
-        members = _group(daemon.pid) if _ours(daemon) else []
-        if not members:
-            return True
-        for pid in members:
-            if (pid, sig) not in sent:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, sig)
-                sent.add((pid, sig))
-        if time.monotonic() >= deadline:
-            if sig == signal.SIGKILL:
-                return False
-            sig, deadline = signal.SIGKILL, time.monotonic() + kill_grace
-        time.sleep(0.1)
+        return dict.fromkeys(_group(daemon.pid), "") if _ours(daemon) else {}
+
+    return not procs.stop(members, first=first, term_grace=term_grace, kill_grace=kill_grace,
+                          poll=0.1)
 
 
 def wait_gone(pid: int, timeout: float) -> bool:

@@ -1,0 +1,1 @@
+"""Lab equipment beside the topologies: services flatfab's tests and demos run locally."""

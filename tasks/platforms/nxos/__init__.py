@@ -1,0 +1,55 @@
+"""Platform `nxos`: Cisco NX-OS on Nexus 9000, driven over SSH through scrapli."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tasks.model.state import DeviceState, Probe
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.nxos.collect import collect
+from tasks.platforms.nxos.driver import NxosDriver, NxosError, normalize
+from tasks.platforms.nxos.render import render
+from tasks.platforms.nxos.sections import owned, split_sections
+
+# a read is `show ...` with an optional `| json`: no other pipe (NX-OS pipes include
+# `| redirect` and `> file`, which write files), no `;`, no newline
+_SHOW = re.compile(r"show [A-Za-z0-9_./:, -]+( \| json)?")
+
+
+class NxosPlatform(Platform):
+    def render(self, device: DeviceState) -> str:
+        return render(device, self.names)
+
+    def sections(self, config: str) -> dict[str, list[str]]:
+        return split_sections(config)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        running = driver.get_config(retrieve="running")["running"]
+        return owned(running), normalize(intended)
+
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        return collect(driver, planned, self.names)
+
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool) -> dict[str, Any]:
+        # scrapli checks host keys unless told otherwise: keep its default explicit
+        return {"auth_strict_key": True, **extras}
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        if not (hasattr(connection, "send_command") and hasattr(connection, "send_configs")):
+            raise TypeError(f"platform nxos needs a scrapli connection, not "
+                            f"{type(connection).__name__}")
+        if getattr(connection, "auth_strict_key", False) is not True:
+            # without it scrapli accepts any host key: a man in the middle gets the config
+            raise NxosError("platform nxos: set auth_strict_key: true (with a known_hosts "
+                            "file: ssh_known_hosts_file) in the scrapli connection options")
+        return NxosDriver(connection, read_only=read_only, is_show=self.show_command,
+                          management=self.facts.management_interfaces)
+
+    def show_command(self, command: str) -> bool:
+        return bool(_SHOW.fullmatch(command))
+
+
+PLATFORM = NxosPlatform(Path(__file__).with_name("platform.yaml"))

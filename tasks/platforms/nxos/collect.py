@@ -1,0 +1,250 @@
+"""Read an NX-OS switch into observed DeviceState with show commands only.
+
+Sources (Cisco Nexus 9000 command references; `| json` gives NX-OS's TABLE_x/ROW_x form):
+`show running-config` for VRF membership, addresses, VLAN access and the lossless plane
+(tasks/platforms/nxos/running.py); `show interface | json` for link state, MTU and speed;
+`show lldp neighbors detail | json` for cabling; `show bgp ipv4 unicast summary vrf all |
+json` for the underlay and tenant sessions; `show ip route vrf all | json` for the RIB;
+`show interface priority-flow-control | json` for PFC pause frames.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+
+from tasks.model.state import (
+    BgpInstance,
+    BgpPeer,
+    DeviceState,
+    Endpoint,
+    IfKind,
+    Interface,
+    NextHop,
+    PortCounters,
+    Route,
+)
+from tasks.platforms.base import DeviceDriver, InterfaceNames
+from tasks.platforms.nxos import running
+from tasks.platforms.nxos.driver import NxosError, parse_json
+from tasks.platforms.nxos.running import NxosConfig
+from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+
+INTERFACES = "show interface"
+LLDP = "show lldp neighbors detail"
+BGP = "show bgp ipv4 unicast summary vrf all"
+ROUTES = "show ip route vrf all"
+PFC = "show interface priority-flow-control"
+JSON_COMMANDS = (INTERFACES, LLDP, BGP, ROUTES)
+COUNTER_COMMANDS = (PFC,)  # N9000v has no lossless data plane: its absence is no error
+# NX-OS's short names (Eth1/1, Lo0, Po10); a host's eth1 is not one
+_SHORT = re.compile(r"^(Eth|Lo|Po)(\d.*)$")
+_LONG = {"Eth": "Ethernet", "Lo": "loopback", "Po": "port-channel"}
+_PROTOCOLS = {"bgp": "bgp", "direct": "connected", "local": "local", "static": "static",
+              "hmm": "host"}
+
+
+def long_name(name: str) -> str:
+    m = _SHORT.match(name)
+    return f"{_LONG[m[1]]}{m[2]}" if m else name
+
+
+def rows(table: Any, name: str) -> list[dict[str, Any]]:
+    """NX-OS JSON rows: TABLE_<name>.ROW_<name> is a dict for one row, a list for more;
+    some releases make TABLE_<name> itself a list of such ROW_<name> holders."""
+    if not isinstance(table, dict):
+        return []
+    holders = table.get(f"TABLE_{name}", [])
+    found: list[dict[str, Any]] = []
+    for holder in holders if isinstance(holders, list) else [holders]:
+        inner = holder.get(f"ROW_{name}", []) if isinstance(holder, dict) else []
+        found += [r for r in (inner if isinstance(inner, list) else [inner])
+                  if isinstance(r, dict)]
+    return found
+
+
+def _int(value: Any) -> int | None:
+    text = str(value).strip()
+    return int(text) if text.isdigit() else None
+
+
+def _json(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for command in (*JSON_COMMANDS, *COUNTER_COMMANDS):
+        try:
+            reply = driver.cli([f"{command} | json"], encoding="text")[f"{command} | json"]
+            value = _parse(str(reply), command)
+        except (NxosError, OSError, ValueError) as exc:
+            if command not in COUNTER_COMMANDS:
+                device.errors.append(f"{command}: {(str(exc) or type(exc).__name__)}")
+            value = {}
+        out[command] = value
+    return out
+
+
+def _parse(text: str, command: str) -> dict[str, Any]:
+    if not text.strip():
+        return {}  # NX-OS answers an empty table with nothing at all
+    value = parse_json(text, command)
+    if not isinstance(value, dict):
+        raise NxosError(f"{command}: expected a JSON object")
+    return value
+
+
+def _addresses(config: NxosConfig, name: str) -> list[str]:
+    found = []
+    for line in config.interfaces.get(name, []):
+        words = line.split()
+        if words[:2] in (["ip", "address"], ["ipv6", "address"]) and "/" in words[2]:
+            found.append(words[2])
+    return sorted(found)
+
+
+def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
+    peers = {}
+    for row in rows(reply, "nbor_detail"):
+        port, system = row.get("l_port_id"), row.get("sys_name")
+        if port and system:
+            peers[long_name(str(port))] = Endpoint(device=str(system).split(".")[0],
+                                                   port=long_name(str(row.get("port_id", ""))))
+    return peers
+
+
+def _kind(planned: DeviceState, name: str) -> IfKind:
+    if name in planned.interfaces:
+        return planned.interfaces[name].kind
+    if name.startswith("loopback"):
+        return IfKind.LOOPBACK
+    if name.startswith("port-channel") and "." not in name:
+        return IfKind.LAG
+    return IfKind.BRIDGE if name.startswith("Vlan") else IfKind.OTHER
+
+
+def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
+                shown: dict[str, Any], names: InterfaceNames) -> None:
+    peers = _lldp(shown[LLDP])
+    for row in rows(shown[INTERFACES], "interface"):
+        name = str(row.get("interface", ""))
+        if not name or name == "mgmt0":
+            continue
+        bandwidth = _int(row.get("eth_bw") or row.get("svi_bw"))  # Kbit/s
+        mtu = _int(row.get("eth_mtu") or row.get("svi_mtu"))
+        state = row.get("state") or row.get("svi_line_proto")
+        access = config.setting(name, "switchport access vlan")
+        vrf = config.setting(f"Vlan{access}" if access else name, "vrf member")
+        device.interfaces[name] = Interface(
+            name=name, kind=_kind(planned, name), vrf=tenant(names, vrf), mtu=mtu,
+            up=state == "up", addresses=_addresses(config, name),
+            bridge=f"Vlan{access}" if access is not None else None,
+            parent=name.split(".", maxsplit=1)[0] if "." in name else None,
+            speed_mbps=bandwidth // 1000 if bandwidth else None, peer=peers.get(name))
+    for iface in device.interfaces.values():
+        if iface.parent is not None and iface.parent in device.interfaces:
+            iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
+        gateway = device.interfaces.get(iface.bridge or "")
+        if gateway is not None and gateway.mtu is not None and iface.mtu is not None:
+            # an L2 port's MTU is only its frame limit (1500 or the jumbo MTU): what
+            # a host can send through it is bounded by its VLAN's SVI, the L3 MTU
+            iface.mtu = min(iface.mtu, gateway.mtu)
+
+
+def _peer(raw: str) -> tuple[str, str | None, str | None]:
+    """(key, interface, address): an interface peering shows its interface, or the
+    link-local address scoped to it (fe80::1%Ethernet1/1)."""
+    if "%" in raw:
+        interface = long_name(raw.split("%", 1)[1])
+        return interface, interface, None
+    if not re.match(r"^[0-9a-fA-F:.]+$", raw):
+        interface = long_name(raw)
+        return interface, interface, None
+    return raw, None, raw
+
+
+def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
+    for row in rows(reply, "vrf"):
+        vrf = tenant(names, str(row.get("vrf-name-out", "default")))
+        where = f"bgp: VRF {vrf}"
+        instance = BgpInstance(vrf=vrf, asn=asn_of(device, row.get("vrf-local-as"), where),
+                               router_id=str(row.get("vrf-router-id", "")))
+        for af in rows(row, "af"):
+            for saf in rows(af, "saf"):
+                for row_peer in rows(saf, "neighbor"):
+                    key, interface, address = _peer(str(row_peer.get("neighborid", "")))
+                    instance.peers[key] = BgpPeer(
+                        key=key, interface=interface, address=address,
+                        remote_asn=asn_of(device, row_peer.get("neighboras"), f"{where} {key}"),
+                        state=str(row_peer.get("state", "")) or None,
+                        prefixes_received=_int(row_peer.get("prefixreceived")))
+        device.bgp[vrf] = instance
+    identity_from_bgp(device)
+    for instance in device.bgp.values():  # the summary has no description: LLDP names peers
+        for peer in instance.peers.values():
+            iface = device.interfaces.get(peer.interface or "")
+            if iface is None and peer.address is not None:
+                iface = next((i for i in device.interfaces.values() if any(
+                    a.split("/")[0] != peer.address and _same_subnet(a, peer.address)
+                    for a in i.addresses)), None)
+            port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
+            if port is not None and port.peer is not None:
+                peer.peer_device = port.peer.device
+
+
+def _same_subnet(cidr: str, address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address) in ipaddress.ip_interface(cidr).network
+    except ValueError:
+        return False
+
+
+def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
+    tables: dict[str, dict[str, Route]] = {}
+    for row in rows(reply, "vrf"):
+        vrf = tenant(names, str(row.get("vrf-name-out", "default")))
+        table = tables.setdefault(vrf, {})
+        for af in rows(row, "addrf"):
+            for prefix in rows(af, "prefix"):
+                paths = rows(prefix, "path")
+                client = str(paths[0].get("clientname", "")) if paths else ""
+                protocol = _PROTOCOLS.get(client.split("-")[0], client)
+                table[str(prefix.get("ipprefix"))] = Route(
+                    prefix=str(prefix.get("ipprefix")), protocol=protocol,
+                    nexthops=[NextHop(interface=long_name(str(p["ifname"]))
+                                      if p.get("ifname") else None,
+                                      address=p.get("ipnexthop") or None) for p in paths])
+    device.routes = {vrf: dict(sorted(t.items())) for vrf, t in sorted(tables.items())}
+
+
+def _counters(device: DeviceState, reply: dict[str, Any]) -> None:
+    for row in rows(reply, "entry"):
+        iface = device.interfaces.get(long_name(str(row.get("intf_name", ""))))
+        if iface is not None:
+            iface.counters = PortCounters(pfc_rx_frames=_int(row.get("rx_ppp")),
+                                          pfc_tx_frames=_int(row.get("tx_ppp")))
+
+
+def _lossless(device: DeviceState, planned: DeviceState, config: NxosConfig) -> None:
+    for name, iface in device.interfaces.items():
+        plan = planned.interfaces.get(name)
+        if plan is None or plan.qos is None or iface.parent is not None:
+            continue
+        iface.qos = running.port_qos(config, name, plan.qos, iface.mtu, iface.speed_mbps)
+
+
+def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:
+    device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+    config = NxosConfig.read(str(driver.get_config(retrieve="running")["running"]))
+    shown = _json(driver, device)
+    _interfaces(device, planned, config, shown, names)
+    loopback = device.interfaces.get(names.loopback)
+    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    device.vrfs = {t: planned.vrfs.get(t, 0)
+                   for t in sorted(names.tenant_of(v) or v for v in config.vrfs)}
+    for what, reader, command in (("bgp", _bgp, BGP), ("routes", _routes, ROUTES)):
+        try:
+            reader(device, shown[command], names)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+    _lossless(device, planned, config)
+    _counters(device, shown[PFC])
+    return device

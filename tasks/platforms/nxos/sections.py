@@ -1,0 +1,90 @@
+"""An NX-OS config (rendered, or `show running-config`) split into flatfab's named sections.
+
+A top-level line opens a block and its indented lines belong to it; the block's first
+words name its section. What flatfab does not render (mgmt0, users, aaa, the boot lines,
+NX-OS's own defaults) belongs to no section, so drift reports only what flatfab owns.
+"""
+
+from __future__ import annotations
+
+# first words of a top-level line -> section; the longest prefix wins
+SECTION_OF: dict[str, str] = {
+    "hostname": "system",
+    "feature": "features",
+    "vlan": "vlans",
+    "vrf context": "vrfs",
+    "class-map type qos": "qos",
+    "policy-map type qos": "qos",
+    "policy-map type network-qos": "qos",
+    "policy-map type queuing": "qos",
+    "system qos": "qos",
+    "priority-flow-control": "pfc",
+    "interface": "interfaces",
+    "router bgp": "bgp",
+}
+_PREFIXES = sorted(SECTION_OF, key=len, reverse=True)
+# NX-OS's own blocks flatfab never writes, though their first words look like its own
+FOREIGN = ("vlan 1", "vrf context management", "interface mgmt0")
+# the features flatfab turns on; others (nxapi, scp-server, ...) are the operator's and a
+# configure replace must keep them
+FEATURES = ("feature bgp", "feature interface-vlan", "feature lldp")
+# MQC objects are flatfab's by name: an operator's own class or policy maps stay theirs
+_MQC = ("class-map ", "policy-map ")
+PREFIX = "FLATFAB-"
+
+
+def section_of(line: str) -> str | None:
+    if line in FOREIGN:
+        return None
+    if line.startswith("feature ") and line not in FEATURES:
+        return None
+    if line.startswith(_MQC) and not line.rsplit(maxsplit=1)[-1].startswith(PREFIX):
+        return None
+    for prefix in _PREFIXES:
+        if line == prefix or line.startswith(prefix + " "):
+            return SECTION_OF[prefix]
+    return None
+
+
+def split_sections(config: str) -> dict[str, list[str]]:
+    """Every rendered line lands in a section; `!` and `!Command:`/`!Time:` comment lines
+    and blank lines are not content."""
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    for raw in config.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("!"):
+            continue
+        if not line.startswith(" "):
+            current = section_of(line)
+        if current is not None:
+            out.setdefault(current, []).append(line)
+    return out
+
+
+def blocks(config: str) -> list[list[str]]:
+    """Top-level blocks (a line and its indented lines), comments and blanks dropped."""
+    found: list[list[str]] = []
+    for raw in config.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("!"):
+            continue
+        if line.startswith(" ") and found:
+            found[-1].append(line)
+        else:
+            found.append([line])
+    return found
+
+
+def owned(config: str) -> str:
+    """Only the blocks flatfab renders, in the order they appear (for drift)."""
+    return "".join(f"{line}\n" for block in blocks(config)
+                   if section_of(block[0]) is not None for line in block)
+
+
+def merge_into(running: str, intended: str) -> str:
+    """The full config a `configure replace` needs: the running config's blocks flatfab
+    does not own (management, users, aaa, boot), then the intended config."""
+    kept = [line for block in blocks(running) if section_of(block[0]) is None
+            for line in block]
+    return "".join(f"{line}\n" for line in kept) + intended
