@@ -433,3 +433,49 @@ def test_render_cost_per_device_on_the_rail_fabric(tmp_intents: Path,
     with capsys.disabled():
         print(f"\n{line}")
     assert render_ms < 200
+
+
+# ---- through flatfab's Nornir connection path ------------------------------------------------
+
+
+class _Task:
+    def __init__(self, host: Any, nornir: Any) -> None:
+        self.host, self.nornir = host, nornir
+
+
+def test_nornir_napalm_opens_napalm_srlinux_and_the_guard_wraps_it(
+        monkeypatch: pytest.MonkeyPatch, leaf1: DeviceState) -> None:
+    import httpx  # noqa: PLC0415
+    from napalm_srlinux.device import SRLinuxDevice  # noqa: PLC0415
+    from nornir.core import Nornir  # noqa: PLC0415
+    from nornir.core.inventory import ConnectionOptions, Host, Hosts, Inventory  # noqa: PLC0415
+    from nornir.core.plugins.connections import ConnectionPluginRegister  # noqa: PLC0415
+
+    from tasks.workflows import connections  # noqa: PLC0415
+
+    double = SrlinuxDouble(running={"interface": [{"name": "mgmt0"}]})
+    made: list[Any] = []
+
+    def client(self: Any) -> httpx.Client:  # the box is the double: no network
+        made.append(self)
+        return httpx.Client(transport=httpx.MockTransport(double.handle))
+
+    monkeypatch.setattr(SRLinuxDevice, "_new_jsonrpc_client", client)
+    ConnectionPluginRegister.auto_register()
+    options = {"napalm": ConnectionOptions(extras={"optional_args": {"skip_verify": True}})}
+    host = Host("leaf1", hostname="192.0.2.11", username="admin", password="x",
+                platform="srlinux", connection_options=options)
+    nornir = Nornir(inventory=Inventory(hosts=Hosts({"leaf1": host})))
+    guarded = connections.driver(_Task(host, nornir), read_only=True)  # type: ignore[arg-type]
+    assert isinstance(guarded, ReadOnlyDriver)
+    assert made and made[0].skip_verify is True and made[0].jsonrpc_port == 443
+    assert json.loads(guarded.get_config(retrieve="running")["running"]) == double.running
+    with pytest.raises(ReadOnlyError):
+        guarded.load_replace_candidate(config=PLATFORM.render(leaf1))
+    host.close_connections()
+    writer = connections.driver(_Task(host, nornir), read_only=False)  # type: ignore[arg-type]
+    writer.load_replace_candidate(config=PLATFORM.render(leaf1))
+    writer.commit_config(revert_in=30)
+    assert writer.has_pending_commit()
+    writer.confirm_commit()
+    assert "qos" in double.running
