@@ -274,6 +274,15 @@ def running_of(tree: Json) -> Json:
             "srl_nokia-system:system": {"srl_nokia-lldp:lldp": {"admin-state": "enable"}}}
 
 
+def _native_members(tree: Json, irb: str) -> list[str]:
+    """The other members of the mac-vrf holding an irb subinterface."""
+    for ni in tree.get("network-instance", []):
+        listed = [str(i["name"]) for i in ni.get("interface", [])]
+        if ni.get("type") == "mac-vrf" and irb in listed:
+            return [n for n in listed if n != irb]
+    return []
+
+
 def state_outputs(device: DeviceState, tree: Json, speed: str = "100G") -> dict[str, Any]:
     """`info from state` of /interface, /network-instance and /system lldp for a device
     whose running config is `tree`: everything up, every planned session established."""
@@ -298,10 +307,16 @@ def state_outputs(device: DeviceState, tree: Json, speed: str = "100G") -> dict[
         if bgp is not None:
             planned_bgp = device.bgp[ni["name"]]
             neighbors = []
+            dynamic = {str(d["interface-name"]) for d in (bgp.get("dynamic-neighbors") or {})
+                       .get("interface", [])}
             for number, (_, peer) in enumerate(sorted(planned_bgp.peers.items()), 1):
                 where = str(peer.interface)
-                address = peer.address or (
-                    f"fe80::1a2b:3cff:fe00:{number:x}%{where if '.' in where else where + '.0'}")
+                # the subinterface the session runs on, as the render put it in dynamic-neighbors
+                scope = next((d for d in sorted(dynamic) if d in (where, f"{where}.0")),
+                             None) or next(
+                    (d for d in sorted(dynamic) if d.startswith("irb1.")
+                     and f"{where}.0" in _native_members(tree, d)), f"{where}.0")
+                address = peer.address or f"fe80::1a2b:3cff:fe00:{number:x}%{scope}"
                 neighbors.append({
                     "peer-address": address, "peer-as": peer.remote_asn,
                     "session-state": "established", "peer-group": "ff-fabric",

@@ -6,6 +6,10 @@ Decisions (platform.yaml has the names):
   never `/` (mgmt0, the mgmt network-instance and /system stay the box's own);
 - host gateways: a mac-vrf `bridge-<vlan>` per gateway holds the host ports' bridged
   subinterface 0 and `irb0.<vlan>`, whose address is the gateway, in the tenant's ip-vrf;
+- a fabric port that carries VRF VLANs and routes untagged too (VRF-lite on the fabric
+  links): SR Linux allows `untagged` only on bridged subinterfaces, so subinterface 0 is
+  bridged into a mac-vrf `native-<n>` with `irb1.<n>`, which holds the port's addresses or
+  its unnumbered BGP (the way netlab realises a routed native VLAN on SR Linux);
 - the underlay is numbered or unnumbered as planned: unnumbered peers are BGP dynamic
   neighbors on the subinterface, set up by received IPv6 router advertisements, with IPv4
   routes over IPv6 next hops (RFC 8950);

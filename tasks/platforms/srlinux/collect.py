@@ -41,7 +41,7 @@ from tasks.model.state import (
 )
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
-from tasks.platforms.srlinux.render import ETHERNET_HEADER, VLAN_TAG, alpha_mbs
+from tasks.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
 from tasks.platforms.srlinux.sections import unprefixed
 
 Json = dict[str, Any]
@@ -79,18 +79,25 @@ def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, Json]:
     return out
 
 
-def _port_name(sub: str) -> str:
-    """`ethernet-1/3.0` and `system0.0` carry their port's addresses; others are themselves."""
+def _port_name(sub: str, native: dict[str, str]) -> str:
+    """The planned interface a subinterface stands for: `ethernet-1/3.0` and `system0.0`
+    their port, `irb1.<n>` the port whose untagged side it routes; others themselves."""
+    if sub in native:
+        return native[sub]
     return sub[:-2] if sub.endswith(".0") and not sub.startswith("irb") else sub
 
 
 def _interfaces(device: DeviceState, planned: DeviceState, shown: Json,
-                members: dict[str, str], bridges: dict[str, str]) -> None:
+                members: dict[str, str], bridges: dict[str, str],
+                native: dict[str, str]) -> None:
     peers = _lldp(shown.get(LLDP, {}))
-    for port in _list(shown.get(INTERFACES, {}).get("interface")):
+    ports = [p for p in _list(shown.get(INTERFACES, {}).get("interface"))
+             if p.get("name") != "mgmt0"]
+    irb_subs = {f"{p.get('name')}.{sub.get('index')}": sub for p in ports
+                if str(p.get("name")).startswith("irb") for sub in _list(p.get("subinterface"))}
+    routed_by = {port: irb for irb, port in native.items()}
+    for port in ports:
         name = str(port.get("name"))
-        if name == "mgmt0":
-            continue
         subs = _list(port.get("subinterface"))
         tagged = port.get("vlan-tagging") is True
         speed = SPEEDS.get(str((port.get("ethernet") or {}).get("port-speed", "")))
@@ -101,6 +108,8 @@ def _interfaces(device: DeviceState, planned: DeviceState, shown: Json,
         if name.startswith("irb"):
             for sub in subs:
                 gw = f"{name}.{sub.get('index')}"
+                if gw in native:
+                    continue  # read as its port's L3 side
                 device.interfaces[gw] = Interface(
                     name=gw, kind=IfKind.BRIDGE, vrf=members.get(gw, DEFAULT_VRF),
                     mtu=sub.get("ip-mtu"), up=sub.get("oper-state") == "up",
@@ -108,11 +117,15 @@ def _interfaces(device: DeviceState, planned: DeviceState, shown: Json,
             continue
         kind = planned.interfaces[name].kind if name in planned.interfaces else (
             IfKind.LOOPBACK if name.startswith("system") else IfKind.OTHER)
-        head = next((s for s in subs if s.get("index") == 0), None)
+        # the port's own L3 side: its subinterface 0, or the irb1 subinterface its
+        # untagged frames are bridged to
+        l3_name = routed_by.get(name, f"{name}.0")
+        head = irb_subs.get(l3_name) if name in routed_by else next(
+            (s for s in subs if s.get("index") == 0), None)
         bridge = bridges.get(f"{name}.0")
         device.interfaces[name] = Interface(
             name=name, kind=kind,
-            vrf=members.get(bridge, DEFAULT_VRF) if bridge else members.get(f"{name}.0",
+            vrf=members.get(bridge, DEFAULT_VRF) if bridge else members.get(l3_name,
                                                                           DEFAULT_VRF),
             mtu=None if name.startswith("system") else port_mtu, up=up,
             addresses=_addresses(head) if head else [], bridge=bridge,
@@ -149,36 +162,41 @@ def _lldp(reply: Json) -> dict[str, Endpoint]:
 
 
 def _membership(instances: list[Json], names: InterfaceNames
-                ) -> tuple[dict[str, str], dict[str, str]]:
-    """(subinterface -> tenant of its routing instance, bridged subinterface -> the irb
-    subinterface of its mac-vrf)."""
+                ) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """(subinterface -> tenant of its routing instance, bridged host subinterface -> its
+    gateway's irb subinterface, irb1 subinterface -> the port whose untagged side it
+    routes)."""
     routed: dict[str, str] = {}
     bridged: dict[str, str] = {}
+    native: dict[str, str] = {}
     for ni in instances:
         listed = [str(i.get("name")) for i in _list(ni.get("interface"))]
         if ni.get("type") == "mac-vrf":
             irb = next((i for i in listed if i.startswith("irb")), None)
-            for sub in listed:
-                if irb is not None and sub != irb:
+            others = [sub for sub in listed if sub != irb]
+            if irb is not None and irb.startswith(f"{NATIVE_IRB}.") and len(others) == 1:
+                native[irb] = others[0].rsplit(".", 1)[0]
+                continue
+            for sub in others:
+                if irb is not None:
                     bridged[sub] = irb
             continue
         vrf = tenant(names, str(ni.get("name")))
         for sub in listed:
             routed[sub] = vrf
-    return routed, bridged
+    return routed, bridged, native
 
 
-def _peer(raw: str, planned: DeviceState) -> tuple[str, str | None, str | None]:
+def _peer(raw: str, native: dict[str, str]) -> tuple[str, str | None, str | None]:
     """(key, interface, address): an unnumbered session is shown with its link-local
-    address scoped to the subinterface (fe80::1%ethernet-1/51.0)."""
+    address scoped to the subinterface (fe80::1%ethernet-1/51.0, fe80::1%irb1.51)."""
     if "%" in raw:
-        sub = raw.split("%", 1)[1]
-        port = _port_name(sub)
+        port = _port_name(raw.split("%", 1)[1], native)
         return port, port, None
     return raw, None, raw
 
 
-def _bgp(device: DeviceState, planned: DeviceState, instances: list[Json],
+def _bgp(device: DeviceState, native: dict[str, str], instances: list[Json],
          names: InterfaceNames) -> None:
     for ni in instances:
         bgp = (ni.get("protocols") or {}).get("bgp")
@@ -190,7 +208,7 @@ def _bgp(device: DeviceState, planned: DeviceState, instances: list[Json],
                                router_id=str(bgp.get("router-id", "")))
         for neighbor in _list(bgp.get("neighbor")):
             raw = str(neighbor.get("peer-address"))
-            key, interface, address = _peer(raw, planned)
+            key, interface, address = _peer(raw, native)
             received = next((a.get("received-routes") for a in _list(neighbor.get("afi-safi"))
                              if a.get("afi-safi-name") == "ipv4-unicast"), None)
             state = str(neighbor.get("session-state", ""))
@@ -214,7 +232,8 @@ def _bgp(device: DeviceState, planned: DeviceState, instances: list[Json],
                     peer.peer_device = iface.peer.device
 
 
-def _routes(device: DeviceState, instances: list[Json], names: InterfaceNames) -> None:
+def _routes(device: DeviceState, instances: list[Json], names: InterfaceNames,
+            native: dict[str, str]) -> None:
     tables: dict[str, dict[str, Route]] = {}
     for ni in instances:
         if ni.get("type") == "mac-vrf":
@@ -230,7 +249,7 @@ def _routes(device: DeviceState, instances: list[Json], names: InterfaceNames) -
             for member in _list(group.get("next-hop")):
                 hop = hops.get(member.get("next-hop"), {})
                 sub = hop.get("subinterface")
-                nexthops.append(NextHop(interface=_port_name(str(sub)) if sub else None,
+                nexthops.append(NextHop(interface=_port_name(str(sub), native) if sub else None,
                                         address=hop.get("ip-address") or None))
             kind = str(route.get("route-type", ""))
             routes[prefix] = Route(prefix=prefix, protocol=_PROTOCOLS.get(kind, kind),
@@ -472,9 +491,9 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
         running = {}
     shown = _read(driver, device)
     instances = _list(shown[INSTANCES].get("network-instance"))
-    members, bridges = _membership(instances, names)
+    members, bridges, native = _membership(instances, names)
     try:
-        _interfaces(device, planned, shown, members, bridges)
+        _interfaces(device, planned, shown, members, bridges, native)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         device.errors.append(f"interfaces: unexpected output ({str(exc).splitlines()[0]})")
     loopback = device.interfaces.get(names.loopback)
@@ -483,11 +502,11 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
         tenant(names, str(ni.get("name"))), 0) for ni in instances
         if ni.get("type") == "ip-vrf"}
     try:
-        _bgp(device, planned, instances, names)
+        _bgp(device, native, instances, names)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         device.errors.append(f"bgp: unexpected output ({str(exc).splitlines()[0]})")
     try:
-        _routes(device, instances, names)
+        _routes(device, instances, names, native)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         device.errors.append(f"routes: unexpected output ({str(exc).splitlines()[0]})")
     _lossless(device, planned, running)

@@ -3,7 +3,8 @@
 The rendered text is the gNMI-style JSON napalm-srlinux's load_replace_candidate takes
 (`{"replaces": [{"path": ..., "value": ...}]}`): one replace per physical/loopback/irb
 interface, per network-instance (default, each tenant ip-vrf, each gateway mac-vrf), and
-the whole `/routing-policy` and `/qos` containers. Never `/` itself: mgmt0, the mgmt
+the whole `/routing-policy` and `/qos` containers (irb1 routes the untagged side of ports
+that carry VRF VLANs, see NATIVE below). Never `/` itself: mgmt0, the mgmt
 network-instance, /system (AAA, the JSON-RPC server) stay as the box has them. Each entry
 starts a line `{"path": "/<tree>...` at column 0 (the section split keys on it).
 
@@ -38,6 +39,13 @@ DSCP_POLICY = "ff-dscp"
 FABRIC_GROUP = "ff-fabric"
 IMPORT_POLICY = "ff-import"
 BRIDGE = "bridge-{vlan}"  # the mac-vrf of one gateway
+# A port that carries VRF VLANs (vlan-tagging) and also routes untagged in its own VRF:
+# SR Linux allows `untagged` only on a bridged subinterface (srl_nokia-interfaces-vlans.yang;
+# SR Linux interfaces guide, "Subinterface VLAN configuration"), so the untagged traffic
+# is bridged in a mac-vrf `native-<n>` to `irb1.<n>`, which holds the port's L3 settings.
+NATIVE = "native-{index}"
+NATIVE_IRB = "irb1"
+_PORT_NUMBER = re.compile(r"^ethernet-1/(\d+)(?:/(\d+))?$")
 
 
 def fc(tc: int) -> str:
@@ -122,8 +130,21 @@ def _ipv4(addresses: list[str]) -> Json:
             "address": [{"ip-prefix": a} for a in sorted(addresses)]}
 
 
-def _routed(iface: Interface, index: int, unnumbered: bool, tagged: bool) -> Json:
-    sub: Json = {"index": index, "type": "routed", "admin-state": _admin(iface)}
+def native_index(port: str) -> int:
+    """irb1's subinterface index for a port: its number (1..128), or for a breakout
+    port ethernet-1/P/C 1000 + 10 P + C (irb subinterfaces go up to 9999)."""
+    found = _PORT_NUMBER.match(port)
+    if found is None:
+        raise RenderError(f"{port!r} is not an SR Linux port name")
+    number, channel = int(found.group(1)), found.group(2)
+    return number if channel is None else 1000 + 10 * number + int(channel)
+
+
+def _routed(iface: Interface, index: int, unnumbered: bool, tagged: bool,
+            irb: bool = False) -> Json:
+    sub: Json = {"index": index, "admin-state": _admin(iface)}
+    if not irb:
+        sub["type"] = "routed"
     if iface.mtu is not None:
         sub["ip-mtu"] = _within(iface.mtu, IP_MTU, f"{iface.name}: ip-mtu")
     if unnumbered:
@@ -133,15 +154,18 @@ def _routed(iface: Interface, index: int, unnumbered: bool, tagged: bool) -> Jso
                        "router-advertisement": {"router-role": {"admin-state": "enable"}}}
     elif iface.addresses:
         sub["ipv4"] = _ipv4(iface.addresses)
-    if tagged and index:
+    if tagged:
         sub["vlan"] = {"encap": {"single-tagged": {"vlan-id": index}}}
-    # index 0 on a tagged port: no encap (YANG allows `untagged` only on bridged
-    # subinterfaces); [unverified on a box] that it then routes untagged frames
     return sub
 
 
-def _port(device: DeviceState, port: Interface, children: list[Interface],
-          unnumbered: set[str]) -> Json:
+def routes_untagged(port: Interface, children: list[Interface], unnumbered: set[str]) -> bool:
+    """Whether the port itself (untagged) is an L3 interface."""
+    return port.bridge is None and (bool(port.addresses) or port.name in unnumbered
+                                    or port.vrf != DEFAULT_VRF or not children)
+
+
+def _port(port: Interface, children: list[Interface], unnumbered: set[str]) -> Json:
     tagged = bool(children)
     body: Json = {"name": port.name, "admin-state": _admin(port)}
     if port.peer is not None:
@@ -153,13 +177,14 @@ def _port(device: DeviceState, port: Interface, children: list[Interface],
     if tagged:
         body["vlan-tagging"] = True
     subs: list[Json] = []
-    if port.bridge is not None:
+    if port.bridge is not None or (tagged and routes_untagged(port, children, unnumbered)):
+        # a host port of a gateway's mac-vrf, or the untagged side of a tagged port
         sub: Json = {"index": 0, "type": "bridged", "admin-state": _admin(port)}
         if tagged:
             sub["vlan"] = {"encap": {"untagged": {}}}
         subs.append(sub)
-    elif port.addresses or port.name in unnumbered or port.vrf != DEFAULT_VRF or not tagged:
-        subs.append(_routed(port, 0, port.name in unnumbered, tagged))
+    elif routes_untagged(port, children, unnumbered):
+        subs.append(_routed(port, 0, port.name in unnumbered, tagged=False))
     for child in children:
         subs.append(_routed(child, _vlan(child.name), child.name in unnumbered, tagged))
     body["subinterface"] = subs
@@ -187,7 +212,7 @@ def _irb(bridges: list[Interface]) -> Json:
 # ---- network instances ------------------------------------------------------------------
 
 
-def _bgp(instance: BgpInstance, names: InterfaceNames) -> Json:
+def _bgp(instance: BgpInstance, l3: dict[str, str]) -> Json:
     vrf = instance.vrf
     group: Json = {"group-name": FABRIC_GROUP, "admin-state": "enable",
                    "export-policy": [export_policy(vrf)], "import-policy": [IMPORT_POLICY]}
@@ -214,8 +239,8 @@ def _bgp(instance: BgpInstance, names: InterfaceNames) -> Json:
             if peer.remote_asn is None:
                 raise RenderError(f"BGP {vrf}: unnumbered peer {key} needs its AS "
                                   "(SR Linux dynamic neighbors list the allowed peer AS)")
-            dynamic.append({"interface-name": peer.interface if "." in peer.interface
-                            else f"{peer.interface}.0", "peer-group": FABRIC_GROUP,
+            dynamic.append({"interface-name": l3.get(peer.interface, peer.interface),
+                            "peer-group": FABRIC_GROUP,
                             "allowed-peer-as": [str(peer.remote_asn)]})
     if dynamic:
         unicast["ipv4-unicast"] = {"advertise-ipv6-next-hops": True,
@@ -233,14 +258,14 @@ def _bgp(instance: BgpInstance, names: InterfaceNames) -> Json:
 
 
 def _instance(name: str, kind: str, members: Iterable[str], device: DeviceState,
-              names: InterfaceNames, vrf: str | None) -> Json:
+              l3: dict[str, str], vrf: str | None) -> Json:
     body: Json = {"name": name, "type": kind, "admin-state": "enable"}
     if kind == "default" and device.router_id:
         body["router-id"] = device.router_id
     body["interface"] = [{"name": m} for m in sort_interfaces(sorted(set(members)))]
     bgp = device.bgp.get(vrf) if vrf is not None else None
     if bgp is not None:
-        body["protocols"] = {"bgp": _bgp(bgp, names)}
+        body["protocols"] = {"bgp": _bgp(bgp, l3)}
     return body
 
 
@@ -483,6 +508,8 @@ def config_tree(device: DeviceState, names: InterfaceNames) -> list[tuple[str, J
     members: dict[tuple[str, str, str | None], list[str]] = {}
     bridges = [ifaces[n] for n in order if ifaces[n].kind is IfKind.BRIDGE]
     subs: dict[str, list[str]] = {}
+    natives: list[Json] = []  # irb1 subinterfaces
+    l3: dict[str, str] = {}  # planned interface -> the SR Linux subinterface routing it
     for name in order:
         iface = ifaces[name]
         if iface.kind is IfKind.LOOPBACK:
@@ -493,48 +520,65 @@ def config_tree(device: DeviceState, names: InterfaceNames) -> list[tuple[str, J
         elif iface.kind in (IfKind.FABRIC, IfKind.HOST_PORT) and iface.parent is None:
             if not names.is_port(name):
                 raise RenderError(f"{name!r} is not an SR Linux port name")
-            body = _port(device, iface, children.get(name, []), unnumbered)
+            kids = children.get(name, [])
+            body = _port(iface, kids, unnumbered)
             out.append((f"/interface[name={name}]", body))
             ports.append(iface)
-            port_subs = [f"{name}.{s['index']}" for s in body["subinterface"]]
-            subs[name] = port_subs
+            subs[name] = [f"{name}.{s['index']}" for s in body["subinterface"]]
             for sub in body["subinterface"]:
                 sub_name = f"{name}.{sub['index']}"
-                if sub["type"] == "bridged":
-                    vlan = _vlan(str(iface.bridge))
-                    members.setdefault((BRIDGE.format(vlan=vlan), "mac-vrf", None),
-                                       []).append(sub_name)
+                if sub["type"] == "bridged" and iface.bridge is not None:
+                    members.setdefault((BRIDGE.format(vlan=_vlan(iface.bridge)), "mac-vrf",
+                                        None), []).append(sub_name)
+                elif sub["type"] == "bridged":  # the untagged side of a tagged port
+                    index = native_index(name)
+                    gateway = f"{NATIVE_IRB}.{index}"
+                    natives.append(_routed(iface, index, name in unnumbered, tagged=False,
+                                           irb=True))
+                    members.setdefault((NATIVE.format(index=index), "mac-vrf", None),
+                                       []).extend([sub_name, gateway])
+                    members.setdefault((_ni(iface.vrf, names), _kind(iface.vrf), iface.vrf),
+                                       []).append(gateway)
+                    l3[name] = gateway
                 else:
-                    vrf = (ifaces[sub_name].vrf if sub_name in ifaces else iface.vrf)
-                    kind = "default" if vrf == DEFAULT_VRF else "ip-vrf"
-                    members.setdefault((_ni(vrf, names), kind, vrf), []).append(sub_name)
+                    routed = ifaces.get(sub_name, iface)
+                    members.setdefault((_ni(routed.vrf, names), _kind(routed.vrf),
+                                        routed.vrf), []).append(sub_name)
+                    l3[routed.name] = sub_name
         elif iface.kind in (IfKind.BRIDGE,) or iface.parent is not None:
             continue
         else:
             raise RenderError(f"{name}: interface kind {iface.kind.value} is not rendered "
                               "on SR Linux")
+    if natives:
+        out.append((f"/interface[name={NATIVE_IRB}]",
+                    {"name": NATIVE_IRB, "admin-state": "enable", "subinterface": natives}))
     if bridges:
         out.append((f"/interface[name={bridges[0].name.split('.')[0]}]", _irb(bridges)))
         for gw in bridges:
             members.setdefault((BRIDGE.format(vlan=_vlan(gw.name)), "mac-vrf", None),
                                []).append(gw.name)
-            kind = "default" if gw.vrf == DEFAULT_VRF else "ip-vrf"
-            members.setdefault((_ni(gw.vrf, names), kind, gw.vrf), []).append(gw.name)
+            members.setdefault((_ni(gw.vrf, names), _kind(gw.vrf), gw.vrf),
+                               []).append(gw.name)
+            l3[gw.name] = gw.name
     for vrf in device.bgp:  # a VRF with BGP but no interface still exists
-        kind = "default" if vrf == DEFAULT_VRF else "ip-vrf"
-        members.setdefault((_ni(vrf, names), kind, vrf), [])
+        members.setdefault((_ni(vrf, names), _kind(vrf), vrf), [])
     for tenant in device.vrfs:
         members.setdefault((_ni(tenant, names), "ip-vrf", tenant), [])
     rank = {"default": 0, "ip-vrf": 1, "mac-vrf": 2}
     for (instance, kind, owner), listed in sorted(members.items(),
                                                   key=lambda i: (rank[i[0][1]], i[0][0])):
         out.append((f"/network-instance[name={instance}]",
-                    _instance(instance, kind, listed, device, names, owner)))
+                    _instance(instance, kind, listed, device, l3, owner)))
     out.append(("/routing-policy", _routing_policy(device)))
     qos = _qos(device, ports, subs)
     if qos is not None:
         out.append(("/qos", qos))
     return out
+
+
+def _kind(vrf: str) -> str:
+    return "default" if vrf == DEFAULT_VRF else "ip-vrf"
 
 
 def _ni(vrf: str, names: InterfaceNames) -> str:

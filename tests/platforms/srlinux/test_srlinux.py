@@ -351,6 +351,11 @@ def test_collect_cases_read_back_as_planned() -> None:
             pfc_rx_frames=17, pfc_tx_frames=5, ecn_marked={3: 250})
         assert seen.interfaces["ethernet-1/52"].counters == PortCounters(
             pfc_rx_frames=0, pfc_tx_frames=0, ecn_marked={3: 0})
+        # ECMP over both uplinks; the next hops are irb1.51/.52, read as their ports
+        assert seen.routes is not None
+        route = seen.routes["default"]["10.0.0.18/32"]
+        assert route.protocol == "bgp"
+        assert [h.interface for h in route.nexthops] == ["ethernet-1/51", "ethernet-1/52"]
 
 
 # ---- a lossless disagreement across a vendor boundary -----------------------------------------
