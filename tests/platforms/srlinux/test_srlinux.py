@@ -146,7 +146,12 @@ def test_every_golden_file_passes_the_srlinux_yang_oracle(name: str) -> None:
     files = sorted((GOLDEN / name).glob("*.json"))
     assert files
     for path in files:
-        found = yang_violations(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        sections = PLATFORM.sections(text)  # and the split loses no line of any of them
+        assert set(sections) <= set(PLATFORM.facts.sections), path.name
+        assert sorted(line for lines in sections.values() for line in lines) == sorted(
+            line for line in text.splitlines() if line.strip()), path.name
+        found = yang_violations(text)
         assert found == [], f"{path.name}: {found}"
 
 
@@ -187,6 +192,18 @@ def test_running_config_reads_back_in_the_rendered_form(leaf1: DeviceState) -> N
     now = PLATFORM.sections(normalized_running(json.dumps(changed), text))
     wanted = PLATFORM.sections(text)
     assert [s for s in wanted if now.get(s) != wanted[s]] == ["qos"]
+
+
+def test_drift_through_the_driver_is_empty_when_the_box_runs_the_render(
+        leaf1: DeviceState) -> None:
+    intended = PLATFORM.render(leaf1)
+    running = running_of(as_tree(config_tree(leaf1, PLATFORM.names)))
+    double = SrlinuxDouble(running=running)
+    driver = PLATFORM.read_only(double.driver())
+    now, wanted = PLATFORM.drift_texts(driver, intended)
+    assert now == wanted == intended
+    assert PLATFORM.diff(driver, intended, read_only=True) == ""
+    assert [e.split(" ", 1)[0] for e in double.log] == ["get", "get"]  # reads only
 
 
 def test_naming() -> None:
