@@ -68,11 +68,13 @@ def networks_set(vrf: str) -> str:
     return f"ff-networks-{vrf}"
 
 
-# YANG ranges the intent's own ranges are wider than (srl_nokia-qos.yang, -interfaces.yang)
+# ranges the intent's own are wider than: srl_nokia-qos.yang (deadlock timers), and the
+# 7220 IXR-D1..D5/H2..H4 limits srl_nokia-interfaces.yang states in its descriptions (port
+# MTU 1500..9412, IP MTU up to 9398; the YANG ranges 1450..9500 / 1280..9486 are wider)
 DETECT_MS = (10, 1500)
 RECOVER_MS = (100, 1500)
-PORT_MTU = (1450, 9500)
-IP_MTU = (1280, 9486)
+PORT_MTU = (1500, 9412)
+IP_MTU = (1280, 9398)
 ETHERNET_HEADER = 14
 VLAN_TAG = 4
 _VLAN = re.compile(r"\.(\d+)$")

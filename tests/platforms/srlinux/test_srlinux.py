@@ -240,6 +240,14 @@ def test_change_notes_name_what_the_replaces_leave(leaf1: DeviceState) -> None:
     assert PLATFORM.change_notes("not json", intended)[0].startswith("running config unreadable")
 
 
+def test_an_mtu_above_the_7220_limit_is_one_clear_error(leaf1: DeviceState) -> None:
+    device = leaf1.model_copy(deep=True)
+    device.interfaces["ethernet-1/1"].mtu = 9400  # + 14 B header: 9414 > 9412
+    with pytest.raises(RenderError, match=r"ethernet-1/1: port mtu 9414 is outside SR "
+                                          r"Linux's 1500\.\.9412"):
+        PLATFORM.render(device)
+
+
 def test_pfc_on_a_7220_without_pfc_is_refused_at_load(tmp_intents: Path) -> None:
     with pytest.raises(InputError) as caught:
         load_intent(_intent("lab", tmp_intents, family="trident-3"), known_platforms=PLATFORMS)
