@@ -15,6 +15,7 @@ NAMES = (
     "eos",
     "sonic",
     "nxos",
+    "srlinux",
 )
 
 
