@@ -6,10 +6,11 @@ from tasks.errors import InputError
 from tasks.platforms.base import Platform
 from tasks.platforms.eos import PLATFORM as EOS
 from tasks.platforms.frr import PLATFORM as FRR
+from tasks.platforms.junos import PLATFORM as JUNOS
 from tasks.platforms.linux_host import PLATFORM as LINUX_HOST
 from tasks.platforms.sonic import PLATFORM as SONIC
 
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC)}
+PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC, JUNOS)}
 
 
 def get(name: str) -> Platform:
