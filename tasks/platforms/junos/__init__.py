@@ -3,12 +3,28 @@ driver (NETCONF): curly-brace config loaded with `load replace`, `commit confirm
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 from tasks.model.state import DeviceState, Probe
 from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.junos.collect import collect
+from tasks.platforms.junos.driver import JunosDriver
 from tasks.platforms.junos.render import render
 from tasks.platforms.junos.text import split_sections
+
+# read-only CLI: `show ...` with output pipes that only filter or format (never `| save`,
+# `| request`, or a second command after `;`)
+_PIPE = r"\|\s*(display (json|xml|set)|no-more|count|last \d+|(match|except|find) [\w.:/*-]+)"
+_SHOW = re.compile(rf"^\s*show\s[^|;&<>`$\\]*(\s*{_PIPE})*\s*$")
+_TAG = re.compile(r"^(\s*)(replace|delete): ", re.M)
+
+
+def normal_form(text: str) -> str:
+    """A config without flatfab's header and `replace:` tags, for drift against running."""
+    return "\n".join(_TAG.sub(r"\1", line) for line in text.splitlines()
+                     if not line.lstrip().startswith(("#", "/*", "## "))) + "\n"
 
 
 class JunosPlatform(Platform):
@@ -20,7 +36,26 @@ class JunosPlatform(Platform):
 
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
-        raise NotImplementedError
+        return collect(driver, planned, self.names)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        running = driver.get_config(retrieve="running")["running"]
+        return normal_form(running), normal_form(intended)
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        """NAPALM's JunOSDriver, behind flatfab's push rules (load replace, management
+        refusal, revert time rounded up to minutes)."""
+        from napalm.junos.junos import JunOSDriver  # noqa: PLC0415 - PyEZ is slow to import
+
+        if isinstance(connection, JunosDriver):
+            return connection
+        if not isinstance(connection, JunOSDriver):
+            raise TypeError(f"platform junos needs NAPALM's junos driver, not "
+                            f"{type(connection).__name__}")
+        return JunosDriver(connection, self.facts.management_interfaces)
+
+    def show_command(self, command: str) -> bool:
+        return bool(_SHOW.match(command))
 
 
 PLATFORM = JunosPlatform(Path(__file__).with_name("platform.yaml"))

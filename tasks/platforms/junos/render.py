@@ -119,7 +119,11 @@ class _Render:
             elif iface.kind is IfKind.BRIDGE:
                 vlan = self._irb_unit(iface.name)
                 vlans[vlan] = iface.name
-                unit: Tree = {"name": vlan, "family": _address_family(iface.addresses, False)}
+                family = _address_family(iface.addresses, False)
+                if iface.mtu is not None:  # the IRB's IP MTU (its ports' media MTU is theirs)
+                    inet = family["inet"] if isinstance(family["inet"], dict) else {}
+                    family["inet"] = {"mtu": iface.mtu, **inet}
+                unit: Tree = {"name": vlan, "family": family}
                 irb.append((vlan, unit))
             elif iface.kind in (IfKind.FABRIC, IfKind.HOST_PORT):
                 self._port(iface, physical, units)

@@ -57,7 +57,7 @@ def _tag(node: Any) -> str:
 def _members(tree: Tree, depth: int, lines: list[str], path: str) -> None:
     parent = path.rsplit("/", 1)[-1].split("[", 1)[0]
     for key, value in tree.items():
-        if key == "@" or key == "name":
+        if key in {"@", "name"}:
             continue
         if (parent, key) in WRAPPED and isinstance(value, list):
             lines.append(f"{INDENT * depth}{key} {{")
