@@ -9,7 +9,7 @@ from typing import Any
 
 from tasks.model.state import DeviceState, Probe
 from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.junos.collect import collect
+from tasks.platforms.junos.collect import collect as collect_device
 from tasks.platforms.junos.driver import JunosDriver
 from tasks.platforms.junos.render import render
 from tasks.platforms.junos.text import split_sections
@@ -36,7 +36,7 @@ class JunosPlatform(Platform):
 
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
-        return collect(driver, planned, self.names)
+        return collect_device(driver, planned, self.names)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         running = driver.get_config(retrieve="running")["running"]
