@@ -441,17 +441,30 @@ def _port_qos(cos: _Cos, port: str, planned: PortQos, mtu: int | None,
         watchdog = _watchdog(cnp.get("pfc-watchdog"), pfc)
     maps = planned.maps.model_copy(update={"dscp_to_tc": dscp_to_tc,
                                            "pfc_to_queue": pfc_to_queue})
+    lossless_pgs = {maps.pfc_to_pg[p] for p in pfc if 0 <= p < len(maps.pfc_to_pg)}
+    unknown |= {f"pgs.{pg}": SWITCH_BUFFERS for pg in sorted(lossless_pgs)}
     return PortQos(trust=trust, maps=maps, pfc=pfc, watchdog=watchdog, pgs=planned.pgs,
                    queues=_queues(cos, str(bound.get("scheduler-map")), planned, reference),
                    speed_mbps=speed or planned.speed_mbps, cable_m=cable,
                    mtu=mtu or planned.mtu, unknown=unknown)
 
 
+SWITCH_BUFFERS = ("QFX52xx buffers are shared-buffer percentages and Junos sizes each "
+                  "lossless priority's headroom from cable length and MTU: no per-profile "
+                  "bytes to read")
+
+
 def _lossless(device: DeviceState, planned: DeviceState, config: JunosConfig) -> None:
+    """The lossless plane from the configuration. QFX52xx buffers have no per-profile
+    bytes (the platform refuses qos.buffers at load): the planned pools and profiles stand
+    for the switch's own, with every pool size and lossless PG marked unknown, so checks
+    follow the class chain through them but never judge their sizes."""
     if planned.qos is None:
         return
     cos = _Cos(config)
     reference = queue_reference_bytes(planned.qos.asic.buffer_bytes)
+    device.qos = planned.qos.model_copy(update={"unknown": {
+        f"pools.{name}.size": SWITCH_BUFFERS for name in sorted(planned.qos.pools)}})
     for name, iface in device.interfaces.items():
         plan = planned.interfaces.get(name)
         if plan is None or plan.qos is None or iface.parent is not None:
