@@ -502,7 +502,7 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
     bgp = {"bgp-information": [{"bgp-peer": peers}]}
     tables = []
     own = connected(device)
-    for vrf in sorted(set(own) | set(rib) | {v for v in device.bgp}):
+    for vrf in sorted(set(own) | set(rib) | set(device.bgp)):
         rows = []
         for prefix, via in sorted(own.get(vrf, {}).items()):
             rows.append({"rt-destination": _d(prefix), "rt-entry": [

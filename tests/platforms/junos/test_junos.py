@@ -295,7 +295,7 @@ def test_rollback_restores_the_previous_commit(leaf1: DeviceState) -> None:
 
 
 def test_a_second_load_replaces_what_flatfab_owns(leaf1: DeviceState) -> None:
-    device, driver = _switch()
+    _, driver = _switch()
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
     driver.commit_config()
     changed = leaf1.model_copy(deep=True)
