@@ -124,3 +124,69 @@ def split_sections(text: str) -> dict[str, list[str]]:
                 current = match.group(1)
         out.setdefault(current, []).append(line)
     return out
+
+
+# ---- reading text back (drift, change notes) ----------------------------------------------
+
+
+class Statement:
+    """One statement of curly-brace text: its words, and its block (None for `x y;`)."""
+
+    __slots__ = ("block", "head")
+
+    def __init__(self, head: str, block: list[Statement] | None) -> None:
+        self.head = head
+        self.block = block
+
+
+_TAGS = re.compile(r"^(replace|delete|inactive|protect): ")
+
+
+def parse(text: str) -> list[Statement]:
+    """Curly-brace text, one statement a line (as flatfab and `show configuration` print
+    it); comments, `##` annotations and tags are dropped. Bad nesting is a ValueError."""
+    root: list[Statement] = []
+    stack: list[list[Statement]] = [root]
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith(("#", "/*")):
+            continue
+        line = _TAGS.sub("", line)
+        if line == "}":
+            if len(stack) == 1:
+                raise ValueError(f"line {number}: unbalanced }}")
+            stack.pop()
+        elif line.endswith("{"):
+            block: list[Statement] = []
+            stack[-1].append(Statement(line[:-1].strip(), block))
+            stack.append(block)
+        elif line.endswith(";"):
+            stack[-1].append(Statement(line[:-1].strip(), None))
+        else:
+            raise ValueError(f"line {number}: {line!r} is not a statement")
+    if len(stack) != 1:
+        raise ValueError("missing }")
+    return root
+
+
+def canonical(text: str) -> str:
+    """The text with every block's statements in one order (Junos prints in schema order,
+    flatfab in its own): drift then shows only what differs."""
+    def dump(statements: list[Statement], depth: int) -> list[str]:
+        lines: list[str] = []
+        for statement in sorted(statements, key=lambda s: (s.head, s.block is not None)):
+            pad = INDENT * depth
+            if statement.block is None:
+                lines.append(f"{pad}{statement.head};")
+            else:
+                lines += [f"{pad}{statement.head} {{", *dump(statement.block, depth + 1),
+                          f"{pad}}}"]
+        return lines
+    return "\n".join(dump(parse(text), 0)) + "\n"
+
+
+def children(statements: list[Statement], head: str) -> list[str]:
+    """The heads of the statements in the block of top-level `head`."""
+    return [s.head for statement in statements
+            if statement.head == head and statement.block is not None
+            for s in statement.block]

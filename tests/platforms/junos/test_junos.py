@@ -332,9 +332,41 @@ def test_adapt_refuses_another_driver() -> None:
         PLATFORM.adapt(object(), read_only=False)
 
 
-def test_drift_ignores_tags_and_header(leaf1: DeviceState) -> None:
+def test_drift_ignores_tags_header_and_order(leaf1: DeviceState) -> None:
     text = PLATFORM.render(leaf1)
     assert "replace:" not in normal_form(text) and "# flatfab" not in normal_form(text)
+    _, driver = _switch()
+    driver.load_replace_candidate(config=text)
+    driver.commit_config()
+    running, wanted = PLATFORM.drift_texts(driver, text)
+    have, want = PLATFORM.sections(running), PLATFORM.sections(wanted)
+    for section in ("policy-options", "protocols", "routing-instances", "class-of-service"):
+        assert have[section] == want[section], section
+    assert "    re0:mgmt-0 {" in have["interfaces"]  # the switch's own, not flatfab's
+    shuffled = "\n".join(reversed(want["class-of-service"][1:-1]))
+    assert shuffled != "\n".join(want["class-of-service"][1:-1])
+
+
+def test_change_notes_name_what_load_replace_leaves_behind(leaf1: DeviceState) -> None:
+    running = FACTORY + ("interfaces {\n    et-0/0/9 {\n        mtu 9216;\n    }\n}\n"
+                         "routing-instances {\n    old {\n        instance-type vrf;\n    }\n"
+                         "    mgmt_junos {\n        description mgmt;\n    }\n}\n")
+    notes = PLATFORM.change_notes(running, PLATFORM.render(leaf1))
+    assert len(notes) == 2
+    assert notes[0].startswith("interfaces et-0/0/9 is configured on the switch but not planned")
+    assert notes[1].startswith("routing-instances old ")
+    assert PLATFORM.change_notes(PLATFORM.render(leaf1), PLATFORM.render(leaf1)) == []
+
+
+def test_why_not_napalms_replace_it_would_load_override(leaf1: DeviceState) -> None:
+    """NAPALM's own load_replace_candidate is `load override`: the switch would lose its
+    system hierarchy and management address. flatfab's driver never sends it."""
+    device = JunosDevice(running_text=FACTORY)
+    raw = napalm_driver(device)
+    raw.load_replace_candidate(config=PLATFORM.render(leaf1))
+    assert "load override format=text" in device.log
+    assert "-    host-name qfx;" in raw.compare_config()
+    raw.discard_config()
 
 
 # ---- read-only ---------------------------------------------------------------------------
