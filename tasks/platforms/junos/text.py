@@ -111,18 +111,26 @@ def _entry(key: str, entry: Tree, depth: int, lines: list[str], path: str) -> No
 
 def split_sections(text: str) -> dict[str, list[str]]:
     """Each top-level statement's lines under its name (`interfaces`, `class-of-service`);
-    blank lines are not content, lines before the first statement (comments) are `config`.
-    Works on the rendered text and on `show configuration` alike."""
+    blank lines are not content, a comment before a statement belongs to that statement
+    (flatfab's header, `## Last commit`), one after the last to `config`. Works on the
+    rendered text and on `show configuration` alike."""
     out: dict[str, list[str]] = {}
-    current = "config"
+    current: str | None = None
+    comments: list[str] = []
     for line in text.splitlines():
         if not line.strip():
             continue
-        if not line.startswith((" ", "}", "#", "/*")):
+        if line.startswith(("#", "/*")):
+            comments.append(line)
+            continue
+        if not line.startswith((" ", "}")):
             match = _TOP.match(line + " ")
             if match:
                 current = match.group(1)
-        out.setdefault(current, []).append(line)
+        out.setdefault(current or "config", []).extend([*comments, line])
+        comments = []
+    if comments:
+        out.setdefault(current or "config", []).extend(comments)
     return out
 
 
