@@ -30,8 +30,8 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 import yaml
-from jnpr.junos.exception import ConfigLoadError, RpcError
-from lxml import etree
+from jnpr.junos.exception import ConfigLoadError, RpcError  # type: ignore[import-untyped]
+from lxml import etree  # type: ignore[import-untyped]
 from napalm.junos.junos import JunOSDriver
 
 from tasks.intent.loader import load_intent
@@ -462,6 +462,7 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
                              "lldp-remote-port-id": _d(iface.peer.port),
                              "lldp-remote-system-name": _d(iface.peer.device)})
         unit = iface.name if iface.parent else f"{iface.name}.0"
+        families: list[dict[str, Any]]
         if iface.kind is IfKind.HOST_PORT and iface.bridge is not None:
             families = [{"address-family-name": _d("eth-switch")}]
         else:
@@ -482,18 +483,18 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
         rti = "master" if vrf == DEFAULT_VRF else names.vrf(vrf)
         table = "inet.0" if vrf == DEFAULT_VRF else f"{rti}.inet.0"
         for peer in instance.peers.values():
-            port = session_port(device, peer)
-            learned = sum(1 for r in rib.get(vrf, {}).values() if port in r.ports)
+            local = session_port(device, peer)
+            count = sum(1 for r in rib.get(vrf, {}).values() if local in r.ports)
             entry: dict[str, Any] = {
-                "peer-address": _d(f"{link_local(port or '')}%{_unit(port or '')}+179"
+                "peer-address": _d(f"{link_local(local or '')}%{_unit(local or '')}+179"
                                    if peer.interface else f"{peer.address}+179"),
-                "local-address": _d(f"fe80::5200:ff:fe01:1%{_unit(port or '')}+50001"
+                "local-address": _d(f"fe80::5200:ff:fe01:1%{_unit(local or '')}+50001"
                                     if peer.interface else "0.0.0.0+50001"),
                 "peer-group": _d("fabric-auto" if peer.interface else "fabric"),
                 "peer-cfg-rti": _d(rti), "peer-type": _d("External"),
                 "peer-state": _d("Established"), "peer-as": _d(peer.remote_asn),
                 "local-as": _d(instance.asn), "local-id": _d(instance.router_id),
-                "bgp-rib": [{"name": _d(table), "received-prefix-count": _d(learned)}]}
+                "bgp-rib": [{"name": _d(table), "received-prefix-count": _d(count)}]}
             if peer.interface:
                 entry["local-interface-name"] = _d(_unit(peer.interface))
             elif peer.peer_device:
