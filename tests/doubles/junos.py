@@ -484,19 +484,20 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
         table = "inet.0" if vrf == DEFAULT_VRF else f"{rti}.inet.0"
         for peer in instance.peers.values():
             local = session_port(device, peer)
+            unnumbered = peer.address is None
             count = sum(1 for r in rib.get(vrf, {}).values() if local in r.ports)
             entry: dict[str, Any] = {
                 "peer-address": _d(f"{link_local(local or '')}%{_unit(local or '')}+179"
-                                   if peer.interface else f"{peer.address}+179"),
+                                   if unnumbered else f"{peer.address}+179"),
                 "local-address": _d(f"fe80::5200:ff:fe01:1%{_unit(local or '')}+50001"
-                                    if peer.interface else "0.0.0.0+50001"),
-                "peer-group": _d("fabric-auto" if peer.interface else "fabric"),
+                                    if unnumbered else f"{_own(device, local)}+179"),
+                "peer-group": _d("fabric-auto" if unnumbered else "fabric"),
                 "peer-cfg-rti": _d(rti), "peer-type": _d("External"),
                 "peer-state": _d("Established"), "peer-as": _d(peer.remote_asn),
                 "local-as": _d(instance.asn), "local-id": _d(instance.router_id),
                 "bgp-rib": [{"name": _d(table), "received-prefix-count": _d(count)}]}
-            if peer.interface:
-                entry["local-interface-name"] = _d(_unit(peer.interface))
+            if unnumbered:
+                entry["local-interface-name"] = _d(_unit(local or ""))
             elif peer.peer_device:
                 entry["description"] = _d(peer.peer_device)
             peers.append(entry)
@@ -525,6 +526,12 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
             junos_collect.ROUTES: _json(routes)}
 
 
+def _own(device: DeviceState, port: str | None) -> str:
+    """The device's own address on a numbered session's port."""
+    iface = device.interfaces.get(port or "")
+    return str(ip_interface(iface.addresses[0]).ip) if iface and iface.addresses else "0.0.0.0"
+
+
 def _unit(port: str) -> str:
     return port if "." in port else f"{port}.0"
 
@@ -545,7 +552,7 @@ def recorded(folder: Path) -> dict[str, str]:
 
 
 # the recorded devices: (fabric, device) -> fixture folder
-RECORDED = (("lab", "leaf1"), ("lab", "spine1"), ("mixed", "leaf1"))
+RECORDED = (("lab", "leaf1"), ("lab", "spine1"), ("mixed", "leaf1"), ("numbered", "lf-a"))
 
 
 def fixture_folder(fabric: str, device: str) -> Path:

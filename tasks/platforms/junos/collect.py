@@ -22,6 +22,7 @@ import ast
 import json
 import math
 from collections.abc import Callable
+from ipaddress import ip_address, ip_interface
 from typing import Any
 
 from tasks.model.state import (
@@ -262,7 +263,8 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
                 bgp_peer = BgpPeer(key=key, interface=key)
             else:
                 key = address
-                bgp_peer = BgpPeer(key=key, address=address)
+                bgp_peer = BgpPeer(key=key, address=address,
+                                   interface=_local_port(device, address))
             bgp_peer.remote_asn = asn_of(device, data(peer, "peer-as"), f"{where} peer {key}")
             bgp_peer.state = data(peer, "peer-state")
             bgp_peer.peer_device = data(peer, "description")
@@ -280,6 +282,18 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
                 port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
                 if port is not None and port.peer is not None:
                     session.peer_device = port.peer.device
+
+
+def _local_port(device: DeviceState, address: str) -> str | None:
+    """The interface whose subnet holds a numbered peer's address (the session's port)."""
+    try:
+        peer = ip_address(address)
+    except ValueError:
+        return None
+    for iface in device.interfaces.values():
+        if any(peer in ip_interface(a).network for a in iface.addresses):
+            return iface.name
+    return None
 
 
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:

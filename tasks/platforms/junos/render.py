@@ -100,8 +100,9 @@ class _Render:
         self.device = device
         self.names = names
         self.problems: list[str] = []
+        # a session with an address is numbered (the plan names its interface too)
         self.unnumbered = {p.interface for b in device.bgp.values() for p in b.peers.values()
-                           if p.interface is not None}
+                           if p.interface is not None and p.address is None}
 
     # ---- interfaces ---------------------------------------------------------------------
 
@@ -209,7 +210,7 @@ class _Render:
                     {"name": "networks", "from": {"prefix-list": [
                         {"name": self._prefix_list(vrf)}]}, "then": {"accept": [None]}}]})
             remote = sorted({str(p.remote_asn) for p in bgp.peers.values()
-                             if p.interface is not None and p.remote_asn is not None},
+                             if p.address is None and p.remote_asn is not None},
                             key=int)
             if remote:
                 as_lists.append({"name": f"peers-{vrf}", "members": remote})
@@ -239,10 +240,10 @@ class _Render:
         if bgp.networks:
             common["export"] = [self._export(vrf)]
         common["multipath"] = {"multiple-as": [None]}
-        numbered = sorted((p for p in bgp.peers.values() if p.interface is None),
+        numbered = sorted((p for p in bgp.peers.values() if p.address is not None),
                           key=lambda p: natural_key(p.address or p.key))
-        auto = sorted((p for p in bgp.peers.values() if p.interface is not None),
-                      key=lambda p: natural_key(p.interface or ""))
+        auto = sorted((p for p in bgp.peers.values() if p.address is None),
+                      key=lambda p: natural_key(p.interface or p.key))
         if numbered:
             neighbors: list[Tree] = []
             for peer in numbered:
@@ -257,6 +258,10 @@ class _Render:
             groups.append({"name": FABRIC_GROUP, **common, "neighbor": neighbors})
         ra: list[str] = []
         if auto:
+            missing = [p.key for p in auto if p.interface is None]
+            if missing:
+                self.problems.append(f"BGP peers {', '.join(missing)} in {vrf} have neither an "
+                                     "address nor an interface")
             interfaces = [self._logical(p.interface or "") for p in auto]
             ra = interfaces
             groups.append({

@@ -132,6 +132,18 @@ def test_naming_follows_qfx_ports() -> None:
     assert names.vrf_problem("master") is not None and names.vrf_problem("blue") is None
 
 
+def test_numbered_sessions_are_neighbors_not_auto_discovered() -> None:
+    lf_a = junos_fabric("numbered").devices["lf-a"]
+    tree = configuration(lf_a, PLATFORM.names)["configuration"]
+    group = tree["protocols"]["bgp"]["group"]
+    assert [g["name"] for g in group] == ["fabric"]
+    assert group[0]["neighbor"] == [
+        {"name": "10.254.0.0", "description": "sp-a", "peer-as": "64600"},
+        {"name": "10.254.0.2", "description": "sp-b", "peer-as": "64600"}]
+    assert "router-advertisement" not in tree["protocols"]
+    assert group[0]["hold-time"] == 3
+
+
 def test_the_render_decisions_are_in_the_config(leaf1: DeviceState) -> None:
     tree = configuration(leaf1, PLATFORM.names)["configuration"]
     port = next(i for i in tree["interfaces"]["interface"] if i["name"] == "et-0/0/50")
@@ -461,7 +473,8 @@ def test_collect_reads_back_as_planned(case: Any) -> None:
         for key, peer in instance.peers.items():
             got_peer = seen.bgp[vrf].peers[key]
             assert (got_peer.state, got_peer.remote_asn) == ("Established", peer.remote_asn)
-            assert got_peer.peer_device == peer.peer_device
+            assert (got_peer.peer_device, got_peer.interface, got_peer.address) == (
+                peer.peer_device, peer.interface, peer.address), key
     assert all(c.startswith("show ") for c in case.commands())
     assert set(case.commands()) == set(junos_collect.COMMANDS)
 
