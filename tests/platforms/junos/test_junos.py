@@ -576,6 +576,28 @@ def test_an_unreadable_reply_is_recorded_not_fatal(leaf1: DeviceState) -> None:
     assert seen.bgp["default"].peers  # the rest was still read
 
 
+def _as_device_prints(value: Any) -> Any:
+    """Numbers as strings, one-element leaf-lists as scalars: how `display json` may print."""
+    if isinstance(value, dict):
+        return {k: _as_device_prints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) == 1 and isinstance(value[0], (int, str)):
+            return _as_device_prints(value[0])
+        return [_as_device_prints(v) for v in value]
+    return str(value) if isinstance(value, int) else value
+
+
+def test_collect_reads_numbers_as_strings_and_single_leaf_lists(leaf1: DeviceState) -> None:
+    outputs = recorded(fixture_folder("lab", "leaf1"))
+    config = json.loads(outputs[junos_collect.CONFIG])
+    outputs[junos_collect.CONFIG] = json.dumps(_as_device_prints(config))
+    seen = _collect_with(leaf1, outputs)
+    assert seen.errors == []
+    for name in ("et-0/0/0", "et-0/0/50"):
+        got, want = seen.interfaces[name].qos, leaf1.interfaces[name].qos
+        assert got is not None and got.model_copy(update={"unknown": {}}) == want, name
+
+
 def test_host_ports_read_as_gateway_members(leaf1: DeviceState) -> None:
     seen = _collect_with(leaf1, recorded(fixture_folder("lab", "leaf1")))
     host = seen.interfaces["et-0/0/0"]
