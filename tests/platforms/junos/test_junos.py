@@ -122,6 +122,21 @@ def test_sections_read_a_running_config_too() -> None:
     assert sections["interfaces"][1] == "    et-0/0/0 {"
 
 
+def test_facts_say_how_junos_is_reached_and_spelled() -> None:
+    facts = PLATFORM.facts
+    assert (facts.connection.plugin, facts.connection.driver) == ("napalm", "junos")
+    sot = facts.source_of_truth
+    assert (sot.network_driver, sot.manufacturer, sot.napalm_driver) == (
+        "juniper_junos", "Juniper", "junos")
+    assert facts.capabilities.commit_confirm.value == "native"
+    assert facts.capabilities.read_only.value == "driver"
+    assert facts.lab.embedded is False
+    schema = SHARED / "schemas" / "clab.schema.json"
+    if not schema.is_file():
+        pytest.skip(f"containerlab schema not found at {schema}")
+    assert f'"{facts.lab.kind}"' in schema.read_text(encoding="utf-8")
+
+
 def test_naming_follows_qfx_ports() -> None:
     names = PLATFORM.names
     assert names.physical(1) == "et-0/0/0" and names.physical(64) == "et-0/0/63"
