@@ -25,7 +25,6 @@ Decisions (see the platform's README section in the report):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Any
 
 from tasks.errors import FlatfabError
@@ -506,10 +505,6 @@ def render(device: DeviceState, names: InterfaceNames) -> str:
     header = (f"# flatfab: {device.name} ({device.role.value}), Junos QFX; "
               "load with `load replace` (statements tagged replace: are owned by flatfab)\n")
     return header + to_text(configuration(device, names)["configuration"])
-
-
-def sorted_names(names: Iterable[str]) -> list[str]:
-    return sorted(names, key=natural_key)
 
 
 def as_int(value: Any) -> int | None:
