@@ -16,6 +16,7 @@ NAMES = (
     "sonic",
     "nxos",
     "srlinux",
+    "junos",
 )
 
 
