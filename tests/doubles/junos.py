@@ -30,8 +30,8 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 import yaml
-from jnpr.junos.exception import ConfigLoadError, RpcError  # type: ignore[import-untyped]
-from lxml import etree  # type: ignore[import-untyped]
+from jnpr.junos.exception import ConfigLoadError, RpcError
+from lxml import etree
 from napalm.junos.junos import JunOSDriver
 
 from tasks.intent.loader import load_intent

@@ -66,7 +66,7 @@ class SrlinuxPlatform(Platform):
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The NAPALM connection must be napalm-srlinux's driver (JSON-RPC): the rendered
         replaces are its input format, and revert_in is its commit confirmed."""
-        from napalm_srlinux import (  # type: ignore[import-untyped]  # noqa: PLC0415
+        from napalm_srlinux import (  # noqa: PLC0415
             NokiaSRLinuxDriver,  # napalm is heavy: imported when a connection opens
         )
 
