@@ -32,16 +32,15 @@ def used_features(intent: Intent) -> dict[str, tuple[str, tuple[PathPart, ...]]]
         used["pfc"] = (QOS, ("pfc", "priorities"))
     if qos.pfc.watchdog.enabled:
         used["pfc_watchdog"] = (QOS, ("pfc", "watchdog"))
-        if qos.pfc.watchdog.action == "forward":
-            used["pfc_watchdog_forward"] = (QOS, ("pfc", "watchdog", "action"))
+        # each action is a feature: some OSes only drop, others only forward
+        used[f"pfc_watchdog_{qos.pfc.watchdog.action}"] = (QOS, ("pfc", "watchdog", "action"))
     if "buffers" in qos.model_fields_set:
         used["buffers"] = (QOS, ("buffers",))
     for index, override in enumerate(qos.overrides):
         if override.xoff_bytes is not None:
             used.setdefault("buffers", (QOS, ("overrides", index, "xoff_bytes")))
-        if override.watchdog is not None and override.watchdog.enabled \
-                and override.watchdog.action == "forward":
-            used.setdefault("pfc_watchdog_forward",
+        if override.watchdog is not None and override.watchdog.enabled:
+            used.setdefault(f"pfc_watchdog_{override.watchdog.action}",
                             (QOS, ("overrides", index, "watchdog", "action")))
     return used
 

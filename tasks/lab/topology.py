@@ -107,6 +107,8 @@ def generate(state: FabricState, options: LabOptions,
         node: dict[str, Any] = {"kind": spec.kind, "mgmt-ipv4": mgmt[name]}
         image = options.images.get(device.platform, spec.image)
         node["image"] = image
+        if spec.type is not None:
+            node["type"] = spec.type
         if device.role is not Role.HOST and device.vrfs:
             labels[LABEL_VRFS] = ",".join(f"{v}:{i}" for v, i in device.vrfs.items())
         for target, content in spec.files.items():

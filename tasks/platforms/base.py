@@ -104,6 +104,7 @@ class SourceOfTruth(Facts):
 class LabNode(Facts):
     kind: str  # containerlab kind
     image: str
+    type: str | None = None  # containerlab node type (a hardware model the kind emulates)
     embedded: bool  # the embedded netns lab can run it
 
 
@@ -113,6 +114,7 @@ class LabNodeSpec(Facts):
 
     kind: str
     image: str
+    type: str | None = None
     files: dict[str, str] = Field(default_factory=dict)
     exec: tuple[str, ...] = ()
 
@@ -265,7 +267,8 @@ class Platform(ABC):
 
     def lab_node(self, device: DeviceState) -> LabNodeSpec:
         """How a lab runs this device (containerlab kind, image, day-0 files)."""
-        return LabNodeSpec(kind=self.facts.lab.kind, image=self.facts.lab.image)
+        return LabNodeSpec(kind=self.facts.lab.kind, image=self.facts.lab.image,
+                           type=self.facts.lab.type)
 
     # ---- optional capabilities ----------------------------------------------------------
 

@@ -15,6 +15,8 @@ NAMES = (
     "eos",
     "sonic",
     "nxos",
+    "srlinux",
+    "junos",
 )
 
 

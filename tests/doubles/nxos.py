@@ -21,7 +21,7 @@ from typing import Any
 from tasks.model.state import DeviceState
 from tasks.platforms.nxos import PLATFORM
 from tests.doubles import CollectCase
-from tests.platforms.nxos.fabrics import nxos_fabric
+from tests.support.nxos import nxos_fabric
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nxos"
 FACTORY = """version 10.3(4a) Bios:version 05.47

@@ -37,7 +37,7 @@ from tasks.platforms.nxos.running import NxosConfig, dscp_map, port_qos
 from tasks.platforms.registry import PLATFORMS
 from tasks.workflows import connections
 from tests.doubles.nxos import NxosDouble, collect_cases, recorded
-from tests.platforms.nxos.fabrics import _nxos_intent, nxos_fabric, nxos_switches
+from tests.support.nxos import nxos_fabric, nxos_intent, nxos_switches
 from tests.support.paths import ROOT, SHARED
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "nxos"
@@ -186,7 +186,7 @@ def test_watchdog_timers_that_are_no_multiple_are_refused() -> None:
 
 
 def _intent(tmp_path: Path, qos: str) -> Path:
-    _nxos_intent(ROOT / "intents" / "lab", tmp_path, "generic")
+    nxos_intent(ROOT / "intents" / "lab", tmp_path, "generic")
     (tmp_path / "qos.yaml").write_text(qos)
     return tmp_path
 
@@ -568,7 +568,7 @@ def _mixed_lab() -> FabricState:
     """lab with leaf1 on nxos and the spines on eos (tomahawk: default buffers)."""
     with TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        _nxos_intent(ROOT / "intents" / "lab", folder, "generic")
+        nxos_intent(ROOT / "intents" / "lab", folder, "generic")
         fabric = yaml.safe_load((folder / "fabric.yaml").read_text())
         fabric["platform"] = "frr"
         fabric["spines"] = [{"name": s["name"], "platform": "eos"} for s in fabric["spines"]]

@@ -18,7 +18,7 @@ from tests.support.paths import ROOT
 FAMILY = "generic"  # Cisco Cloud Scale: flatfab's ASIC table names no Cisco silicon
 
 
-def _nxos_intent(source: Path, target: Path, family: str) -> None:
+def nxos_intent(source: Path, target: Path, family: str) -> None:
     for file in source.glob("*.yaml"):
         shutil.copy(file, target / file.name)
     fabric = yaml.safe_load((target / "fabric.yaml").read_text())
@@ -37,7 +37,7 @@ def _nxos_intent(source: Path, target: Path, family: str) -> None:
 def nxos_fabric(name: str, family: str = FAMILY) -> FabricState:
     """An example intent planned with its switches on nxos, as test_platform_sonic does."""
     with TemporaryDirectory() as tmp:
-        _nxos_intent(ROOT / "intents" / name, Path(tmp), family)
+        nxos_intent(ROOT / "intents" / name, Path(tmp), family)
         return plan(load_intent(Path(tmp), known_platforms=PLATFORMS))
 
 

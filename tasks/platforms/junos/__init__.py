@@ -1,0 +1,82 @@
+"""Platform `junos`: Juniper QFX5220/5230/5240 (Junos OS Evolved) through NAPALM's junos
+driver (NETCONF): curly-brace config loaded with `load replace`, `commit confirmed`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tasks.model.state import DeviceState, Probe
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.junos.collect import collect as collect_device
+from tasks.platforms.junos.driver import JunosDriver
+from tasks.platforms.junos.render import render
+from tasks.platforms.junos.text import canonical, children, parse, split_sections
+
+# read-only CLI: `show ...` with output pipes that only filter or format (never `| save`,
+# `| request`, or a second command after `;`)
+_PIPE = r"\|\s*(display (json|xml|set)|no-more|count|last \d+|(match|except|find) [\w.:/*-]+)"
+_SHOW = re.compile(rf"^\s*show\s[^|;&<>`$\\]*(\s*{_PIPE})*\s*$")
+
+
+def normal_form(text: str) -> str:
+    """A config without comments and tags, each block in one order, for drift against the
+    running config (Junos prints statements in its schema's order)."""
+    return canonical(text)
+
+
+# what flatfab owns inside the hierarchies it shares with the switch's own statements
+_OWNED = {"interfaces": re.compile(r"^(et-\S+|irb|lo0)$"), "routing-instances": re.compile(
+    r"^(?!mgmt_junos$)\S+$")}
+
+
+class JunosPlatform(Platform):
+    def render(self, device: DeviceState) -> str:
+        return render(device, self.names)
+
+    def sections(self, config: str) -> dict[str, list[str]]:
+        return split_sections(config)
+
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        return collect_device(driver, planned, self.names)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        running = driver.get_config(retrieve="running")["running"]
+        return normal_form(running), normal_form(intended)
+
+    def change_notes(self, running: str, intended: str) -> list[str]:
+        """`load replace` replaces what the render tags; a fabric port, IRB or instance the
+        switch has and the plan no longer names stays configured."""
+        try:
+            now, wanted = parse(running), parse(intended)
+        except ValueError as exc:
+            return [f"running config unreadable: {exc}"]
+        notes = []
+        for hierarchy, owned in _OWNED.items():
+            kept = set(children(wanted, hierarchy))
+            for name in children(now, hierarchy):
+                if owned.match(name) and name not in kept:
+                    notes.append(f"{hierarchy} {name} is configured on the switch but not "
+                                 "planned: `load replace` leaves it in place (delete it by "
+                                 "hand, or it keeps forwarding)")
+        return notes
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        """NAPALM's JunOSDriver, behind flatfab's push rules (load replace, management
+        refusal, revert time rounded up to minutes)."""
+        from napalm.junos.junos import JunOSDriver  # noqa: PLC0415 - PyEZ is slow to import
+
+        if isinstance(connection, JunosDriver):
+            return connection
+        if not isinstance(connection, JunOSDriver):
+            raise TypeError(f"platform junos needs NAPALM's junos driver, not "
+                            f"{type(connection).__name__}")
+        return JunosDriver(connection, self.facts.management_interfaces)
+
+    def show_command(self, command: str) -> bool:
+        return bool(_SHOW.match(command))
+
+
+PLATFORM = JunosPlatform(Path(__file__).with_name("platform.yaml"))

@@ -1,0 +1,509 @@
+"""Read a Junos switch into observed DeviceState with show commands only.
+
+Every read is a `| display json` CLI command through NAPALM's cli() (NAPALM hands a
+`format="json"` reply back as a Python repr, so the commands ask for JSON in the text):
+
+- `show configuration | display json`: VRF membership, host-port VLANs and the whole
+  lossless plane (classifier, forwarding classes, congestion-notification-profile,
+  schedulers, drop profiles). Junos keeps CoS in configuration only, as EOS does.
+- `show interfaces | display json` (get-interface-information): link state, MTU, speed,
+  addresses per logical unit.
+- `show lldp neighbors | display json`: cabling.
+- `show bgp neighbor | display json`: sessions of every instance (peer-cfg-rti).
+- `show route | display json`: the RIB of every instance (`<instance>.inet.0`).
+
+Operational JSON wraps every value as `[{"data": "..."}]` (Juniper, "Junos XML API
+Operational Developer Reference" / "Displaying operational output in JSON format").
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from collections.abc import Callable
+from ipaddress import ip_address, ip_interface
+from typing import Any
+
+from tasks.model.state import (
+    DEFAULT_VRF,
+    BgpInstance,
+    BgpPeer,
+    DeviceState,
+    EcnProfile,
+    Endpoint,
+    IfKind,
+    Interface,
+    NextHop,
+    PortQos,
+    QueueQos,
+    Route,
+    Watchdog,
+)
+from tasks.platforms.base import DeviceDriver, InterfaceNames
+from tasks.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
+from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+
+CONFIG = "show configuration | display json"
+INTERFACES = "show interfaces | display json"
+LLDP = "show lldp neighbors | display json"
+BGP = "show bgp neighbor | display json"
+ROUTES = "show route | display json"
+COMMANDS = (CONFIG, INTERFACES, LLDP, BGP, ROUTES)
+DEFAULT_INSTANCE = "master"  # Junos's name of the default routing instance
+_PROTOCOLS = {"BGP": "bgp", "Direct": "connected", "Local": "local", "Static": "static"}
+_IGNORED_INSTANCES = ("mgmt_junos",)
+
+
+class JunosCollectError(ValueError):
+    """A reply flatfab cannot read (names the command)."""
+
+
+def parse_reply(command: str, reply: Any) -> dict[str, Any]:
+    """A `| display json` reply: JSON text, a dict, or the repr NAPALM makes of a dict."""
+    if isinstance(reply, dict):
+        return reply
+    text = str(reply).strip()
+    if not text:
+        return {}
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            raise JunosCollectError(f"{command}: not JSON") from None
+    if not isinstance(parsed, dict):
+        raise JunosCollectError(f"{command}: expected a JSON object")
+    return parsed
+
+
+def data(obj: Any, key: str) -> str | None:
+    """The text of an operational JSON leaf: obj[key] is [{"data": "..."}]."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        text = value[0].get("data")
+        return None if text is None else str(text).strip()
+    return None
+
+
+def items(obj: Any, key: str) -> list[dict[str, Any]]:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def listed(value: Any) -> list[Any]:
+    """A configuration leaf-list (an array) or a single value, as a list."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def by_name(entries: Any) -> dict[str, dict[str, Any]]:
+    return {str(e.get("name")): e for e in listed(entries) if isinstance(e, dict)}
+
+
+def _speed(text: str | None) -> int | None:
+    if not text:
+        return None
+    for unit, factor in (("Gbps", 1000), ("mbps", 1), ("Mbps", 1)):
+        if text.endswith(unit) and text[:-len(unit)].isdigit():
+            return int(text[:-len(unit)]) * factor
+    return None
+
+
+def state_name(logical: str, names: InterfaceNames) -> str:
+    """flatfab's name of a Junos logical interface: unit 0 of a port or of lo0 is the
+    port itself (et-0/0/50.0 -> et-0/0/50, lo0.0 -> lo0)."""
+    port, _, unit = logical.partition(".")
+    if unit == "0" and (names.is_port(port) or port == names.loopback):
+        return port
+    return logical
+
+
+class JunosConfig:
+    """What collect reads from `show configuration | display json`."""
+
+    def __init__(self, reply: dict[str, Any], names: InterfaceNames) -> None:
+        self.root: dict[str, Any] = reply.get("configuration", {}) if reply else {}
+        self.names = names
+        self.interfaces = by_name(self.root.get("interfaces", {}).get("interface"))
+        self.instances = {n: e for n, e in by_name(
+            self.root.get("routing-instances", {}).get("instance")).items()
+            if n not in _IGNORED_INSTANCES}
+        self.vlans = by_name(self.root.get("vlans", {}).get("vlan"))
+        self.cos: dict[str, Any] = self.root.get("class-of-service", {}) or {}
+
+    def vrf_of(self, logical: str) -> str:
+        for name, instance in self.instances.items():
+            if logical in by_name(instance.get("interface")):
+                return name
+        return DEFAULT_VRF
+
+    def access_vlan(self, port: str) -> str | None:
+        """The IRB gateway of a host port's access VLAN (None for a routed port)."""
+        unit = by_name(self.interfaces.get(port, {}).get("unit")).get("0", {})
+        switching = unit.get("family", {}).get("ethernet-switching")
+        if not isinstance(switching, dict):
+            return None
+        members = listed(switching.get("vlan", {}).get("members"))
+        vlan = self.vlans.get(str(members[0])) if members else None
+        return str(vlan["l3-interface"]) if vlan and vlan.get("l3-interface") else None
+
+
+def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for command in COMMANDS:
+        try:
+            out[command] = parse_reply(command, driver.cli([command])[command])
+        except (JunosCollectError, OSError, KeyError) as exc:
+            device.errors.append(f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
+            out[command] = {}
+        except Exception as exc:  # noqa: BLE001 - NAPALM/PyEZ raise their own RpcError types
+            device.errors.append(f"{command}: {type(exc).__name__}: "
+                                 f"{(str(exc) or '').splitlines()[0] if str(exc) else ''}")
+            out[command] = {}
+    return out
+
+
+def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
+    peers = {}
+    for info in items(reply, "lldp-neighbors-information"):
+        for entry in items(info, "lldp-neighbor-information"):
+            local = data(entry, "lldp-local-port-id") or data(entry, "lldp-local-interface")
+            system = data(entry, "lldp-remote-system-name")
+            port = data(entry, "lldp-remote-port-id") or data(entry,
+                                                              "lldp-remote-port-description")
+            if local and system:
+                peers[local] = Endpoint(device=system.split(".")[0], port=port or "")
+    return peers
+
+
+def _kind(planned: DeviceState, name: str, names: InterfaceNames) -> IfKind:
+    if name in planned.interfaces:
+        return planned.interfaces[name].kind
+    if name == names.loopback:
+        return IfKind.LOOPBACK
+    if name.startswith("irb."):
+        return IfKind.BRIDGE
+    return IfKind.FABRIC if names.is_port(name.split(".", maxsplit=1)[0]) else IfKind.OTHER
+
+
+def _addresses(logical: dict[str, Any]) -> list[str]:
+    found = []
+    for family in items(logical, "address-family"):
+        name = data(family, "address-family-name")
+        if name not in ("inet", "inet6"):
+            continue
+        for address in items(family, "interface-address"):
+            local = data(address, "ifa-local")
+            if not local or local.lower().startswith("fe80:"):
+                continue
+            destination = data(address, "ifa-destination") or ""
+            length = destination.rsplit("/", 1)[1] if "/" in destination else (
+                "128" if name == "inet6" else "32")
+            found.append(f"{local}/{length}")
+    return sorted(found)
+
+
+def _family_mtu(logical: dict[str, Any]) -> int | None:
+    for family in items(logical, "address-family"):
+        if data(family, "address-family-name") == "inet":
+            return as_int(data(family, "mtu"))
+    return None
+
+
+def _interfaces(device: DeviceState, planned: DeviceState, config: JunosConfig,
+                reply: dict[str, Any], lldp: dict[str, Endpoint],
+                names: InterfaceNames) -> None:
+    for info in items(reply, "interface-information"):
+        for phys in items(info, "physical-interface"):
+            port = data(phys, "name") or ""
+            if not (names.is_port(port) or port in (names.loopback, "irb")):
+                continue
+            up = data(phys, "oper-status") == "up"
+            mtu = as_int(data(phys, "mtu"))
+            speed = _speed(data(phys, "speed"))
+            for logical in items(phys, "logical-interface"):
+                full = data(logical, "name") or ""
+                name = state_name(full, names)
+                if port == names.loopback and name != names.loopback:
+                    continue  # lo0.16384 and the like: Junos's own units
+                parent = port if name != port and port not in ("irb",) else None
+                gateway = config.access_vlan(port) if name == port else None
+                vrf = config.vrf_of(gateway or full)
+                device.interfaces[name] = Interface(
+                    name=name, kind=_kind(planned, name, names),
+                    vrf=tenant(names, vrf), up=up,
+                    mtu=_family_mtu(logical) if port == "irb" else mtu,
+                    addresses=_addresses(logical), bridge=gateway, parent=parent,
+                    speed_mbps=speed if port != "irb" else None,
+                    peer=lldp.get(port) if name == port else None)
+
+
+def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
+    instances: dict[str, BgpInstance] = {}
+    for info in items(reply, "bgp-information"):
+        for peer in items(info, "bgp-peer"):
+            rti = data(peer, "peer-cfg-rti") or DEFAULT_INSTANCE
+            vrf = DEFAULT_VRF if rti == DEFAULT_INSTANCE else tenant(names, rti)
+            where = f"bgp: instance {rti}"
+            instance = instances.get(vrf)
+            if instance is None:
+                instance = BgpInstance(vrf=vrf, asn=asn_of(device, data(peer, "local-as"),
+                                                            where),
+                                       router_id=data(peer, "local-id") or "")
+                instances[vrf] = instance
+            address = (data(peer, "peer-address") or "").split("+", 1)[0]
+            interface = data(peer, "local-interface-name")
+            if "%" in address:  # auto-discovered: fe80::...%et-0/0/50.0
+                interface = interface or address.split("%", 1)[1]
+            if "%" in address or (interface and address.lower().startswith("fe80:")):
+                key = state_name(interface or "", names)
+                bgp_peer = BgpPeer(key=key, interface=key)
+            else:
+                key = address
+                bgp_peer = BgpPeer(key=key, address=address,
+                                   interface=_local_port(device, address))
+            bgp_peer.remote_asn = asn_of(device, data(peer, "peer-as"), f"{where} peer {key}")
+            bgp_peer.state = data(peer, "peer-state")
+            bgp_peer.peer_device = data(peer, "description")
+            received = [as_int(data(rib, "received-prefix-count"))
+                        for rib in items(peer, "bgp-rib")]
+            counts = [n for n in received if n is not None]
+            bgp_peer.prefixes_received = sum(counts) if counts else None
+            instance.peers[key] = bgp_peer
+    device.bgp = dict(sorted(instances.items()))
+    identity_from_bgp(device)
+    for instance in device.bgp.values():  # an unnumbered session's peer: LLDP's neighbour
+        for session in instance.peers.values():
+            if session.peer_device is None and session.interface is not None:
+                iface = device.interfaces.get(session.interface)
+                port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
+                if port is not None and port.peer is not None:
+                    session.peer_device = port.peer.device
+
+
+def _local_port(device: DeviceState, address: str) -> str | None:
+    """The interface whose subnet holds a numbered peer's address (the session's port)."""
+    try:
+        peer = ip_address(address)
+    except ValueError:
+        return None
+    for iface in device.interfaces.values():
+        if any(peer in ip_interface(a).network for a in iface.addresses):
+            return iface.name
+    return None
+
+
+def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
+    tables: dict[str, dict[str, Route]] = {}
+    for info in items(reply, "route-information"):
+        for table in items(info, "route-table"):
+            name = data(table, "table-name") or ""
+            if name == "inet.0":
+                vrf = DEFAULT_VRF
+            elif name.endswith(".inet.0"):
+                vrf = tenant(names, name[:-len(".inet.0")])
+            else:
+                continue
+            routes = tables.setdefault(vrf, {})
+            for rt in items(table, "rt"):
+                prefix = data(rt, "rt-destination")
+                entries = items(rt, "rt-entry")
+                active = next((e for e in entries if data(e, "active-tag") == "*"),
+                              entries[0] if entries else None)
+                if not prefix or active is None:
+                    continue
+                protocol = data(active, "protocol-name") or ""
+                routes[prefix] = Route(prefix=prefix, protocol=_PROTOCOLS.get(protocol,
+                                                                                protocol.lower()),
+                                       nexthops=[NextHop(
+                                           interface=state_name(data(nh, "via") or "", names)
+                                           or None, address=data(nh, "to"))
+                                           for nh in items(active, "nh")])
+    device.routes = {vrf: dict(sorted(r.items())) for vrf, r in sorted(tables.items())}
+
+
+# ---- the lossless plane ------------------------------------------------------------------
+
+
+class _Cos:
+    def __init__(self, config: JunosConfig) -> None:
+        cos = config.cos
+        self.classes = by_name(cos.get("forwarding-classes", {}).get("class"))
+        self.classifiers = by_name(cos.get("classifiers", {}).get("dscp"))
+        self.cnps = by_name(cos.get("congestion-notification-profile"))
+        self.maps = by_name(cos.get("scheduler-maps"))
+        self.schedulers = by_name(cos.get("schedulers"))
+        self.drops = by_name(cos.get("drop-profiles"))
+        self.bound = by_name(cos.get("interfaces", {}).get("interface"))
+
+    def queue(self, forwarding_class: str) -> int | None:
+        return as_int(self.classes.get(forwarding_class, {}).get("queue-num"))
+
+    def dscp_table(self, name: str) -> dict[int, str]:
+        table: dict[int, str] = {}
+        for fc, entry in by_name(self.classifiers.get(name, {}).get("forwarding-class")).items():
+            for loss in listed(entry.get("loss-priority")):
+                for point in listed(loss.get("code-points") if isinstance(loss, dict) else None):
+                    text = str(point)
+                    if len(text) == 6 and set(text) <= {"0", "1"}:
+                        table[int(text, 2)] = fc
+        return table
+
+
+def _watchdog(body: Any, pfc: list[int]) -> Watchdog | None:
+    if body is None or not pfc:
+        return None
+    body = body if isinstance(body, dict) else {}
+    unknown: dict[str, str] = {}
+    poll = as_int(body.get("poll-interval"))
+    detection = as_int(body.get("detection"))
+    recovery = as_int(body.get("recovery"))
+    action = body.get("watchdog-action")
+    for field, value in (("poll_ms", poll), ("detect_ms", detection), ("restore_ms", recovery)):
+        if value is None:
+            unknown[field] = "not configured: Junos applies its own default"
+    if action is None:
+        unknown["action"] = "no watchdog-action: Junos applies its own default"
+    return Watchdog(priorities=pfc, detect_ms=(detection or 0) * (poll or 0),
+                    restore_ms=recovery or 0, poll_ms=poll or 0,
+                    action=str(action) if action is not None else None, unknown=unknown)
+
+
+def _queues(cos: _Cos, map_name: str, planned: PortQos, reference: int) -> dict[int, QueueQos]:
+    found: dict[int, QueueQos] = {}
+    for fc, entry in by_name(cos.maps.get(map_name, {}).get("forwarding-class")).items():
+        queue = cos.queue(fc)
+        scheduler = cos.schedulers.get(str(entry.get("scheduler")), {})
+        if queue is None:
+            continue
+        strict = scheduler.get("priority") == "strict-high"
+        rate = scheduler.get("transmit-rate")
+        weight = as_int(rate.get("percent")) if isinstance(rate, dict) else None
+        ecn = None
+        if "explicit-congestion-notification" in scheduler:
+            for mapping in listed(scheduler.get("drop-profile-map")):
+                drop = cos.drops.get(str(mapping.get("drop-profile")), {})
+                ecn = _ecn(drop.get("interpolate", {}), planned.queues.get(queue), reference)
+        profile = planned.queues[queue].profile if queue in planned.queues else ""
+        found[queue] = QueueQos(strict=strict, weight=None if strict else weight, ecn=ecn,
+                                profile=profile)
+    for queue, plan in planned.queues.items():
+        found.setdefault(queue, QueueQos(strict=False, profile=plan.profile))
+    return dict(sorted(found.items()))
+
+
+def _ecn(interpolate: Any, planned: QueueQos | None, reference: int) -> EcnProfile | None:
+    """Fill levels are percent of the queue buffer: read back in bytes, and as the plan's
+    bytes where those round to the same percent (the switch's resolution)."""
+    if not isinstance(interpolate, dict):
+        return None
+    levels = [as_int(v) for v in listed(interpolate.get("fill-level"))]
+    chances = [as_int(v) for v in listed(interpolate.get("drop-probability"))]
+    if len(levels) != 2 or None in levels or not chances or chances[-1] is None:
+        return None
+    low, high = int(levels[0] or 0), int(levels[1] or 0)
+    probability = int(chances[-1])
+    if planned is not None and planned.ecn is not None \
+            and ecn_levels(planned.ecn, reference) == (low, high) \
+            and planned.ecn.probability == probability:
+        return planned.ecn
+    return EcnProfile(min_bytes=low * reference // 100, max_bytes=high * reference // 100,
+                      probability=probability)
+
+
+def _port_qos(cos: _Cos, port: str, planned: PortQos, mtu: int | None,
+              speed: int | None, reference: int) -> PortQos | None:
+    bound = cos.bound.get(port)
+    if bound is None:
+        return None
+    unknown: dict[str, str] = {}
+    units = by_name(bound.get("unit"))
+    unit = units.get("*") or units.get("0") or {}
+    classifiers = unit.get("classifiers", {}) if isinstance(unit, dict) else {}
+    dscp = listed(classifiers.get("dscp"))
+    trust = "dscp" if dscp else ("pcp" if classifiers.get("ieee-802.1") else "dscp")
+    if not classifiers:
+        unknown["trust"] = "no classifier bound: Junos's default classifier applies"
+    table = cos.dscp_table(str(dscp[0].get("name"))) if dscp and isinstance(dscp[0], dict) \
+        else {}
+    dscp_to_tc = [cos.queue(table[d]) or 0 if d in table else 0 for d in range(64)]
+    cnp = cos.cnps.get(str(bound.get("congestion-notification-profile")))
+    pfc: list[int] = []
+    pfc_to_queue = list(planned.maps.pfc_to_queue)
+    cable = planned.cable_m
+    watchdog = None
+    if cnp is not None:
+        paused = {int(str(p["name"]), 2) for p in listed(
+            cnp.get("input", {}).get("dscp", {}).get("code-point"))
+            if isinstance(p, dict) and "pfc" in p}
+        for d in sorted(paused):
+            fc = cos.classes.get(table.get(d, ""), {})
+            priority = as_int(fc.get("pfc-priority"))
+            if "no-loss" in fc and priority is not None and priority not in pfc:
+                pfc.append(priority)
+        pfc.sort()
+        for point in listed(cnp.get("output", {}).get("ieee-802.1", {}).get("code-point")):
+            queues = [as_int(q) for q in listed(point.get("flow-control-queue"))]
+            if queues and queues[0] is not None:
+                pfc_to_queue[int(str(point["name"]), 2)] = queues[0]
+        length = as_int(cnp.get("input", {}).get("cable-length"))
+        if length is not None and length != math.ceil(planned.cable_m):
+            cable = float(length)
+        watchdog = _watchdog(cnp.get("pfc-watchdog"), pfc)
+    maps = planned.maps.model_copy(update={"dscp_to_tc": dscp_to_tc,
+                                           "pfc_to_queue": pfc_to_queue})
+    lossless_pgs = {maps.pfc_to_pg[p] for p in pfc if 0 <= p < len(maps.pfc_to_pg)}
+    unknown |= {f"pgs.{pg}": SWITCH_BUFFERS for pg in sorted(lossless_pgs)}
+    return PortQos(trust=trust, maps=maps, pfc=pfc, watchdog=watchdog, pgs=planned.pgs,
+                   queues=_queues(cos, str(bound.get("scheduler-map")), planned, reference),
+                   speed_mbps=speed or planned.speed_mbps, cable_m=cable,
+                   mtu=mtu or planned.mtu, unknown=unknown)
+
+
+SWITCH_BUFFERS = ("QFX52xx buffers are shared-buffer percentages and Junos sizes each "
+                  "lossless priority's headroom from cable length and MTU: no per-profile "
+                  "bytes to read")
+
+
+def _lossless(device: DeviceState, planned: DeviceState, config: JunosConfig) -> None:
+    """The lossless plane from the configuration. QFX52xx buffers have no per-profile
+    bytes (the platform refuses qos.buffers at load): the planned pools and profiles stand
+    for the switch's own, with every pool size and lossless PG marked unknown, so checks
+    follow the class chain through them but never judge their sizes."""
+    if planned.qos is None:
+        return
+    cos = _Cos(config)
+    reference = queue_reference_bytes(planned.qos.asic.buffer_bytes)
+    device.qos = planned.qos.model_copy(update={"unknown": {
+        f"pools.{name}.size": SWITCH_BUFFERS for name in sorted(planned.qos.pools)}})
+    for name, iface in device.interfaces.items():
+        plan = planned.interfaces.get(name)
+        if plan is None or plan.qos is None or iface.parent is not None:
+            continue
+        iface.qos = _port_qos(cos, name, plan.qos, iface.mtu, iface.speed_mbps, reference)
+
+
+def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:
+    device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+    shown = _read(driver, device)
+    config = JunosConfig(shown[CONFIG], names)
+    lldp = _lldp(shown[LLDP])
+    readers: tuple[tuple[str, Callable[[], None]], ...] = (
+        ("interfaces", lambda: _interfaces(device, planned, config, shown[INTERFACES], lldp,
+                                           names)),
+        ("bgp", lambda: _bgp(device, shown[BGP], names)),
+        ("routes", lambda: _routes(device, shown[ROUTES], names)),
+        ("lossless", lambda: _lossless(device, planned, config)))
+    for what, reader in readers:
+        try:
+            reader()
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+    loopback = device.interfaces.get(names.loopback)
+    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    device.vrfs = {tenant(names, vrf): planned.vrfs.get(tenant(names, vrf), 0)
+                   for vrf in sorted(config.instances)}
+    return device
