@@ -1,0 +1,52 @@
+"""Platform `nvue`: NVIDIA Cumulus Linux 5.x configured through NVUE, on Spectrum switches."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tasks.model.state import DeviceState, Probe
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.nvue.collect import collect
+from tasks.platforms.nvue.driver import NvueDriver, NvueError
+from tasks.platforms.nvue.render import render, sections
+
+# reads only: nv show (JSON or not), the applied/pending config and revision listings,
+# and the confirm timer's status; no shell metacharacters anywhere
+_SAFE = r"[A-Za-z0-9_:.,/= -]*"
+_READS = (
+    re.compile(rf"^\s*nv show\s{_SAFE}$"),
+    re.compile(r"^\s*nv config (show|diff|history|revision)( -o (json|yaml))?$"),
+    re.compile(r"^\s*nv config apply --confirm-status$"),
+    re.compile(r"^\s*cat /etc/lsb-release$"),
+)
+
+
+class NvuePlatform(Platform):
+    def render(self, device: DeviceState) -> str:
+        return render(device, self.names)
+
+    def sections(self, config: str) -> dict[str, list[str]]:
+        return sections(config)
+
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        return collect(driver, planned, probes, self.names)
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        if not hasattr(connection, "send_command"):
+            raise TypeError(f"platform nvue needs a netmiko connection, not "
+                            f"{type(connection).__name__}")
+        if getattr(connection, "ssh_strict", False) is not True:
+            # netmiko adds unknown host keys unless ssh_strict is set
+            raise NvueError("platform nvue: set ssh_strict: true (and system_host_keys or "
+                            "alt_host_keys) in the netmiko connection options")
+        return NvueDriver(connection, read_only=read_only, is_show=self.show_command,
+                          management=self.facts.management_interfaces)
+
+    def show_command(self, command: str) -> bool:
+        return any(pattern.match(command) for pattern in _READS)
+
+
+PLATFORM = NvuePlatform(Path(__file__).with_name("platform.yaml"))
