@@ -7,9 +7,10 @@ from tasks.platforms.base import Platform
 from tasks.platforms.eos import PLATFORM as EOS
 from tasks.platforms.frr import PLATFORM as FRR
 from tasks.platforms.linux_host import PLATFORM as LINUX_HOST
+from tasks.platforms.nvue import PLATFORM as NVUE
 from tasks.platforms.sonic import PLATFORM as SONIC
 
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC)}
+PLATFORMS: dict[str, Platform] = {p.name: p for p in (FRR, LINUX_HOST, EOS, SONIC, NVUE)}
 
 
 def get(name: str) -> Platform:
