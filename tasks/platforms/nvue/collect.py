@@ -133,7 +133,7 @@ def _interfaces(device: DeviceState, applied: Tree, oper: Tree, planned: DeviceS
             parent=str(entry["base-interface"]) if entry.get("base-interface") else None,
             speed_mbps=_speed(live.get("speed")) or _speed(link.get("speed")),
             peer=peers.get(name))
-    for name, iface in device.interfaces.items():  # a sub-interface runs at its port's speed
+    for iface in device.interfaces.values():  # a sub-interface runs at its port's speed
         if iface.parent and iface.parent in device.interfaces and iface.speed_mbps is None:
             iface.speed_mbps = device.interfaces[iface.parent].speed_mbps
 
@@ -211,7 +211,7 @@ def _port_qos(name: str, entry: Tree, qos: Tree, iface: Interface) -> PortQos | 
     pfc = sorted(int(p) for p in _dict(pfc_tree.get("switch-priority")) if p.isdigit())
     # NVUE gives each PFC priority a lossless group of its own and pauses its own class
     tc_to_pg = [tc if tc in pfc else 0 for tc in range(8)]
-    pgs = {0: PROFILE_INGRESS_LOSSY, **{p: pfc_profile for p in pfc}}
+    pgs = {0: PROFILE_INGRESS_LOSSY, **dict.fromkeys(pfc, pfc_profile)}
     lossless_queues = {tc_to_queue_list[p] for p in pfc}
     scheduler = _dict(_profile(qos, "egress-scheduler", entry).get("traffic-class"))
     congestion = _dict(_profile(qos, "congestion-control", entry).get("traffic-class"))
@@ -284,8 +284,10 @@ def _lossless(device: DeviceState, applied: Tree, planned: DeviceState) -> None:
         base = planned.qos.profiles.get(name)
         profiles[name] = BufferProfile(
             pool="ingress_lossless", size=_int(entry.get("port-buffer")) or 0,
-            xon=_int(entry.get("xon-threshold")) or 0, xoff=_int(entry.get("xoff-threshold")) or 0,
-            dynamic_th=base.dynamic_th if base else None, static_th=base.static_th if base else None)
+            xon=_int(entry.get("xon-threshold")) or 0,
+            xoff=_int(entry.get("xoff-threshold")) or 0,
+            dynamic_th=base.dynamic_th if base else None,
+            static_th=base.static_th if base else None)
         unknown[f"profiles.{name}.dynamic_th"] = "NVUE states no per-PG alpha"
     for name, profile in planned.qos.profiles.items():
         if name not in profiles and profile.pool != "ingress_lossless":

@@ -55,7 +55,7 @@ def load_ops(text: str) -> list[Tree]:
     """An `nv config patch` document: a list of {set: tree} / {unset: tree} operations."""
     try:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        value = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+        value = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise NvueYamlError(f"not YAML: {str(exc).splitlines()[0]}") from None
     if value is None:

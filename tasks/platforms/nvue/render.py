@@ -111,7 +111,7 @@ def _key(value: Tree) -> str:
 
 
 def _name(kind: str, value: Tree) -> str:
-    return f"flatfab-{kind}-{hashlib.sha1(_key(value).encode()).hexdigest()[:6]}"  # noqa: S324
+    return f"flatfab-{kind}-{hashlib.sha1(_key(value).encode()).hexdigest()[:6]}"
 
 
 def _mapping(q: PortQos) -> Tree:
