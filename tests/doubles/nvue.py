@@ -31,7 +31,8 @@ READ_PREFIXES = ("nv show ", "nv config show", "nv config revision", "nv config 
 
 def factory_tree(hostname: str) -> Tree:
     """What a fresh switch's applied config holds: eth0 in VRF mgmt, its users."""
-    return {"system": {"hostname": hostname, "aaa": {"user": {"cumulus": {"role": "system-admin"}}}},
+    users = {"user": {"cumulus": {"role": "system-admin"}}}
+    return {"system": {"hostname": hostname, "aaa": users},
             "interface": {"eth0": {"type": "eth", "ipv4": {"dhcp-client": {"state": "enabled"}},
                                    "vrf": "mgmt"}},
             "vrf": {"mgmt": {}}}
@@ -170,14 +171,44 @@ class NvueDouble:
             self.timer = (self.now + confirm_s, revision, before)
 
 
+def synthesized(device: DeviceState) -> dict[str, str]:
+    """`nv show` outputs made from the plan, in the recorded files' shapes, for a device
+    with no recorded outputs: every port up, every planned session established."""
+    names = PLATFORM.names
+    interfaces: dict[str, Any] = {}
+    for name, iface in device.interfaces.items():
+        link: dict[str, Any] = {"mtu": iface.mtu or 9216, "state": {"up": {}},
+                                "oper-status": "up"}
+        if iface.speed_mbps and iface.parent is None and iface.kind.value != "bridge":
+            link["speed"] = f"{iface.speed_mbps // 1000}G"
+        interfaces[name] = {"link": link}
+    out = {"nv show interface -o json": json.dumps(interfaces, sort_keys=True),
+           "nv show system -o json": json.dumps({"build": "Cumulus Linux 5.15.0",
+                                                 "hostname": device.name})}
+    for vrf, instance in device.bgp.items():
+        vrf_name = vrf if vrf == "default" else names.vrf(vrf)
+        out[f"nv show vrf {vrf_name} router bgp neighbor -o json"] = json.dumps({
+            key: {"remote-as": peer.remote_asn, "state": "established"}
+            for key, peer in instance.peers.items()}, sort_keys=True)
+    for name, iface in device.interfaces.items():
+        if iface.peer is not None and iface.parent is None:
+            out[f"nv show interface {name} lldp -o json"] = json.dumps({"neighbor": {
+                iface.peer.device: {"chassis": {"system-name": iface.peer.device},
+                                    "port": {"name": iface.peer.port}}}}, sort_keys=True)
+    return out
+
+
 def pushed(device: DeviceState) -> Tree:
     """The applied tree after a successful push of the plan onto a factory switch."""
     return merge(factory_tree(device.name), tree(device, PLATFORM.names))
 
 
-def double_for(device: DeviceState, *, push: bool = True) -> NvueDouble:
+def double_for(device: DeviceState, *, push: bool = True,
+               outputs: dict[str, str] | None = None) -> NvueDouble:
+    """The device after a push of its plan (or factory-fresh), answering `nv show` from its
+    recorded outputs (or the given ones)."""
     start = pushed(device) if push else factory_tree(device.name)
-    return NvueDouble(start, recorded(device.name))
+    return NvueDouble(start, recorded(device.name) if outputs is None else outputs)
 
 
 def collect_cases() -> list[CollectCase]:

@@ -313,12 +313,11 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
                    if _dict(e).get("type") == "swp" and names.is_port(n))
     vrfs = sorted(v for v, e in _dict(applied.get("vrf")).items()
                   if v != "mgmt" and _dict(_dict(e).get("router")).get("bgp"))
-    commands = [bgp_command(v) for v in vrfs] + [lldp_command(p) for p in ports]
-    raw = driver.cli(commands) if commands else {}
     outputs: dict[str, Any] = {}
-    for command in commands:
+    # one command a call: a port without LLDP or a VRF whose bgpd is down fails alone
+    for command in [bgp_command(v) for v in vrfs] + [lldp_command(p) for p in ports]:
         try:
-            outputs[command] = parse_json(str(raw.get(command, "")), command)
+            outputs[command] = parse_json(str(driver.cli([command])[command]), command)
         except NvueError as exc:
             what = "lldp" if "lldp" in command else "bgp"
             device.errors.append(f"{what}: {exc}")

@@ -307,6 +307,8 @@ class NvueDriver:
                    for r in self.revisions().values())
 
     def confirm_commit(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError("read-only: confirm_commit() is refused")
         if not self.has_pending_commit():
             raise NvueError("no pending commit to confirm (it may have been rolled back)")
         self._run("nv config apply --confirm-yes", mutating=True)
@@ -318,6 +320,8 @@ class NvueDriver:
 
     def rollback(self) -> None:
         """Undo the pending commit, or else re-apply the config saved before the last one."""
+        if self.read_only:
+            raise ReadOnlyError("read-only: rollback() is refused")
         if self.has_pending_commit():
             self._run("nv config apply --confirm-no", mutating=True)
             return

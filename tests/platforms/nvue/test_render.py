@@ -164,7 +164,7 @@ def test_sections_are_the_set_operations_and_lose_no_line(leaf1: DeviceState) ->
         line for line in text.splitlines() if line.strip())
     assert "      swp1:" in split["interface"] and "      bgp:" in split["router"]
     # an unset operation (what the driver prepends) is a section of its own object
-    assert list(sections("- unset:\n    qos: {}\n" + text))[0] == "qos"
+    assert next(iter(sections("- unset:\n    qos: {}\n" + text))) == "qos"
 
 
 def test_lab_leaf_renders_the_lossless_knobs(leaf1: DeviceState) -> None:
