@@ -10,6 +10,7 @@ from tasks.model.state import DeviceState, Probe
 from tasks.platforms.base import DeviceDriver, Platform
 from tasks.platforms.nvue.collect import collect
 from tasks.platforms.nvue.driver import NvueDriver, NvueError
+from tasks.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
 from tasks.platforms.nvue.render import render, sections
 
 # reads only: nv show (JSON or not), the applied/pending config and revision listings,
@@ -44,6 +45,27 @@ class NvuePlatform(Platform):
                             "alt_host_keys) in the netmiko connection options")
         return NvueDriver(connection, read_only=read_only, is_show=self.show_command,
                           management=self.facts.management_interfaces)
+
+    def change_notes(self, running: str, intended: str) -> list[str]:
+        """Buffer changes: NVUE has switchd re-read its buffer configuration, which can
+        drop traffic on every port of the switch (Cumulus "Quality of Service": buffer and
+        traffic-pool changes take effect through a switchd reload)."""
+        try:
+            now, wanted = (applied(load_ops(t)).get("qos", {}) for t in (running, intended))
+        except NvueYamlError as exc:
+            return [f"config unreadable: {exc}"]
+        notes: list[str] = []
+        if now.get("traffic-pool") != wanted.get("traffic-pool"):
+            notes.append("qos traffic-pool changes: switchd reloads its buffer configuration "
+                         "(traffic on every port may drop during the reload)")
+        buffers = ("port-buffer", "xoff-threshold", "xon-threshold", "cable-length")
+        for name, profile in sorted(wanted.get("pfc", {}).items()):
+            before = now.get("pfc", {}).get(name, {})
+            changed = [k for k in buffers if before and before.get(k) != profile.get(k)]
+            if changed:
+                notes.append(f"qos pfc {name}: {', '.join(changed)} change the port headroom; "
+                             "switchd reloads its buffer configuration")
+        return notes
 
     def show_command(self, command: str) -> bool:
         return any(pattern.match(command) for pattern in _READS)

@@ -256,3 +256,16 @@ def test_what_nvue_cannot_express_is_one_clear_render_error(leaf1: DeviceState) 
     device.interfaces["swp51"].speed_mbps = 123
     with pytest.raises(NvueRenderError, match="no link speed for 123 Mb/s"):
         render(device, PLATFORM.names)
+
+
+def test_buffer_changes_carry_a_change_note(leaf1: DeviceState) -> None:
+    running = PLATFORM.render(leaf1)
+    assert PLATFORM.change_notes(running, running) == []
+    changed = leaf1.model_copy(deep=True)
+    assert changed.qos is not None
+    changed.qos.profiles["lossless_100000_3m_mtu9216"].xoff += 1024
+    changed.qos.pools["ingress_lossless"].size += 16_000_000
+    notes = PLATFORM.change_notes(running, PLATFORM.render(changed))
+    assert notes[0].startswith("qos traffic-pool changes: switchd reloads")
+    assert notes[1].startswith("qos pfc lossless_100000_3m_mtu9216: xoff-threshold change")
+    assert PLATFORM.change_notes("- set: [", running)[0].startswith("config unreadable")
