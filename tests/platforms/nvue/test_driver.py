@@ -325,10 +325,11 @@ def test_an_nvue_leaf_disagreeing_with_its_eos_spines_is_named() -> None:
     assert seen.errors == []
     observed = mixed.model_copy(update={"devices": {**mixed.devices, "leaf1": seen}})
     findings = run_checks(CheckContext(state=observed, plan=mixed, stage=Stage.LIVE))
-    named = {(f.check, f.device) for f in findings}
-    assert ("pfc.link_symmetry", "leaf1") in named or any(
-        f.check == "pfc.link_symmetry" and "leaf1" in f.message for f in findings)
-    assert any(f.check.startswith("ecn.") and "leaf1" in (f.device + f.message)
-               for f in findings)
-    spines = [f for f in findings if f.check == "pfc.link_symmetry"]
-    assert any("spine1" in f.message for f in spines)
+    messages = {(f.check, f.message) for f in findings if f.device == "leaf1"}
+    assert ("pfc.link_symmetry", "PFC differs across leaf1:swp33--spine1:Ethernet1: "
+            "leaf1:swp33 on 4, spine1:Ethernet1 on 3") in messages
+    assert ("pfc.link_symmetry", "PFC differs across leaf1:swp34--spine2:Ethernet1: "
+            "leaf1:swp34 on 4, spine2:Ethernet1 on 3") in messages
+    assert ("ecn.thresholds", "leaf1:swp33 queue 3 ECN min 3000000 B is not below its max "
+            "1500000 B") in messages
+    assert ("pfc.intent", "leaf1:swp33 has PFC on 4, the intent says 3") in messages
