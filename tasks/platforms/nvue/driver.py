@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from tasks.errors import FlatfabError
 from tasks.platforms.base import ReadOnlyError
 from tasks.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
 from tasks.platforms.nvue.render import SECTIONS, TARGET, Release, text
@@ -44,7 +45,7 @@ class Shell(Protocol):
     def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
-class NvueError(Exception):
+class NvueError(FlatfabError):
     """An NVUE command failed or answered something flatfab cannot read (one line)."""
 
 

@@ -30,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from tasks.errors import FlatfabError
 from tasks.model.state import DEFAULT_VRF, BgpInstance, DeviceState, IfKind, Interface, PortQos
 from tasks.platforms.base import InterfaceNames, NotSupportedError
 from tasks.platforms.names import natural_key, sort_interfaces
@@ -66,8 +67,8 @@ RELEASES = {
 TARGET = RELEASES["5.15"]
 
 
-class NvueRenderError(NotSupportedError):
-    """The plan asks for something NVUE cannot express (one line)."""
+class NvueRenderError(FlatfabError, NotSupportedError):
+    """The plan asks for something NVUE cannot express (one line, naming the device)."""
 
 
 def vlan_of(name: str) -> int:
@@ -370,7 +371,10 @@ def text(nvue: Tree) -> str:
 
 
 def render(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> str:
-    return text(tree(device, names, rel))
+    try:
+        return text(tree(device, names, rel))
+    except NvueRenderError as exc:
+        raise NvueRenderError(f"{device.name}: {exc}") from None
 
 
 def sections(config: str) -> dict[str, list[str]]:

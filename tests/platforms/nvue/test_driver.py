@@ -333,3 +333,28 @@ def test_an_nvue_leaf_disagreeing_with_its_eos_spines_is_named() -> None:
     assert ("ecn.thresholds", "leaf1:swp33 queue 3 ECN min 3000000 B is not below its max "
             "1500000 B") in messages
     assert ("pfc.intent", "leaf1:swp33 has PFC on 4, the intent says 3") in messages
+
+
+def test_a_merge_adds_without_clearing(leaf1: DeviceState) -> None:
+    double = double_for(leaf1)
+    double.applied["interface"]["swp9"] = {"type": "swp"}
+    driver = _driver(double)
+    driver.load_merge_candidate(config="- set:\n    interface:\n      swp10:\n        type: swp\n")
+    diff = driver.compare_config()
+    assert "+      swp10:" in diff and "-      swp9:" not in diff
+    driver.commit_config()
+    assert {"swp9", "swp10", "swp51"} <= set(double.applied["interface"])
+
+
+def test_the_5_14_spelling_goes_to_a_5_14_switch(leaf1: DeviceState) -> None:
+    from tasks.platforms.nvue.render import RELEASES, render  # noqa: PLC0415
+
+    double = _factory(leaf1)
+    double.outputs["nv show system -o json"] = '{"build": "Cumulus Linux 5.14.0"}\n'
+    driver = _driver(double)
+    driver.release = RELEASES["5.14"]
+    driver.load_replace_candidate(config=render(leaf1, PLATFORM.names, RELEASES["5.14"]))
+    driver.commit_config(revert_in=120)
+    driver.confirm_commit()
+    assert double.applied["interface"]["vlan100"]["ip"] == {
+        "address": {"10.100.1.1/24": {}}, "vrf": "blue"}

@@ -245,7 +245,7 @@ def test_what_nvue_cannot_express_is_one_clear_render_error(leaf1: DeviceState) 
     qos = device.interfaces["swp51"].qos
     assert qos is not None and qos.watchdog is not None
     qos.watchdog.detect_ms = 250  # not a whole number of 200 ms polls
-    with pytest.raises(NvueRenderError, match="NVUE sets the PFC watchdog once per switch"):
+    with pytest.raises(NvueRenderError, match=r"^leaf1: NVUE sets the PFC watchdog once per"):
         render(device, PLATFORM.names)
     for iface in device.interfaces.values():
         if iface.qos and iface.qos.watchdog:
