@@ -269,3 +269,19 @@ def test_buffer_changes_carry_a_change_note(leaf1: DeviceState) -> None:
     assert notes[0].startswith("qos traffic-pool changes: switchd reloads")
     assert notes[1].startswith("qos pfc lossless_100000_3m_mtu9216: xoff-threshold change")
     assert PLATFORM.change_notes("- set: [", running)[0].startswith("config unreadable")
+
+
+def test_a_port_that_differs_gets_a_bound_profile(leaf1: DeviceState) -> None:
+    device = leaf1.model_copy(deep=True)
+    qos = device.interfaces["swp1"].qos
+    assert qos is not None and qos.queues[3].ecn is not None
+    qos.queues[3].ecn.min_bytes = 100_000  # the host port marks earlier than the rest
+    nvue = tree(device, PLATFORM.names)
+    bound = nvue["interface"]["swp1"]["qos"]["congestion-control"]["profile"]
+    assert bound.startswith("flatfab-congestion-control-")
+    profiles = nvue["qos"]["congestion-control"]
+    assert profiles[bound]["traffic-class"]["3"]["min-threshold"] == 100_000
+    assert profiles["default-global"]["traffic-class"]["3"]["min-threshold"] == 150_000
+    assert "congestion-control" not in nvue["interface"]["swp51"]["qos"]
+    assert violations(nvue, TARGET.models[-1]) == [] and _references(nvue) == []
+    assert tree(device, PLATFORM.names) == nvue  # the name is the content's, stable
