@@ -273,9 +273,12 @@ def test_buffer_changes_carry_a_change_note(leaf1: DeviceState) -> None:
 
 def test_a_port_that_differs_gets_a_bound_profile(leaf1: DeviceState) -> None:
     device = leaf1.model_copy(deep=True)
-    qos = device.interfaces["swp1"].qos
-    assert qos is not None and qos.queues[3].ecn is not None
-    qos.queues[3].ecn.min_bytes = 100_000  # the host port marks earlier than the rest
+    planned = device.interfaces["swp1"].qos
+    assert planned is not None
+    qos = planned.model_copy(deep=True)  # ports may share one planned object
+    device.interfaces["swp1"].qos = qos
+    assert qos.queues[3].ecn is not None
+    qos.queues[3].ecn.min_bytes = 100_000  # one host port marks earlier than the rest
     nvue = tree(device, PLATFORM.names)
     bound = nvue["interface"]["swp1"]["qos"]["congestion-control"]["profile"]
     assert bound.startswith("flatfab-congestion-control-")
