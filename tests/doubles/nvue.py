@@ -217,7 +217,7 @@ def collect_cases() -> list[CollectCase]:
     leaf1 = fabric("lab").devices["leaf1"]
     double = double_for(leaf1)
     return [CollectCase(
-        name="nvue-lab-leaf1", driver=PLATFORM.read_only(PLATFORM.adapt(double, read_only=True)),
+        name="nvue-lab-leaf1", driver=PLATFORM.adapt(double, read_only=True),
         planned=leaf1, commands=lambda: list(double.commands),
         source="derived from NVIDIA's Cumulus Linux 5.15 documentation of the `nv show -o "
                "json` shapes (tests/fixtures/nvue/README.md); the applied tree is the "

@@ -242,7 +242,7 @@ def _without_unknown(device: DeviceState) -> DeviceState:
 
 def test_collect_reads_recorded_outputs_back_as_planned(leaf1: DeviceState) -> None:
     (case,) = collect_cases()
-    seen = PLATFORM.collect(case.driver, case.planned, [])
+    seen = PLATFORM.collect(PLATFORM.read_only(case.driver), case.planned, [])
     assert seen.errors == []
     assert (seen.asn, seen.router_id, seen.loopback) == (65101, "10.0.0.17", "10.0.0.17/32")
     assert seen.vrfs == {"blue": 100, "red": 200}
