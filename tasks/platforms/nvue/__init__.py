@@ -35,6 +35,12 @@ class NvuePlatform(Platform):
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, probes, self.names)
 
+    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+        """A lab node's netmiko options: key authentication, the lab's known_hosts."""
+        return {"netmiko": {"extras": {"use_keys": True, "key_file": str(key_file),
+                                       "ssh_strict": True, "alt_host_keys": True,
+                                       "alt_key_file": str(known_hosts)}}}
+
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         if not hasattr(connection, "send_command"):
             raise TypeError(f"platform nvue needs a netmiko connection, not "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -358,3 +359,13 @@ def test_the_5_14_spelling_goes_to_a_5_14_switch(leaf1: DeviceState) -> None:
     driver.confirm_commit()
     assert double.applied["interface"]["vlan100"]["ip"] == {
         "address": {"10.100.1.1/24": {}}, "vrf": "blue"}
+
+
+def test_the_lab_reaches_a_node_with_keys_and_verified_host_keys(tmp_path: Path) -> None:
+    options = PLATFORM.lab_connection(key_file=tmp_path / "id", known_hosts=tmp_path / "kh")
+    assert options == {"netmiko": {"extras": {
+        "use_keys": True, "key_file": str(tmp_path / "id"), "ssh_strict": True,
+        "alt_host_keys": True, "alt_key_file": str(tmp_path / "kh")}}}
+    assert PLATFORM.facts.connection.plugin == "netmiko"
+    assert PLATFORM.connection_extras({"ssh_strict": True}, read_only=True) == {
+        "ssh_strict": True}
