@@ -191,6 +191,12 @@ def synthesized(device: DeviceState) -> dict[str, str]:
             key: {"remote-as": peer.remote_asn, "state": "established"}
             for key, peer in instance.peers.items()}, sort_keys=True)
     for name, iface in device.interfaces.items():
+        if iface.qos is not None and iface.parent is None:
+            out[f"nv show interface {name} counters qos -o json"] = json.dumps({
+                "pfc-stats": {str(p): {"rx-pause-frames": 0, "tx-pause-frames": 0}
+                              for p in range(8)},
+                "egress-queue-stats": {str(t): {"tx-frames": 0, "ecn-marked-frames": 0}
+                                       for t in range(8)}}, sort_keys=True)
         if iface.peer is not None and iface.parent is None:
             out[f"nv show interface {name} lldp -o json"] = json.dumps({"neighbor": {
                 iface.peer.device: {"chassis": {"system-name": iface.peer.device},

@@ -8,8 +8,8 @@ from typing import Any
 
 from tasks.model.state import DeviceState, Probe
 from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.nvue.collect import collect
-from tasks.platforms.nvue.driver import NvueDriver, NvueError
+from tasks.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
+from tasks.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
 from tasks.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
 from tasks.platforms.nvue.render import render, sections
 
@@ -72,6 +72,21 @@ class NvuePlatform(Platform):
                 notes.append(f"qos pfc {name}: {', '.join(changed)} change the port headroom; "
                              "switchd reloads its buffer configuration")
         return notes
+
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, dict[str, int]]]:
+        """Frames sent per port and traffic class (`egress-queue-stats`), for every swp
+        port of the applied config."""
+        applied = config_tree(parse_json(str(driver.cli([APPLIED])[APPLIED]), "applied config"))
+        ports = sorted(n for n, e in (applied.get("interface") or {}).items()
+                       if isinstance(e, dict) and e.get("type") == "swp"
+                       and self.names.is_port(n))
+        out: dict[str, dict[int, dict[str, int]]] = {}
+        for port in ports:
+            command = counters_command(port)
+            packets = class_packets(parse_json(str(driver.cli([command])[command]), command))
+            if packets:
+                out[port] = {tc: {"packets": n} for tc, n in sorted(packets.items())}
+        return out
 
     def show_command(self, command: str) -> bool:
         return any(pattern.match(command) for pattern in _READS)

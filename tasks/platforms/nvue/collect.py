@@ -6,7 +6,10 @@ Sources (all `-o json`, NVIDIA Cumulus Linux 5.x user guide and NVUE command ref
   switch was told, as CONFIG_DB is for SONiC);
 - `nv show interface -o json`: per interface its operational link (oper-status, mtu, speed);
 - `nv show vrf <vrf> router bgp neighbor -o json`: per VRF its neighbours (state, remote-as);
-- `nv show interface <port> lldp -o json`: each physical port's LLDP neighbour.
+- `nv show interface <port> lldp -o json`: each physical port's LLDP neighbour;
+- `nv show interface <port> counters qos -o json` (5.5+): per lossless port its PFC pause
+  frames per switch priority (`pfc-stats`) and per traffic class its transmitted and
+  ECN-marked frames (`egress-queue-stats`).
 What NVUE does not state (a PFC watchdog restore time, pool modes, egress pools, PG alpha)
 is recorded in `unknown` with the reason, never invented.
 """
@@ -30,6 +33,7 @@ from tasks.model.state import (
     Endpoint,
     IfKind,
     Interface,
+    PortCounters,
     PortQos,
     Probe,
     QosMaps,
@@ -55,6 +59,51 @@ def bgp_command(vrf: str) -> str:
 
 def lldp_command(port: str) -> str:
     return f"nv show interface {port} lldp -o json"
+
+
+def counters_command(port: str) -> str:
+    return f"nv show interface {port} counters qos -o json"
+
+
+def _group(value: Any, key: str) -> Tree | None:
+    """An NVUE counter group (`pfc-stats`, `egress-queue-stats`) wherever the output nests
+    it, as id -> counters (a list of rows with their own id is accepted too)."""
+    if isinstance(value, dict):
+        if key in value:
+            found = value[key]
+            if isinstance(found, list):
+                return {str(row.get("switch-priority", row.get("traffic-class", row.get("id")))):
+                        row for row in found if isinstance(row, dict)}
+            return _dict(found)
+        for child in value.values():
+            inner = _group(child, key)
+            if inner is not None:
+                return inner
+    return None
+
+
+def port_counters(output: Any, queues: list[int]) -> PortCounters | None:
+    """PFC frames (all priorities) and ECN marks of the given queues; None when the output
+    holds neither group (the release or ASIC does not count them: unknown, not zero)."""
+    pfc, egress = _group(output, "pfc-stats"), _group(output, "egress-queue-stats")
+    if pfc is None and egress is None:
+        return None
+    def total(field: str) -> int | None:
+        values = [_int(_dict(row).get(field)) for row in (pfc or {}).values()]
+        counted = [v for v in values if v is not None]
+        return sum(counted) if counted else None
+    marked = {q: n for q in queues
+              if (n := _int(_dict((egress or {}).get(str(q))).get("ecn-marked-frames")))
+              is not None}
+    return PortCounters(pfc_rx_frames=total("rx-pause-frames"),
+                        pfc_tx_frames=total("tx-pause-frames"), ecn_marked=marked)
+
+
+def class_packets(output: Any) -> dict[int, int]:
+    """Frames sent per traffic class (NVUE's traffic class is flatfab's queue)."""
+    egress = _group(output, "egress-queue-stats") or {}
+    return {int(tc): n for tc, row in egress.items()
+            if tc.isdigit() and (n := _int(_dict(row).get("tx-frames"))) is not None}
 
 
 def _dict(value: Any) -> Tree:
@@ -296,6 +345,24 @@ def _lossless(device: DeviceState, applied: Tree, planned: DeviceState) -> None:
     device.qos = DeviceQos(asic=asic, pools=pools, profiles=profiles, unknown=unknown)
 
 
+def _counters(driver: DeviceDriver, device: DeviceState) -> None:
+    """Counters of every port with lossless state; a failed read is one error, and the
+    rest of the ports are not asked (the release has no such command)."""
+    for name in sorted(device.interfaces):
+        iface = device.interfaces[name]
+        if iface.qos is None or iface.parent is not None:
+            continue
+        command = counters_command(name)
+        try:
+            output = parse_json(str(driver.cli([command])[command]), command)
+        except NvueError as exc:
+            device.errors.append(f"counters: {exc}")
+            return
+        queues = sorted({iface.qos.maps.tc_to_queue[p] for p in iface.qos.pfc
+                         if 0 <= p < len(iface.qos.maps.tc_to_queue)})
+        iface.counters = port_counters(output, queues)
+
+
 def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
             names: InterfaceNames) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
@@ -336,4 +403,5 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
             _lossless(device, applied, planned)
         except (ValueError, TypeError) as exc:
             device.errors.append(f"lossless: unexpected config ({str(exc).splitlines()[0]})")
+        _counters(driver, device)
     return device

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from tasks.checks import CheckContext, Stage, run_checks
-from tasks.model.state import DeviceState, FabricState, IfKind
+from tasks.model.state import DeviceState, FabricState, IfKind, PortCounters
 from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
 from tasks.platforms.nvue import PLATFORM
 from tasks.platforms.nvue.driver import STATE_DIR, NvueDriver, NvueError, owned
@@ -369,3 +370,55 @@ def test_the_lab_reaches_a_node_with_keys_and_verified_host_keys(tmp_path: Path)
     assert PLATFORM.facts.connection.plugin == "netmiko"
     assert PLATFORM.connection_extras({"ssh_strict": True}, read_only=True) == {
         "ssh_strict": True}
+
+
+# ---- counters ----------------------------------------------------------------------------
+
+
+def _counters_of(seen: DeviceState) -> dict[str, PortCounters | None]:
+    return {n: i.counters for n, i in seen.interfaces.items() if i.qos is not None}
+
+
+def test_pfc_and_ecn_counters_are_collected(lab: FabricState, leaf1: DeviceState) -> None:
+    double = double_for(leaf1)
+    seen = PLATFORM.collect(PLATFORM.read_only(_driver(double, read_only=True)), leaf1, [])
+    assert seen.errors == []
+    assert _counters_of(seen) == {
+        "swp1": PortCounters(pfc_rx_frames=17, pfc_tx_frames=5, ecn_marked={3: 250}),
+        "swp2": PortCounters(pfc_rx_frames=0, pfc_tx_frames=0, ecn_marked={3: 0}),
+        "swp51": PortCounters(pfc_rx_frames=0, pfc_tx_frames=42, ecn_marked={3: 12}),
+        "swp52": PortCounters(pfc_rx_frames=0, pfc_tx_frames=0, ecn_marked={3: 3})}
+    observed = lab.model_copy(update={"devices": {**lab.devices, "leaf1": seen}})
+    findings = run_checks(CheckContext(state=observed, plan=lab, stage=Stage.LIVE),
+                          only=["ecn.pause_without_marks"])
+    assert findings == []
+    assert PLATFORM.class_counters(PLATFORM.read_only(_driver(double, read_only=True)))[
+        "swp1"][3] == {"packets": 4000}
+    assert double.mutating == []
+
+
+def test_pauses_with_no_ecn_mark_are_named(lab: FabricState, leaf1: DeviceState) -> None:
+    double = double_for(leaf1)
+    for command, text in list(double.outputs.items()):
+        if command.endswith("counters qos -o json"):
+            double.outputs[command] = re.sub(r'"ecn-marked-frames": \d+',
+                                             '"ecn-marked-frames": 0', text)
+    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    observed = lab.model_copy(update={"devices": {**lab.devices, "leaf1": seen}})
+    findings = run_checks(CheckContext(state=observed, plan=lab, stage=Stage.LIVE),
+                          only=["ecn.pause_without_marks"])
+    assert [f.device for f in findings] == ["leaf1"]
+    assert findings[0].message.startswith("leaf1 sent 47 PFC pause frames while its lossless")
+
+
+def test_counters_a_switch_does_not_report_are_unknown(leaf1: DeviceState) -> None:
+    double = double_for(leaf1)
+    for command in list(double.outputs):
+        if command.endswith("counters qos -o json"):
+            double.outputs[command] = '{"port-stats": {"rx-stats": {"rx-frames": 1}}}\n'
+    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    assert seen.errors == [] and all(c is None for c in _counters_of(seen).values())
+    del double.outputs["nv show interface swp1 counters qos -o json"]
+    seen = PLATFORM.collect(_driver(double), leaf1, [])
+    assert len(seen.errors) == 1 and seen.errors[0].startswith(
+        "counters: `nv show interface swp1 counters qos -o json` failed")
