@@ -11,7 +11,7 @@ from tasks.platforms.base import DeviceDriver, Platform
 from tasks.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
 from tasks.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
 from tasks.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
-from tasks.platforms.nvue.render import render, sections
+from tasks.platforms.nvue.render import canonical, render, sections, text
 
 # reads only: nv show (JSON or not), the applied/pending config and revision listings,
 # and the confirm timer's status; no shell metacharacters anywhere
@@ -51,6 +51,15 @@ class NvuePlatform(Platform):
                             "alt_host_keys) in the netmiko connection options")
         return NvueDriver(connection, read_only=read_only, is_show=self.show_command,
                           management=self.facts.management_interfaces)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        """Running (owned part) and intended, both in canonical key order."""
+        running = driver.get_config(retrieve="running")["running"]
+        try:
+            wanted = text(canonical(applied(load_ops(intended))))
+        except NvueYamlError as exc:
+            raise NvueError(f"intended config: {exc}") from None
+        return running, wanted
 
     def change_notes(self, running: str, intended: str) -> list[str]:
         """Buffer changes: NVUE has switchd re-read its buffer configuration, which can

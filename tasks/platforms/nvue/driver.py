@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from tasks.errors import FlatfabError
 from tasks.platforms.base import ReadOnlyError
 from tasks.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
-from tasks.platforms.nvue.render import SECTIONS, TARGET, Release, text
+from tasks.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
 
 STATE_DIR = "/var/tmp/flatfab"
 RC_MARK = "@@flatfab-rc="
@@ -178,7 +178,8 @@ class NvueDriver:
         return config_tree(parse_json(self._run("nv config show -o json"), "applied config"))
 
     def running_text(self) -> str:
-        return text(owned(self.applied_tree(), self.management))
+        """The owned part of the applied config, in the rendered form (canonical order)."""
+        return text(canonical(owned(self.applied_tree(), self.management)))
 
     def system(self) -> dict[str, Any]:
         value = parse_json(self._run("nv show system -o json"), "nv show system")
@@ -244,8 +245,8 @@ class NvueDriver:
         if self._candidate is None:
             return ""
         running = self.applied_tree()
-        before = text(owned(running, self.management))
-        after = text(owned(self._desired(running), self.management))
+        before = text(canonical(owned(running, self.management)))
+        after = text(canonical(owned(self._desired(running), self.management)))
         return "".join(difflib.unified_diff(before.splitlines(keepends=True),
                                             after.splitlines(keepends=True),
                                             "running", "candidate"))

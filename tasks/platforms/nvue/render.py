@@ -360,6 +360,13 @@ def tree(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> T
     return out
 
 
+def canonical(nvue: Tree) -> Tree:
+    """The tree with every mapping in natural key order: a switch returns its config in its
+    own order, so drift and diffs compare trees in this one."""
+    return {key: canonical(value) if isinstance(value, dict) else value
+            for key, value in sorted(nvue.items(), key=lambda item: natural_key(item[0]))}
+
+
 def text(nvue: Tree) -> str:
     """One `- set:` operation per top-level object: the sections of the render."""
     lines: list[str] = []

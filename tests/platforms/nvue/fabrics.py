@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import re
 import shutil
 import tempfile
@@ -20,7 +21,9 @@ ASIC = "  nvue: {family: spectrum-4}\n"
 
 @cache
 def _workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="nvue-intents-"))
+    path = Path(tempfile.mkdtemp(prefix="nvue-intents-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def copy_intent(name: str, target: Path) -> Path:

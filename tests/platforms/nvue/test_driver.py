@@ -167,10 +167,25 @@ def test_a_bad_candidate_is_one_clear_error(leaf1: DeviceState) -> None:
         driver.load_replace_candidate(config="- set: [\n")
 
 
+def _reversed(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _reversed(v) for k, v in reversed(list(value.items()))}
+    return value
+
+
 def test_drift_is_empty_after_a_push(leaf1: DeviceState) -> None:
     intended = PLATFORM.render(leaf1)
-    running, wanted = PLATFORM.drift_texts(_driver(double_for(leaf1)), intended)
+    double = double_for(leaf1)
+    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
     assert PLATFORM.sections(running) == PLATFORM.sections(wanted)
+    double.applied = _reversed(double.applied)  # type: ignore[assignment]  # the switch's order
+    running, wanted = PLATFORM.drift_texts(PLATFORM.read_only(_driver(double)), intended)
+    assert running == wanted
+    double.applied["qos"]["pfc-watchdog"]["robustness"] = 3
+    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    drifted = {name for name, lines in PLATFORM.sections(running).items()
+               if lines != PLATFORM.sections(wanted).get(name)}
+    assert drifted == {"qos"}
     facts = _driver(double_for(leaf1)).get_facts()
     assert facts["os_version"] == "Cumulus Linux 5.15.0" and "swp51" in facts["interface_list"]
 
