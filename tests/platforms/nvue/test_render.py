@@ -288,3 +288,14 @@ def test_a_port_that_differs_gets_a_bound_profile(leaf1: DeviceState) -> None:
     assert "congestion-control" not in nvue["interface"]["swp51"]["qos"]
     assert violations(nvue, TARGET.models[-1]) == [] and _references(nvue) == []
     assert tree(device, PLATFORM.names) == nvue  # the name is the content's, stable
+
+
+def test_every_fabric_also_spells_for_the_5_14_line() -> None:
+    """The <= 5.14 spelling of every switch of every example fabric, on the first and last
+    release that spelling serves (5.6: per-port PFC watchdog state; 5.14)."""
+    release = RELEASES["5.14"]
+    for name in FABRICS:
+        for device in switches(fabric(name)):
+            nvue = tree(device, PLATFORM.names, release)
+            for module in (release.models[0], release.models[-1]):
+                assert violations(nvue, module) == [], f"{name}/{device.name} on {module}"
