@@ -161,8 +161,10 @@ def warnings(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
 def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator[Problem]:
     """A GPU host's fabric NIC is neither a loopback (as the platforms name it) nor the
     management interface: configuring the fabric there cuts the host off, or does nothing."""
-    loopbacks = {p.names.loopback: name for name, p in sorted(platforms.items())
-                 if p.facts.role == "switch"}
+    loopbacks: dict[str, list[str]] = {}
+    for name, p in sorted(platforms.items()):
+        if p.facts.role == "switch":
+            loopbacks.setdefault(p.names.loopback, []).append(name)
     # a host platform's management interface (its data file); the inventory may name
     # others, which the driver then refuses to configure at commit
     management = {m: name for name, p in sorted(platforms.items()) if p.facts.role == "host"
@@ -181,8 +183,9 @@ def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator
             written += [(nic, ("profiles", name, "nics", "name")) for nic in nics.resolved()]
     for nic, path in written:
         if nic in loopbacks:
-            yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as {loopbacks[nic]} "
-                          "names it), not a NIC; the fabric NIC must be a data port")
+            yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as "
+                          f"{', '.join(loopbacks[nic])} name it), not a NIC; the fabric NIC "
+                          "must be a data port")
         elif nic in management:
             yield Problem(HOSTS, path, f"{nic!r} is the hosts' management interface (as "
                           f"{management[nic]} names it: the host driver and the lab keep it "
