@@ -8,7 +8,8 @@ number it has no name for.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from fnmatch import fnmatchcase
 
 from tasks.intent.models import BgpMode, Intent
 from tasks.intent.problem import FABRIC, HOSTS, TENANTS, Problem
@@ -19,8 +20,34 @@ from tasks.yamlio import PathPart
 QOS = "qos"
 
 
-def used_features(intent: Intent) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
-    """Feature -> (file, key path) of the first place the intent asks for it."""
+def _watchdog_actions(intent: Intent, switches: Collection[str] | None
+                      ) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
+    """`pfc_watchdog_<action>` -> where it is asked, for the given switches (None: all):
+    an override that sets a whole device's watchdog replaces the fabric's action there, so
+    a fabric can run one action on one OS and another on the next."""
+    qos = intent.qos
+    found: dict[str, tuple[str, tuple[PathPart, ...]]] = {}
+    matching = [(index, o) for index, o in enumerate(qos.overrides)
+                if o.watchdog is not None and (switches is None or any(
+                    fnmatchcase(name, pattern) for name in switches for pattern in o.devices))]
+    whole = [o for _, o in matching if o.ports == ["*"]]
+    covered = switches is not None and all(
+        any(fnmatchcase(name, pattern) for o in whole for pattern in o.devices)
+        for name in switches)
+    if qos.pfc.watchdog.enabled and not covered:
+        found[f"pfc_watchdog_{qos.pfc.watchdog.action}"] = (QOS, ("pfc", "watchdog", "action"))
+    for index, override in matching:
+        assert override.watchdog is not None
+        if override.watchdog.enabled:
+            found.setdefault(f"pfc_watchdog_{override.watchdog.action}",
+                             (QOS, ("overrides", index, "watchdog", "action")))
+    return found
+
+
+def used_features(intent: Intent, switches: Collection[str] | None = None
+                  ) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
+    """Feature -> (file, key path) of the first place the intent asks for it (of the given
+    switches, where that differs per switch: None means every switch)."""
     used: dict[str, tuple[str, tuple[PathPart, ...]]] = {}
     fabric, qos = intent.fabric, intent.qos
     if fabric.underlay.mode is BgpMode.UNNUMBERED:
@@ -32,17 +59,23 @@ def used_features(intent: Intent) -> dict[str, tuple[str, tuple[PathPart, ...]]]
         used["pfc"] = (QOS, ("pfc", "priorities"))
     if qos.pfc.watchdog.enabled:
         used["pfc_watchdog"] = (QOS, ("pfc", "watchdog"))
-        # each action is a feature: some OSes only drop, others only forward
-        used[f"pfc_watchdog_{qos.pfc.watchdog.action}"] = (QOS, ("pfc", "watchdog", "action"))
+    # each action is a feature: some OSes only drop, others only forward
+    used.update(_watchdog_actions(intent, switches))
     if "buffers" in qos.model_fields_set:
         used["buffers"] = (QOS, ("buffers",))
     for index, override in enumerate(qos.overrides):
         if override.xoff_bytes is not None:
             used.setdefault("buffers", (QOS, ("overrides", index, "xoff_bytes")))
-        if override.watchdog is not None and override.watchdog.enabled:
-            used.setdefault(f"pfc_watchdog_{override.watchdog.action}",
-                            (QOS, ("overrides", index, "watchdog", "action")))
     return used
+
+
+def _switches_of(intent: Intent, platform: str) -> list[str] | None:
+    """The listed switches that run `platform` (None: a generated fabric's, all of them)."""
+    fabric = intent.fabric
+    if fabric.scalable_units is not None:
+        return None
+    return [s.name for s in (*fabric.spines, *fabric.leaves)
+            if (s.platform or fabric.platform) == platform]
 
 
 def _switch_platforms(intent: Intent) -> Iterator[tuple[str, str, tuple[PathPart, ...]]]:
@@ -62,8 +95,8 @@ def _switch_platforms(intent: Intent) -> Iterator[tuple[str, str, tuple[PathPart
 
 def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]:
     found: list[Problem] = []
-    used = used_features(intent)
     for name, file, path in _switch_platforms(intent):
+        used = used_features(intent, _switches_of(intent, name))
         platform = platforms.get(name)
         if platform is None:
             found.append(Problem(file, path, f"unknown platform {name!r} "
@@ -128,8 +161,10 @@ def warnings(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
 def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator[Problem]:
     """A GPU host's fabric NIC is neither a loopback (as the platforms name it) nor the
     management interface: configuring the fabric there cuts the host off, or does nothing."""
-    loopbacks = {p.names.loopback: name for name, p in sorted(platforms.items())
-                 if p.facts.role == "switch"}
+    loopbacks: dict[str, list[str]] = {}
+    for name, p in sorted(platforms.items()):
+        if p.facts.role == "switch":
+            loopbacks.setdefault(p.names.loopback, []).append(name)
     # a host platform's management interface (its data file); the inventory may name
     # others, which the driver then refuses to configure at commit
     management = {m: name for name, p in sorted(platforms.items()) if p.facts.role == "host"
@@ -148,8 +183,9 @@ def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator
             written += [(nic, ("profiles", name, "nics", "name")) for nic in nics.resolved()]
     for nic, path in written:
         if nic in loopbacks:
-            yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as {loopbacks[nic]} "
-                          "names it), not a NIC; the fabric NIC must be a data port")
+            yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as "
+                          f"{', '.join(loopbacks[nic])} name it), not a NIC; the fabric NIC "
+                          "must be a data port")
         elif nic in management:
             yield Problem(HOSTS, path, f"{nic!r} is the hosts' management interface (as "
                           f"{management[nic]} names it: the host driver and the lab keep it "

@@ -17,6 +17,7 @@ NAMES = (
     "nxos",
     "srlinux",
     "junos",
+    "nvue",
 )
 
 

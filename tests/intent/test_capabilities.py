@@ -72,12 +72,12 @@ def test_a_vrf_name_the_platform_cannot_spell_is_refused(tmp_path: Path) -> None
 
 
 def test_an_unknown_platform_is_refused_with_the_known_ones(tmp_path: Path) -> None:
-    folder = _intent(tmp_path, "numbered", "junos", {})
+    folder = _intent(tmp_path, "numbered", "vyos", {})
     with pytest.raises(InputError) as caught:
         load_intent(folder, known_platforms=PLATFORMS)
     [problem] = caught.value.problems
     assert problem.file.endswith("fabric.yaml") and problem.path == "platform"
-    assert "unknown platform 'junos' (eos, frr, linux_host, sonic)" in problem.reason
+    assert f"unknown platform 'vyos' ({', '.join(sorted(PLATFORMS))})" in problem.reason
 
 
 @pytest.mark.parametrize(("qos", "path"), [

@@ -258,7 +258,7 @@ HOSTS = "hosts.yaml"
      "AS_TRANS (RFC 6793)"),
     # a GPU host's fabric NIC
     (replace(HOSTS, "nic: eth1", "nic: lo"), HOSTS, "defaults.nic",
-     "'lo' is the loopback interface (as frr names it), not a NIC"),
+     "'lo' is the loopback interface (as frr, nvue name it), not a NIC"),
     (append(HOSTS, "leaves:\n  leaf2:\n    hosts: [{}, {nic: eth0}]\n"), HOSTS,
      "leaves.leaf2.hosts[1].nic", "'eth0' is the hosts' management interface"),
     # qos: the fabric-wide map cannot move RoCE or CNP (it would be ignored)
@@ -268,7 +268,7 @@ HOSTS = "hosts.yaml"
      "would move CNP DSCP 48 to class 1"),
     # qos.asics: only switch platforms; a known family
     (replace(QOS, "  frr: {family: spectrum-4}", "  ffr: {family: spectrum-4}"), QOS,
-     "asics.ffr", "unknown platform 'ffr' (eos, frr, linux_host, sonic)"),
+     "asics.ffr", f"unknown platform 'ffr' ({', '.join(sorted(PLATFORMS))})"),
     (replace(QOS, "  frr: {family: spectrum-4}", "  linux_host: {family: generic}"), QOS,
      "asics.linux_host", "platform 'linux_host' is for hosts"),
     (replace(QOS, "  frr: {family: spectrum-4}", "  frr: {family: spectrum-9}"), QOS,

@@ -23,7 +23,7 @@ def test_every_registered_platform_declares_what_it_implements() -> None:
     for platform in PLATFORMS.values():
         caps = platform.facts.capabilities
         assert caps.traffic_source == (platform.name == "linux_host"), platform.name
-        assert caps.class_counters == (platform.name in {"frr", "sonic"}), platform.name
+        assert caps.class_counters == (platform.name in {"frr", "sonic", "nvue"}), platform.name
 
 
 @pytest.mark.parametrize(("cls", "facts", "flag", "value"), [
@@ -49,7 +49,7 @@ def test_traffic_reads_counters_only_where_a_platform_keeps_them() -> None:
         if device.role.value == "host":
             assert name not in counted
         else:
-            assert (name in counted) == (device.platform in {"frr", "sonic"}), name
+            assert (name in counted) == (device.platform in {"frr", "sonic", "nvue"}), name
     assert any(d.platform == "eos" for d in mixed.devices.values())
 
 

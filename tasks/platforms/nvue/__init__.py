@@ -1,0 +1,104 @@
+"""Platform `nvue`: NVIDIA Cumulus Linux 5.x configured through NVUE, on Spectrum switches."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tasks.model.state import DeviceState, Probe
+from tasks.platforms.base import DeviceDriver, Platform
+from tasks.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
+from tasks.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
+from tasks.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
+from tasks.platforms.nvue.render import canonical, render, sections, text
+
+# reads only: nv show (JSON or not), the applied/pending config and revision listings,
+# and the confirm timer's status; no shell metacharacters anywhere
+_SAFE = r"[A-Za-z0-9_:.,/= -]*"
+_READS = (
+    re.compile(rf"^\s*nv show\s{_SAFE}$"),
+    re.compile(r"^\s*nv config (show|diff|history|revision)( -o (json|yaml))?$"),
+    re.compile(r"^\s*nv config apply --confirm-status$"),
+    re.compile(r"^\s*cat /etc/lsb-release$"),
+)
+
+
+class NvuePlatform(Platform):
+    def render(self, device: DeviceState) -> str:
+        return render(device, self.names)
+
+    def sections(self, config: str) -> dict[str, list[str]]:
+        return sections(config)
+
+    def collect(self, driver: DeviceDriver, planned: DeviceState,
+                probes: list[Probe]) -> DeviceState:
+        return collect(driver, planned, probes, self.names)
+
+    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+        """A lab node's netmiko options: key authentication, the lab's known_hosts."""
+        return {"netmiko": {"extras": {"use_keys": True, "key_file": str(key_file),
+                                       "ssh_strict": True, "alt_host_keys": True,
+                                       "alt_key_file": str(known_hosts)}}}
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        if not hasattr(connection, "send_command"):
+            raise TypeError(f"platform nvue needs a netmiko connection, not "
+                            f"{type(connection).__name__}")
+        if getattr(connection, "ssh_strict", False) is not True:
+            # netmiko adds unknown host keys unless ssh_strict is set
+            raise NvueError("platform nvue: set ssh_strict: true (and system_host_keys or "
+                            "alt_host_keys) in the netmiko connection options")
+        return NvueDriver(connection, read_only=read_only, is_show=self.show_command,
+                          management=self.facts.management_interfaces)
+
+    def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
+        """Running (owned part) and intended, both in canonical key order."""
+        running = driver.get_config(retrieve="running")["running"]
+        try:
+            wanted = text(canonical(applied(load_ops(intended))))
+        except NvueYamlError as exc:
+            raise NvueError(f"intended config: {exc}") from None
+        return running, wanted
+
+    def change_notes(self, running: str, intended: str) -> list[str]:
+        """Buffer changes: NVUE has switchd re-read its buffer configuration, which can
+        drop traffic on every port of the switch (Cumulus "Quality of Service": buffer and
+        traffic-pool changes take effect through a switchd reload)."""
+        try:
+            now, wanted = (applied(load_ops(t)).get("qos", {}) for t in (running, intended))
+        except NvueYamlError as exc:
+            return [f"config unreadable: {exc}"]
+        notes: list[str] = []
+        if now.get("traffic-pool") != wanted.get("traffic-pool"):
+            notes.append("qos traffic-pool changes: switchd reloads its buffer configuration "
+                         "(traffic on every port may drop during the reload)")
+        buffers = ("port-buffer", "xoff-threshold", "xon-threshold", "cable-length")
+        for name, profile in sorted(wanted.get("pfc", {}).items()):
+            before = now.get("pfc", {}).get(name, {})
+            changed = [k for k in buffers if before and before.get(k) != profile.get(k)]
+            if changed:
+                notes.append(f"qos pfc {name}: {', '.join(changed)} change the port headroom; "
+                             "switchd reloads its buffer configuration")
+        return notes
+
+    def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, dict[str, int]]]:
+        """Frames sent per port and traffic class (`egress-queue-stats`), for every swp
+        port of the applied config."""
+        applied = config_tree(parse_json(str(driver.cli([APPLIED])[APPLIED]), "applied config"))
+        ports = sorted(n for n, e in (applied.get("interface") or {}).items()
+                       if isinstance(e, dict) and e.get("type") == "swp"
+                       and self.names.is_port(n))
+        out: dict[str, dict[int, dict[str, int]]] = {}
+        for port in ports:
+            command = counters_command(port)
+            packets = class_packets(parse_json(str(driver.cli([command])[command]), command))
+            if packets:
+                out[port] = {tc: {"packets": n} for tc, n in sorted(packets.items())}
+        return out
+
+    def show_command(self, command: str) -> bool:
+        return any(pattern.match(command) for pattern in _READS)
+
+
+PLATFORM = NvuePlatform(Path(__file__).with_name("platform.yaml"))

@@ -1,0 +1,407 @@
+"""Read a Cumulus Linux switch into observed DeviceState with NVUE reads only.
+
+Sources (all `-o json`, NVIDIA Cumulus Linux 5.x user guide and NVUE command reference):
+- `nv config show -o json`: the applied config (NVUE's own tree): ports, SVIs, sub-
+  interfaces, addresses, VRFs, the BGP configuration and the whole lossless plane (what the
+  switch was told, as CONFIG_DB is for SONiC);
+- `nv show interface -o json`: per interface its operational link (oper-status, mtu, speed);
+- `nv show vrf <vrf> router bgp neighbor -o json`: per VRF its neighbours (state, remote-as);
+- `nv show interface <port> lldp -o json`: each physical port's LLDP neighbour;
+- `nv show interface <port> counters qos -o json` (5.5+): per lossless port its PFC pause
+  frames per switch priority (`pfc-stats`) and per traffic class its transmitted and
+  ECN-marked frames (`egress-queue-stats`).
+What NVUE does not state (a PFC watchdog restore time, pool modes, egress pools, PG alpha)
+is recorded in `unknown` with the reason, never invented.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks.model.state import (
+    DEFAULT_VRF,
+    PROFILE_EGRESS_LOSSLESS,
+    PROFILE_EGRESS_LOSSY,
+    PROFILE_INGRESS_LOSSY,
+    BgpInstance,
+    BgpPeer,
+    BufferPool,
+    BufferProfile,
+    DeviceQos,
+    DeviceState,
+    EcnProfile,
+    Endpoint,
+    IfKind,
+    Interface,
+    PortCounters,
+    PortQos,
+    Probe,
+    QosMaps,
+    QueueQos,
+    Watchdog,
+)
+from tasks.platforms.base import DeviceDriver, InterfaceNames
+from tasks.platforms.nvue.driver import NvueError, config_tree, parse_json
+from tasks.platforms.nvue.nvyaml import Tree
+from tasks.platforms.nvue.render import GLOBAL, LOSSLESS_POOL, LOSSY_POOL, SPEEDS
+from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+
+APPLIED = "nv config show -o json"
+INTERFACES = "nv show interface -o json"
+_MBPS = {v: k for k, v in SPEEDS.items()}
+_STATES = {"established": "Established", "idle": "Idle", "active": "Active",
+           "connect": "Connect", "opensent": "OpenSent", "openconfirm": "OpenConfirm"}
+
+
+def bgp_command(vrf: str) -> str:
+    return f"nv show vrf {vrf} router bgp neighbor -o json"
+
+
+def lldp_command(port: str) -> str:
+    return f"nv show interface {port} lldp -o json"
+
+
+def counters_command(port: str) -> str:
+    return f"nv show interface {port} counters qos -o json"
+
+
+def _group(value: Any, key: str) -> Tree | None:
+    """An NVUE counter group (`pfc-stats`, `egress-queue-stats`) wherever the output nests
+    it, as id -> counters (a list of rows with their own id is accepted too)."""
+    if isinstance(value, dict):
+        if key in value:
+            found = value[key]
+            if isinstance(found, list):
+                return {str(row.get("switch-priority", row.get("traffic-class", row.get("id")))):
+                        row for row in found if isinstance(row, dict)}
+            return _dict(found)
+        for child in value.values():
+            inner = _group(child, key)
+            if inner is not None:
+                return inner
+    return None
+
+
+def port_counters(output: Any, queues: list[int]) -> PortCounters | None:
+    """PFC frames (all priorities) and ECN marks of the given queues; None when the output
+    holds neither group (the release or ASIC does not count them: unknown, not zero)."""
+    pfc, egress = _group(output, "pfc-stats"), _group(output, "egress-queue-stats")
+    if pfc is None and egress is None:
+        return None
+    def total(field: str) -> int | None:
+        values = [_int(_dict(row).get(field)) for row in (pfc or {}).values()]
+        counted = [v for v in values if v is not None]
+        return sum(counted) if counted else None
+    marked = {q: n for q in queues
+              if (n := _int(_dict((egress or {}).get(str(q))).get("ecn-marked-frames")))
+              is not None}
+    return PortCounters(pfc_rx_frames=total("rx-pause-frames"),
+                        pfc_tx_frames=total("tx-pause-frames"), ecn_marked=marked)
+
+
+def class_packets(output: Any) -> dict[int, int]:
+    """Frames sent per traffic class (NVUE's traffic class is flatfab's queue)."""
+    egress = _group(output, "egress-queue-stats") or {}
+    return {int(tc): n for tc, row in egress.items()
+            if tc.isdigit() and (n := _int(_dict(row).get("tx-frames"))) is not None}
+
+
+def _dict(value: Any) -> Tree:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def _addresses(entry: Tree) -> list[str]:
+    v4 = _dict(_dict(entry.get("ipv4")).get("address")) or _dict(
+        _dict(entry.get("ip")).get("address"))
+    return sorted(a for a in v4 if ":" not in a)
+
+
+def _vrf(entry: Tree) -> str | None:
+    value = entry.get("vrf") or _dict(entry.get("ip")).get("vrf")
+    return str(value) if value else None
+
+
+def _kind(entry: Tree) -> IfKind:
+    kind = entry.get("type")
+    if kind == "loopback":
+        return IfKind.LOOPBACK
+    if kind == "svi":
+        return IfKind.BRIDGE
+    if kind == "sub":
+        return IfKind.FABRIC
+    if kind == "swp":
+        return IfKind.HOST_PORT if _access(entry) is not None else IfKind.FABRIC
+    return IfKind.OTHER
+
+
+def _access(entry: Tree) -> int | None:
+    for domain in _dict(_dict(entry.get("bridge")).get("domain")).values():
+        vid = _int(_dict(domain).get("access"))
+        if vid is not None:
+            return vid
+    return None
+
+
+def _speed(value: Any) -> int | None:
+    if isinstance(value, str):
+        return _MBPS.get(value.upper().replace("GBPS", "G").replace("GB/S", "G"))
+    return _int(value)
+
+
+def _interfaces(device: DeviceState, applied: Tree, oper: Tree, planned: DeviceState,
+                names: InterfaceNames, peers: dict[str, Endpoint]) -> None:
+    svis = {_int(e.get("vlan")): e for e in _dict(applied.get("interface")).values()
+            if _dict(e).get("type") == "svi"}
+    for name, raw in _dict(applied.get("interface")).items():
+        entry = _dict(raw)
+        if name == "eth0" or entry.get("type") not in ("loopback", "svi", "sub", "swp"):
+            continue
+        link = _dict(entry.get("link"))
+        live = _dict(_dict(oper.get(name)).get("link"))
+        status = live.get("oper-status") or live.get("oper_status")
+        admin_up = "down" not in _dict(link.get("state"))
+        vid = _access(entry)
+        vrf = _vrf(entry)
+        if vid is not None:  # an access port is in its SVI's VRF
+            vrf = _vrf(_dict(svis.get(vid)))
+        kind = planned.interfaces[name].kind if name in planned.interfaces else _kind(entry)
+        mtu = _int(live.get("mtu")) or _int(link.get("mtu"))
+        device.interfaces[name] = Interface(
+            name=name, kind=kind, vrf=tenant(names, vrf), mtu=mtu,
+            up=(status == "up") if isinstance(status, str) else admin_up,
+            addresses=_addresses(entry),
+            bridge=names.gateway(vid) if vid is not None else None,
+            parent=str(entry["base-interface"]) if entry.get("base-interface") else None,
+            speed_mbps=_speed(live.get("speed")) or _speed(link.get("speed")),
+            peer=peers.get(name))
+    for iface in device.interfaces.values():  # a sub-interface runs at its port's speed
+        if iface.parent and iface.parent in device.interfaces and iface.speed_mbps is None:
+            iface.speed_mbps = device.interfaces[iface.parent].speed_mbps
+
+
+def _lldp(output: Any) -> Endpoint | None:
+    for key, raw in _dict(_dict(output).get("neighbor")).items():
+        entry = _dict(raw)
+        chassis, port = _dict(entry.get("chassis")), _dict(entry.get("port"))
+        device = chassis.get("system-name") or key
+        name = port.get("name") or port.get("description") or _dict(port.get("id")).get("value")
+        if device and name:
+            return Endpoint(device=str(device), port=str(name))
+    return None
+
+
+def _bgp(device: DeviceState, applied: Tree, outputs: dict[str, Any],
+         names: InterfaceNames) -> None:
+    router = _dict(_dict(applied.get("router")).get("bgp"))
+    for vrf_name, raw in _dict(applied.get("vrf")).items():
+        config = _dict(_dict(_dict(raw).get("router")).get("bgp"))
+        if not config or vrf_name == "mgmt":
+            continue
+        where = f"bgp: VRF {vrf_name}"
+        name = tenant(names, vrf_name)
+        unicast = _dict(_dict(config.get("address-family")).get("ipv4-unicast"))
+        instance = BgpInstance(
+            vrf=name,
+            asn=asn_of(device, config.get("autonomous-system", router.get("autonomous-system")),
+                       where),
+            router_id=str(config.get("router-id") or router.get("router-id") or ""),
+            networks=sorted(_dict(unicast.get("network"))),
+            maximum_paths=_int(_dict(unicast.get("multipaths")).get("ebgp")))
+        live = outputs.get(bgp_command(vrf_name))
+        if not isinstance(live, dict):
+            device.errors.append(f"{where}: neighbour state unreadable")
+            live = {}
+        for key, peer_raw in _dict(config.get("neighbor")).items():
+            peer = _dict(peer_raw)
+            seen = _dict(live.get(key))
+            timers = _dict(peer.get("timers"))
+            instance.keepalive = _int(timers.get("keepalive")) or instance.keepalive
+            instance.hold = _int(timers.get("hold")) or instance.hold
+            state = seen.get("state")
+            numbered = peer.get("type") == "numbered"
+            instance.peers[key] = BgpPeer(
+                key=key, interface=None if numbered else key, address=key if numbered else None,
+                remote_asn=asn_of(device, seen.get("remote-as", peer.get("remote-as")),
+                                  f"{where} peer {key}"),
+                peer_device=str(peer.get("description") or "") or None,
+                state=_STATES.get(str(state).lower(), str(state)) if state else None,
+                prefixes_received=_int(_dict(_dict(seen.get("address-family"))
+                                             .get("ipv4-unicast")).get("rx-prefix")))
+        device.bgp[name] = instance
+    identity_from_bgp(device)
+
+
+def _profile(qos: Tree, kind: str, entry: Tree) -> Tree:
+    bound = _dict(_dict(entry.get("qos")).get(kind)).get("profile")
+    return _dict(_dict(qos.get(kind)).get(str(bound) if bound else GLOBAL))
+
+
+def _port_qos(name: str, entry: Tree, qos: Tree, iface: Interface) -> PortQos | None:
+    mapping = _profile(qos, "mapping", entry)
+    pfc_profile = str(_dict(_dict(entry.get("qos")).get("pfc")).get("profile") or "")
+    pfc_tree = _dict(_dict(qos.get("pfc")).get(pfc_profile))
+    if not mapping and not pfc_tree:
+        return None
+    unknown: dict[str, str] = {}
+    trust = {"l3": "dscp", "l2": "pcp"}.get(str(mapping.get("trust")), str(mapping.get("trust")))
+    dscp = _dict(mapping.get("dscp"))
+    dscp_to_tc = [_int(_dict(dscp.get(str(d))).get("switch-priority")) or 0 for d in range(64)]
+    eqm = _dict(_dict(_dict(qos.get("egress-queue-mapping")).get(GLOBAL)).get("switch-priority"))
+    tc_to_queue = [_int(_dict(eqm.get(str(sp))).get("traffic-class")) for sp in range(8)]
+    tc_to_queue_list = [tc if tc is not None else sp for sp, tc in enumerate(tc_to_queue)]
+    pfc = sorted(int(p) for p in _dict(pfc_tree.get("switch-priority")) if p.isdigit())
+    # NVUE gives each PFC priority a lossless group of its own and pauses its own class
+    tc_to_pg = [tc if tc in pfc else 0 for tc in range(8)]
+    pgs = {0: PROFILE_INGRESS_LOSSY, **dict.fromkeys(pfc, pfc_profile)}
+    lossless_queues = {tc_to_queue_list[p] for p in pfc}
+    scheduler = _dict(_profile(qos, "egress-scheduler", entry).get("traffic-class"))
+    congestion = _dict(_profile(qos, "congestion-control", entry).get("traffic-class"))
+    queues: dict[int, QueueQos] = {}
+    for queue in range(8):
+        sched = _dict(scheduler.get(str(queue)))
+        marks = _dict(congestion.get(str(queue)))
+        ecn = None
+        if marks.get("ecn") == "enable":
+            ecn = EcnProfile(min_bytes=_int(marks.get("min-threshold")) or 0,
+                             max_bytes=_int(marks.get("max-threshold")) or 0,
+                             probability=_int(marks.get("probability")) or 0)
+        queues[queue] = QueueQos(
+            strict=sched.get("mode") == "strict",
+            weight=(_int(sched.get("bw-percent")) or None) if sched.get("mode") == "dwrr"
+            else None, ecn=ecn,
+            profile=PROFILE_EGRESS_LOSSLESS if queue in lossless_queues else PROFILE_EGRESS_LOSSY)
+    watchdog = None
+    if _dict(_dict(entry.get("qos")).get("pfc-watchdog")).get("state") == "enable":
+        global_dog = _dict(qos.get("pfc-watchdog"))
+        poll = _int(global_dog.get("polling-interval")) or 100  # NVUE's default
+        robust = _int(global_dog.get("robustness")) or 3  # NVUE's default
+        watchdog = Watchdog(priorities=pfc, detect_ms=poll * robust, restore_ms=poll * robust,
+                            action="drop", poll_ms=poll, unknown={
+                                "restore_ms": "NVUE sets no restoration time: a queue "
+                                              "recovers once polls see no stall"})
+    return PortQos(
+        trust=trust, maps=QosMaps(dscp_to_tc=dscp_to_tc, tc_to_pg=tc_to_pg,
+                                  tc_to_queue=tc_to_queue_list, pfc_to_pg=list(range(8)),
+                                  pfc_to_queue=tc_to_queue_list),
+        pfc=pfc, watchdog=watchdog, pgs=pgs if pfc else {0: PROFILE_INGRESS_LOSSY},
+        queues=queues, speed_mbps=iface.speed_mbps or 0,
+        cable_m=float(_int(pfc_tree.get("cable-length")) or 0), mtu=iface.mtu or 0,
+        unknown=unknown)
+
+
+def _lossless(device: DeviceState, applied: Tree, planned: DeviceState) -> None:
+    qos = _dict(applied.get("qos"))
+    if planned.qos is None or not qos:
+        return
+    for name, raw in _dict(applied.get("interface")).items():
+        iface = device.interfaces.get(name)
+        if iface is None or iface.parent is not None or _dict(raw).get("type") != "swp":
+            continue
+        iface.qos = _port_qos(name, _dict(raw), qos, iface)
+        plan = planned.interfaces.get(name)
+        if iface.qos and iface.qos.watchdog and plan and plan.qos and plan.qos.watchdog:
+            # a placeholder, never judged (see unknown)
+            iface.qos.watchdog.restore_ms = plan.qos.watchdog.restore_ms
+    asic = planned.qos.asic
+    unknown: dict[str, str] = {}
+    pools: dict[str, BufferPool] = {}
+    traffic = _dict(qos.get("traffic-pool"))
+    for role, pool_name, lossless in (("ingress_lossless", LOSSLESS_POOL, True),
+                                      ("ingress_lossy", LOSSY_POOL, False)):
+        percent = _int(_dict(traffic.get(pool_name)).get("memory-percent"))
+        planned_pool = planned.qos.pools.get(role)
+        if percent is None or planned_pool is None:
+            continue
+        pools[role] = BufferPool(direction="ingress", mode=planned_pool.mode,
+                                 size=asic.buffer_bytes * percent // 100, lossless=lossless)
+        unknown[f"pools.{role}.mode"] = "NVUE's traffic pools state no mode"
+    for role, pool in planned.qos.pools.items():
+        if role not in pools:
+            pools[role] = pool
+            unknown[f"pools.{role}"] = "NVUE states ingress traffic pools only"
+    profiles: dict[str, BufferProfile] = {}
+    for name, raw in _dict(qos.get("pfc")).items():
+        entry = _dict(raw)
+        base = planned.qos.profiles.get(name)
+        profiles[name] = BufferProfile(
+            pool="ingress_lossless", size=_int(entry.get("port-buffer")) or 0,
+            xon=_int(entry.get("xon-threshold")) or 0,
+            xoff=_int(entry.get("xoff-threshold")) or 0,
+            dynamic_th=base.dynamic_th if base else None,
+            static_th=base.static_th if base else None)
+        unknown[f"profiles.{name}.dynamic_th"] = "NVUE states no per-PG alpha"
+    for name, profile in planned.qos.profiles.items():
+        if name not in profiles and profile.pool != "ingress_lossless":
+            profiles[name] = profile
+            unknown[f"profiles.{name}"] = "NVUE sizes lossy and egress buffers itself"
+    device.qos = DeviceQos(asic=asic, pools=pools, profiles=profiles, unknown=unknown)
+
+
+def _counters(driver: DeviceDriver, device: DeviceState) -> None:
+    """Counters of every port with lossless state; a failed read is one error, and the
+    rest of the ports are not asked (the release has no such command)."""
+    for name in sorted(device.interfaces):
+        iface = device.interfaces[name]
+        if iface.qos is None or iface.parent is not None:
+            continue
+        command = counters_command(name)
+        try:
+            output = parse_json(str(driver.cli([command])[command]), command)
+        except NvueError as exc:
+            device.errors.append(f"counters: {exc}")
+            return
+        queues = sorted({iface.qos.maps.tc_to_queue[p] for p in iface.qos.pfc
+                         if 0 <= p < len(iface.qos.maps.tc_to_queue)})
+        iface.counters = port_counters(output, queues)
+
+
+def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
+            names: InterfaceNames) -> DeviceState:
+    device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+    first = driver.cli([APPLIED, INTERFACES])
+    try:
+        applied = config_tree(parse_json(str(first[APPLIED]), "applied config"))
+    except NvueError as exc:
+        raise NvueError(f"{planned.name}: {exc}") from None
+    oper: Tree = {}
+    try:
+        oper = _dict(parse_json(str(first[INTERFACES]), "nv show interface"))
+    except NvueError as exc:
+        device.errors.append(f"interfaces: {exc}")
+    ports = sorted(n for n, e in _dict(applied.get("interface")).items()
+                   if _dict(e).get("type") == "swp" and names.is_port(n))
+    vrfs = sorted(v for v, e in _dict(applied.get("vrf")).items()
+                  if v != "mgmt" and _dict(_dict(e).get("router")).get("bgp"))
+    outputs: dict[str, Any] = {}
+    # one command a call: a port without LLDP or a VRF whose bgpd is down fails alone
+    for command in [bgp_command(v) for v in vrfs] + [lldp_command(p) for p in ports]:
+        try:
+            outputs[command] = parse_json(str(driver.cli([command])[command]), command)
+        except NvueError as exc:
+            what = "lldp" if "lldp" in command else "bgp"
+            device.errors.append(f"{what}: {exc}")
+    peers = {p: e for p in ports if (e := _lldp(outputs.get(lldp_command(p)))) is not None}
+    _interfaces(device, applied, oper, planned, names, peers)
+    loopback = device.interfaces.get(names.loopback)
+    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    device.vrfs = {tenant(names, v): planned.vrfs.get(tenant(names, v), 0)
+                   for v in _dict(applied.get("vrf")) if v not in (DEFAULT_VRF, "mgmt")}
+    try:
+        _bgp(device, applied, outputs, names)
+    except (ValueError, TypeError, AttributeError) as exc:  # pydantic's errors included
+        device.errors.append(f"bgp: unexpected output ({str(exc).splitlines()[0]})")
+    if planned.qos is not None:
+        try:
+            _lossless(device, applied, planned)
+        except (ValueError, TypeError) as exc:
+            device.errors.append(f"lossless: unexpected config ({str(exc).splitlines()[0]})")
+        _counters(driver, device)
+    return device

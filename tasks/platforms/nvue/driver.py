@@ -1,0 +1,336 @@
+"""A DeviceDriver for Cumulus Linux 5.x over SSH (netmiko `cumulus_linux`), pushing NVUE.
+
+Push (NVIDIA "NVUE CLI" and NVUE command reference, `nv config`):
+- the candidate is flatfab's `set` document; before it goes an `unset` of every object
+  flatfab owns (its ports, lo, SVIs and sub-interfaces, the bridge, BGP, tenant VRFs, qos),
+  so the pending revision is the candidate exactly there and untouched elsewhere (eth0 and
+  VRF mgmt are never named); NVUE applies only the net difference;
+- `nv config detach` drops stray pending edits, `nv config patch <file>` loads the document;
+- `nv config apply --confirm <minutes> -y` applies with NVUE's own rollback timer (whole
+  minutes: revert_in is rounded up, never down); `--confirm-yes` keeps, `--confirm-no`
+  drops it (the confirm flags' names come from NVIDIA's CLI help, not verified on a switch
+  here); `nv config apply -y` applies for good (auto-save is on from 5.9).
+- rollback after a confirmed commit re-applies the applied config saved before it
+  (`nv config show -o yaml` into a file, `nv config replace`, apply).
+Every command runs through `_run`, which refuses changes when opened read-only.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import json
+import math
+import re
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from tasks.errors import FlatfabError
+from tasks.platforms.base import ReadOnlyError
+from tasks.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
+from tasks.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
+
+STATE_DIR = "/var/tmp/flatfab"
+RC_MARK = "@@flatfab-rc="
+CHUNK = 3000  # base64 characters per file-writing command line
+_VERSION = re.compile(r"\b5\.(\d+)(\.\d+)*\b")
+
+
+class Shell(Protocol):
+    """The part of a netmiko connection the driver uses."""
+
+    def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
+
+
+class NvueError(FlatfabError):
+    """An NVUE command failed or answered something flatfab cannot read (one line)."""
+
+
+def parse_json(output: str, what: str) -> Any:
+    """The JSON document in a command's output (a warning line before it is skipped)."""
+    starts = [i for i in (output.find("{"), output.find("[")) if i >= 0]
+    if not starts:
+        raise NvueError(f"{what}: no JSON in the output ({_last_line(output)!r})")
+    try:
+        value, _ = json.JSONDecoder().raw_decode(output[min(starts):])
+    except ValueError as exc:
+        raise NvueError(f"{what}: bad JSON ({exc})") from None
+    return value
+
+
+def config_tree(value: Any) -> Tree:
+    """`nv config show -o json`: a list of operations (header, set) or the tree itself."""
+    if isinstance(value, list):
+        try:
+            return applied(value)
+        except NvueYamlError as exc:
+            raise NvueError(f"applied config: {exc}") from None
+    if isinstance(value, dict):
+        return value
+    raise NvueError("applied config: expected a JSON object or a list of operations")
+
+
+def _last_line(text_: str) -> str:
+    lines = [line for line in text_.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def owned(tree: Tree, management: Iterable[str] = ("eth0",)) -> Tree:
+    """The part of an NVUE tree flatfab owns: what a push replaces and drift compares."""
+    keep = set(management)
+    out: Tree = {}
+    system = tree.get("system")
+    if isinstance(system, dict) and "hostname" in system:
+        out["system"] = {"hostname": system["hostname"]}
+    interfaces = {name: value for name, value in (tree.get("interface") or {}).items()
+                  if name not in keep and re.match(r"^(swp|lo$|vlan)", name)}
+    if interfaces:
+        out["interface"] = interfaces
+    for key in ("bridge", "qos"):
+        if tree.get(key):
+            out[key] = tree[key]
+    bgp = (tree.get("router") or {}).get("bgp")
+    if bgp:
+        out["router"] = {"bgp": bgp}
+    vrfs = {name: value for name, value in (tree.get("vrf") or {}).items() if name != "mgmt"}
+    if vrfs:
+        out["vrf"] = vrfs
+    return {key: out[key] for key in SECTIONS if key in out}
+
+
+def unset_document(running: Tree) -> Tree:
+    """The `unset` that clears every owned object the running config has."""
+    mine = owned(running)
+    doc: Tree = {}
+    for key in ("interface", "vrf"):
+        if key in mine:
+            doc[key] = {name: {} for name in mine[key]}
+    for key in ("bridge", "qos"):
+        if key in mine:
+            doc[key] = {}
+    if "router" in mine:
+        doc["router"] = {"bgp": {}}
+    return doc
+
+
+def release_line(version: str) -> str | None:
+    """"5.14" for 5.0-5.14, "5.15" for 5.15 and later (None: not a 5.x version)."""
+    found = _VERSION.search(version)
+    if found is None:
+        return None
+    return "5.14" if int(found.group(1)) <= 14 else "5.15"
+
+
+class NvueDriver:
+    """NAPALM-style driver; `shell` is the opened netmiko connection."""
+
+    def __init__(self, shell: Shell, *, read_only: bool, is_show: Callable[[str], bool],
+                 management: Iterable[str] = ("eth0",), release: Release = TARGET,
+                 timeout: float = 300.0, clock: Callable[[], float] = time.time) -> None:
+        self.shell = shell
+        self.read_only = read_only
+        self.is_show = is_show
+        self.management = tuple(management)
+        self.release = release
+        self.timeout = timeout
+        self.clock = clock
+        self._candidate: Tree | None = None
+        self._merge = False
+
+    # ---- commands -----------------------------------------------------------------------
+
+    def _run(self, command: str, *, mutating: bool = False) -> str:
+        if mutating and self.read_only:
+            raise ReadOnlyError(f"read-only: refused command {command!r}")
+        output = self.shell.send_command(f"{command}; echo {RC_MARK}$?",
+                                         read_timeout=self.timeout)
+        body, mark, status = str(output).rpartition(RC_MARK)
+        if not mark:
+            raise NvueError(f"{command.split(maxsplit=2)[:2]}: no exit status in the output")
+        if status.strip() != "0":
+            raise NvueError(f"`{command}` failed ({status.strip()}): {_last_line(body)}")
+        return body
+
+    def _write(self, path: str, content: str) -> None:
+        """A file on the switch, written in base64 chunks (no quoting of its content)."""
+        data = base64.b64encode(content.encode()).decode()
+        staging = shlex.quote(path + ".part")
+        self._run(f"mkdir -p {STATE_DIR} && rm -f {staging}", mutating=True)
+        for start in range(0, len(data), CHUNK) or [0]:
+            self._run(f"echo {data[start:start + CHUNK]} | base64 -d >> {staging}",
+                      mutating=True)
+        self._run(f"mv {staging} {shlex.quote(path)}", mutating=True)
+
+    # ---- connection ---------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Nornir opened the SSH connection already."""
+
+    def close(self) -> None:
+        """Nornir closes the SSH connection."""
+
+    # ---- reads --------------------------------------------------------------------------
+
+    def applied_tree(self) -> Tree:
+        return config_tree(parse_json(self._run("nv config show -o json"), "applied config"))
+
+    def running_text(self) -> str:
+        """The owned part of the applied config, in the rendered form (canonical order)."""
+        return text(canonical(owned(self.applied_tree(), self.management)))
+
+    def system(self) -> dict[str, Any]:
+        value = parse_json(self._run("nv show system -o json"), "nv show system")
+        if not isinstance(value, dict):
+            raise NvueError("nv show system: expected a JSON object")
+        return value
+
+    def get_config(self, retrieve: str = "all", full: bool = False,
+                   sanitized: bool = False, format: str = "text") -> dict[str, str]:
+        running = self.running_text() if retrieve in ("all", "running") else ""
+        candidate = text(self._candidate) if self._candidate is not None else ""
+        return {"running": running, "startup": "", "candidate": candidate}
+
+    def get_facts(self) -> dict[str, Any]:
+        system = self.system()
+        interfaces = sorted(name for name in (self.applied_tree().get("interface") or {}))
+        version = str(system.get("build") or system.get("product-release") or "")
+        return {"hostname": str(system.get("hostname", "")),
+                "fqdn": str(system.get("hostname", "")), "vendor": "NVIDIA",
+                "model": str(system.get("platform-name") or system.get("product-name") or ""),
+                "os_version": version, "serial_number": "",
+                "uptime": float(system.get("uptime", -1)) if str(
+                    system.get("uptime", "")).isdigit() else -1.0,
+                "interface_list": interfaces}
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
+        return {c: self._run(c, mutating=not self.is_show(c)) for c in commands}
+
+    # ---- candidate ----------------------------------------------------------------------
+
+    def _load(self, filename: str | None, config: str | None, merge: bool) -> None:
+        if config is None:
+            if filename is None:
+                raise NvueError("no candidate: give a filename or a config")
+            config = Path(filename).read_text(encoding="utf-8")
+        try:
+            self._candidate = applied(load_ops(config))
+        except NvueYamlError as exc:
+            raise NvueError(f"candidate: {exc}") from None
+        self._merge = merge
+
+    def load_replace_candidate(self, filename: str | None = None,
+                               config: str | None = None) -> None:
+        self._load(filename, config, merge=False)
+
+    def load_merge_candidate(self, filename: str | None = None,
+                             config: str | None = None) -> None:
+        self._load(filename, config, merge=True)
+
+    def discard_config(self) -> None:
+        self._candidate = None
+        self._merge = False
+
+    def _desired(self, running: Tree) -> Tree:
+        assert self._candidate is not None
+        ops: list[Tree] = [{"set": running}]
+        if not self._merge:
+            ops.append({"unset": unset_document(running)})
+        ops.append({"set": self._candidate})
+        return applied(ops)
+
+    def compare_config(self) -> str:
+        if self._candidate is None:
+            return ""
+        running = self.applied_tree()
+        before = text(canonical(owned(running, self.management)))
+        after = text(canonical(owned(self._desired(running), self.management)))
+        return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                            after.splitlines(keepends=True),
+                                            "running", "candidate"))
+
+    # ---- commit -------------------------------------------------------------------------
+
+    def patch_document(self, running: Tree) -> str:
+        """What `nv config patch` gets: unset of the owned objects, then the candidate."""
+        assert self._candidate is not None
+        undo = {} if self._merge else unset_document(running)
+        head = f"- unset: {json.dumps(undo, sort_keys=True)}\n" if undo else ""
+        return head + text(self._candidate)
+
+    def _check_release(self) -> None:
+        version = str(self.system().get("build") or self.system().get("product-release")
+                      or "")
+        line = release_line(version)
+        if line != self.release.line:
+            raise NvueError(f"the switch runs {version or 'an unknown release'}; the "
+                            f"candidate is spelled for Cumulus Linux {self.release.line}"
+                            f"{'+' if self.release.line == '5.15' else ' and earlier'}")
+
+    def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
+        if self._candidate is None:
+            raise NvueError("no candidate loaded")
+        if self.read_only:
+            raise ReadOnlyError("read-only: commit_config() is refused")
+        if self.has_pending_commit():
+            raise NvueError("a commit is still pending: confirm it or roll it back first")
+        self._check_release()
+        running = self.applied_tree()
+        tag = time.strftime("%Y%m%d%H%M%S", time.gmtime(self.clock()))
+        self._run(f"mkdir -p {STATE_DIR} && nv config show -o yaml > "
+                  f"{STATE_DIR}/before-{tag}.yaml", mutating=True)
+        patch = f"{STATE_DIR}/patch-{tag}.yaml"
+        self._write(patch, self.patch_document(running))
+        self._run("nv config detach", mutating=True)
+        try:
+            self._run(f"nv config patch {patch}", mutating=True)
+            if revert_in is not None:
+                minutes = max(1, math.ceil(revert_in / 60))
+                self._run(f"nv config apply --confirm {minutes} -y", mutating=True)
+            else:
+                self._run("nv config apply -y", mutating=True)
+        except NvueError as exc:
+            self._run("nv config detach", mutating=True)
+            raise NvueError(f"commit failed, nothing applied: {exc}") from None
+        self.discard_config()
+
+    # ---- commit-confirm and rollback ----------------------------------------------------
+
+    def revisions(self) -> dict[str, Any]:
+        value = parse_json(self._run("nv config revision -o json"), "nv config revision")
+        if not isinstance(value, dict):
+            raise NvueError("nv config revision: expected a JSON object")
+        return value
+
+    def has_pending_commit(self) -> bool:
+        return any(isinstance(r, dict) and r.get("state") == "confirm"
+                   for r in self.revisions().values())
+
+    def confirm_commit(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError("read-only: confirm_commit() is refused")
+        if not self.has_pending_commit():
+            raise NvueError("no pending commit to confirm (it may have been rolled back)")
+        self._run("nv config apply --confirm-yes", mutating=True)
+
+    def backups(self) -> list[str]:
+        listing = self._run(f"ls -1 {STATE_DIR} 2>/dev/null || true")
+        return sorted(n.strip() for n in listing.splitlines()
+                      if re.fullmatch(r"before-\d{14}\.yaml", n.strip()))
+
+    def rollback(self) -> None:
+        """Undo the pending commit, or else re-apply the config saved before the last one."""
+        if self.read_only:
+            raise ReadOnlyError("read-only: rollback() is refused")
+        if self.has_pending_commit():
+            self._run("nv config apply --confirm-no", mutating=True)
+            return
+        done = self.backups()
+        if not done:
+            raise NvueError("nothing to roll back: no flatfab backup on the switch")
+        self._run("nv config detach", mutating=True)
+        self._run(f"nv config replace {STATE_DIR}/{done[-1]}", mutating=True)
+        self._run("nv config apply -y", mutating=True)
+        self._run(f"rm -f {STATE_DIR}/{done[-1]}", mutating=True)

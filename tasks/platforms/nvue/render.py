@@ -1,0 +1,410 @@
+"""DeviceState -> NVUE's declarative config: an `nv config patch` document.
+
+The render is a YAML list of `set` operations, one per top-level NVUE object (system,
+interface, bridge, router, vrf, qos): each operation is one section, so the file is both the
+input of `nv config patch` and its own section split. Sources (NVIDIA docs, Cumulus Linux
+5.x user guide): "NVUE CLI" / "NVUE API" (set/unset documents), "Interface Configuration",
+"Border Gateway Protocol - BGP" (unnumbered neighbours), "Virtual Routing and Forwarding",
+"Ethernet Bridging - VLAN-aware Mode" (br_default, SVIs named vlan<N>), "Quality of Service"
+and its "RDMA over Converged Ethernet - RoCE" page (qos mapping/pfc/congestion-control/
+egress-scheduler/traffic-pool/pfc-watchdog).
+
+Releases: the tree is spelled for one release line (see RELEASES). Cumulus Linux 5.15
+renamed booleans (on/off -> enabled/disabled, `enable` -> `state`) and moved interface
+addressing (`ip.address`/`ip.vrf` -> `ipv4.address` and `vrf`), so a 5.14 tree is refused
+by 5.15 and the reverse; flatfab renders 5.15-5.18 (TARGET) and can spell 5.x up to 5.14.
+
+Not `nv set qos roce`: the one-knob mode fixes DSCP 26/48, TC 3/6, ECN 150/1500 KB and
+NVIDIA's buffer split, and regenerates them per Spectrum generation; flatfab's plan sets
+each of these per fabric (and checks them against hosts and peers of other vendors), so
+every knob is written out explicitly and nothing is left to the one-knob expansion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from tasks.errors import FlatfabError
+from tasks.model.state import DEFAULT_VRF, BgpInstance, DeviceState, IfKind, Interface, PortQos
+from tasks.platforms.base import InterfaceNames, NotSupportedError
+from tasks.platforms.names import natural_key, sort_interfaces
+from tasks.platforms.nvue.nvyaml import Tree, dump
+
+SECTIONS = ("system", "interface", "bridge", "router", "vrf", "qos")
+BRIDGE = "br_default"  # NVUE's default VLAN-aware bridge
+GLOBAL = "default-global"  # NVUE's profile that applies to every port without a binding
+LOSSLESS_POOL = "roce-lossless"
+LOSSY_POOL = "default-lossy"
+SPEEDS = {10_000: "10G", 25_000: "25G", 40_000: "40G", 50_000: "50G", 100_000: "100G",
+          200_000: "200G", 400_000: "400G", 800_000: "800G"}
+_VLAN = re.compile(r"(\d+)$")
+
+
+@dataclass(frozen=True)
+class Release:
+    """How one Cumulus Linux release line spells the tree."""
+
+    line: str
+    models: tuple[str, ...]  # nvueschema modules of the releases the spelling is valid for
+    on: str
+    off: str
+    switch: str  # the key that turns a feature on: `enable` (<=5.14) or `state` (5.15+)
+    split_ip: bool  # 5.15+: interface ipv4.address and vrf (not ip.address, ip.vrf)
+
+
+RELEASES = {
+    "5.14": Release("5.14", ("v5_6", "v5_7", "v5_8", "v5_9", "v5_10", "v5_11", "v5_12",
+                             "v5_13", "v5_14"), "on", "off", "enable", False),
+    "5.15": Release("5.15", ("v5_15", "v5_16", "v5_17", "v5_18"), "enabled", "disabled",
+                    "state", True),
+}
+TARGET = RELEASES["5.15"]
+
+
+class NvueRenderError(FlatfabError, NotSupportedError):
+    """The plan asks for something NVUE cannot express (one line, naming the device)."""
+
+
+def vlan_of(name: str) -> int:
+    found = _VLAN.search(name.rpartition(".")[2] if "." in name else name)
+    if found is None:
+        raise NvueRenderError(f"{name!r} carries no VLAN id")
+    return int(found.group(1))
+
+
+def speed(mbps: int) -> str:
+    if mbps not in SPEEDS:
+        raise NvueRenderError(f"NVUE has no link speed for {mbps} Mb/s "
+                              f"({', '.join(SPEEDS.values())})")
+    return SPEEDS[mbps]
+
+
+def _addresses(tree: Tree, addresses: list[str], vrf: str | None, rel: Release) -> None:
+    where: Tree = tree if rel.split_ip else tree.setdefault("ip", {})
+    if addresses:
+        family: Tree = where.setdefault("ipv4", {}) if rel.split_ip else where
+        family["address"] = {a: {} for a in addresses}
+    if vrf is not None:
+        where["vrf"] = vrf
+
+
+def _link(iface: Interface, physical: bool) -> Tree:
+    link: Tree = {}
+    if iface.mtu:
+        link["mtu"] = iface.mtu
+    if physical and iface.speed_mbps:
+        link["speed"] = speed(iface.speed_mbps)
+    link["state"] = {"down" if iface.up is False else "up": {}}
+    return link
+
+
+# ---- lossless plane -----------------------------------------------------------------------
+
+
+def _key(value: Tree) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _name(kind: str, value: Tree) -> str:
+    return f"flatfab-{kind}-{hashlib.sha1(_key(value).encode()).hexdigest()[:6]}"
+
+
+def _mapping(q: PortQos) -> Tree:
+    trust = {"dscp": "l3", "pcp": "l2"}.get(q.trust)
+    if trust is None:
+        raise NvueRenderError(f"NVUE trusts l2 (pcp) or l3 (dscp), not {q.trust!r}")
+    return {"trust": trust, "dscp": {str(d): {"switch-priority": tc}
+                                     for d, tc in enumerate(q.maps.dscp_to_tc)}}
+
+
+def _congestion(q: PortQos) -> Tree:
+    classes: Tree = {}
+    for queue, qq in sorted(q.queues.items()):
+        if qq.ecn is not None:
+            classes[str(queue)] = {"ecn": "enable", "red": "disable",
+                                   "min-threshold": qq.ecn.min_bytes,
+                                   "max-threshold": qq.ecn.max_bytes,
+                                   "probability": qq.ecn.probability}
+    return {"traffic-class": classes}
+
+
+def _scheduler(q: PortQos) -> Tree:
+    # an unweighted class gets bw-percent 0: NVUE's way of "no ETS share"
+    return {"traffic-class": {str(queue): {"mode": "strict"} if qq.strict else
+                              {"mode": "dwrr", "bw-percent": qq.weight or 0}
+                              for queue, qq in sorted(q.queues.items())}}
+
+
+def _check_maps(name: str, q: PortQos) -> None:
+    """What NVUE derives itself: a PFC priority's PG and paused queue are its own class."""
+    m = q.maps
+    for p in q.pfc:
+        tc = p  # switch priority p is flatfab TC p (DSCP -> switch-priority is DSCP -> TC)
+        if m.pfc_to_pg[p] != m.tc_to_pg[tc] or m.pfc_to_queue[p] != m.tc_to_queue[tc]:
+            raise NvueRenderError(f"{name}: NVUE pauses switch priority {p} on its own class; "
+                                  "PFC-to-PG/queue maps other than the class's own are not "
+                                  "expressible")
+    lossless = {m.tc_to_pg[p] for p in q.pfc}
+    for tc, pg in enumerate(m.tc_to_pg):
+        if (tc in q.pfc) != (pg in lossless and pg != 0):
+            raise NvueRenderError(f"{name}: NVUE gives every PFC priority a lossless group "
+                                  "and every other priority the lossy one; this TC-to-PG map "
+                                  "is not expressible")
+
+
+def _pfc(name: str, q: PortQos, device: DeviceState) -> tuple[str, Tree]:
+    profiles = sorted({q.pgs[q.maps.pfc_to_pg[p]] for p in q.pfc if q.maps.pfc_to_pg[p] in q.pgs})
+    if len(profiles) != 1:
+        raise NvueRenderError(f"{name}: an NVUE PFC profile has one headroom for all its "
+                              f"priorities; the plan gives {profiles or 'none'}")
+    if device.qos is None or profiles[0] not in device.qos.profiles:
+        raise NvueRenderError(f"{name}: buffer profile {profiles[0]!r} is not in the plan")
+    profile = device.qos.profiles[profiles[0]]
+    tree: Tree = {"switch-priority": {str(p): {} for p in q.pfc},
+                  "cable-length": max(1, math.ceil(q.cable_m)),
+                  "tx": "enable", "rx": "enable"}
+    if profile.size:
+        tree["port-buffer"] = profile.size
+    if profile.xoff:
+        tree["xoff-threshold"] = profile.xoff
+    if profile.xon:
+        tree["xon-threshold"] = profile.xon
+    return profiles[0], tree
+
+
+def _shared(kind: str, per_port: dict[str, Tree], qos: Tree,
+            interfaces: dict[str, Tree]) -> None:
+    """The most common variant is NVUE's default-global; ports that differ get a named
+    profile bound to them."""
+    if not per_port:
+        return
+    counts = Counter(_key(v) for v in per_port.values())
+    common = min(counts, key=lambda k: (-counts[k], k))
+    profiles: Tree = {GLOBAL: json.loads(common)}
+    for port, value in per_port.items():
+        if _key(value) != common:
+            name = _name(kind, value)
+            profiles[name] = value
+            interfaces[port].setdefault("qos", {})[kind] = {"profile": name}
+    qos[kind] = dict(sorted(profiles.items()))
+
+
+def _one(kind: str, values: dict[str, Any]) -> Any:
+    distinct = {_key(v) if isinstance(v, dict) else json.dumps(v) for v in values.values()}
+    if len(distinct) > 1:
+        raise NvueRenderError(f"NVUE sets {kind} once per switch; the plan gives its ports "
+                              f"{len(distinct)} different ones")
+    return next(iter(values.values()))
+
+
+def _qos(device: DeviceState, interfaces: dict[str, Tree]) -> Tree:
+    ports = {n: i.qos for n, i in device.interfaces.items()
+             if i.qos is not None and i.parent is None}
+    if not ports or device.qos is None:
+        return {}
+    qos: Tree = {}
+    ordered = sort_interfaces(list(ports))
+    for name in ordered:
+        _check_maps(name, ports[name])
+    _shared("mapping", {n: _mapping(ports[n]) for n in ordered}, qos, interfaces)
+    tc_to_queue = _one("the switch-priority to traffic-class map",
+                       {n: ports[n].maps.tc_to_queue for n in ordered})
+    qos["egress-queue-mapping"] = {GLOBAL: {"switch-priority": {
+        str(sp): {"traffic-class": tc} for sp, tc in enumerate(tc_to_queue)}}}
+    pfc_profiles: Tree = {}
+    for name in ordered:
+        if ports[name].pfc:
+            profile, tree = _pfc(name, ports[name], device)
+            if pfc_profiles.setdefault(profile, tree) != tree:
+                raise NvueRenderError(f"{name}: PFC profile {profile!r} differs between ports "
+                                      "(cable length or priorities)")
+            interfaces[name].setdefault("qos", {})["pfc"] = {"profile": profile}
+    if pfc_profiles:
+        qos["pfc"] = dict(sorted(pfc_profiles.items()))
+    _shared("congestion-control", {n: _congestion(ports[n]) for n in ordered
+                                   if any(q.ecn for q in ports[n].queues.values())},
+            qos, interfaces)
+    _shared("egress-scheduler", {n: _scheduler(ports[n]) for n in ordered}, qos, interfaces)
+    watched = {n: ports[n].watchdog for n in ordered if ports[n].watchdog is not None}
+    if watched:
+        dog = _one("the PFC watchdog", {n: w.model_dump() for n, w in watched.items() if w})
+        if dog["action"] not in (None, "drop"):
+            raise NvueRenderError(f"NVUE's PFC watchdog drops; it has no {dog['action']!r} "
+                                  "action")
+        if dog["detect_ms"] % dog["poll_ms"]:
+            raise NvueRenderError(f"NVUE detects a storm after whole polls: detect_ms "
+                                  f"{dog['detect_ms']} is not a multiple of poll_ms "
+                                  f"{dog['poll_ms']}")
+        # detection = polling-interval x robustness (polls in a row that see the stall)
+        qos["pfc-watchdog"] = {"polling-interval": dog["poll_ms"],
+                               "robustness": dog["detect_ms"] // dog["poll_ms"]}
+        for name in watched:
+            interfaces[name].setdefault("qos", {})["pfc-watchdog"] = {"state": "enable"}
+    qos["traffic-pool"] = _pools(device, ports)
+    return qos
+
+
+def _pools(device: DeviceState, ports: dict[str, PortQos]) -> Tree:
+    """Ingress pools as NVUE traffic pools: a percent of the ASIC's buffer each."""
+    assert device.qos is not None
+    total = device.qos.asic.buffer_bytes
+    lossless = sorted({p for q in ports.values() for p in q.pfc})
+    pools: Tree = {}
+    for role, name, prios in (("ingress_lossless", LOSSLESS_POOL, lossless),
+                              ("ingress_lossy", LOSSY_POOL,
+                               [p for p in range(8) if p not in lossless])):
+        pool = device.qos.pools.get(role)
+        if pool is None or not prios:
+            continue
+        percent = round(pool.size * 100 / total) if total else 0
+        if not 1 <= percent <= 100:
+            raise NvueRenderError(f"pool {role}: {pool.size} bytes is {percent} % of the "
+                                  f"{total}-byte buffer; NVUE takes 1..100 %")
+        pools[name] = {"memory-percent": percent,
+                       "switch-priority": {str(p): {} for p in prios}}
+    return pools
+
+
+# ---- the tree -----------------------------------------------------------------------------
+
+
+def _bgp(instance: BgpInstance, rel: Release, router_id_here: bool) -> Tree:
+    neighbors: Tree = {}
+    for key in sorted(instance.peers, key=natural_key):
+        peer = instance.peers[key]
+        entry: Tree = {"type": "numbered" if peer.address else "unnumbered",
+                       "remote-as": peer.remote_asn if peer.remote_asn else "external"}
+        if peer.peer_device:
+            entry["description"] = peer.peer_device
+        if instance.keepalive and instance.hold:
+            entry["timers"] = {"keepalive": instance.keepalive, "hold": instance.hold}
+        neighbors[peer.address or peer.interface or key] = entry
+    unicast: Tree = {rel.switch: rel.on}
+    if instance.networks:
+        unicast["network"] = {n: {} for n in instance.networks}
+    if instance.maximum_paths:
+        unicast["multipaths"] = {"ebgp": instance.maximum_paths}
+    bgp: Tree = {rel.switch: rel.on}
+    if instance.asn is not None:
+        bgp["autonomous-system"] = instance.asn
+    if router_id_here:
+        bgp["router-id"] = instance.router_id
+    bgp["neighbor"] = neighbors
+    bgp["address-family"] = {"ipv4-unicast": unicast}
+    bgp["path-selection"] = {"multipath": {"aspath-ignore": rel.on}}
+    return bgp
+
+
+def tree(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> Tree:
+    """The device's NVUE tree (what the `set` operations carry), in a stable order."""
+    def vrf(tenant: str) -> str | None:
+        return None if tenant == DEFAULT_VRF else names.vrf(tenant)
+
+    interfaces: Tree = {}
+    vlans: list[int] = []
+    for name in sort_interfaces(list(device.interfaces)):
+        iface = device.interfaces[name]
+        if iface.kind is IfKind.LOOPBACK:
+            entry: Tree = {"type": "loopback"}
+            _addresses(entry, iface.addresses, None, rel)
+        elif iface.kind is IfKind.BRIDGE:
+            vid = vlan_of(name)
+            vlans.append(vid)
+            entry = {"type": "svi", "vlan": vid, "link": _link(iface, False)}
+            _addresses(entry, iface.addresses, vrf(iface.vrf), rel)
+        elif iface.parent is not None:
+            entry = {"type": "sub", "base-interface": iface.parent, "vlan": vlan_of(name),
+                     "link": _link(iface, False)}
+            _addresses(entry, iface.addresses, vrf(iface.vrf), rel)
+        elif iface.kind in (IfKind.FABRIC, IfKind.HOST_PORT):
+            entry = {"type": "swp", "link": _link(iface, True)}
+            if iface.bridge is not None:
+                entry["bridge"] = {"domain": {BRIDGE: {"access": vlan_of(iface.bridge)}}}
+            else:
+                _addresses(entry, iface.addresses, vrf(iface.vrf), rel)
+        else:
+            raise NvueRenderError(f"{name}: flatfab renders no {iface.kind.value} interface "
+                                  "on NVUE")
+        interfaces[name] = entry
+    qos = _qos(device, interfaces)
+    out: Tree = {"system": {"hostname": device.name}, "interface": interfaces}
+    if vlans:
+        out["bridge"] = {"domain": {BRIDGE: {"vlan": {str(v): {} for v in sorted(set(vlans))}}}}
+    default = device.bgp.get(DEFAULT_VRF)
+    if default is not None:
+        router: Tree = {rel.switch: rel.on}
+        if default.asn is not None:
+            router["autonomous-system"] = default.asn
+        router["router-id"] = default.router_id
+        out["router"] = {"bgp": router}
+    vrfs: Tree = {}
+    tenants = set(device.vrfs) | {b.vrf for b in device.bgp.values()}
+    for tenant in sorted(tenants, key=lambda t: (t != DEFAULT_VRF, t)):
+        entry = {}
+        if tenant != DEFAULT_VRF:
+            entry["table"] = "auto"
+        instance = device.bgp.get(tenant)
+        if instance is not None:
+            entry["router"] = {"bgp": _bgp(instance, rel, tenant != DEFAULT_VRF)}
+        vrfs[vrf(tenant) or DEFAULT_VRF] = entry
+    if vrfs:
+        out["vrf"] = vrfs
+    if qos:
+        out["qos"] = qos
+    return out
+
+
+def canonical(nvue: Tree) -> Tree:
+    """The tree with every mapping in natural key order: a switch returns its config in its
+    own order, so drift and diffs compare trees in this one."""
+    return {key: canonical(value) if isinstance(value, dict) else value
+            for key, value in sorted(nvue.items(), key=lambda item: natural_key(item[0]))}
+
+
+def text(nvue: Tree) -> str:
+    """One `- set:` operation per top-level object: the sections of the render."""
+    lines: list[str] = []
+    for section in SECTIONS:
+        if section in nvue:
+            lines.append("- set:")
+            lines.extend(dump({section: nvue[section]}, 4))
+    return "\n".join(lines) + "\n"
+
+
+def render(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> str:
+    try:
+        return text(tree(device, names, rel))
+    except NvueRenderError as exc:
+        raise NvueRenderError(f"{device.name}: {exc}") from None
+
+
+def sections(config: str) -> dict[str, list[str]]:
+    """Each `- set:` (or `- unset:`) operation is a section, named by the object it holds;
+    its lines (the operation line included) are the section's."""
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    pending: list[str] = []
+    for line in config.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("- "):
+            if current is None and pending:  # an operation with no object: its own section
+                out.setdefault("config", []).extend(pending)
+            pending, current = [line], None
+            continue
+        if current is None:
+            head = line.strip().split(":", 1)[0].strip("'")
+            section = head if head in SECTIONS else "config"
+            current = out.setdefault(section, [])
+            current.extend(pending)
+            pending = []
+        current.append(line)
+    if pending:
+        out.setdefault("config", []).extend(pending)
+    return out

@@ -1,0 +1,53 @@
+"""The example fabrics with their switches on platform nvue (as the sonic suite does it)."""
+
+from __future__ import annotations
+
+import atexit
+import re
+import shutil
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from tasks.intent.loader import load_intent
+from tasks.model.state import DeviceState, FabricState
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
+from tests.support.paths import ROOT
+
+FABRICS = ("lab", "numbered", "mixed", "rail")
+ASIC = "  nvue: {family: spectrum-4}\n"
+
+
+@cache
+def _workdir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="nvue-intents-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def copy_intent(name: str, target: Path) -> Path:
+    """An example intent with its switches on platform nvue (unless a switch says else)."""
+    folder = target / name
+    shutil.copytree(ROOT / "intents" / name, folder, dirs_exist_ok=True)
+    fabric = folder / "fabric.yaml"
+    fabric.write_text(re.sub(r"(?m)^platform: \w+", "platform: nvue", fabric.read_text()))
+    qos = folder / "qos.yaml"
+    if qos.exists():
+        body = qos.read_text()
+        if not re.search(r"(?m)^  nvue:", body):
+            body = (re.sub(r"(?m)^asics:\n", "asics:\n" + ASIC, body) if "asics:" in body
+                    else body + "asics:\n" + ASIC)
+        qos.write_text(body)
+    else:
+        qos.write_text("asics:\n" + ASIC)
+    return folder
+
+
+@cache
+def fabric(name: str) -> FabricState:
+    return plan(load_intent(copy_intent(name, _workdir()), known_platforms=PLATFORMS))
+
+
+def switches(state: FabricState) -> list[DeviceState]:
+    return [d for d in state.devices.values() if d.platform == "nvue"]
