@@ -35,12 +35,13 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "host.agreement", "ecn.attached", "ecn.thresholds", "ecn.before_pfc", "buffer.headroom",
         "buffer.profile", "buffer.coverage", "buffer.budget", "mtu.roce_chain",
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
-        "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent", "state.unknown"])
+        "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent", "state.unknown",
+        "ecn.intent"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
         # counters exist only on a running switch; a device differs from its plan only live
         live_only = check_id in ("ecn.pause_without_marks", "host.intent", "pfc.intent",
-                                 "state.unknown")
+                                 "state.unknown", "ecn.intent")
         want = {Stage.LIVE} if live_only else {Stage.STATIC, Stage.LIVE}
         assert item.stages == want, check_id
         assert item.title.startswith("Every") and len(item.title) <= 70, check_id
@@ -313,7 +314,9 @@ LIVE: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str | None, 
     ("buffer budget", _small_asic, {("buffer.budget", "spine1", None, True)}),
     ("dwrr weights", _weights, {("sched.lossless_bandwidth", "leaf1", "swp2", True)}),
     ("slow uplinks", _slow_uplinks, {("fabric.nonblocking", "leaf3", None, False)}),
-    ("ecn probability", _ecn_probability, {("ecn.thresholds", "spine1", "swp3", True)}),
+    # an insane probability is also not the intent's
+    ("ecn probability", _ecn_probability, {("ecn.thresholds", "spine1", "swp3", True),
+                                           ("ecn.intent", "spine1", "swp3", True)}),
     ("nic cnp not strict", _nic_cnp_not_strict, {("sched.cnp_strict", "leaf1-h2", "eth1",
                                                   True),
                                                  ("host.intent", "leaf1-h2", "eth1", True)}),

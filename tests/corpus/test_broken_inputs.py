@@ -436,7 +436,7 @@ SOURCE_VALUES = {
     "url-with-space": GOOD_SOURCE.replace("http://127.0.0.1:9/", "'http://a b/'"),
     "token-env-lowercase": GOOD_SOURCE.replace("FFC_TOKEN", "ffc-token"),
     "role-unknown": GOOD_SOURCE + "  roles: {spine: router}\n",
-    "platform-unknown": GOOD_SOURCE + "  platforms: {junos: junos}\n",
+    "platform-unknown": GOOD_SOURCE + "  platforms: {vyos: vyos}\n",
     "filter-nested": GOOD_SOURCE.replace("{location: lab}", "{location: {name: lab}}"),
     "inventory-unknown": GOOD_SOURCE + "  inventory: netbox\n",
     "empty": "",
