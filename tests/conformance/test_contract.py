@@ -1,10 +1,10 @@
 """The platform contract, checked the same way for every registered platform.
 
-Per-platform suites (tests/unit/test_frr_driver.py, test_host_driver.py, test_platform_eos.py,
-test_platform_sonic.py) drive each driver against a stateful double of its device; this
-module holds what every platform must satisfy alike: facts that load and name things the
-platform can spell, a golden render in some example fabric, a section split that loses no
-line, a read-only guard, and layers above the platforms that speak no platform's vocabulary.
+Per-platform suites (tests/platforms/<platform>/) drive each driver against a stateful double
+of its device (tests/doubles/); this module holds what every platform must satisfy alike:
+facts that load and name things the platform can spell, a render in some example fabric, a
+section split that loses no line, a read-only guard, layers above the platforms that speak
+no platform's vocabulary, and layers that import only downwards.
 """
 
 from __future__ import annotations
