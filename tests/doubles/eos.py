@@ -20,6 +20,7 @@ from typing import Any
 from pyeapi.eapilib import CommandError
 
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
+from tests.doubles import CollectCase
 from tests.doubles.sonic import connected, converged_rib, link_local, session_port
 
 EOS_VERSION = "4.33.0F"
@@ -274,3 +275,34 @@ def healthy_shows(fabric: FabricState, name: str) -> dict[str, dict[str, Any]]:
                                      else "-" for q in range(8)}}
             for port, qos in lossless.items()}},
     }
+
+
+# ---- the shared collect test (tests/conformance/test_collect.py) ---------------------------
+
+
+def collect_cases() -> list[CollectCase]:
+    """leaf1 of the lab on eos after a push, through NAPALM's real EOSDriver, read-only.
+
+    The running config is flatfab's render (what the switch holds after a push). The show
+    replies are `healthy_shows`, not tests/fixtures/eos/leaf1/: those record a fault on
+    purpose (red's session on Ethernet52.200 Active, Ethernet2 down) for the platform suite,
+    so they cannot read back as planned."""
+    from napalm.eos.eos import EOSDriver  # noqa: PLC0415
+
+    from tasks.platforms.eos import PLATFORM  # noqa: PLC0415
+    from tests.support.eos import eos_fabric  # noqa: PLC0415 - it imports this module
+
+    fabric = eos_fabric("lab")
+    planned = fabric.devices["leaf1"]
+    double = EosDouble(running=PLATFORM.render(planned).splitlines(),
+                       shows=healthy_shows(fabric, "leaf1"))
+    eos = EOSDriver("leaf1", "admin", "admin", optional_args={"transport": "https"})
+    eos.device = double  # the pyeapi node: every eAPI request lands in the double
+    eos.open()
+    return [CollectCase(
+        name="eos-lab-leaf1", driver=eos, planned=planned,
+        commands=lambda: list(double.log),
+        source="derived from Arista's EOS command reference (eAPI JSON shapes of "
+               "tests/fixtures/eos/leaf1, filled by healthy_shows from the lab plan on eos, "
+               f"EOS {EOS_VERSION}); the running config is flatfab's render; never captured "
+               "from a switch")]

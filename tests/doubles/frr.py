@@ -8,6 +8,8 @@ proc_uptime.txt, machine_id.txt, uname_m.txt and vtysh_bgpd_not_running.stderr a
 by hand. The drivers batch show commands into one `sh -s` whose script separates them with
 `echo '@@flatfab@@ <key>'` lines; FakeShell executes such scripts the way sh would.
 `FakeSession` answers by regular expression instead (the offline driver tests use it).
+`CapturedShell` answers from the NAPALM getter tests' capture of the same lab after a full
+rollout (tests/fixtures/napalm/), lossless state included: the shared collect test's case.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tasks.intent.loader import load_intent
+from tasks.plan.planner import plan
 from tasks.platforms.frr import kernel_qos
 from tasks.platforms.frr import links as links_mod
 from tasks.platforms.frr.driver import FrrDriver
@@ -27,7 +31,10 @@ from tasks.transport.ssh import (
     SshOptions,
     SshSession,
 )
-from tests.support.paths import FIXTURES
+from tests.doubles import CollectCase
+from tests.doubles.napalm import LLDP_SOCKET as CAPTURED_LLDP
+from tests.doubles.napalm import MOCKED, mocked_name
+from tests.support.paths import FIXTURES, ROOT
 
 LEAF1 = FIXTURES / "frr" / "leaf1"
 LLDP_SOCKET = "/run/flatfab/ff/nodes/leaf1/lldpd.socket"
@@ -194,3 +201,46 @@ class FakeSession:
             else:
                 out.append("\n" + marker.group(1) if marker else self._answer(line)[0])
         return "\n".join(out) + "\n"
+
+
+# ---- the shared collect test (tests/conformance/test_collect.py) ---------------------------
+
+# leaf1 after a full rollout of intents/lab: the NAPALM getter tests' mocked data, recorded
+# by tests/fixtures/napalm/capture.py on the embedded lab (FRR 8.4.4, iproute2, tc, lldpd;
+# tests/fixtures/napalm/README.md), virtual ASIC file and tc queues included. The getters
+# never read the RIB, so `show ip route vrf <vrf> json` is the only answer taken from the
+# older leaf1 recording (tests/fixtures/frr/leaf1, same lab, before the lossless plane).
+CAPTURED_TEST = "test_get_config"  # holds the lossless state; its counters are one moment's
+RIB_READS = re.compile(r"vtysh -c 'show ip route vrf \S+ json'")
+
+
+@dataclass
+class CapturedShell(ReadOnlyShell):
+    """Reads answered from the embedded lab's NAPALM capture of a driver's node (then from
+    `answers`); a change goes to the driver's own read-only SshSession, which refuses it."""
+
+    driver: str = "frr"
+
+    def answer(self, command: str) -> Reply:
+        cases = MOCKED / self.driver / "mocked_data"
+        for folder in (cases / CAPTURED_TEST, *sorted(cases.iterdir())):
+            path = folder / "normal" / mocked_name(command)
+            if path.is_file():
+                return recorded(path)
+        return super().answer(command)
+
+
+def collect_cases() -> list[CollectCase]:
+    driver = FrrDriver("192.0.2.13", "ff-admin", None, optional_args={
+        "lldp_socket": CAPTURED_LLDP, "read_only": True, "mgmt_interfaces": ["eth0"]})
+    shell = CapturedShell({c: r for c, r in leaf1_answers().items() if RIB_READS.fullmatch(c)},
+                          real=driver.session)
+    driver.session = shell
+    return [CollectCase(
+        name="frr-lab-leaf1-rolled-out", driver=driver,
+        planned=plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1"],
+        commands=lambda: [entry.command for entry in shell.log],
+        source="captured on the embedded lab (intents/lab, FRR 8.4.4) on leaf1 after a full "
+               "rollout by tests/fixtures/napalm/capture.py, 2026-11-25 (tests/fixtures/napalm/"
+               "README.md); the RIB, which NAPALM's getters do not read, from the earlier "
+               "capture in tests/fixtures/frr/leaf1 (2026-11-22, same lab and FRR)")]

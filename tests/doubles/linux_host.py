@@ -8,15 +8,20 @@ uname_*.txt, machine_id.txt and probe_output.txt are written by hand in the shap
 commands print. The routing tables, rules and per-NIC sysctls (`ip -4 -j route show table
 all`, `ip -j rule show`, /proc/sys) are tests/fixtures/linux_host/variants/one_nic_*.json,
 captured in a namespace set up as leaf1-h1 is (tests/fixtures/linux_host/capture_multinic.py).
+The shared collect test's case reads leaf1-h1 after a full rollout instead, from the NAPALM
+getter tests' capture (tests/fixtures/napalm/README.md), NIC state included.
 """
 
 from __future__ import annotations
 
 import json
 
+from tasks.intent.loader import load_intent
+from tasks.plan.planner import plan
 from tasks.platforms.linux_host.driver import ROUTE_READ, RULE_READ, SYSCTL_READ, LinuxHostDriver
-from tests.doubles.frr import FakeShell, Reply, recorded
-from tests.support.paths import FIXTURES
+from tests.doubles import CollectCase
+from tests.doubles.frr import CapturedShell, FakeShell, Reply, recorded
+from tests.support.paths import FIXTURES, ROOT
 
 HOST = FIXTURES / "linux_host" / "leaf1-h1"
 VARIANTS = HOST.parent / "variants"
@@ -60,3 +65,18 @@ def host_driver(*, read_only: bool = False) -> tuple[LinuxHostDriver, FakeShell]
     shell = FakeShell(host_answers())
     driver.session = shell
     return driver, shell
+
+
+def collect_cases() -> list[CollectCase]:
+    """leaf1-h1 after a full rollout of intents/lab, as the NAPALM getter tests' capture
+    recorded it (tests/fixtures/napalm/README.md): NIC state, nftables marking included."""
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None, optional_args={"read_only": True})
+    shell = CapturedShell({}, real=driver.session, driver="linux_host")
+    driver.session = shell
+    return [CollectCase(
+        name="linux_host-lab-leaf1-h1-rolled-out", driver=driver,
+        planned=plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1-h1"],
+        commands=lambda: [entry.command for entry in shell.log],
+        source="captured on the embedded lab (intents/lab, Linux 6.18, iproute2, nftables "
+               "1.0.6) on host leaf1-h1 after a full rollout by tests/fixtures/napalm/"
+               "capture.py, 2026-11-25 (tests/fixtures/napalm/README.md)")]

@@ -18,9 +18,12 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from ipaddress import ip_address, ip_interface
+from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind
+from tests.doubles import CollectCase
 from tests.support.paths import FIXTURES as TEST_FIXTURES
 
 FIXTURES = TEST_FIXTURES / "sonic"
@@ -453,3 +456,31 @@ def healthy_outputs(fabric: FabricState, name: str,
         out[f"sonic-db-cli COUNTERS_DB HGETALL COUNTERS:{oid}"] = repr(
             {"SAI_QUEUE_STAT_PACKETS": "0", "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": "0"})
     return out
+
+
+# ---- the shared collect test (tests/conformance/test_collect.py) ---------------------------
+
+
+def collect_cases() -> list[CollectCase]:
+    """leaf1 of the lab on sonic after a push of its plan, read through the driver's guard.
+
+    CONFIG_DB and frr.conf are the double's state after the push (tests/support/sonic.py
+    `sonic_double(pushed=True)`). The show outputs are `healthy_outputs`, not
+    tests/fixtures/sonic/leaf1/: those record a fault on purpose (red's session on
+    Ethernet408.200 Active, Ethernet8 down) for the platform suite, so they cannot read back
+    as planned."""
+    from tasks.platforms.sonic import PLATFORM  # noqa: PLC0415
+    from tests.support.sonic import fabric, sonic_double, sonic_driver  # noqa: PLC0415
+
+    with TemporaryDirectory() as tmp:
+        lab = fabric("lab", Path(tmp))
+    planned = lab.devices["leaf1"]
+    double = sonic_double(planned, pushed=True)
+    double.outputs = healthy_outputs(lab, "leaf1", PLATFORM.names.vrf)
+    return [CollectCase(
+        name="sonic-lab-leaf1", driver=sonic_driver(double, read_only=True), planned=planned,
+        commands=lambda: double.commands,
+        source="derived from the SONiC Command Reference and FRR user guide (the output "
+               "formats of tests/fixtures/sonic/leaf1, filled by healthy_outputs from the lab "
+               "plan on sonic); CONFIG_DB and frr.conf are the double's state after a push; "
+               "never captured from a switch")]
