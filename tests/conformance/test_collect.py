@@ -80,6 +80,8 @@ def test_collect_reads_recorded_outputs_back_as_planned(name: str, index: int) -
                 if field not in got.nic.unknown:
                     assert getattr(got.nic, field) == getattr(want.nic, field), (
                         f"{where}: {port} {field}")
+        elif want.nic is not None:
+            pytest.fail(f"{where}: {port} has planned NIC lossless settings, none read")
     for vrf, instance in planned.bgp.items():
         found = seen.bgp.get(vrf)
         assert found is not None, f"{where}: BGP in VRF {vrf} not read"
