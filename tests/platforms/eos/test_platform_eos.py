@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 
-import pyavd
 import pytest
 
 from tasks.errors import FlatfabError
 from tasks.platforms.eos import PLATFORM
-from tasks.platforms.eos.avd import EosRenderError, capability_problems, structured_config
+from tasks.platforms.eos.avd import EosRenderError, capability_problems
 from tasks.platforms.registry import PLATFORMS
 from tests.support.eos import eos_fabric, eos_switches
+from tests.support.oracles import EOS, usable
 from tests.support.paths import ROOT
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "eos"
@@ -45,14 +44,10 @@ def test_render_equals_the_pyavd_oracle(fabric: str, device: str) -> None:
     """flatfab's own templates print exactly what AVD prints for the same structured config,
     and AVD's schema accepts that config without a violation."""
     state = eos_fabric(fabric).devices[device]
-    config = structured_config(state, PLATFORM.facts)
-    checked = pyavd.validate_structured_config(config)
-    assert not checked.validation_result.violations
-    assert not checked.validation_result.deprecations
-    expected = pyavd.get_device_config(checked.validated_data)
-    rendered = PLATFORM.render(state)
-    assert rendered == expected, "".join(difflib.unified_diff(
-        expected.splitlines(True), rendered.splitlines(True), "pyavd", "flatfab"))
+    _, schema = usable(EOS).structured(state)
+    assert schema == []  # no violation, no deprecation
+    found = EOS.validate(device, PLATFORM.render(state), state)
+    assert found == [], "\n".join(found)  # byte for byte what pyavd prints
 
 
 @pytest.mark.parametrize(("fabric", "device"), CASES)
@@ -123,8 +118,8 @@ def test_families_without_buffer_knobs_keep_the_switch_defaults(family: str) -> 
     assert state.qos is not None and state.qos.asic.family == family
     text = PLATFORM.render(state)
     assert "platform trident" not in text and "priority-flow-control priority 3 no-drop" in text
-    checked = pyavd.validate_structured_config(structured_config(state, PLATFORM.facts))
-    assert pyavd.get_device_config(checked.validated_data) == text
+    assert usable(EOS).expected(state) == text
+    assert EOS.validate(state.name, text, state) == []
 
 
 def test_trident_family_has_no_problems() -> None:

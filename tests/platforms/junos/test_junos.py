@@ -9,14 +9,11 @@ tests/fixtures/junos/). The switch is tests/doubles/junos.py.
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
 import os
 import shutil
 import time
-from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -46,13 +43,13 @@ from tests.doubles.junos import (
     napalm_driver,
     recorded,
 )
+from tests.support.oracles import JUNOS, usable
 from tests.support.paths import SHARED
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "junos"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
 FABRICS = ("lab", "numbered", "mixed", "rail")
-JUNOS_YANG = SHARED / "schemas" / "junos-yang"
 
 
 @pytest.fixture(scope="module")
@@ -202,52 +199,24 @@ def test_a_plan_junos_cannot_express_is_one_clear_error(leaf1: DeviceState) -> N
 # ---- the YANG oracle ---------------------------------------------------------------------
 
 
-def _oracle_missing() -> str | None:
-    if not (JUNOS_YANG / "validate.py").is_file():
-        return f"Junos YANG oracle not found under {JUNOS_YANG} (set FLATFAB_SHARED)"
-    try:
-        import libyang  # noqa: F401, PLC0415 - optional test dependency
-    except ImportError:
-        return "libyang not installed (apt libyang2-dev; pip libyang==2.7.1)"
-    return None
-
-
-@cache
-def _oracle() -> Any:
-    spec = importlib.util.spec_from_file_location("junos_yang_validate",
-                                                  JUNOS_YANG / "validate.py")
-    assert spec is not None and spec.loader is not None
-    module: ModuleType = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Oracle(JUNOS_YANG / "yang")
-
-
 @pytest.mark.parametrize("name", FABRICS)
 def test_every_golden_render_passes_junos_yang(name: str) -> None:
     """The tree each golden file is printed from passes Juniper's QFX YANG and the commit
     rules of the oracle; the golden file is exactly that tree printed."""
-    why = _oracle_missing()
-    if why:
-        pytest.skip(why)
-    oracle = _oracle()
+    oracle = usable(JUNOS)  # tests/support/oracles.py
     for device in junos_switches(junos_fabric(name)):
-        tree = configuration(device, PLATFORM.names)
         golden = (GOLDEN / name / f"{device.name}.conf").read_text(encoding="utf-8")
-        body = golden.split("\n", 1)[1]
-        assert body == to_text(tree["configuration"]), device.name
-        violations, _ = oracle.validate(tree)
-        assert not violations, f"{name}/{device.name}:\n" + "\n".join(violations)
+        found = oracle.validate(device.name, golden, device)
+        assert not found, f"{name}/{device.name}:\n" + "\n".join(found)
 
 
 def test_the_oracle_catches_a_bad_pfc_priority(leaf1: DeviceState) -> None:
-    why = _oracle_missing()
-    if why:
-        pytest.skip(why)
+    oracle = usable(JUNOS)
     tree = configuration(leaf1, PLATFORM.names)
     cos = tree["configuration"]["class-of-service"]
     next(c for c in cos["forwarding-classes"]["class"] if "no-loss" in c)["pfc-priority"] = 9
     cos["interfaces"]["interface"][0]["scheduler-map"] = "no-such-map"
-    violations, _ = _oracle().validate(tree)
+    violations = oracle.tree_violations(tree)
     assert any("pfc-priority" in v for v in violations)
     assert any("no-such-map" in v for v in violations)
 
@@ -651,13 +620,13 @@ def test_render_cost_on_rail_is_reported(capsys: pytest.CaptureFixture[str]) -> 
         PLATFORM.render(device)
     plain = 1000 * (time.perf_counter() - started) / len(devices)
     line = f"junos render on rail: {plain:.2f} ms/device ({len(devices)} devices)"
-    if _oracle_missing() is None:
-        oracle = _oracle()
+    if JUNOS.missing() is None:
+        JUNOS.load()
         started = time.perf_counter()
         for device in devices:
             tree = configuration(device, PLATFORM.names)
             to_text(tree["configuration"])
-            oracle.validate(tree)
+            JUNOS.tree_violations(tree)
         checked = 1000 * (time.perf_counter() - started) / len(devices)
         line += f"; with the YANG oracle {checked:.2f} ms/device (modules already loaded)"
     print(line)

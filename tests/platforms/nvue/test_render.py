@@ -29,6 +29,7 @@ from tasks.platforms.nvue.render import (
 )
 from tasks.platforms.registry import PLATFORMS
 from tests.support.nvue import FABRICS, copy_intent, fabric, switches
+from tests.support.oracles import NVUE, usable
 from tests.support.paths import ROOT
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "nvue"
@@ -66,51 +67,17 @@ def _goldens() -> list[Path]:
     return sorted(GOLDEN.glob("*/*.conf"))
 
 
-def _references(nvue: dict[str, object]) -> list[str]:
-    """What nvueschema leaves unchecked (Dict[str, Any] subtrees, cross references): DSCP
-    keys 0..63, switch priorities and traffic classes 0..7, bound profiles that exist."""
-    problems: list[str] = []
-    qos = nvue.get("qos", {})
-    assert isinstance(qos, dict)
-    for profile in qos.get("mapping", {}).values():
-        problems += [f"dscp {d}" for d in profile.get("dscp", {}) if not 0 <= int(d) <= 63]
-    for kind in ("pfc", "traffic-pool"):
-        for profile in qos.get(kind, {}).values():
-            problems += [f"{kind} priority {p}" for p in profile.get("switch-priority", {})
-                         if not 0 <= int(p) <= 7]
-    for kind in ("congestion-control", "egress-scheduler"):
-        for profile in qos.get(kind, {}).values():
-            problems += [f"{kind} class {t}" for t in profile.get("traffic-class", {})
-                         if not 0 <= int(t) <= 7]
-    interfaces = nvue.get("interface", {})
-    assert isinstance(interfaces, dict)
-    for name, entry in interfaces.items():
-        for kind, binding in entry.get("qos", {}).items():
-            profile = binding.get("profile")
-            if profile is not None and profile not in qos.get(kind, {}):
-                problems.append(f"{name}: qos {kind} profile {profile!r} is not defined")
-        base = entry.get("base-interface")
-        if base is not None and base not in interfaces:
-            problems.append(f"{name}: base-interface {base!r} is not rendered")
-    vlans = nvue.get("bridge", {}).get("domain", {}).get("br_default", {}).get("vlan", {})  # type: ignore[attr-defined]
-    for name, entry in interfaces.items():
-        access = entry.get("bridge", {}).get("domain", {}).get("br_default", {}).get("access")
-        if access is not None and str(access) not in vlans:
-            problems.append(f"{name}: access VLAN {access} is not a bridge VLAN")
-    return problems
-
-
 def test_every_golden_file_passes_nvueschema_key_for_key() -> None:
     """Each golden file, read back as `nv config patch` reads it, validates on every
     release of the target line and comes back from the models unchanged, key for key
     (nvueschema drops keys it does not know: a dropped key fails here)."""
     files = _goldens()
     assert len(files) >= 4 * 2
+    oracle = usable(NVUE)  # tests/support/oracles.py: every TARGET model, and references
+    assert oracle.load() == TARGET.models
     for path in files:
-        nvue = applied(load_ops(path.read_text(encoding="utf-8")))
-        for module in TARGET.models:
-            assert violations(nvue, module) == [], f"{path.name} on {module}"
-        assert _references(nvue) == [], path.name
+        found = oracle.validate(path.stem, path.read_text(encoding="utf-8"))
+        assert found == [], f"{path.parent.name}/{path.name}: " + "\n".join(found)
 
 
 @pytest.mark.parametrize("line", sorted(RELEASES))
@@ -286,7 +253,7 @@ def test_a_port_that_differs_gets_a_bound_profile(leaf1: DeviceState) -> None:
     assert profiles[bound]["traffic-class"]["3"]["min-threshold"] == 100_000
     assert profiles["default-global"]["traffic-class"]["3"]["min-threshold"] == 150_000
     assert "congestion-control" not in nvue["interface"]["swp51"]["qos"]
-    assert violations(nvue, TARGET.models[-1]) == [] and _references(nvue) == []
+    assert violations(nvue, TARGET.models[-1]) == [] and NVUE.references(nvue) == []
     assert tree(device, PLATFORM.names) == nvue  # the name is the content's, stable
 
 

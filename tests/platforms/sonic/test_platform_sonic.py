@@ -7,14 +7,10 @@ FLATFAB_REGEN_GOLDEN=1. The switch is tests/doubles/sonic.py with recorded outpu
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
 import os
 import re
-from functools import cache
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -27,7 +23,8 @@ from tasks.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
 from tasks.platforms.sonic.driver import CommitRefusedError, SonicError
 from tasks.platforms.sonic.render import config_db
 from tests.doubles.sonic import FACTORY_FRR, SonicDouble, factory_config_db, recorded
-from tests.support.paths import ROOT, SONIC_YANG, sonic_yang_missing
+from tests.support.oracles import SONIC, usable
+from tests.support.paths import ROOT
 from tests.support.sonic import fabric, sonic_double, sonic_driver, switches
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "sonic"
@@ -107,26 +104,9 @@ def test_naming_follows_sonic_limits() -> None:
 # ---- YANG oracle -------------------------------------------------------------------------
 
 
-@cache
-def _oracle() -> Any:
-    spec = importlib.util.spec_from_file_location("sonic_yang_validate",
-                                                  SONIC_YANG / "validate.py")
-    assert spec is not None and spec.loader is not None
-    module: ModuleType = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, module.Oracle(SONIC_YANG / "yang")
-
-
 def yang_violations(db: configdb.ConfigDb) -> list[str]:
-    """SONiC's YANG verdict on rendered CONFIG_DB, on top of the hardware's PORT lanes."""
-    missing = sonic_yang_missing()
-    if missing:
-        pytest.skip(missing)
-    module, oracle = _oracle()
-    base = {"PORT": {name: {"lanes": ",".join(str(int(name[8:]) + i) for i in range(8))}
-                     for name in db.get("PORT", {})}}
-    violations, _ = oracle.validate(module.merge(base, json.loads(json.dumps(db))))
-    return list(violations)
+    """SONiC's YANG verdict on rendered CONFIG_DB (tests/support/oracles.py)."""
+    return usable(SONIC).config_db_violations(db)
 
 
 @pytest.mark.parametrize("name", FABRICS)

@@ -2,20 +2,18 @@
 through napalm-srlinux's real driver against a JSON-RPC double, read-only, collect.
 
 Golden files: tests/golden/platforms/srlinux/<fabric>/<device>.json, regenerated with
-FLATFAB_REGEN_GOLDEN=1. The oracle is the shared SR Linux YANG validator (skipped with one
-line when it or libyang is absent).
+FLATFAB_REGEN_GOLDEN=1. The oracle is the shared SR Linux YANG validator, through
+tests/support/oracles.py (skipped with one line when it or libyang is absent).
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
 import os
 import time
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -30,15 +28,15 @@ from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
 from tasks.platforms.registry import PLATFORMS
 from tasks.platforms.srlinux import PLATFORM
 from tasks.platforms.srlinux.render import RenderError, as_tree, config_tree
-from tasks.platforms.srlinux.sections import entries_of, normalized_running
+from tasks.platforms.srlinux.sections import normalized_running
 from tests.doubles.srlinux import SrlinuxDouble, collect_cases, running_of, state_outputs
-from tests.support.paths import ROOT, SHARED
+from tests.support.oracles import SRLINUX, usable
+from tests.support.paths import ROOT
 from tests.support.srlinux import srlinux_intent
 
 GOLDEN = ROOT / "tests" / "golden" / "platforms" / "srlinux"
 REGEN = bool(os.environ.get("FLATFAB_REGEN_GOLDEN"))
 FABRICS = ("lab", "numbered", "mixed", "rail")
-ORACLE = SHARED / "schemas" / "srlinux-yang"
 
 
 @cache
@@ -63,32 +61,9 @@ def leaf1(tmp_intents: Path) -> DeviceState:
 # ---- the YANG oracle ----------------------------------------------------------------------
 
 
-@cache
-def _oracle() -> Any:
-    spec = importlib.util.spec_from_file_location("srlinux_yang_validate",
-                                                  ORACLE / "validate.py")
-    assert spec is not None and spec.loader is not None
-    module: ModuleType = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Oracle(ORACLE / "yang", ORACLE / "features-off.txt")
-
-
-def oracle_missing() -> str | None:
-    if not (ORACLE / "validate.py").is_file():
-        return f"SR Linux YANG oracle not found under {ORACLE} (set FLATFAB_SHARED)"
-    try:
-        import libyang  # noqa: F401, PLC0415 - optional test dependency
-    except ImportError:
-        return "libyang not installed (apt libyang2-dev; pip libyang==2.7.1)"
-    return None
-
-
-def yang_violations(text: str) -> list[str]:
-    missing = oracle_missing()
-    if missing:
-        pytest.skip(missing)
-    violations, _ = _oracle().validate(as_tree(entries_of(json.loads(text))))
-    return list(violations)
+def yang_violations(text: str, device: str = "leaf1") -> list[str]:
+    """The SR Linux YANG oracle's verdict on a rendered config (tests/support/oracles.py)."""
+    return usable(SRLINUX).validate(device, text)
 
 
 # ---- render -----------------------------------------------------------------------------
@@ -125,7 +100,7 @@ def test_every_golden_file_passes_the_srlinux_yang_oracle(name: str) -> None:
         assert set(sections) <= set(PLATFORM.facts.sections), path.name
         assert sorted(line for lines in sections.values() for line in lines) == sorted(
             line for line in text.splitlines() if line.strip()), path.name
-        found = yang_violations(text)
+        found = yang_violations(text, path.stem)
         assert found == [], f"{path.name}: {found}"
 
 
@@ -240,8 +215,8 @@ def double() -> SrlinuxDouble:
 
 
 def test_commit_confirmed_then_accepted(double: SrlinuxDouble, leaf1: DeviceState) -> None:
-    if not oracle_missing():  # the box validates the candidate as its YANG says
-        double.validator = lambda tree: list(_oracle().validate(tree)[0])
+    if not SRLINUX.missing():  # the box validates the candidate as its YANG says
+        double.validator = SRLINUX.tree_violations
     driver = PLATFORM.adapt(double.driver(), read_only=False)
     driver.open()
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
@@ -430,8 +405,8 @@ def test_render_cost_per_device_on_the_rail_fabric(tmp_intents: Path,
     texts = [PLATFORM.render(d) for d in devices]
     render_ms = 1000 * (time.perf_counter() - started) / len(devices)
     line = f"srlinux rail: {len(devices)} devices, render {render_ms:.1f} ms/device"
-    if not oracle_missing():
-        _oracle()  # models load once (~0.2 s), not per device
+    if not SRLINUX.missing():
+        SRLINUX.load()  # models load once (~0.2 s), not per device
         started = time.perf_counter()
         for text in texts:
             assert yang_violations(text) == []
