@@ -8,7 +8,6 @@ tests/fixtures/junos/). The switch is tests/doubles/junos.py.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import shutil
@@ -43,6 +42,7 @@ from tests.doubles.junos import (
     napalm_driver,
     recorded,
 )
+from tests.support.golden import match_golden
 from tests.support.oracles import JUNOS, usable
 from tests.support.paths import SHARED
 
@@ -69,21 +69,7 @@ def leaf1(lab: FabricState) -> DeviceState:
 def test_render_matches_golden_files(name: str) -> None:
     produced = {f"{name}/{d.name}.conf": PLATFORM.render(d)
                 for d in junos_switches(junos_fabric(name))}
-    assert produced
-    if REGEN:
-        for stale in (GOLDEN / name).glob("*.conf"):
-            stale.unlink()
-        for relative, text in produced.items():
-            (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
-            (GOLDEN / relative).write_text(text, encoding="utf-8")
-    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.glob(f"{name}/*.conf")}
-    assert on_disk == set(produced), "golden files differ in number: FLATFAB_REGEN_GOLDEN=1"
-    for relative, text in produced.items():
-        expected = (GOLDEN / relative).read_text(encoding="utf-8")
-        if text != expected:
-            diff = "".join(difflib.unified_diff(expected.splitlines(True),
-                                                text.splitlines(True), relative, "rendered"))
-            pytest.fail(f"{relative} differs from its golden file:\n{diff[:4000]}")
+    match_golden(GOLDEN, name, produced, ".conf")
 
 
 def test_render_is_byte_identical(lab: FabricState) -> None:

@@ -6,7 +6,6 @@ FLATFAB_REGEN_GOLDEN=1.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from pathlib import Path
@@ -28,6 +27,7 @@ from tasks.platforms.nvue.render import (
     tree,
 )
 from tasks.platforms.registry import PLATFORMS
+from tests.support.golden import match_golden
 from tests.support.nvue import FABRICS, copy_intent, fabric, switches
 from tests.support.oracles import NVUE, usable
 from tests.support.paths import ROOT
@@ -43,21 +43,7 @@ def _golden_texts(name: str) -> dict[str, str]:
 @pytest.mark.parametrize("name", FABRICS)
 def test_render_matches_golden_files(name: str) -> None:
     produced = _golden_texts(name)
-    assert produced
-    if REGEN:
-        for stale in (GOLDEN / name).glob("*.conf"):
-            stale.unlink()
-        for relative, text in produced.items():
-            (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
-            (GOLDEN / relative).write_text(text, encoding="utf-8")
-    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.glob(f"{name}/*.conf")}
-    assert on_disk == set(produced), "golden files differ in number: FLATFAB_REGEN_GOLDEN=1"
-    for relative, text in produced.items():
-        expected = (GOLDEN / relative).read_text(encoding="utf-8")
-        if text != expected:
-            diff = "".join(difflib.unified_diff(expected.splitlines(True),
-                                                text.splitlines(True), relative, "rendered"))
-            pytest.fail(f"{relative} differs from its golden file:\n{diff[:4000]}")
+    match_golden(GOLDEN, name, produced, ".conf")
 
 
 # ---- the oracle: nvueschema, strictly ----------------------------------------------------

@@ -7,7 +7,6 @@ FLATFAB_REGEN_GOLDEN=1 (derived from Cisco's documentation: README.md there).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import time
@@ -37,6 +36,7 @@ from tasks.platforms.nxos.running import NxosConfig, dscp_map, port_qos
 from tasks.platforms.registry import PLATFORMS
 from tasks.workflows import connections
 from tests.doubles.nxos import NxosDouble, collect_cases, recorded
+from tests.support.golden import match_golden
 from tests.support.nxos import nxos_fabric, nxos_intent, nxos_switches
 from tests.support.paths import ROOT, SHARED
 
@@ -51,21 +51,7 @@ FABRICS = ("lab", "numbered", "mixed", "rail")
 def test_render_matches_golden_files(name: str) -> None:
     produced = {f"{name}/{d.name}.conf": PLATFORM.render(d)
                 for d in nxos_switches(nxos_fabric(name))}
-    assert produced
-    if REGEN:
-        for stale in (GOLDEN / name).glob("*.conf"):
-            stale.unlink()
-        for relative, text in produced.items():
-            (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
-            (GOLDEN / relative).write_text(text, encoding="utf-8")
-    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.glob(f"{name}/*.conf")}
-    assert on_disk == set(produced), "golden files differ in number: FLATFAB_REGEN_GOLDEN=1"
-    for relative, text in produced.items():
-        expected = (GOLDEN / relative).read_text(encoding="utf-8")
-        if text != expected:
-            diff = "".join(difflib.unified_diff(expected.splitlines(True),
-                                                text.splitlines(True), relative, "rendered"))
-            pytest.fail(f"{relative} differs from its golden file:\n{diff[:4000]}")
+    match_golden(GOLDEN, name, produced, ".conf")
 
 
 @pytest.mark.parametrize("name", FABRICS)

@@ -6,7 +6,6 @@ FLATFAB_REGEN_GOLDEN=1. The switch is tests/doubles/sonic.py with recorded outpu
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -23,6 +22,7 @@ from tasks.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
 from tasks.platforms.sonic.driver import CommitRefusedError, SonicError
 from tasks.platforms.sonic.render import config_db
 from tests.doubles.sonic import FACTORY_FRR, SonicDouble, factory_config_db, recorded
+from tests.support.golden import match_golden
 from tests.support.oracles import SONIC, usable
 from tests.support.paths import ROOT
 from tests.support.sonic import fabric, sonic_double, sonic_driver, switches
@@ -54,21 +54,7 @@ def leaf1(lab: FabricState) -> DeviceState:
 def test_render_matches_golden_files(name: str, tmp_intents: Path) -> None:
     produced = {f"{name}/{d.name}.conf": PLATFORM.render(d)
                 for d in switches(fabric(name, tmp_intents))}
-    assert produced
-    if REGEN:
-        for stale in (GOLDEN / name).glob("*.conf"):
-            stale.unlink()
-        for relative, text in produced.items():
-            (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
-            (GOLDEN / relative).write_text(text, encoding="utf-8")
-    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.glob(f"{name}/*.conf")}
-    assert on_disk == set(produced), "golden files differ in number: FLATFAB_REGEN_GOLDEN=1"
-    for relative, text in produced.items():
-        expected = (GOLDEN / relative).read_text(encoding="utf-8")
-        if text != expected:
-            diff = "".join(difflib.unified_diff(expected.splitlines(True),
-                                                text.splitlines(True), relative, "rendered"))
-            pytest.fail(f"{relative} differs from its golden file:\n{diff[:4000]}")
+    match_golden(GOLDEN, name, produced, ".conf")
 
 
 def test_render_is_byte_identical(lab: FabricState) -> None:

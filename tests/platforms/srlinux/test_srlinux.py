@@ -8,7 +8,6 @@ tests/support/oracles.py (skipped with one line when it or libyang is absent).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import time
@@ -30,6 +29,7 @@ from tasks.platforms.srlinux import PLATFORM
 from tasks.platforms.srlinux.render import RenderError, as_tree, config_tree
 from tasks.platforms.srlinux.sections import normalized_running
 from tests.doubles.srlinux import SrlinuxDouble, collect_cases, running_of, state_outputs
+from tests.support.golden import match_golden
 from tests.support.oracles import SRLINUX, usable
 from tests.support.paths import ROOT
 from tests.support.srlinux import srlinux_intent
@@ -73,21 +73,7 @@ def yang_violations(text: str, device: str = "leaf1") -> list[str]:
 def test_render_matches_golden_files(name: str, tmp_intents: Path) -> None:
     produced = {f"{name}/{d.name}.json": PLATFORM.render(d)
                 for d in switches(fabric(name, tmp_intents))}
-    assert produced
-    if REGEN:
-        for stale in (GOLDEN / name).glob("*.json"):
-            stale.unlink()
-        for relative, text in produced.items():
-            (GOLDEN / relative).parent.mkdir(parents=True, exist_ok=True)
-            (GOLDEN / relative).write_text(text, encoding="utf-8")
-    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.glob(f"{name}/*.json")}
-    assert on_disk == set(produced), "golden files differ in number: FLATFAB_REGEN_GOLDEN=1"
-    for relative, text in produced.items():
-        expected = (GOLDEN / relative).read_text(encoding="utf-8")
-        if text != expected:
-            diff = "".join(difflib.unified_diff(expected.splitlines(True),
-                                                text.splitlines(True), relative, "rendered"))
-            pytest.fail(f"{relative} differs from its golden file:\n{diff[:4000]}")
+    match_golden(GOLDEN, name, produced, ".json")
 
 
 @pytest.mark.parametrize("name", FABRICS)
