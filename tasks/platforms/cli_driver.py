@@ -3,8 +3,8 @@
 - `LoadedCandidate`: load_replace_candidate, load_merge_candidate and discard_config around
   the one `_load` a driver has (every driver, the shell drivers of frr and linux_host too);
 - `CliDriver`: a driver over a CLI session Nornir opened and closes (netmiko, scrapli): the
-  read-only flag, the show-command test, loading a candidate file and the checks every
-  commit makes first;
+  read-only flag, the show-command test, loading a candidate file, compare_config as the
+  diff of two texts, and the checks every commit makes first;
 - `parse_json`, `last_line`, `config_diff`: reading a command's output, diffing config text.
 """
 
@@ -99,6 +99,15 @@ class CliDriver(LoadedCandidate[C]):
             config = Path(filename).read_text(encoding="utf-8")
         self._candidate = self._parse_candidate(config)
         self._merge = merge
+
+    def _compare_texts(self, candidate: C) -> tuple[str, str]:
+        """(running, what it becomes with the candidate), in the form compare_config diffs."""
+        raise NotImplementedError
+
+    def compare_config(self) -> str:
+        if self._candidate is None:
+            return ""
+        return config_diff(*self._compare_texts(self._candidate))
 
     def _committable(self) -> C:
         """The loaded candidate, once commit_config may go on (loaded, not read-only)."""

@@ -28,7 +28,6 @@ from typing import Any
 from tasks.errors import FlatfabError
 from tasks.platforms import cli_driver
 from tasks.platforms.base import ReadOnlyError
-from tasks.platforms.cli_driver import config_diff
 from tasks.platforms.netmiko_shell import Shell, ShellCliDriver, base64_chunks
 from tasks.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
 from tasks.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
@@ -179,13 +178,11 @@ class NvueDriver(ShellCliDriver[Tree]):
         ops.append({"set": self._candidate})
         return applied(ops)
 
-    def compare_config(self) -> str:
-        if self._candidate is None:
-            return ""
+    def _compare_texts(self, candidate: Tree) -> tuple[str, str]:
         running = self.applied_tree()
         before = text(canonical(owned(running, self.management)))
         after = text(canonical(owned(self._desired(running), self.management)))
-        return config_diff(before, after)
+        return before, after
 
     # ---- commit -------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from tasks.platforms import cli_driver
 from tasks.platforms.base import ReadOnlyError
-from tasks.platforms.cli_driver import CliDriver, config_diff
+from tasks.platforms.cli_driver import CliDriver
 from tasks.platforms.nxos.sections import blocks, merge_into
 
 CANDIDATE = "bootflash:flatfab-candidate.cfg"
@@ -164,11 +164,9 @@ class NxosDriver(CliDriver[str]):
             return normalize(running) + normalize(self._candidate)
         return normalize(merge_into(running, self._candidate))
 
-    def compare_config(self) -> str:
-        if self._candidate is None:
-            return ""
+    def _compare_texts(self, candidate: str) -> tuple[str, str]:
         running = self.running()
-        return config_diff(normalize(running), self._full(running))
+        return normalize(running), self._full(running)
 
     # ---- commit -------------------------------------------------------------------------
 

@@ -17,7 +17,6 @@ import time
 from typing import Any
 
 from tasks.platforms import cli_driver, configdb
-from tasks.platforms.cli_driver import config_diff
 from tasks.platforms.configdb import ConfigDb
 from tasks.platforms.netmiko_shell import ShellCliDriver, base64_chunks
 from tasks.platforms.sections import by_header
@@ -129,10 +128,8 @@ class SonicDriver(ShellCliDriver[tuple[ConfigDb, str]]):
             return ""
         return join(configdb.dump(self._candidate[0]), self._candidate[1])
 
-    def compare_config(self) -> str:
-        if self._candidate is None:
-            return ""
-        db, frr = self._candidate
+    def _compare_texts(self, candidate: tuple[ConfigDb, str]) -> tuple[str, str]:
+        db, frr = candidate
         running_db = self.running_db()
         running_frr = self.running_frr()
         desired = changes.target(running_db, db, merge=self._merge)
@@ -140,7 +137,7 @@ class SonicDriver(ShellCliDriver[tuple[ConfigDb, str]]):
             frr = running_frr + frr if frr else running_frr
         running = join(configdb.dump(changes.project(running_db, db)), running_frr)
         intended = join(configdb.dump(changes.project(desired, db)), frr)
-        return config_diff(running, intended)
+        return running, intended
 
     # ---- commit -------------------------------------------------------------------------
 
