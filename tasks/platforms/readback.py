@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from napalm.base.exceptions import CommandErrorException, ConnectionException
+
 from tasks.asn import read_asn
 from tasks.model.state import (
     DEFAULT_VRF,
@@ -15,7 +17,7 @@ from tasks.model.state import (
     Interface,
     PortQos,
 )
-from tasks.platforms.base import InterfaceNames
+from tasks.platforms.base import DeviceDriver, InterfaceNames
 
 
 def tenant(names: InterfaceNames, vrf: str | None) -> str:
@@ -120,6 +122,27 @@ def guarded(device: DeviceState, what: str, read: Callable[[], None],
         read()
     except errors as exc:
         device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+
+
+def json_shows(driver: DeviceDriver, device: DeviceState, commands: tuple[str, ...],
+               optional: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Each show of a NAPALM driver that answers JSON (`cli(encoding="json")`), in one read
+    apiece; a failing command is recorded in the device's errors, not fatal, and one of
+    `optional` (counters the switch may not have) fails silently: what it reads is unknown."""
+    out: dict[str, dict[str, Any]] = {}
+    for command in (*commands, *optional):
+        try:
+            reply = driver.cli([command], encoding="json")[command]
+        except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
+            if command not in optional:
+                device.errors.append(
+                    f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
+            reply = {}
+        if not isinstance(reply, dict):
+            device.errors.append(f"{command}: expected a JSON object")
+            reply = {}
+        out[command] = reply
+    return out
 
 
 def loopback_address(device: DeviceState, loopback: str) -> str | None:

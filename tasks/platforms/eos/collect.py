@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from napalm.base.exceptions import CommandErrorException, ConnectionException
-
 from tasks.model.state import (
     BgpInstance,
     BgpPeer,
@@ -55,25 +53,6 @@ class EosCollectError(Exception):
 def long_name(name: str) -> str:
     m = _SHORT_NAME.match(name)
     return f"{_SHORT[m[1]]}{m[2]}" if m else name
-
-
-def _json(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
-    """Each JSON show in one read; a failing command is recorded, not fatal (a counter
-    command the switch does not have leaves the counters unknown)."""
-    out: dict[str, dict[str, Any]] = {}
-    for command in (*JSON_COMMANDS, *COUNTER_COMMANDS):
-        try:
-            reply = driver.cli([command], encoding="json")[command]
-        except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
-            if command not in COUNTER_COMMANDS:
-                device.errors.append(f"{command}: "
-                                     f"{(str(exc) or type(exc).__name__).splitlines()[0]}")
-            reply = {}
-        if not isinstance(reply, dict):
-            device.errors.append(f"{command}: expected a JSON object")
-            reply = {}
-        out[command] = reply
-    return out
 
 
 def _count(value: Any) -> int | None:
@@ -238,7 +217,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,
             names: InterfaceNames) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     config = EosConfig.read(str(driver.get_config(retrieve="running")["running"]))
-    shown = _json(driver, device)
+    shown = readback.json_shows(driver, device, JSON_COMMANDS, COUNTER_COMMANDS)
     _interfaces(device, planned, config, shown, names)
     device.loopback = readback.loopback_address(device, names.loopback)
     tenants = [names.tenant_of(vrf) or vrf for vrf in sorted(config.vrfs)]

@@ -64,20 +64,8 @@ def _list(value: Any) -> list[Json]:
 
 
 def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, Json]:
-    out: dict[str, Json] = {}
-    for command in (*COMMANDS, *COUNTER_COMMANDS):
-        try:
-            reply = driver.cli([command], encoding="json")[command]
-        except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
-            if command not in COUNTER_COMMANDS:
-                device.errors.append(
-                    f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
-            reply = {}
-        if not isinstance(reply, dict):
-            device.errors.append(f"{command}: expected a JSON object")
-            reply = {}
-        out[command] = unprefixed(reply)
-    return out
+    shown = readback.json_shows(driver, device, COMMANDS, COUNTER_COMMANDS)
+    return {command: unprefixed(reply) for command, reply in shown.items()}
 
 
 def _port_name(sub: str, native: dict[str, str]) -> str:
