@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from napalm.base.exceptions import CommandErrorException, ConnectionException
+
 from tasks.asn import read_asn
-from tasks.model.state import DEFAULT_VRF, BgpInstance, BgpPeer, DeviceState
-from tasks.platforms.base import InterfaceNames
+from tasks.model.state import (
+    DEFAULT_VRF,
+    BgpInstance,
+    BgpPeer,
+    DeviceState,
+    IfKind,
+    Interface,
+    PortQos,
+)
+from tasks.platforms.base import DeviceDriver, InterfaceNames
 
 
 def tenant(names: InterfaceNames, vrf: str | None) -> str:
@@ -96,3 +106,98 @@ def frr_bgp_instance(device: DeviceState, vrf: str, unicast: dict[str, Any], whe
             state=str(state) if state is not None else None,
             prefixes_received=frr_prefixes_received(info))
     return instance
+
+
+# ---- the steps every switch collector takes the same way --------------------------------
+
+# what a reader raises on output whose shape it does not know (pydantic's errors included)
+UNREADABLE: tuple[type[Exception], ...] = (ValueError, TypeError, AttributeError, KeyError)
+
+
+def guarded(device: DeviceState, what: str, read: Callable[[], None],
+            errors: tuple[type[Exception], ...] = UNREADABLE) -> None:
+    """Run one reader; output it cannot read is named in the device's errors (`what:
+    unexpected output (...)`) and the collect goes on with the next."""
+    try:
+        read()
+    except errors as exc:
+        device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+
+
+def json_shows(driver: DeviceDriver, device: DeviceState, commands: tuple[str, ...],
+               optional: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Each show of a NAPALM driver that answers JSON (`cli(encoding="json")`), in one read
+    apiece; a failing command is recorded in the device's errors, not fatal, and one of
+    `optional` (counters the switch may not have) fails silently: what it reads is unknown."""
+    out: dict[str, dict[str, Any]] = {}
+    for command in (*commands, *optional):
+        try:
+            reply = driver.cli([command], encoding="json")[command]
+        except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
+            if command not in optional:
+                device.errors.append(
+                    f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
+            reply = {}
+        if not isinstance(reply, dict):
+            device.errors.append(f"{command}: expected a JSON object")
+            reply = {}
+        out[command] = reply
+    return out
+
+
+def loopback_address(device: DeviceState, loopback: str) -> str | None:
+    """The first address of the device's loopback interface (None: no such interface or
+    no address)."""
+    iface = device.interfaces.get(loopback)
+    return iface.addresses[0] if iface and iface.addresses else None
+
+
+def kind_by_name(planned: DeviceState, name: str, *, loopback: str, lag: str,
+                 bridge: str = "Vlan") -> IfKind:
+    """An interface's kind: the plan's, else what its name starts with (a LAG's
+    sub-interface is no LAG)."""
+    if name in planned.interfaces:
+        return planned.interfaces[name].kind
+    if name.startswith(loopback):
+        return IfKind.LOOPBACK
+    if name.startswith(lag) and "." not in name:
+        return IfKind.LAG
+    return IfKind.BRIDGE if name.startswith(bridge) else IfKind.OTHER
+
+
+def port_speed_to_subinterfaces(device: DeviceState) -> None:
+    """A sub-interface the device gives no speed (or 0) runs at its port's."""
+    for iface in device.interfaces.values():
+        if iface.parent is not None and iface.parent in device.interfaces:
+            iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
+
+
+def peers_from_lldp(device: DeviceState,
+                    locate: Callable[[BgpPeer], Interface | None] | None = None) -> None:
+    """Name the peer device of every session that has none by the LLDP neighbour of the
+    port the session runs on (the physical port of a VRF sub-interface). `locate` finds the
+    interface of a session that names none (a numbered one); without it those stay unnamed."""
+    for instance in device.bgp.values():
+        for peer in instance.peers.values():
+            if peer.peer_device is not None:
+                continue
+            if peer.interface is not None:
+                iface = device.interfaces.get(peer.interface)
+            elif locate is not None:
+                iface = locate(peer)
+            else:
+                continue
+            port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
+            if port is not None and port.peer is not None:
+                peer.peer_device = port.peer.device
+
+
+def planned_qos_ports(device: DeviceState,
+                      planned: DeviceState) -> Iterator[tuple[str, Interface, PortQos]]:
+    """(name, observed interface, planned PortQos) of every port the plan gives QoS (VRF
+    sub-interfaces share their port's and are left out)."""
+    for name, iface in device.interfaces.items():
+        plan = planned.interfaces.get(name)
+        if plan is None or plan.qos is None or iface.parent is not None:
+            continue
+        yield name, iface, plan.qos

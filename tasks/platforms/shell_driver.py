@@ -28,6 +28,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
+from tasks.platforms.cli_driver import LoadedCandidate
 from tasks.transport.ssh import (
     CommandResult,
     ReadOnlyError,
@@ -49,7 +50,7 @@ class CandidateError(ValueError):
     """A candidate config that cannot be applied (syntax, unknown interface, ...)."""
 
 
-class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
+class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ignore[misc]
     """Base for flatfab's SSH/shell NAPALM drivers. S is the platform's state type."""
 
     platform = ""  # the NAPALM driver name, as NAPALM's own drivers say it
@@ -177,14 +178,6 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
             result["candidate"] = self._candidate
         return result
 
-    def load_replace_candidate(self, filename: str | None = None,
-                               config: str | None = None) -> None:
-        self._load(filename, config, merge=False)
-
-    def load_merge_candidate(self, filename: str | None = None,
-                             config: str | None = None) -> None:
-        self._load(filename, config, merge=True)
-
     def _load(self, filename: str | None, config: str | None, *, merge: bool) -> None:
         error = MergeConfigException if merge else ReplaceConfigException
         if config is None:
@@ -197,10 +190,6 @@ class ShellDriver(NetworkDriver, Generic[S]):  # type: ignore[misc]
             raise error(f"{self.hostname}: {exc}") from None
         self._candidate = config
         self._merge = merge
-
-    def discard_config(self) -> None:
-        self._candidate = None
-        self._merge = False
 
     def compare_config(self) -> str:
         if self._candidate is None:

@@ -157,6 +157,25 @@ def grouped_findings(item: Check, ctx: CheckContext,
                 yield from port_findings(item, port, issues)
 
 
+def planned_port_findings(item: Check, ctx: CheckContext,
+                          issues_of: Callable[[PortQos, PortQos], list[Issue]]
+                          ) -> Iterator[Finding]:
+    """Findings for every physical switch port judged against its planned port:
+    issues_of(seen, planned) once per distinct pair of shared PortQos objects. A port whose
+    device or interface the plan does not have, or plans without QoS, is not judged."""
+    cached = PerObject(issues_of)
+    plan_devices = ctx.plan.devices
+    for group in port_groups(ctx):
+        planned_device = plan_devices.get(group.device.name)
+        if planned_device is None:
+            continue
+        for port in group.ports:
+            planned_iface = planned_device.interfaces.get(port.iface.name)
+            if planned_iface is None or planned_iface.qos is None:
+                continue
+            yield from port_findings(item, port, cached(group.qos, planned_iface.qos))
+
+
 def nics(ctx: CheckContext) -> list[Nic]:
     """Every readable host NIC with lossless settings (listed once per context)."""
     found: list[Nic] | None = ctx.memo.get("nics")

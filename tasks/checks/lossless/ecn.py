@@ -10,6 +10,7 @@ from tasks.checks.lossless.common import (
     PerObject,
     at,
     grouped_findings,
+    planned_port_findings,
     port_findings,
     port_groups,
     profile,
@@ -222,15 +223,6 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless = profile(ctx)
     if lossless is None:
         return
-    cached = PerObject(_against_plan)
-    plan_devices = ctx.plan.devices
-    for group in port_groups(ctx):
-        planned_device = plan_devices.get(group.device.name)
-        if planned_device is None:
-            continue
-        for port in group.ports:
-            planned_iface = planned_device.interfaces.get(port.iface.name)
-            if planned_iface is None or planned_iface.qos is None:
-                continue
-            yield from port_findings(item, port,
-                                     cached(group.qos, planned_iface.qos, lossless.lossless))
+    queues = lossless.lossless
+    yield from planned_port_findings(item, ctx,
+                                     lambda seen, plan: _against_plan(seen, plan, queues))

@@ -18,8 +18,7 @@ from tasks.checks.lossless.common import (
     nics,
     physical_links,
     planned,
-    port_findings,
-    port_groups,
+    planned_port_findings,
     profile,
 )
 from tasks.model.state import DeviceState, Endpoint, Interface, PortQos, Watchdog
@@ -237,14 +236,4 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     does not state is not judged; a missing watchdog is `pfc.watchdog`'s; host NICs' PFC and storm
     prevention are `host.intent`'s.
     """
-    cached = PerObject(_against_intent)
-    plan_devices = ctx.plan.devices
-    for group in port_groups(ctx):
-        planned_device = plan_devices.get(group.device.name)
-        if planned_device is None:
-            continue
-        for port in group.ports:
-            planned_iface = planned_device.interfaces.get(port.iface.name)
-            if planned_iface is None or planned_iface.qos is None:
-                continue
-            yield from port_findings(item, port, cached(group.qos, planned_iface.qos))
+    yield from planned_port_findings(item, ctx, _against_intent)

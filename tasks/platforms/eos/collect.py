@@ -13,19 +13,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from napalm.base.exceptions import CommandErrorException, ConnectionException
-
 from tasks.model.state import (
     BgpInstance,
     BgpPeer,
     DeviceState,
     Endpoint,
-    IfKind,
     Interface,
     NextHop,
     PortCounters,
     Route,
 )
+from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
 from tasks.platforms.eos import running
 from tasks.platforms.eos.avd import sets_buffers
@@ -55,25 +53,6 @@ class EosCollectError(Exception):
 def long_name(name: str) -> str:
     m = _SHORT_NAME.match(name)
     return f"{_SHORT[m[1]]}{m[2]}" if m else name
-
-
-def _json(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
-    """Each JSON show in one read; a failing command is recorded, not fatal (a counter
-    command the switch does not have leaves the counters unknown)."""
-    out: dict[str, dict[str, Any]] = {}
-    for command in (*JSON_COMMANDS, *COUNTER_COMMANDS):
-        try:
-            reply = driver.cli([command], encoding="json")[command]
-        except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
-            if command not in COUNTER_COMMANDS:
-                device.errors.append(f"{command}: "
-                                     f"{(str(exc) or type(exc).__name__).splitlines()[0]}")
-            reply = {}
-        if not isinstance(reply, dict):
-            device.errors.append(f"{command}: expected a JSON object")
-            reply = {}
-        out[command] = reply
-    return out
 
 
 def _count(value: Any) -> int | None:
@@ -122,16 +101,6 @@ def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
     return peers
 
 
-def _kind(planned: DeviceState, name: str) -> IfKind:
-    if name in planned.interfaces:
-        return planned.interfaces[name].kind
-    if name.startswith("Loopback"):
-        return IfKind.LOOPBACK
-    if name.startswith("Port-Channel") and "." not in name:
-        return IfKind.LAG
-    return IfKind.BRIDGE if name.startswith("Vlan") else IfKind.OTHER
-
-
 def _lag_members(config: EosConfig, shown: dict[str, Any]) -> dict[str, list[str]]:
     """Port-Channel -> member ports: `channel-group N mode ...` in the running config, and
     the members `show interfaces` lists for the Port-Channel (memberInterfaces)."""
@@ -162,14 +131,13 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
         if access is not None:  # an access port is in the VRF of its VLAN's gateway
             vrf = config.setting(f"Vlan{access}", "vrf")
         device.interfaces[name] = Interface(
-            name=name, kind=_kind(planned, name), vrf=tenant(names, vrf),
+            name=name, vrf=tenant(names, vrf),
+            kind=readback.kind_by_name(planned, name, loopback="Loopback", lag="Port-Channel"),
             mtu=state.get("mtu") if isinstance(state.get("mtu"), int) else None,
             up=state.get("lineProtocolStatus") == "up", addresses=_addresses(state),
             bridge=f"Vlan{access}" if access is not None else None, parent=parent,
             speed_mbps=speed, peer=peers.get(name))
-    for iface in device.interfaces.values():
-        if iface.parent is not None and iface.parent in device.interfaces:
-            iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
+    readback.port_speed_to_subinterfaces(device)
     for lag, ports in _lag_members(config, shown).items():
         if lag in device.interfaces:
             device.interfaces[lag].members = ports
@@ -204,26 +172,12 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
                 prefixes_received=peer.get("prefixReceived"))
         device.bgp[vrf] = instance
     identity_from_bgp(device)
-    _peers_from_lldp(device)
-
-
-def _peers_from_lldp(device: DeviceState) -> None:
-    """Name the peer of a session that has no description by its port's LLDP neighbour.
-
-    EOS prints a peer's configured description in the summary, but an unnumbered session
-    (`neighbor interface Ethernet1 peer-group G remote-as N`) takes none: the command has no
-    description keyword (Arista EOS User Manual, BGP unnumbered / "neighbor interface"; AVD's
-    eos_cli_config_gen prints none either). Its peer is whoever is at the other end of the
-    port the session runs on (the physical port of a VRF sub-interface), as LLDP reports it.
-    """
-    for instance in device.bgp.values():
-        for peer in instance.peers.values():
-            if peer.peer_device is not None or peer.interface is None:
-                continue
-            iface = device.interfaces.get(peer.interface)
-            port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
-            if port is not None and port.peer is not None:
-                peer.peer_device = port.peer.device
+    # EOS prints a peer's configured description in the summary, but an unnumbered session
+    # (`neighbor interface Ethernet1 peer-group G remote-as N`) takes none: the command has no
+    # description keyword (Arista EOS User Manual, BGP unnumbered / "neighbor interface";
+    # AVD's eos_cli_config_gen prints none either). Its peer is whoever is at the other end
+    # of the port the session runs on, as LLDP reports it.
+    readback.peers_from_lldp(device)
 
 
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
@@ -248,12 +202,9 @@ def _lossless(device: DeviceState, planned: DeviceState, config: EosConfig,
     if missing and config.profiles:
         device.errors.append(f"qos map dscp leaves DSCP {','.join(map(str, missing))} "
                              "unmapped (EOS default applies)")
-    for name, iface in device.interfaces.items():
-        plan = planned.interfaces.get(name)
-        if plan is None or plan.qos is None or iface.parent is not None:
-            continue
+    for name, iface, qos in readback.planned_qos_ports(device, planned):
         mtu = config.setting(name, "mtu")
-        iface.qos = running.port_qos(config, name, plan.qos,
+        iface.qos = running.port_qos(config, name, qos,
                                      int(mtu) if mtu and mtu.isdigit() else None,
                                      iface.speed_mbps)
     if planned.qos is not None and sets_buffers(planned.qos, facts):
@@ -266,17 +217,13 @@ def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,
             names: InterfaceNames) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     config = EosConfig.read(str(driver.get_config(retrieve="running")["running"]))
-    shown = _json(driver, device)
+    shown = readback.json_shows(driver, device, JSON_COMMANDS, COUNTER_COMMANDS)
     _interfaces(device, planned, config, shown, names)
-    loopback = device.interfaces.get(names.loopback)
-    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    device.loopback = readback.loopback_address(device, names.loopback)
     tenants = [names.tenant_of(vrf) or vrf for vrf in sorted(config.vrfs)]
     device.vrfs = {tenant: planned.vrfs.get(tenant, 0) for tenant in tenants}
-    for what, reader, command in (("bgp", _bgp, BGP), ("routes", _routes, ROUTES)):
-        try:
-            reader(device, shown[command], names)
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+    readback.guarded(device, "bgp", lambda: _bgp(device, shown[BGP], names))
+    readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names))
     _lossless(device, planned, config, facts)
     _counters(device, shown)
     return device

@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-from collections.abc import Callable
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
@@ -40,6 +39,7 @@ from tasks.model.state import (
     Route,
     Watchdog,
 )
+from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
 from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
@@ -275,13 +275,7 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
             instance.peers[key] = bgp_peer
     device.bgp = dict(sorted(instances.items()))
     identity_from_bgp(device)
-    for instance in device.bgp.values():  # an unnumbered session's peer: LLDP's neighbour
-        for session in instance.peers.values():
-            if session.peer_device is None and session.interface is not None:
-                iface = device.interfaces.get(session.interface)
-                port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
-                if port is not None and port.peer is not None:
-                    session.peer_device = port.peer.device
+    readback.peers_from_lldp(device)  # an unnumbered session's peer: LLDP's neighbour
 
 
 def _local_port(device: DeviceState, address: str) -> str | None:
@@ -479,11 +473,8 @@ def _lossless(device: DeviceState, planned: DeviceState, config: JunosConfig) ->
     reference = queue_reference_bytes(planned.qos.asic.buffer_bytes)
     device.qos = planned.qos.model_copy(update={"unknown": {
         f"pools.{name}.size": SWITCH_BUFFERS for name in sorted(planned.qos.pools)}})
-    for name, iface in device.interfaces.items():
-        plan = planned.interfaces.get(name)
-        if plan is None or plan.qos is None or iface.parent is not None:
-            continue
-        iface.qos = _port_qos(cos, name, plan.qos, iface.mtu, iface.speed_mbps, reference)
+    for name, iface, qos in readback.planned_qos_ports(device, planned):
+        iface.qos = _port_qos(cos, name, qos, iface.mtu, iface.speed_mbps, reference)
 
 
 def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:
@@ -491,19 +482,12 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     shown = _read(driver, device)
     config = JunosConfig(shown[CONFIG], names)
     lldp = _lldp(shown[LLDP])
-    readers: tuple[tuple[str, Callable[[], None]], ...] = (
-        ("interfaces", lambda: _interfaces(device, planned, config, shown[INTERFACES], lldp,
-                                           names)),
-        ("bgp", lambda: _bgp(device, shown[BGP], names)),
-        ("routes", lambda: _routes(device, shown[ROUTES], names)),
-        ("lossless", lambda: _lossless(device, planned, config)))
-    for what, reader in readers:
-        try:
-            reader()
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
-    loopback = device.interfaces.get(names.loopback)
-    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    readback.guarded(device, "interfaces",
+                     lambda: _interfaces(device, planned, config, shown[INTERFACES], lldp, names))
+    readback.guarded(device, "bgp", lambda: _bgp(device, shown[BGP], names))
+    readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names))
+    readback.guarded(device, "lossless", lambda: _lossless(device, planned, config))
+    device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, vrf): planned.vrfs.get(tenant(names, vrf), 0)
                    for vrf in sorted(config.instances)}
     return device

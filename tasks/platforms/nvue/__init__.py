@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.model.state import DeviceState, Probe
+from tasks.platforms import netmiko_shell
 from tasks.platforms.base import DeviceDriver, Platform
 from tasks.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
 from tasks.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
@@ -36,20 +37,11 @@ class NvuePlatform(Platform):
         return collect(driver, planned, probes, self.names)
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
-        """A lab node's netmiko options: key authentication, the lab's known_hosts."""
-        return {"netmiko": {"extras": {"use_keys": True, "key_file": str(key_file),
-                                       "ssh_strict": True, "alt_host_keys": True,
-                                       "alt_key_file": str(known_hosts)}}}
+        return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
-        if not hasattr(connection, "send_command"):
-            raise TypeError(f"platform nvue needs a netmiko connection, not "
-                            f"{type(connection).__name__}")
-        if getattr(connection, "ssh_strict", False) is not True:
-            # netmiko adds unknown host keys unless ssh_strict is set
-            raise NvueError("platform nvue: set ssh_strict: true (and system_host_keys or "
-                            "alt_host_keys) in the netmiko connection options")
-        return NvueDriver(connection, read_only=read_only, is_show=self.show_command,
+        return NvueDriver(netmiko_shell.strict_connection(connection, self.name, NvueError),
+                          read_only=read_only, is_show=self.show_command,
                           management=self.facts.management_interfaces)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:

@@ -40,6 +40,7 @@ from tasks.model.state import (
     QueueQos,
     Watchdog,
 )
+from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.nvue.driver import NvueError, config_tree, parse_json
 from tasks.platforms.nvue.nvyaml import Tree
@@ -390,14 +391,11 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
             device.errors.append(f"{what}: {exc}")
     peers = {p: e for p in ports if (e := _lldp(outputs.get(lldp_command(p)))) is not None}
     _interfaces(device, applied, oper, planned, names, peers)
-    loopback = device.interfaces.get(names.loopback)
-    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, v): planned.vrfs.get(tenant(names, v), 0)
                    for v in _dict(applied.get("vrf")) if v not in (DEFAULT_VRF, "mgmt")}
-    try:
-        _bgp(device, applied, outputs, names)
-    except (ValueError, TypeError, AttributeError) as exc:  # pydantic's errors included
-        device.errors.append(f"bgp: unexpected output ({str(exc).splitlines()[0]})")
+    readback.guarded(device, "bgp", lambda: _bgp(device, applied, outputs, names),
+                     errors=(ValueError, TypeError, AttributeError))  # pydantic's too
     if planned.qos is not None:
         try:
             _lossless(device, applied, planned)

@@ -17,32 +17,23 @@ Every command runs through `_run`, which refuses changes when opened read-only.
 
 from __future__ import annotations
 
-import base64
-import difflib
 import json
 import math
 import re
 import shlex
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tasks.errors import FlatfabError
+from tasks.platforms import cli_driver
 from tasks.platforms.base import ReadOnlyError
+from tasks.platforms.netmiko_shell import Shell, ShellCliDriver, base64_chunks
 from tasks.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
 from tasks.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
 
 STATE_DIR = "/var/tmp/flatfab"
-RC_MARK = "@@flatfab-rc="
-CHUNK = 3000  # base64 characters per file-writing command line
 _VERSION = re.compile(r"\b5\.(\d+)(\.\d+)*\b")
-
-
-class Shell(Protocol):
-    """The part of a netmiko connection the driver uses."""
-
-    def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
 class NvueError(FlatfabError):
@@ -51,14 +42,7 @@ class NvueError(FlatfabError):
 
 def parse_json(output: str, what: str) -> Any:
     """The JSON document in a command's output (a warning line before it is skipped)."""
-    starts = [i for i in (output.find("{"), output.find("[")) if i >= 0]
-    if not starts:
-        raise NvueError(f"{what}: no JSON in the output ({_last_line(output)!r})")
-    try:
-        value, _ = json.JSONDecoder().raw_decode(output[min(starts):])
-    except ValueError as exc:
-        raise NvueError(f"{what}: bad JSON ({exc})") from None
-    return value
+    return cli_driver.parse_json(output, what, NvueError)
 
 
 def config_tree(value: Any) -> Tree:
@@ -71,11 +55,6 @@ def config_tree(value: Any) -> Tree:
     if isinstance(value, dict):
         return value
     raise NvueError("applied config: expected a JSON object or a list of operations")
-
-
-def _last_line(text_: str) -> str:
-    lines = [line for line in text_.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
 
 
 def owned(tree: Tree, management: Iterable[str] = ("eth0",)) -> Tree:
@@ -124,53 +103,31 @@ def release_line(version: str) -> str | None:
     return "5.14" if int(found.group(1)) <= 14 else "5.15"
 
 
-class NvueDriver:
+class NvueDriver(ShellCliDriver[Tree]):
     """NAPALM-style driver; `shell` is the opened netmiko connection."""
+
+    error = NvueError
 
     def __init__(self, shell: Shell, *, read_only: bool, is_show: Callable[[str], bool],
                  management: Iterable[str] = ("eth0",), release: Release = TARGET,
                  timeout: float = 300.0, clock: Callable[[], float] = time.time) -> None:
-        self.shell = shell
-        self.read_only = read_only
-        self.is_show = is_show
+        super().__init__(shell, read_only=read_only, is_show=is_show, timeout=timeout,
+                         clock=clock)
         self.management = tuple(management)
         self.release = release
-        self.timeout = timeout
-        self.clock = clock
-        self._candidate: Tree | None = None
-        self._merge = False
 
     # ---- commands -----------------------------------------------------------------------
 
-    def _run(self, command: str, *, mutating: bool = False) -> str:
-        if mutating and self.read_only:
-            raise ReadOnlyError(f"read-only: refused command {command!r}")
-        output = self.shell.send_command(f"{command}; echo {RC_MARK}$?",
-                                         read_timeout=self.timeout)
-        body, mark, status = str(output).rpartition(RC_MARK)
-        if not mark:
-            raise NvueError(f"{command.split(maxsplit=2)[:2]}: no exit status in the output")
-        if status.strip() != "0":
-            raise NvueError(f"`{command}` failed ({status.strip()}): {_last_line(body)}")
-        return body
+    def _program(self, command: str) -> str:
+        return str(command.split(maxsplit=2)[:2])
 
     def _write(self, path: str, content: str) -> None:
         """A file on the switch, written in base64 chunks (no quoting of its content)."""
-        data = base64.b64encode(content.encode()).decode()
         staging = shlex.quote(path + ".part")
         self._run(f"mkdir -p {STATE_DIR} && rm -f {staging}", mutating=True)
-        for start in range(0, len(data), CHUNK) or [0]:
-            self._run(f"echo {data[start:start + CHUNK]} | base64 -d >> {staging}",
-                      mutating=True)
+        for chunk in base64_chunks(content):
+            self._run(f"echo {chunk} | base64 -d >> {staging}", mutating=True)
         self._run(f"mv {staging} {shlex.quote(path)}", mutating=True)
-
-    # ---- connection ---------------------------------------------------------------------
-
-    def open(self) -> None:
-        """Nornir opened the SSH connection already."""
-
-    def close(self) -> None:
-        """Nornir closes the SSH connection."""
 
     # ---- reads --------------------------------------------------------------------------
 
@@ -205,33 +162,13 @@ class NvueDriver:
                     system.get("uptime", "")).isdigit() else -1.0,
                 "interface_list": interfaces}
 
-    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
-        return {c: self._run(c, mutating=not self.is_show(c)) for c in commands}
-
     # ---- candidate ----------------------------------------------------------------------
 
-    def _load(self, filename: str | None, config: str | None, merge: bool) -> None:
-        if config is None:
-            if filename is None:
-                raise NvueError("no candidate: give a filename or a config")
-            config = Path(filename).read_text(encoding="utf-8")
+    def _parse_candidate(self, config: str) -> Tree:
         try:
-            self._candidate = applied(load_ops(config))
+            return applied(load_ops(config))
         except NvueYamlError as exc:
             raise NvueError(f"candidate: {exc}") from None
-        self._merge = merge
-
-    def load_replace_candidate(self, filename: str | None = None,
-                               config: str | None = None) -> None:
-        self._load(filename, config, merge=False)
-
-    def load_merge_candidate(self, filename: str | None = None,
-                             config: str | None = None) -> None:
-        self._load(filename, config, merge=True)
-
-    def discard_config(self) -> None:
-        self._candidate = None
-        self._merge = False
 
     def _desired(self, running: Tree) -> Tree:
         assert self._candidate is not None
@@ -241,15 +178,11 @@ class NvueDriver:
         ops.append({"set": self._candidate})
         return applied(ops)
 
-    def compare_config(self) -> str:
-        if self._candidate is None:
-            return ""
+    def _compare_texts(self, candidate: Tree) -> tuple[str, str]:
         running = self.applied_tree()
         before = text(canonical(owned(running, self.management)))
         after = text(canonical(owned(self._desired(running), self.management)))
-        return "".join(difflib.unified_diff(before.splitlines(keepends=True),
-                                            after.splitlines(keepends=True),
-                                            "running", "candidate"))
+        return before, after
 
     # ---- commit -------------------------------------------------------------------------
 
@@ -270,10 +203,7 @@ class NvueDriver:
                             f"{'+' if self.release.line == '5.15' else ' and earlier'}")
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
-        if self._candidate is None:
-            raise NvueError("no candidate loaded")
-        if self.read_only:
-            raise ReadOnlyError("read-only: commit_config() is refused")
+        self._committable()
         if self.has_pending_commit():
             raise NvueError("a commit is still pending: confirm it or roll it back first")
         self._check_release()

@@ -19,12 +19,12 @@ from tasks.model.state import (
     BgpPeer,
     DeviceState,
     Endpoint,
-    IfKind,
     Interface,
     NextHop,
     PortCounters,
     Route,
 )
+from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.nxos import running
 from tasks.platforms.nxos.driver import NxosError, parse_json
@@ -111,16 +111,6 @@ def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
     return peers
 
 
-def _kind(planned: DeviceState, name: str) -> IfKind:
-    if name in planned.interfaces:
-        return planned.interfaces[name].kind
-    if name.startswith("loopback"):
-        return IfKind.LOOPBACK
-    if name.startswith("port-channel") and "." not in name:
-        return IfKind.LAG
-    return IfKind.BRIDGE if name.startswith("Vlan") else IfKind.OTHER
-
-
 def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
                 shown: dict[str, Any], names: InterfaceNames) -> None:
     peers = _lldp(shown[LLDP])
@@ -134,14 +124,14 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
         access = config.setting(name, "switchport access vlan")
         vrf = config.setting(f"Vlan{access}" if access else name, "vrf member")
         device.interfaces[name] = Interface(
-            name=name, kind=_kind(planned, name), vrf=tenant(names, vrf), mtu=mtu,
+            name=name, vrf=tenant(names, vrf), mtu=mtu,
+            kind=readback.kind_by_name(planned, name, loopback="loopback", lag="port-channel"),
             up=state == "up", addresses=_addresses(config, name),
             bridge=f"Vlan{access}" if access is not None else None,
             parent=name.split(".", maxsplit=1)[0] if "." in name else None,
             speed_mbps=bandwidth // 1000 if bandwidth else None, peer=peers.get(name))
+    readback.port_speed_to_subinterfaces(device)
     for iface in device.interfaces.values():
-        if iface.parent is not None and iface.parent in device.interfaces:
-            iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
         gateway = device.interfaces.get(iface.bridge or "")
         if gateway is not None and gateway.mtu is not None and iface.mtu is not None:
             # an L2 port's MTU is only its frame limit (1500 or the jumbo MTU): what
@@ -178,16 +168,16 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
                         prefixes_received=_int(row_peer.get("prefixreceived")))
         device.bgp[vrf] = instance
     identity_from_bgp(device)
-    for instance in device.bgp.values():  # the summary has no description: LLDP names peers
-        for peer in instance.peers.values():
-            iface = device.interfaces.get(peer.interface or "")
-            if iface is None and peer.address is not None:
-                iface = next((i for i in device.interfaces.values() if any(
-                    a.split("/")[0] != peer.address and _same_subnet(a, peer.address)
-                    for a in i.addresses)), None)
-            port = device.interfaces.get(iface.parent) if iface and iface.parent else iface
-            if port is not None and port.peer is not None:
-                peer.peer_device = port.peer.device
+    # the summary has no description: LLDP names every peer
+    readback.peers_from_lldp(device, lambda peer: _local_port(device, peer.address))
+
+
+def _local_port(device: DeviceState, address: str | None) -> Interface | None:
+    """The interface with an address in a numbered peer's subnet (not the peer's own)."""
+    if address is None:
+        return None
+    return next((i for i in device.interfaces.values() if any(
+        a.split("/")[0] != address and _same_subnet(a, address) for a in i.addresses)), None)
 
 
 def _same_subnet(cidr: str, address: str) -> bool:
@@ -224,11 +214,8 @@ def _counters(device: DeviceState, reply: dict[str, Any]) -> None:
 
 
 def _lossless(device: DeviceState, planned: DeviceState, config: NxosConfig) -> None:
-    for name, iface in device.interfaces.items():
-        plan = planned.interfaces.get(name)
-        if plan is None or plan.qos is None or iface.parent is not None:
-            continue
-        iface.qos = running.port_qos(config, name, plan.qos, iface.mtu, iface.speed_mbps)
+    for name, iface, qos in readback.planned_qos_ports(device, planned):
+        iface.qos = running.port_qos(config, name, qos, iface.mtu, iface.speed_mbps)
 
 
 def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:
@@ -236,15 +223,11 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     config = NxosConfig.read(str(driver.get_config(retrieve="running")["running"]))
     shown = _json(driver, device)
     _interfaces(device, planned, config, shown, names)
-    loopback = device.interfaces.get(names.loopback)
-    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {t: planned.vrfs.get(t, 0)
                    for t in sorted(names.tenant_of(v) or v for v in config.vrfs)}
-    for what, reader, command in (("bgp", _bgp, BGP), ("routes", _routes, ROUTES)):
-        try:
-            reader(device, shown[command], names)
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+    readback.guarded(device, "bgp", lambda: _bgp(device, shown[BGP], names))
+    readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names))
     _lossless(device, planned, config)
     _counters(device, shown[PFC])
     return device

@@ -15,14 +15,13 @@ driver was opened read-only.
 
 from __future__ import annotations
 
-import difflib
-import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
+from tasks.platforms import cli_driver
 from tasks.platforms.base import ReadOnlyError
+from tasks.platforms.cli_driver import CliDriver
 from tasks.platforms.nxos.sections import blocks, merge_into
 
 CANDIDATE = "bootflash:flatfab-candidate.cfg"
@@ -52,20 +51,14 @@ class Channel(Protocol):
 
 
 def _first_line(text: str) -> str:
+    """The last non-blank line of a reply, without its indentation."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:200] if lines else ""
 
 
 def parse_json(text: str, what: str) -> Any:
     """The JSON document of a `| json` reply."""
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    if start < 0:
-        raise NxosError(f"{what}: no JSON in the output ({_first_line(text)!r})")
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text[start:])
-    except ValueError as exc:
-        raise NxosError(f"{what}: bad JSON ({exc})") from None
-    return value
+    return cli_driver.parse_json(text, what, NxosError, tail=_first_line)
 
 
 def normalize(config: str) -> str:
@@ -74,18 +67,16 @@ def normalize(config: str) -> str:
                    if not (block[0].startswith("version ") and line is block[0]))
 
 
-class NxosDriver:
+class NxosDriver(CliDriver[str]):
     """NAPALM-style driver; `conn` is the opened scrapli NXOSDriver."""
+
+    error = NxosError
 
     def __init__(self, conn: Channel, *, read_only: bool, is_show: Callable[[str], bool],
                  management: tuple[str, ...] = ("mgmt0",), timeout: float = 600.0) -> None:
+        super().__init__(read_only=read_only, is_show=is_show, timeout=timeout)
         self.conn = conn
-        self.read_only = read_only
-        self.is_show = is_show
         self.management = management
-        self.timeout = timeout
-        self._candidate: str | None = None
-        self._merge = False
 
     # ---- commands -----------------------------------------------------------------------
 
@@ -121,14 +112,6 @@ class NxosDriver:
         lines += [f"puts -nonewline $fl {{{line}\n}}" for line in text.splitlines()]
         lines.append("close $fl")
         self._configure(lines, privilege_level="tclsh")
-
-    # ---- connection ---------------------------------------------------------------------
-
-    def open(self) -> None:
-        """Nornir opened the SSH connection already."""
-
-    def close(self) -> None:
-        """Nornir closes the SSH connection."""
 
     # ---- reads --------------------------------------------------------------------------
 
@@ -166,26 +149,13 @@ class NxosDriver:
 
     # ---- candidate ----------------------------------------------------------------------
 
-    def _load(self, filename: str | None, config: str | None, merge: bool) -> None:
-        if config is None:
-            if filename is None:
-                raise NxosError("no candidate: give a filename or a config")
-            config = Path(filename).read_text(encoding="utf-8")
+    def _parse_candidate(self, config: str) -> str:
         touched = [b[0] for b in blocks(config)
                    if b[0].split()[:1] == ["interface"] and b[0].split()[-1] in self.management]
         if touched:
             raise NxosError(f"the candidate configures {touched[0]!r}, the management "
                             "interface: refused (flatfab never touches it)")
-        self._candidate = config
-        self._merge = merge
-
-    def load_replace_candidate(self, filename: str | None = None,
-                               config: str | None = None) -> None:
-        self._load(filename, config, merge=False)
-
-    def load_merge_candidate(self, filename: str | None = None,
-                             config: str | None = None) -> None:
-        self._load(filename, config, merge=True)
+        return config
 
     def _full(self, running: str) -> str:
         """What the running config becomes once the candidate is committed."""
@@ -194,25 +164,14 @@ class NxosDriver:
             return normalize(running) + normalize(self._candidate)
         return normalize(merge_into(running, self._candidate))
 
-    def compare_config(self) -> str:
-        if self._candidate is None:
-            return ""
+    def _compare_texts(self, candidate: str) -> tuple[str, str]:
         running = self.running()
-        return "".join(difflib.unified_diff(normalize(running).splitlines(keepends=True),
-                                            self._full(running).splitlines(keepends=True),
-                                            "running", "candidate"))
-
-    def discard_config(self) -> None:
-        self._candidate = None
-        self._merge = False
+        return normalize(running), self._full(running)
 
     # ---- commit -------------------------------------------------------------------------
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
-        if self._candidate is None:
-            raise NxosError("no candidate loaded")
-        if self.read_only:
-            raise ReadOnlyError("read-only: commit_config() is refused")
+        candidate = self._committable()
         if self.has_pending_commit():
             raise NxosError("a configure replace is waiting for its commit: confirm or roll "
                             "it back first")
@@ -221,7 +180,7 @@ class NxosDriver:
                 raise NxosError("a merge has no NX-OS commit timer: load a replace candidate "
                                 "for commit-confirm")
             self._send(f"copy running-config {BACKUP}", mutating=True)
-            self._configure(normalize(self._candidate).splitlines())
+            self._configure(normalize(candidate).splitlines())
             self._send("copy running-config startup-config", mutating=True)
             self.discard_config()
             return
@@ -234,7 +193,7 @@ class NxosDriver:
             command += f" commit-timeout {revert_in}"
         running = self.running()
         self._send(f"copy running-config {BACKUP}", mutating=True)
-        self._write_file(CANDIDATE, merge_into(running, self._candidate))
+        self._write_file(CANDIDATE, merge_into(running, candidate))
         reply = self._send(command, mutating=True)
         if not REPLACE_OK.search(reply):
             # NX-OS restores the previous config itself when the patch fails

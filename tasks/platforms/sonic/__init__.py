@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.model.state import DeviceState, Probe
-from tasks.platforms import configdb
+from tasks.platforms import configdb, netmiko_shell
 from tasks.platforms.base import DeviceDriver, Platform
 from tasks.platforms.sections import by_header
 from tasks.platforms.sonic import changes
@@ -60,19 +60,11 @@ class SonicPlatform(Platform):
         return [str(r) for r in changes.refusals(ops)]
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
-        return {"netmiko": {"extras": {"use_keys": True, "key_file": str(key_file),
-                                       "ssh_strict": True, "alt_host_keys": True,
-                                       "alt_key_file": str(known_hosts)}}}
+        return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
-        if not hasattr(connection, "send_command"):
-            raise TypeError(f"platform sonic needs a netmiko connection, not "
-                            f"{type(connection).__name__}")
-        if getattr(connection, "ssh_strict", False) is not True:
-            # netmiko adds unknown host keys unless ssh_strict is set
-            raise SonicError("platform sonic: set ssh_strict: true (and system_host_keys or "
-                             "alt_host_keys) in the netmiko connection options")
-        return SonicDriver(connection, read_only=read_only, is_show=self.show_command)
+        return SonicDriver(netmiko_shell.strict_connection(connection, self.name, SonicError),
+                           read_only=read_only, is_show=self.show_command)
 
     def show_command(self, command: str) -> bool:
         return any(pattern.match(command) for pattern in _READS)

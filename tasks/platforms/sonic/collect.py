@@ -29,15 +29,10 @@ from tasks.model.state import (
     Probe,
     Route,
 )
-from tasks.platforms import configdb
+from tasks.platforms import configdb, readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.configdb import ConfigDb
-from tasks.platforms.readback import (
-    frr_bgp_instance,
-    frr_ipv4_unicast,
-    identity_from_bgp,
-    tenant,
-)
+from tasks.platforms.readback import frr_bgp_instance, frr_ipv4_unicast, identity_from_bgp, tenant
 from tasks.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
@@ -255,15 +250,16 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
     except SonicError as exc:
         device.errors.append(f"lldp: {exc}")
     _interfaces(device, db, planned, names, oper, peers)
-    loopback = device.interfaces.get(names.loopback)
-    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, v): planned.vrfs.get(tenant(names, v), 0)
                    for v in db.get("VRF", {})}
-    for what, command, reader in (("bgp", BGP, _bgp), ("routes", ROUTES, _routes)):
-        try:
-            reader(device, _json(driver, command, device, what), names)
-        except (ValueError, TypeError, AttributeError) as exc:  # pydantic's errors included
-            device.errors.append(f"{what}: unexpected output ({str(exc).splitlines()[0]})")
+    unreadable = (ValueError, TypeError, AttributeError)  # pydantic's errors included
+    readback.guarded(device, "bgp",
+                     lambda: _bgp(device, _json(driver, BGP, device, "bgp"), names),
+                     errors=unreadable)
+    readback.guarded(device, "routes",
+                     lambda: _routes(device, _json(driver, ROUTES, device, "routes"), names),
+                     errors=unreadable)
     if planned.qos is not None:
         _lossless(device, db, planned)
         _counters(driver, device, planned)

@@ -10,19 +10,15 @@ changes when the driver was opened read-only.
 
 from __future__ import annotations
 
-import base64
-import difflib
 import json
 import re
 import shlex
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from tasks.platforms import configdb
-from tasks.platforms.base import ReadOnlyError
+from tasks.platforms import cli_driver, configdb
 from tasks.platforms.configdb import ConfigDb
+from tasks.platforms.netmiko_shell import ShellCliDriver, base64_chunks
 from tasks.platforms.sections import by_header
 from tasks.platforms.sonic import changes
 from tasks.platforms.sonic.render import CONFIG_DB, FRR, join
@@ -32,16 +28,8 @@ FRR_DIR = "/etc/sonic/frr"  # split mode: the operator's frr.conf, /etc/frr in t
 FRR_RELOAD = "docker exec bgp /usr/lib/frr/frr-reload.py --reload /etc/frr/frr.conf"
 CHECKPOINT = "flatfab-"
 TIMER = "flatfab-revert-"
-RC_MARK = "@@flatfab-rc="
-CHUNK = 3000  # base64 characters per file-writing command line
 _HEADER = re.compile(r"^(Building configuration\.\.\.|Current configuration:|frr version .*)$")
 _TIMER_UNIT = re.compile(rf"\b{TIMER}(\d{{14}})\.timer\b")
-
-
-class Shell(Protocol):
-    """The part of a netmiko connection the driver uses."""
-
-    def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
 
 
 def read_running_db(text: str) -> ConfigDb:
@@ -73,70 +61,28 @@ def normalize_frr(text: str) -> str:
 
 def parse_json(text: str, what: str) -> Any:
     """The JSON document in a command's output (warnings before it are skipped)."""
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if not starts:
-        raise SonicError(f"{what}: no JSON in the output ({_first_line(text)!r})")
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text[min(starts):])
-    except ValueError as exc:
-        raise SonicError(f"{what}: bad JSON ({exc})") from None
-    return value
-
-
-def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
+    return cli_driver.parse_json(text, what, SonicError)
 
 
 def _sudo(command: str) -> str:
     return f"sudo -n {command}"  # -n: fail at once instead of waiting at a password prompt
 
 
-class SonicDriver:
+class SonicDriver(ShellCliDriver[tuple[ConfigDb, str]]):
     """NAPALM-style driver; `shell` is the opened netmiko connection."""
 
-    def __init__(self, shell: Shell, *, read_only: bool, is_show: Callable[[str], bool],
-                 timeout: float = 300.0, clock: Callable[[], float] = time.time) -> None:
-        self.shell = shell
-        self.read_only = read_only
-        self.is_show = is_show
-        self.timeout = timeout
-        self.clock = clock
-        self._candidate: tuple[ConfigDb, str] | None = None
-        self._merge = False
+    error = SonicError
 
     # ---- commands -----------------------------------------------------------------------
 
-    def _run(self, command: str, *, mutating: bool = False) -> str:
-        if mutating and self.read_only:
-            raise ReadOnlyError(f"read-only: refused command {command!r}")
-        output = self.shell.send_command(f"{command}; echo {RC_MARK}$?",
-                                         read_timeout=self.timeout)
-        body, mark, status = str(output).rpartition(RC_MARK)
-        if not mark:
-            raise SonicError(f"{command.split(maxsplit=1)[0]}: no exit status in the output")
-        if status.strip() != "0":
-            raise SonicError(f"`{command}` failed ({status.strip()}): {_first_line(body)}")
-        return body
-
     def _write(self, path: str, text: str) -> None:
         """A file on the switch, written in base64 chunks (no quoting of its content)."""
-        data = base64.b64encode(text.encode()).decode()
         staging = shlex.quote(path + ".part")
         self._run(_sudo(f"rm -f {staging}"), mutating=True)
-        for start in range(0, len(data), CHUNK) or [0]:
-            chunk = data[start:start + CHUNK]
+        for chunk in base64_chunks(text):
             self._run(f"echo {chunk} | base64 -d | {_sudo('tee -a')} {staging} >/dev/null",
                       mutating=True)
         self._run(_sudo(f"mv {staging} {shlex.quote(path)}"), mutating=True)
-
-    # ---- connection ---------------------------------------------------------------------
-
-    def open(self) -> None:
-        """Nornir opened the SSH connection already."""
-
-    def close(self) -> None:
-        """Nornir closes the SSH connection."""
 
     # ---- reads --------------------------------------------------------------------------
 
@@ -166,42 +112,24 @@ class SonicDriver:
                 "os_version": version.group(1) if version else "", "serial_number": "",
                 "uptime": -1.0, "interface_list": sorted(db.get("PORT", {}))}
 
-    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
-        return {c: self._run(c, mutating=not self.is_show(c)) for c in commands}
-
     # ---- candidate ----------------------------------------------------------------------
 
-    def _load(self, filename: str | None, config: str | None, merge: bool) -> None:
-        if config is None:
-            if filename is None:
-                raise SonicError("no candidate: give a filename or a config")
-            config = Path(filename).read_text(encoding="utf-8")
+    def _parse_candidate(self, config: str) -> tuple[ConfigDb, str]:
         sections = by_header(config)
         try:
             db = configdb.load("\n".join(sections.get(CONFIG_DB, [])) or "{}")
         except configdb.ConfigDbError as exc:
             raise SonicError(f"candidate {CONFIG_DB} section: {exc}") from None
         frr = "\n".join(sections.get(FRR, []))
-        self._candidate = (db, normalize_frr(frr) if frr else "")
-        self._merge = merge
-
-    def load_replace_candidate(self, filename: str | None = None,
-                               config: str | None = None) -> None:
-        self._load(filename, config, merge=False)
-
-    def load_merge_candidate(self, filename: str | None = None,
-                             config: str | None = None) -> None:
-        self._load(filename, config, merge=True)
+        return db, normalize_frr(frr) if frr else ""
 
     def _candidate_text(self) -> str:
         if self._candidate is None:
             return ""
         return join(configdb.dump(self._candidate[0]), self._candidate[1])
 
-    def compare_config(self) -> str:
-        if self._candidate is None:
-            return ""
-        db, frr = self._candidate
+    def _compare_texts(self, candidate: tuple[ConfigDb, str]) -> tuple[str, str]:
+        db, frr = candidate
         running_db = self.running_db()
         running_frr = self.running_frr()
         desired = changes.target(running_db, db, merge=self._merge)
@@ -209,13 +137,7 @@ class SonicDriver:
             frr = running_frr + frr if frr else running_frr
         running = join(configdb.dump(changes.project(running_db, db)), running_frr)
         intended = join(configdb.dump(changes.project(desired, db)), frr)
-        return "".join(difflib.unified_diff(running.splitlines(keepends=True),
-                                            intended.splitlines(keepends=True),
-                                            "running", "candidate"))
-
-    def discard_config(self) -> None:
-        self._candidate = None
-        self._merge = False
+        return running, intended
 
     # ---- commit -------------------------------------------------------------------------
 
@@ -232,16 +154,13 @@ class SonicDriver:
         return ops
 
     def commit_config(self, message: str = "", revert_in: int | None = None) -> None:
-        if self._candidate is None:
-            raise SonicError("no candidate loaded")
-        if self.read_only:
-            raise ReadOnlyError("read-only: commit_config() is refused")
+        candidate = self._committable()
         if self.pending_tags():
             raise SonicError("a commit is still pending: confirm or roll it back first")
         running = self.running_db()
         ops = self.plan_patch(running)
         old_frr = self.running_frr()
-        new_frr = self._candidate[1]
+        new_frr = candidate[1]
         tag = time.strftime("%Y%m%d%H%M%S", time.gmtime(self.clock()))
         self._run(_sudo(f"mkdir -p {STATE_DIR}"), mutating=True)
         self._run(_sudo(f"config checkpoint {CHECKPOINT}{tag}"), mutating=True)

@@ -39,6 +39,7 @@ from tasks.model.state import (
     Route,
     Watchdog,
 )
+from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
 from tasks.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
@@ -63,20 +64,8 @@ def _list(value: Any) -> list[Json]:
 
 
 def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, Json]:
-    out: dict[str, Json] = {}
-    for command in (*COMMANDS, *COUNTER_COMMANDS):
-        try:
-            reply = driver.cli([command], encoding="json")[command]
-        except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
-            if command not in COUNTER_COMMANDS:
-                device.errors.append(
-                    f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
-            reply = {}
-        if not isinstance(reply, dict):
-            device.errors.append(f"{command}: expected a JSON object")
-            reply = {}
-        out[command] = unprefixed(reply)
-    return out
+    shown = readback.json_shows(driver, device, COMMANDS, COUNTER_COMMANDS)
+    return {command: unprefixed(reply) for command, reply in shown.items()}
 
 
 def _port_name(sub: str, native: dict[str, str]) -> str:
@@ -442,14 +431,11 @@ def device_qos(device: DeviceState, planned: DeviceState) -> DeviceQos | None:
 
 def _lossless(device: DeviceState, planned: DeviceState, running: Json) -> None:
     qos = running.get("qos")
-    for name, iface in device.interfaces.items():
-        plan = planned.interfaces.get(name)
-        if plan is None or plan.qos is None or iface.parent is not None:
-            continue
+    for name, iface, plan_qos in readback.planned_qos_ports(device, planned):
         if not isinstance(qos, dict):
             device.errors.append("qos: the running configuration has no qos tree")
             return
-        iface.qos = port_qos(qos, name, plan.qos, iface.speed_mbps, iface.mtu, planned)
+        iface.qos = port_qos(qos, name, plan_qos, iface.speed_mbps, iface.mtu, planned)
     device.qos = device_qos(device, planned)
 
 
@@ -492,23 +478,14 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     shown = _read(driver, device)
     instances = _list(shown[INSTANCES].get("network-instance"))
     members, bridges, native = _membership(instances, names)
-    try:
-        _interfaces(device, planned, shown, members, bridges, native)
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        device.errors.append(f"interfaces: unexpected output ({str(exc).splitlines()[0]})")
-    loopback = device.interfaces.get(names.loopback)
-    device.loopback = loopback.addresses[0] if loopback and loopback.addresses else None
+    readback.guarded(device, "interfaces",
+                     lambda: _interfaces(device, planned, shown, members, bridges, native))
+    device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, str(ni.get("name"))): planned.vrfs.get(
         tenant(names, str(ni.get("name"))), 0) for ni in instances
         if ni.get("type") == "ip-vrf"}
-    try:
-        _bgp(device, native, instances, names)
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        device.errors.append(f"bgp: unexpected output ({str(exc).splitlines()[0]})")
-    try:
-        _routes(device, instances, names, native)
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        device.errors.append(f"routes: unexpected output ({str(exc).splitlines()[0]})")
+    readback.guarded(device, "bgp", lambda: _bgp(device, native, instances, names))
+    readback.guarded(device, "routes", lambda: _routes(device, instances, names, native))
     _lossless(device, planned, running)
     qos = running.get("qos")
     _counters(device, shown[QOS_STATE], qos if isinstance(qos, dict) else {})

@@ -1,0 +1,78 @@
+"""Switches driven through a netmiko SSH shell (nvue, sonic): each command's exit status read
+from a marker it echoes, files written in base64 chunks, and the connection options that
+make netmiko check host keys (it adds unknown ones unless told otherwise)."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from tasks.platforms.base import ReadOnlyError
+from tasks.platforms.cli_driver import C, CliDriver, last_line
+
+RC_MARK = "@@flatfab-rc="
+CHUNK = 3000  # base64 characters per file-writing command line
+
+
+class Shell(Protocol):
+    """The part of a netmiko connection the driver uses."""
+
+    def send_command(self, command_string: str, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def base64_chunks(content: str) -> list[str]:
+    """A file's content as base64 pieces of one command line each (one, empty, for none)."""
+    data = base64.b64encode(content.encode()).decode()
+    return [data[start:start + CHUNK] for start in range(0, len(data), CHUNK) or [0]]
+
+
+class ShellCliDriver(CliDriver[C]):
+    """A CliDriver whose commands run in a netmiko shell (`shell`), each through `_run`,
+    which refuses changes when opened read-only."""
+
+    def __init__(self, shell: Shell, *, read_only: bool, is_show: Callable[[str], bool],
+                 timeout: float = 300.0, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(read_only=read_only, is_show=is_show, timeout=timeout)
+        self.shell = shell
+        self.clock = clock
+
+    def _program(self, command: str) -> str:
+        """How an error names the command whose exit status is missing."""
+        return command.split(maxsplit=1)[0]
+
+    def _run(self, command: str, *, mutating: bool = False) -> str:
+        if mutating and self.read_only:
+            raise ReadOnlyError(f"read-only: refused command {command!r}")
+        output = self.shell.send_command(f"{command}; echo {RC_MARK}$?",
+                                         read_timeout=self.timeout)
+        body, mark, status = str(output).rpartition(RC_MARK)
+        if not mark:
+            raise self.error(f"{self._program(command)}: no exit status in the output")
+        if status.strip() != "0":
+            raise self.error(f"`{command}` failed ({status.strip()}): {last_line(body)}")
+        return body
+
+    def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
+        return {c: self._run(c, mutating=not self.is_show(c)) for c in commands}
+
+
+def lab_connection(*, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+    """A lab node's netmiko options: key authentication, the lab's known_hosts."""
+    return {"netmiko": {"extras": {"use_keys": True, "key_file": str(key_file),
+                                   "ssh_strict": True, "alt_host_keys": True,
+                                   "alt_key_file": str(known_hosts)}}}
+
+
+def strict_connection(connection: Any, platform: str, error: type[Exception]) -> Any:
+    """The opened netmiko connection, if it is one and checks host keys."""
+    if not hasattr(connection, "send_command"):
+        raise TypeError(f"platform {platform} needs a netmiko connection, not "
+                        f"{type(connection).__name__}")
+    if getattr(connection, "ssh_strict", False) is not True:
+        # netmiko adds unknown host keys unless ssh_strict is set
+        raise error(f"platform {platform}: set ssh_strict: true (and system_host_keys or "
+                    "alt_host_keys) in the netmiko connection options")
+    return connection
