@@ -159,6 +159,44 @@ class Override(Strict):
     nic: NicPatch | None = None
 
 
+class PauseStormIntent(Strict):
+    """PFC pause rate a port/priority may sustain before it is a storm."""
+
+    # well above the few hundred pps of ordinary incast back-pressure, far below line-rate
+    # storms (~150 k pps of pause quanta at 100G)
+    pps: Annotated[int, Field(ge=1, le=10_000_000)] = 1000
+    # longer than a burst of incast, shorter than a job notices a stalled collective
+    for_s: Annotated[int, Field(ge=1, le=3600)] = 30
+
+
+class TelemetryIntent(Strict):
+    """Live lossless-health thresholds for streaming telemetry (issue 22)."""
+
+    # the gNMI sample interval: coarse enough for 2 shared cores, fine enough to see a storm
+    interval_s: Annotated[int, Field(ge=1, le=300)] = 10
+    pause_storm: PauseStormIntent = PauseStormIntent()
+    # packets a lossless queue may drop per interval: a lossless queue drops none
+    lossless_drops: Annotated[int, Field(ge=0, le=2**40)] = 0
+    # packets a lossy queue may mark ECN per interval: marking belongs to lossless queues only
+    ecn_on_lossy: Annotated[int, Field(ge=0, le=2**40)] = 0
+    # PFC pauses received per second before a queue marking no ECN is judged (below it a
+    # pause is ordinary back-pressure the queue may absorb under the ECN minimum)
+    pause_without_ecn_pps: Annotated[int, Field(ge=1, le=10_000_000)] = 100
+    # CNPs (or ECN-marked receives) per interval before a flat reaction is judged: a few
+    # CNPs may fall inside the NIC's CNP coalescing window
+    dcqcn_min: Annotated[int, Field(ge=1, le=2**40)] = 10
+    # intervals without a sample before a target is silent: one or two can be late under load
+    silent_after: Annotated[int, Field(ge=1, le=1000)] = 3
+
+    @model_validator(mode="after")
+    def _storm_spans_a_sample(self) -> TelemetryIntent:
+        if self.pause_storm.for_s < self.interval_s:
+            raise ValueError(f"pause_storm.for_s ({self.pause_storm.for_s}) is shorter than "
+                             f"interval_s ({self.interval_s}): a storm is seen one interval "
+                             "at a time")
+        return self
+
+
 class QosIntent(Strict):
     roce: ClassIntent = ClassIntent(dscp=[26], priority=3)
     cnp: ClassIntent = ClassIntent(dscp=[48], priority=6)
@@ -172,6 +210,7 @@ class QosIntent(Strict):
     asics: dict[str, AsicIntent] = Field(default_factory=lambda: {"frr": AsicIntent()})
     hosts: NicIntent = NicIntent()
     overrides: list[Override] = Field(default_factory=list)
+    telemetry: TelemetryIntent = TelemetryIntent()  # live health only: the plan carries none
 
     @model_validator(mode="after")
     def _classes_apart(self) -> QosIntent:

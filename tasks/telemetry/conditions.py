@@ -1,0 +1,217 @@
+"""The live lossless-health conditions: each judges one tick's counter windows and says, per
+subject it could judge, whether the condition holds (a Finding) or not (None). A subject it
+could not judge (no window this tick) is left out: its state stays as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from tasks.checks.base import Finding, Severity
+from tasks.telemetry.lossless_map import LosslessMap
+from tasks.telemetry.rates import SeriesKey, Window
+from tasks.telemetry.samples import Metric
+from tasks.telemetry.thresholds import Thresholds
+
+PAUSE_STORM = "telemetry.pause_storm"
+WATCHDOG = "telemetry.watchdog"
+LOSSLESS_DROPS = "telemetry.lossless_drops"
+PAUSE_WITHOUT_ECN = "telemetry.pause_without_ecn"
+ECN_ON_LOSSY = "telemetry.ecn_on_lossy"
+DCQCN_IDLE = "telemetry.dcqcn_idle"
+SILENT = "telemetry.silent"
+
+SEVERITY: dict[str, Severity] = {
+    LOSSLESS_DROPS: Severity.CRITICAL,  # the lossless promise is broken: RoCE retransmits
+    PAUSE_STORM: Severity.ERROR,  # head-of-line blocking spreading through the fabric
+    WATCHDOG: Severity.ERROR,  # a queue was stalled long enough to be forced (drop/forward)
+    DCQCN_IDLE: Severity.ERROR,  # congestion is left to PFC alone
+    SILENT: Severity.ERROR,  # everything else about the target is blind
+    PAUSE_WITHOUT_ECN: Severity.WARNING,  # ECN should act first; lossless still holds
+    ECN_ON_LOSSY: Severity.WARNING,  # a marking misconfiguration, no loss by itself
+}
+
+# (check, device, port or "", what within the port): one finding's identity across ticks
+Subject = tuple[str, str, str, str]
+Verdict = tuple[Subject, Finding | None]
+Windows = Mapping[SeriesKey, Window]
+
+
+@dataclass
+class Context:
+    thresholds: Thresholds
+    lossless: LosslessMap
+    # storm series -> sample time its rate went above the threshold (one float per series)
+    storm_since: dict[SeriesKey, float] = field(default_factory=dict)
+
+
+def _finding(check: str, device: str, port: str | None, message: str, expected: str,
+             actual: str) -> Finding:
+    return Finding(check=check, severity=SEVERITY[check], device=device, port=port,
+                   message=message, expected=expected, actual=actual)
+
+
+def _where(device: str, port: str | None) -> str:
+    return f"{device} {port}" if port else device
+
+
+def pause_storm(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """PFC pause rate (received or sent) of a port/priority above `storm_pps` for at least
+    `storm_for_s` seconds of sample time."""
+    limit = ctx.thresholds
+    for key, window in windows.items():
+        device, port, metric, priority = key
+        if metric is not Metric.PFC_RX and metric is not Metric.PFC_TX:
+            continue
+        way = "received" if metric is Metric.PFC_RX else "sent"
+        subject = (PAUSE_STORM, device, port or "", f"{way} {priority}")
+        rate = window.rate
+        if rate <= limit.storm_pps:
+            ctx.storm_since.pop(key, None)
+            yield subject, None
+            continue
+        since = ctx.storm_since.setdefault(key, window.start)
+        lasted = window.end - since
+        if lasted < limit.storm_for_s:
+            yield subject, None  # not yet a storm: the clock runs
+            continue
+        yield subject, _finding(
+            PAUSE_STORM, device, port,
+            f"{_where(device, port)} priority {priority}: {way} PFC pauses at {rate:.0f} pps "
+            f"for {lasted:.0f} s (storm above {limit.storm_pps:.0f} pps for "
+            f"{limit.storm_for_s:.0f} s)",
+            expected=f"priority {priority}: <= {limit.storm_pps:.0f} pps {way}",
+            actual=f"priority {priority}: {rate:.0f} pps {way} for {lasted:.0f} s")
+
+
+def watchdog(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """The PFC watchdog of a port/priority fired (its storm counter went up)."""
+    for (device, port, metric, priority), window in windows.items():
+        if metric is not Metric.WATCHDOG:
+            continue
+        subject = (WATCHDOG, device, port or "", f"priority {priority}")
+        if window.delta <= 0:
+            yield subject, None
+            continue
+        yield subject, _finding(
+            WATCHDOG, device, port,
+            f"{_where(device, port)} priority {priority}: the PFC watchdog fired "
+            f"{window.delta} time(s): the queue was stalled by pauses and forced",
+            expected=f"priority {priority}: watchdog quiet",
+            actual=f"priority {priority}: fired {window.delta} time(s)")
+
+
+def _per_interval(window: Window, ctx: Context) -> int:
+    return round(window.per_interval(ctx.thresholds.interval_s))
+
+
+def queue_counts(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """Drops in a lossless queue above `lossless_drops` and ECN marks on a lossy queue above
+    `ecn_on_lossy`, per interval; the plan says which queues are lossless."""
+    limit = ctx.thresholds
+    for (device, port, metric, queue), window in windows.items():
+        if metric is not Metric.QUEUE_DROPS and metric is not Metric.QUEUE_ECN:
+            continue
+        classes = ctx.lossless.classes(device, port)
+        if classes is None or queue is None:
+            continue
+        lossless = queue in classes.lossless_queues
+        count = _per_interval(window, ctx)
+        if metric is Metric.QUEUE_DROPS and lossless:
+            subject = (LOSSLESS_DROPS, device, port or "", f"queue {queue}")
+            yield subject, None if count <= limit.lossless_drops else _finding(
+                LOSSLESS_DROPS, device, port,
+                f"{_where(device, port)} lossless queue {queue} dropped {count} packets in "
+                f"an interval (allowed {limit.lossless_drops})",
+                expected=f"queue {queue}: <= {limit.lossless_drops} drops per interval",
+                actual=f"queue {queue}: {count} drops per interval")
+        elif metric is Metric.QUEUE_ECN and not lossless:
+            subject = (ECN_ON_LOSSY, device, port or "", f"queue {queue}")
+            yield subject, None if count <= limit.ecn_on_lossy else _finding(
+                ECN_ON_LOSSY, device, port,
+                f"{_where(device, port)} lossy queue {queue} marked {count} packets ECN-CE "
+                "in an interval: marking belongs to the lossless queues",
+                expected=f"queue {queue}: <= {limit.ecn_on_lossy} ECN marks per interval",
+                actual=f"queue {queue}: {count} ECN marks per interval")
+
+
+def pause_without_ecn(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """A port receiving pauses on a lossless priority (so the queue they stop fills) while
+    that queue marks no ECN: marking is off, or its thresholds sit above the XOFF point.
+    Received pauses are used, not sent ones: a port sends pauses for its ingress, whose
+    congestion marks on other ports' queues. A queue whose marks are not reported is not
+    judged."""
+    limit = ctx.thresholds
+    for (device, port, metric, priority), window in windows.items():
+        if metric is not Metric.PFC_RX or priority is None:
+            continue
+        classes = ctx.lossless.classes(device, port)
+        if classes is None or priority not in classes.lossless:
+            continue
+        queue = classes.pause_queue[priority]
+        marks = windows.get((device, port, Metric.QUEUE_ECN, queue))
+        if marks is None:
+            continue
+        subject = (PAUSE_WITHOUT_ECN, device, port or "", f"priority {priority}")
+        rate = window.rate
+        if rate < limit.pause_without_ecn_pps or marks.delta > 0:
+            yield subject, None
+            continue
+        yield subject, _finding(
+            PAUSE_WITHOUT_ECN, device, port,
+            f"{_where(device, port)} priority {priority}: received PFC pauses at {rate:.0f} "
+            f"pps while lossless queue {queue} marked no packet: ECN did not act before PFC "
+            "(marking off, or thresholds above the XOFF point)",
+            expected=f"queue {queue}: ECN marks while priority {priority} is paused",
+            actual=f"queue {queue}: 0 marks, {rate:.0f} pps pauses received")
+
+
+def dcqcn_idle(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """A host NIC whose DCQCN does not react. The NIC counts CNPs it reacted to
+    (`nic_cnp_handled`, the reaction point) but not CNPs it received, so CNPs delivered are
+    read where they leave the switch: the NIC's leaf port, on the CNP class's queue (the
+    plan gives both; CNP is alone in its TC). Delivered >= `dcqcn_min` per interval with
+    `nic_cnp_handled` flat: the reaction point is off. The notification point is judged
+    too: ECN-CE packets received (`nic_ecn_marked_rx`) >= `dcqcn_min` while `nic_cnp_sent`
+    stays flat means the NIC never tells senders to slow down."""
+    limit = ctx.thresholds
+    for (device, port, metric, key), window in windows.items():
+        if metric is Metric.NIC_CNP_HANDLED:
+            feed = ctx.lossless.cnp_feed(device, port)
+            cnps = None if feed is None else windows.get(
+                (feed.device, feed.port, Metric.QUEUE_TX, feed.queue))
+            if feed is None or cnps is None:
+                continue
+            side, got, seen = "reaction", _per_interval(cnps, ctx), "CNPs delivered"
+            where = f" (counted at {feed.device} {feed.port} queue {feed.queue})"
+        elif metric is Metric.NIC_CNP_SENT:
+            marked = windows.get((device, port, Metric.NIC_ECN_MARKED_RX, key))
+            if marked is None:
+                continue
+            side, got, seen = "notification", _per_interval(marked, ctx), "ECN-CE received"
+            where = ""
+        else:
+            continue
+        subject = (DCQCN_IDLE, device, port or "", side)
+        if got < limit.dcqcn_min or window.delta > 0:
+            yield subject, None
+            continue
+        counter = metric.value
+        yield subject, _finding(
+            DCQCN_IDLE, device, port,
+            f"{_where(device, port)}: {got} {seen} per interval{where} but {counter} stayed "
+            f"flat: the DCQCN {side} point does not react (DCQCN off)",
+            expected=f"{counter} rises with {seen}",
+            actual=f"{seen}: {got} per interval, {counter}: +0")
+
+
+CONDITIONS = (pause_storm, watchdog, queue_counts, pause_without_ecn, dcqcn_idle)
+
+
+def silent(device: str, last: float, now: float, limit: Thresholds) -> Finding:
+    quiet = now - last
+    return _finding(SILENT, device, None,
+                    f"{device}: no counters for {quiet:.0f} s ({quiet / limit.interval_s:.1f} "
+                    f"intervals; silent after {limit.silent_after})",
+                    expected=f"a sample every {limit.interval_s:.0f} s",
+                    actual=f"last sample {quiet:.0f} s ago")

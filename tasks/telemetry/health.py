@@ -1,0 +1,109 @@
+"""The live lossless-health engine: counter samples in, findings raised and cleared out.
+
+feed() takes samples as they arrive; tick(now), once per sample interval, judges what was
+fed since the last tick and returns what changed. A condition is raised at the first tick
+whose samples show it and cleared at the first tick whose samples show it no longer holds,
+so both happen within one interval. A subject the tick's samples do not speak about keeps
+its state: no data is not recovery. A target that stops sending for `silent_after`
+intervals is itself a finding (its other findings are held: it is blind, not healthy);
+findings whose counters stop arriving from a target that still talks are dropped as stale
+after the same time.
+
+Work per tick is proportional to the samples fed since the last one (plus the active
+findings and the targets seen); memory is fixed per series, per target and per finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tasks.checks.base import Finding
+from tasks.model.state import FabricState
+from tasks.telemetry import conditions
+from tasks.telemetry.conditions import Context, Subject
+from tasks.telemetry.lossless_map import LosslessMap
+from tasks.telemetry.rates import Rates
+from tasks.telemetry.samples import Sample
+from tasks.telemetry.thresholds import Thresholds
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What one tick changed: findings newly raised, and findings cleared (as last seen)."""
+
+    raised: list[Finding]
+    cleared: list[Finding]
+
+    def __bool__(self) -> bool:
+        return bool(self.raised or self.cleared)
+
+
+def _ordered(findings: Iterable[Finding]) -> list[Finding]:
+    """Worst first, then check, device, port, message: the reports' order."""
+    return sorted(findings, key=lambda f: f.sort_key)
+
+
+class HealthEngine:
+    def __init__(self, plan: FabricState, thresholds: Thresholds) -> None:
+        self.thresholds = thresholds
+        self._ctx = Context(thresholds, LosslessMap(plan))
+        self._rates = Rates()
+        self._last_seen: dict[str, float] = {}  # target -> newest sample time
+        self._active: dict[Subject, Finding] = {}
+        self._judged: dict[Subject, float] = {}  # active subject -> tick that last judged it
+
+    @property
+    def rates(self) -> Rates:
+        return self._rates
+
+    def feed(self, samples: Iterable[Sample]) -> None:
+        seen = self._last_seen
+        for sample in samples:
+            if sample.time > seen.get(sample.device, float("-inf")):
+                seen[sample.device] = sample.time
+            self._rates.add(sample)
+
+    def tick(self, now: float) -> Changes:
+        windows = self._rates.drain()
+        verdicts: dict[Subject, Finding | None] = {}
+        for condition in conditions.CONDITIONS:
+            verdicts.update(condition(windows, self._ctx))
+        silent = self._silent(now)
+        for device, last in self._last_seen.items():
+            subject = (conditions.SILENT, device, "", "")
+            verdicts[subject] = conditions.silent(device, last, now, self.thresholds) \
+                if device in silent else None
+        raised: list[Finding] = []
+        cleared: list[Finding] = []
+        for subject, finding in verdicts.items():
+            was = self._active.get(subject)
+            if finding is None:
+                if was is not None:
+                    cleared.append(self._drop(subject))
+                continue
+            if was is None:
+                raised.append(finding)
+            self._active[subject] = finding  # the newest figures, same identity
+            self._judged[subject] = now
+        cleared.extend(self._stale(now, silent))
+        return Changes(_ordered(raised), _ordered(cleared))
+
+    def active(self) -> list[Finding]:
+        return _ordered(self._active.values())
+
+    def _drop(self, subject: Subject) -> Finding:
+        self._judged.pop(subject, None)
+        return self._active.pop(subject)
+
+    def _silent(self, now: float) -> set[str]:
+        quiet = self.thresholds.silent_s
+        return {d for d, last in self._last_seen.items() if now - last > quiet}
+
+    def _stale(self, now: float, silent: set[str]) -> list[Finding]:
+        """Findings not judged for `silent_after` intervals on a target that still talks
+        (the port went away, or its counters stopped while others arrive)."""
+        quiet = self.thresholds.silent_s
+        old = [s for s, when in self._judged.items()
+               if now - when > quiet and s[1] not in silent]
+        return [self._drop(s) for s in old]
