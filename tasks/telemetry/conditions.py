@@ -214,4 +214,4 @@ def silent(device: str, last: float, now: float, limit: Thresholds) -> Finding:
                     f"{device}: no counters for {quiet:.0f} s ({quiet / limit.interval_s:.1f} "
                     f"intervals; silent after {limit.silent_after})",
                     expected=f"a sample every {limit.interval_s:.0f} s",
-                    actual=f"last sample {quiet:.0f} s ago")
+                    actual=f"last heard {quiet:.0f} s ago")

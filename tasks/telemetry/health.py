@@ -49,7 +49,10 @@ class HealthEngine:
         self.thresholds = thresholds
         self._ctx = Context(thresholds, LosslessMap(plan))
         self._rates = Rates()
-        self._last_seen: dict[str, float] = {}  # target -> newest sample time
+        # target -> the tick that last heard from it: arrival, not the source's stamp, so a
+        # target whose clock is off is not silent (rates use the stamps: one clock per series)
+        self._last_seen: dict[str, float] = {}
+        self._heard: dict[str, None] = {}  # targets fed since the last tick
         self._active: dict[Subject, Finding] = {}
         self._judged: dict[Subject, float] = {}  # active subject -> tick that last judged it
 
@@ -58,14 +61,16 @@ class HealthEngine:
         return self._rates
 
     def feed(self, samples: Iterable[Sample]) -> None:
-        seen = self._last_seen
+        heard = self._heard
         for sample in samples:
-            if sample.time > seen.get(sample.device, float("-inf")):
-                seen[sample.device] = sample.time
+            heard[sample.device] = None
             self._rates.add(sample)
 
     def tick(self, now: float) -> Changes:
         windows = self._rates.drain()
+        for device in self._heard:
+            self._last_seen[device] = now
+        self._heard.clear()
         verdicts: dict[Subject, Finding | None] = {}
         for condition in conditions.CONDITIONS:
             verdicts.update(condition(windows, self._ctx))

@@ -301,3 +301,25 @@ def test_many_ticks_keep_memory_per_series(steps: int) -> None:
     _run(engine, stream, steps)
     assert len(engine.rates) == series
     assert [f.check for f in engine.active()] == ["telemetry.watchdog"]
+
+
+def test_a_target_with_a_skewed_clock_is_not_silent() -> None:
+    # silence goes by arrival: leaf2 stamps its samples an hour behind, and still talks
+    engine, stream = HealthEngine(lab_plan(), LIMITS), Stream(lab_plan())
+    for _ in range(8):
+        samples = [Sample(s.device, s.port, s.metric, s.key, s.value,
+                          s.time - 3600 if s.device == "leaf2" else s.time)
+                   for s in stream.step()]
+        engine.feed(samples)
+        assert not engine.tick(stream.time)
+
+
+def test_ticks_faster_than_samples_hold_state() -> None:
+    engine, stream = _engine()
+    stream.set("spine1", "swp3", Metric.QUEUE_DROPS, 3, 2)
+    assert _step(engine, stream).raised
+    # ticks between samples see no data: the finding is neither cleared nor raised again
+    assert not engine.tick(stream.time + 3) and not engine.tick(stream.time + 6)
+    assert [f.check for f in engine.active()] == ["telemetry.lossless_drops"]
+    stream.set("spine1", "swp3", Metric.QUEUE_DROPS, 3, 0)
+    assert _one(_step(engine, stream).cleared).port == "swp3"
