@@ -323,3 +323,29 @@ def test_ticks_faster_than_samples_hold_state() -> None:
     assert [f.check for f in engine.active()] == ["telemetry.lossless_drops"]
     stream.set("spine1", "swp3", Metric.QUEUE_DROPS, 3, 0)
     assert _one(_step(engine, stream).cleared).port == "swp3"
+
+
+def test_queues_are_classified_by_the_plans_tc_to_queue_map() -> None:
+    # leaf1 swp1 sends TC 3 (lossless) by queue 5 and TC 6 (CNP) by queue 7
+    state = lab_plan().model_copy(deep=True)
+    port = state.devices["leaf1"].interfaces["swp1"]
+    assert port.qos is not None
+    port.qos = port.qos.model_copy(deep=True)  # the plan shares one PortQos among ports
+    port.qos.maps.tc_to_queue = [0, 1, 2, 5, 4, 3, 7, 6]
+    engine, stream = HealthEngine(state, LIMITS), Stream(state)
+    stream.set("leaf1", "swp1", Metric.QUEUE_ECN, 3, 0)  # queue 3 carries a lossy TC now
+    stream.set("leaf1", "swp1", Metric.QUEUE_ECN, 5, 40)  # and queue 5 the lossless one
+    stream.set("leaf1", "swp1", Metric.QUEUE_DROPS, 5, 0)
+    _run(engine, stream, 2)
+    assert engine.active() == []
+    stream.set("leaf1", "swp1", Metric.QUEUE_DROPS, 3, 4)  # lossy: may drop
+    stream.set("leaf1", "swp1", Metric.QUEUE_DROPS, 5, 4)
+    finding = _one(_step(engine, stream).raised)
+    assert (finding.check, finding.port, finding.actual) == (
+        "telemetry.lossless_drops", "swp1", "queue 5: 4 drops per interval")
+    # the CNPs leaf1-h1 receives leave by queue 7: a flat reaction there is judged
+    stream.set("leaf1", "swp1", Metric.QUEUE_TX, 7, 50)
+    stream.set("leaf1", "swp1", Metric.QUEUE_TX, 6, 0)
+    stream.set("leaf1-h1", "eth1", Metric.NIC_CNP_HANDLED, None, 0)
+    raised = _one(_step(engine, stream).raised)
+    assert raised.device == "leaf1-h1" and "leaf1 swp1 queue 7" in raised.message
