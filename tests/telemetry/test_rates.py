@@ -1,0 +1,69 @@
+"""Counter deltas per series: baselines, resets, duplicates, and one window per drain."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.telemetry.rates import Rates, Window
+from tasks.telemetry.samples import Metric, Sample
+
+
+def _pfc(value: int, time: float, port: str = "swp1") -> Sample:
+    return Sample("leaf1", port, Metric.PFC_RX, 3, value, time)
+
+
+def test_the_first_reading_is_a_baseline() -> None:
+    rates = Rates()
+    rates.add(_pfc(10**9, 0))
+    assert rates.drain() == {}
+    rates.add(_pfc(10**9 + 50, 10))
+    assert rates.drain() == {("leaf1", "swp1", Metric.PFC_RX, 3): Window(50, 0, 10)}
+
+
+def test_a_drain_gives_only_what_moved_since_the_last() -> None:
+    rates = Rates()
+    for t, port in [(0, "swp1"), (0, "swp2"), (10, "swp1"), (10, "swp2"), (20, "swp1")]:
+        rates.add(_pfc(int(t) * 3, t, port))
+    rates.drain()
+    rates.add(_pfc(90, 30))
+    assert list(rates.drain()) == [("leaf1", "swp1", Metric.PFC_RX, 3)]
+    assert rates.drain() == {}
+    assert len(rates) == 2
+
+
+def test_a_window_spans_every_reading_since_the_last_drain() -> None:
+    rates = Rates()
+    for t, v in [(0, 0), (10, 100), (20, 300)]:
+        rates.add(_pfc(v, t))
+    window = rates.drain()[("leaf1", "swp1", Metric.PFC_RX, 3)]
+    assert (window.delta, window.span, window.rate) == (300, 20, 15.0)
+    assert window.per_interval(10) == 150.0
+
+
+def test_a_reset_counts_nothing_and_the_next_reading_counts_from_it() -> None:
+    rates = Rates()
+    for t, v in [(0, 500), (10, 600), (20, 5)]:
+        rates.add(_pfc(v, t))
+    assert rates.resets == 1
+    assert rates.drain()[("leaf1", "swp1", Metric.PFC_RX, 3)].delta == 100
+    rates.add(_pfc(25, 30))
+    assert rates.drain()[("leaf1", "swp1", Metric.PFC_RX, 3)] == Window(20, 20, 30)
+
+
+def test_duplicates_and_late_readings_are_ignored() -> None:
+    rates = Rates()
+    for t, v in [(0, 0), (10, 100), (10, 100), (5, 7000)]:
+        rates.add(_pfc(v, t))
+    assert rates.drain()[("leaf1", "swp1", Metric.PFC_RX, 3)] == Window(100, 0, 10)
+
+
+def test_state_is_not_a_counter() -> None:
+    rates = Rates()
+    for t, v in [(0, 1), (10, 0), (20, 1)]:
+        rates.add(Sample("leaf1", "swp1", Metric.OPER_UP, None, v, t))
+    assert rates.drain() == {} and len(rates) == 0
+
+
+@pytest.mark.parametrize(("span", "expected"), [(5.0, 7.0), (10.0, 7.0), (20.0, 3.5)])
+def test_per_interval_never_scales_a_short_window_up(span: float, expected: float) -> None:
+    assert Window(7, 100.0, 100.0 + span).per_interval(10) == expected
