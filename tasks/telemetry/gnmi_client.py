@@ -52,6 +52,14 @@ class _SilentError(Exception):
     """The stream ended or went quiet; the text says how."""
 
 
+class _StatusError(Exception):
+    """A call that ended with a status, found out other than through its own error."""
+
+    def __init__(self, code: Any, details: str | None) -> None:
+        super().__init__(f"{code}: {details}")
+        self.code, self.details = code, str(details or "")
+
+
 class GnmiSubscriber:
     """One target. `await run()` until `stop()`; or hand many to a `SubscriberPool`."""
 
@@ -124,7 +132,11 @@ class GnmiSubscriber:
             except grpc.aio.AioRpcError as exc:
                 if self._stopping.is_set():
                     break
-                self._rpc_failed(exc)
+                self._rpc_failed(exc.code(), str(exc.details() or ""))
+            except _StatusError as exc:
+                if self._stopping.is_set():
+                    break
+                self._rpc_failed(exc.code, exc.details)
             except KeyError as exc:  # credentials missing from the environment
                 self._say(REFUSED, f"{self.where}: {exc.args[0]}")
             except OSError as exc:  # the CA file
@@ -162,7 +174,12 @@ class GnmiSubscriber:
             stub = gnmi_pb2_grpc.gNMIStub(channel)
             self._call = call = stub.Subscribe(metadata=metadata)
             # no done_writing(): some targets end the stream when the client half-closes
-            await call.write(self._request())
+            try:
+                await call.write(self._request())
+            except grpc.aio.AioRpcError:
+                # the target may end the call (a refusal) before our write completes: the
+                # write then fails with a generic INTERNAL; the call's own status says why
+                raise _StatusError(await call.code(), await call.details()) from None
             while True:
                 try:
                     resp = await asyncio.wait_for(call.read(), self._silent_after_s)
@@ -236,8 +253,7 @@ class GnmiSubscriber:
         self._lost = True
         self._say(SILENT, line)
 
-    def _rpc_failed(self, exc: Any) -> None:
-        code, details = exc.code(), str(exc.details() or "")
+    def _rpc_failed(self, code: Any, details: str) -> None:
         if code == grpc.StatusCode.UNAUTHENTICATED:
             self._lost = True
             self._say(REFUSED, f"{self.where}: refused: {details or 'bad credentials'} "
