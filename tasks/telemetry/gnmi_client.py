@@ -19,7 +19,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -50,14 +50,6 @@ _TLS_OTHER: Final = ("Ssl handshake failed", "SSL_ERROR", "TSI_", "handshake")
 
 class _SilentError(Exception):
     """The stream ended or went quiet; the text says how."""
-
-
-class _StatusError(Exception):
-    """A call that ended with a status, found out other than through its own error."""
-
-    def __init__(self, code: Any, details: str | None) -> None:
-        super().__init__(f"{code}: {details}")
-        self.code, self.details = code, str(details or "")
 
 
 class GnmiSubscriber:
@@ -133,10 +125,6 @@ class GnmiSubscriber:
                 if self._stopping.is_set():
                     break
                 self._rpc_failed(exc.code(), str(exc.details() or ""))
-            except _StatusError as exc:
-                if self._stopping.is_set():
-                    break
-                self._rpc_failed(exc.code, exc.details)
             except KeyError as exc:  # credentials missing from the environment
                 self._say(REFUSED, f"{self.where}: {exc.args[0]}")
             except OSError as exc:  # the CA file
@@ -172,14 +160,14 @@ class GnmiSubscriber:
         got_any = False
         try:
             stub = gnmi_pb2_grpc.gNMIStub(channel)
-            self._call = call = stub.Subscribe(metadata=metadata)
-            # no done_writing(): some targets end the stream when the client half-closes
-            try:
-                await call.write(self._request())
-            except grpc.aio.AioRpcError:
-                # the target may end the call (a refusal) before our write completes: the
-                # write then fails with a generic INTERNAL; the call's own status says why
-                raise _StatusError(await call.code(), await call.details()) from None
+            # Capabilities first: a refusal (credentials, TLS) comes back as a clean status.
+            # On a stream, a target that refuses before our first message is written makes
+            # grpc report a bare INTERNAL instead of the target's UNAUTHENTICATED.
+            await stub.Capabilities(gnmi_pb2.CapabilityRequest(), metadata=metadata,
+                                    timeout=max(self._silent_after_s, 5.0))
+            # requests come from a generator, not call.write(): a target that refuses us
+            # before our write lands would turn the write into a bare INTERNAL error
+            self._call = call = stub.Subscribe(self._requests(), metadata=metadata)
             while True:
                 try:
                     resp = await asyncio.wait_for(call.read(), self._silent_after_s)
@@ -203,6 +191,12 @@ class GnmiSubscriber:
         if missing:
             raise KeyError(f"credentials not set: {', '.join(missing)}")
         return (("username", os.environ[self._env[0]]), ("password", os.environ[self._env[1]]))
+
+    async def _requests(self) -> AsyncIterator[Any]:
+        yield self._request()
+        # then stay open: some targets end the stream when the client half-closes
+        assert self._stopping is not None
+        await self._stopping.wait()
 
     def _request(self) -> Any:
         interval_ns = int(self._interval_s * 1e9)
