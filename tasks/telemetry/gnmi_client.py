@@ -90,6 +90,7 @@ class GnmiSubscriber:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._call: Any = None
         self._last_line: str | None = None
+        self._last_state: str | None = None
         self._was_up = False
         self._lost = False
         self.unknown_paths = 0  # updates on leaves no Metric maps (counted, not reported)
@@ -231,9 +232,11 @@ class GnmiSubscriber:
     # --- the story, one line per transition --------------------------------------------------
 
     def _say(self, state: str, line: str) -> None:
-        if line == self._last_line:
-            return  # retrying into the same wall: said once is enough
-        self._last_line = line
+        # one line per transition: retrying into the same wall, or staying silent for a
+        # different reason, is not news
+        if line == self._last_line or (state == SILENT and self._last_state == SILENT):
+            return
+        self._last_line, self._last_state = line, state
         self._on_state(state, line)
 
     def _up(self) -> None:
@@ -267,7 +270,8 @@ class GnmiSubscriber:
             self._lost = True
             self._say(REFUSED, f"{self.where}: TLS handshake failed")
         else:
-            self._lose(f"{self.where}: target unreachable ({code.name})")
+            why = "connection refused" if "Connection refused" in details else code.name
+            self._lose(f"{self.where}: target unreachable ({why})")
 
 
 def scalar(val: Any) -> int | str | None:

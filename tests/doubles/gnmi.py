@@ -20,6 +20,7 @@ class FakeCounters:
         self.ports = ports
         self.step = step
         self.reads = 0
+        self.failing = False  # True: every read raises, as a broken `tc` would
         self.oper = dict.fromkeys(ports, True)
         self.base: dict[tuple[Metric, str, int | None], int] = {}
         for port in ports:
@@ -35,6 +36,8 @@ class FakeCounters:
     def __call__(self) -> list[tuple[str, int | str]]:
         with self._lock:
             self.reads += 1
+            if self.failing:
+                raise OSError("tc: cannot talk to the kernel")
             for k in self.base:
                 self.base[k] += self.step
             out: list[tuple[str, int | str]] = [

