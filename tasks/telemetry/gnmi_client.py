@@ -73,6 +73,7 @@ class GnmiSubscriber:
         backoff_s: tuple[float, float] = (0.5, 30.0),
         counter_paths: Iterable[str] = paths.COUNTER_SUBSCRIPTIONS,
         state_paths: Iterable[str] = paths.STATE_SUBSCRIPTIONS,
+        encoding: str = "PROTO",
     ) -> None:
         if ca_file is None and not insecure:
             raise ValueError(f"{device}: a CA file is needed to verify the target "
@@ -82,10 +83,13 @@ class GnmiSubscriber:
         self._on_sample, self._on_state = on_sample, on_state
         self._interval_s = interval_s
         self._env = (username_env, password_env)
-        # a SAMPLE stream speaks every interval: three missed intervals mean it went quiet
-        self._silent_after_s = silent_after_s or max(3 * interval_s, 1.0)
         self._backoff = backoff_s
         self._counter_paths, self._state_paths = tuple(counter_paths), tuple(state_paths)
+        self._encoding = encoding
+        # a SAMPLE stream speaks every interval: three missed intervals mean it went quiet
+        # (ON_CHANGE alone may rightly say nothing for hours: no timer then)
+        self._silent_after_s = (silent_after_s or max(3 * interval_s, 1.0)
+                                if self._counter_paths else None)
         self._stopping: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._call: Any = None
@@ -165,7 +169,7 @@ class GnmiSubscriber:
             # On a stream, a target that refuses before our first message is written makes
             # grpc report a bare INTERNAL instead of the target's UNAUTHENTICATED.
             await stub.Capabilities(gnmi_pb2.CapabilityRequest(), metadata=metadata,
-                                    timeout=max(self._silent_after_s, 5.0))
+                                    timeout=max(self._silent_after_s or 0, 5.0))
             # requests come from a generator, not call.write(): a target that refuses us
             # before our write lands would turn the write into a bare INTERNAL error
             self._call = call = stub.Subscribe(self._requests(), metadata=metadata)
@@ -173,8 +177,8 @@ class GnmiSubscriber:
                 try:
                     resp = await asyncio.wait_for(call.read(), self._silent_after_s)
                 except TimeoutError:
-                    raise _SilentError(f"{self.where}: no update in {self._silent_after_s:g}s") \
-                        from None
+                    raise _SilentError(f"{self.where}: no update in "
+                                       f"{self._silent_after_s or 0:g}s") from None
                 if resp is grpc.aio.EOF:
                     raise _SilentError(f"{self.where}: target ended the stream")
                 if not got_any:
@@ -210,7 +214,7 @@ class GnmiSubscriber:
                  for p in self._state_paths]
         return gnmi_pb2.SubscribeRequest(subscribe=gnmi_pb2.SubscriptionList(
             subscription=subs, mode=gnmi_pb2.SubscriptionList.STREAM,
-            encoding=gnmi_pb2.Encoding.PROTO))
+            encoding=gnmi_pb2.Encoding.Value(self._encoding)))
 
     def _notification(self, notif: Any) -> None:
         stamp = notif.timestamp / 1e9 if notif.timestamp else time.time()
@@ -293,9 +297,12 @@ def scalar(val: Any) -> int | str | None:
 class SubscriberPool:
     """Many subscribers on one event loop in one background thread."""
 
-    def __init__(self, subscribers: Iterable[GnmiSubscriber]) -> None:
+    def __init__(self, subscribers: Iterable[GnmiSubscriber] = ()) -> None:
         self.subscribers = list(subscribers)
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._ready = threading.Event()
 
     def start(self) -> None:
@@ -303,20 +310,41 @@ class SubscriberPool:
         self._thread.start()
         self._ready.wait(5.0)
 
-    def _main(self) -> None:
-        asyncio.run(self._gather())
-
-    async def _gather(self) -> None:
-        tasks = [asyncio.create_task(s.run()) for s in self.subscribers]
-        await asyncio.sleep(0)  # let each run() set up its loop handle before stop() can come
-        self._ready.set()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        for sub, res in zip(self.subscribers, results, strict=True):
-            if isinstance(res, BaseException) and not isinstance(res, asyncio.CancelledError):
-                log.error("%s: subscriber stopped: %s", sub.where, res)
+    def add(self, sub: GnmiSubscriber) -> None:
+        """Watch one more target; from any thread, before or after `start()`."""
+        self.subscribers.append(sub)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._spawn, sub)
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        for sub in self.subscribers:
-            sub.stop()
+        if self._loop is not None and self._closing is not None:
+            with contextlib.suppress(RuntimeError):  # the loop may already be gone
+                self._loop.call_soon_threadsafe(self._closing.set)
         if self._thread is not None:
             self._thread.join(timeout_s)
+
+    def _main(self) -> None:
+        asyncio.run(self._serve())
+
+    def _spawn(self, sub: GnmiSubscriber) -> None:
+        task = asyncio.create_task(sub.run(), name=f"gnmi {sub.where}")
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s: subscriber stopped: %s", task.get_name(), task.exception())
+
+    async def _serve(self) -> None:
+        self._loop, self._closing = asyncio.get_running_loop(), asyncio.Event()
+        for sub in self.subscribers:
+            self._spawn(sub)
+        self._ready.set()
+        await self._closing.wait()
+        for sub in self.subscribers:
+            sub._stop_here()  # we are on its loop already
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=2.0)
+            for task in late:
+                task.cancel()

@@ -192,7 +192,7 @@ class GnmiTarget:
         snap = self._read_or_abort(context)
         sent: dict[tuple[Elem, ...], Value] = {}
         initial = {p: v for p, v in snap.items() if any(paths.matches(s.path, p) for s in subs)}
-        if initial:
+        if initial and not sl.updates_only:  # updates_only: changes from now on, no snapshot
             yield _notification(initial, [])
         sent.update(initial)
         yield gnmi_pb2.SubscribeResponse(sync_response=True)

@@ -266,8 +266,9 @@ def test_many_targets_share_one_thread(
     rec = Recorder()
     try:
         before = set(threading.enumerate())
-        watching(*(_subscriber(rec, t.port, pki.ca_file, f"sw{i}")
-                   for i, t in enumerate(targets)))
+        pool = watching(*(_subscriber(rec, t.port, pki.ca_file, f"sw{i}")
+                          for i, t in enumerate(targets[:-1])))
+        pool.add(_subscriber(rec, targets[-1].port, pki.ca_file, "sw7"))  # joins a running pool
         assert rec.wait(lambda: {s.device for s in rec.samples} == {f"sw{i}" for i in range(8)})
         # the targets' stream workers live in this process too: leave them out of the count
         new = [t.name for t in set(threading.enumerate()) - before
@@ -300,3 +301,21 @@ def test_a_target_that_goes_quiet_is_silent(
         ("connected", f"sw1 127.0.0.1:{target.port}: connected, subscribed"),
         ("silent", f"sw1 127.0.0.1:{target.port}: no update in 0.5s"),
     ]
+
+
+def test_a_certificate_for_another_name_is_refused_in_one_line(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    rec, target = Recorder(), _target(pki, FakeCounters())
+    try:
+        watching(GnmiSubscriber("sw9", "127.0.0.1", target.port, ca_file=pki.ca_file,
+                                on_sample=rec.sample, on_state=rec.state, interval_s=0.1,
+                                username_env=USER_ENV, password_env=PASS_ENV,
+                                backoff_s=(0.05, 0.2), tls_server_name="sw9.lab"))
+        assert rec.wait(lambda: bool(rec.states))
+        time.sleep(0.4)
+        states = list(rec.states)
+    finally:
+        target.stop()
+    assert states == [("refused", f"sw9 127.0.0.1:{target.port}: TLS certificate does not "
+                                  "name sw9.lab")]
