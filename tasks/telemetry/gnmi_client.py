@@ -92,7 +92,8 @@ class GnmiSubscriber:
                                 if self._counter_paths else None)
         self._stopping: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._call: Any = None
+        self._session_task: asyncio.Task[None] | None = None
+        self._streamed = False  # the current session delivered something
         self._last_line: str | None = None
         self._last_state: str | None = None
         self._was_up = False
@@ -114,16 +115,17 @@ class GnmiSubscriber:
     def _stop_here(self) -> None:
         if self._stopping is not None:
             self._stopping.set()
-        if self._call is not None:
-            self._call.cancel()
+        if self._session_task is not None:
+            self._session_task.cancel()  # mid-connect or mid-stream alike
 
     async def run(self) -> None:
         self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
         delay = self._backoff[0]
         while not self._stopping.is_set():
-            streamed = False
+            self._streamed = False
+            self._session_task = asyncio.create_task(self._session())
             try:
-                streamed = await self._session()
+                await self._session_task
             except _SilentError as exc:
                 self._lose(str(exc))
             except grpc.aio.AioRpcError as exc:
@@ -137,8 +139,10 @@ class GnmiSubscriber:
             except asyncio.CancelledError:
                 if not self._stopping.is_set():
                     raise
-                break  # stop() cancelled the call under us
-            if streamed:
+                break  # stop() cancelled the session under us
+            finally:
+                self._session_task = None
+            if self._streamed:
                 delay = self._backoff[0]  # it worked for a while: come back quickly
             # jitter: a thousand watchers must not knock on a restarted target in lockstep
             pause = delay * random.uniform(0.8, 1.2)
@@ -148,8 +152,8 @@ class GnmiSubscriber:
 
     # --- one connection --------------------------------------------------------------------
 
-    async def _session(self) -> bool:
-        """Subscribe and read until the stream fails. True once anything arrived."""
+    async def _session(self) -> None:
+        """Subscribe and read until the stream fails (it always ends in an exception)."""
         metadata = self._metadata()
         options: list[tuple[str, int | str]] = [
             ("grpc.keepalive_time_ms", 10_000), ("grpc.keepalive_timeout_ms", 5_000)]
@@ -162,7 +166,6 @@ class GnmiSubscriber:
             if self._server_name:
                 options.append(("grpc.ssl_target_name_override", self._server_name))
             channel = grpc.aio.secure_channel(where, creds, options=options)
-        got_any = False
         try:
             stub = gnmi_pb2_grpc.gNMIStub(channel)
             # Capabilities first: a refusal (credentials, TLS) comes back as a clean status.
@@ -170,9 +173,8 @@ class GnmiSubscriber:
             # grpc report a bare INTERNAL instead of the target's UNAUTHENTICATED.
             await stub.Capabilities(gnmi_pb2.CapabilityRequest(), metadata=metadata,
                                     timeout=max(self._silent_after_s or 0, 5.0))
-            # requests come from a generator, not call.write(): a target that refuses us
-            # before our write lands would turn the write into a bare INTERNAL error
-            self._call = call = stub.Subscribe(self._requests(), metadata=metadata)
+            # the request comes from a generator that then waits: no half-close
+            call = stub.Subscribe(self._requests(), metadata=metadata)
             while True:
                 try:
                     resp = await asyncio.wait_for(call.read(), self._silent_after_s)
@@ -181,15 +183,13 @@ class GnmiSubscriber:
                                        f"{self._silent_after_s or 0:g}s") from None
                 if resp is grpc.aio.EOF:
                     raise _SilentError(f"{self.where}: target ended the stream")
-                if not got_any:
-                    got_any = True
+                if not self._streamed:
+                    self._streamed = True
                     self._up()
                 if resp.HasField("update"):
                     self._notification(resp.update)
         finally:
-            self._call = None
             await channel.close(grace=None)
-        return got_any
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         missing = [n for n in self._env if not os.environ.get(n)]
