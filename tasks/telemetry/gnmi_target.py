@@ -344,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         target = target_from_config(config)
         target.start()
     except (OSError, KeyError, ValueError, ImportError, AttributeError) as exc:
-        print(f"gnmi_target: {exc}", file=sys.stderr)
+        why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"gnmi_target: {why}", file=sys.stderr)
         return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
