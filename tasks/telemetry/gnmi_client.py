@@ -1,0 +1,350 @@
+"""The gNMI subscriber behind `flatfab watch`: counters as SAMPLE, oper-state as ON_CHANGE.
+
+Every update becomes a `Sample`. Each target gets one channel and one coroutine; many targets
+share one event loop in one thread (`SubscriberPool`), so a thousand switches cost a thousand
+sockets, not a thousand threads. The connection's story is told through `on_state(state,
+line)` with one line per transition: connected, silent, reconnected, refused.
+
+TLS is verified against the CA file given; plaintext only when `insecure=True` is asked for.
+Credentials come from environment variables (their names are given, never their values).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+from typing import Any, Final
+
+import grpc  # type: ignore[import-untyped]
+from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc  # type: ignore[import-untyped]
+
+from tasks.telemetry import paths
+from tasks.telemetry.samples import Sample
+
+log = logging.getLogger(__name__)
+
+CONNECTED: Final = "connected"
+SILENT: Final = "silent"
+RECONNECTED: Final = "reconnected"
+REFUSED: Final = "refused"
+
+SampleCallback = Callable[[Sample], None]
+StateCallback = Callable[[str, str], None]  # (state, one line for a human)
+
+USERNAME_ENV: Final = "FLATFAB_GNMI_USERNAME"
+PASSWORD_ENV: Final = "FLATFAB_GNMI_PASSWORD"
+
+_TLS_UNTRUSTED: Final = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed",
+                         "unable to get local issuer", "self signed certificate",
+                         "self-signed certificate")
+_TLS_OTHER: Final = ("Ssl handshake failed", "SSL_ERROR", "TSI_", "handshake")
+
+
+class _SilentError(Exception):
+    """The stream ended or went quiet; the text says how."""
+
+
+class GnmiSubscriber:
+    """One target. `await run()` until `stop()`; or hand many to a `SubscriberPool`."""
+
+    def __init__(
+        self,
+        device: str,
+        host: str,
+        port: int,
+        *,
+        ca_file: Path | None,
+        on_sample: SampleCallback,
+        on_state: StateCallback,
+        interval_s: float = 1.0,
+        username_env: str = USERNAME_ENV,
+        password_env: str = PASSWORD_ENV,
+        insecure: bool = False,
+        tls_server_name: str | None = None,
+        silent_after_s: float | None = None,
+        backoff_s: tuple[float, float] = (0.5, 30.0),
+        counter_paths: Iterable[str] = paths.COUNTER_SUBSCRIPTIONS,
+        state_paths: Iterable[str] = paths.STATE_SUBSCRIPTIONS,
+        encoding: str = "PROTO",
+    ) -> None:
+        if ca_file is None and not insecure:
+            raise ValueError(f"{device}: a CA file is needed to verify the target "
+                             "(plaintext only with insecure=True)")
+        self.device, self.host, self.port = device, host, port
+        self._ca_file, self._insecure, self._server_name = ca_file, insecure, tls_server_name
+        self._on_sample, self._on_state = on_sample, on_state
+        self._interval_s = interval_s
+        self._env = (username_env, password_env)
+        self._backoff = backoff_s
+        self._counter_paths, self._state_paths = tuple(counter_paths), tuple(state_paths)
+        self._encoding = encoding
+        # a SAMPLE stream speaks every interval: three missed intervals mean it went quiet
+        # (ON_CHANGE alone may rightly say nothing for hours: no timer then)
+        self._silent_after_s = (silent_after_s or max(3 * interval_s, 1.0)
+                                if self._counter_paths else None)
+        self._stopping: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session_task: asyncio.Task[None] | None = None
+        self._streamed = False  # the current session delivered something
+        self._last_line: str | None = None
+        self._last_state: str | None = None
+        self._was_up = False
+        self._lost = False
+        self.unknown_paths = 0  # updates on leaves no Metric maps (counted, not reported)
+
+    @property
+    def where(self) -> str:
+        return f"{self.device} {self.host}:{self.port}"
+
+    # --- control ---------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Safe from any thread."""
+        if self._loop is None or self._stopping is None:
+            return
+        self._loop.call_soon_threadsafe(self._stop_here)
+
+    def _stop_here(self) -> None:
+        if self._stopping is not None:
+            self._stopping.set()
+        if self._session_task is not None:
+            self._session_task.cancel()  # mid-connect or mid-stream alike
+
+    async def run(self) -> None:
+        self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
+        delay = self._backoff[0]
+        while not self._stopping.is_set():
+            self._streamed = False
+            self._session_task = asyncio.create_task(self._session())
+            try:
+                await self._session_task
+            except _SilentError as exc:
+                self._lose(str(exc))
+            except grpc.aio.AioRpcError as exc:
+                if self._stopping.is_set():
+                    break
+                self._rpc_failed(exc.code(), str(exc.details() or ""))
+            except KeyError as exc:  # credentials missing from the environment
+                self._say(REFUSED, f"{self.where}: {exc.args[0]}")
+            except OSError as exc:  # the CA file
+                self._say(REFUSED, f"{self.where}: cannot read CA file: {exc.strerror or exc}")
+            except asyncio.CancelledError:
+                if not self._stopping.is_set():
+                    raise
+                break  # stop() cancelled the session under us
+            finally:
+                self._session_task = None
+            if self._streamed:
+                delay = self._backoff[0]  # it worked for a while: come back quickly
+            # jitter: a thousand watchers must not knock on a restarted target in lockstep
+            pause = delay * random.uniform(0.8, 1.2)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), pause)
+            delay = min(delay * 2, self._backoff[1])
+
+    # --- one connection --------------------------------------------------------------------
+
+    async def _session(self) -> None:
+        """Subscribe and read until the stream fails (it always ends in an exception)."""
+        metadata = self._metadata()
+        options: list[tuple[str, int | str]] = [
+            ("grpc.keepalive_time_ms", 10_000), ("grpc.keepalive_timeout_ms", 5_000)]
+        where = f"{self.host}:{self.port}"
+        if self._insecure:
+            channel = grpc.aio.insecure_channel(where, options=options)
+        else:
+            assert self._ca_file is not None
+            creds = grpc.ssl_channel_credentials(root_certificates=self._ca_file.read_bytes())
+            if self._server_name:
+                options.append(("grpc.ssl_target_name_override", self._server_name))
+            channel = grpc.aio.secure_channel(where, creds, options=options)
+        try:
+            stub = gnmi_pb2_grpc.gNMIStub(channel)
+            # Capabilities first: a refusal (credentials, TLS) comes back as a clean status.
+            # On a stream, a target that refuses before our first message is written makes
+            # grpc report a bare INTERNAL instead of the target's UNAUTHENTICATED.
+            await stub.Capabilities(gnmi_pb2.CapabilityRequest(), metadata=metadata,
+                                    timeout=max(self._silent_after_s or 0, 5.0))
+            # the request comes from a generator that then waits: no half-close
+            call = stub.Subscribe(self._requests(), metadata=metadata)
+            while True:
+                try:
+                    resp = await asyncio.wait_for(call.read(), self._silent_after_s)
+                except TimeoutError:
+                    raise _SilentError(f"{self.where}: no update in "
+                                       f"{self._silent_after_s or 0:g}s") from None
+                if resp is grpc.aio.EOF:
+                    raise _SilentError(f"{self.where}: target ended the stream")
+                if not self._streamed:
+                    self._streamed = True
+                    self._up()
+                if resp.HasField("update"):
+                    self._notification(resp.update)
+        finally:
+            await channel.close(grace=None)
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        missing = [n for n in self._env if not os.environ.get(n)]
+        if missing:
+            raise KeyError(f"credentials not set: {', '.join(missing)}")
+        return (("username", os.environ[self._env[0]]), ("password", os.environ[self._env[1]]))
+
+    async def _requests(self) -> AsyncIterator[Any]:
+        yield self._request()
+        # then stay open: some targets end the stream when the client half-closes
+        assert self._stopping is not None
+        await self._stopping.wait()
+
+    def _request(self) -> Any:
+        interval_ns = int(self._interval_s * 1e9)
+        subs = [gnmi_pb2.Subscription(path=paths.to_proto(p),
+                                      mode=gnmi_pb2.SubscriptionMode.SAMPLE,
+                                      sample_interval=interval_ns)
+                for p in self._counter_paths]
+        subs += [gnmi_pb2.Subscription(path=paths.to_proto(p),
+                                       mode=gnmi_pb2.SubscriptionMode.ON_CHANGE)
+                 for p in self._state_paths]
+        return gnmi_pb2.SubscribeRequest(subscribe=gnmi_pb2.SubscriptionList(
+            subscription=subs, mode=gnmi_pb2.SubscriptionList.STREAM,
+            encoding=gnmi_pb2.Encoding.Value(self._encoding)))
+
+    def _notification(self, notif: Any) -> None:
+        stamp = notif.timestamp / 1e9 if notif.timestamp else time.time()
+        prefix = notif.prefix if notif.HasField("prefix") else None
+        for update in notif.update:
+            hit = paths.metric_of(paths.render(paths.from_proto(update.path, prefix)))
+            value = scalar(update.val)
+            if hit is None or value is None:
+                self.unknown_paths += 1
+                continue
+            metric, port, key = hit
+            try:
+                number = paths.sample_value(metric, value)
+            except ValueError:
+                self.unknown_paths += 1
+                continue
+            self._on_sample(Sample(self.device, port, metric, key, number, stamp))
+
+    # --- the story, one line per transition --------------------------------------------------
+
+    def _say(self, state: str, line: str) -> None:
+        # one line per transition: retrying into the same wall, or staying silent for a
+        # different reason, is not news
+        if line == self._last_line or (state == SILENT and self._last_state == SILENT):
+            return
+        self._last_line, self._last_state = line, state
+        self._on_state(state, line)
+
+    def _up(self) -> None:
+        if self._lost and self._was_up:
+            self._say(RECONNECTED, f"{self.where}: reconnected, subscribed again")
+        else:
+            self._say(CONNECTED, f"{self.where}: connected, subscribed")
+        self._was_up, self._lost = True, False
+
+    def _lose(self, line: str) -> None:
+        self._lost = True
+        self._say(SILENT, line)
+
+    def _rpc_failed(self, code: Any, details: str) -> None:
+        if code == grpc.StatusCode.UNAUTHENTICATED:
+            self._lost = True
+            self._say(REFUSED, f"{self.where}: refused: {details or 'bad credentials'} "
+                               "(UNAUTHENTICATED)")
+        elif code == grpc.StatusCode.PERMISSION_DENIED:
+            self._lost = True
+            self._say(REFUSED, f"{self.where}: refused: {details} (PERMISSION_DENIED)")
+        elif any(s in details for s in _TLS_UNTRUSTED):
+            self._lost = True
+            self._say(REFUSED, f"{self.where}: TLS certificate not trusted "
+                               f"(not signed by {self._ca_file})")
+        elif "not in peer certificate" in details or "hostname" in details.lower():
+            self._lost = True
+            self._say(REFUSED, f"{self.where}: TLS certificate does not name "
+                               f"{self._server_name or self.host}")
+        elif any(s in details for s in _TLS_OTHER):
+            self._lost = True
+            self._say(REFUSED, f"{self.where}: TLS handshake failed")
+        else:
+            why = "connection refused" if "Connection refused" in details else code.name
+            self._lose(f"{self.where}: target unreachable ({why})")
+
+
+def scalar(val: Any) -> int | str | None:
+    """A gNMI TypedValue as an int or a string; JSON-encoded scalars too (some NOSes)."""
+    kind = val.WhichOneof("value")
+    if kind in ("uint_val", "int_val", "string_val"):
+        out: int | str = getattr(val, kind)
+        return out
+    if kind in ("json_val", "json_ietf_val"):
+        try:
+            loaded = json.loads(getattr(val, kind))
+        except ValueError:
+            return None
+        if isinstance(loaded, (int, str)) and not isinstance(loaded, bool):
+            return loaded
+    return None
+
+
+class SubscriberPool:
+    """Many subscribers on one event loop in one background thread."""
+
+    def __init__(self, subscribers: Iterable[GnmiSubscriber] = ()) -> None:
+        self.subscribers = list(subscribers)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ready = threading.Event()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, name="gnmi-subscribers", daemon=True)
+        self._thread.start()
+        self._ready.wait(5.0)
+
+    def add(self, sub: GnmiSubscriber) -> None:
+        """Watch one more target; from any thread, before or after `start()`."""
+        self.subscribers.append(sub)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._spawn, sub)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        if self._loop is not None and self._closing is not None:
+            with contextlib.suppress(RuntimeError):  # the loop may already be gone
+                self._loop.call_soon_threadsafe(self._closing.set)
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def _main(self) -> None:
+        asyncio.run(self._serve())
+
+    def _spawn(self, sub: GnmiSubscriber) -> None:
+        task = asyncio.create_task(sub.run(), name=f"gnmi {sub.where}")
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s: subscriber stopped: %s", task.get_name(), task.exception())
+
+    async def _serve(self) -> None:
+        self._loop, self._closing = asyncio.get_running_loop(), asyncio.Event()
+        for sub in self.subscribers:
+            self._spawn(sub)
+        self._ready.set()
+        await self._closing.wait()
+        for sub in self.subscribers:
+            sub._stop_here()  # we are on its loop already
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=2.0)
+            for task in late:
+                task.cancel()

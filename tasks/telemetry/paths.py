@@ -1,0 +1,201 @@
+"""gNMI paths <-> `Metric`s: the one place that knows which leaf carries which counter.
+
+Paths are kept as xpath-style strings (`/a/b[k=v]/c`) inside flatfab and turned into gNMI
+`Path` messages only at the wire (`gnmi_target`, `gnmi_client`).
+
+Sources for the leaf names (checked 2026-11-25):
+- OpenConfig `openconfig-interfaces.yang`: `/interfaces/interface[name]/state/oper-status`
+  (enum UP, DOWN, ...).
+- OpenConfig `openconfig-qos-interfaces.yang` 2.0.1 (github openconfig/public,
+  release/models/qos/): list `/qos/interfaces/interface` keyed by `interface-id`,
+  `output/queues/queue[name]/state/{transmit-pkts, dropped-pkts, ecn-marked-pkts}`
+  (ecn-marked-pkts added in 0.11.0, 2023-09-15).
+- OpenConfig has no per-priority PFC counters and no PFC watchdog (only the MAC-level
+  `ethernet/state/counters/{in,out}-mac-pause-frames`, which do not say which priority).
+  flatfab serves those under its own clearly named root `/flatfab-qos/...`, shaped like
+  SR Linux's `qos interfaces interface X pfc statistics pfc-priority N`
+  (`pfc-pause-frames-received|generated`, `deadlock-recovery-occurrences`) and NVUE's
+  per-switch-priority `pfc-stats`. A vendor adapter maps its native path onto these.
+- NIC counters (CNP, ECN-marked received, out-of-buffer) have no OpenConfig model either:
+  `/flatfab-nic/...`, named after the mlx5 ethtool/`rdma statistic` counters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pygnmi.spec.v080 import gnmi_pb2  # type: ignore[import-untyped]
+
+from tasks.telemetry.samples import Metric
+
+Elem = tuple[str, tuple[tuple[str, str], ...]]  # (name, sorted (key, value) pairs)
+
+OPER_STATUS_UP: Final = "UP"
+OPER_STATUS_DOWN: Final = "DOWN"
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """Where one metric lives: a template with `{port}` and (optionally) `{key}`."""
+
+    metric: Metric
+    template: str
+    keyed: bool  # does `{key}` appear (priority or queue index)
+
+
+# fmt: off
+LEAVES: Final[tuple[Leaf, ...]] = (
+    # OpenConfig interfaces (state, ON_CHANGE)
+    Leaf(Metric.OPER_UP, "/interfaces/interface[name={port}]/state/oper-status", False),
+    # OpenConfig QoS: egress queues; the queue name is flatfab's queue index ("0".."7")
+    Leaf(Metric.QUEUE_TX, "/qos/interfaces/interface[interface-id={port}]/output/queues"
+                          "/queue[name={key}]/state/transmit-pkts", True),
+    Leaf(Metric.QUEUE_DROPS, "/qos/interfaces/interface[interface-id={port}]/output/queues"
+                             "/queue[name={key}]/state/dropped-pkts", True),
+    Leaf(Metric.QUEUE_ECN, "/qos/interfaces/interface[interface-id={port}]/output/queues"
+                           "/queue[name={key}]/state/ecn-marked-pkts", True),
+    # flatfab: per-priority PFC and watchdog (no OpenConfig leaf exists)
+    Leaf(Metric.PFC_RX, "/flatfab-qos/interfaces/interface[name={port}]/pfc/priorities"
+                        "/priority[id={key}]/state/rx-pause-frames", True),
+    Leaf(Metric.PFC_TX, "/flatfab-qos/interfaces/interface[name={port}]/pfc/priorities"
+                        "/priority[id={key}]/state/tx-pause-frames", True),
+    Leaf(Metric.WATCHDOG, "/flatfab-qos/interfaces/interface[name={port}]/pfc/priorities"
+                          "/priority[id={key}]/state/watchdog-storms", True),
+    # flatfab: NIC (host) counters
+    Leaf(Metric.NIC_CNP_SENT, "/flatfab-nic/interfaces/interface[name={port}]/state/cnp-sent",
+         False),
+    Leaf(Metric.NIC_CNP_HANDLED,
+         "/flatfab-nic/interfaces/interface[name={port}]/state/cnp-handled", False),
+    Leaf(Metric.NIC_ECN_MARKED_RX,
+         "/flatfab-nic/interfaces/interface[name={port}]/state/ecn-marked-rx", False),
+    Leaf(Metric.NIC_OUT_OF_BUFFER,
+         "/flatfab-nic/interfaces/interface[name={port}]/state/out-of-buffer", False),
+)
+# fmt: on
+
+_BY_METRIC: Final = {leaf.metric: leaf for leaf in LEAVES}
+
+# What a subscriber asks for: wildcard prefixes (a list without keys means every entry).
+COUNTER_SUBSCRIPTIONS: Final = (
+    "/qos/interfaces/interface/output/queues/queue/state",
+    "/flatfab-qos/interfaces/interface/pfc/priorities/priority/state",
+    "/flatfab-nic/interfaces/interface/state",
+)
+STATE_SUBSCRIPTIONS: Final = ("/interfaces/interface/state/oper-status",)
+
+
+class PathError(ValueError):
+    """A path string flatfab cannot parse."""
+
+
+_ELEM = re.compile(r"([^/\[\]]+)((?:\[[^=\]]+=[^\]]*\])*)")
+_KEY = re.compile(r"\[([^=\]]+)=([^\]]*)\]")
+
+
+def parse(path: str) -> tuple[Elem, ...]:
+    """`/a/b[k=v]/c` -> ((a, ()), (b, ((k, v),)), (c, ())). Key values may not hold `/`, `]`."""
+    elems: list[Elem] = []
+    for part in _split(path):
+        m = _ELEM.fullmatch(part)
+        if m is None:
+            raise PathError(f"not a gNMI path: {path!r}")
+        keys = tuple(sorted(_KEY.findall(m.group(2))))
+        elems.append((m.group(1), keys))
+    return tuple(elems)
+
+
+def _split(path: str) -> list[str]:
+    # split on "/" outside brackets: interface names like "Ethernet1/1" live in keys
+    parts, depth, cur = [], 0, ""
+    for ch in path.strip("/"):
+        if ch == "/" and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += ch == "["
+        depth -= ch == "]"
+        cur += ch
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def render(elems: tuple[Elem, ...]) -> str:
+    return "/" + "/".join(name + "".join(f"[{k}={v}]" for k, v in keys) for name, keys in elems)
+
+
+def leaf_path(metric: Metric, port: str, key: int | None = None) -> str:
+    """The path that carries `metric` for `port` (and priority/queue `key`)."""
+    leaf = _BY_METRIC[metric]
+    if leaf.keyed and key is None:
+        raise PathError(f"{metric} needs a priority or queue index")
+    return leaf.template.format(port=port, key="" if key is None else key)
+
+
+def leaf_value(metric: Metric, value: int) -> int | str:
+    """What the target serves for a metric: counters as integers, oper state as its enum."""
+    if metric is Metric.OPER_UP:
+        return OPER_STATUS_UP if value else OPER_STATUS_DOWN
+    return value
+
+
+def _pattern(leaf: Leaf) -> re.Pattern[str]:
+    esc = re.escape(leaf.template).replace(r"\{port\}", "(?P<port>[^\\]]+)")
+    esc = esc.replace(r"\{key\}", r"(?P<key>\d+)")
+    return re.compile(esc)
+
+
+_PATTERNS: Final = tuple((_pattern(leaf), leaf) for leaf in LEAVES)
+
+
+def metric_of(path: str) -> tuple[Metric, str, int | None] | None:
+    """(metric, port, key) for a leaf path flatfab knows, None for any other leaf."""
+    norm = render(parse(path))  # canonical spelling: keys sorted, one leading slash
+    for pattern, leaf in _PATTERNS:
+        m = pattern.fullmatch(norm)
+        if m:
+            key = int(m.group("key")) if leaf.keyed else None
+            return leaf.metric, m.group("port"), key
+    return None
+
+
+def sample_value(metric: Metric, value: int | str) -> int:
+    """A served value back to the integer a `Sample` carries (oper-status UP -> 1)."""
+    if metric is Metric.OPER_UP:
+        return 1 if str(value).upper() == OPER_STATUS_UP else 0
+    return int(value)
+
+
+def matches(request: tuple[Elem, ...], leaf: tuple[Elem, ...]) -> bool:
+    """Does the subscribed `request` path cover `leaf`? A prefix; missing keys or `*` match
+    any value, a `*` element matches any name, `...` matches any depth."""
+    for i, (name, keys) in enumerate(request):
+        if name == "...":
+            return True
+        if i >= len(leaf):
+            return False
+        lname, lkeys = leaf[i]
+        if name not in ("*", lname):
+            return False
+        have = dict(lkeys)
+        if any(v != "*" and have.get(k) != v for k, v in keys):
+            return False
+    return True
+
+
+# --- wire form (gNMI `Path` messages); the protos are generated and untyped ---------------
+
+def to_proto(path: str | tuple[Elem, ...]) -> Any:
+    elems = parse(path) if isinstance(path, str) else path
+    return gnmi_pb2.Path(elem=[gnmi_pb2.PathElem(name=n, key=dict(k)) for n, k in elems])
+
+
+def from_proto(path: Any, prefix: Any = None) -> tuple[Elem, ...]:
+    """A gNMI `Path` (after its optional `prefix`) as elements; `origin` is not compared."""
+    elems: list[Elem] = []
+    for p in (prefix, path):
+        if p is not None:
+            elems.extend((e.name, tuple(sorted(e.key.items()))) for e in p.elem)
+    return tuple(elems)

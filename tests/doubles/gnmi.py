@@ -1,0 +1,72 @@
+"""A fake counter source for the gNMI target: what the lab's `tc`/virtual-ASIC reader will be."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from tasks.telemetry import paths, tls
+from tasks.telemetry.samples import Metric
+
+PFC_PRIORITY = 3
+QUEUE = 3
+
+
+class FakeCounters:
+    """Per-port counters that grow by `step` on every read; oper state set by the test."""
+
+    def __init__(self, ports: tuple[str, ...] = ("swp1", "swp2"), step: int = 1) -> None:
+        self._lock = threading.Lock()
+        self.ports = ports
+        self.step = step
+        self.reads = 0
+        self.failing = False  # True: every read raises, as a broken `tc` would
+        self.oper = dict.fromkeys(ports, True)
+        self.base: dict[tuple[Metric, str, int | None], int] = {}
+        for port in ports:
+            for metric in (Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG):
+                self.base[(metric, port, PFC_PRIORITY)] = 0
+            for metric in (Metric.QUEUE_TX, Metric.QUEUE_DROPS, Metric.QUEUE_ECN):
+                self.base[(metric, port, QUEUE)] = 0
+
+    def set_oper(self, port: str, up: bool) -> None:
+        with self._lock:
+            self.oper[port] = up
+
+    def __call__(self) -> list[tuple[str, int | str]]:
+        with self._lock:
+            self.reads += 1
+            if self.failing:
+                raise OSError("tc: cannot talk to the kernel")
+            for k in self.base:
+                self.base[k] += self.step
+            out: list[tuple[str, int | str]] = [
+                (paths.leaf_path(m, port, key), value)
+                for (m, port, key), value in self.base.items()
+            ]
+            out += [(paths.leaf_path(Metric.OPER_UP, port),
+                     paths.leaf_value(Metric.OPER_UP, int(up)))
+                    for port, up in self.oper.items()]
+            return out
+
+
+def fake_source(ports: list[str] | None = None, step: int = 1) -> FakeCounters:
+    """The factory `python -m tasks.telemetry.gnmi_target --config` names in the tests."""
+    return FakeCounters(tuple(ports or ("swp1", "swp2")), step)
+
+
+class LabPki:
+    """A CA, a server certificate for 127.0.0.1/localhost, and an unrelated second CA."""
+
+    def __init__(self, where: Path) -> None:
+        ca = tls.make_ca("flatfab test CA")
+        server = tls.make_server_cert(ca, ["localhost", "127.0.0.1"])
+        other = tls.make_ca("somebody else's CA")
+        self.ca_file = where / "ca.pem"
+        self.other_ca_file = where / "other-ca.pem"
+        self.cert_file, self.key_file = where / "server.pem", where / "server.key"
+        self.ca_file.write_bytes(ca.cert)
+        self.other_ca_file.write_bytes(other.cert)
+        self.cert_file.write_bytes(server.cert)
+        self.key_file.write_bytes(server.key)
+        self.cert, self.key = server.cert, server.key

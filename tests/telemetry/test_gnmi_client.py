@@ -1,0 +1,321 @@
+"""flatfab's gNMI subscriber against the lab target on 127.0.0.1: samples, state flips,
+refusals in one line, and coming back after the target does."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tasks.telemetry import gnmi_client
+from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
+from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
+from tasks.telemetry.samples import Metric, Sample
+from tests.doubles.gnmi import PFC_PRIORITY, QUEUE, FakeCounters, LabPki
+
+REPO = Path(__file__).resolve().parents[2]
+USER_ENV, PASS_ENV = "TEST_GNMI_USER", "TEST_GNMI_PASS"
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.samples: list[Sample] = []
+        self.states: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def sample(self, s: Sample) -> None:
+        with self._lock:
+            self.samples.append(s)
+
+    def state(self, state: str, line: str) -> None:
+        with self._lock:
+            self.states.append((state, line))
+
+    def wait(self, ok: Callable[[], bool], timeout: float = 5.0) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if ok():
+                    return True
+            time.sleep(0.02)
+        return False
+
+    def kinds(self) -> list[str]:
+        return [s for s, _ in self.states]
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> LabPki:
+    return LabPki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(autouse=True)
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(USER_ENV, "flatfab")
+    monkeypatch.setenv(PASS_ENV, "s3cret")
+
+
+def _target(pki: LabPki, counters: FakeCounters, port: int = 0) -> GnmiTarget:
+    t = GnmiTarget("127.0.0.1", port, counters, Credentials("flatfab", "s3cret"),
+                   pki.cert, pki.key, name="sw1", poll_s=0.02)
+    t.start()
+    return t
+
+
+def _subscriber(rec: Recorder, port: int, ca: Path, device: str = "sw1",
+                silent_after_s: float | None = None) -> GnmiSubscriber:
+    return GnmiSubscriber(device, "127.0.0.1", port, ca_file=ca, on_sample=rec.sample,
+                          on_state=rec.state, interval_s=0.1, username_env=USER_ENV,
+                          password_env=PASS_ENV, backoff_s=(0.05, 0.2),
+                          silent_after_s=silent_after_s)
+
+
+@pytest.fixture
+def watching(pki: LabPki) -> Iterator[Callable[..., SubscriberPool]]:
+    pools: list[SubscriberPool] = []
+
+    def start(*subs: GnmiSubscriber) -> SubscriberPool:
+        pool = SubscriberPool(subs)
+        pool.start()
+        pools.append(pool)
+        return pool
+
+    yield start
+    for pool in pools:
+        pool.stop()
+
+
+def test_samples_arrive_at_the_interval_with_metrics_and_keys(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    rec, target = Recorder(), _target(pki, FakeCounters())
+    try:
+        watching(_subscriber(rec, target.port, pki.ca_file))
+        assert rec.wait(lambda: sum(s.metric is Metric.QUEUE_TX for s in rec.samples) >= 12)
+        states = list(rec.states)
+    finally:
+        target.stop()
+    assert states == [("connected", f"sw1 127.0.0.1:{target.port}: connected, subscribed")]
+    seen = {(s.device, s.port, s.metric, s.key) for s in rec.samples}
+    for port in ("swp1", "swp2"):
+        for metric in (Metric.QUEUE_TX, Metric.QUEUE_DROPS, Metric.QUEUE_ECN):
+            assert ("sw1", port, metric, QUEUE) in seen
+        for metric in (Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG):
+            assert ("sw1", port, metric, PFC_PRIORITY) in seen
+        assert ("sw1", port, Metric.OPER_UP, None) in seen
+    tx = [s for s in rec.samples if (s.metric, s.port) == (Metric.QUEUE_TX, "swp1")]
+    gaps = sorted(b.time - a.time for a, b in itertools.pairwise(tx))
+    assert gaps[0] > 0.05 and 0.08 < gaps[len(gaps) // 2] < 0.14, gaps  # loose: a busy CI box
+    assert [s.value for s in tx] == sorted(s.value for s in tx)
+
+
+def test_on_change_delivers_a_state_flip(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    rec, counters = Recorder(), FakeCounters()
+    target = _target(pki, counters)
+    try:
+        watching(_subscriber(rec, target.port, pki.ca_file))
+        assert rec.wait(lambda: any(s.metric is Metric.OPER_UP for s in rec.samples))
+        counters.set_oper("swp2", False)
+        assert rec.wait(lambda: any(s.metric is Metric.OPER_UP and s.value == 0
+                                    for s in rec.samples))
+    finally:
+        target.stop()
+    oper = [(s.port, s.value) for s in rec.samples if s.metric is Metric.OPER_UP]
+    assert sorted(oper) == [("swp1", 1), ("swp2", 0), ("swp2", 1)]  # once each, then the flip
+
+
+def test_bad_password_is_refused_in_one_line(
+    pki: LabPki, watching: Callable[..., SubscriberPool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PASS_ENV, "guess")
+    rec, target = Recorder(), _target(pki, FakeCounters())
+    try:
+        watching(_subscriber(rec, target.port, pki.ca_file))
+        assert rec.wait(lambda: bool(rec.states))
+        time.sleep(0.6)  # several retries: still one line
+        states = list(rec.states)
+    finally:
+        target.stop()
+    assert states == [("refused", f"sw1 127.0.0.1:{target.port}: refused: bad username "
+                                      "or password (UNAUTHENTICATED)")]
+    assert rec.samples == []
+
+
+def test_untrusted_certificate_is_refused_in_one_line(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    rec, target = Recorder(), _target(pki, FakeCounters())
+    try:
+        watching(_subscriber(rec, target.port, pki.other_ca_file))
+        assert rec.wait(lambda: bool(rec.states))
+        time.sleep(0.6)
+        states = list(rec.states)
+    finally:
+        target.stop()
+    [(state, line)] = states
+    assert state == "refused"
+    assert line == (f"sw1 127.0.0.1:{target.port}: TLS certificate not trusted "
+                    f"(not signed by {pki.other_ca_file})")
+    assert rec.samples == []
+
+
+def test_missing_credentials_are_named_not_guessed(
+    pki: LabPki, watching: Callable[..., SubscriberPool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(PASS_ENV)
+    rec = Recorder()
+    watching(_subscriber(rec, 1, pki.ca_file))
+    assert rec.wait(lambda: bool(rec.states))
+    assert rec.states == [("refused", f"sw1 127.0.0.1:1: credentials not set: {PASS_ENV}")]
+
+
+def test_no_ca_means_no_subscriber_unless_insecure_is_asked(pki: LabPki) -> None:
+    rec = Recorder()
+    with pytest.raises(ValueError, match="CA file"):
+        GnmiSubscriber("sw1", "127.0.0.1", 1, ca_file=None, on_sample=rec.sample,
+                       on_state=rec.state)
+
+
+def test_target_gone_then_back_resubscribes(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    rec, counters = Recorder(), FakeCounters()
+    target = _target(pki, counters)
+    port = target.port
+    watching(_subscriber(rec, port, pki.ca_file))
+    assert rec.wait(lambda: len(rec.samples) > 20)
+    target.stop()
+    assert rec.wait(lambda: "silent" in rec.kinds())
+    before = len(rec.samples)
+    time.sleep(0.4)  # retries against a closed port: no more lines, no samples
+    assert rec.kinds() == ["connected", "silent"]
+    assert len(rec.samples) == before
+    target = _target(pki, counters, port)
+    try:
+        assert rec.wait(lambda: "reconnected" in rec.kinds())
+        assert rec.wait(lambda: len(rec.samples) > before + 20)
+    finally:
+        target.stop()
+    assert rec.kinds()[:3] == ["connected", "silent", "reconnected"]
+    assert rec.states[2][1] == f"sw1 127.0.0.1:{port}: reconnected, subscribed again"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _spawn(config: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tasks.telemetry.gnmi_target", "--config", str(config)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # blocks until it listens (or dies)
+    assert "listening on" in line, line
+    return proc
+
+
+def test_target_process_killed_and_restarted(
+    pki: LabPki, watching: Callable[..., SubscriberPool], tmp_path: Path
+) -> None:
+    port = _free_port()
+    config = tmp_path / "sw1.yaml"
+    config.write_text(
+        f"name: sw1\naddress: 127.0.0.1\nport: {port}\n"
+        f"tls_cert: {pki.cert_file}\ntls_key: {pki.key_file}\n"
+        f"username_env: {USER_ENV}\npassword_env: {PASS_ENV}\n"
+        "source: tests.doubles.gnmi:fake_source\nsource_args: {ports: [Ethernet1/1]}\n",
+        encoding="utf-8",
+    )
+    rec = Recorder()
+    proc = _spawn(config)
+    try:
+        watching(_subscriber(rec, port, pki.ca_file))
+        assert rec.wait(lambda: any(s.port == "Ethernet1/1" for s in rec.samples))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(5)
+        assert rec.wait(lambda: "silent" in rec.kinds())
+        before = len(rec.samples)
+        proc = _spawn(config)
+        assert rec.wait(lambda: "reconnected" in rec.kinds(), timeout=8.0)
+        assert rec.wait(lambda: len(rec.samples) > before)
+    finally:
+        proc.terminate()
+        proc.wait(5)
+    assert rec.kinds()[:3] == ["connected", "silent", "reconnected"]
+
+
+def test_many_targets_share_one_thread(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    targets = [_target(pki, FakeCounters(ports=("swp1",))) for _ in range(8)]
+    rec = Recorder()
+    try:
+        before = set(threading.enumerate())
+        pool = watching(*(_subscriber(rec, t.port, pki.ca_file, f"sw{i}")
+                          for i, t in enumerate(targets[:-1])))
+        pool.add(_subscriber(rec, targets[-1].port, pki.ca_file, "sw7"))  # joins a running pool
+        assert rec.wait(lambda: {s.device for s in rec.samples} == {f"sw{i}" for i in range(8)})
+        # the targets' stream workers live in this process too: leave them out of the count
+        new = [t.name for t in set(threading.enumerate()) - before
+               if not t.name.startswith("gnmi-sw1")]
+        assert len(new) <= 3, new  # the pool's one thread, plus gRPC's own few
+    finally:
+        for t in targets:
+            t.stop()
+    assert gnmi_client.CONNECTED in rec.kinds()
+
+
+def test_a_target_that_goes_quiet_is_silent(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    rec, counters = Recorder(), FakeCounters()
+    target = _target(pki, counters)
+    try:
+        # the target stays up; only its counters stop
+        watching(_subscriber(rec, target.port, pki.ca_file, silent_after_s=0.5))
+        assert rec.wait(lambda: len(rec.samples) > 10)
+        counters.failing = True
+        assert rec.wait(lambda: "silent" in rec.kinds())
+        time.sleep(0.5)  # retries meet a target whose source still fails: no new line
+        states = list(rec.states)
+        counters.failing = False
+        assert rec.wait(lambda: "reconnected" in rec.kinds())
+    finally:
+        target.stop()
+    assert states == [
+        ("connected", f"sw1 127.0.0.1:{target.port}: connected, subscribed"),
+        ("silent", f"sw1 127.0.0.1:{target.port}: no update in 0.5s"),
+    ]
+
+
+def test_a_certificate_for_another_name_is_refused_in_one_line(
+    pki: LabPki, watching: Callable[..., SubscriberPool]
+) -> None:
+    rec, target = Recorder(), _target(pki, FakeCounters())
+    try:
+        watching(GnmiSubscriber("sw9", "127.0.0.1", target.port, ca_file=pki.ca_file,
+                                on_sample=rec.sample, on_state=rec.state, interval_s=0.1,
+                                username_env=USER_ENV, password_env=PASS_ENV,
+                                backoff_s=(0.05, 0.2), tls_server_name="sw9.lab"))
+        assert rec.wait(lambda: bool(rec.states))
+        time.sleep(0.4)
+        states = list(rec.states)
+    finally:
+        target.stop()
+    assert states == [("refused", f"sw9 127.0.0.1:{target.port}: TLS certificate does not "
+                                  "name sw9.lab")]
