@@ -23,8 +23,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
-import grpc  # type: ignore[import-untyped]
-from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc  # type: ignore[import-untyped]
+import grpc
+from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from tasks.telemetry import paths
 from tasks.telemetry.samples import Sample

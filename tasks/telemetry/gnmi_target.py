@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-import grpc  # type: ignore[import-untyped]
+import grpc
 import yaml
-from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc  # type: ignore[import-untyped]
+from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from tasks.telemetry import paths
 from tasks.telemetry.paths import Elem

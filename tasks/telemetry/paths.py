@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pygnmi.spec.v080 import gnmi_pb2  # type: ignore[import-untyped]
+from pygnmi.spec.v080 import gnmi_pb2
 
 from tasks.telemetry.samples import Metric
 

@@ -12,7 +12,7 @@ from tasks.checks.base import Finding, Severity
 from tasks.telemetry.health import Changes, HealthEngine
 from tasks.telemetry.samples import Metric, Sample
 from tasks.telemetry.thresholds import Thresholds
-from tests.telemetry.streams import Stream, lab_plan
+from tests.support.telemetry_streams import Stream, lab_plan
 
 LIMITS = Thresholds()
 
