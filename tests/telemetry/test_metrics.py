@@ -5,6 +5,7 @@ appearing and disappearing, targets up and silent, and the server's life cycle."
 from __future__ import annotations
 
 import socket
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -291,3 +292,27 @@ def test_a_port_in_use_is_one_clear_error() -> None:
         port = taken.getsockname()[1]
         with pytest.raises(FlatfabError, match=rf"cannot serve metrics on 127\.0\.0\.1:{port}"):
             TelemetryMetrics().serve("127.0.0.1", port)
+
+
+def test_scrapes_while_samples_and_findings_arrive_stay_consistent(
+        served: tuple[TelemetryMetrics, MetricsServer]) -> None:
+    metrics, server = served
+    done = threading.Event()
+
+    def feed() -> None:  # the subscriber thread's side
+        n = 0
+        while not done.is_set():
+            n += 1
+            metrics.observe(_one_of_each(f"leaf{n % 5}", value=n, time=T0 + n))
+            metrics.set_findings([_finding("telemetry.watchdog", f"leaf{n % 5}", "swp1")]
+                                 if n % 2 else [])
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        for _ in range(20):
+            scrape = _scrape(server)  # parses, no duplicate series, whatever the timing
+            assert len(_named(scrape, "flatfab_telemetry_finding")) <= 1
+    finally:
+        done.set()
+        feeder.join()
