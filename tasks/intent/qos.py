@@ -170,7 +170,7 @@ class PauseStormIntent(Strict):
 
 
 class TelemetryIntent(Strict):
-    """Live lossless-health thresholds for streaming telemetry (issue 22)."""
+    """Live lossless-health thresholds of streaming telemetry (`flatfab watch`)."""
 
     # the gNMI sample interval: coarse enough for 2 shared cores, fine enough to see a storm
     interval_s: Annotated[int, Field(ge=1, le=300)] = 10
