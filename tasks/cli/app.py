@@ -39,6 +39,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 app.add_typer(lab_app, name="lab")
 app.add_typer(sot_app, name="sot")
 ops.register(app)
+__import__("tasks.cli.watch", fromlist=["register"]).register(app)  # flatfab watch
 
 
 @app.callback()

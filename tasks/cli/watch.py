@@ -1,0 +1,187 @@
+"""`flatfab watch`: stream the fabric's lossless counters and judge them live, read-only.
+
+Switches with a gNMI target in the inventory (`connection_options.gnmi`, see
+tasks/telemetry/targets.py) are subscribed to; the others are polled for their class
+counters where their platform keeps any. At the end the active findings are printed as
+`verify` prints its own: exit 0 none, 1 findings, 2 could not run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+import time
+from contextlib import nullcontext
+from dataclasses import replace
+from typing import Annotated, Any
+
+import typer
+from rich.live import Live
+from rich.markup import escape
+
+from tasks.cli import output
+from tasks.cli.context import project_of
+from tasks.cli.options import FormatOpt, WorkersOpt
+from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.errors import FlatfabError, InputError
+from tasks.sot import inventory as sot_inventory
+from tasks.telemetry.targets import gnmi_targets
+from tasks.telemetry.thresholds import thresholds_of
+from tasks.telemetry.view import PortCounts, render
+from tasks.telemetry.watch import NornirPoller, TickView, Watch, WatchResult, pollable
+from tasks.workflows.audit import parse_duration
+
+METRICS_MODULE = "tasks.telemetry.metrics"
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """HOST:PORT (IPv6 in brackets) for --prometheus."""
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise InputError.single("--prometheus", "", f"{value!r} is not HOST:PORT "
+                                "(e.g. 127.0.0.1:9464)")
+    return host, int(port)
+
+
+def parse_args(interval: str | None, duration: str | None, count: str | None,
+               ) -> tuple[float | None, float | None, int | None]:
+    """The timing options, parsed here so a bad value is one line like every other error
+    (seconds, or 30s / 15m / 1h)."""
+    seconds = [None if text is None else parse_duration(text, option)
+               for text, option in ((interval, "--interval"), (duration, "--duration"))]
+    rounds = None
+    if count is not None:
+        if not count.strip().isdigit() or int(count) < 1:
+            raise InputError.single("--count", "", f"{count!r} is not a whole number >= 1")
+        rounds = int(count)
+    if duration is not None and count is not None:
+        raise InputError.single("--duration", "", "give --duration or --count, not both")
+    return seconds[0], seconds[1], rounds
+
+
+def _exporter(listen: tuple[str, int] | None, engine: Any) -> Any:
+    """The Prometheus exporter, if this build has one (imported only when asked for)."""
+    if listen is None:
+        return None
+    try:
+        metrics = importlib.import_module(METRICS_MODULE)
+    except ModuleNotFoundError:
+        err_console.print(f"[yellow]warning:[/] --prometheus: {METRICS_MODULE} is not in "
+                          "this build; not exporting metrics", soft_wrap=True)
+        return None
+    serve = getattr(metrics, "serve", None)
+    if serve is None:
+        err_console.print(f"[yellow]warning:[/] --prometheus: {METRICS_MODULE} has no "
+                          "serve(); not exporting metrics", soft_wrap=True)
+        return None
+    try:
+        exporter = serve(listen[0], listen[1], engine)
+    except (OSError, TypeError, ValueError) as exc:  # a port in use, or another serve()
+        err_console.print(f"[yellow]warning:[/] --prometheus {listen[0]}:{listen[1]}: not "
+                          f"exporting: {escape(str(exc))}", soft_wrap=True)
+        return None
+    err_console.print(f"serving metrics for Prometheus on {listen[0]}:{listen[1]}")
+    return exporter
+
+
+def watch(ctx: typer.Context,
+          interval: Annotated[str | None, typer.Option(
+              help="seconds per sample and judgement, e.g. 10, 0.5, 30s, 1m (default: the "
+              "intent's telemetry.interval_s)")] = None,
+          duration: Annotated[str | None, typer.Option(
+              help="stop after this long, e.g. 30, 90s, 15m (default: run until Ctrl-C)")
+          ] = None,
+          count: Annotated[str | None, typer.Option(
+              help="stop after this many intervals")] = None,
+          prometheus: Annotated[str | None, typer.Option(
+              help="also serve the metrics for Prometheus on HOST:PORT")] = None,
+          workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
+    """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
+    interval_s, duration_s, rounds = parse_args(interval, duration, count)
+    listen = parse_listen(prometheus) if prometheus is not None else None
+    project = project_of(ctx)
+    limits = thresholds_of(project.intent.qos.telemetry)
+    if interval_s is not None:
+        limits = replace(limits, interval_s=interval_s)
+    # a failed poll is one line of ours; Nornir would add a traceback per host per interval
+    logging.getLogger("nornir.core").setLevel(logging.CRITICAL)
+    nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
+                                 project.address_spaces)
+    targets = gnmi_targets(nornir, project.inventory_dir)
+    others = [d for d in project.plan.devices if d not in targets]
+    polled, blind = pollable(project.plan, others)
+    if not targets and not polled:
+        raise FlatfabError(f"nothing to watch in {project.inventory_dir}: no device has a "
+                           "gNMI target (connection_options.gnmi) or class counters to poll")
+    live = fmt is Format.TABLE and err_console.is_terminal
+    note = _notes(len(targets), polled, blind, project.plan.devices)
+    err_console.print(note, soft_wrap=True)
+    poller = NornirPoller(nornir, project.plan, polled) if polled else None
+    lines: list[str] = []
+
+    def said(line: str) -> None:
+        lines.append(line)
+        del lines[:-5]  # the view keeps the last few; each was printed once already
+        err_console.print(escape(line), soft_wrap=True)
+
+    runner = Watch(project.plan, limits, list(targets.values()), poller=poller, on_line=said)
+    exporter = _exporter(listen, runner.engine)
+    counts = PortCounts()
+    title = f"watch {project.fabric}: every {limits.interval_s:g} s"
+    # the view goes to stderr: stdout carries only the report (and JSON alone)
+    view = Live(render(title, counts, [], []), console=err_console, auto_refresh=False,
+                transient=True) if live else None
+    try:
+        with view if view is not None else nullcontext():
+            def ticked(tick: TickView) -> None:
+                counts.update(tick.samples)
+                if exporter is not None and hasattr(exporter, "tick"):
+                    exporter.tick(tick)
+                if view is not None:
+                    view.update(render(f"{title} - tick {tick.number} "
+                                       f"{time.strftime('%H:%M:%S')}", counts, tick.active,
+                                       lines), refresh=True)
+                elif fmt is Format.TABLE:
+                    for f in tick.changes.raised:
+                        err_console.print(f"raised: {escape(f.message)}", soft_wrap=True)
+                    for f in tick.changes.cleared:
+                        err_console.print(f"cleared: {escape(f.message)}", soft_wrap=True)
+
+            result = runner.run(count=rounds, duration_s=duration_s, on_tick=ticked)
+    finally:
+        if poller is not None:
+            poller.close()
+        if exporter is not None and hasattr(exporter, "close"):
+            exporter.close()
+    _report(project.fabric, result, fmt, limits.interval_s)
+    raise typer.Exit(1 if result.failed else 0)
+
+
+def _notes(streamed: int, polled: list[str], blind: list[str], devices: Any) -> str:
+    parts = [f"{streamed} gNMI targets", f"{len(polled)} devices polled for class counters"]
+    if blind:
+        platforms = sorted({devices[d].platform for d in blind})
+        parts.append(f"{len(blind)} not watched ({', '.join(platforms)}: no gNMI target and "
+                     "nothing to poll on this platform yet)")
+    return "watching " + ", ".join(parts)
+
+
+def _report(fabric: str, result: WatchResult, fmt: Format, interval_s: float) -> None:
+    if fmt is Format.JSON:
+        emit_json(output.findings_json(result.findings, fabric=fabric, stage="telemetry",
+                                       ticks=result.ticks, interval_s=interval_s,
+                                       streamed=result.streamed))
+        return
+    output.findings_table(result.findings, f"active findings on {fabric}")
+    status = "[red]FINDINGS" if result.failed else "[green]healthy"
+    ticks = f"{result.ticks} intervals" + (" (stopped by Ctrl-C)" if result.interrupted
+                                           else "")
+    console.print(f"watch {fabric}: {status}[/] - {ticks} of {interval_s:g} s, "
+                  f"{len(result.streamed)} devices heard, {len(result.findings)} findings")
+    sys.stdout.flush()
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(watch)

@@ -1,0 +1,122 @@
+"""Where each device's gNMI target is, read from the Nornir inventory as a plain connection
+option, so any Nornir script can read the same entry:
+
+    leaf1:
+      hostname: 172.31.255.13          # the target's address unless gnmi.hostname says else
+      connection_options:
+        gnmi:
+          hostname: 172.31.255.13      # optional
+          port: 57400                  # required: there is no safe default across NOSes
+          extras:
+            ca_file: /etc/flatfab/ca.pem          # required unless insecure: true
+            tls_server_name: leaf1.lab            # optional: the name the cert carries
+            username_env: FLATFAB_GNMI_USERNAME   # names of environment variables,
+            password_env: FLATFAB_GNMI_PASSWORD   #   never the secrets themselves
+            insecure: false                       # plaintext; for a lab only
+
+Nornir resolves `connection_options.gnmi` host first, then groups, then defaults (extras whole
+from the first level that has them), exactly as for NAPALM. A `password` under gnmi is refused:
+secrets stay out of the inventory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from nornir.core import Nornir
+from nornir.core.inventory import Host
+
+from tasks.errors import InputError, InputProblem
+from tasks.telemetry.gnmi_client import PASSWORD_ENV, USERNAME_ENV
+
+PLUGIN: Final = "gnmi"
+EXTRAS: Final = frozenset({"ca_file", "tls_server_name", "username_env", "password_env",
+                           "insecure"})
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """One device's gNMI target, resolved (no secrets in here: only env var names)."""
+
+    device: str
+    host: str
+    port: int
+    ca_file: Path | None
+    tls_server_name: str | None = None
+    username_env: str = USERNAME_ENV
+    password_env: str = PASSWORD_ENV
+    insecure: bool = False
+
+
+def _declares(host: Host) -> str | None:
+    """Which inventory level declares a gnmi connection option (None: none does)."""
+    if PLUGIN in host.connection_options:
+        return "hosts.yaml"
+    for group in host.extended_groups():
+        if PLUGIN in group.connection_options:
+            return "groups.yaml"
+    if host.defaults is not None and PLUGIN in host.defaults.connection_options:
+        return "defaults.yaml"
+    return None
+
+
+def _spec(host: Host, base: Path, file: str) -> TargetSpec:
+    key = f"{host.name}.connection_options.{PLUGIN}" if file == "hosts.yaml" else \
+        f"connection_options.{PLUGIN} (for {host.name})"
+    shown = str(base / file)
+
+    def bad(sub: str, reason: str) -> InputError:
+        return InputError.single(shown, f"{key}{sub}", reason)
+
+    params = host.get_connection_parameters(PLUGIN)
+    if params.password and params.password != host.password:  # not the host's own
+        raise bad(".password", "secrets never go in the inventory: name an environment "
+                  "variable in extras.password_env")
+    port: Any = params.port
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        raise bad(".port", f"needs the gNMI port, an integer 1-65535 (got {port!r})")
+    address = params.hostname or host.hostname
+    if not address:
+        raise bad(".hostname", "needs an address (or the host's hostname)")
+    extras: Any = params.extras or {}
+    if not isinstance(extras, dict):
+        raise bad(".extras", "must be a mapping")
+    unknown = sorted(set(extras) - EXTRAS)
+    if unknown:
+        raise bad(f".extras.{unknown[0]}", f"unknown key (known: {', '.join(sorted(EXTRAS))})")
+    for name in ("ca_file", "tls_server_name", "username_env", "password_env"):
+        if extras.get(name) is not None and not isinstance(extras[name], str):
+            raise bad(f".extras.{name}", "must be a string")
+    insecure = extras.get("insecure", False)
+    if not isinstance(insecure, bool):
+        raise bad(".extras.insecure", "must be true or false")
+    ca = extras.get("ca_file")
+    if ca is None and not insecure:
+        raise bad(".extras.ca_file", "needs the CA file that signed the target's certificate "
+                  "(or insecure: true, plaintext, for a lab)")
+    ca_file = None if ca is None else (base / ca if not Path(ca).is_absolute() else Path(ca))
+    return TargetSpec(device=host.name, host=str(address), port=port, ca_file=ca_file,
+                      tls_server_name=extras.get("tls_server_name"),
+                      username_env=extras.get("username_env") or USERNAME_ENV,
+                      password_env=extras.get("password_env") or PASSWORD_ENV,
+                      insecure=insecure)
+
+
+def gnmi_targets(nornir: Nornir, inventory_dir: Path) -> dict[str, TargetSpec]:
+    """Every host that declares a gNMI target, by name. Relative CA paths are taken from
+    the inventory folder. Bad entries are all reported, one line each."""
+    found: dict[str, TargetSpec] = {}
+    problems: list[InputProblem] = []
+    for name, host in sorted(nornir.inventory.hosts.items()):
+        file = _declares(host)
+        if file is None:
+            continue
+        try:
+            found[name] = _spec(host, inventory_dir, file)
+        except InputError as exc:
+            problems += exc.problems
+    if problems:
+        raise InputError(problems)
+    return found

@@ -1,0 +1,285 @@
+"""The loop behind `flatfab watch`: gNMI streams and a polling fallback in, the health engine
+ticking once per interval, findings raised and cleared out.
+
+Samples arrive on other threads (the subscriber pool's event loop, the poller); they are
+buffered under a lock and fed to the engine only on the ticking thread, so the engine itself
+needs no locking. Everything here is read-only: subscriptions and show-type reads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from nornir.core import Nornir
+from nornir.core.task import Result, Task
+
+from tasks.checks.base import Finding, Severity
+from tasks.model.state import FabricState
+from tasks.platforms.registry import get as get_platform
+from tasks.telemetry import conditions
+from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
+from tasks.telemetry.health import Changes, HealthEngine
+from tasks.telemetry.samples import Metric, Sample
+from tasks.telemetry.targets import TargetSpec
+from tasks.telemetry.thresholds import Thresholds
+from tasks.workflows.connections import driver
+
+LineCallback = Callable[[str], None]
+
+
+class Poller(Protocol):
+    """A read-only source polled once per interval: samples, and per device what failed."""
+
+    devices: list[str]
+
+    def poll(self) -> tuple[list[Sample], dict[str, str]]: ...
+
+
+@dataclass
+class TickView:
+    """What one tick saw, for the live view."""
+
+    number: int
+    changes: Changes
+    samples: list[Sample]
+    active: list[Finding]
+
+
+@dataclass
+class WatchResult:
+    ticks: int
+    findings: list[Finding]  # active at the end, plus targets never heard from
+    streamed: list[str]  # devices that delivered at least one sample
+    lines: dict[str, str] = field(default_factory=dict)  # device -> last connection line
+    interrupted: bool = False  # ended by Ctrl-C (how an open-ended watch ends)
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity.fails for f in self.findings)
+
+
+class Watch:
+    def __init__(self, plan: FabricState, thresholds: Thresholds,
+                 targets: Sequence[TargetSpec], *, poller: Poller | None = None,
+                 on_line: LineCallback = lambda _line: None,
+                 backoff_s: tuple[float, float] = (0.5, 30.0)) -> None:
+        self.thresholds = thresholds
+        self.engine = HealthEngine(plan, thresholds)
+        self._on_line = on_line
+        self._lock = threading.Lock()
+        self._buffer: list[Sample] = []
+        self._heard: set[str] = set()
+        self._lines: dict[str, str] = {}
+        self._poller = poller
+        self._stop = threading.Event()
+        self._poll_thread: threading.Thread | None = None
+        self._poll_errors: dict[str, str] = {}
+        interval = thresholds.interval_s
+        self.pool = SubscriberPool(
+            GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
+                           on_sample=self._sample, on_state=self._state(t.device),
+                           interval_s=interval, username_env=t.username_env,
+                           password_env=t.password_env, insecure=t.insecure,
+                           tls_server_name=t.tls_server_name, backoff_s=backoff_s)
+            for t in targets)
+        self.watched = [t.device for t in targets] + (poller.devices if poller else [])
+
+    # --- inputs, from any thread -----------------------------------------------------------
+
+    def _sample(self, sample: Sample) -> None:
+        with self._lock:
+            self._buffer.append(sample)
+
+    def _push(self, samples: Iterable[Sample]) -> None:
+        with self._lock:
+            self._buffer.extend(samples)
+
+    def _state(self, device: str) -> Callable[[str, str], None]:
+        def said(state: str, line: str) -> None:
+            with self._lock:
+                self._lines[device] = line
+            self._on_line(line)
+        return said
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.pool.start()
+        if self._poller is not None and self._poller.devices:
+            self._poll_thread = threading.Thread(target=self._poll_loop, name="watch-poller",
+                                                 daemon=True)
+            self._poll_thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.pool.stop()
+        if self._poll_thread is not None:
+            # a poll in flight may sit in an SSH timeout: do not hang the exit on it
+            self._poll_thread.join(self.thresholds.interval_s + 5.0)
+
+    def _poll_loop(self) -> None:
+        assert self._poller is not None
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                samples, errors = self._poller.poll()
+            except Exception as exc:  # noqa: BLE001 - the poller must not take the watch down
+                samples, errors = [], dict.fromkeys(self._poller.devices, str(exc))
+            self._push(samples)
+            self._poll_transitions(errors)
+            left = self.thresholds.interval_s - (time.monotonic() - started)
+            self._stop.wait(max(left, 0.05))
+
+    def _poll_transitions(self, errors: dict[str, str]) -> None:
+        """One line when a polled device starts failing, one when it recovers."""
+        assert self._poller is not None
+        for device in self._poller.devices:
+            now, was = errors.get(device), self._poll_errors.get(device)
+            if now is not None and now != was:
+                line = f"{device}: poll failed: {now}"
+            elif now is None and was is not None:
+                line = f"{device}: polled again"
+            else:
+                continue
+            with self._lock:
+                self._lines[device] = line
+            self._on_line(line)
+        self._poll_errors = errors
+
+    # --- the tick --------------------------------------------------------------------------
+
+    def tick(self, now: float | None = None) -> tuple[Changes, list[Sample]]:
+        with self._lock:
+            samples, self._buffer = self._buffer, []
+        self._heard.update(s.device for s in samples)
+        self.engine.feed(samples)
+        return self.engine.tick(time.time() if now is None else now), samples
+
+    def run(self, *, count: int | None = None, duration_s: float | None = None,
+            on_tick: Callable[[TickView], None] | None = None,
+            stop: threading.Event | None = None) -> WatchResult:
+        """Tick every interval until `count` ticks, `duration_s` seconds, or `stop` is set
+        (none of these: until interrupted). Always stops the streams it started."""
+        interval = self.thresholds.interval_s
+        stop = stop or threading.Event()
+        ticks = 0
+        interrupted = False
+        self.start()
+        try:
+            begun = time.monotonic()
+            due = begun + interval
+            while True:
+                # sleep to the next due time, not a fixed interval: ticks do not drift
+                if stop.wait(max(due - time.monotonic(), 0.0)):
+                    break
+                changes, samples = self.tick()
+                ticks += 1
+                due += interval
+                if on_tick is not None:
+                    on_tick(TickView(ticks, changes, samples, self.engine.active()))
+                if count is not None and ticks >= count:
+                    break
+                if duration_s is not None and time.monotonic() - begun >= duration_s:
+                    break
+        except KeyboardInterrupt:
+            interrupted = True  # report what is active, as at any other end
+        finally:
+            self.stop()
+        return self.result(ticks, interrupted=interrupted)
+
+    def result(self, ticks: int, *, interrupted: bool = False) -> WatchResult:
+        with self._lock:
+            lines = dict(self._lines)
+        never = [Finding(check=conditions.SILENT, severity=Severity.ERROR, device=d,
+                         message=f"{d}: no sample in the whole run"
+                         + (f" ({_without(d, lines[d])})" if d in lines else ""),
+                         expected="samples every interval", actual="none")
+                 for d in self.watched if d not in self._heard]
+        findings = sorted([*self.engine.active(), *never], key=lambda f: f.sort_key)
+        return WatchResult(ticks, findings, sorted(self._heard), lines, interrupted)
+
+
+# --- the polling fallback, through Nornir ----------------------------------------------------
+
+def pollable(plan: FabricState, devices: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Of `devices` (those without a gNMI target): which can be polled for class counters,
+    and which offer nothing to poll today (hosts: no NIC counters read yet)."""
+    can: list[str] = []
+    cannot: list[str] = []
+    for name in sorted(devices):
+        platform = get_platform(plan.devices[name].platform)
+        (can if platform.facts.capabilities.class_counters else cannot).append(name)
+    return can, cannot
+
+
+def _class_counters(task: Task) -> Result:
+    platform = get_platform(str(task.host.platform))
+    counters = platform.class_counters(driver(task, read_only=True))
+    return Result(host=task.host, result=counters)
+
+
+def counter_samples(plan: FabricState, device: str,
+                    counters: dict[str, dict[int, dict[str, int]]], stamp: float) -> list[Sample]:
+    """Per-port per-TC counters as queue samples: the plan's tc_to_queue says which queue a
+    TC leaves by (identity where the plan does not say)."""
+    planned = plan.devices.get(device)
+    out: list[Sample] = []
+    for port, per_tc in counters.items():
+        iface = planned.interfaces.get(port) if planned is not None else None
+        if iface is not None and iface.qos is None and iface.parent is not None:
+            continue  # a VRF sub-port: its parent's counters already hold its packets
+        maps = iface.qos.maps.tc_to_queue if iface is not None and iface.qos else []
+        for tc, counts in per_tc.items():
+            queue = maps[tc] if 0 <= tc < len(maps) else tc
+            if "packets" in counts:
+                out.append(Sample(device, port, Metric.QUEUE_TX, queue, counts["packets"],
+                                  stamp))
+            if "drops" in counts:  # absent: the platform keeps none (never read as 0)
+                out.append(Sample(device, port, Metric.QUEUE_DROPS, queue, counts["drops"],
+                                  stamp))
+    return out
+
+
+class NornirPoller:
+    """Class counters of the devices without a gNMI target, read-only, one Nornir run per
+    interval (Nornir's runner reads them in parallel)."""
+
+    def __init__(self, nornir: Nornir, plan: FabricState, devices: list[str]) -> None:
+        self.devices = devices
+        self._plan = plan
+        wanted = set(devices)
+        self._nornir = nornir.filter(filter_func=lambda h: h.name in wanted)
+
+    def poll(self) -> tuple[list[Sample], dict[str, str]]:
+        results = self._nornir.run(task=_class_counters, name="watch: class counters",
+                                   on_failed=True)
+        stamp = time.time()
+        samples: list[Sample] = []
+        errors: dict[str, str] = {}
+        for name in self.devices:
+            outcome = results.get(name)
+            if outcome is None or outcome.failed:
+                exc = outcome[0].exception if outcome else None
+                errors[name] = _one_line(exc) if exc is not None else "not in the inventory"
+                # a broken session is reopened on the next poll
+                self._nornir.inventory.hosts[name].close_connections()
+                continue
+            samples += counter_samples(self._plan, name, outcome[0].result, stamp)
+        return samples, errors
+
+    def close(self) -> None:
+        self._nornir.close_connections()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _without(device: str, line: str) -> str:
+    """A connection line without its leading device name (the finding names it already)."""
+    return line[len(device):].lstrip(" :") if line.startswith(device) else line

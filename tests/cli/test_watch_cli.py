@@ -1,0 +1,134 @@
+"""`flatfab watch` as an operator runs it: bad arguments and bad inventory entries are one
+line and exit 2; a fabric with nothing reachable ends with findings, not a traceback; a
+switch with a gNMI target is streamed while the rest are polled."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
+from tests.doubles.gnmi import FakeCounters, LabPki
+from tests.support.paths import ROOT
+from tests.support.telemetry_streams import lab_plan
+
+# the worktree's own code, as `python -m` would run it (the console script may be another's)
+CLI = [sys.executable, "-c", "from tasks.cli.app import main; main()"]
+
+
+def _watch(*args: str, env: dict[str, str] | None = None,
+           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, check=False, env={**os.environ, **(env or {})})
+
+
+def _inventory(where: Path, hosts: dict[str, dict[str, Any]] | None = None) -> Path:
+    """Every planned device at an address nothing answers for (SSH fails fast: the
+    known_hosts file does not exist)."""
+    entries: dict[str, Any] = {}
+    for n, (name, device) in enumerate(lab_plan().devices.items()):
+        entries[name] = {"hostname": f"192.0.2.{n + 1}", "platform": device.platform,
+                         "groups": [f"{device.role.value}s"]}
+        entries[name].update((hosts or {}).get(name, {}))
+    (where / "hosts.yaml").write_text(yaml.safe_dump(entries))
+    roles = {f"{d.role.value}s" for d in lab_plan().devices.values()}
+    (where / "groups.yaml").write_text(yaml.safe_dump({g: {"data": {}} for g in roles}))
+    (where / "defaults.yaml").write_text(yaml.safe_dump({
+        "username": "nobody", "connection_options": {"napalm": {"extras": {"optional_args": {
+            "known_hosts": str(where / "no-known-hosts"), "timeout": 2}}}}}))
+    return where
+
+
+def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--interval", "0"], "--interval"),
+    (["--interval", "soon"], "--interval"),
+    (["--count", "0"], "--count"),
+    (["--count", "many"], "--count"),
+    (["--duration", "5", "--count", "2"], "not both"),
+    (["--prometheus", "9464"], "HOST:PORT"),
+    (["--prometheus", "localhost:99999"], "HOST:PORT"),
+])
+def test_argument_errors_exit_2_in_one_line(args: list[str], says: str) -> None:
+    assert says in _one_line_error(_watch("watch", *args))
+
+
+def test_a_bad_target_entry_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+    where = _inventory(tmp_path, {"leaf1": {"connection_options": {"gnmi": {
+        "port": 57400, "extras": {"tls_server_name": "leaf1"}}}}})
+    line = _one_line_error(_watch("--inventory", str(where), "watch", "--count", "1"))
+    assert "hosts.yaml" in line and "leaf1.connection_options.gnmi.extras.ca_file" in line
+
+
+def test_nothing_reachable_and_no_targets_ends_with_findings(tmp_path: Path) -> None:
+    proc = _watch("--inventory", str(_inventory(tmp_path)), "watch", "--count", "1",
+                  "--interval", "0.3")
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "0 gNMI targets, 6 devices polled" in proc.stderr
+    assert "linux_host" in proc.stderr  # hosts: said plainly that nothing is read there
+    # each switch that could not be polled: one line, and a finding at the end
+    assert sum("leaf1: poll failed" in line for line in proc.stderr.splitlines()) == 1
+    assert "no sample in the whole run" in proc.stdout and "FINDINGS" in proc.stdout
+
+
+def test_ctrl_c_ends_the_watch_with_its_report(tmp_path: Path) -> None:
+    # a shell may start us with SIGINT ignored; an operator's Ctrl-C never is
+    code = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from tasks.cli.app import main; main()")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "--inventory", str(_inventory(tmp_path)), "watch",
+         "--interval", "0.3"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert "Traceback" not in stdout + stderr
+    assert proc.returncode == 1, stderr  # nothing was heard: findings, reported as usual
+    assert "stopped by Ctrl-C" in stdout and "no sample in the whole run" in stdout
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Iterator[tuple[GnmiTarget, LabPki]]:
+    pki = LabPki(tmp_path)
+    served = GnmiTarget("127.0.0.1", 0, FakeCounters(("swp1", "swp2"), step=0),
+                        Credentials("flatfab", "s3cret"), pki.cert, pki.key, name="leaf1",
+                        poll_s=0.05)
+    served.start()
+    yield served, pki
+    served.stop()
+
+
+def test_a_gnmi_target_is_streamed_as_json(tmp_path: Path,
+                                           target: tuple[GnmiTarget, LabPki]) -> None:
+    served, pki = target
+    where = _inventory(tmp_path, {"leaf1": {"connection_options": {"gnmi": {
+        "hostname": "127.0.0.1", "port": served.port,
+        "extras": {"ca_file": str(pki.ca_file), "username_env": "W_USER",
+                   "password_env": "W_PASS"}}}}})
+    proc = _watch("--inventory", str(where), "watch", "--count", "4", "--interval", "0.3",
+                  "--format", "json", "--prometheus", "127.0.0.1:0",
+                  env={"W_USER": "flatfab", "W_PASS": "s3cret"})
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the other switches were never heard
+    report = yaml.safe_load(proc.stdout)  # JSON alone on stdout
+    assert report["streamed"] == ["leaf1"] and report["ticks"] == 4
+    assert "leaf1" not in {f["device"] for f in report["findings"]}
+    assert "1 gNMI targets" in proc.stderr and "s3cret" not in proc.stderr
+    assert "--prometheus" in proc.stderr or "metrics" in proc.stderr.lower()
