@@ -20,6 +20,7 @@ from tasks.cli.lab import lab_app
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.cli.sot import sot_app
+from tasks.cli.watch import watch
 from tasks.errors import FlatfabError, InputError
 from tasks.outdir import ready_dir
 from tasks.sot import inventory as sot_inventory
@@ -39,7 +40,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 app.add_typer(lab_app, name="lab")
 app.add_typer(sot_app, name="sot")
 ops.register(app)
-__import__("tasks.cli.watch", fromlist=["register"]).register(app)  # flatfab watch
+app.command()(watch)
 
 
 @app.callback()

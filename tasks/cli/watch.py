@@ -8,7 +8,6 @@ counters where their platform keeps any. At the end the active findings are prin
 
 from __future__ import annotations
 
-import importlib
 import logging
 import sys
 import time
@@ -25,14 +24,14 @@ from tasks.cli.context import project_of
 from tasks.cli.options import FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
+from tasks.model.state import FabricState
 from tasks.sot import inventory as sot_inventory
+from tasks.telemetry.metrics import MetricsServer, TelemetryMetrics
 from tasks.telemetry.targets import gnmi_targets
 from tasks.telemetry.thresholds import thresholds_of
 from tasks.telemetry.view import PortCounts, render
 from tasks.telemetry.watch import NornirPoller, TickView, Watch, WatchResult, pollable
 from tasks.workflows.audit import parse_duration
-
-METRICS_MODULE = "tasks.telemetry.metrics"
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -61,29 +60,15 @@ def parse_args(interval: str | None, duration: str | None, count: str | None,
     return seconds[0], seconds[1], rounds
 
 
-def _exporter(listen: tuple[str, int] | None, engine: Any) -> Any:
-    """The Prometheus exporter, if this build has one (imported only when asked for)."""
+def _exporter(listen: tuple[str, int] | None, plan: FabricState, devices: list[str]
+              ) -> tuple[TelemetryMetrics, MetricsServer] | None:
+    """The Prometheus exporter on HOST:PORT (a port it cannot bind: one line, exit 2)."""
     if listen is None:
         return None
-    try:
-        metrics = importlib.import_module(METRICS_MODULE)
-    except ModuleNotFoundError:
-        err_console.print(f"[yellow]warning:[/] --prometheus: {METRICS_MODULE} is not in "
-                          "this build; not exporting metrics", soft_wrap=True)
-        return None
-    serve = getattr(metrics, "serve", None)
-    if serve is None:
-        err_console.print(f"[yellow]warning:[/] --prometheus: {METRICS_MODULE} has no "
-                          "serve(); not exporting metrics", soft_wrap=True)
-        return None
-    try:
-        exporter = serve(listen[0], listen[1], engine)
-    except (OSError, TypeError, ValueError) as exc:  # a port in use, or another serve()
-        err_console.print(f"[yellow]warning:[/] --prometheus {listen[0]}:{listen[1]}: not "
-                          f"exporting: {escape(str(exc))}", soft_wrap=True)
-        return None
-    err_console.print(f"serving metrics for Prometheus on {listen[0]}:{listen[1]}")
-    return exporter
+    metrics = TelemetryMetrics(targets=devices, plan=plan)
+    server = metrics.serve(listen[0], listen[1])
+    err_console.print(f"serving metrics for Prometheus on {server.url}", soft_wrap=True)
+    return metrics, server
 
 
 def watch(ctx: typer.Context,
@@ -127,7 +112,7 @@ def watch(ctx: typer.Context,
         err_console.print(escape(line), soft_wrap=True)
 
     runner = Watch(project.plan, limits, list(targets.values()), poller=poller, on_line=said)
-    exporter = _exporter(listen, runner.engine)
+    exporter = _exporter(listen, project.plan, sorted(targets) + polled)
     counts = PortCounts()
     title = f"watch {project.fabric}: every {limits.interval_s:g} s"
     # the view goes to stderr: stdout carries only the report (and JSON alone)
@@ -137,8 +122,9 @@ def watch(ctx: typer.Context,
         with view if view is not None else nullcontext():
             def ticked(tick: TickView) -> None:
                 counts.update(tick.samples)
-                if exporter is not None and hasattr(exporter, "tick"):
-                    exporter.tick(tick)
+                if exporter is not None:
+                    exporter[0].observe(tick.samples)
+                    exporter[0].set_findings(tick.active)
                 if view is not None:
                     view.update(render(f"{title} - tick {tick.number} "
                                        f"{time.strftime('%H:%M:%S')}", counts, tick.active,
@@ -153,8 +139,8 @@ def watch(ctx: typer.Context,
     finally:
         if poller is not None:
             poller.close()
-        if exporter is not None and hasattr(exporter, "close"):
-            exporter.close()
+        if exporter is not None:
+            exporter[1].stop()
     _report(project.fabric, result, fmt, limits.interval_s)
     raise typer.Exit(1 if result.failed else 0)
 
@@ -181,7 +167,3 @@ def _report(fabric: str, result: WatchResult, fmt: Format, interval_s: float) ->
     console.print(f"watch {fabric}: {status}[/] - {ticks} of {interval_s:g} s, "
                   f"{len(result.streamed)} devices heard, {len(result.findings)} findings")
     sys.stdout.flush()
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(watch)

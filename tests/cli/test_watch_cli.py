@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -131,4 +132,22 @@ def test_a_gnmi_target_is_streamed_as_json(tmp_path: Path,
     assert report["streamed"] == ["leaf1"] and report["ticks"] == 4
     assert "leaf1" not in {f["device"] for f in report["findings"]}
     assert "1 gNMI targets" in proc.stderr and "s3cret" not in proc.stderr
-    assert "--prometheus" in proc.stderr or "metrics" in proc.stderr.lower()
+    assert "serving metrics for Prometheus on http://127.0.0.1:" in proc.stderr
+
+
+def test_a_metrics_port_in_use_is_one_line(tmp_path: Path,
+                                           target: tuple[GnmiTarget, LabPki]) -> None:
+    served, pki = target
+    where = _inventory(tmp_path, {"leaf1": {"connection_options": {"gnmi": {
+        "hostname": "127.0.0.1", "port": served.port,
+        "extras": {"ca_file": str(pki.ca_file), "username_env": "W_USER",
+                   "password_env": "W_PASS"}}}}})
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _watch("--inventory", str(where), "watch", "--count", "1", "--interval", "0.3",
+                      "--prometheus", f"127.0.0.1:{port}",
+                      env={"W_USER": "flatfab", "W_PASS": "s3cret"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"cannot serve metrics on 127.0.0.1:{port}" in proc.stderr
