@@ -18,7 +18,7 @@ target and send), so the simulated switches cost the 2 cores as little as possib
 The controller is this process: one SubscriberPool (one event loop thread, one channel per
 target) subscribing at `--interval` as the watcher does; with `--health`, a HealthEngine fed
 every interval from the samples received. After every target has connected and one interval
-has passed, `--intervals` intervals are measured:
+has passed (`--warmup`), `--intervals` intervals are measured:
 - cpu_s_per_interval / cpu_util: this process's CPU (time.process_time) per interval and as
   cores used; loop_util: the pool's event loop thread alone (decode runs there, under the
   GIL: 1.0 is the ceiling however many cores there are); us_per_update: process CPU per leaf
@@ -29,7 +29,9 @@ has passed, `--intervals` intervals are measured:
   callback waited for the event loop;
 - decode_us: GnmiSubscriber's decode of one target's notification alone (no gRPC), per
   update; rss_mib and kib_per_target (this process's resident set before the pool and at the
-  end, divided by the targets); target_cpu_util: the simulated targets' CPU in cores.
+  end, divided by the targets); target_cpu_util: the simulated targets' CPU in cores;
+  states: the subscribers' transitions other than connecting (silent, reconnected,
+  refused) from the start, trouble the first three such lines.
 keeps_up is complete and no late samples. Figures are this 2-core machine's, measured under
 whatever else runs (load is printed with each line): to quote, not assert.
 """
@@ -223,6 +225,7 @@ class Meter:
         self.interval_s, self.keep = interval_s, keep
         self.connected: set[str] = set()
         self.trouble: list[str] = []
+        self.states: dict[str, int] = {}  # every transition but the first connect, by kind
         self.reset()
 
     def reset(self) -> None:
@@ -242,6 +245,8 @@ class Meter:
             self.batch.append(s)
 
     def state(self, state: str, line: str) -> None:
+        if state != gnmi_client.CONNECTED:
+            self.states[state] = self.states.get(state, 0) + 1
         if state in (gnmi_client.CONNECTED, gnmi_client.RECONNECTED):
             self.connected.add(line.split(" ", 1)[0])
         else:
@@ -324,7 +329,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     while len(meter.connected) < targets and time.monotonic() < deadline:
         time.sleep(0.05)
     connect_s = time.monotonic() - started
-    time.sleep(interval)  # one interval of warm-up: the first samples and the snapshots
+    time.sleep(args.warmup * interval)  # the snapshots, and the backlog of connecting
     loop, thread = pool._loop, pool._thread
     assert loop is not None and thread is not None and thread.native_id is not None
     meter.reset()
@@ -379,7 +384,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         "target_cpu_util": round(target_cpu / (time.monotonic() - started), 3),
         "keeps_up": complete and late == 0,
         "load1": [round(load_start, 2), round(load_end, 2)],
-        "trouble": meter.trouble[:3],
+        "states": meter.states, "trouble": meter.trouble[:3],
     }
 
 
@@ -390,6 +395,8 @@ def main() -> None:
     parser.add_argument("--queues", type=int, default=8)
     parser.add_argument("--interval", type=float, default=10.0, help="seconds")
     parser.add_argument("--intervals", type=int, default=3, help="intervals measured")
+    parser.add_argument("--warmup", type=float, default=1.0,
+                        help="intervals after every target connected, before measuring")
     parser.add_argument("--procs", type=int, default=2, help="target processes")
     parser.add_argument("--sim", choices=("fast", "flatfab"), default="fast")
     parser.add_argument("--health", action="store_true", help="feed a HealthEngine too")
