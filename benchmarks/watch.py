@@ -364,7 +364,6 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         target_cpu += conn.recv() if conn.poll(30) else float("nan")
         proc.join(10)
     leaves = args.ports * args.queues * len(PER_KEY)
-    expected = targets * leaves * args.intervals
     complete = len(per_device) == targets and all(
         n >= leaves * args.intervals for n in per_device.values())
     return {
@@ -377,7 +376,8 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         "us_per_update": round(1e6 * cpu / received, 2) if received else None,
         "decode_us": round(decode_us(args.ports, args.queues), 2),
         "health_cpu_s": round(health_cpu / rounds, 3) if rounds else None,
-        "updates_per_s": round(received / wall), "expected_per_s": round(expected / wall),
+        "updates_per_s": round(received / wall),
+        "expected_per_s": round(targets * leaves / interval), "window_s": round(wall, 1),
         "complete": complete, "late": late, "max_lag_s": round(max_lag, 2),
         "loop_lag_ms": round(1000 * loop_lag, 1),
         "rss_mib": round(rss_end, 1),
