@@ -26,7 +26,8 @@ has passed (`--warmup`), `--intervals` intervals are measured:
 - updates_per_s vs expected_per_s (targets x ports x queues x 6 / interval), complete: every
   target delivered every interval's samples; late: samples that arrived more than one
   interval after the target stamped them, max_lag_s the worst; loop_lag_ms: the longest a
-  callback waited for the event loop;
+  callback waited for the event loop; window_s: the measured wall time (it runs past the
+  intervals when the loop is too busy to answer that probe);
 - decode_us: GnmiSubscriber's decode of one target's notification alone (no gRPC), per
   update; rss_mib and kib_per_target (this process's resident set before the pool and at the
   end, divided by the targets); target_cpu_util: the simulated targets' CPU in cores;
