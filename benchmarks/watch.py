@@ -1,0 +1,420 @@
+"""How many switches x ports x queues one controller process watches over gNMI; one JSON line
+per size.
+
+    python benchmarks/watch.py [--targets 10 100 300 1000] [--ports 64] [--queues 8]
+                               [--interval 10] [--intervals 3] [--procs 2]
+                               [--sim fast|flatfab] [--health]
+
+The targets are simulated on 127.0.0.1 in `--procs` processes, each serving its share of
+the targets, one TLS port each, with a password (the lab CA of tasks/telemetry/tls.py).
+Every target serves, per port, 6 counters per queue index (queue tx/drops/ECN, PFC rx/tx and
+watchdog per priority: `--queues` queues and as many priorities) and oper-status; the counters
+grow every interval. `--sim flatfab` runs flatfab's own GnmiTarget (one gRPC server per
+target, its source read and paths parsed every sample: heavy, for small sizes); `--sim fast`
+(default) answers the same Capabilities and Subscribe on one asyncio gRPC server per process,
+sending a notification serialized once per interval per process (its timestamp set per
+target and send), so the simulated switches cost the 2 cores as little as possible.
+
+The controller is this process: one SubscriberPool (one event loop thread, one channel per
+target) subscribing at `--interval` as the watcher does; with `--health`, a HealthEngine fed
+every interval from the samples received. After every target has connected and one interval
+has passed (`--warmup`), `--intervals` intervals are measured:
+- cpu_s_per_interval / cpu_util: this process's CPU (time.process_time) per interval and as
+  cores used; loop_util: the pool's event loop thread alone (decode runs there, under the
+  GIL: 1.0 is the ceiling however many cores there are); us_per_update: process CPU per leaf
+  value received; health_cpu_s: the engine's feed + tick per interval (main thread);
+- updates_per_s vs expected_per_s (targets x ports x queues x 6 / interval), complete: every
+  target delivered every interval's samples; late: samples that arrived more than one
+  interval after the target stamped them, max_lag_s the worst; loop_lag_ms: the longest a
+  callback waited for the event loop; window_s: the measured wall time (it runs past the
+  intervals when the loop is too busy to answer that probe);
+- decode_us: GnmiSubscriber's decode of one target's notification alone (no gRPC), per
+  update; rss_mib and kib_per_target (this process's resident set before the pool and at the
+  end, divided by the targets); target_cpu_util: the simulated targets' CPU in cores;
+  states: the subscribers' transitions other than connecting (silent, reconnected,
+  refused) from the start, trouble the first three such lines.
+keeps_up is complete and no late samples. Figures are this 2-core machine's, measured under
+whatever else runs (load is printed with each line): to quote, not assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hmac
+import json
+import multiprocessing as mp
+import os
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tasks from this checkout, in the target processes too
+
+import grpc  # noqa: E402
+from pygnmi.spec.v080 import gnmi_pb2  # noqa: E402
+
+from tasks.telemetry import gnmi_client, paths, tls  # noqa: E402
+from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool  # noqa: E402
+from tasks.telemetry.gnmi_target import Credentials, GnmiTarget  # noqa: E402
+from tasks.telemetry.samples import Metric, Sample  # noqa: E402
+
+USER, PASSWORD = "flatfab", "bench-only"
+USER_ENV, PASS_ENV = "FLATFAB_BENCH_GNMI_USER", "FLATFAB_BENCH_GNMI_PASS"
+PER_KEY = (Metric.QUEUE_TX, Metric.QUEUE_DROPS, Metric.QUEUE_ECN,
+           Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG)
+GROWTH = {Metric.QUEUE_TX: 100_000, Metric.QUEUE_DROPS: 0, Metric.QUEUE_ECN: 40,
+          Metric.PFC_RX: 50, Metric.PFC_TX: 50, Metric.WATCHDOG: 0}
+
+
+def counter_leaves(ports: int, queues: int) -> list[tuple[str, int]]:
+    """(path, growth per interval) of every counter one switch serves."""
+    return [(paths.leaf_path(m, f"Ethernet{p}", q), GROWTH[m])
+            for p in range(1, ports + 1) for q in range(queues) for m in PER_KEY]
+
+
+def oper_leaves(ports: int) -> list[tuple[str, str]]:
+    return [(paths.leaf_path(Metric.OPER_UP, f"Ethernet{p}"), paths.OPER_STATUS_UP)
+            for p in range(1, ports + 1)]
+
+
+# --- the simulated switches (in the target processes) --------------------------------------
+
+class _Source:
+    """flatfab's GnmiTarget source: every counter grows on each read."""
+
+    def __init__(self, ports: int, queues: int) -> None:
+        self._counters = counter_leaves(ports, queues)
+        self._oper = oper_leaves(ports)
+        self._reads = 0
+
+    def __call__(self) -> list[tuple[str, int | str]]:
+        self._reads += 1
+        out: list[tuple[str, int | str]] = [(p, 1000 + g * self._reads)
+                                            for p, g in self._counters]
+        return out + list(self._oper)
+
+
+class _Payloads:
+    """One serialized SubscribeResponse per interval tick, shared by a process's targets."""
+
+    def __init__(self, ports: int, queues: int) -> None:
+        leaves = counter_leaves(ports, queues)
+        self._note = gnmi_pb2.Notification(update=[
+            gnmi_pb2.Update(path=paths.to_proto(p), val=gnmi_pb2.TypedValue(uint_val=0))
+            for p, _ in leaves])
+        self._growth = [g for _, g in leaves]
+        self._cache: dict[int, bytes] = {}
+        self.oper = gnmi_pb2.SubscribeResponse(update=gnmi_pb2.Notification(update=[
+            gnmi_pb2.Update(path=paths.to_proto(p), val=gnmi_pb2.TypedValue(string_val=v))
+            for p, v in oper_leaves(ports)])).SerializeToString()
+        self.sync = gnmi_pb2.SubscribeResponse(sync_response=True).SerializeToString()
+
+    def at(self, tick: int) -> bytes:
+        if tick not in self._cache:
+            for update, growth in zip(self._note.update, self._growth, strict=True):
+                update.val.uint_val = 1000 + growth * tick
+            self._cache = {tick: gnmi_pb2.SubscribeResponse(update=self._note)
+                           .SerializeToString(), **{k: v for k, v in self._cache.items()
+                                                    if k >= tick - 1}}
+        return self._cache[tick]
+
+
+def _stamp() -> bytes:
+    # serialized messages merge when concatenated: the last timestamp wins
+    return gnmi_pb2.SubscribeResponse(
+        update=gnmi_pb2.Notification(timestamp=time.time_ns())).SerializeToString()
+
+
+class _FastTargets:
+    """Capabilities and Subscribe (STREAM, SAMPLE at the asked interval) for many ports."""
+
+    def __init__(self, payloads: _Payloads) -> None:
+        self._payloads = payloads
+        self._caps = GnmiTarget("127.0.0.1", 0, list, None, None, None,
+                                insecure=True).capabilities()
+
+    @staticmethod
+    async def _auth(context: Any) -> None:
+        md = {k.lower(): v for k, v in context.invocation_metadata() or ()}
+        ok_user = hmac.compare_digest(str(md.get("username", "")).encode(), USER.encode())
+        ok_pass = hmac.compare_digest(str(md.get("password", "")).encode(), PASSWORD.encode())
+        if not (ok_user and ok_pass):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "bad username or password")
+
+    async def capabilities(self, request: Any, context: Any) -> Any:
+        await self._auth(context)
+        return self._caps
+
+    async def subscribe(self, requests: AsyncIterator[Any], context: Any) -> AsyncIterator[bytes]:
+        await self._auth(context)
+        first = await requests.__anext__()
+        asked = [s.sample_interval for s in first.subscribe.subscription if s.sample_interval]
+        interval = max(0.05, (min(asked) / 1e9) if asked else 1.0)
+        loop = asyncio.get_running_loop()
+        tick = int(time.time() / interval)
+        yield self._payloads.at(tick) + self._payloads.oper + _stamp()
+        yield self._payloads.sync
+        due = loop.time() + interval
+        while True:
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            yield self._payloads.at(int(time.time() / interval)) + _stamp()
+            due += interval
+            if due < loop.time():  # fell behind: keep the cadence, no burst
+                due = loop.time() + interval
+
+    def handler(self) -> Any:
+        return grpc.method_handlers_generic_handler("gnmi.gNMI", {
+            "Capabilities": grpc.unary_unary_rpc_method_handler(
+                self.capabilities, request_deserializer=gnmi_pb2.CapabilityRequest.FromString,
+                response_serializer=gnmi_pb2.CapabilityResponse.SerializeToString),
+            "Subscribe": grpc.stream_stream_rpc_method_handler(
+                self.subscribe, request_deserializer=gnmi_pb2.SubscribeRequest.FromString,
+                response_serializer=None),  # the payloads are bytes already
+        })
+
+
+async def _serve_fast(count: int, ports: int, queues: int, pem: tls.Pem,
+                      conn: Connection) -> None:
+    server = grpc.aio.server(options=[("grpc.max_concurrent_streams", 8)])
+    server.add_generic_rpc_handlers((_FastTargets(_Payloads(ports, queues)).handler(),))
+    creds = grpc.ssl_server_credentials([(pem.key, pem.cert)])
+    bound = [server.add_secure_port("127.0.0.1:0", creds) for _ in range(count)]
+    await server.start()
+    conn.send(bound)
+    await asyncio.get_running_loop().run_in_executor(None, conn.recv)  # until told to stop
+    await server.stop(None)
+
+
+def serve_targets(count: int, ports: int, queues: int, sim: str, pem: tls.Pem,
+                  conn: Connection) -> None:
+    """A target process: serve `count` targets, send their ports, stop when told; then send
+    this process's CPU seconds."""
+    _raise_fd_limit()
+    started = time.process_time()
+    if sim == "fast":
+        asyncio.run(_serve_fast(count, ports, queues, pem, conn))
+    else:
+        targets = [GnmiTarget("127.0.0.1", 0, _Source(ports, queues),
+                              Credentials(USER, PASSWORD), pem.cert, pem.key,
+                              name=f"sim{i}", poll_s=3600.0, max_streams=2)
+                   for i in range(count)]
+        conn.send([t.start() for t in targets])
+        conn.recv()
+        for t in targets:
+            t.stop()
+    conn.send(time.process_time() - started)
+
+
+def _raise_fd_limit() -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+# --- the controller (this process) ---------------------------------------------------------
+
+class Meter:
+    """The subscribers' callbacks: counts, lateness, and (with --health) the samples."""
+
+    def __init__(self, interval_s: float, keep: bool) -> None:
+        self.interval_s, self.keep = interval_s, keep
+        self.connected: set[str] = set()
+        self.trouble: list[str] = []
+        self.states: dict[str, int] = {}  # every transition but the first connect, by kind
+        self.reset()
+
+    def reset(self) -> None:
+        self.count = self.late = 0
+        self.max_lag = 0.0
+        self.per_device: dict[str, int] = {}
+        self.batch: list[Sample] = []
+
+    def sample(self, s: Sample) -> None:
+        self.count += 1
+        lag = time.time() - s.time
+        self.max_lag = max(self.max_lag, lag)
+        if lag > self.interval_s:
+            self.late += 1
+        self.per_device[s.device] = self.per_device.get(s.device, 0) + 1
+        if self.keep:
+            self.batch.append(s)
+
+    def state(self, state: str, line: str) -> None:
+        if state != gnmi_client.CONNECTED:
+            self.states[state] = self.states.get(state, 0) + 1
+        if state in (gnmi_client.CONNECTED, gnmi_client.RECONNECTED):
+            self.connected.add(line.split(" ", 1)[0])
+        else:
+            self.trouble.append(line)
+
+
+def rss_mib() -> float:
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def thread_cpu_s(native_id: int) -> float:
+    fields = Path(f"/proc/self/task/{native_id}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def decode_us(ports: int, queues: int) -> float:
+    """GnmiSubscriber's decode of one target's notification, per update (no gRPC)."""
+    raw = _Payloads(ports, queues).at(1) + _stamp()
+    sub = GnmiSubscriber("sw", "127.0.0.1", 1, ca_file=None, insecure=True,
+                         on_sample=lambda _: None, on_state=lambda *_: None)
+    note = gnmi_pb2.SubscribeResponse.FromString(raw).update
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        sub._notification(note)
+        best = min(best, time.process_time() - started)
+    return 1e6 * best / len(note.update)
+
+
+def _engine() -> Any:
+    from tasks.intent.loader import load_intent  # noqa: PLC0415
+    from tasks.plan.planner import plan  # noqa: PLC0415
+    from tasks.telemetry.health import HealthEngine  # noqa: PLC0415
+    from tasks.telemetry.thresholds import Thresholds  # noqa: PLC0415
+
+    # the lab's plan gives the lossless profile; the simulated switches are not in it, so
+    # their ports get the fabric-wide profile, as a port the plan does not name does
+    return HealthEngine(plan(load_intent(ROOT / "intents" / "lab")), Thresholds())
+
+
+def _loop_lag(loop: asyncio.AbstractEventLoop) -> float:
+    async def nothing() -> None:
+        return None
+
+    started = time.perf_counter()
+    with contextlib.suppress(TimeoutError):  # a loop that busy is the figure: 30 s or more
+        asyncio.run_coroutine_threadsafe(nothing(), loop).result(30)
+    return time.perf_counter() - started
+
+
+def measure(args: argparse.Namespace, targets: int, ca_file: Path,
+            pem: tls.Pem) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    procs = max(1, min(args.procs, targets))
+    shares = [targets // procs + (i < targets % procs) for i in range(procs)]
+    workers, conns, ports = [], [], []
+    for share in shares:
+        ours, theirs = ctx.Pipe()
+        proc = ctx.Process(target=serve_targets, daemon=True,
+                           args=(share, args.ports, args.queues, args.sim, pem, theirs))
+        proc.start()
+        workers.append(proc)
+        conns.append(ours)
+    for conn in conns:
+        ports.extend(conn.recv())
+    interval = args.interval
+    meter = Meter(interval, args.health)
+    engine = _engine() if args.health else None
+    rss_before = rss_mib()
+    subs = [GnmiSubscriber(f"sw{i:04d}", "127.0.0.1", port, ca_file=ca_file,
+                           on_sample=meter.sample, on_state=meter.state, interval_s=interval,
+                           username_env=USER_ENV, password_env=PASS_ENV,
+                           tls_server_name="localhost", backoff_s=(1.0, 5.0))
+            for i, port in enumerate(ports)]
+    pool = SubscriberPool(subs)
+    load_start = os.getloadavg()[0]
+    started = time.monotonic()
+    pool.start()
+    deadline = started + args.connect_timeout
+    while len(meter.connected) < targets and time.monotonic() < deadline:
+        time.sleep(0.05)
+    connect_s = time.monotonic() - started
+    time.sleep(args.warmup * interval)  # the snapshots, and the backlog of connecting
+    loop, thread = pool._loop, pool._thread
+    assert loop is not None and thread is not None and thread.native_id is not None
+    meter.reset()
+    cpu0, wall0, loop0 = time.process_time(), time.monotonic(), thread_cpu_s(thread.native_id)
+    health_cpu, loop_lag, rounds = 0.0, 0.0, 0
+    for k in range(1, args.intervals + 1):
+        end = wall0 + k * interval
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(left, 0.5))
+            loop_lag = max(loop_lag, _loop_lag(loop))
+        if engine is not None:
+            t0 = time.thread_time()
+            batch, meter.batch = meter.batch, []
+            engine.feed(batch)
+            engine.tick(time.time())
+            health_cpu += time.thread_time() - t0
+            rounds += 1
+    cpu = time.process_time() - cpu0
+    wall = time.monotonic() - wall0
+    loop_cpu = thread_cpu_s(thread.native_id) - loop0
+    received, late, max_lag = meter.count, meter.late, meter.max_lag
+    per_device = dict(meter.per_device)
+    rss_end = rss_mib()
+    load_end = os.getloadavg()[0]
+    pool.stop()
+    target_cpu = 0.0
+    for conn in conns:
+        conn.send("stop")
+    for conn, proc in zip(conns, workers, strict=True):
+        target_cpu += conn.recv() if conn.poll(30) else float("nan")
+        proc.join(10)
+    leaves = args.ports * args.queues * len(PER_KEY)
+    complete = len(per_device) == targets and all(
+        n >= leaves * args.intervals for n in per_device.values())
+    return {
+        "targets": targets, "ports": args.ports, "queues": args.queues, "interval_s": interval,
+        "sim": args.sim, "health": args.health, "target_procs": procs,
+        "connected": len(meter.connected), "connect_s": round(connect_s, 2),
+        "intervals": args.intervals,
+        "cpu_s_per_interval": round(cpu / args.intervals, 3),
+        "cpu_util": round(cpu / wall, 3), "loop_util": round(loop_cpu / wall, 3),
+        "us_per_update": round(1e6 * cpu / received, 2) if received else None,
+        "decode_us": round(decode_us(args.ports, args.queues), 2),
+        "health_cpu_s": round(health_cpu / rounds, 3) if rounds else None,
+        "updates_per_s": round(received / wall),
+        "expected_per_s": round(targets * leaves / interval), "window_s": round(wall, 1),
+        "complete": complete, "late": late, "max_lag_s": round(max_lag, 2),
+        "loop_lag_ms": round(1000 * loop_lag, 1),
+        "rss_mib": round(rss_end, 1),
+        "kib_per_target": round(1024 * (rss_end - rss_before) / targets, 1),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "target_cpu_util": round(target_cpu / (time.monotonic() - started), 3),
+        "keeps_up": complete and late == 0,
+        "load1": [round(load_start, 2), round(load_end, 2)],
+        "states": meter.states, "trouble": meter.trouble[:3],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", type=int, nargs="+", default=[10, 100, 300, 1000])
+    parser.add_argument("--ports", type=int, default=64)
+    parser.add_argument("--queues", type=int, default=8)
+    parser.add_argument("--interval", type=float, default=10.0, help="seconds")
+    parser.add_argument("--intervals", type=int, default=3, help="intervals measured")
+    parser.add_argument("--warmup", type=float, default=1.0,
+                        help="intervals after every target connected, before measuring")
+    parser.add_argument("--procs", type=int, default=2, help="target processes")
+    parser.add_argument("--sim", choices=("fast", "flatfab"), default="fast")
+    parser.add_argument("--health", action="store_true", help="feed a HealthEngine too")
+    parser.add_argument("--connect-timeout", type=float, default=120.0, help="seconds")
+    args = parser.parse_args()
+    _raise_fd_limit()
+    os.environ[USER_ENV], os.environ[PASS_ENV] = USER, PASSWORD
+    ca = tls.make_ca("flatfab bench CA")
+    pem = tls.make_server_cert(ca, ["localhost", "127.0.0.1"])
+    with tempfile.TemporaryDirectory(prefix="watch-bench-") as tmp:
+        ca_file = Path(tmp) / "ca.pem"
+        ca_file.write_bytes(ca.cert)
+        for targets in args.targets:
+            print(json.dumps(measure(args, targets, ca_file, pem)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
