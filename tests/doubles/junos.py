@@ -21,28 +21,22 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from dataclasses import dataclass, field
-from functools import cache
 from ipaddress import ip_interface
 from pathlib import Path
-from tempfile import TemporaryDirectory
 from typing import Any
 
-import yaml
 from jnpr.junos.exception import ConfigLoadError, RpcError
 from lxml import etree
 from napalm.junos.junos import JunOSDriver
 
-from tasks.intent.loader import load_intent
 from tasks.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind
-from tasks.plan.planner import plan
 from tasks.platforms.junos import PLATFORM
 from tasks.platforms.junos import collect as junos_collect
 from tasks.platforms.junos.render import configuration
-from tasks.platforms.registry import PLATFORMS
 from tests.doubles import CollectCase
 from tests.doubles.sonic import connected, converged_rib, link_local, session_port
+from tests.support.on_platform import fabric_on, switches_on
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "junos"
@@ -55,30 +49,14 @@ SOURCE = ("derived from Juniper's documentation of the JSON output shapes (no Ju
 # ---- planned fabrics with switches on junos -----------------------------------------------
 
 
-def _junos_intent(source: Path, target: Path, family: str) -> None:
-    for file in source.glob("*.yaml"):
-        shutil.copy(file, target / file.name)
-    fabric = yaml.safe_load((target / "fabric.yaml").read_text())
-    fabric["platform"] = "junos"  # devices that name their own platform keep it (mixed)
-    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
-    qos_file = target / "qos.yaml"
-    qos = (yaml.safe_load(qos_file.read_text()) if qos_file.exists() else None) or {}
-    qos.setdefault("asics", {})["junos"] = {"family": family}
-    if "buffers" in PLATFORMS["junos"].facts.capabilities.family_limits(family):
-        qos.pop("buffers", None)  # refused at load there: the switch keeps its defaults
-    qos_file.write_text(yaml.safe_dump(qos))
-
-
-@cache
 def junos_fabric(name: str, family: str = FAMILY) -> FabricState:
     """An example intent (lab, numbered, mixed, rail) planned with its switches on junos."""
-    with TemporaryDirectory() as tmp:
-        _junos_intent(ROOT / "intents" / name, Path(tmp), family)
-        return plan(load_intent(Path(tmp), known_platforms=PLATFORMS))
+    return fabric_on(name, "junos", family)
 
 
 def junos_switches(state: FabricState) -> list[DeviceState]:
-    return [d for d in state.devices.values() if d.platform == "junos"]
+    return switches_on(state, "junos")
+
 
 
 # ---- the configuration as statements ------------------------------------------------------

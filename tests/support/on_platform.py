@@ -1,0 +1,46 @@
+"""Example intents planned with their switches on one platform (the per-platform tests'
+golden fabrics): every switch that does not name its own platform runs it."""
+
+from __future__ import annotations
+
+import shutil
+from functools import cache
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+import yaml
+
+from tasks.intent.loader import load_intent
+from tasks.model.state import DeviceState, FabricState
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
+from tests.support.paths import ROOT
+
+
+def intent_on(source: Path, target: Path, platform: str, family: str) -> None:
+    """Copy the intent in `source` to `target` with the fabric's platform and its ASIC
+    family set; `qos.buffers` goes where the platform (or family) refuses it at load."""
+    for file in source.glob("*.yaml"):
+        shutil.copy(file, target / file.name)
+    fabric = yaml.safe_load((target / "fabric.yaml").read_text())
+    fabric["platform"] = platform  # devices that name their own platform keep it (mixed)
+    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
+    qos_file = target / "qos.yaml"
+    qos = (yaml.safe_load(qos_file.read_text()) if qos_file.exists() else None) or {}
+    qos.setdefault("asics", {})[platform] = {"family": family}
+    caps = PLATFORMS[platform].facts.capabilities
+    if "buffers" in caps.unsupported or "buffers" in caps.family_limits(family):
+        qos.pop("buffers", None)  # refused at load there: the switch keeps its defaults
+    qos_file.write_text(yaml.safe_dump(qos))
+
+
+@cache
+def fabric_on(name: str, platform: str, family: str) -> FabricState:
+    """intents/<name> planned with its switches on `platform`."""
+    with TemporaryDirectory() as tmp:
+        intent_on(ROOT / "intents" / name, Path(tmp), platform, family)
+        return plan(load_intent(Path(tmp), known_platforms=PLATFORMS))
+
+
+def switches_on(state: FabricState, platform: str) -> list[DeviceState]:
+    return [d for d in state.devices.values() if d.platform == platform]
