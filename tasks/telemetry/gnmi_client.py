@@ -71,8 +71,7 @@ class GnmiSubscriber:
         tls_server_name: str | None = None,
         silent_after_s: float | None = None,
         backoff_s: tuple[float, float] = (0.5, 30.0),
-        counter_paths: Iterable[str] = paths.COUNTER_SUBSCRIPTIONS,
-        state_paths: Iterable[str] = paths.STATE_SUBSCRIPTIONS,
+        table: paths.PathTable = paths.FLATFAB,
         encoding: str = "PROTO",
     ) -> None:
         if ca_file is None and not insecure:
@@ -84,7 +83,9 @@ class GnmiSubscriber:
         self._interval_s = interval_s
         self._env = (username_env, password_env)
         self._backoff = backoff_s
-        self._counter_paths, self._state_paths = tuple(counter_paths), tuple(state_paths)
+        self._table = table
+        self._counter_paths = table.counter_subscriptions
+        self._state_paths = table.state_subscriptions
         self._encoding = encoding
         # a SAMPLE stream speaks every interval: three missed intervals mean it went quiet
         # (ON_CHANGE alone may rightly say nothing for hours: no timer then)
@@ -214,15 +215,17 @@ class GnmiSubscriber:
         subs += [gnmi_pb2.Subscription(path=paths.to_proto(p),
                                        mode=gnmi_pb2.SubscriptionMode.ON_CHANGE)
                  for p in self._state_paths]
+        prefix = (gnmi_pb2.Path(origin=self._table.origin, target=self._table.target)
+                  if self._table.origin or self._table.target else None)
         return gnmi_pb2.SubscribeRequest(subscribe=gnmi_pb2.SubscriptionList(
-            subscription=subs, mode=gnmi_pb2.SubscriptionList.STREAM,
+            prefix=prefix, subscription=subs, mode=gnmi_pb2.SubscriptionList.STREAM,
             encoding=gnmi_pb2.Encoding.Value(self._encoding)))
 
     def _notification(self, notif: Any) -> None:
         stamp = notif.timestamp / 1e9 if notif.timestamp else time.time()
         prefix = notif.prefix if notif.HasField("prefix") else None
         for update in notif.update:
-            hit = paths.metric_of(paths.render(paths.from_proto(update.path, prefix)))
+            hit = self._table.metric_of(paths.render(paths.from_proto(update.path, prefix)))
             value = scalar(update.val)
             if hit is None or value is None:
                 self.unknown_paths += 1

@@ -23,7 +23,7 @@ Sources for the leaf names (checked 2026-11-25):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pygnmi.spec.v080 import gnmi_pb2
@@ -75,8 +75,6 @@ LEAVES: Final[tuple[Leaf, ...]] = (
 )
 # fmt: on
 
-_BY_METRIC: Final = {leaf.metric: leaf for leaf in LEAVES}
-
 # What a subscriber asks for: wildcard prefixes (a list without keys means every entry).
 COUNTER_SUBSCRIPTIONS: Final = (
     "/qos/interfaces/interface/output/queues/queue/state",
@@ -127,11 +125,9 @@ def render(elems: tuple[Elem, ...]) -> str:
 
 
 def leaf_path(metric: Metric, port: str, key: int | None = None) -> str:
-    """The path that carries `metric` for `port` (and priority/queue `key`)."""
-    leaf = _BY_METRIC[metric]
-    if leaf.keyed and key is None:
-        raise PathError(f"{metric} needs a priority or queue index")
-    return leaf.template.format(port=port, key="" if key is None else key)
+    """The path that carries `metric` for `port` (and priority/queue `key`) on a target
+    serving flatfab's own paths (the embedded lab's)."""
+    return FLATFAB.leaf_path(metric, port, key)
 
 
 def leaf_value(metric: Metric, value: int) -> int | str:
@@ -147,18 +143,54 @@ def _pattern(leaf: Leaf) -> re.Pattern[str]:
     return re.compile(esc)
 
 
-_PATTERNS: Final = tuple((_pattern(leaf), leaf) for leaf in LEAVES)
+@dataclass(frozen=True)
+class PathTable:
+    """One platform's telemetry paths: which leaf carries which metric, and the wildcard
+    paths a subscriber asks for (SAMPLE for counters, ON_CHANGE for state). `origin` and
+    `target` go in the subscription prefix where a platform needs them (SONiC's telemetry
+    container serves COUNTERS_DB under target `COUNTERS_DB`)."""
+
+    name: str
+    leaves: tuple[Leaf, ...]
+    counter_subscriptions: tuple[str, ...]
+    state_subscriptions: tuple[str, ...]
+    origin: str = ""
+    target: str = ""
+    _patterns: tuple[tuple[re.Pattern[str], Leaf], ...] = field(
+        init=False, repr=False, compare=False)
+    _by_metric: dict[Metric, Leaf] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        patterns = tuple((_pattern(leaf), leaf) for leaf in self.leaves)
+        object.__setattr__(self, "_patterns", patterns)
+        object.__setattr__(self, "_by_metric", {leaf.metric: leaf for leaf in self.leaves})
+
+    def leaf_path(self, metric: Metric, port: str, key: int | None = None) -> str:
+        """The path that carries `metric` for `port` (and priority/queue `key`)."""
+        leaf = self._by_metric.get(metric)
+        if leaf is None:
+            raise PathError(f"{self.name}: no path carries {metric}")
+        if leaf.keyed and key is None:
+            raise PathError(f"{metric} needs a priority or queue index")
+        return leaf.template.format(port=port, key="" if key is None else key)
+
+    def metric_of(self, path: str) -> tuple[Metric, str, int | None] | None:
+        """(metric, port, key) for a leaf path this table knows, None for any other leaf."""
+        norm = render(parse(path))  # canonical spelling: keys sorted, one leading slash
+        for pattern, leaf in self._patterns:
+            m = pattern.fullmatch(norm)
+            if m:
+                key = int(m.group("key")) if leaf.keyed else None
+                return leaf.metric, m.group("port"), key
+        return None
+
+
+FLATFAB: Final = PathTable("flatfab", LEAVES, COUNTER_SUBSCRIPTIONS, STATE_SUBSCRIPTIONS)
 
 
 def metric_of(path: str) -> tuple[Metric, str, int | None] | None:
-    """(metric, port, key) for a leaf path flatfab knows, None for any other leaf."""
-    norm = render(parse(path))  # canonical spelling: keys sorted, one leading slash
-    for pattern, leaf in _PATTERNS:
-        m = pattern.fullmatch(norm)
-        if m:
-            key = int(m.group("key")) if leaf.keyed else None
-            return leaf.metric, m.group("port"), key
-    return None
+    """(metric, port, key) for one of flatfab's own leaf paths, None for any other leaf."""
+    return FLATFAB.metric_of(path)
 
 
 def sample_value(metric: Metric, value: int | str) -> int:
