@@ -13,6 +13,7 @@ from tasks.cli.context import project_of
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import InputError
 from tasks.lab import clab, topology
+from tasks.lab import gnmi as lab_gnmi
 from tasks.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
 from tasks.workflows import inventory
 from tasks.workflows.project import Project
@@ -94,7 +95,9 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
         lldp_sockets={n.name: paths.lldp_socket(n.name) for n in spec.nodes.values()
                       if n.role != "host"},
         lldp_vrf_sockets={n.name: [paths.lldp_vrf_socket(n.name, v) for v in n.vrfs]
-                          for n in spec.nodes.values() if n.role != "host" and n.vrfs})
+                          for n in spec.nodes.values() if n.role != "host" and n.vrfs},
+        gnmi={n.name: lab_gnmi.inventory_entry(paths.root) for n in spec.nodes.values()
+              if n.role != "host"})
     target = project.inventory_dir
     inventory.write(target, files)
     for run_id in abandon_interrupted(project.state_dir, project.fabric, "lab recreated"):

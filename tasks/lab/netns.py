@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.atomic import write_atomic
-from tasks.lab import procs
+from tasks.lab import gnmi, procs
 from tasks.lab.system import LabError, ip_batch, require_commands, require_root, run
 from tasks.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
 from tasks.platforms.registry import PLATFORMS
@@ -190,8 +190,11 @@ class NetnsRuntime:
             progress("node processes")
             _parallel(lambda n: self._start_node(n, state), self.spec.nodes.values())
             state.save(paths)
+            progress("gNMI targets")
+            self._start_gnmi(state)
             progress("waiting for management SSH")
             self._wait_ssh()
+            gnmi.wait_listening(paths.root, self._switches(), _port_open)
         except BaseException:
             with contextlib.suppress(Exception):
                 self.down(state)
@@ -341,6 +344,18 @@ class NetnsRuntime:
         # is on each host port, so a NIC cabled to another rail is named
         self._start_lldpd(node, ndir, state)
         self._start_sshd(node, ndir, state)
+
+    def _switches(self) -> list[LabNode]:
+        return [n for n in self.spec.nodes.values() if n.role != "host"]
+
+    def _start_gnmi(self, state: LabState) -> None:
+        """Every switch serves gNMI from its own namespaces (TLS, a password)."""
+        switches = self._switches()
+        gnmi.prepare(self.paths.root, switches)
+        for node in switches:
+            pid = gnmi.start(self.paths.root, node, _nsenter(self.paths, node.name))
+            state.nodes[node.name]["gnmi_pid"] = pid
+        state.save(self.paths)
 
     def _prepare_frr(self, node: LabNode, ndir: Path) -> None:
         etc = ndir / "etc-frr"

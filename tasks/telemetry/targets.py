@@ -12,15 +12,19 @@ option, so any Nornir script can read the same entry:
             tls_server_name: leaf1.lab            # optional: the name the cert carries
             username_env: FLATFAB_GNMI_USERNAME   # names of environment variables,
             password_env: FLATFAB_GNMI_PASSWORD   #   never the secrets themselves
+            env_file: /run/flatfab/ff/gnmi/credentials.env  # optional, see below
             insecure: false                       # plaintext; for a lab only
 
 Nornir resolves `connection_options.gnmi` host first, then groups, then defaults (extras whole
 from the first level that has them), exactly as for NAPALM. A `password` under gnmi is refused:
-secrets stay out of the inventory.
+secrets stay out of the inventory. `env_file` names a file only its owner may read, of
+`NAME=value` lines, that supplies those two variables where the environment does not (the
+embedded lab writes one per lab, as it writes the SSH key the inventory names).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -33,7 +37,7 @@ from tasks.telemetry.gnmi_client import PASSWORD_ENV, USERNAME_ENV
 
 PLUGIN: Final = "gnmi"
 EXTRAS: Final = frozenset({"ca_file", "tls_server_name", "username_env", "password_env",
-                           "insecure"})
+                           "insecure", "env_file"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,7 @@ class TargetSpec:
     username_env: str = USERNAME_ENV
     password_env: str = PASSWORD_ENV
     insecure: bool = False
+    env_file: Path | None = None
 
 
 def _declares(host: Host) -> str | None:
@@ -86,7 +91,7 @@ def _spec(host: Host, base: Path, file: str) -> TargetSpec:
     unknown = sorted(set(extras) - EXTRAS)
     if unknown:
         raise bad(f".extras.{unknown[0]}", f"unknown key (known: {', '.join(sorted(EXTRAS))})")
-    for name in ("ca_file", "tls_server_name", "username_env", "password_env"):
+    for name in ("ca_file", "tls_server_name", "username_env", "password_env", "env_file"):
         if extras.get(name) is not None and not isinstance(extras[name], str):
             raise bad(f".extras.{name}", "must be a string")
     insecure = extras.get("insecure", False)
@@ -97,16 +102,47 @@ def _spec(host: Host, base: Path, file: str) -> TargetSpec:
         raise bad(".extras.ca_file", "needs the CA file that signed the target's certificate "
                   "(or insecure: true, plaintext, for a lab)")
     ca_file = None if ca is None else (base / ca if not Path(ca).is_absolute() else Path(ca))
+    env = extras.get("env_file")
+    env_file = None if env is None else (base / env if not Path(env).is_absolute() else Path(env))
     return TargetSpec(device=host.name, host=str(address), port=port, ca_file=ca_file,
                       tls_server_name=extras.get("tls_server_name"),
                       username_env=extras.get("username_env") or USERNAME_ENV,
                       password_env=extras.get("password_env") or PASSWORD_ENV,
-                      insecure=insecure)
+                      insecure=insecure, env_file=env_file)
+
+
+def _load_env_file(spec: TargetSpec) -> None:
+    """Set the target's two credential variables from its env_file, where not already set."""
+    assert spec.env_file is not None
+    wanted = {spec.username_env, spec.password_env}
+    if all(os.environ.get(name) for name in wanted):
+        return
+    try:
+        mode = spec.env_file.stat().st_mode
+        text = spec.env_file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError.single(str(spec.env_file), "", f"cannot read the gNMI credentials "
+                                f"of {spec.device}: {exc.strerror or exc}") from None
+    if mode & 0o077:
+        raise InputError.single(str(spec.env_file), "", "holds credentials but others may "
+                                "read it (chmod 600)")
+    found = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip() in wanted:
+            found[name.strip()] = value.strip()
+    missing = sorted(wanted - set(found))
+    if missing:
+        raise InputError.single(str(spec.env_file), "", f"does not set {', '.join(missing)}")
+    for name, value in found.items():
+        if not os.environ.get(name):  # what the operator exported wins
+            os.environ[name] = value
 
 
 def gnmi_targets(nornir: Nornir, inventory_dir: Path) -> dict[str, TargetSpec]:
     """Every host that declares a gNMI target, by name. Relative CA paths are taken from
-    the inventory folder. Bad entries are all reported, one line each."""
+    the inventory folder; an env_file fills the credential variables the environment does
+    not set. Bad entries are all reported, one line each."""
     found: dict[str, TargetSpec] = {}
     problems: list[InputProblem] = []
     for name, host in sorted(nornir.inventory.hosts.items()):
@@ -115,6 +151,8 @@ def gnmi_targets(nornir: Nornir, inventory_dir: Path) -> dict[str, TargetSpec]:
             continue
         try:
             found[name] = _spec(host, inventory_dir, file)
+            if found[name].env_file is not None:
+                _load_env_file(found[name])
         except InputError as exc:
             problems += exc.problems
     if problems:

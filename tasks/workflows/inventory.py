@@ -159,13 +159,15 @@ def build(directory: Path, plan: FabricState, workers: int = 20,
 def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: str,
                   key_file: Path, known_hosts: Path,
                   lldp_sockets: dict[str, Path],
-                  lldp_vrf_sockets: dict[str, list[Path]] | None = None) -> dict[str, str]:
+                  lldp_vrf_sockets: dict[str, list[Path]] | None = None,
+                  gnmi: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
     """File name -> content for a lab's inventory (deterministic for one prefix).
 
     Plain Nornir reads it as is (SimpleInventory + nornir_napalm): driver options are in
     connection_options.napalm.extras.optional_args. Nornir takes `extras` whole from the
     first of host, groups, defaults that has it, so a host with options of its own (a
-    switch's lldpd socket) carries the defaults' options as well.
+    switch's lldpd socket) carries the defaults' options as well. `gnmi` gives a device its
+    `connection_options.gnmi` entry (the lab's switches' targets).
     """
     common = {"key_file": str(key_file), "known_hosts": str(known_hosts)}
     hosts: dict[str, Any] = {}
@@ -185,6 +187,8 @@ def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: 
             if lldp_vrf_sockets and lldp_vrf_sockets.get(name):
                 options["lldp_vrf_sockets"] = [str(p) for p in lldp_vrf_sockets[name]]
             entry["connection_options"] = {"napalm": {"extras": {"optional_args": options}}}
+        if gnmi and name in gnmi:
+            entry.setdefault("connection_options", {})["gnmi"] = gnmi[name]
         hosts[name] = entry
     # a 5-stage fabric adds its super-spines' group (older inventories stay as they were)
     roles = [*(["superspine"] if plan.of_role(Role.SUPERSPINE) else []), "spine", "leaf", "host"]

@@ -1,0 +1,115 @@
+"""Each embedded-lab switch serves gNMI, as a real one does: its own target process inside
+the switch's namespaces, TLS with a certificate from a CA made for this lab, and a username
+and password.
+
+Everything is under /run/flatfab/<prefix>/gnmi/ (root only): `ca.pem` (what a watcher trusts),
+`credentials.env` (FLATFAB_GNMI_USERNAME / FLATFAB_GNMI_PASSWORD, made fresh on every `up`),
+and per switch its key, certificate and target config. The password reaches a target through
+its environment, never its command line (which `ps` shows).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import yaml
+
+from tasks.atomic import write_atomic
+from tasks.lab.system import LabError
+from tasks.lab.topology import LabNode
+from tasks.telemetry.gnmi_client import PASSWORD_ENV, USERNAME_ENV
+from tasks.telemetry.tls import make_ca, make_server_cert
+
+PORT: Final = 9339  # IANA's port for gNMI
+USERNAME: Final = "flatfab"
+SOURCE: Final = "tasks.platforms.frr.asic_telemetry:source"
+PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
+
+
+def gnmi_dir(root: Path) -> Path:
+    return root / "gnmi"
+
+
+def ca_file(root: Path) -> Path:
+    return gnmi_dir(root) / "ca.pem"
+
+
+def env_file(root: Path) -> Path:
+    return gnmi_dir(root) / "credentials.env"
+
+
+def inventory_entry(root: Path) -> dict[str, object]:
+    """A lab switch's `connection_options.gnmi`: the address is the host's own."""
+    return {"port": PORT, "extras": {"ca_file": str(ca_file(root)),
+                                     "env_file": str(env_file(root))}}
+
+
+def _private(path: Path, data: bytes) -> None:
+    write_atomic(path, data.decode("ascii"))
+    path.chmod(0o600)
+
+
+def prepare(root: Path, switches: list[LabNode]) -> None:
+    """The lab CA, the credentials and each switch's certificate and target config."""
+    folder = gnmi_dir(root)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    ca = make_ca(f"flatfab lab CA ({root.name})")
+    write_atomic(ca_file(root), ca.cert.decode("ascii"))
+    password = secrets.token_urlsafe(24)
+    _private(env_file(root), f"{USERNAME_ENV}={USERNAME}\n{PASSWORD_ENV}={password}\n".encode())
+    for node in switches:
+        pem = make_server_cert(ca, [node.name, node.mgmt_ipv4])
+        write_atomic(folder / f"{node.name}.crt", pem.cert.decode("ascii"))
+        _private(folder / f"{node.name}.key", pem.key)
+        config = {"name": node.name, "address": node.mgmt_ipv4, "port": PORT,
+                  "tls_cert": str(folder / f"{node.name}.crt"),
+                  "tls_key": str(folder / f"{node.name}.key"),
+                  "username_env": USERNAME_ENV, "password_env": PASSWORD_ENV,
+                  "source": SOURCE, "source_args": {"state_dir": "/var/lib/flatfab"}}
+        write_atomic(folder / f"{node.name}.yaml", yaml.safe_dump(config, sort_keys=True))
+
+
+def credentials(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in env_file(root).read_text(encoding="utf-8").splitlines():
+        name, sep, value = line.partition("=")
+        if sep:
+            out[name.strip()] = value.strip()
+    return out
+
+
+def start(root: Path, node: LabNode, nsenter: list[str]) -> int:
+    """Start a switch's target inside its namespaces; its pid."""
+    folder = gnmi_dir(root)
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+           "PYTHONPATH": str(PROJECT_ROOT), **credentials(root)}
+    with (folder / f"{node.name}.log").open("ab") as log:
+        proc = subprocess.Popen(
+            [*nsenter, "--wd=" + str(PROJECT_ROOT), sys.executable, "-m",
+             "tasks.telemetry.gnmi_target", "--config", str(folder / f"{node.name}.yaml")],
+            env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    return proc.pid
+
+
+def wait_listening(root: Path, nodes: list[LabNode], port_open: Callable[[str, int], bool],
+                   timeout: float = 30) -> None:
+    pending = {n.name: n.mgmt_ipv4 for n in nodes}
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        for name, address in list(pending.items()):
+            if port_open(address, PORT):
+                del pending[name]
+        if pending:
+            time.sleep(0.1)
+    if pending:
+        first = sorted(pending)[0]
+        raise LabError(f"gNMI targets did not come up on {', '.join(sorted(pending))} "
+                       f"(see {gnmi_dir(root) / (first + '.log')})")

@@ -1,0 +1,151 @@
+"""The lab switch's telemetry source: the kernel's queues read, the virtual ASIC's PFC, ECN and
+watchdog counters derived from them and from its tables."""
+
+from __future__ import annotations
+
+import json
+
+from tasks.platforms.frr.asic_telemetry import (
+    ClassStats,
+    KernelReading,
+    LabSwitchCounters,
+    VirtualAsic,
+    parse_classes,
+    parse_limits,
+    read_kernel,
+)
+from tasks.telemetry import paths
+from tasks.telemetry.samples import Metric
+
+# `tc -s class show dev swp1` as iproute2 6.1 printed it on a lab leaf during a flood
+CLASSES = """\
+class htb 1:13 parent 1:1 leaf 13: prio 1 rate 10Mbit ceil 10Mbit burst 15Kb cburst 15Kb
+ Sent 2614378 bytes 2509 pkt (dropped 221375, overlimits 2494 requeues 0)
+ backlog 0b 0p requeues 0
+ lended: 2509 borrowed: 0 giants: 0
+ tokens: -12761 ctokens: -12761
+
+class htb 1:10 parent 1:1 leaf 10: prio 1 rate 50Gbit ceil 100Gbit burst 1037500b cburst 1025000b
+ Sent 3062 bytes 19 pkt (dropped 0, overlimits 0 requeues 0)
+ backlog 0b 0p requeues 0
+
+class htb 1:1 root rate 100Gbit ceil 100Gbit burst 1025000b cburst 1025000b
+ Sent 2617440 bytes 2528 pkt (dropped 0, overlimits 0 requeues 0)
+"""
+QDISCS = [
+    {"kind": "htb", "handle": "1:", "dev": "swp1", "root": True, "options": {}},
+    {"kind": "bfifo", "handle": "13:", "dev": "swp1", "parent": "1:13",
+     "options": {"limit": 100000}, "packets": 2509, "drops": 221375},
+    {"kind": "bfifo", "handle": "10:", "dev": "swp1", "parent": "1:10",
+     "options": {"limit": 21333333}},
+    {"kind": "noqueue", "handle": "0:", "dev": "br100", "root": True},
+]
+DB = {
+    "PORT_QOS_MAP": {"swp1": {"pfc_enable": "3", "pfcwd_sw_enable": "3",
+                              "tc_to_queue_map": "AI", "pfc_to_queue_map": "AI"}},
+    "TC_TO_QUEUE_MAP": {"AI": {str(i): str(i) for i in range(8)}},
+    "MAP_PFC_PRIORITY_TO_QUEUE": {"AI": {str(i): str(i) for i in range(8)}},
+    "QUEUE": {"swp1|0-2": {"scheduler": "S"}, "swp1|3": {"wred_profile": "ECN"}},
+    "WRED_PROFILE": {"ECN": {"ecn": "ecn_all", "green_min_threshold": "150000"}},
+    "PFC_WD": {"swp1": {"detection_time": "200", "action": "drop"}},
+}
+
+
+def test_class_statistics_are_read_from_tc_text() -> None:
+    assert parse_classes(CLASSES) == {3: (2509, 221375, 2494), 0: (19, 0, 0)}
+
+
+def test_queue_limits_come_only_from_links_with_flatfab_queues() -> None:
+    assert parse_limits(json.dumps(QDISCS)) == {"swp1": {3: 100000, 0: 21333333}}
+
+
+def _reading(over: int, drops: int = 0, limit: int = 48_000_000) -> KernelReading:
+    return KernelReading({"swp1": True}, {"swp1": {3: ClassStats(100, drops, over, limit),
+                                                   0: ClassStats(5, 0, 0, limit)}})
+
+
+def _leaf(leaves: list[tuple[str, int | str]], metric: Metric, key: int) -> int | str:
+    return dict(leaves)[paths.leaf_path(metric, "swp1", key)]
+
+
+def test_a_held_lossless_class_is_paused_and_marks_ecn() -> None:
+    asic = VirtualAsic()
+    asic.step(_reading(over=10), DB, 0.0)
+    leaves = asic.step(_reading(over=510, drops=7), DB, 1.0)
+    assert _leaf(leaves, Metric.PFC_RX, 3) == 500
+    assert _leaf(leaves, Metric.QUEUE_ECN, 3) == 500
+    assert _leaf(leaves, Metric.QUEUE_DROPS, 3) == 7  # the kernel's own drops, as they are
+    assert _leaf(leaves, Metric.QUEUE_ECN, 0) == 0  # no WRED profile on the lossy queue
+    assert paths.leaf_path(Metric.PFC_RX, "swp1", 0) not in dict(leaves)  # PFC off on 0
+    assert not any("tx-pause-frames" in p for p, _ in leaves)  # not modelled, not served
+
+
+def test_ecn_thresholds_above_the_queue_limit_never_mark() -> None:
+    db = json.loads(json.dumps(DB))
+    db["WRED_PROFILE"]["ECN"]["green_min_threshold"] = "60000000"  # above the 48 MB queue
+    asic = VirtualAsic()
+    asic.step(_reading(over=0), db, 0.0)
+    leaves = asic.step(_reading(over=400), db, 1.0)
+    assert _leaf(leaves, Metric.PFC_RX, 3) == 400
+    assert _leaf(leaves, Metric.QUEUE_ECN, 3) == 0
+
+
+def test_ecn_on_a_lossy_queue_marks_it() -> None:
+    db = json.loads(json.dumps(DB))
+    db["QUEUE"]["swp1|0-2"]["wred_profile"] = "ECN"
+    asic = VirtualAsic()
+    asic.step(KernelReading({}, {"swp1": {0: ClassStats(0, 0, 0, 21_000_000)}}), db, 0.0)
+    leaves = asic.step(KernelReading({}, {"swp1": {0: ClassStats(9, 0, 40, 21_000_000)}}),
+                       db, 1.0)
+    assert _leaf(leaves, Metric.QUEUE_ECN, 0) == 40
+
+
+def test_the_watchdog_fires_once_per_storm_of_continuous_pauses() -> None:
+    asic = VirtualAsic()
+    storms = []
+    for t, over in enumerate([0, 100, 200, 300, 400, 400, 500, 600]):
+        leaves = asic.step(_reading(over=over), DB, float(t))
+        storms.append(_leaf(leaves, Metric.WATCHDOG, 3))
+    # paused from t=1; fires at t=2 (paused through two samples >= 200 ms apart); quiet at
+    # t=5 restores it; the next storm fires at t=7
+    assert storms == [0, 0, 1, 1, 1, 1, 1, 2]
+
+
+def test_sub_links_count_in_their_port_and_the_source_reads_every_namespace() -> None:
+    calls: list[list[str]] = []
+    link = [{"ifname": "swp1", "operstate": "UP"}, {"ifname": "eth0", "operstate": "UP"},
+            {"ifname": "br100", "operstate": "UP", "linkinfo": {"info_kind": "bridge"}},
+            {"ifname": "swp51.100", "operstate": "UP"}]
+    sub = [{"kind": "htb", "dev": "swp51.100", "root": True},
+           {"kind": "bfifo", "dev": "swp51.100", "parent": "1:13", "options": {"limit": 9}}]
+    port = [{"kind": "htb", "dev": "swp51", "root": True},
+            {"kind": "bfifo", "dev": "swp51", "parent": "1:13", "options": {"limit": 9}}]
+
+    def run(args: list[str]) -> str:
+        calls.append(args)
+        if args[:3] == ["ip", "netns", "list"]:
+            return "blue (id: 7)\n"
+        if args[0] == "ip":
+            return json.dumps(link if "blue" in args else [{"ifname": "swp51",
+                                                             "operstate": "DOWN"}])
+        if "qdisc" in args:
+            return json.dumps(sub if "blue" in args else port)
+        return CLASSES.replace("2509 pkt", "10 pkt" if "swp51" in args else "20 pkt")
+
+    reading = read_kernel(run)
+    assert reading.oper_up == {"swp51": False, "swp1": True}
+    assert reading.classes["swp51"][3].packets == 30  # swp51 and swp51.100 together
+    assert all(args[0] in {"ip", "tc"} for args in calls)  # read-only commands only
+
+
+def test_a_reading_is_reused_briefly_and_a_fresh_switch_has_no_tables(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    count = 0
+
+    def run(args: list[str]) -> str:
+        nonlocal count
+        count += 1
+        return "" if args[:3] == ["ip", "netns", "list"] else "[]"
+
+    source = LabSwitchCounters(str(tmp_path), min_age_s=60, run=run)
+    assert source() == [] and source() == []
+    assert count == 3  # netns list, link, qdisc: once
