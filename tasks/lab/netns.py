@@ -141,6 +141,11 @@ def _nsenter(paths: LabPaths, node: str, *, net: str | None = None) -> list[str]
             f"--net=/run/netns/{net or paths.netns(node)}"]
 
 
+def nsenter_args(paths: LabPaths, node: str) -> list[str]:
+    """The command prefix that enters a lab node's namespaces (for a process of its own)."""
+    return _nsenter(paths, node)
+
+
 def node_exec(paths: LabPaths, node: str, command: list[str], *, check: bool = True,
               timeout: float = 30) -> str:
     """Run a command inside a lab node as root (for the runtime and for fault injection)."""

@@ -1,0 +1,141 @@
+"""Live telemetry on the embedded lab as the tests drive it: a watcher running in a thread
+that records every tick, and floods of real UDP packets sent from a lab host."""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from tasks.checks.base import Finding
+from tasks.sot import inventory as sot_inventory
+from tasks.telemetry.targets import gnmi_targets
+from tasks.telemetry.thresholds import Thresholds, thresholds_of
+from tasks.telemetry.watch import NornirPoller, TickView, Watch, pollable
+from tasks.workflows.project import Project
+from tests.support.lab import Lab
+from tests.support.paths import ROOT
+
+# A paced sender (python3 standard library only; it runs on the lab host): ADDRESS PORT TOS
+# PPS SECONDS. Bursts every 10 ms keep the rate even.
+SENDER = """
+import socket, sys, time
+address, port, tos, pps, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \\
+    int(sys.argv[4]), float(sys.argv[5])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+payload, burst, sent = bytes(1000), max(pps // 100, 1), 0
+start = time.monotonic()
+while time.monotonic() - start < seconds:
+    for _ in range(burst):
+        s.sendto(payload, (address, port))
+        sent += 1
+    time.sleep(max(0.0, start + sent / pps - time.monotonic()))
+print(sent)
+"""
+
+
+@dataclass
+class Event:
+    at: float  # time.monotonic() of the tick
+    finding: Finding
+    raised: bool
+
+
+@dataclass
+class Recorder:
+    """Every tick's raised and cleared findings, with when."""
+
+    events: list[Event] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    ticks: list[float] = field(default_factory=list)
+    active: list[Finding] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def tick(self, view: TickView) -> None:
+        now = time.monotonic()
+        with self.lock:
+            self.ticks.append(now)
+            self.events += [Event(now, f, True) for f in view.changes.raised]
+            self.events += [Event(now, f, False) for f in view.changes.cleared]
+            self.active = list(view.active)
+
+    def first(self, check: str, device: str, port: str | None, *, raised: bool = True,
+              after: float = 0.0, detail: str = "") -> Event | None:
+        with self.lock:
+            return next((e for e in self.events if e.raised is raised and e.at >= after
+                         and e.finding.check == check and e.finding.device == device
+                         and e.finding.port == port and detail in e.finding.message), None)
+
+    def wait_for(self, check: str, device: str, port: str | None, *, raised: bool = True,
+                 after: float = 0.0, timeout: float = 20.0, detail: str = "") -> Event | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.first(check, device, port, raised=raised, after=after, detail=detail)
+            if found is not None:
+                return found
+            time.sleep(0.1)
+        return None
+
+    def is_active(self, check: str, device: str, port: str | None) -> bool:
+        with self.lock:
+            return any(f.check == check and f.device == device and f.port == port
+                       for f in self.active)
+
+
+def lab_thresholds(lab: Lab, **changes: float) -> Thresholds:
+    project = Project(ROOT, lab.fabric, inventory_override=lab.inventory)
+    return replace(thresholds_of(project.intent.qos.telemetry), **changes)
+
+
+@contextmanager
+def watching(lab: Lab, thresholds: Thresholds, *, poll: bool = True
+             ) -> Iterator[tuple[Watch, Recorder]]:
+    """A Watch over the lab's gNMI targets (and its polled devices), ticking in a thread."""
+    project = Project(ROOT, lab.fabric, inventory_override=lab.inventory)
+    nornir = sot_inventory.build(project.inventory_dir, project.plan, 20,
+                                 project.address_spaces)
+    targets = gnmi_targets(nornir, project.inventory_dir)
+    others = [d for d in project.plan.devices if d not in targets]
+    polled, _blind = pollable(project.plan, others)
+    poller = NornirPoller(nornir, project.plan, polled) if poll and polled else None
+    recorder = Recorder()
+    watch = Watch(project.plan, thresholds, list(targets.values()), poller=poller,
+                  on_line=recorder.lines.append, backoff_s=(0.2, 1.0))
+    stop = threading.Event()
+    thread = threading.Thread(target=watch.run, kwargs={"on_tick": recorder.tick,
+                                                        "stop": stop}, daemon=True)
+    thread.start()
+    try:
+        yield watch, recorder
+    finally:
+        stop.set()
+        thread.join(30)
+        if poller is not None:
+            poller.close()
+
+
+def flood(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
+          seconds: float) -> int:
+    """Send UDP packets of 1000 bytes from a lab host; how many were sent."""
+    args = " ".join(shlex.quote(str(a)) for a in (address, port, tos, pps, seconds))
+    out = lab.sh(host, f"python3 -c {shlex.quote(SENDER)} {args}")
+    return int(out.strip() or 0)
+
+
+@contextmanager
+def flooding(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
+             seconds: float) -> Iterator[float]:
+    """A flood in a thread; yields when it started (monotonic), joins it on exit."""
+    thread = threading.Thread(target=flood, args=(lab, host, address),
+                              kwargs={"port": port, "tos": tos, "pps": pps,
+                                      "seconds": seconds}, daemon=True)
+    started = time.monotonic()
+    thread.start()
+    try:
+        yield started
+    finally:
+        thread.join(seconds + 30)
