@@ -61,9 +61,11 @@ demo: deps
 	$(FLATFAB) --fabric $(FABRIC) rollout
 	$(FLATFAB) --fabric $(FABRIC) verify --lossless --traffic
 	$(FLATFAB) --fabric $(FABRIC) audit --report-dir .flatfab/reports
+	$(FLATFAB) --fabric $(FABRIC) watch --interval 2 --count 3
 	@echo
 	@echo "Audit report: $(CURDIR)/.flatfab/reports/flatfab-audit-$(FABRIC).html (also .json, .junit.xml, .md, .prom)"
 	@echo "The lab stays up: try '$(FLATFAB) lab status', '$(FLATFAB) verify --lossless --format json',"
+	@echo "'$(FLATFAB) watch --prometheus 127.0.0.1:9464' (live lossless health over gNMI; Ctrl-C ends it),"
 	@echo "'ssh -i /run/flatfab/ff/ssh/id_ed25519 -o UserKnownHostsFile=/run/flatfab/ff/ssh/known_hosts ff-admin@172.31.255.13'."
 	@echo "Tear it down with 'make demo-down'."
 
