@@ -25,6 +25,7 @@ from tasks.lab import gnmi as lab_gnmi
 from tasks.lab.netns import LabPaths, nsenter_args
 from tasks.lab.topology import LabNode
 from tasks.telemetry import conditions
+from tasks.telemetry.samples import Metric
 from tasks.telemetry.tls import make_ca
 from tests.support.lab import Lab
 from tests.support.telemetry_lab import Recorder, flooding, lab_thresholds, watching
@@ -81,6 +82,23 @@ def test_watch_streams_every_switch_of_the_lab_over_gnmi(rolled_out: Lab) -> Non
     switches = {"spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4"}
     assert switches <= set(data["streamed"])
     assert result.stderr.count("connected, subscribed") == len(switches)
+
+
+def test_the_traffic_verify_sends_moves_the_streamed_queue_counters(rolled_out: Lab) -> None:
+    limits = lab_thresholds(rolled_out, interval_s=INTERVAL)
+    with watching(rolled_out, limits) as (_watch, seen):
+        _quiet_start(seen)
+        before = seen.values()
+        result = rolled_out.cli("verify", "--traffic", "--no-probes", "--format", "json")
+        assert result.code == 0, result.stdout[-2000:]
+        time.sleep(3 * INTERVAL)
+        after = seen.values()
+        assert not seen.active, seen.active
+    moved = {(d, p, k) for (d, p, m, k), v in after.items()
+             if m == Metric.QUEUE_TX.value and v > before.get((d, p, m, k), 0)}
+    # RoCEv2 in the lossless queue 3 and CNPs in queue 6, on leaves and spines alike
+    for queue in (3, 6):
+        assert {d for d, _p, k in moved if k == queue} >= {"leaf1", "spine1", "spine2"}, moved
 
 
 def test_a_flood_into_the_lossless_class_is_named_within_two_intervals_and_cleared(

@@ -53,12 +53,16 @@ class Recorder:
     lines: list[str] = field(default_factory=list)
     ticks: list[float] = field(default_factory=list)
     active: list[Finding] = field(default_factory=list)
+    # (device, port, metric, key) -> latest value streamed
+    latest: dict[tuple[str, str | None, str, int | None], int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def tick(self, view: TickView) -> None:
         now = time.monotonic()
         with self.lock:
             self.ticks.append(now)
+            for s in view.samples:
+                self.latest[(s.device, s.port, s.metric.value, s.key)] = s.value
             self.events += [Event(now, f, True) for f in view.changes.raised]
             self.events += [Event(now, f, False) for f in view.changes.cleared]
             self.active = list(view.active)
@@ -79,6 +83,10 @@ class Recorder:
                 return found
             time.sleep(0.1)
         return None
+
+    def values(self) -> dict[tuple[str, str | None, str, int | None], int]:
+        with self.lock:
+            return dict(self.latest)
 
     def is_active(self, check: str, device: str, port: str | None) -> bool:
         with self.lock:
