@@ -222,9 +222,11 @@ def pollable(plan: FabricState, devices: Iterable[str]) -> tuple[list[str], list
 
 def _poll_kind(plan: FabricState, device: str) -> str | None:
     """What a device is polled for: "class" or "nic" counters (None: nothing)."""
-    caps = get_platform(plan.devices[device].platform).facts.capabilities
-    if plan.devices[device].role is Role.HOST:
-        return "nic" if caps.nic_counters else None
+    planned = plan.devices[device]
+    caps = get_platform(planned.platform).facts.capabilities
+    if planned.role is Role.HOST:  # only a host with lossless NICs has them counted
+        lossless = any(i.nic is not None for i in planned.interfaces.values())
+        return "nic" if caps.nic_counters and lossless else None
     return "class" if caps.class_counters else None
 
 

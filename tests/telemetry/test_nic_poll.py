@@ -120,3 +120,11 @@ def test_a_lab_host_with_dcqcn_off_is_named_by_dcqcn_idle() -> None:
     assert [(f.check, f.device, f.port) for f in raised] == [
         ("telemetry.dcqcn_idle", "leaf1-h1", "eth1")]
     assert "reaction" in raised[0].message and "leaf1 swp1 queue 6" in raised[0].message
+
+
+def test_a_host_without_lossless_nics_has_nothing_to_poll() -> None:
+    plan = lab_plan().model_copy(deep=True)
+    for iface in plan.devices["leaf1-h1"].interfaces.values():
+        iface.nic = None
+    polled, blind = pollable(plan, ["leaf1-h1", "leaf1-h2"])
+    assert (polled, blind) == (["leaf1-h2"], ["leaf1-h1"])

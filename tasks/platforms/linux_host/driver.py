@@ -252,13 +252,18 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                                       "|| true"})
         try:
             if self.nic_backend == "connectx":
-                return nic_counters.read_connectx(out["counters"])
-            qos = dict(nic_qos.parse_line(line, number)
-                       for number, line in enumerate(out["qos"].splitlines(), 1)
-                       if line.strip())
-            return nic_counters.read_lab(out["nft"], qos)
+                found = nic_counters.read_connectx(out["counters"])
+            else:
+                qos = dict(nic_qos.parse_line(line, number)
+                           for number, line in enumerate(out["qos"].splitlines(), 1)
+                           if line.strip())
+                found = nic_counters.read_lab(out["nft"], qos)
         except (nic_counters.NicCounterError, nic_qos.NicQosError) as exc:
             raise DeviceCommandError(f"{self.hostname}: NIC counters: {exc}") from None
+        if not found:  # said, so a watch does not call the host merely silent
+            raise DeviceCommandError(f"{self.hostname}: NIC counters: no NIC in flatfab's qos "
+                                     f"state ({self._qos_file}): not rolled out yet?")
+        return found
 
     def get_lossless(self) -> dict[str, Any]:
         """Not a NAPALM getter: NIC -> lossless settings (virtual in the lab but ToS/CNP)."""

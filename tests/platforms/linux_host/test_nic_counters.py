@@ -139,3 +139,10 @@ def test_bad_counter_output_is_one_error_naming_the_host() -> None:
     shell.answers[NFT_READ] = Reply("not json")
     with pytest.raises(DeviceCommandError, match=r"192\.0\.2\.17: NIC counters: .*did not print"):
         driver.read_nic_counters()
+
+
+def test_a_host_without_flatfab_s_qos_state_says_so() -> None:
+    driver, shell = counting_host_driver("lab")
+    shell.answers["cat /var/lib/flatfab/nic/qos.conf 2>/dev/null || true"] = Reply()
+    with pytest.raises(DeviceCommandError, match="no NIC in flatfab's qos state"):
+        driver.read_nic_counters()
