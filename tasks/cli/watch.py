@@ -146,7 +146,8 @@ def watch(ctx: typer.Context,
 
 
 def _notes(streamed: int, polled: list[str], blind: list[str], devices: Any) -> str:
-    parts = [f"{streamed} gNMI targets", f"{len(polled)} devices polled for class counters"]
+    parts = [f"{streamed} gNMI targets", f"{len(polled)} devices polled (class counters of "
+             "switches, NIC counters of hosts)"]
     if blind:
         platforms = sorted({devices[d].platform for d in blind})
         parts.append(f"{len(blind)} not watched ({', '.join(platforms)}: no gNMI target and "

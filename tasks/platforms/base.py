@@ -66,6 +66,7 @@ class Capabilities(Facts):
     # method it names (checked when the platform is built): one source of truth
     traffic_source: bool = False  # send_test_traffic: the sources of verify --traffic
     class_counters: bool = False  # class_counters: per-TC queue counters verify --traffic reads
+    nic_counters: bool = False  # nic_counters: a host NIC's pause, CNP, ECN and buffer counters
     # what the platform (or a hardware family of it) cannot express: feature -> why
     unsupported: dict[str, str] = Field(default_factory=dict)
     # family (or family line: "tomahawk" covers tomahawk-3..5) -> unsupported
@@ -159,6 +160,26 @@ class DeviceDriver(Protocol):
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]: ...
 
 
+# the names Platform.nic_counters reports a host NIC's counters by
+NIC_CNP_SENT = "cnp_sent"  # CNPs the NIC sent (DCQCN notification point)
+NIC_CNP_HANDLED = "cnp_handled"  # CNPs the NIC reacted to (reaction point)
+NIC_CNP_IGNORED = "cnp_ignored"  # CNPs the NIC received and did not react to
+NIC_ECN_MARKED_RX = "ecn_marked_rx"  # RoCE packets received marked ECN-CE
+NIC_OUT_OF_BUFFER = "out_of_buffer"  # receive drops for lack of buffer
+NIC_PFC_RE = re.compile(r"^pfc_(rx|tx)\.([0-7])$")  # pause frames per priority: pfc_rx.3
+
+
+def nic_pfc(direction: Literal["rx", "tx"], priority: int) -> str:
+    """The name of a NIC's pause frame counter for one direction and priority."""
+    return f"pfc_{direction}.{priority}"
+
+
+def nic_pfc_key(name: str) -> tuple[str, int] | None:
+    """("rx" | "tx", priority) of a NIC pause counter's name; None for the others."""
+    match = NIC_PFC_RE.match(name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
 class NotSupportedError(Exception):
     """The platform cannot do this (its capabilities say so)."""
 
@@ -175,7 +196,8 @@ class Platform(ABC):
         method is declared: a mismatch fails at import, never half-way through a run."""
         caps = self.facts.capabilities
         for flag, method in (("traffic_source", "send_test_traffic"),
-                             ("class_counters", "class_counters")):
+                             ("class_counters", "class_counters"),
+                             ("nic_counters", "nic_counters")):
             implemented = getattr(type(self), method) is not getattr(Platform, method)
             if implemented != getattr(caps, flag):
                 raise ValueError(f"{facts_file}: capabilities.{flag} is {getattr(caps, flag)}"
@@ -275,6 +297,11 @@ class Platform(ABC):
     def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, dict[str, int]]]:
         """Per port (and VRF sub-port) and traffic class, its counters (packets, drops)."""
         raise NotSupportedError(f"platform {self.name} reports no per-class counters")
+
+    def nic_counters(self, driver: DeviceDriver) -> dict[str, dict[str, int]]:
+        """Per host NIC, its congestion counters, read-only, by the NIC_* names above (pause
+        frames: nic_pfc); a counter the NIC does not keep is absent, never 0."""
+        raise NotSupportedError(f"platform {self.name} reports no NIC counters")
 
     def send_test_traffic(self, driver: DeviceDriver, address: str, sport_base: int,
                           flows: int, data_packets: int, source: str | None = None) -> int:

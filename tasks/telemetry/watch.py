@@ -205,21 +205,36 @@ class Watch:
 
 # --- the polling fallback, through Nornir ----------------------------------------------------
 
+# the polling section's own imports
+from tasks.model.state import Role  # noqa: E402
+from tasks.platforms import base as platform_base  # noqa: E402
+
+
 def pollable(plan: FabricState, devices: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Of `devices` (those without a gNMI target): which can be polled for class counters,
-    and which offer nothing to poll today (hosts: no NIC counters read yet)."""
+    """Of `devices` (those without a gNMI target): which can be polled (switches for class
+    counters, hosts for NIC counters), and which offer nothing to poll on their platform."""
     can: list[str] = []
     cannot: list[str] = []
     for name in sorted(devices):
-        platform = get_platform(plan.devices[name].platform)
-        (can if platform.facts.capabilities.class_counters else cannot).append(name)
+        (can if _poll_kind(plan, name) else cannot).append(name)
     return can, cannot
 
 
-def _class_counters(task: Task) -> Result:
+def _poll_kind(plan: FabricState, device: str) -> str | None:
+    """What a device is polled for: "class" or "nic" counters (None: nothing)."""
+    planned = plan.devices[device]
+    caps = get_platform(planned.platform).facts.capabilities
+    if planned.role is Role.HOST:  # only a host with lossless NICs has them counted
+        lossless = any(i.nic is not None for i in planned.interfaces.values())
+        return "nic" if caps.nic_counters and lossless else None
+    return "class" if caps.class_counters else None
+
+
+def _counters(task: Task, kinds: dict[str, str]) -> Result:
+    """One device's poll, read-only: class counters of a switch or NIC counters of a host."""
     platform = get_platform(str(task.host.platform))
-    counters = platform.class_counters(driver(task, read_only=True))
-    return Result(host=task.host, result=counters)
+    read = platform.nic_counters if kinds[task.host.name] == "nic" else platform.class_counters
+    return Result(host=task.host, result=read(driver(task, read_only=True)))
 
 
 def counter_samples(plan: FabricState, device: str,
@@ -244,18 +259,43 @@ def counter_samples(plan: FabricState, device: str,
     return out
 
 
+NIC_METRICS = {platform_base.NIC_CNP_SENT: Metric.NIC_CNP_SENT,
+               platform_base.NIC_CNP_HANDLED: Metric.NIC_CNP_HANDLED,
+               platform_base.NIC_ECN_MARKED_RX: Metric.NIC_ECN_MARKED_RX,
+               platform_base.NIC_OUT_OF_BUFFER: Metric.NIC_OUT_OF_BUFFER}
+
+
+def nic_samples(device: str, counters: dict[str, dict[str, int]],
+                stamp: float) -> list[Sample]:
+    """A host's NIC counters as samples (port = NIC): the DCQCN and buffer counters without a
+    key, pause frames per priority as PFC_RX/PFC_TX keyed by the priority. A counter the NIC
+    does not keep is absent (never 0); one flatfab has no metric for is left out."""
+    out: list[Sample] = []
+    for nic, counts in sorted(counters.items()):
+        for name, value in sorted(counts.items()):
+            pause = platform_base.nic_pfc_key(name)
+            if pause is not None:
+                metric = Metric.PFC_RX if pause[0] == "rx" else Metric.PFC_TX
+                out.append(Sample(device, nic, metric, pause[1], value, stamp))
+            elif name in NIC_METRICS:
+                out.append(Sample(device, nic, NIC_METRICS[name], None, value, stamp))
+    return out
+
+
 class NornirPoller:
-    """Class counters of the devices without a gNMI target, read-only, one Nornir run per
-    interval (Nornir's runner reads them in parallel)."""
+    """Counters of the devices without a gNMI target, read-only, one Nornir run per interval
+    (Nornir's runner reads them in parallel): class counters of switches, NIC counters of
+    hosts."""
 
     def __init__(self, nornir: Nornir, plan: FabricState, devices: list[str]) -> None:
         self.devices = devices
         self._plan = plan
+        self._kinds = {d: _poll_kind(plan, d) or "class" for d in devices}
         wanted = set(devices)
         self._nornir = nornir.filter(filter_func=lambda h: h.name in wanted)
 
     def poll(self) -> tuple[list[Sample], dict[str, str]]:
-        results = self._nornir.run(task=_class_counters, name="watch: class counters",
+        results = self._nornir.run(task=_counters, kinds=self._kinds, name="watch: counters",
                                    on_failed=True)
         stamp = time.time()
         samples: list[Sample] = []
@@ -268,7 +308,10 @@ class NornirPoller:
                 # a broken session is reopened on the next poll
                 self._nornir.inventory.hosts[name].close_connections()
                 continue
-            samples += counter_samples(self._plan, name, outcome[0].result, stamp)
+            if self._kinds[name] == "nic":
+                samples += nic_samples(name, outcome[0].result, stamp)
+            else:
+                samples += counter_samples(self._plan, name, outcome[0].result, stamp)
         return samples, errors
 
     def close(self) -> None:

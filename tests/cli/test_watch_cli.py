@@ -82,10 +82,10 @@ def test_nothing_reachable_and_no_targets_ends_with_findings(tmp_path: Path) -> 
                   "--interval", "0.3")
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert "0 gNMI targets, 6 devices polled" in proc.stderr
-    assert "linux_host" in proc.stderr  # hosts: said plainly that nothing is read there
-    # each switch that could not be polled: one line, and a finding at the end
+    assert "0 gNMI targets, 14 devices polled" in proc.stderr  # switches and hosts
+    # each switch or host that could not be polled: one line, and a finding at the end
     assert sum("leaf1: poll failed" in line for line in proc.stderr.splitlines()) == 1
+    assert sum("leaf1-h1: poll failed" in line for line in proc.stderr.splitlines()) == 1
     assert "no sample in the whole run" in proc.stdout and "FINDINGS" in proc.stdout
 
 

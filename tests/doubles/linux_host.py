@@ -10,6 +10,9 @@ all`, `ip -j rule show`, /proc/sys) are tests/fixtures/linux_host/variants/one_n
 captured in a namespace set up as leaf1-h1 is (tests/fixtures/linux_host/capture_multinic.py).
 The shared collect test's case reads leaf1-h1 after a full rollout instead, from the NAPALM
 getter tests' capture (tests/fixtures/napalm/README.md), NIC state included.
+`counting_host_driver` is leaf1-h1 with its NIC counters: in the lab the nftables counters of
+tests/fixtures/linux_host/variants/nft_nic_counters.json (captured), on ConnectX the ethtool
+and RDMA hw_counters of variants/mlx5_nic_counters.json (derived from documentation).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 
 from tasks.intent.loader import load_intent
 from tasks.plan.planner import plan
+from tasks.platforms.linux_host import nic_counters, nic_qos
 from tasks.platforms.linux_host.driver import ROUTE_READ, RULE_READ, SYSCTL_READ, LinuxHostDriver
 from tests.doubles import CollectCase
 from tests.doubles.frr import CapturedShell, FakeShell, Reply, recorded
@@ -27,6 +31,8 @@ HOST = FIXTURES / "linux_host" / "leaf1-h1"
 VARIANTS = HOST.parent / "variants"
 STATE_DIR = "/var/lib/flatfab"
 SYSCTL_RECORD = f"cat {STATE_DIR}/nic/sysctl.conf 2>/dev/null || true"
+QOS_READ = f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true"
+NFT_READ = "nft -j list table inet flatfab 2>/dev/null || true"
 
 
 def captured(case: str, what: str) -> Reply:
@@ -45,8 +51,8 @@ def host_answers() -> dict[str, Reply]:
         SYSCTL_READ: captured("one_nic", "sysctl_proc"),
         SYSCTL_RECORD: Reply(),  # a one-NIC host: no managed sysctls
         # before the first lossless rollout: no virtual NIC state, no nftables marking
-        f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true": Reply(),
-        "nft -j list table inet flatfab 2>/dev/null || true": Reply(),
+        QOS_READ: Reply(),
+        NFT_READ: Reply(),
         # get_facts only reads the names; the -d recording has the same ones
         "ip -j link show": recorded(HOST / "ip_link.json"),
         "hostname": recorded(HOST / "hostname.txt"),
@@ -80,3 +86,27 @@ def collect_cases() -> list[CollectCase]:
         source="captured on the embedded lab (intents/lab, Linux 6.18, iproute2, nftables "
                "1.0.6) on host leaf1-h1 after a full rollout by tests/fixtures/napalm/"
                "capture.py, 2026-11-25 (tests/fixtures/napalm/README.md)")]
+
+
+def variant_output(name: str) -> str:
+    """A variant's output as the command prints it (JSON output as nft prints it)."""
+    output = json.loads((VARIANTS / name).read_text(encoding="utf-8"))["output"]
+    return output if isinstance(output, str) else json.dumps(output, indent=1) + "\n"
+
+
+def counting_host_driver(backend: str = "lab", *, dcqcn: bool = True
+                         ) -> tuple[LinuxHostDriver, FakeShell]:
+    """leaf1-h1 rolled out (eth1's planned qos line, DCQCN on or off) with NIC counters to
+    read: the lab's nftables counters or ConnectX's ethtool and hw_counters."""
+    planned = plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1-h1"]
+    nic = planned.interfaces["eth1"].nic
+    assert nic is not None
+    line = nic_qos.from_model(nic.model_copy(update={"dcqcn": dcqcn})).line("eth1")
+    driver = LinuxHostDriver("192.0.2.17", "ff-admin", None,
+                             optional_args={"read_only": True, "nic_backend": backend})
+    shell = FakeShell({**host_answers(), QOS_READ: Reply(line + "\n"),
+                       NFT_READ: Reply(variant_output("nft_nic_counters.json")),
+                       nic_counters.connectx_command(f"{STATE_DIR}/nic/qos.conf"):
+                           Reply(variant_output("mlx5_nic_counters.json"))})
+    driver.session = shell
+    return driver, shell

@@ -36,7 +36,8 @@ EXTENSIONS: dict[type[ShellDriver[Any]], frozenset[str]] = {
     FrrDriver: frozenset({"get_interface_links", "get_route_table", "get_lossless",
                           "compare_texts", "wait_pending_revert"}),
     LinuxHostDriver: frozenset({"read_host_state", "read_connectx", "get_lossless", "probe",
-                                "send_roce", "compare_texts", "wait_pending_revert"}),
+                                "send_roce", "read_nic_counters", "compare_texts",
+                                "wait_pending_revert"}),
 }
 
 

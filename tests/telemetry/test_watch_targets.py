@@ -105,11 +105,11 @@ def test_class_counters_become_queue_samples() -> None:
     ], key=lambda s: (s.metric, s.key or 0))  # no drops kept for TC 0: none invented
 
 
-def test_switches_with_class_counters_are_polled_hosts_are_not() -> None:
+def test_switches_with_class_counters_and_hosts_with_nic_counters_are_polled() -> None:
     plan = lab_plan()
     polled, blind = pollable(plan, plan.devices)
-    assert polled == ["leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2"]
-    assert blind and all(plan.devices[d].platform == "linux_host" for d in blind)
+    assert polled == sorted(plan.devices)  # frr switches (class), linux_host hosts (NIC)
+    assert not blind
 
 
 def test_the_view_puts_the_worst_port_first() -> None:

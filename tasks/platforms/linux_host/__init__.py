@@ -35,6 +35,9 @@ class LinuxHostPlatform(Platform):
         return reader(driver).send_roce(address, sport_base, flows, data_packets,
                                         source=source)
 
+    def nic_counters(self, driver: DeviceDriver) -> dict[str, dict[str, int]]:
+        return reader(driver).read_nic_counters()
+
     def probe(self, driver: DeviceDriver,
               targets: list[tuple[str, int, bool]]) -> list[dict[str, Any]]:
         return reader(driver).probe(targets)

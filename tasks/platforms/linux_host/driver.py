@@ -17,9 +17,9 @@ from importlib import resources
 from typing import Any
 
 from tasks.platforms.linux_host import config as cfg
-from tasks.platforms.linux_host import nic_qos
+from tasks.platforms.linux_host import nic_counters, nic_qos
 from tasks.platforms.linux_host.collect import ProbeTarget
-from tasks.platforms.shell_driver import CandidateError, ShellDriver
+from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
 PROBE_MARK = "@@probe"
 LEFT_BY = re.compile(r", dev (?P<dev>[^\s;,]+)")  # echo_probe.py's summary, with a source
@@ -238,6 +238,32 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             else:
                 seen[nic] = model
         return seen, unread
+
+    def read_nic_counters(self) -> dict[str, dict[str, int]]:
+        """Not a NAPALM getter: NIC -> congestion counters (nic_counters.py), read-only, every
+        NIC of the host's qos state in one round trip: ethtool and RDMA hw_counters on
+        ConnectX, the virtual NIC's nftables counters in the lab."""
+        if self.nic_backend == "connectx":
+            out = self._batch({"counters": nic_counters.connectx_command(
+                shlex.quote(self._qos_file))})
+        else:
+            out = self._batch({"qos": f"cat {shlex.quote(self._qos_file)} 2>/dev/null || true",
+                               "nft": f"nft -j list table inet {nic_qos.NFT_TABLE} 2>/dev/null "
+                                      "|| true"})
+        try:
+            if self.nic_backend == "connectx":
+                found = nic_counters.read_connectx(out["counters"])
+            else:
+                qos = dict(nic_qos.parse_line(line, number)
+                           for number, line in enumerate(out["qos"].splitlines(), 1)
+                           if line.strip())
+                found = nic_counters.read_lab(out["nft"], qos)
+        except (nic_counters.NicCounterError, nic_qos.NicQosError) as exc:
+            raise DeviceCommandError(f"{self.hostname}: NIC counters: {exc}") from None
+        if not found:  # said, so a watch does not call the host merely silent
+            raise DeviceCommandError(f"{self.hostname}: NIC counters: no NIC in flatfab's qos "
+                                     f"state ({self._qos_file}): not rolled out yet?")
+        return found
 
     def get_lossless(self) -> dict[str, Any]:
         """Not a NAPALM getter: NIC -> lossless settings (virtual in the lab but ToS/CNP)."""

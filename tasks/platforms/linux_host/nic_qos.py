@@ -11,7 +11,8 @@ On a real host these become ConnectX settings (mlnx_qos, sysfs ecn, RDMA-CM ToS:
 `connectx_commands`). In the lab the kernel does what it can: nftables marks RoCEv2
 (UDP 4791) with the ToS and CNPs (BTH opcode 0x81) with the CNP DSCP on the way out of the
 NIC, and the rest is the lab's virtual NIC state. Reading back takes ToS and CNP DSCP from the
-nftables rules actually loaded, so a marking that differs shows up as drift.
+nftables rules actually loaded, so a marking that differs shows up as drift. The same table
+counts the virtual NIC's CNPs and ECN-CE packets (nic_counters.py says what is real there).
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ ROCE_PORT = 4791
 CNP_OPCODE = 0x81
 NFT_TABLE = "flatfab"
 NFT_CHAIN = "roce_marking"
+# the lab's virtual NIC counters: chains of flatfab's table, one counter rule per NIC and what
+NFT_COUNT_IN = "nic_counters_in"
+NFT_COUNT_OUT = "nic_counters_out"
+COUNT_CNP_RX = "cnp_rx"  # CNPs received
+COUNT_CE_RX = "ecn_ce_rx"  # RoCE packets received marked ECN-CE
+COUNT_CNP_TX = "cnp_tx"  # CNPs sent
 DSCP_NAMES = {"cs0": 0, "cs1": 8, "cs2": 16, "cs3": 24, "cs4": 32, "cs5": 40, "cs6": 48,
               "cs7": 56, "af11": 10, "af12": 12, "af13": 14, "af21": 18, "af22": 20,
               "af23": 22, "af31": 26, "af32": 28, "af33": 30, "af41": 34, "af42": 36,
@@ -140,7 +147,8 @@ def to_model(settings: NicSettings, *, virtual: bool) -> NicQos:
 
 
 def nft_ruleset(qos: dict[str, NicSettings]) -> str:
-    """An nft script that replaces flatfab's table (and removes it when there is no NIC)."""
+    """An nft script that replaces flatfab's table (and removes it when there is no NIC):
+    the marking chain, and the virtual NIC's counters (nic_counters.py reads them)."""
     lines = [f"table inet {NFT_TABLE} {{}}", f"delete table inet {NFT_TABLE}"]
     if qos:
         lines += [f"table inet {NFT_TABLE} {{", f"  chain {NFT_CHAIN} {{",
@@ -149,8 +157,25 @@ def nft_ruleset(qos: dict[str, NicSettings]) -> str:
             match = f'oifname "{nic}" udp dport {ROCE_PORT}'
             lines.append(f"    {match} @th,64,8 {CNP_OPCODE:#x} ip dscp set {s.cnp_dscp} accept")
             lines.append(f"    {match} ip dscp set {s.tos >> 2} ip ecn set {s.tos & 3}")
-        lines += ["  }", "}"]
+        lines += ["  }", *_counter_chains(sorted(qos)), "}"]
     return "\n".join(lines) + "\n"
+
+
+def _counter_chains(nics: list[str]) -> list[str]:
+    """Per NIC, count what really crosses it: CNPs in and out, CE-marked RoCE in. Each
+    counter's rule is named by its comment (`<nic> <what>`), which is how it is read back."""
+    cnp = f"udp dport {ROCE_PORT} @th,64,8 {CNP_OPCODE:#x}"
+    lines = [f"  chain {NFT_COUNT_IN} {{",
+             "    type filter hook input priority filter; policy accept;"]
+    for nic in nics:
+        lines.append(f'    iifname "{nic}" {cnp} counter comment "{nic} {COUNT_CNP_RX}"')
+        lines.append(f'    iifname "{nic}" udp dport {ROCE_PORT} ip ecn ce counter '
+                     f'comment "{nic} {COUNT_CE_RX}"')
+    lines += ["  }", f"  chain {NFT_COUNT_OUT} {{",
+              "    type filter hook output priority filter; policy accept;"]
+    lines += [f'    oifname "{nic}" {cnp} counter comment "{nic} {COUNT_CNP_TX}"'
+              for nic in nics]
+    return [*lines, "  }"]
 
 
 def _value(value: Any, names: dict[str, int], what: str) -> int:
