@@ -19,6 +19,7 @@ from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.cli.rollout_telemetry import source_for
 from tasks.cli.sot import sot_app
 from tasks.cli.watch import watch
 from tasks.errors import FlatfabError, InputError
@@ -31,7 +32,6 @@ from tasks.workflows.project import Project
 from tasks.workflows.render_files import write_configs, write_diagram
 from tasks.workflows.rollout import rollout as run_rollout
 from tasks.workflows.runstate import refuse_if_interrupted
-from tasks.workflows.telemetry_gate import source_for
 from tasks.workflows.traffic import TRAFFIC_CHECKS, run_traffic
 from tasks.workflows.verify import verify as run_verify
 from tasks.yamlio import dump_yaml

@@ -28,13 +28,11 @@ from typing import Any
 
 from tasks.checks.base import Finding, Severity
 from tasks.model.state import FabricState, Role
-from tasks.runbook.model import RolloutPlan, TelemetryGate
-from tasks.sot import inventory as sot_inventory
+from tasks.runbook.model import TelemetryGate
 from tasks.telemetry import conditions
-from tasks.telemetry.targets import TargetSpec, gnmi_targets
-from tasks.telemetry.thresholds import Thresholds, thresholds_of
-from tasks.telemetry.watch import NornirPoller, Poller, TickView, Watch, WatchResult, pollable
-from tasks.workflows.project import Project
+from tasks.telemetry.targets import TargetSpec
+from tasks.telemetry.thresholds import Thresholds
+from tasks.telemetry.watch import Poller, TickView, Watch, WatchResult
 
 # a finding's identity across ticks (the engine's subject, from what a Finding carries:
 # `expected` names the priority/queue and direction, and does not change while it is active)
@@ -50,33 +48,13 @@ def key_of(finding: Finding) -> Key:
 class TelemetrySource:
     """Where a gate's counters come from: the thresholds (qos.yaml `telemetry:`), each
     device's gNMI target, and a factory of pollers for devices without one (it returns
-    None, or a Poller whose `devices` are those it can poll)."""
+    None, or a Poller whose `devices` are those it can poll). `flatfab rollout` builds it
+    from the project (tasks/cli/rollout_telemetry.py); tests from doubles."""
 
     thresholds: Thresholds
     targets: Mapping[str, TargetSpec]
     poller: Callable[[list[str]], Poller | None] = lambda _devices: None
     backoff_s: tuple[float, float] = (0.5, 30.0)
-
-
-def source_for(project: Project, rollout_plan: RolloutPlan,
-               workers: int) -> TelemetrySource | None:
-    """The counter source of a plan whose gates watch telemetry (None: none does). Bad
-    gNMI entries in the inventory are refused here, before anything changes. Pollers get
-    their own Nornir: a poll never shares a session with a commit."""
-    if not any(p.gate.telemetry is not None for p in rollout_plan.phases):
-        return None
-
-    def build() -> Any:
-        return sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                   project.address_spaces)
-
-    targets = gnmi_targets(build(), project.inventory_dir)
-
-    def poller(devices: list[str]) -> Poller | None:
-        polled, _nothing = pollable(project.plan, devices)
-        return NornirPoller(build(), project.plan, polled) if polled else None
-
-    return TelemetrySource(thresholds_of(project.intent.qos.telemetry), targets, poller)
 
 
 def facing_ports(plan: FabricState, changed: Iterable[str]) -> dict[str, set[str]]:
