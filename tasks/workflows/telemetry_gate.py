@@ -55,6 +55,7 @@ class TelemetrySource:
     targets: Mapping[str, TargetSpec]
     poller: Callable[[list[str]], Poller | None] = lambda _devices: None
     backoff_s: tuple[float, float] = (0.5, 30.0)
+    connect_s: float = 10.0  # how long a baseline waits for the first counters, at most
 
 
 def facing_ports(plan: FabricState, changed: Iterable[str]) -> dict[str, set[str]]:
@@ -106,6 +107,8 @@ class BatchWatch:
         self._baseline: set[Key] = set()
         self._new: dict[Key, Finding] = {}
         self._heard: set[str] = set()  # devices that delivered during the window
+        self._first: set[str] = set()  # batch devices not heard from yet
+        self._started = threading.Event()  # every watched batch device delivered once
         self._tripped = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -130,6 +133,9 @@ class BatchWatch:
                           if d not in self._source.targets and d not in polled]
         if self._poller is not None and not self._poller.devices:
             self._poller = None
+        self._first = {d for d in self._batch if d not in self.unwatched}
+        if not self._first:
+            self._started.set()
         self._watch = Watch(self._plan, self._source.thresholds, targets,
                             poller=self._poller, backoff_s=self._source.backoff_s)
 
@@ -157,6 +163,10 @@ class BatchWatch:
 
     def _tick(self, view: TickView) -> None:
         with self._lock:
+            if self._first:
+                self._first -= {s.device for s in view.samples}
+                if not self._first:
+                    self._started.set()
             if self._phase == "baseline":
                 self._baseline.update(key_of(f) for f in view.active)
             elif self._phase == "window":
@@ -175,17 +185,22 @@ class BatchWatch:
     # --- the gate's steps ------------------------------------------------------------------
 
     def baseline(self) -> None:
-        """Start watching and learn what is active before the commit."""
+        """Start watching and learn what is active before the commit: `baseline_s` from
+        the tick every watched device of the batch first delivered (connecting is not
+        watching; a device that never delivers is waited for a while, then judged silent)."""
         seconds = baseline_seconds(self.spec, self._source.thresholds)
         with self._lock:
             self._phase = "baseline"
+        begun = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="telemetry-gate", daemon=True)
         self._thread.start()
+        self._started.wait(self._source.connect_s + 5 * self._source.thresholds.interval_s)
         self._stop.wait(seconds)
         with self._lock:
             self._phase = "between"
             known = sorted(self._baseline)
-        self._event("telemetry-baseline", devices=self._batch, seconds=seconds,
+        self._event("telemetry-baseline", devices=self._batch,
+                    seconds=round(time.monotonic() - begun, 3),
                     active=[list(k) for k in known[:50]],
                     unwatched=[d for d in self.unwatched if self._host(d)])
 

@@ -76,7 +76,7 @@ class Lab:
         specs = {d: TargetSpec(d, "127.0.0.1", t.port, self.pki.ca_file,
                                username_env=USER_ENV, password_env=PASS_ENV)
                  for d, t in self.targets.items() if devices is None or d in devices}
-        return TelemetrySource(LIMITS, specs, backoff_s=(0.05, 0.2))
+        return TelemetrySource(LIMITS, specs, backoff_s=(0.05, 0.2), connect_s=1.0)
 
     def configs(self) -> dict[str, str]:
         configs = rollout_mod.render_all(self.plan)
