@@ -226,3 +226,15 @@ def test_without_a_counter_source_a_telemetry_gate_fails(lab: Lab) -> None:
     result, _ = lab.rollout(None)
     assert result.status == "halted" and "no counter source" in result.reason
     assert lab.devices["leaf1"].history == []
+
+
+def test_hosts_without_counters_ride_along_with_a_watched_leaf(lab: Lab) -> None:
+    for host in ("leaf1-h1", "leaf1-h2"):  # the hosts differ too: they are in the batch
+        lab.devices[host].running = "old\n"
+    runbook = RUNBOOK.replace("select: {names: [leaf1]}",
+                              "select: {names: [leaf1], attached_hosts: true}")
+    result, events = lab.rollout(lab.source(), runbook)
+    assert result.ok, (result.reason, [f.message for f in result.gate_findings])
+    assert result.confirmed == ["leaf1", "leaf1-h1", "leaf1-h2", "leaf2"]
+    baseline = next(e for e in events if e["event"] == "telemetry-baseline")
+    assert baseline["unwatched"] == ["leaf1-h1", "leaf1-h2"]
