@@ -19,6 +19,7 @@ from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
+from tasks.cli.rollout_telemetry import source_for
 from tasks.cli.sot import sot_app
 from tasks.cli.watch import watch
 from tasks.errors import FlatfabError, InputError
@@ -133,12 +134,15 @@ def rollout(ctx: typer.Context,
             journal, state, rollout_plan, schedule = ops.resumable(project, nornir, resume)
             ask = ops.pause_answer(rollout_plan, yes=yes, dry_run=dry_run,
                                    from_phase=state.phase_index)
+            telemetry = None if dry_run else source_for(project, rollout_plan, workers)
         else:
             if not dry_run:
                 refuse_if_interrupted(project.state_dir, project.fabric)
             rollout_plan, schedule = ops.load_plan(project, nornir, runbook, workers,
                                                    revert_in, gate_timeout)
             ask = ops.pause_answer(rollout_plan, yes=yes, dry_run=dry_run)  # before any journal
+            # bad gNMI entries are refused before any journal too
+            telemetry = None if dry_run else source_for(project, rollout_plan, workers)
             state = None
             journal = Journal.start(project.state_dir, "rollout", project.fabric)
             journal.write("runbook.yaml", dump_yaml(rollout_plan.model_dump(mode="json")))
@@ -146,7 +150,8 @@ def rollout(ctx: typer.Context,
             rollout_plan = rollout_plan.model_copy(update={"revert_in": revert_in})
         result = run_rollout(nornir, plan_state, rollout_plan, schedule, journal,
                              dry_run=dry_run, ask=ask, resume=state,
-                             progress=RichProgress(enabled=fmt is Format.TABLE))
+                             progress=RichProgress(enabled=fmt is Format.TABLE),
+                             telemetry=telemetry)
     nornir.close_connections()
     if fmt is Format.JSON:
         emit_json(result.summary())

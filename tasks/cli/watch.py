@@ -3,7 +3,9 @@
 Switches with a gNMI target in the inventory (`connection_options.gnmi`, see
 tasks/telemetry/targets.py) are subscribed to; the others are polled for their class
 counters where their platform keeps any. At the end the active findings are printed as
-`verify` prints its own: exit 0 none, 1 findings, 2 could not run.
+`verify` prints its own: exit 0 none, 1 findings, 2 could not run. `--report-dir` also
+writes them, with what was raised and cleared, in every format `audit --report-dir` writes
+(flatfab-watch-<fabric>.html, .json, .junit.xml, .md, .prom).
 """
 
 from __future__ import annotations
@@ -13,20 +15,24 @@ import sys
 import time
 from contextlib import nullcontext
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.live import Live
 from rich.markup import escape
 
+from tasks import reports
 from tasks.cli import output
 from tasks.cli.context import project_of
 from tasks.cli.options import FormatOpt, WorkersOpt
 from tasks.cli.output import Format, console, emit_json, err_console
 from tasks.errors import FlatfabError, InputError
 from tasks.model.state import FabricState
+from tasks.outdir import ready_dir
 from tasks.sot import inventory as sot_inventory
 from tasks.telemetry.metrics import MetricsServer, TelemetryMetrics
+from tasks.telemetry.report import History, watch_report
 from tasks.telemetry.targets import gnmi_targets
 from tasks.telemetry.thresholds import thresholds_of
 from tasks.telemetry.view import PortCounts, render
@@ -82,10 +88,16 @@ def watch(ctx: typer.Context,
               help="stop after this many intervals")] = None,
           prometheus: Annotated[str | None, typer.Option(
               help="also serve the metrics for Prometheus on HOST:PORT")] = None,
+          report_dir: Annotated[Path | None, typer.Option(
+              help="at the end, write the findings and what was raised and cleared in every "
+              "report format here (html, json, junit.xml, md, prom)", file_okay=False)
+          ] = None,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
     interval_s, duration_s, rounds = parse_args(interval, duration, count)
     listen = parse_listen(prometheus) if prometheus is not None else None
+    # an unwritable folder is refused now, not after an hour of watching
+    out_dir = ready_dir(report_dir, "--report-dir") if report_dir is not None else None
     project = project_of(ctx)
     limits = thresholds_of(project.intent.qos.telemetry)
     if interval_s is not None:
@@ -114,14 +126,18 @@ def watch(ctx: typer.Context,
     runner = Watch(project.plan, limits, list(targets.values()), poller=poller, on_line=said)
     exporter = _exporter(listen, project.plan, sorted(targets) + polled)
     counts = PortCounts()
+    history = History()
     title = f"watch {project.fabric}: every {limits.interval_s:g} s"
     # the view goes to stderr: stdout carries only the report (and JSON alone)
     view = Live(render(title, counts, [], []), console=err_console, auto_refresh=False,
                 transient=True) if live else None
+    started = time.time()
     try:
         with view if view is not None else nullcontext():
             def ticked(tick: TickView) -> None:
                 counts.update(tick.samples)
+                if tick.changes:
+                    history.record(tick.number, time.time(), tick.changes)
                 if exporter is not None:
                     exporter[0].observe(tick.samples)
                     exporter[0].set_findings(tick.active)
@@ -142,6 +158,13 @@ def watch(ctx: typer.Context,
         if exporter is not None:
             exporter[1].stop()
     _report(project.fabric, result, fmt, limits.interval_s)
+    if out_dir is not None:
+        written = reports.write_all(watch_report(
+            project.plan, result, watched=runner.watched, started_epoch=started,
+            duration_s=time.time() - started, interval_s=limits.interval_s,
+            history=history), out_dir)
+        if fmt is Format.TABLE:
+            console.print(f"reports: {out_dir} (open {written['html'].name})", soft_wrap=True)
     raise typer.Exit(1 if result.failed else 0)
 
 

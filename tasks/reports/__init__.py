@@ -1,4 +1,4 @@
-"""Audit reports: one pure renderer per format, all fed the same AuditReport.
+"""Audit and watch reports: one pure renderer per format, all fed the same AuditReport.
 
 `write_all` writes every format next to each other, each file atomically (a reader such as
 node_exporter's textfile collector never sees half a file), and carries the last successful
@@ -32,26 +32,28 @@ def render(report: AuditReport, fmt: str, last_success_epoch: float | None = Non
     return _RENDERERS[fmt](report)
 
 
-def report_path(directory: Path, fabric: str, fmt: str) -> Path:
-    """Where write_all puts one format: `flatfab-audit-<fabric><suffix>`."""
+def report_path(directory: Path, fabric: str, fmt: str, kind: str = "audit") -> Path:
+    """Where write_all puts one format: `flatfab-<audit|watch>-<fabric><suffix>` (a watch's
+    reports sit next to the audit's without replacing them)."""
     if not fabric or "/" in fabric or os.sep in fabric or fabric.startswith("."):
         raise ValueError(f"fabric name {fabric!r} cannot be part of a file name")
-    return directory / f"flatfab-audit-{fabric}{FORMATS[fmt]}"
+    return directory / f"flatfab-{kind}-{fabric}{FORMATS[fmt]}"
 
 
-def _previous_success(path: Path, fabric: str) -> float | None:
+def _previous_success(path: Path, fabric: str, kind: str) -> float | None:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return prometheus.previous_success(text, fabric)
+    return prometheus.previous_success(text, fabric, kind)
 
 
 def write_all(report: AuditReport, directory: Path) -> dict[str, Path]:
     """Every format into `directory` (created if missing); format -> path written."""
     directory.mkdir(parents=True, exist_ok=True)
-    paths = {fmt: report_path(directory, report.fabric, fmt) for fmt in sorted(FORMATS)}
-    last_success = _previous_success(paths["prometheus"], report.fabric)
+    paths = {fmt: report_path(directory, report.fabric, fmt, report.kind)
+             for fmt in sorted(FORMATS)}
+    last_success = _previous_success(paths["prometheus"], report.fabric, report.kind)
     for fmt, path in paths.items():
         write_atomic(path, render(report, fmt, last_success))
     return paths

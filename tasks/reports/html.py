@@ -1,4 +1,5 @@
-"""The audit as one self-contained HTML page: a fabric diagram, findings and config drift.
+"""The audit (or watch) as one self-contained HTML page: a fabric diagram, findings and config
+drift (a watch's: the findings active at the end and what was raised and cleared).
 
 Everything is inline (CSS, SVG, a little JS, no external URL), so the file can be mailed,
 attached to a CI run or opened from a jump host without network access. The page is complete
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 from html import escape
 
 from tasks.checks import Finding, Severity
-from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
+from tasks.reports.json_report import event_key
+from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, WatchInfo
 
 RED, AMBER, BLUE = "#d62728", "#ff9f1c", "#1f77b4"
 PURPLE, GREY, GREEN = "#9467bd", "#7f7f7f", "#2ca02c"
@@ -456,8 +458,8 @@ def _e(text: str) -> str:
 
 def _header(report: AuditReport) -> str:
     status = report.status
-    return (f'<header><h1>flatfab audit <code>{_e(report.fabric)}</code> '
-            f'<span class="badge status-{status.value}">{status.value}</span></h1>'
+    return (f'<header><h1>flatfab {report.kind} <code>{_e(report.fabric)}</code> '
+            f'<span class="badge status-{status.value}">{report.status_word}</span></h1>'
             f'<p class="meta">run <code>{_e(report.run_id)}</code> · started '
             f"{_e(report.started)} · duration {report.duration_s:.1f} s · exit code "
             f"{status.exit_code}</p></header>")
@@ -473,13 +475,18 @@ def _summary(report: AuditReport) -> str:
     cards = [_card(counts[s.value], s.value, COLOURS[s.value]) for s in Severity]
     drifted = len(report.drift)
     unreachable = sum(1 for d in report.devices if not d.reachable)
-    cards += [_card(drifted, "drifted devices", PURPLE),
-              _card(unreachable, "unreachable devices", GREY),
-              _card(len(report.devices), "devices", LINK_OK),
+    if report.watch is None:
+        cards += [_card(drifted, "drifted devices", PURPLE),
+                  _card(unreachable, "unreachable devices", GREY)]
+    else:
+        cards += [_card(unreachable, "devices not heard", GREY),
+                  _card(report.watch.ticks, f"intervals of {report.watch.interval_s:g} s",
+                        LINK_OK)]
+    cards += [_card(len(report.devices), "devices", LINK_OK),
               _card(len(set(report.checks_run)), "checks run", LINK_OK)]
     out = f'<section class="cards">{"".join(cards)}</section>'
     if report.error is not None:
-        out += (f'<div class="banner"><b>The audit could not run:</b> '
+        out += (f'<div class="banner"><b>The {report.kind} could not run:</b> '
                 f"{_e(report.error)}</div>")
     return out
 
@@ -515,13 +522,14 @@ def _finding_row(f: Finding) -> str:
 
 
 def _findings(report: AuditReport) -> str:
+    title = "Findings" if report.watch is None else "Findings active at the end"
     if not report.findings:
-        return "<section><h2>Findings</h2><p>No findings.</p></section>"
+        return f"<section><h2>{title}</h2><p>No findings.</p></section>"
     ordered = sorted(report.findings,
                      key=lambda f: (*f.sort_key, f.link or "", f.expected, f.actual))
     head = "".join(f"<th>{h}</th>" for h in ("severity", "check", "device", "port", "VRF",
                                               "expected", "actual", "finding"))
-    return ('<section><h2>Findings</h2><div class="filter" id="filter-box" hidden>'
+    return (f'<section><h2>{title}</h2><div class="filter" id="filter-box" hidden>'
             '<input id="filter" type="search" placeholder="filter findings (any column)" '
             'aria-label="filter findings">'
             '<span class="chip" id="device-chip" hidden><span></span>'
@@ -529,6 +537,27 @@ def _findings(report: AuditReport) -> str:
             '<span id="shown"></span></div>'
             f'<table id="findings"><thead><tr>{head}</tr></thead><tbody>'
             + "\n".join(_finding_row(f) for f in ordered) + "</tbody></table></section>")
+
+
+def _events(info: WatchInfo) -> str:
+    if not info.events and not info.events_left_out:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("tick", "at", "change", "severity", "check",
+                                              "device", "port", "finding"))
+    rows = []
+    for event in sorted(info.events, key=event_key):
+        f = event.finding
+        cells = [str(event.tick), event.at, event.change]
+        rest = [f.check, f.device or "", f.port or "", f.message]
+        rows.append(f'<tr data-device="{_e(f.device or "")}" data-change="{event.change}">'
+                    + "".join(f"<td>{_e(c)}</td>" for c in cells)
+                    + f'<td class="sev"><i style="background:{COLOURS[f.severity.value]}">'
+                    f"</i>{f.severity.value}</td>"
+                    + "".join(f"<td>{_e(c)}</td>" for c in rest) + "</tr>")
+    left = (f'<p class="sub">The {info.events_left_out} oldest changes are left out.</p>'
+            if info.events_left_out else "")
+    return (f"<section><h2>Raised and cleared</h2>{left}<table><thead><tr>{head}</tr>"
+            "</thead><tbody>" + "\n".join(rows) + "</tbody></table></section>")
 
 
 def _diff_line(line: str, in_header: bool) -> str:
@@ -586,16 +615,19 @@ def _body(report: AuditReport) -> str:
     clean = not report.findings and not report.drift and report.error is None
     parts = [_header(report), _summary(report), _fabric(report)]
     if clean:
-        parts.append('<p class="clean">No findings, no drift.</p>')
+        parts.append('<p class="clean">No findings, no drift.</p>' if report.watch is None
+                     else '<p class="clean">No findings.</p>')
     else:
         parts += [_findings(report), _drift(report)]
+    if report.watch is not None:
+        parts.append(_events(report.watch))
     parts.append(_timings(report))
     return "\n".join(p for p in parts if p)
 
 
 def render(report: AuditReport) -> str:
     """The whole page: header, counts, diagram with legend, findings, drift."""
-    title = f"flatfab audit {report.fabric}: {report.status.value}"
+    title = f"flatfab {report.kind} {report.fabric}: {report.status_word}"
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"

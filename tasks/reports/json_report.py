@@ -1,4 +1,4 @@
-"""The audit as JSON: the machine-readable record other tools (CI, dashboards) consume.
+"""The audit (or watch) as JSON: the machine-readable record other tools (CI, dashboards) consume.
 
 Keys are sorted and every list has a fixed order, so two runs that find the same things
 write byte-identical files and a plain `diff` between two audits shows what changed.
@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from tasks.checks import Finding
-from tasks.reports.model import AuditReport, DeviceDrift
+from tasks.reports.model import AuditReport, DeviceDrift, FindingEvent, WatchInfo
 
 
 def _finding_key(finding: Finding) -> tuple[Any, ...]:
@@ -28,15 +28,33 @@ def _drift(entry: DeviceDrift) -> dict[str, Any]:
             "sections": sections}
 
 
+def event_key(event: FindingEvent) -> tuple[Any, ...]:
+    """History order: by tick, raised before cleared, then the findings' order."""
+    return (event.tick, event.change != "raised", *_finding_key(event.finding))
+
+
+def _watch(info: WatchInfo) -> dict[str, Any]:
+    return {"ticks": info.ticks, "interval_s": info.interval_s,
+            "streamed": sorted(info.streamed), "interrupted": info.interrupted,
+            "events_left_out": info.events_left_out,
+            "events": [{"at": e.at, "tick": e.tick, "change": e.change,
+                        "finding": e.finding.as_dict()}
+                       for e in sorted(info.events, key=event_key)]}
+
+
 def as_dict(report: AuditReport) -> dict[str, Any]:
-    """The report as plain JSON-ready data, in a stable order."""
+    """The report as plain JSON-ready data, in a stable order (a watch's adds `kind` and
+    `watch`: its ticks and raised/cleared history; an audit's is as it always was)."""
     status = report.status
+    extra: dict[str, Any] = {} if report.watch is None else {
+        "kind": report.kind, "watch": _watch(report.watch)}
     return {
+        **extra,
         "fabric": report.fabric,
         "run_id": report.run_id,
         "started": report.started,
         "duration_s": report.duration_s,
-        "status": status.value,
+        "status": report.status_word,
         "exit_code": status.exit_code,
         "error": report.error,
         "checks_run": sorted(report.checks_run),

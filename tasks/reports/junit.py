@@ -1,7 +1,9 @@
-"""The audit as JUnit XML, so any CI system shows failing checks and drifted devices as tests.
+"""The audit (or watch) as JUnit XML, so any CI system shows failing checks and drifted
+devices as tests.
 
 One testcase per check (fails on a finding that fails verify: info does not) and one per
-device (fails on config drift, errors when its running config could not be read). Built
+device (fails on config drift, errors when its running config could not be read); a watch
+has the checks suite only (its findings are the telemetry checks'). Built
 with ElementTree so device output with `<` or `&` is escaped correctly.
 """
 
@@ -103,10 +105,10 @@ def _drift_suite(root: ET.Element, report: AuditReport) -> ET.Element:
     return suite
 
 
-def _audit_suite(root: ET.Element, error: str) -> ET.Element:
-    suite = ET.SubElement(root, "testsuite", {"name": "audit"})
-    case = _case(suite, "flatfab.audit", "run")
-    ET.SubElement(case, "error", {"message": _clean(error), "type": "audit"}).text = (
+def _audit_suite(root: ET.Element, error: str, kind: str) -> ET.Element:
+    suite = ET.SubElement(root, "testsuite", {"name": kind})
+    case = _case(suite, f"flatfab.{kind}", "run")
+    ET.SubElement(case, "error", {"message": _clean(error), "type": kind}).text = (
         _clean(error))
     return suite
 
@@ -125,11 +127,14 @@ def _count(suite: ET.Element) -> tuple[int, int, int]:
 
 def render(report: AuditReport) -> str:
     """JUnit XML with suites `audit` (only on error), `checks` and `config-drift`."""
-    root = ET.Element("testsuites", {"name": _clean(f"flatfab audit {report.fabric}")})
+    root = ET.Element("testsuites", {"name": _clean(f"flatfab {report.kind} "
+                                                   f"{report.fabric}")})
     suites = []
     if report.error is not None:
-        suites.append(_audit_suite(root, report.error))
-    suites += [_checks_suite(root, report), _drift_suite(root, report)]
+        suites.append(_audit_suite(root, report.error, report.kind))
+    suites.append(_checks_suite(root, report))
+    if report.watch is None:
+        suites.append(_drift_suite(root, report))
     totals = [0, 0, 0]
     for suite in suites:
         suite.set("timestamp", report.started)

@@ -1,4 +1,4 @@
-"""The audit as Markdown, for a CI job summary, a pull request comment or a ticket.
+"""The audit (or watch) as Markdown, for a CI job summary, a pull request comment or a ticket.
 
 Cells are escaped (pipes, HTML, line breaks) because findings quote device output verbatim,
 and diffs are fenced with a fence longer than any backtick run inside them.
@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from tasks.checks import Finding, Severity
-from tasks.reports.model import AuditReport, DeviceDrift
+from tasks.reports.json_report import event_key
+from tasks.reports.model import AuditReport, DeviceDrift, WatchInfo
 
 _BACKTICKS = re.compile(r"`+")
 _HEADER = "| severity | check | device | port | VRF | expected | actual | finding |"
@@ -35,6 +36,13 @@ def _counts(report: AuditReport) -> str:
 
 
 def _summary(report: AuditReport) -> str:
+    if report.watch is not None:
+        info = report.watch
+        stopped = " (stopped by Ctrl-C)" if info.interrupted else ""
+        return (f"**{len(report.devices)} devices** ({len(info.streamed)} heard) · "
+                f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
+                f"**{info.ticks} intervals** of {info.interval_s:g} s{stopped} · "
+                f"{report.duration_s:.1f} s")
     unreachable = sum(1 for d in report.devices if not d.reachable)
     return (f"**{len(report.devices)} devices** ({unreachable} unreachable) · "
             f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
@@ -51,7 +59,22 @@ def _row(finding: Finding) -> str:
 def _findings(report: AuditReport) -> list[str]:
     ordered = sorted(report.findings,
                      key=lambda f: (*f.sort_key, f.link or "", f.expected, f.actual))
-    return ["## Findings", "", _HEADER, "|" + "---|" * 8, *(_row(f) for f in ordered), ""]
+    title = "## Findings" if report.watch is None else "## Findings active at the end"
+    return [title, "", _HEADER, "|" + "---|" * 8, *(_row(f) for f in ordered), ""]
+
+
+def _events(info: WatchInfo) -> list[str]:
+    lines = ["## Raised and cleared", ""]
+    if info.events_left_out:
+        lines += [f"The {info.events_left_out} oldest changes are left out.", ""]
+    lines += ["| tick | at | change | severity | check | device | port | finding |",
+              "|" + "---|" * 8]
+    for event in sorted(info.events, key=event_key):
+        f = event.finding
+        cells = [str(event.tick), event.at, event.change, f.severity.value, f.check,
+                 f.device or "", f.port or "", f.message]
+        lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
+    return [*lines, ""]
 
 
 def _device_drift(entry: DeviceDrift) -> list[str]:
@@ -74,15 +97,17 @@ def _drift(report: AuditReport) -> list[str]:
 def render(report: AuditReport) -> str:
     """Title, summary line, findings table and per-device config drift."""
     status = report.status
-    lines = [f"# flatfab audit `{report.fabric}`: {status.value}", "",
+    lines = [f"# flatfab {report.kind} `{report.fabric}`: {report.status_word}", "",
              f"Run `{report.run_id}` started {report.started} (exit code {status.exit_code})",
              "", _summary(report), ""]
     if report.error is not None:
-        lines += [f"**The audit could not run:** {cell(report.error)}", ""]
+        lines += [f"**The {report.kind} could not run:** {cell(report.error)}", ""]
     if report.findings:
         lines += _findings(report)
     if report.drift:
         lines += _drift(report)
     if not report.findings and not report.drift and report.error is None:
-        lines += ["No findings, no drift.", ""]
+        lines += ["No findings, no drift." if report.watch is None else "No findings.", ""]
+    if report.watch is not None and (report.watch.events or report.watch.events_left_out):
+        lines += _events(report.watch)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,15 +1,19 @@
-"""What one audit found: the input of every report format.
+"""What one audit (or one watch) found: the input of every report format.
 
 An audit compares intended with running config per device and section (config drift) and
-runs the live check catalog on collected state (state drift). Every renderer in
-tasks.reports is a pure function of an AuditReport, so the same report is byte-identical in
-every run that finds the same things (timestamps are fields, never read from a clock here).
+runs the live check catalog on collected state (state drift). A watch (`flatfab watch
+--report-dir`) fills the same report with its live telemetry findings: those active at the
+end, plus what was raised and cleared on the way (`watch`, `events`); it has no config
+drift. Every renderer in tasks.reports is a pure function of an AuditReport, so the same
+report is byte-identical in every run that finds the same things (timestamps are fields,
+never read from a clock here).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 from tasks.checks import Finding, Severity
 
@@ -69,6 +73,29 @@ class LinkSummary:
     b_port: str
 
 
+@dataclass(frozen=True)
+class FindingEvent:
+    """A watch finding raised or cleared at one tick (a cleared one as last seen)."""
+
+    at: str  # ISO 8601 UTC of the tick
+    tick: int
+    change: Literal["raised", "cleared"]
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class WatchInfo:
+    """How a watch ran: its ticks and interval, the devices heard, and its history (the
+    newest `events`; `events_left_out` older ones were not kept)."""
+
+    ticks: int
+    interval_s: float
+    streamed: tuple[str, ...] = ()
+    interrupted: bool = False
+    events: tuple[FindingEvent, ...] = ()
+    events_left_out: int = 0
+
+
 @dataclass
 class AuditReport:
     fabric: str
@@ -83,6 +110,19 @@ class AuditReport:
     started_epoch: float = 0.0  # the same instant as `started`, for metrics
     error: str | None = None  # why the audit could not run at all
     timings: dict[str, float] = field(default_factory=dict)
+    watch: WatchInfo | None = None  # a watch's report, not an audit's
+
+    @property
+    def kind(self) -> str:
+        """audit | watch: the reports' titles, file names and metric prefix."""
+        return "audit" if self.watch is None else "watch"
+
+    @property
+    def status_word(self) -> str:
+        """The status as the report says it: a watch has findings, not drift."""
+        if self.watch is None:
+            return self.status.value
+        return {"clean": "healthy", "drift": "findings", "error": "error"}[self.status.value]
 
     @property
     def status(self) -> AuditStatus:

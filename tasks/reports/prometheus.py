@@ -1,4 +1,4 @@
-"""The audit as Prometheus text exposition, for node_exporter's textfile collector.
+"""The audit (or watch) as Prometheus text exposition, for node_exporter's textfile collector.
 
 Alerts then fire on findings and drift, and on an audit that stopped running or succeeding:
 a failed audit keeps the previous success time (read back from the last .prom file) so
@@ -19,17 +19,21 @@ Labels = Mapping[str, str]
 Sample = tuple[Labels, float]
 
 LAST_SUCCESS = "flatfab_audit_last_success_timestamp_seconds"
+# a watch's file carries the same families under flatfab_watch_ (no drift ones): both files
+# can sit in one textfile-collector folder without colliding
 _HELP = {
-    "flatfab_audit_up": "1 if the audit could run, 0 if it could not.",
-    "flatfab_audit_findings": "Findings of the last audit by severity.",
-    "flatfab_audit_check_findings": "Findings of the last audit by check and severity.",
-    "flatfab_audit_device_findings": "Findings of the last audit by device and severity.",
-    "flatfab_audit_config_drift_lines": "Lines differing between running and intended config.",
-    "flatfab_audit_devices_drifted": "Devices whose running config differs or is unreadable.",
-    "flatfab_audit_duration_seconds": "How long the last audit took.",
-    "flatfab_audit_last_run_timestamp_seconds": "When the last audit started (Unix time).",
-    LAST_SUCCESS: "When the last audit that could run started (Unix time).",
+    "up": "1 if the {kind} could run, 0 if it could not.",
+    "findings": "Findings of the last {kind} by severity.",
+    "check_findings": "Findings of the last {kind} by check and severity.",
+    "device_findings": "Findings of the last {kind} by device and severity.",
+    "config_drift_lines": "Lines differing between running and intended config.",
+    "devices_drifted": "Devices whose running config differs or is unreadable.",
+    "duration_seconds": "How long the last {kind} took.",
+    "last_run_timestamp_seconds": "When the last {kind} started (Unix time).",
+    "last_success_timestamp_seconds": "When the last {kind} that could run started (Unix "
+                                      "time).",
 }
+_DRIFT_ONLY = frozenset({"config_drift_lines", "devices_drifted"})
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?"
                      r"\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(?:,|$)')
@@ -56,8 +60,9 @@ def _sample_line(name: str, labels: Labels, value: float) -> str:
     return f"{name}{{{body}}} {_number(value)}"
 
 
-def _family(name: str, samples: Iterable[Sample]) -> list[str]:
-    lines = [f"# HELP {name} {_HELP[name]}", f"# TYPE {name} gauge"]
+def _family(kind: str, short: str, samples: Iterable[Sample]) -> list[str]:
+    name = f"flatfab_{kind}_{short}"
+    lines = [f"# HELP {name} {_HELP[short].format(kind=kind)}", f"# TYPE {name} gauge"]
     return lines + [_sample_line(name, labels, value) for labels, value in samples]
 
 
@@ -77,18 +82,18 @@ def _families(report: AuditReport, last_success: float | None) -> dict[str, list
     drift = sorted((d.device, s.section, len(s.missing) + len(s.unexpected))
                    for d in report.drift for s in d.sections)
     return {
-        "flatfab_audit_up": [(fabric, float(report.status is not AuditStatus.ERROR))],
-        "flatfab_audit_findings": [({**fabric, "severity": s.value}, float(by_severity[s.value]))
+        "up": [(fabric, float(report.status is not AuditStatus.ERROR))],
+        "findings": [({**fabric, "severity": s.value}, float(by_severity[s.value]))
                                    for s in Severity],
-        "flatfab_audit_check_findings": _grouped(checks, "check", report.fabric),
-        "flatfab_audit_device_findings": _grouped(devices, "device", report.fabric),
-        "flatfab_audit_config_drift_lines": [
+        "check_findings": _grouped(checks, "check", report.fabric),
+        "device_findings": _grouped(devices, "device", report.fabric),
+        "config_drift_lines": [
             ({**fabric, "device": dev, "section": sec}, float(n)) for dev, sec, n in drift],
-        "flatfab_audit_devices_drifted": [
+        "devices_drifted": [
             (fabric, float(len(report.drift)))],
-        "flatfab_audit_duration_seconds": [(fabric, report.duration_s)],
-        "flatfab_audit_last_run_timestamp_seconds": [(fabric, report.started_epoch)],
-        LAST_SUCCESS: [] if last_success is None else [(fabric, last_success)],
+        "duration_seconds": [(fabric, report.duration_s)],
+        "last_run_timestamp_seconds": [(fabric, report.started_epoch)],
+        "last_success_timestamp_seconds": [] if last_success is None else [(fabric, last_success)],
     }
 
 
@@ -97,8 +102,10 @@ def render(report: AuditReport, last_success_epoch: float | None = None) -> str:
     if report.status is not AuditStatus.ERROR:
         last_success_epoch = report.started_epoch
     lines: list[str] = []
-    for name, samples in _families(report, last_success_epoch).items():
-        lines += _family(name, samples)
+    for short, samples in _families(report, last_success_epoch).items():
+        if report.watch is not None and short in _DRIFT_ONLY:
+            continue
+        lines += _family(report.kind, short, samples)
     return "\n".join(lines) + "\n"
 
 
@@ -116,11 +123,13 @@ def parse_labels(text: str) -> dict[str, str] | None:
     return labels
 
 
-def previous_success(text: str, fabric: str | None = None) -> float | None:
+def previous_success(text: str, fabric: str | None = None,
+                     kind: str = "audit") -> float | None:
     """The last-success time in an earlier .prom file (of `fabric` if given), else None."""
+    wanted = f"flatfab_{kind}_last_success_timestamp_seconds"
     for line in text.splitlines():
         match = _SAMPLE.match(line)
-        if match is None or match["name"] != LAST_SUCCESS:
+        if match is None or match["name"] != wanted:
             continue
         labels = parse_labels(match["labels"] or "")
         if labels is None or (fabric is not None and labels.get("fabric") != fabric):

@@ -44,7 +44,10 @@ def check_against_fabric(rollout: RolloutPlan, doc: Any, file: str, plan: Fabric
     for i, phase in enumerate(rollout.phases):
         for j, check_id in enumerate(phase.gate.checks):
             if check_id not in known:
-                problem(("phases", i, "gate", "checks", j), f"unknown check id {check_id!r}")
+                hint = " (telemetry checks go under gate.telemetry.checks)" \
+                    if check_id.startswith("telemetry.") else ""
+                problem(("phases", i, "gate", "checks", j),
+                        f"unknown check id {check_id!r}{hint}")
         select = phase.select
         if select.group is not None and select.group not in all_groups:
             problem(("phases", i, "select", "group"),

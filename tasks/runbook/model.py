@@ -6,14 +6,21 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from tasks.intent.base import Strict
 from tasks.model.state import Role
+from tasks.telemetry import conditions
 
 NAME = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
 DEFAULT_GATE_CHECKS = ("device.reachable", "bgp.session")
 _PERCENT = re.compile(r"^(\d{1,3})%$")
+# what a telemetry gate can require quiet (telemetry.silent is not one: a changed switch
+# without counters always fails the gate, whatever the checks)
+TELEMETRY_CHECKS = (conditions.PAUSE_STORM, conditions.LOSSLESS_DROPS, conditions.WATCHDOG,
+                    conditions.PAUSE_WITHOUT_ECN, conditions.ECN_ON_LOSSY,
+                    conditions.DCQCN_IDLE)
+DEFAULT_TELEMETRY_CHECKS = TELEMETRY_CHECKS[:3]
 
 
 class RollbackScope(StrEnum):
@@ -41,6 +48,35 @@ class Select(Strict):
         return [value] if isinstance(value, str) else value
 
 
+def _telemetry_check(value: str) -> str:
+    if value not in TELEMETRY_CHECKS:
+        raise ValueError(f"unknown telemetry check {value!r} (known: "
+                         f"{', '.join(TELEMETRY_CHECKS)})")
+    return value
+
+
+class TelemetryGate(Strict):
+    """After the gate's checks pass: no finding of `checks` that was not already active
+    before the commit may be raised on the batch's changed devices (or on their peers'
+    ports facing them) for `quiet_s` seconds of streamed or polled counters."""
+
+    quiet_s: Annotated[float, Field(ge=1, le=3600)] = 60
+    checks: Annotated[list[Annotated[str, AfterValidator(_telemetry_check)]],
+                      Field(min_length=1)] = Field(
+        default_factory=lambda: list(DEFAULT_TELEMETRY_CHECKS))
+    # how long the devices are watched before the commit to learn what is already active
+    # (default: three intervals, plus the storm time when pause storms are checked)
+    baseline_s: Annotated[float, Field(ge=0, le=600)] | None = None
+
+    @field_validator("checks")
+    @classmethod
+    def _once(cls, value: list[str]) -> list[str]:
+        twice = sorted({c for c in value if value.count(c) > 1})
+        if twice:
+            raise ValueError(f"telemetry check {twice[0]!r} is listed twice")
+        return value
+
+
 class Gate(Strict):
     """Checks that must pass after each batch before its commits are confirmed."""
 
@@ -49,6 +85,7 @@ class Gate(Strict):
     wait_s: Annotated[float, Field(ge=0, le=600)] = 0
     interval_s: Annotated[float, Field(gt=0, le=60)] = 2
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 90
+    telemetry: TelemetryGate | None = None  # then also quiet live counters
 
 
 class Phase(Strict):

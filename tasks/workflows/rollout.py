@@ -2,7 +2,9 @@
 
 Every device is diffed first. Then, phase by phase and batch by batch (tasks.runbook), the
 devices that differ are committed with a revert timer, the phase's gate checks run until
-they pass or time out, and the batch is confirmed. A device error beyond the plan's
+they pass or time out, a telemetry gate (tasks.workflows.telemetry_gate) watches the live
+counters of the batch's devices for new storms and drops when the phase asks for one, and
+the batch is confirmed. A device error beyond the plan's
 tolerance, or a gate that does not pass, halts the run and rolls back the plan's scope
 (device, phase or run). The journal (.flatfab/runs/<id>/) keeps plan, configs, backups,
 diffs, the run state and every event.
@@ -20,18 +22,20 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
+from tasks.checks import CATALOG, CheckContext, Finding, Severity, Stage, run_checks
 from tasks.gcpause import gc_paused
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
 from tasks.runbook.model import Gate, RollbackScope, RolloutPlan
 from tasks.runbook.schedule import Schedule, ScheduledPhase
+from tasks.telemetry import conditions
 from tasks.workflows.collect import collect
 from tasks.workflows.connections import driver
 from tasks.workflows.journal import Journal
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.results import first_line, host_values, subset
 from tasks.workflows.runstate import RunState
+from tasks.workflows.telemetry_gate import BatchWatch, TelemetrySource
 
 Ask = Callable[[str], bool]
 
@@ -255,6 +259,7 @@ class _Run:
     configs: dict[str, str]
     ready: set[str]
     progress: RichProgress | None
+    telemetry: TelemetrySource | None = None
 
     def run(self, names: list[str], workers: int, **task: Any) -> dict[str, tuple[bool, Any]]:
         """One Nornir task on the named devices: name -> (ok, result or error)."""
@@ -311,6 +316,23 @@ class _Run:
                 self.state.failed[name] = f"rollback failed: {done[name][1]}"
         self.save()
 
+    def watch_batch(self, gate: Gate, devices: list[str]) -> BatchWatch | list[Finding] | None:
+        """The batch's telemetry gate (None: the gate has none), or why it cannot run."""
+        if gate.telemetry is None:
+            return None
+        if self.telemetry is None:
+            return [Finding(check=conditions.SILENT, severity=Severity.ERROR, device=None,
+                            message="the gate needs telemetry and this rollout has no "
+                            "counter source", expected="gNMI targets or polling",
+                            actual="none")]
+        watch = BatchWatch(self.telemetry, self.plan, gate.telemetry, devices,
+                           self.journal.event)
+        blind = watch.blind()
+        if blind:
+            watch.stop()
+            return blind
+        return watch
+
     def halt(self, reason: str, phase: ScheduledPhase, batch: list[str],
              named: set[str]) -> None:
         """Stop the run and undo the failure policy's scope."""
@@ -334,8 +356,9 @@ class _Run:
 def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedule: Schedule,
             journal: Journal, *, dry_run: bool = False, ask: Ask | None = None,
             progress: RichProgress | None = None, resume: RunState | None = None,
-            ) -> RolloutResult:
-    """Run (or, with `resume`, continue) a phased rollout; see the module docstring."""
+            telemetry: TelemetrySource | None = None) -> RolloutResult:
+    """Run (or, with `resume`, continue) a phased rollout; see the module docstring.
+    `telemetry` feeds the gates that watch counters (a runbook gate's `telemetry:`)."""
     started = time.monotonic()
     configs = render_all(plan)
     result = RolloutResult(run_id=journal.run_id, dry_run=dry_run, schedule=schedule)
@@ -349,7 +372,7 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
         state.save(journal)
     run = _Run(nornir=nornir, plan=plan, rollout=rollout_plan, schedule=schedule,
                journal=journal, state=state, result=result, configs=configs, ready=set(),
-               progress=progress)
+               progress=progress, telemetry=telemetry)
 
     if resume is not None:
         state.failed, state.status, state.reason = {}, "running", ""
@@ -404,23 +427,41 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
             if not todo:
                 continue
             journal.event("batch", phase=phase.name, batch=b + 1, devices=todo)
-            committed = run.commit_batch(todo, phase.concurrency)
-            failures = sorted(d for d in batch if d in state.failed)
-            if len(state.failed) > rollout_plan.failure.max_failed_devices:
-                run.halt(f"phase {phase.name}: {len(state.failed)} devices failed "
-                         f"({', '.join(sorted(state.failed))}); the plan tolerates "
-                         f"{rollout_plan.failure.max_failed_devices}",
-                         scheduled, batch=list(batch), named=set(failures))
+            watch = run.watch_batch(phase.gate, todo)
+            if isinstance(watch, list):
+                result.gate_findings = watch
+                run.halt(f"phase {phase.name}: the telemetry gate cannot watch the batch "
+                         f"({watch[0].message})", scheduled, batch=list(batch),
+                         named={f.device for f in watch if f.device})
                 break
-            run.ready |= set(committed)
-            gate_started = time.monotonic()
-            findings = run_gate(nornir, plan, phase.gate, run.ready, journal)
-            result.timings["gate_s"] = round(result.timings.get("gate_s", 0)
-                                             + time.monotonic() - gate_started, 3)
+            try:
+                if watch is not None:
+                    watch.baseline()  # before the commit: what is active already is not new
+                committed = run.commit_batch(todo, phase.concurrency)
+                failures = sorted(d for d in batch if d in state.failed)
+                if len(state.failed) > rollout_plan.failure.max_failed_devices:
+                    run.halt(f"phase {phase.name}: {len(state.failed)} devices failed "
+                             f"({', '.join(sorted(state.failed))}); the plan tolerates "
+                             f"{rollout_plan.failure.max_failed_devices}",
+                             scheduled, batch=list(batch), named=set(failures))
+                    break
+                run.ready |= set(committed)
+                gate_started = time.monotonic()
+                findings = run_gate(nornir, plan, phase.gate, run.ready, journal)
+                why = f"gate did not pass within {phase.gate.timeout_s:g} s"
+                if not findings and watch is not None and committed:
+                    findings = watch.judge(committed)
+                    why = (f"telemetry gate: {findings[0].message}" if len(findings) == 1
+                           else f"telemetry gate: {findings[0].message} and "
+                           f"{len(findings) - 1} more") if findings else why
+                result.timings["gate_s"] = round(result.timings.get("gate_s", 0)
+                                                 + time.monotonic() - gate_started, 3)
+            finally:
+                if watch is not None:
+                    watch.stop()
             if findings:
                 result.gate_findings = findings
-                run.halt(f"phase {phase.name}: gate did not pass within "
-                         f"{phase.gate.timeout_s:g} s ({len(findings)} findings)", scheduled,
+                run.halt(f"phase {phase.name}: {why} ({len(findings)} findings)", scheduled,
                          batch=list(batch), named={f.device for f in findings if f.device})
                 break
             run.confirm(committed)

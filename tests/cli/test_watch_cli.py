@@ -97,9 +97,15 @@ def test_ctrl_c_ends_the_watch_with_its_report(tmp_path: Path) -> None:
         [sys.executable, "-c", code, "--inventory", str(_inventory(tmp_path)), "watch",
          "--interval", "0.3"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)
+    # Ctrl-C once the watch runs (its first line), not at a fixed time: on a loaded machine
+    # the imports alone may take longer, and a Ctrl-C there is Python's, not the watch's
+    assert proc.stderr is not None
+    first = proc.stderr.readline()
+    time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
+    stderr = first + stderr
+    assert first.startswith("watching"), stderr
     assert "Traceback" not in stdout + stderr
     assert proc.returncode == 1, stderr  # nothing was heard: findings, reported as usual
     assert "stopped by Ctrl-C" in stdout and "no sample in the whole run" in stdout
@@ -151,3 +157,38 @@ def test_a_metrics_port_in_use_is_one_line(tmp_path: Path,
                       env={"W_USER": "flatfab", "W_PASS": "s3cret"})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"cannot serve metrics on 127.0.0.1:{port}" in proc.stderr
+
+
+def test_report_dir_writes_every_report_format(tmp_path: Path,
+                                               target: tuple[GnmiTarget, LabPki]) -> None:
+    served, pki = target
+    where = _inventory(tmp_path, {"leaf1": {"connection_options": {"gnmi": {
+        "hostname": "127.0.0.1", "port": served.port,
+        "extras": {"ca_file": str(pki.ca_file), "username_env": "W_USER",
+                   "password_env": "W_PASS"}}}}})
+    out = tmp_path / "reports"
+    proc = _watch("--inventory", str(where), "watch", "--count", "3", "--interval", "0.3",
+                  "--report-dir", str(out), env={"W_USER": "flatfab", "W_PASS": "s3cret"})
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "flatfab-watch-lab.html", "flatfab-watch-lab.json", "flatfab-watch-lab.junit.xml",
+        "flatfab-watch-lab.md", "flatfab-watch-lab.prom"]
+    assert f"reports: {out}" in proc.stdout
+    report = yaml.safe_load((out / "flatfab-watch-lab.json").read_text())
+    assert report["kind"] == "watch" and report["status"] == "findings"
+    assert report["exit_code"] == 1 and report["watch"]["ticks"] == 3
+    assert report["watch"]["streamed"] == ["leaf1"]
+    # the switches that could not be polled are named silent; leaf1 streamed
+    silent = {f["device"] for f in report["findings"] if f["check"] == "telemetry.silent"}
+    assert "leaf2" in silent and "leaf1" not in silent
+    prom = (out / "flatfab-watch-lab.prom").read_text()
+    assert 'flatfab_watch_up{fabric="lab"} 1' in prom and "flatfab_audit_" not in prom
+    assert "<testsuites" in (out / "flatfab-watch-lab.junit.xml").read_text()
+
+
+def test_an_unwritable_report_dir_is_refused_before_watching(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    line = _one_line_error(_watch("--inventory", str(_inventory(tmp_path)), "watch",
+                                  "--count", "1", "--report-dir",
+                                  str(tmp_path / "file" / "reports")))
+    assert "--report-dir" in line and "cannot write to" in line

@@ -134,12 +134,49 @@ def test_first_bring_up_order(lab_plan: FabricState) -> None:
     ("name: x\nphases:\n  - name: a\n  - name: b\n    select: {role: spine}\n",
      "phase 'b' selects no device (earlier phases took every match)"),
     ("- just a list\n", "plan.yaml: a rollout plan is a mapping"),
+    ("name: x\nphases:\n  - name: a\n    gate:\n      telemetry: {checks: [telemetry.storm]}\n",
+     "plan.yaml:5: phases[0].gate.telemetry.checks[0]: unknown telemetry check "
+     "'telemetry.storm' (known: telemetry.pause_storm, telemetry.lossless_drops"),
+    ("name: x\nphases:\n  - name: a\n    gate:\n      telemetry: {quiet_s: 0}\n",
+     "plan.yaml:5: phases[0].gate.telemetry.quiet_s: Input should be greater than or equal "
+     "to 1"),
+    ("name: x\nphases:\n  - name: a\n    gate:\n      telemetry: {quiet_s: 7200}\n",
+     "phases[0].gate.telemetry.quiet_s: Input should be less than or equal to 3600"),
+    ("name: x\nphases:\n  - name: a\n    gate:\n      telemetry: {checks: []}\n",
+     "phases[0].gate.telemetry.checks: List should have at least 1 item"),
+    ("name: x\nphases:\n  - name: a\n    gate:\n      telemetry: {quiet: 60}\n",
+     "phases[0].gate.telemetry.quiet: unknown key 'quiet'"),
+    ("name: x\nphases:\n  - name: a\n    gate:\n      telemetry:\n"
+     "        checks: [telemetry.watchdog, telemetry.watchdog]\n",
+     "phases[0].gate.telemetry.checks: telemetry check 'telemetry.watchdog' is listed twice"),
+    ("name: x\nphases:\n  - name: a\n    gate: {checks: [telemetry.pause_storm]}\n",
+     "phases[0].gate.checks[0]: unknown check id 'telemetry.pause_storm' (telemetry checks "
+     "go under gate.telemetry.checks)"),
     ("name: x\nphases: [\n", "plan.yaml:3: malformed YAML"),
 ])
 def test_malformed_plans_are_rejected_with_file_key_and_line(
         tmp_path: Path, lab_plan: FabricState, text: str, expected: str) -> None:
     message = _error(tmp_path, text, lab_plan)
     assert expected in message.replace(str(tmp_path) + "/", "")
+
+
+def test_a_bad_telemetry_block_is_one_problem(tmp_path: Path, lab_plan: FabricState) -> None:
+    text = ("name: x\nphases:\n  - name: a\n    gate:\n"
+            "      telemetry: {quiet_s: 60, checks: [telemetry.pause_storm, drops]}\n")
+    with pytest.raises(InputError) as caught:
+        _load(tmp_path, text, lab_plan)
+    assert len(caught.value.problems) == 1
+    assert caught.value.problems[0].path == "phases[0].gate.telemetry.checks[1]"
+
+
+def test_a_telemetry_gate_defaults_to_storms_drops_and_the_watchdog() -> None:
+    gate = RolloutPlan.model_validate({"name": "x", "phases": [
+        {"name": "a", "gate": {"telemetry": {}}}]}).phases[0].gate
+    assert gate.telemetry is not None and gate.telemetry.quiet_s == 60
+    assert gate.telemetry.checks == ["telemetry.pause_storm", "telemetry.lossless_drops",
+                                     "telemetry.watchdog"]
+    assert RolloutPlan.model_validate({"name": "x", "phases": [{"name": "a"}]}).phases[
+        0].gate.telemetry is None  # only where a runbook asks for it
 
 
 def test_first_phase_wins_and_attached_hosts_ride_with_their_leaf(

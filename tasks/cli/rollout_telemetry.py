@@ -1,0 +1,35 @@
+"""The rollout's telemetry gate source, built from the project as `flatfab watch` builds its
+own: gNMI targets from the inventory, a Nornir poller for the rest, the intent's thresholds."""
+
+from __future__ import annotations
+
+from nornir.core import Nornir
+
+from tasks.runbook.model import RolloutPlan
+from tasks.sot import inventory as sot_inventory
+from tasks.telemetry.targets import gnmi_targets
+from tasks.telemetry.thresholds import thresholds_of
+from tasks.telemetry.watch import NornirPoller, Poller, pollable
+from tasks.workflows.project import Project
+from tasks.workflows.telemetry_gate import TelemetrySource
+
+
+def source_for(project: Project, rollout_plan: RolloutPlan,
+               workers: int) -> TelemetrySource | None:
+    """The counter source of a plan whose gates watch telemetry (None: none does). Bad
+    gNMI entries in the inventory are refused here, before anything changes. Pollers get
+    their own Nornir: a poll never shares a session with a commit."""
+    if not any(p.gate.telemetry is not None for p in rollout_plan.phases):
+        return None
+
+    def build() -> Nornir:
+        return sot_inventory.build(project.inventory_dir, project.plan, workers,
+                                   project.address_spaces)
+
+    targets = gnmi_targets(build(), project.inventory_dir)
+
+    def poller(devices: list[str]) -> Poller | None:
+        polled, _nothing = pollable(project.plan, devices)
+        return NornirPoller(build(), project.plan, polled) if polled else None
+
+    return TelemetrySource(thresholds_of(project.intent.qos.telemetry), targets, poller)

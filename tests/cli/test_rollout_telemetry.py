@@ -1,0 +1,56 @@
+"""The rollout's telemetry source as `flatfab rollout` builds it from the project: only for a
+plan whose gates watch telemetry; gNMI targets from the inventory, a poller for the switches
+without one (hosts: nothing to poll), the intent's thresholds; a bad gNMI entry is refused
+with its file and key before anything runs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tasks.cli.rollout_telemetry import source_for
+from tasks.errors import InputError
+from tasks.runbook.loader import load_runbook
+from tasks.runbook.model import RolloutPlan
+from tasks.telemetry.watch import NornirPoller
+from tasks.workflows.project import Project
+from tests.support.paths import ROOT
+
+GATED, _ = load_runbook(ROOT / "runbooks" / "lossless-change.yaml")
+
+
+def _project(tmp_path: Path, gnmi: dict[str, object] | None) -> Project:
+    where = tmp_path / "inventory"
+    shutil.copytree(ROOT / "inventory" / "lab", where)
+    if gnmi is not None:
+        hosts = yaml.safe_load((where / "hosts.yaml").read_text())
+        hosts["leaf1"].setdefault("connection_options", {})["gnmi"] = gnmi
+        (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))
+    return Project(root=ROOT, fabric="lab", inventory_override=where)
+
+
+def test_a_plan_without_telemetry_gates_needs_no_source(tmp_path: Path) -> None:
+    plain = RolloutPlan.model_validate({"name": "x", "phases": [{"name": "a"}]})
+    assert source_for(_project(tmp_path, None), plain, 4) is None
+
+
+def test_targets_pollers_and_thresholds_come_from_the_project(tmp_path: Path) -> None:
+    project = _project(tmp_path, {"port": 57400, "extras": {"insecure": True}})
+    source = source_for(project, GATED, 4)
+    assert source is not None
+    assert list(source.targets) == ["leaf1"] and source.targets["leaf1"].port == 57400
+    assert source.thresholds.interval_s == project.intent.qos.telemetry.interval_s
+    poller = source.poller(["spine1", "leaf1-h1"])
+    assert isinstance(poller, NornirPoller) and poller.devices == ["spine1"]
+    poller.close()
+    assert source.poller(["leaf1-h1"]) is None  # a host: nothing to poll
+
+
+def test_a_bad_gnmi_entry_is_refused_naming_file_and_key(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        source_for(_project(tmp_path, {"port": "x"}), GATED, 4)
+    assert "hosts.yaml" in str(caught.value)
+    assert "leaf1.connection_options.gnmi.port" in str(caught.value)
