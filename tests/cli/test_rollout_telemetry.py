@@ -1,6 +1,6 @@
 """The rollout's telemetry source as `flatfab rollout` builds it from the project: only for a
-plan whose gates watch telemetry; gNMI targets from the inventory, a poller for the switches
-without one (hosts: nothing to poll), the intent's thresholds; a bad gNMI entry is refused
+plan whose gates watch telemetry; gNMI targets from the inventory, a poller for the devices
+without one (switches' class counters, hosts' NIC counters), the intent's thresholds; a bad gNMI entry is refused
 with its file and key before anything runs."""
 
 from __future__ import annotations
@@ -44,9 +44,11 @@ def test_targets_pollers_and_thresholds_come_from_the_project(tmp_path: Path) ->
     assert list(source.targets) == ["leaf1"] and source.targets["leaf1"].port == 57400
     assert source.thresholds.interval_s == project.intent.qos.telemetry.interval_s
     poller = source.poller(["spine1", "leaf1-h1"])
-    assert isinstance(poller, NornirPoller) and poller.devices == ["spine1"]
+    assert isinstance(poller, NornirPoller) and poller.devices == ["leaf1-h1", "spine1"]
     poller.close()
-    assert source.poller(["leaf1-h1"]) is None  # a host: nothing to poll
+    hosts = source.poller(["leaf1-h1"])  # a GPU host: its NIC counters
+    assert isinstance(hosts, NornirPoller) and hosts.devices == ["leaf1-h1"]
+    hosts.close()
 
 
 def test_a_bad_gnmi_entry_is_refused_naming_file_and_key(tmp_path: Path) -> None:
