@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,7 @@ from tasks.telemetry import conditions
 from tasks.telemetry.samples import Metric
 from tasks.telemetry.tls import make_ca
 from tests.support.lab import Lab
-from tests.support.telemetry_lab import Recorder, flooding, lab_thresholds, watching
+from tests.support.telemetry_lab import Recorder, flood, flooding, lab_thresholds, watching
 
 pytestmark = pytest.mark.live
 
@@ -176,6 +177,56 @@ def test_ecn_marks_on_a_lossy_queue_are_named(rolled_out: Lab) -> None:
             assert seen.wait_for(conditions.ECN_ON_LOSSY, LEAF, PORT, raised=False,
                                  after=ended, timeout=10) is not None
     finally:
+        _repair(rolled_out)
+
+
+def _storm_when_committed(lab: Lab, device: str, since: float, seconds: float) -> None:
+    """Wait for the rollout's commit of `device`, then start a storm on it: its port to
+    leaf1-h1 held back and flooded (the change's effect, as a canary that goes wrong)."""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        for events in (lab.state_dir / "runs").glob("*-rollout-*/events.jsonl"):
+            for line in events.read_text().splitlines():
+                record = json.loads(line)
+                if (record["event"] == "committed" and record.get("device") == device
+                        and record["ts"] >= since):
+                    _slow(lab, 3, limit=200_000)
+                    flood(lab, SENDER, TARGET, port=4791, tos=26 << 2, pps=3000,
+                          seconds=seconds)
+                    return
+        time.sleep(0.2)
+
+
+def test_a_canary_that_starts_a_storm_halts_the_rollout_and_is_rolled_back(
+        rolled_out: Lab, tmp_path: Path) -> None:
+    runbook = tmp_path / "canary.yaml"
+    gate = {"checks": ["device.reachable"], "timeout_s": 60,
+            "telemetry": {"quiet_s": 40,
+                          "checks": ["telemetry.lossless_drops", "telemetry.watchdog"]}}
+    runbook.write_text(yaml.safe_dump({
+        "name": "canary-telemetry", "revert_in": 180,
+        "phases": [{"name": "canary", "select": {"names": [LEAF]}, "gate": gate},
+                   {"name": "rest"}],
+        "failure": {"rollback": "phase"}}))
+    # a drift on the canary only: the rollout has exactly one device to change
+    _edit_asic(rolled_out, LEAF, "d['PFC_WD']['swp1']['detection_time'] = '400'")
+    storm = threading.Thread(target=_storm_when_committed,
+                             args=(rolled_out, LEAF, time.time(), 45), daemon=True)
+    storm.start()
+    try:
+        result = rolled_out.cli("rollout", "--runbook", str(runbook), "--format", "json",
+                                timeout=600)
+        assert result.code == 1, result.stdout[-3000:] + result.stderr
+        summary = json.loads(result.stdout)
+        assert summary["status"] == "halted" and LEAF in summary["rolled_back"], summary
+        named = {(f["check"], f["device"], f["port"]) for f in summary["gate_findings"]}
+        assert (conditions.LOSSLESS_DROPS, LEAF, PORT) in named, summary["gate_findings"]
+        assert summary["confirmed"] == []
+        # rolled back: the canary holds what it held before the run, drift and all
+        held = json.loads(rolled_out.sh(LEAF, f"cat {ASIC}"))
+        assert held["PFC_WD"]["swp1"]["detection_time"] == "400"
+    finally:
+        storm.join(120)
         _repair(rolled_out)
 
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from tasks.checks.base import Finding
+from tasks.lab.netns import node_exec
 from tasks.sot import inventory as sot_inventory
 from tasks.telemetry.targets import gnmi_targets
 from tasks.telemetry.thresholds import Thresholds, thresholds_of
@@ -130,7 +131,8 @@ def flood(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
           seconds: float) -> int:
     """Send UDP packets of 1000 bytes from a lab host; how many were sent."""
     args = " ".join(shlex.quote(str(a)) for a in (address, port, tos, pps, seconds))
-    out = lab.sh(host, f"python3 -c {shlex.quote(SENDER)} {args}")
+    out = node_exec(lab.paths, host, ["sh", "-c", f"python3 -c {shlex.quote(SENDER)} {args}"],
+                    timeout=seconds + 30)
     return int(out.strip() or 0)
 
 
