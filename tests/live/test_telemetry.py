@@ -37,6 +37,7 @@ INTERVAL = 1.0
 LEAF, PORT, HOST = "leaf1", "swp1", "leaf1-h1"  # leaf1's port to leaf1-h1, in VRF blue
 TARGET, SENDER = "10.100.1.11", "leaf2-h1"  # leaf1-h1's address; a host of the same VRF
 ASIC = "/var/lib/flatfab/asic/config_db.json"
+NIC_STATE = "/var/lib/flatfab/nic/qos.conf"  # a lab host's virtual NIC settings
 # the raise must come within two intervals of the fault; the lab's source reuses a reading
 # for up to 0.5 s, and the first tick after the fault may be up to one interval away
 WITHIN = 2 * INTERVAL + 0.5 + INTERVAL
@@ -175,6 +176,32 @@ def test_ecn_marks_on_a_lossy_queue_are_named(rolled_out: Lab) -> None:
             assert found.at - began <= WITHIN
             assert "queue 0" in found.finding.message
             assert seen.wait_for(conditions.ECN_ON_LOSSY, LEAF, PORT, raised=False,
+                                 after=ended, timeout=10) is not None
+    finally:
+        _repair(rolled_out)
+
+
+def test_a_gpu_host_that_receives_cnps_but_never_reacts_is_named(rolled_out: Lab) -> None:
+    limits = lab_thresholds(rolled_out, interval_s=INTERVAL, dcqcn_min=10)
+    cnps = {"port": 4791, "tos": 0, "pps": 200, "first_byte": 0x81}  # BTH opcode: CNP
+    try:
+        with watching(rolled_out, limits) as (_watch, seen):
+            _quiet_start(seen)
+            # DCQCN on: the host's reaction point handles what its leaf port delivers
+            with flooding(rolled_out, SENDER, TARGET, seconds=4, **cnps) as began:
+                time.sleep(4)
+            assert seen.first(conditions.DCQCN_IDLE, HOST, "eth1", after=began) is None, \
+                seen.events
+            assert seen.values()[(HOST, "eth1", Metric.NIC_CNP_HANDLED.value, None)] > 0
+            rolled_out.sh(HOST, f"sed -i 's/ dcqcn on / dcqcn off /' {NIC_STATE}")
+            with flooding(rolled_out, SENDER, TARGET, seconds=6, **cnps) as began:
+                found = seen.wait_for(conditions.DCQCN_IDLE, HOST, "eth1", after=began)
+            ended = time.monotonic()
+            assert found is not None, seen.events
+            assert found.at - began <= WITHIN
+            # delivered CNPs are counted where they leave leaf1, on the CNP queue
+            assert f"counted at {LEAF} {PORT} queue 6" in found.finding.message
+            assert seen.wait_for(conditions.DCQCN_IDLE, HOST, "eth1", raised=False,
                                  after=ended, timeout=10) is not None
     finally:
         _repair(rolled_out)

@@ -21,14 +21,15 @@ from tests.support.lab import Lab
 from tests.support.paths import ROOT
 
 # A paced sender (python3 standard library only; it runs on the lab host): ADDRESS PORT TOS
-# PPS SECONDS. Bursts every 10 ms keep the rate even.
+# PPS SECONDS FIRST_BYTE. Bursts every 10 ms keep the rate even. The payload's first byte is
+# where RoCEv2's BTH opcode sits (0x81: a CNP).
 SENDER = """
 import socket, sys, time
 address, port, tos, pps, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \\
     int(sys.argv[4]), float(sys.argv[5])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
-payload, burst, sent = bytes(1000), max(pps // 100, 1), 0
+payload, burst, sent = bytes([int(sys.argv[6])]) + bytes(999), max(pps // 100, 1), 0
 start = time.monotonic()
 while time.monotonic() - start < seconds:
     for _ in range(burst):
@@ -128,9 +129,10 @@ def watching(lab: Lab, thresholds: Thresholds, *, poll: bool = True
 
 
 def flood(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
-          seconds: float) -> int:
+          seconds: float, first_byte: int = 0) -> int:
     """Send UDP packets of 1000 bytes from a lab host; how many were sent."""
-    args = " ".join(shlex.quote(str(a)) for a in (address, port, tos, pps, seconds))
+    args = " ".join(shlex.quote(str(a)) for a in (address, port, tos, pps, seconds,
+                                                   first_byte))
     out = node_exec(lab.paths, host, ["sh", "-c", f"python3 -c {shlex.quote(SENDER)} {args}"],
                     timeout=seconds + 30)
     return int(out.strip() or 0)
@@ -138,11 +140,12 @@ def flood(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
 
 @contextmanager
 def flooding(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
-             seconds: float) -> Iterator[float]:
+             seconds: float, first_byte: int = 0) -> Iterator[float]:
     """A flood in a thread; yields when it started (monotonic), joins it on exit."""
     thread = threading.Thread(target=flood, args=(lab, host, address),
                               kwargs={"port": port, "tos": tos, "pps": pps,
-                                      "seconds": seconds}, daemon=True)
+                                      "seconds": seconds, "first_byte": first_byte},
+                              daemon=True)
     started = time.monotonic()
     thread.start()
     try:
