@@ -27,7 +27,7 @@ import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from tasks.telemetry import paths
-from tasks.telemetry.samples import Sample
+from tasks.telemetry.samples import Metric, Sample
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,7 @@ RECONNECTED: Final = "reconnected"
 REFUSED: Final = "refused"
 
 SampleCallback = Callable[[Sample], None]
+BatchCallback = Callable[[list[Sample]], None]  # one notification's samples at once
 StateCallback = Callable[[str, str], None]  # (state, one line for a human)
 
 USERNAME_ENV: Final = "FLATFAB_GNMI_USERNAME"
@@ -64,6 +65,7 @@ class GnmiSubscriber:
         ca_file: Path | None,
         on_sample: SampleCallback,
         on_state: StateCallback,
+        on_samples: BatchCallback | None = None,
         interval_s: float = 1.0,
         username_env: str = USERNAME_ENV,
         password_env: str = PASSWORD_ENV,
@@ -80,10 +82,13 @@ class GnmiSubscriber:
         self.device, self.host, self.port = device, host, port
         self._ca_file, self._insecure, self._server_name = ca_file, insecure, tls_server_name
         self._on_sample, self._on_state = on_sample, on_state
+        # a batch per notification where the caller takes one (one lock, not thousands)
+        self._on_samples: BatchCallback = on_samples or self._one_by_one
         self._interval_s = interval_s
         self._env = (username_env, password_env)
         self._backoff = backoff_s
         self._table = table
+        self._decoder = decoder_for(table)
         self._counter_paths = table.counter_subscriptions
         self._state_paths = table.state_subscriptions
         self._encoding = encoding
@@ -224,19 +229,40 @@ class GnmiSubscriber:
     def _notification(self, notif: Any) -> None:
         stamp = notif.timestamp / 1e9 if notif.timestamp else time.time()
         prefix = notif.prefix if notif.HasField("prefix") else None
+        hits = self._decoder.hits(prefix)
+        device, unknown = self.device, 0
+        out: list[Sample] = []
         for update in notif.update:
-            hit = self._table.metric_of(paths.render(paths.from_proto(update.path, prefix)))
-            value = scalar(update.val)
-            if hit is None or value is None:
-                self.unknown_paths += 1
+            raw = update.path.SerializeToString()
+            hit = hits.get(raw, _UNSEEN)
+            if hit is _UNSEEN:
+                hit = self._decoder.learn(hits, raw, update.path, prefix)
+            if hit is None:
+                unknown += 1
                 continue
-            metric, port, key = hit
-            try:
-                number = paths.sample_value(metric, value)
-            except ValueError:
-                self.unknown_paths += 1
-                continue
-            self._on_sample(Sample(self.device, port, metric, key, number, stamp))
+            metric, port, key, as_is = hit
+            val = update.val
+            kind = val.WhichOneof("value")
+            if as_is and kind in _INTEGERS:
+                number = getattr(val, kind)  # a counter as an integer: the common case
+            else:
+                value = scalar(val)
+                if value is None:
+                    unknown += 1
+                    continue
+                try:
+                    number = paths.sample_value(metric, value)
+                except ValueError:
+                    unknown += 1
+                    continue
+            out.append(Sample(device, port, metric, key, number, stamp))
+        self.unknown_paths += unknown
+        if out:
+            self._on_samples(out)
+
+    def _one_by_one(self, samples: list[Sample]) -> None:
+        for sample in samples:
+            self._on_sample(sample)
 
     # --- the story, one line per transition --------------------------------------------------
 
@@ -297,6 +323,58 @@ def scalar(val: Any) -> int | str | None:
         if isinstance(loaded, (int, str)) and not isinstance(loaded, bool):
             return loaded
     return None
+
+
+_INTEGERS: Final = frozenset({"uint_val", "int_val"})
+_CACHE_MAX: Final = 1 << 20  # paths remembered per table; past that, start over
+# (metric, port, key, a counter: an integer value is the sample's as is)
+_Decoded = tuple[Metric, str, int | None, bool]
+_UNSEEN: Final[_Decoded] = (Metric.OPER_UP, "", None, False)  # compared by identity
+
+
+class _Decoder:
+    """A table's decode, remembered per serialized path: the switches of one platform serve
+    the same leaves every interval, so after the first notification a value costs a dict
+    hit, not a parse (shared by every subscriber on the table; dict operations hold the
+    GIL). Keyed on the prefix's bytes, then the path's: the same path under another prefix
+    is another leaf."""
+
+    def __init__(self, table: paths.PathTable) -> None:
+        self._table = table
+        self._by_prefix: dict[bytes, dict[bytes, _Decoded | None]] = {}
+        self._size = 0
+
+    def hits(self, prefix: Any) -> dict[bytes, _Decoded | None]:
+        raw = b"" if prefix is None else prefix.SerializeToString()
+        hits = self._by_prefix.get(raw)
+        if hits is None:
+            hits = self._by_prefix.setdefault(raw, {})
+        return hits
+
+    def learn(self, hits: dict[bytes, _Decoded | None], raw: bytes, path: Any,
+              prefix: Any) -> _Decoded | None:
+        found = self._table.decode(paths.from_proto(path, prefix))
+        decoded = None if found is None else (*found, found[0] is not Metric.OPER_UP)
+        if self._size >= _CACHE_MAX:  # a target inventing paths must not grow us forever
+            for other in self._by_prefix.values():
+                other.clear()
+            self._size = 0
+        hits[raw] = decoded
+        self._size += 1
+        return decoded
+
+
+_DECODERS: dict[paths.PathTable, _Decoder] = {}
+_DECODERS_LOCK = threading.Lock()
+
+
+def decoder_for(table: paths.PathTable) -> _Decoder:
+    """The one decoder of a table (equal tables decode alike, so they share it)."""
+    with _DECODERS_LOCK:
+        decoder = _DECODERS.get(table)
+        if decoder is None:
+            decoder = _DECODERS[table] = _Decoder(table)
+        return decoder
 
 
 class SubscriberPool:
