@@ -61,10 +61,7 @@ class HealthEngine:
         return self._rates
 
     def feed(self, samples: Iterable[Sample]) -> None:
-        heard = self._heard
-        for sample in samples:
-            heard[sample.device] = None
-            self._rates.add(sample)
+        self._rates.add_all(samples, self._heard)
 
     def tick(self, now: float) -> Changes:
         windows = self._rates.drain()
@@ -72,8 +69,14 @@ class HealthEngine:
             self._last_seen[device] = now
         self._heard.clear()
         verdicts: dict[Subject, Finding | None] = {}
+        active = self._active
         for condition in conditions.CONDITIONS:
-            verdicts.update(condition(windows, self._ctx))
+            for subject, verdict in condition(windows, self._ctx):
+                # "holds not" for a subject not active changes nothing: most of a healthy
+                # fabric's verdicts, not kept (unless it overrides an earlier verdict)
+                if verdict is None and subject not in active and subject not in verdicts:
+                    continue
+                verdicts[subject] = verdict
         silent = self._silent(now)
         for device, last in self._last_seen.items():
             subject = (conditions.SILENT, device, "", "")
