@@ -49,6 +49,10 @@ _TLS_UNTRUSTED: Final = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed
 _TLS_OTHER: Final = ("Ssl handshake failed", "SSL_ERROR", "TSI_", "handshake")
 
 
+# a loop that answers within this is not behind; past it, a quiet stream's wait is extended
+_BUSY_S: Final = 0.05
+
+
 class _SilentError(Exception):
     """The stream ended or went quiet; the text says how."""
 
@@ -182,11 +186,7 @@ class GnmiSubscriber:
             # the request comes from a generator that then waits: no half-close
             call = stub.Subscribe(self._requests(), metadata=metadata)
             while True:
-                try:
-                    resp = await asyncio.wait_for(call.read(), self._silent_after_s)
-                except TimeoutError:
-                    raise _SilentError(f"{self.where}: no update in "
-                                       f"{self._silent_after_s or 0:g}s") from None
+                resp = await self._read(call)
                 if resp is grpc.aio.EOF:
                     raise _SilentError(f"{self.where}: target ended the stream")
                 if not self._streamed:
@@ -198,6 +198,36 @@ class GnmiSubscriber:
                 del resp
         finally:
             await channel.close(grace=None)
+
+    async def _read(self, call: Any) -> Any:
+        """The stream's next response. Silent after `silent_after_s` of the loop's own time
+        only: while the loop works through a backlog (other targets' notifications), this
+        target's response may sit in it unread, so what the loop was behind by is not
+        counted against the target."""
+        quiet = self._silent_after_s
+        if quiet is None:
+            return await call.read()
+        loop = asyncio.get_running_loop()
+        read = asyncio.ensure_future(call.read())
+        try:
+            deadline = loop.time() + quiet
+            while True:
+                await asyncio.wait((read,), timeout=max(0.0, deadline - loop.time()))
+                if read.done():
+                    return read.result()
+                woke = loop.time()
+                late = woke - deadline  # the timer itself waited for the loop
+                await asyncio.sleep(0)  # to the back of the queue: what else is waiting
+                await asyncio.sleep(0)  # (and once more, past the next poll for I/O)
+                if read.done():
+                    return read.result()
+                behind = late + loop.time() - woke
+                if behind < _BUSY_S:
+                    raise _SilentError(f"{self.where}: no update in {quiet:g}s")
+                deadline = loop.time() + behind
+        finally:
+            if not read.done():
+                read.cancel()
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         missing = [n for n in self._env if not os.environ.get(n)]

@@ -3,6 +3,7 @@ refusals in one line, and coming back after the target does."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import signal
@@ -389,3 +390,52 @@ def test_without_a_batch_callback_samples_come_one_by_one() -> None:
                          on_sample=got.append, on_state=lambda *_: None)
     sub._notification(_note([(paths.leaf_path(Metric.QUEUE_DROPS, "swp1", 1), 4)]))
     assert got == [Sample("sw1", "swp1", Metric.QUEUE_DROPS, 1, 4, 5.0)]
+
+
+class _LateCall:
+    """A stream whose response reaches the loop from another thread, then takes a few loop
+    turns before the read sees it (as gRPC's completions do)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, arrives_s: float) -> None:
+        self._loop = loop
+        self._got: asyncio.Future[str] = loop.create_future()
+        self.timer = threading.Timer(arrives_s, loop.call_soon_threadsafe, (self._hop, 3))
+        self.timer.start()
+
+    def _hop(self, left: int) -> None:
+        if left:
+            self._loop.call_soon(self._hop, left - 1)
+        else:
+            self._got.set_result("response")
+
+    async def read(self) -> str:
+        return await self._got
+
+
+def _read_under_backlog(busy_s: float, arrives_s: float, silent_after_s: float) -> str:
+    sub = GnmiSubscriber("sw1", "127.0.0.1", 1, ca_file=None, insecure=True,
+                         on_sample=lambda _: None, on_state=lambda *_: None,
+                         silent_after_s=silent_after_s)
+
+    async def read() -> str:
+        loop = asyncio.get_running_loop()
+        if busy_s:
+            loop.call_later(0.05, time.sleep, busy_s)  # the loop stuck on other work
+        call = _LateCall(loop, arrives_s)
+        try:
+            got: str = await sub._read(call)
+        finally:
+            call.timer.cancel()
+        return got
+
+    return asyncio.run(read())
+
+
+def test_a_busy_loop_does_not_make_a_talking_target_silent() -> None:
+    # the response came at 0.2 s, within silent_after; the loop only saw it at ~0.65 s
+    assert _read_under_backlog(busy_s=0.6, arrives_s=0.2, silent_after_s=0.3) == "response"
+
+
+def test_an_idle_loop_still_finds_a_quiet_target_silent() -> None:
+    with pytest.raises(gnmi_client._SilentError, match=r"no update in 0\.2s"):
+        _read_under_backlog(busy_s=0.0, arrives_s=1.0, silent_after_s=0.2)
