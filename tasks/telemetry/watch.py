@@ -81,7 +81,8 @@ class Watch:
         interval = thresholds.interval_s
         self.pool = SubscriberPool(
             GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
-                           on_sample=self._sample, on_state=self._state(t.device),
+                           on_sample=self._sample, on_samples=self._push,
+                           on_state=self._state(t.device),
                            interval_s=interval, username_env=t.username_env,
                            password_env=t.password_env, insecure=t.insecure,
                            tls_server_name=t.tls_server_name, backoff_s=backoff_s)
