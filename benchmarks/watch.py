@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import hmac
 import json
 import multiprocessing as mp
@@ -61,7 +62,7 @@ sys.path.insert(0, str(ROOT))  # tasks from this checkout, in the target process
 import grpc  # noqa: E402
 from pygnmi.spec.v080 import gnmi_pb2  # noqa: E402
 
-from tasks.telemetry import gnmi_client, paths, tls  # noqa: E402
+from tasks.telemetry import gnmi_client, health, paths, tls  # noqa: E402
 from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool  # noqa: E402
 from tasks.telemetry.gnmi_target import Credentials, GnmiTarget  # noqa: E402
 from tasks.telemetry.samples import Metric, Sample  # noqa: E402
@@ -264,6 +265,26 @@ class Meter:
             self.trouble.append(line)
 
 
+class GcTimer:
+    """Wall time the cyclic garbage collector runs (any thread; it holds the GIL)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.full = 0  # generation-2 collections: they walk every tracked object
+        self._began = 0.0
+        gc.callbacks.append(self._event)
+
+    def _event(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.perf_counter()
+            return
+        self.total += time.perf_counter() - self._began
+        self.full += info["generation"] == 2
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._event)
+
+
 def rss_mib() -> float:
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -335,6 +356,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
                            tls_server_name="localhost", backoff_s=(1.0, 5.0))
             for i, port in enumerate(ports)]
     pool = SubscriberPool(subs)
+    gc_before = None if args.gc_default else health.collect_less()  # as Watch.start does
     load_start = os.getloadavg()[0]
     started = time.monotonic()
     pool.start()
@@ -346,6 +368,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     loop, thread = pool._loop, pool._thread
     assert loop is not None and thread is not None and thread.native_id is not None
     meter.reset()
+    gc_timer = GcTimer()
     cpu0, wall0, loop0 = time.process_time(), time.monotonic(), thread_cpu_s(thread.native_id)
     health_cpu, loop_lag, rounds = 0.0, 0.0, 0
     for k in range(1, args.intervals + 1):
@@ -361,6 +384,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
             health_cpu += time.thread_time() - t0
             rounds += 1
     cpu = time.process_time() - cpu0
+    gc_timer.close()
     wall = time.monotonic() - wall0
     loop_cpu = thread_cpu_s(thread.native_id) - loop0
     received, late, max_lag = meter.count, meter.late, meter.max_lag
@@ -368,6 +392,8 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     rss_end = rss_mib()
     load_end = os.getloadavg()[0]
     pool.stop()
+    if gc_before is not None:
+        gc.set_threshold(*gc_before)
     target_cpu = 0.0
     for conn in conns:
         conn.send("stop")
@@ -380,6 +406,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     return {
         "targets": targets, "ports": args.ports, "queues": args.queues, "interval_s": interval,
         "sim": args.sim, "health": args.health, "target_procs": procs,
+        "gc_default": args.gc_default,
         "connected": len(meter.connected), "connect_s": round(connect_s, 2),
         "intervals": args.intervals,
         "cpu_s_per_interval": round(cpu / args.intervals, 3),
@@ -387,6 +414,8 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         "us_per_update": round(1e6 * cpu / received, 2) if received else None,
         "decode_us": round(decode_us(args.ports, args.queues), 2),
         "health_cpu_s": round(health_cpu / rounds, 3) if rounds else None,
+        "gc_s_per_interval": round(gc_timer.total / args.intervals, 3),
+        "gc_full": gc_timer.full,
         "updates_per_s": round(received / wall),
         "expected_per_s": round(targets * leaves / interval), "window_s": round(wall, 1),
         "complete": complete, "late": late, "max_lag_s": round(max_lag, 2),
@@ -413,6 +442,8 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="target processes")
     parser.add_argument("--sim", choices=("fast", "flatfab"), default="fast")
     parser.add_argument("--health", action="store_true", help="feed a HealthEngine too")
+    parser.add_argument("--gc-default", action="store_true",
+                        help="keep CPython's GC thresholds (Watch makes collections rarer)")
     parser.add_argument("--connect-timeout", type=float, default=120.0, help="seconds")
     args = parser.parse_args()
     _raise_fd_limit()

@@ -8,6 +8,7 @@ needs no locking. Everything here is read-only: subscriptions and show-type read
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -22,7 +23,7 @@ from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
 from tasks.telemetry import conditions
 from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
-from tasks.telemetry.health import Changes, HealthEngine
+from tasks.telemetry.health import Changes, HealthEngine, collect_less
 from tasks.telemetry.samples import Metric, Sample
 from tasks.telemetry.targets import TargetSpec
 from tasks.telemetry.thresholds import Thresholds
@@ -78,6 +79,7 @@ class Watch:
         self._stop = threading.Event()
         self._poll_thread: threading.Thread | None = None
         self._poll_errors: dict[str, str] = {}
+        self._gc_thresholds: tuple[int, int, int] | None = None  # to restore at stop
         interval = thresholds.interval_s
         self.pool = SubscriberPool(
             GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
@@ -109,6 +111,8 @@ class Watch:
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
+        if self._gc_thresholds is None:
+            self._gc_thresholds = collect_less()
         self.pool.start()
         if self._poller is not None and self._poller.devices:
             self._poll_thread = threading.Thread(target=self._poll_loop, name="watch-poller",
@@ -121,6 +125,9 @@ class Watch:
         if self._poll_thread is not None:
             # a poll in flight may sit in an SSH timeout: do not hang the exit on it
             self._poll_thread.join(self.thresholds.interval_s + 5.0)
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
 
     def _poll_loop(self) -> None:
         assert self._poller is not None
