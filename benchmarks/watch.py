@@ -63,7 +63,11 @@ import grpc  # noqa: E402
 from pygnmi.spec.v080 import gnmi_pb2  # noqa: E402
 
 from tasks.telemetry import gnmi_client, health, paths, tls  # noqa: E402
-from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool  # noqa: E402
+from tasks.telemetry.gnmi_client import (  # noqa: E402
+    GnmiSubscriber,
+    ShardedPool,
+    SubscriberPool,
+)
 from tasks.telemetry.gnmi_target import Credentials, GnmiTarget  # noqa: E402
 from tasks.telemetry.samples import Metric, Sample  # noqa: E402
 
@@ -355,7 +359,8 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
                            username_env=USER_ENV, password_env=PASS_ENV,
                            tls_server_name="localhost", backoff_s=(1.0, 5.0))
             for i, port in enumerate(ports)]
-    pool = SubscriberPool(subs)
+    pool: SubscriberPool | ShardedPool = (ShardedPool(subs, args.shards) if args.shards > 1
+                                          else SubscriberPool(subs))
     gc_before = None if args.gc_default else health.collect_less()  # as Watch.start does
     load_start = os.getloadavg()[0]
     started = time.monotonic()
@@ -365,17 +370,21 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         time.sleep(0.05)
     connect_s = time.monotonic() - started
     time.sleep(args.warmup * interval)  # the snapshots, and the backlog of connecting
-    loop, thread = pool._loop, pool._thread
-    assert loop is not None and thread is not None and thread.native_id is not None
+    # one pool: its loop thread's CPU and lag; shards: each worker's CPU, sent as it stops
+    loop = pool._loop if isinstance(pool, SubscriberPool) else None
+    thread = pool._thread if isinstance(pool, SubscriberPool) else None
+    native = thread.native_id if thread is not None else None
     meter.reset()
     gc_timer = GcTimer()
-    cpu0, wall0, loop0 = time.process_time(), time.monotonic(), thread_cpu_s(thread.native_id)
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    loop0 = thread_cpu_s(native) if native is not None else 0.0
     health_cpu, loop_lag, rounds = 0.0, 0.0, 0
     for k in range(1, args.intervals + 1):
         end = wall0 + k * interval
         while (left := end - time.monotonic()) > 0:
             time.sleep(min(left, 0.5))
-            loop_lag = max(loop_lag, _loop_lag(loop))
+            if loop is not None:
+                loop_lag = max(loop_lag, _loop_lag(loop))
         if engine is not None:
             t0 = time.thread_time()
             batch, meter.batch = meter.batch, []
@@ -386,12 +395,13 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     cpu = time.process_time() - cpu0
     gc_timer.close()
     wall = time.monotonic() - wall0
-    loop_cpu = thread_cpu_s(thread.native_id) - loop0
+    loop_cpu = thread_cpu_s(native) - loop0 if native is not None else None
     received, late, max_lag = meter.count, meter.late, meter.max_lag
     per_device = dict(meter.per_device)
     rss_end = rss_mib()
     load_end = os.getloadavg()[0]
     pool.stop()
+    shards_cpu = sum(pool.cpu_s) if isinstance(pool, ShardedPool) else None
     if gc_before is not None:
         gc.set_threshold(*gc_before)
     target_cpu = 0.0
@@ -410,7 +420,11 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         "connected": len(meter.connected), "connect_s": round(connect_s, 2),
         "intervals": args.intervals,
         "cpu_s_per_interval": round(cpu / args.intervals, 3),
-        "cpu_util": round(cpu / wall, 3), "loop_util": round(loop_cpu / wall, 3),
+        "cpu_util": round(cpu / wall, 3),
+        "loop_util": None if loop_cpu is None else round(loop_cpu / wall, 3),
+        "shards": args.shards,
+        "shards_cpu_util": None if shards_cpu is None
+        else round(shards_cpu / (time.monotonic() - started), 3),
         "us_per_update": round(1e6 * cpu / received, 2) if received else None,
         "decode_us": round(decode_us(args.ports, args.queues), 2),
         "health_cpu_s": round(health_cpu / rounds, 3) if rounds else None,
@@ -442,6 +456,8 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="target processes")
     parser.add_argument("--sim", choices=("fast", "flatfab"), default="fast")
     parser.add_argument("--health", action="store_true", help="feed a HealthEngine too")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="subscriber worker processes (ShardedPool); 1: one SubscriberPool")
     parser.add_argument("--gc-default", action="store_true",
                         help="keep CPython's GC thresholds (Watch makes collections rarer)")
     parser.add_argument("--connect-timeout", type=float, default=120.0, help="seconds")

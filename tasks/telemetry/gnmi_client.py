@@ -15,11 +15,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import multiprocessing as mp
 import os
 import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Final
 
@@ -38,6 +41,8 @@ REFUSED: Final = "refused"
 
 SampleCallback = Callable[[Sample], None]
 BatchCallback = Callable[[list[Sample]], None]  # one notification's samples at once
+# (stamp, what each value is, the values): a notification before it becomes Samples
+ValuesCallback = Callable[[float, list[tuple[Any, ...]], list[int]], None]
 StateCallback = Callable[[str, str], None]  # (state, one line for a human)
 
 USERNAME_ENV: Final = "FLATFAB_GNMI_USERNAME"
@@ -83,6 +88,14 @@ class GnmiSubscriber:
         if ca_file is None and not insecure:
             raise ValueError(f"{device}: a CA file is needed to verify the target "
                              "(plaintext only with insecure=True)")
+        # what a worker process needs to build this subscriber again (no callbacks)
+        self.spec: dict[str, Any] = {
+            "device": device, "host": host, "port": port, "ca_file": ca_file,
+            "interval_s": interval_s, "username_env": username_env,
+            "password_env": password_env, "insecure": insecure,
+            "tls_server_name": tls_server_name, "silent_after_s": silent_after_s,
+            "backoff_s": backoff_s, "table": table, "encoding": encoding}
+        self.on_values: ValuesCallback | None = None  # set by a shard: values, no Samples
         self.device, self.host, self.port = device, host, port
         self._ca_file, self._insecure, self._server_name = ca_file, insecure, tls_server_name
         self._on_sample, self._on_state = on_sample, on_state
@@ -261,7 +274,8 @@ class GnmiSubscriber:
         prefix = notif.prefix if notif.HasField("prefix") else None
         hits = self._decoder.hits(prefix)
         device, unknown = self.device, 0
-        out: list[Sample] = []
+        found: list[_Decoded] = []
+        numbers: list[int] = []
         for update in notif.update:
             raw = update.path.SerializeToString()
             hit = hits.get(raw, _UNSEEN)
@@ -270,7 +284,7 @@ class GnmiSubscriber:
             if hit is None:
                 unknown += 1
                 continue
-            metric, port, key, as_is = hit
+            metric, as_is = hit[0], hit[3]
             val = update.val
             kind = val.WhichOneof("value")
             if as_is and kind in _INTEGERS:
@@ -285,10 +299,16 @@ class GnmiSubscriber:
                 except ValueError:
                     unknown += 1
                     continue
-            out.append(Sample(device, port, metric, key, number, stamp))
+            found.append(hit)
+            numbers.append(number)
         self.unknown_paths += unknown
-        if out:
-            self._on_samples(out)
+        if not found:
+            return
+        if self.on_values is not None:
+            self.on_values(stamp, found, numbers)
+            return
+        self._on_samples([Sample(device, hit[1], hit[0], hit[2], number, stamp)
+                          for hit, number in zip(found, numbers, strict=True)])
 
     def _one_by_one(self, samples: list[Sample]) -> None:
         for sample in samples:
@@ -461,3 +481,126 @@ class SubscriberPool:
             _, late = await asyncio.wait(set(self._tasks), timeout=2.0)
             for task in late:
                 task.cancel()
+
+
+# --- more than one core: subscribers in worker processes ---------------------------------
+
+class ShardedPool:
+    """`SubscriberPool` over `processes` worker processes, for more targets than one core
+    decodes: each worker runs a pool for its share of the targets and sends each
+    notification as its values (what each value is, sent once per shape), the parent makes
+    the Samples and calls each subscriber's own callbacks, as one pool would. Workers are
+    spawned, not forked (gRPC's threads do not survive a fork)."""
+
+    def __init__(self, subscribers: Iterable[GnmiSubscriber] = (), processes: int = 2) -> None:
+        self.subscribers = list(subscribers)
+        self.processes = max(1, processes)
+        self._conns: list[Connection] = []
+        self._workers: list[BaseProcess] = []
+        self._readers: list[threading.Thread] = []
+        self._lock = threading.Lock()  # the subscriber list, grown by add()
+        self.cpu_s: list[float] = []  # each worker's CPU seconds, sent as it stops
+
+    def start(self) -> None:
+        ctx = mp.get_context("spawn")
+        shares: list[list[tuple[int, dict[str, Any]]]] = [[] for _ in range(self.processes)]
+        for index, sub in enumerate(self.subscribers):
+            shares[index % self.processes].append((index, sub.spec))
+        for share in shares:
+            ours, theirs = ctx.Pipe()
+            worker = ctx.Process(target=_shard_main, args=(theirs, share), daemon=True,
+                                 name="gnmi-shard")
+            worker.start()
+            theirs.close()
+            reader = threading.Thread(target=self._read, args=(ours,), daemon=True,
+                                      name="gnmi-shard-reader")
+            reader.start()
+            self._conns.append(ours)
+            self._workers.append(worker)
+            self._readers.append(reader)
+
+    def add(self, sub: GnmiSubscriber) -> None:
+        """Watch one more target; from any thread, before or after `start()`."""
+        with self._lock:
+            index = len(self.subscribers)
+            self.subscribers.append(sub)
+        if self._conns:
+            self._conns[index % len(self._conns)].send(("add", index, sub.spec))
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                conn.send(("stop",))
+        for reader in self._readers:
+            reader.join(timeout_s)
+        for worker in self._workers:
+            worker.join(timeout_s)
+            if worker.is_alive():
+                worker.terminate()
+
+    def _read(self, conn: Connection) -> None:
+        """The parent's side of one worker: values become Samples for their subscriber."""
+        shapes: dict[int, list[tuple[Any, ...]]] = {}
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                return
+            kind = msg[0]
+            if kind == "values":
+                _, index, stamp, shape, numbers = msg
+                sub = self.subscribers[index]
+                device = sub.device
+                sub._on_samples([Sample(device, port, metric, key, number, stamp)
+                                 for (metric, port, key), number
+                                 in zip(shapes[shape], numbers, strict=True)])
+            elif kind == "shape":
+                shapes[msg[1]] = msg[2]
+            elif kind == "state":
+                self.subscribers[msg[1]]._on_state(msg[2], msg[3])
+            elif kind == "stopped":
+                self.cpu_s.append(msg[1])
+                return
+
+
+def _shard_main(conn: Connection, share: list[tuple[int, dict[str, Any]]]) -> None:
+    """A worker process: a SubscriberPool for `share`, its news sent up `conn`."""
+    started = time.process_time()
+    send_lock = threading.Lock()  # the loop thread sends news, the main thread "stopped"
+    shapes: dict[tuple[tuple[Any, ...], ...], int] = {}
+
+    def send(msg: tuple[Any, ...]) -> None:
+        with send_lock:
+            conn.send(msg)
+
+    def build(index: int, spec: dict[str, Any]) -> GnmiSubscriber:
+        sub = GnmiSubscriber(**spec, on_sample=lambda _: None,
+                             on_state=lambda state, line: send(("state", index, state, line)))
+
+        def values(stamp: float, found: list[tuple[Any, ...]], numbers: list[int]) -> None:
+            # a target sends the same leaves in the same order: a shape is sent once
+            key = tuple(found)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = len(shapes)
+                send(("shape", shape, [hit[:3] for hit in found]))
+            send(("values", index, stamp, shape, numbers))
+
+        sub.on_values = values
+        return sub
+
+    pool = SubscriberPool(build(index, spec) for index, spec in share)
+    pool.start()
+    try:
+        while True:
+            msg = conn.recv()
+            if msg[0] == "add":
+                pool.add(build(msg[1], msg[2]))
+            elif msg[0] == "stop":
+                break
+    except (EOFError, OSError):
+        pass  # the parent is gone
+    finally:
+        pool.stop()
+        with contextlib.suppress(OSError):
+            send(("stopped", time.process_time() - started))

@@ -22,7 +22,7 @@ from tasks.checks.base import Finding, Severity
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
 from tasks.telemetry import conditions
-from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
+from tasks.telemetry.gnmi_client import GnmiSubscriber, ShardedPool, SubscriberPool
 from tasks.telemetry.health import Changes, HealthEngine, collect_less
 from tasks.telemetry.samples import Metric, Sample
 from tasks.telemetry.targets import TargetSpec
@@ -67,7 +67,9 @@ class Watch:
     def __init__(self, plan: FabricState, thresholds: Thresholds,
                  targets: Sequence[TargetSpec], *, poller: Poller | None = None,
                  on_line: LineCallback = lambda _line: None,
-                 backoff_s: tuple[float, float] = (0.5, 30.0)) -> None:
+                 backoff_s: tuple[float, float] = (0.5, 30.0), shards: int = 1) -> None:
+        """`shards` > 1: the gNMI subscribers run in that many worker processes (more
+        targets than one core decodes); the samples and lines are the same."""
         self.thresholds = thresholds
         self.engine = HealthEngine(plan, thresholds)
         self._on_line = on_line
@@ -81,7 +83,7 @@ class Watch:
         self._poll_errors: dict[str, str] = {}
         self._gc_thresholds: tuple[int, int, int] | None = None  # to restore at stop
         interval = thresholds.interval_s
-        self.pool = SubscriberPool(
+        subscribers = (
             GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
                            on_sample=self._sample, on_samples=self._push,
                            on_state=self._state(t.device),
@@ -89,6 +91,8 @@ class Watch:
                            password_env=t.password_env, insecure=t.insecure,
                            tls_server_name=t.tls_server_name, backoff_s=backoff_s)
             for t in targets)
+        self.pool: SubscriberPool | ShardedPool = (
+            ShardedPool(subscribers, shards) if shards > 1 else SubscriberPool(subscribers))
         self.watched = [t.device for t in targets] + (poller.devices if poller else [])
 
     # --- inputs, from any thread -----------------------------------------------------------

@@ -439,3 +439,28 @@ def test_a_busy_loop_does_not_make_a_talking_target_silent() -> None:
 def test_an_idle_loop_still_finds_a_quiet_target_silent() -> None:
     with pytest.raises(gnmi_client._SilentError, match=r"no update in 0\.2s"):
         _read_under_backlog(busy_s=0.0, arrives_s=1.0, silent_after_s=0.2)
+
+
+# --- subscribers in worker processes ---------------------------------------------------------
+
+def test_a_sharded_pool_delivers_what_one_pool_does(pki: LabPki) -> None:
+    targets = [_target(pki, FakeCounters(ports=("swp1",))) for _ in range(3)]
+    rec = Recorder()
+    subs = [_subscriber(rec, t.port, pki.ca_file, f"sw{i}") for i, t in enumerate(targets)]
+    pool = gnmi_client.ShardedPool(subs[:2], processes=2)
+    try:
+        pool.start()
+        pool.add(subs[2])  # joins a running pool, in one of the workers
+        assert rec.wait(lambda: {s.device for s in rec.samples} == {"sw0", "sw1", "sw2"},
+                        timeout=30.0)
+    finally:
+        pool.stop()
+        for t in targets:
+            t.stop()
+    assert not any(w.is_alive() for w in pool._workers)
+    assert len(pool.cpu_s) == 2  # each worker said how much CPU it used
+    assert sorted(line for _, line in rec.states) == sorted(
+        f"sw{i} 127.0.0.1:{t.port}: connected, subscribed" for i, t in enumerate(targets))
+    pfc = next(s for s in rec.samples if s.device == "sw2" and s.metric is Metric.PFC_RX)
+    assert (pfc.port, pfc.key) == ("swp1", PFC_PRIORITY)
+    assert isinstance(pfc.value, int) and pfc.time > 0
