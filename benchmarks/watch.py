@@ -1,40 +1,51 @@
-"""How many switches x ports x queues one controller process watches over gNMI; one JSON line
-per size.
+"""How many switches x ports x queues one controller watches over gNMI; one JSON line per
+size.
 
     python benchmarks/watch.py [--targets 10 100 300 1000] [--ports 64] [--queues 8]
                                [--interval 10] [--intervals 3] [--procs 2]
-                               [--sim fast|flatfab] [--health]
+                               [--sim fast|flatfab] [--health] [--shards 1] [--gc-default]
+
+e.g. `--targets 100 300 500 1000 --health` (about a minute a size), then the sizes that did
+not keep up again with `--shards 2`.
 
 The targets are simulated on 127.0.0.1 in `--procs` processes, each serving its share of
 the targets, one TLS port each, with a password (the lab CA of tasks/telemetry/tls.py).
 Every target serves, per port, 6 counters per queue index (queue tx/drops/ECN, PFC rx/tx and
 watchdog per priority: `--queues` queues and as many priorities) and oper-status; the counters
-grow every interval. `--sim flatfab` runs flatfab's own GnmiTarget (one gRPC server per
-target, its source read and paths parsed every sample: heavy, for small sizes); `--sim fast`
-(default) answers the same Capabilities and Subscribe on one asyncio gRPC server per process,
-sending a notification serialized once per interval per process (its timestamp set per
-target and send), so the simulated switches cost the 2 cores as little as possible.
+grow every interval as a healthy loaded fabric's do (pauses and ECN marks on the lab plan's
+lossless class 3 only: no finding holds). `--sim flatfab` runs flatfab's own GnmiTarget (one
+gRPC server per target: heavy, for small sizes); `--sim fast` (default) answers the same
+Capabilities and Subscribe on one asyncio gRPC server per process, sending a notification
+serialized once per interval per process (its timestamp set per target and send), so the
+simulated switches cost the 2 cores as little as possible. Every target sends at the same
+instant of each interval: the controller gets the whole fabric as one burst.
 
 The controller is this process: one SubscriberPool (one event loop thread, one channel per
-target) subscribing at `--interval` as the watcher does; with `--health`, a HealthEngine fed
-every interval from the samples received. After every target has connected and one interval
+target) subscribing at `--interval` as the watcher does, or with `--shards N` a ShardedPool
+(N spawned worker processes, each a SubscriberPool for its share, sending values up to this
+process, which makes the Samples: `Watch(shards=N)`); with `--health`, a HealthEngine fed
+every interval from the samples received. The GC thresholds are raised as `Watch.start`
+does (`--gc-default` keeps CPython's). After every target has connected and one interval
 has passed (`--warmup`), `--intervals` intervals are measured:
 - cpu_s_per_interval / cpu_util: this process's CPU (time.process_time) per interval and as
   cores used; loop_util: the pool's event loop thread alone (decode runs there, under the
-  GIL: 1.0 is the ceiling however many cores there are); us_per_update: process CPU per leaf
-  value received; health_cpu_s: the engine's feed + tick per interval (main thread);
+  GIL: 1.0 is the ceiling however many cores there are; null with shards); shards_cpu_util:
+  the worker processes' CPU in cores over the run (connecting included); us_per_update: this
+  process's CPU per leaf value received; health_cpu_s: the engine's feed + tick per interval
+  (main thread); gc_s_per_interval: time in the cyclic GC (gc_full: full collections);
 - updates_per_s vs expected_per_s (targets x ports x queues x 6 / interval), complete: every
   target delivered every interval's samples; late: samples that arrived more than one
   interval after the target stamped them, max_lag_s the worst; loop_lag_ms: the longest a
-  callback waited for the event loop; window_s: the measured wall time (it runs past the
-  intervals when the loop is too busy to answer that probe);
+  callback waited for the event loop (null with shards); window_s: the measured wall time (it
+  runs past the intervals when the loop is too busy to answer that probe);
 - decode_us: GnmiSubscriber's decode of one target's notification alone (no gRPC), per
-  update; rss_mib and kib_per_target (this process's resident set before the pool and at the
-  end, divided by the targets); target_cpu_util: the simulated targets' CPU in cores;
-  states: the subscribers' transitions other than connecting (silent, reconnected,
-  refused) from the start, trouble the first three such lines.
+  update, its paths already known (as from the second notification on); rss_mib and
+  kib_per_target (this process's resident set before the pool and at the end, divided by the
+  targets); target_cpu_util: the simulated targets' CPU in cores; states: the subscribers'
+  transitions other than connecting (silent, reconnected, refused) from the start, trouble
+  the first three such lines.
 keeps_up is complete and no late samples. Figures are this 2-core machine's, measured under
-whatever else runs (load is printed with each line): to quote, not assert.
+whatever else runs (load1 is printed with each line, at start and end): to quote, not assert.
 """
 
 from __future__ import annotations
@@ -433,7 +444,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         "updates_per_s": round(received / wall),
         "expected_per_s": round(targets * leaves / interval), "window_s": round(wall, 1),
         "complete": complete, "late": late, "max_lag_s": round(max_lag, 2),
-        "loop_lag_ms": round(1000 * loop_lag, 1),
+        "loop_lag_ms": round(1000 * loop_lag, 1) if loop is not None else None,
         "rss_mib": round(rss_end, 1),
         "kib_per_target": round(1024 * (rss_end - rss_before) / targets, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
