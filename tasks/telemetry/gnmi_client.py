@@ -498,10 +498,15 @@ class ShardedPool:
         self._conns: list[Connection] = []
         self._workers: list[BaseProcess] = []
         self._readers: list[threading.Thread] = []
-        self._lock = threading.Lock()  # the subscriber list, grown by add()
+        self._lock = threading.Lock()  # the subscriber list and the messages to the workers
+        self._stopping = False
         self.cpu_s: list[float] = []  # each worker's CPU seconds, sent as it stops
 
     def start(self) -> None:
+        with self._lock:  # an add() meanwhile goes either in a share or to a started worker
+            self._start()
+
+    def _start(self) -> None:
         ctx = mp.get_context("spawn")
         shares: list[list[tuple[int, dict[str, Any]]]] = [[] for _ in range(self.processes)]
         for index, sub in enumerate(self.subscribers):
@@ -524,13 +529,15 @@ class ShardedPool:
         with self._lock:
             index = len(self.subscribers)
             self.subscribers.append(sub)
-        if self._conns:
-            self._conns[index % len(self._conns)].send(("add", index, sub.spec))
+            if self._conns:  # under the lock: two threads' messages must not interleave
+                self._conns[index % len(self._conns)].send(("add", index, sub.spec))
 
     def stop(self, timeout_s: float = 5.0) -> None:
-        for conn in self._conns:
-            with contextlib.suppress(OSError):
-                conn.send(("stop",))
+        self._stopping = True
+        with self._lock:
+            for conn in self._conns:
+                with contextlib.suppress(OSError):
+                    conn.send(("stop",))
         for reader in self._readers:
             reader.join(timeout_s)
         for worker in self._workers:
@@ -545,6 +552,8 @@ class ShardedPool:
             try:
                 msg = conn.recv()
             except (EOFError, OSError):
+                if not self._stopping:  # its targets fall silent: say why once, here
+                    log.error("a gNMI subscriber worker process ended unexpectedly")
                 return
             kind = msg[0]
             if kind == "values":

@@ -464,3 +464,14 @@ def test_a_sharded_pool_delivers_what_one_pool_does(pki: LabPki) -> None:
     pfc = next(s for s in rec.samples if s.device == "sw2" and s.metric is Metric.PFC_RX)
     assert (pfc.port, pfc.key) == ("swp1", PFC_PRIORITY)
     assert isinstance(pfc.value, int) and pfc.time > 0
+
+
+def test_a_worker_process_that_dies_is_said(caplog: pytest.LogCaptureFixture) -> None:
+    pool = gnmi_client.ShardedPool([], processes=1)
+    pool.start()
+    try:
+        pool._workers[0].kill()
+        pool._readers[0].join(10.0)
+    finally:
+        pool.stop()
+    assert "worker process ended unexpectedly" in caplog.text
