@@ -32,7 +32,7 @@ has passed (`--warmup`), `--intervals` intervals are measured:
   GIL: 1.0 is the ceiling however many cores there are; null with shards); shards_cpu_util:
   the worker processes' CPU in cores over the run (connecting included); us_per_update: this
   process's CPU per leaf value received; health_cpu_s: the engine's feed + tick per interval
-  (main thread); gc_s_per_interval: time in the cyclic GC (gc_full: full collections);
+  (main thread); gc_s_per_interval: CPU in the cyclic GC (gc_full: full collections);
 - updates_per_s vs expected_per_s (targets x ports x queues x 6 / interval), complete: every
   target delivered every interval's samples; late: samples that arrived more than one
   interval after the target stamped them, max_lag_s the worst; loop_lag_ms: the longest a
@@ -281,7 +281,9 @@ class Meter:
 
 
 class GcTimer:
-    """Wall time the cyclic garbage collector runs (any thread; it holds the GIL)."""
+    """CPU time the cyclic garbage collector runs (in whichever thread it runs, holding the
+    GIL: its start and stop come in that thread, so thread CPU time is not disturbed by the
+    machine's other load as wall time is)."""
 
     def __init__(self) -> None:
         self.total = 0.0
@@ -291,9 +293,9 @@ class GcTimer:
 
     def _event(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._began = time.perf_counter()
+            self._began = time.thread_time()
             return
-        self.total += time.perf_counter() - self._began
+        self.total += time.thread_time() - self._began
         self.full += info["generation"] == 2
 
     def close(self) -> None:
