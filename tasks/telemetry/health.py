@@ -91,8 +91,9 @@ class HealthEngine:
             for subject, verdict in condition(windows, self._ctx):
                 # "holds not" for a subject not active changes nothing: most of a healthy
                 # fabric's verdicts, not kept (unless it overrides an earlier verdict)
-                if verdict is None and subject not in active and subject not in verdicts:
-                    continue
+                if verdict is None and (not active or subject not in active) and (
+                        not verdicts or subject not in verdicts):
+                    continue  # (emptiness first: a healthy fabric hashes no subject here)
                 verdicts[subject] = verdict
         silent = self._silent(now)
         for device, last in self._last_seen.items():
