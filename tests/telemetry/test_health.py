@@ -12,7 +12,13 @@ import pytest
 from tasks.checks.base import Finding, Severity
 from tasks.telemetry import conditions
 from tasks.telemetry.conditions import Context
-from tasks.telemetry.health import GC_YOUNG, Changes, HealthEngine, collect_less
+from tasks.telemetry.health import (
+    GC_MIDDLE,
+    GC_YOUNG,
+    Changes,
+    HealthEngine,
+    collect_less,
+)
 from tasks.telemetry.lossless_map import LosslessMap
 from tasks.telemetry.rates import WindowMap
 from tasks.telemetry.samples import Metric, Sample
@@ -380,6 +386,6 @@ def test_collect_less_makes_young_collections_rarer_and_gives_back_the_old() -> 
     old = gc.get_threshold()
     try:
         assert collect_less() == old
-        assert gc.get_threshold() == (max(old[0], GC_YOUNG), *old[1:])
+        assert gc.get_threshold() == (max(old[0], GC_YOUNG), max(old[1], GC_MIDDLE), old[2])
     finally:
         gc.set_threshold(*old)
