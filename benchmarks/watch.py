@@ -1,40 +1,51 @@
-"""How many switches x ports x queues one controller process watches over gNMI; one JSON line
-per size.
+"""How many switches x ports x queues one controller watches over gNMI; one JSON line per
+size.
 
     python benchmarks/watch.py [--targets 10 100 300 1000] [--ports 64] [--queues 8]
                                [--interval 10] [--intervals 3] [--procs 2]
-                               [--sim fast|flatfab] [--health]
+                               [--sim fast|flatfab] [--health] [--shards 1] [--gc-default]
+
+e.g. `--targets 100 300 500 1000 --health` (about a minute a size), then the sizes that did
+not keep up again with `--shards 2`.
 
 The targets are simulated on 127.0.0.1 in `--procs` processes, each serving its share of
 the targets, one TLS port each, with a password (the lab CA of tasks/telemetry/tls.py).
 Every target serves, per port, 6 counters per queue index (queue tx/drops/ECN, PFC rx/tx and
 watchdog per priority: `--queues` queues and as many priorities) and oper-status; the counters
-grow every interval. `--sim flatfab` runs flatfab's own GnmiTarget (one gRPC server per
-target, its source read and paths parsed every sample: heavy, for small sizes); `--sim fast`
-(default) answers the same Capabilities and Subscribe on one asyncio gRPC server per process,
-sending a notification serialized once per interval per process (its timestamp set per
-target and send), so the simulated switches cost the 2 cores as little as possible.
+grow every interval as a healthy loaded fabric's do (pauses and ECN marks on the lab plan's
+lossless class 3 only: no finding holds). `--sim flatfab` runs flatfab's own GnmiTarget (one
+gRPC server per target: heavy, for small sizes); `--sim fast` (default) answers the same
+Capabilities and Subscribe on one asyncio gRPC server per process, sending a notification
+serialized once per interval per process (its timestamp set per target and send), so the
+simulated switches cost the 2 cores as little as possible. Every target sends at the same
+instant of each interval: the controller gets the whole fabric as one burst.
 
 The controller is this process: one SubscriberPool (one event loop thread, one channel per
-target) subscribing at `--interval` as the watcher does; with `--health`, a HealthEngine fed
-every interval from the samples received. After every target has connected and one interval
+target) subscribing at `--interval` as the watcher does, or with `--shards N` a ShardedPool
+(N spawned worker processes, each a SubscriberPool for its share, sending values up to this
+process, which makes the Samples: `Watch(shards=N)`); with `--health`, a HealthEngine fed
+every interval from the samples received. The GC thresholds are raised as `Watch.start`
+does (`--gc-default` keeps CPython's). After every target has connected and one interval
 has passed (`--warmup`), `--intervals` intervals are measured:
 - cpu_s_per_interval / cpu_util: this process's CPU (time.process_time) per interval and as
   cores used; loop_util: the pool's event loop thread alone (decode runs there, under the
-  GIL: 1.0 is the ceiling however many cores there are); us_per_update: process CPU per leaf
-  value received; health_cpu_s: the engine's feed + tick per interval (main thread);
+  GIL: 1.0 is the ceiling however many cores there are; null with shards); shards_cpu_util:
+  the worker processes' CPU in cores over the run (connecting included); us_per_update: this
+  process's CPU per leaf value received; health_cpu_s: the engine's feed + tick per interval
+  (main thread); gc_s_per_interval: CPU in the cyclic GC (gc_full: full collections);
 - updates_per_s vs expected_per_s (targets x ports x queues x 6 / interval), complete: every
   target delivered every interval's samples; late: samples that arrived more than one
   interval after the target stamped them, max_lag_s the worst; loop_lag_ms: the longest a
-  callback waited for the event loop; window_s: the measured wall time (it runs past the
-  intervals when the loop is too busy to answer that probe);
+  callback waited for the event loop (null with shards); window_s: the measured wall time (it
+  runs past the intervals when the loop is too busy to answer that probe);
 - decode_us: GnmiSubscriber's decode of one target's notification alone (no gRPC), per
-  update; rss_mib and kib_per_target (this process's resident set before the pool and at the
-  end, divided by the targets); target_cpu_util: the simulated targets' CPU in cores;
-  states: the subscribers' transitions other than connecting (silent, reconnected,
-  refused) from the start, trouble the first three such lines.
+  update, its paths already known (as from the second notification on); rss_mib and
+  kib_per_target (this process's resident set before the pool and at the end, divided by the
+  targets); target_cpu_util: the simulated targets' CPU in cores; states: the subscribers'
+  transitions other than connecting (silent, reconnected, refused) from the start, trouble
+  the first three such lines.
 keeps_up is complete and no late samples. Figures are this 2-core machine's, measured under
-whatever else runs (load is printed with each line): to quote, not assert.
+whatever else runs (load1 is printed with each line, at start and end): to quote, not assert.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import hmac
 import json
 import multiprocessing as mp
@@ -61,8 +73,12 @@ sys.path.insert(0, str(ROOT))  # tasks from this checkout, in the target process
 import grpc  # noqa: E402
 from pygnmi.spec.v080 import gnmi_pb2  # noqa: E402
 
-from tasks.telemetry import gnmi_client, paths, tls  # noqa: E402
-from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool  # noqa: E402
+from tasks.telemetry import gnmi_client, health, paths, tls  # noqa: E402
+from tasks.telemetry.gnmi_client import (  # noqa: E402
+    GnmiSubscriber,
+    ShardedPool,
+    SubscriberPool,
+)
 from tasks.telemetry.gnmi_target import Credentials, GnmiTarget  # noqa: E402
 from tasks.telemetry.samples import Metric, Sample  # noqa: E402
 
@@ -72,11 +88,15 @@ PER_KEY = (Metric.QUEUE_TX, Metric.QUEUE_DROPS, Metric.QUEUE_ECN,
            Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG)
 GROWTH = {Metric.QUEUE_TX: 100_000, Metric.QUEUE_DROPS: 0, Metric.QUEUE_ECN: 40,
           Metric.PFC_RX: 50, Metric.PFC_TX: 50, Metric.WATCHDOG: 0}
+LOSSLESS = 3  # the lab plan's lossless priority and queue: pauses and marks happen there only
+ON_LOSSLESS = (Metric.QUEUE_ECN, Metric.PFC_RX, Metric.PFC_TX)
 
 
 def counter_leaves(ports: int, queues: int) -> list[tuple[str, int]]:
-    """(path, growth per interval) of every counter one switch serves."""
-    return [(paths.leaf_path(m, f"Ethernet{p}", q), GROWTH[m])
+    """(path, growth per interval) of every counter one switch serves: a healthy fabric
+    under load (no finding holds), so the engine's cost is judging, not reporting."""
+    return [(paths.leaf_path(m, f"Ethernet{p}", q),
+             GROWTH[m] if m not in ON_LOSSLESS or q == LOSSLESS else 0)
             for p in range(1, ports + 1) for q in range(queues) for m in PER_KEY]
 
 
@@ -237,14 +257,19 @@ class Meter:
         self.batch: list[Sample] = []
 
     def sample(self, s: Sample) -> None:
-        self.count += 1
-        lag = time.time() - s.time
+        self.samples([s])
+
+    def samples(self, batch: list[Sample]) -> None:
+        # one notification's samples: one device, one stamp (as Watch takes them)
+        n, first = len(batch), batch[0]
+        self.count += n
+        lag = time.time() - first.time
         self.max_lag = max(self.max_lag, lag)
         if lag > self.interval_s:
-            self.late += 1
-        self.per_device[s.device] = self.per_device.get(s.device, 0) + 1
+            self.late += n
+        self.per_device[first.device] = self.per_device.get(first.device, 0) + n
         if self.keep:
-            self.batch.append(s)
+            self.batch.extend(batch)
 
     def state(self, state: str, line: str) -> None:
         if state != gnmi_client.CONNECTED:
@@ -253,6 +278,28 @@ class Meter:
             self.connected.add(line.split(" ", 1)[0])
         else:
             self.trouble.append(line)
+
+
+class GcTimer:
+    """CPU time the cyclic garbage collector runs (in whichever thread it runs, holding the
+    GIL: its start and stop come in that thread, so thread CPU time is not disturbed by the
+    machine's other load as wall time is)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.full = 0  # generation-2 collections: they walk every tracked object
+        self._began = 0.0
+        gc.callbacks.append(self._event)
+
+    def _event(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.thread_time()
+            return
+        self.total += time.thread_time() - self._began
+        self.full += info["generation"] == 2
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._event)
 
 
 def rss_mib() -> float:
@@ -320,11 +367,14 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     engine = _engine() if args.health else None
     rss_before = rss_mib()
     subs = [GnmiSubscriber(f"sw{i:04d}", "127.0.0.1", port, ca_file=ca_file,
-                           on_sample=meter.sample, on_state=meter.state, interval_s=interval,
+                           on_sample=meter.sample, on_samples=meter.samples,
+                           on_state=meter.state, interval_s=interval,
                            username_env=USER_ENV, password_env=PASS_ENV,
                            tls_server_name="localhost", backoff_s=(1.0, 5.0))
             for i, port in enumerate(ports)]
-    pool = SubscriberPool(subs)
+    pool: SubscriberPool | ShardedPool = (ShardedPool(subs, args.shards) if args.shards > 1
+                                          else SubscriberPool(subs))
+    gc_before = None if args.gc_default else health.collect_less()  # as Watch.start does
     load_start = os.getloadavg()[0]
     started = time.monotonic()
     pool.start()
@@ -333,16 +383,21 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         time.sleep(0.05)
     connect_s = time.monotonic() - started
     time.sleep(args.warmup * interval)  # the snapshots, and the backlog of connecting
-    loop, thread = pool._loop, pool._thread
-    assert loop is not None and thread is not None and thread.native_id is not None
+    # one pool: its loop thread's CPU and lag; shards: each worker's CPU, sent as it stops
+    loop = pool._loop if isinstance(pool, SubscriberPool) else None
+    thread = pool._thread if isinstance(pool, SubscriberPool) else None
+    native = thread.native_id if thread is not None else None
     meter.reset()
-    cpu0, wall0, loop0 = time.process_time(), time.monotonic(), thread_cpu_s(thread.native_id)
+    gc_timer = GcTimer()
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    loop0 = thread_cpu_s(native) if native is not None else 0.0
     health_cpu, loop_lag, rounds = 0.0, 0.0, 0
     for k in range(1, args.intervals + 1):
         end = wall0 + k * interval
         while (left := end - time.monotonic()) > 0:
             time.sleep(min(left, 0.5))
-            loop_lag = max(loop_lag, _loop_lag(loop))
+            if loop is not None:
+                loop_lag = max(loop_lag, _loop_lag(loop))
         if engine is not None:
             t0 = time.thread_time()
             batch, meter.batch = meter.batch, []
@@ -351,13 +406,17 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
             health_cpu += time.thread_time() - t0
             rounds += 1
     cpu = time.process_time() - cpu0
+    gc_timer.close()
     wall = time.monotonic() - wall0
-    loop_cpu = thread_cpu_s(thread.native_id) - loop0
+    loop_cpu = thread_cpu_s(native) - loop0 if native is not None else None
     received, late, max_lag = meter.count, meter.late, meter.max_lag
     per_device = dict(meter.per_device)
     rss_end = rss_mib()
     load_end = os.getloadavg()[0]
     pool.stop()
+    shards_cpu = sum(pool.cpu_s) if isinstance(pool, ShardedPool) else None
+    if gc_before is not None:
+        gc.set_threshold(*gc_before)
     target_cpu = 0.0
     for conn in conns:
         conn.send("stop")
@@ -370,17 +429,24 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     return {
         "targets": targets, "ports": args.ports, "queues": args.queues, "interval_s": interval,
         "sim": args.sim, "health": args.health, "target_procs": procs,
+        "gc_default": args.gc_default,
         "connected": len(meter.connected), "connect_s": round(connect_s, 2),
         "intervals": args.intervals,
         "cpu_s_per_interval": round(cpu / args.intervals, 3),
-        "cpu_util": round(cpu / wall, 3), "loop_util": round(loop_cpu / wall, 3),
+        "cpu_util": round(cpu / wall, 3),
+        "loop_util": None if loop_cpu is None else round(loop_cpu / wall, 3),
+        "shards": args.shards,
+        "shards_cpu_util": None if shards_cpu is None
+        else round(shards_cpu / (time.monotonic() - started), 3),
         "us_per_update": round(1e6 * cpu / received, 2) if received else None,
         "decode_us": round(decode_us(args.ports, args.queues), 2),
         "health_cpu_s": round(health_cpu / rounds, 3) if rounds else None,
+        "gc_s_per_interval": round(gc_timer.total / args.intervals, 3),
+        "gc_full": gc_timer.full,
         "updates_per_s": round(received / wall),
         "expected_per_s": round(targets * leaves / interval), "window_s": round(wall, 1),
         "complete": complete, "late": late, "max_lag_s": round(max_lag, 2),
-        "loop_lag_ms": round(1000 * loop_lag, 1),
+        "loop_lag_ms": round(1000 * loop_lag, 1) if loop is not None else None,
         "rss_mib": round(rss_end, 1),
         "kib_per_target": round(1024 * (rss_end - rss_before) / targets, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -403,6 +469,10 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="target processes")
     parser.add_argument("--sim", choices=("fast", "flatfab"), default="fast")
     parser.add_argument("--health", action="store_true", help="feed a HealthEngine too")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="subscriber worker processes (ShardedPool); 1: one SubscriberPool")
+    parser.add_argument("--gc-default", action="store_true",
+                        help="keep CPython's GC thresholds (Watch makes collections rarer)")
     parser.add_argument("--connect-timeout", type=float, default=120.0, help="seconds")
     args = parser.parse_args()
     _raise_fd_limit()

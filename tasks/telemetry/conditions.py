@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from tasks.checks.base import Finding, Severity
 from tasks.telemetry.lossless_map import LosslessMap
-from tasks.telemetry.rates import SeriesKey, Window
+from tasks.telemetry.rates import SeriesKey, Window, WindowMap
 from tasks.telemetry.samples import Metric
 from tasks.telemetry.thresholds import Thresholds
 
@@ -45,6 +45,30 @@ class Context:
     storm_since: dict[SeriesKey, float] = field(default_factory=dict)
 
 
+def _of(windows: Windows, *metrics: Metric) -> Iterator[tuple[SeriesKey, Window]]:
+    """The windows of `metrics`: from the drain's per-metric lists where there are some
+    (a condition reads a fraction of the series), else by looking at every key."""
+    if isinstance(windows, WindowMap):
+        for metric in metrics:
+            for key in windows.by_metric.get(metric, ()):
+                yield key, windows[key]
+        return
+    for key, window in windows.items():
+        if key[2] in metrics:
+            yield key, window
+
+
+_LABELS: dict[tuple[str, int | None], str] = {}
+
+
+def _label(what: str, index: int | None) -> str:
+    """`what index`, made once per pair: a subject is named for every window of a tick."""
+    label = _LABELS.get((what, index))
+    if label is None:
+        label = _LABELS[(what, index)] = f"{what} {index}"
+    return label
+
+
 def _finding(check: str, device: str, port: str | None, message: str, expected: str,
              actual: str) -> Finding:
     return Finding(check=check, severity=SEVERITY[check], device=device, port=port,
@@ -59,15 +83,15 @@ def pause_storm(windows: Windows, ctx: Context) -> Iterator[Verdict]:
     """PFC pause rate (received or sent) of a port/priority above `storm_pps` for at least
     `storm_for_s` seconds of sample time."""
     limit = ctx.thresholds
-    for key, window in windows.items():
+    storm_pps, storm_since = limit.storm_pps, ctx.storm_since
+    for key, window in _of(windows, Metric.PFC_RX, Metric.PFC_TX):
         device, port, metric, priority = key
-        if metric is not Metric.PFC_RX and metric is not Metric.PFC_TX:
-            continue
         way = "received" if metric is Metric.PFC_RX else "sent"
-        subject = (PAUSE_STORM, device, port or "", f"{way} {priority}")
+        subject = (PAUSE_STORM, device, port or "", _label(way, priority))
         rate = window.rate
-        if rate <= limit.storm_pps:
-            ctx.storm_since.pop(key, None)
+        if rate <= storm_pps:
+            if storm_since:
+                storm_since.pop(key, None)
             yield subject, None
             continue
         since = ctx.storm_since.setdefault(key, window.start)
@@ -86,10 +110,8 @@ def pause_storm(windows: Windows, ctx: Context) -> Iterator[Verdict]:
 
 def watchdog(windows: Windows, ctx: Context) -> Iterator[Verdict]:
     """The PFC watchdog of a port/priority fired (its storm counter went up)."""
-    for (device, port, metric, priority), window in windows.items():
-        if metric is not Metric.WATCHDOG:
-            continue
-        subject = (WATCHDOG, device, port or "", f"priority {priority}")
+    for (device, port, _, priority), window in _of(windows, Metric.WATCHDOG):
+        subject = (WATCHDOG, device, port or "", _label("priority", priority))
         if window.delta <= 0:
             yield subject, None
             continue
@@ -109,16 +131,18 @@ def queue_counts(windows: Windows, ctx: Context) -> Iterator[Verdict]:
     """Drops in a lossless queue above `lossless_drops` and ECN marks on a lossy queue above
     `ecn_on_lossy`, per interval; the plan says which queues are lossless."""
     limit = ctx.thresholds
-    for (device, port, metric, queue), window in windows.items():
-        if metric is not Metric.QUEUE_DROPS and metric is not Metric.QUEUE_ECN:
-            continue
-        classes = ctx.lossless.classes(device, port)
+    classes_of = ctx.lossless.classes
+    for (device, port, metric, queue), window in _of(windows, Metric.QUEUE_DROPS,
+                                                     Metric.QUEUE_ECN):
+        classes = classes_of(device, port)
         if classes is None or queue is None:
             continue
         lossless = queue in classes.lossless_queues
+        if lossless is (metric is Metric.QUEUE_ECN):
+            continue  # lossy drops and lossless marks are judged nowhere: not counted
         count = _per_interval(window, ctx)
         if metric is Metric.QUEUE_DROPS and lossless:
-            subject = (LOSSLESS_DROPS, device, port or "", f"queue {queue}")
+            subject = (LOSSLESS_DROPS, device, port or "", _label("queue", queue))
             yield subject, None if count <= limit.lossless_drops else _finding(
                 LOSSLESS_DROPS, device, port,
                 f"{_where(device, port)} lossless queue {queue} dropped {count} packets in "
@@ -126,7 +150,7 @@ def queue_counts(windows: Windows, ctx: Context) -> Iterator[Verdict]:
                 expected=f"queue {queue}: <= {limit.lossless_drops} drops per interval",
                 actual=f"queue {queue}: {count} drops per interval")
         elif metric is Metric.QUEUE_ECN and not lossless:
-            subject = (ECN_ON_LOSSY, device, port or "", f"queue {queue}")
+            subject = (ECN_ON_LOSSY, device, port or "", _label("queue", queue))
             yield subject, None if count <= limit.ecn_on_lossy else _finding(
                 ECN_ON_LOSSY, device, port,
                 f"{_where(device, port)} lossy queue {queue} marked {count} packets ECN-CE "
@@ -142,8 +166,8 @@ def pause_without_ecn(windows: Windows, ctx: Context) -> Iterator[Verdict]:
     congestion marks on other ports' queues. A queue whose marks are not reported is not
     judged."""
     limit = ctx.thresholds
-    for (device, port, metric, priority), window in windows.items():
-        if metric is not Metric.PFC_RX or priority is None:
+    for (device, port, _, priority), window in _of(windows, Metric.PFC_RX):
+        if priority is None:
             continue
         classes = ctx.lossless.classes(device, port)
         if classes is None or priority not in classes.lossless:
@@ -175,7 +199,8 @@ def dcqcn_idle(windows: Windows, ctx: Context) -> Iterator[Verdict]:
     too: ECN-CE packets received (`nic_ecn_marked_rx`) >= `dcqcn_min` while `nic_cnp_sent`
     stays flat means the NIC never tells senders to slow down."""
     limit = ctx.thresholds
-    for (device, port, metric, key), window in windows.items():
+    for (device, port, metric, key), window in _of(windows, Metric.NIC_CNP_HANDLED,
+                                                   Metric.NIC_CNP_SENT):
         if metric is Metric.NIC_CNP_HANDLED:
             feed = ctx.lossless.cnp_feed(device, port)
             cnps = None if feed is None else windows.get(

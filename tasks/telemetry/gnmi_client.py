@@ -15,11 +15,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import multiprocessing as mp
 import os
 import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,7 +30,7 @@ import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from tasks.telemetry import paths
-from tasks.telemetry.samples import Sample
+from tasks.telemetry.samples import Metric, Sample
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,9 @@ RECONNECTED: Final = "reconnected"
 REFUSED: Final = "refused"
 
 SampleCallback = Callable[[Sample], None]
+BatchCallback = Callable[[list[Sample]], None]  # one notification's samples at once
+# (stamp, what each value is, the values): a notification before it becomes Samples
+ValuesCallback = Callable[[float, list[tuple[Any, ...]], list[int]], None]
 StateCallback = Callable[[str, str], None]  # (state, one line for a human)
 
 USERNAME_ENV: Final = "FLATFAB_GNMI_USERNAME"
@@ -46,6 +52,10 @@ _TLS_UNTRUSTED: Final = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed
                          "unable to get local issuer", "self signed certificate",
                          "self-signed certificate")
 _TLS_OTHER: Final = ("Ssl handshake failed", "SSL_ERROR", "TSI_", "handshake")
+
+
+# a loop that answers within this is not behind; past it, a quiet stream's wait is extended
+_BUSY_S: Final = 0.05
 
 
 class _SilentError(Exception):
@@ -64,6 +74,7 @@ class GnmiSubscriber:
         ca_file: Path | None,
         on_sample: SampleCallback,
         on_state: StateCallback,
+        on_samples: BatchCallback | None = None,
         interval_s: float = 1.0,
         username_env: str = USERNAME_ENV,
         password_env: str = PASSWORD_ENV,
@@ -77,13 +88,24 @@ class GnmiSubscriber:
         if ca_file is None and not insecure:
             raise ValueError(f"{device}: a CA file is needed to verify the target "
                              "(plaintext only with insecure=True)")
+        # what a worker process needs to build this subscriber again (no callbacks)
+        self.spec: dict[str, Any] = {
+            "device": device, "host": host, "port": port, "ca_file": ca_file,
+            "interval_s": interval_s, "username_env": username_env,
+            "password_env": password_env, "insecure": insecure,
+            "tls_server_name": tls_server_name, "silent_after_s": silent_after_s,
+            "backoff_s": backoff_s, "table": table, "encoding": encoding}
+        self.on_values: ValuesCallback | None = None  # set by a shard: values, no Samples
         self.device, self.host, self.port = device, host, port
         self._ca_file, self._insecure, self._server_name = ca_file, insecure, tls_server_name
         self._on_sample, self._on_state = on_sample, on_state
+        # a batch per notification where the caller takes one (one lock, not thousands)
+        self._on_samples: BatchCallback = on_samples or self._one_by_one
         self._interval_s = interval_s
         self._env = (username_env, password_env)
         self._backoff = backoff_s
         self._table = table
+        self._decoder = decoder_for(table)
         self._counter_paths = table.counter_subscriptions
         self._state_paths = table.state_subscriptions
         self._encoding = encoding
@@ -177,11 +199,7 @@ class GnmiSubscriber:
             # the request comes from a generator that then waits: no half-close
             call = stub.Subscribe(self._requests(), metadata=metadata)
             while True:
-                try:
-                    resp = await asyncio.wait_for(call.read(), self._silent_after_s)
-                except TimeoutError:
-                    raise _SilentError(f"{self.where}: no update in "
-                                       f"{self._silent_after_s or 0:g}s") from None
+                resp = await self._read(call)
                 if resp is grpc.aio.EOF:
                     raise _SilentError(f"{self.where}: target ended the stream")
                 if not self._streamed:
@@ -193,6 +211,36 @@ class GnmiSubscriber:
                 del resp
         finally:
             await channel.close(grace=None)
+
+    async def _read(self, call: Any) -> Any:
+        """The stream's next response. Silent after `silent_after_s` of the loop's own time
+        only: while the loop works through a backlog (other targets' notifications), this
+        target's response may sit in it unread, so what the loop was behind by is not
+        counted against the target."""
+        quiet = self._silent_after_s
+        if quiet is None:
+            return await call.read()
+        loop = asyncio.get_running_loop()
+        read = asyncio.ensure_future(call.read())
+        try:
+            deadline = loop.time() + quiet
+            while True:
+                await asyncio.wait((read,), timeout=max(0.0, deadline - loop.time()))
+                if read.done():
+                    return read.result()
+                woke = loop.time()
+                late = woke - deadline  # the timer itself waited for the loop
+                await asyncio.sleep(0)  # to the back of the queue: what else is waiting
+                await asyncio.sleep(0)  # (and once more, past the next poll for I/O)
+                if read.done():
+                    return read.result()
+                behind = late + loop.time() - woke
+                if behind < _BUSY_S:
+                    raise _SilentError(f"{self.where}: no update in {quiet:g}s")
+                deadline = loop.time() + behind
+        finally:
+            if not read.done():
+                read.cancel()
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         missing = [n for n in self._env if not os.environ.get(n)]
@@ -224,19 +272,47 @@ class GnmiSubscriber:
     def _notification(self, notif: Any) -> None:
         stamp = notif.timestamp / 1e9 if notif.timestamp else time.time()
         prefix = notif.prefix if notif.HasField("prefix") else None
+        hits = self._decoder.hits(prefix)
+        device, unknown = self.device, 0
+        found: list[_Decoded] = []
+        numbers: list[int] = []
         for update in notif.update:
-            hit = self._table.metric_of(paths.render(paths.from_proto(update.path, prefix)))
-            value = scalar(update.val)
-            if hit is None or value is None:
-                self.unknown_paths += 1
+            raw = update.path.SerializeToString()
+            hit = hits.get(raw, _UNSEEN)
+            if hit is _UNSEEN:
+                hit = self._decoder.learn(hits, raw, update.path, prefix)
+            if hit is None:
+                unknown += 1
                 continue
-            metric, port, key = hit
-            try:
-                number = paths.sample_value(metric, value)
-            except ValueError:
-                self.unknown_paths += 1
-                continue
-            self._on_sample(Sample(self.device, port, metric, key, number, stamp))
+            metric, as_is = hit[0], hit[3]
+            val = update.val
+            kind = val.WhichOneof("value")
+            if as_is and kind in _INTEGERS:
+                number = getattr(val, kind)  # a counter as an integer: the common case
+            else:
+                value = scalar(val)
+                if value is None:
+                    unknown += 1
+                    continue
+                try:
+                    number = paths.sample_value(metric, value)
+                except ValueError:
+                    unknown += 1
+                    continue
+            found.append(hit)
+            numbers.append(number)
+        self.unknown_paths += unknown
+        if not found:
+            return
+        if self.on_values is not None:
+            self.on_values(stamp, found, numbers)
+            return
+        self._on_samples([Sample(device, hit[1], hit[0], hit[2], number, stamp)
+                          for hit, number in zip(found, numbers, strict=True)])
+
+    def _one_by_one(self, samples: list[Sample]) -> None:
+        for sample in samples:
+            self._on_sample(sample)
 
     # --- the story, one line per transition --------------------------------------------------
 
@@ -299,6 +375,58 @@ def scalar(val: Any) -> int | str | None:
     return None
 
 
+_INTEGERS: Final = frozenset({"uint_val", "int_val"})
+_CACHE_MAX: Final = 1 << 20  # paths remembered per table; past that, start over
+# (metric, port, key, a counter: an integer value is the sample's as is)
+_Decoded = tuple[Metric, str, int | None, bool]
+_UNSEEN: Final[_Decoded] = (Metric.OPER_UP, "", None, False)  # compared by identity
+
+
+class _Decoder:
+    """A table's decode, remembered per serialized path: the switches of one platform serve
+    the same leaves every interval, so after the first notification a value costs a dict
+    hit, not a parse (shared by every subscriber on the table; dict operations hold the
+    GIL). Keyed on the prefix's bytes, then the path's: the same path under another prefix
+    is another leaf."""
+
+    def __init__(self, table: paths.PathTable) -> None:
+        self._table = table
+        self._by_prefix: dict[bytes, dict[bytes, _Decoded | None]] = {}
+        self._size = 0
+
+    def hits(self, prefix: Any) -> dict[bytes, _Decoded | None]:
+        raw = b"" if prefix is None else prefix.SerializeToString()
+        hits = self._by_prefix.get(raw)
+        if hits is None:
+            hits = self._by_prefix.setdefault(raw, {})
+        return hits
+
+    def learn(self, hits: dict[bytes, _Decoded | None], raw: bytes, path: Any,
+              prefix: Any) -> _Decoded | None:
+        found = self._table.decode(paths.from_proto(path, prefix))
+        decoded = None if found is None else (*found, found[0] is not Metric.OPER_UP)
+        if self._size >= _CACHE_MAX:  # a target inventing paths must not grow us forever
+            for other in self._by_prefix.values():
+                other.clear()
+            self._size = 0
+        hits[raw] = decoded
+        self._size += 1
+        return decoded
+
+
+_DECODERS: dict[paths.PathTable, _Decoder] = {}
+_DECODERS_LOCK = threading.Lock()
+
+
+def decoder_for(table: paths.PathTable) -> _Decoder:
+    """The one decoder of a table (equal tables decode alike, so they share it)."""
+    with _DECODERS_LOCK:
+        decoder = _DECODERS.get(table)
+        if decoder is None:
+            decoder = _DECODERS[table] = _Decoder(table)
+        return decoder
+
+
 class SubscriberPool:
     """Many subscribers on one event loop in one background thread."""
 
@@ -353,3 +481,135 @@ class SubscriberPool:
             _, late = await asyncio.wait(set(self._tasks), timeout=2.0)
             for task in late:
                 task.cancel()
+
+
+# --- more than one core: subscribers in worker processes ---------------------------------
+
+class ShardedPool:
+    """`SubscriberPool` over `processes` worker processes, for more targets than one core
+    decodes: each worker runs a pool for its share of the targets and sends each
+    notification as its values (what each value is, sent once per shape), the parent makes
+    the Samples and calls each subscriber's own callbacks, as one pool would. Workers are
+    spawned, not forked (gRPC's threads do not survive a fork)."""
+
+    def __init__(self, subscribers: Iterable[GnmiSubscriber] = (), processes: int = 2) -> None:
+        self.subscribers = list(subscribers)
+        self.processes = max(1, processes)
+        self._conns: list[Connection] = []
+        self._workers: list[BaseProcess] = []
+        self._readers: list[threading.Thread] = []
+        self._lock = threading.Lock()  # the subscriber list and the messages to the workers
+        self._stopping = False
+        self.cpu_s: list[float] = []  # each worker's CPU seconds, sent as it stops
+
+    def start(self) -> None:
+        with self._lock:  # an add() meanwhile goes either in a share or to a started worker
+            self._start()
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        shares: list[list[tuple[int, dict[str, Any]]]] = [[] for _ in range(self.processes)]
+        for index, sub in enumerate(self.subscribers):
+            shares[index % self.processes].append((index, sub.spec))
+        for share in shares:
+            ours, theirs = ctx.Pipe()
+            worker = ctx.Process(target=_shard_main, args=(theirs, share), daemon=True,
+                                 name="gnmi-shard")
+            worker.start()
+            theirs.close()
+            reader = threading.Thread(target=self._read, args=(ours,), daemon=True,
+                                      name="gnmi-shard-reader")
+            reader.start()
+            self._conns.append(ours)
+            self._workers.append(worker)
+            self._readers.append(reader)
+
+    def add(self, sub: GnmiSubscriber) -> None:
+        """Watch one more target; from any thread, before or after `start()`."""
+        with self._lock:
+            index = len(self.subscribers)
+            self.subscribers.append(sub)
+            if self._conns:  # under the lock: two threads' messages must not interleave
+                self._conns[index % len(self._conns)].send(("add", index, sub.spec))
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stopping = True
+        with self._lock:
+            for conn in self._conns:
+                with contextlib.suppress(OSError):
+                    conn.send(("stop",))
+        for reader in self._readers:
+            reader.join(timeout_s)
+        for worker in self._workers:
+            worker.join(timeout_s)
+            if worker.is_alive():
+                worker.terminate()
+
+    def _read(self, conn: Connection) -> None:
+        """The parent's side of one worker: values become Samples for their subscriber."""
+        shapes: dict[int, list[tuple[Any, ...]]] = {}
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                if not self._stopping:  # its targets fall silent: say why once, here
+                    log.error("a gNMI subscriber worker process ended unexpectedly")
+                return
+            kind = msg[0]
+            if kind == "values":
+                _, index, stamp, shape, numbers = msg
+                sub = self.subscribers[index]
+                device = sub.device
+                sub._on_samples([Sample(device, port, metric, key, number, stamp)
+                                 for (metric, port, key), number
+                                 in zip(shapes[shape], numbers, strict=True)])
+            elif kind == "shape":
+                shapes[msg[1]] = msg[2]
+            elif kind == "state":
+                self.subscribers[msg[1]]._on_state(msg[2], msg[3])
+            elif kind == "stopped":
+                self.cpu_s.append(msg[1])
+                return
+
+
+def _shard_main(conn: Connection, share: list[tuple[int, dict[str, Any]]]) -> None:
+    """A worker process: a SubscriberPool for `share`, its news sent up `conn`."""
+    started = time.process_time()
+    send_lock = threading.Lock()  # the loop thread sends news, the main thread "stopped"
+    shapes: dict[tuple[tuple[Any, ...], ...], int] = {}
+
+    def send(msg: tuple[Any, ...]) -> None:
+        with send_lock:
+            conn.send(msg)
+
+    def build(index: int, spec: dict[str, Any]) -> GnmiSubscriber:
+        sub = GnmiSubscriber(**spec, on_sample=lambda _: None,
+                             on_state=lambda state, line: send(("state", index, state, line)))
+
+        def values(stamp: float, found: list[tuple[Any, ...]], numbers: list[int]) -> None:
+            # a target sends the same leaves in the same order: a shape is sent once
+            key = tuple(found)
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = len(shapes)
+                send(("shape", shape, [hit[:3] for hit in found]))
+            send(("values", index, stamp, shape, numbers))
+
+        sub.on_values = values
+        return sub
+
+    pool = SubscriberPool(build(index, spec) for index, spec in share)
+    pool.start()
+    try:
+        while True:
+            msg = conn.recv()
+            if msg[0] == "add":
+                pool.add(build(msg[1], msg[2]))
+            elif msg[0] == "stop":
+                break
+    except (EOFError, OSError):
+        pass  # the parent is gone
+    finally:
+        pool.stop()
+        with contextlib.suppress(OSError):
+            send(("stopped", time.process_time() - started))

@@ -70,6 +70,19 @@ class _Sub:
     heartbeat_s: float
     due: float = 0.0
     beat_due: float = 0.0
+    # leaf -> does this subscription cover it: a stream asks for every leaf every sample
+    covered: dict[tuple[Elem, ...], bool] = field(default_factory=dict)
+
+    def covers(self, leaf: tuple[Elem, ...]) -> bool:
+        hit = self.covered.get(leaf)
+        if hit is None:
+            if len(self.covered) >= _CACHE_MAX:
+                self.covered.clear()
+            hit = self.covered[leaf] = paths.matches(self.path, leaf)
+        return hit
+
+
+_CACHE_MAX: Final = 1 << 16  # leaves remembered (parsed, matched, as protos); past it, anew
 
 
 def _abort(context: Any, code: Any, message: str) -> NoReturn:
@@ -113,6 +126,8 @@ class GnmiTarget:
         self._poll_s = poll_s  # how often ON_CHANGE leaves are compared
         self._max_streams = max_streams
         self._server: Any = None
+        # a source gives the same leaves every read: each path string parsed once
+        self._parsed: dict[str, tuple[Elem, ...]] = {}
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -173,7 +188,16 @@ class GnmiTarget:
         )
 
     def read(self) -> dict[tuple[Elem, ...], Value]:
-        return {paths.parse(p): v for p, v in self._source()}
+        parsed = self._parsed
+        out: dict[tuple[Elem, ...], Value] = {}
+        for p, v in self._source():
+            elems = parsed.get(p)
+            if elems is None:
+                if len(parsed) >= _CACHE_MAX:
+                    parsed.clear()
+                elems = parsed[p] = paths.parse(p)
+            out[elems] = v
+        return out
 
     def subscribe(self, requests: Iterator[Any], context: Any) -> Iterator[Any]:
         first = next(requests, None)
@@ -191,7 +215,7 @@ class GnmiTarget:
 
         snap = self._read_or_abort(context)
         sent: dict[tuple[Elem, ...], Value] = {}
-        initial = {p: v for p, v in snap.items() if any(paths.matches(s.path, p) for s in subs)}
+        initial = {p: v for p, v in snap.items() if any(s.covers(p) for s in subs)}
         if initial and not sl.updates_only:  # updates_only: changes from now on, no snapshot
             yield _notification(initial, [])
         sent.update(initial)
@@ -252,12 +276,12 @@ class GnmiTarget:
             if beat_due:
                 s.beat_due = now + s.heartbeat_s
             for p, v in snap.items():
-                if not paths.matches(s.path, p):
+                if not s.covers(p):
                     continue
                 change = s.on_change if s.on_change is not None else p[-1][0] in _STATE_LEAVES
                 if (change and (sent.get(p) != v or beat_due)) or (not change and sample_due):
                     updates[p] = v
-            deletes.extend(p for p in sent if p not in snap and paths.matches(s.path, p))
+            deletes.extend(p for p in sent if p not in snap and s.covers(p))
         return updates, sorted(set(deletes))
 
     def _read_or_abort(self, context: Any) -> dict[tuple[Elem, ...], Value]:
@@ -277,10 +301,23 @@ class GnmiTarget:
 def _notification(updates: dict[tuple[Elem, ...], Value], deletes: list[tuple[Elem, ...]]) -> Any:
     return gnmi_pb2.SubscribeResponse(update=gnmi_pb2.Notification(
         timestamp=time.time_ns(),
-        update=[gnmi_pb2.Update(path=paths.to_proto(p), val=typed_value(v))
+        update=[gnmi_pb2.Update(path=_proto(p), val=typed_value(v))
                 for p, v in sorted(updates.items())],
-        delete=[paths.to_proto(p) for p in deletes],
+        delete=[_proto(p) for p in deletes],
     ))
+
+
+_PROTOS: dict[tuple[Elem, ...], Any] = {}
+
+
+def _proto(path: tuple[Elem, ...]) -> Any:
+    """A leaf's gNMI Path, built once (a message given to another is copied, never shared)."""
+    proto = _PROTOS.get(path)
+    if proto is None:
+        if len(_PROTOS) >= _CACHE_MAX:
+            _PROTOS.clear()
+        proto = _PROTOS[path] = paths.to_proto(path)
+    return proto
 
 
 class _Servicer:

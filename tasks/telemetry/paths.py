@@ -138,9 +138,58 @@ def leaf_value(metric: Metric, value: int) -> int | str:
 
 
 def _pattern(leaf: Leaf) -> re.Pattern[str]:
-    esc = re.escape(leaf.template).replace(r"\{port\}", "(?P<port>[^\\]]+)")
+    # matched against canonical paths (keys sorted): so is the template, or a leaf whose
+    # keys are written in another order would never match
+    try:
+        template = render(parse(leaf.template))
+    except PathError:
+        template = leaf.template
+    esc = re.escape(template).replace(r"\{port\}", "(?P<port>[^\\]]+)")
     esc = esc.replace(r"\{key\}", r"(?P<key>\d+)")
     return re.compile(esc)
+
+
+Hit = tuple[Metric, str, int | None]  # (metric, port, key)
+_Where = tuple[int, str] | None  # (element index, key name) a placeholder is the value of
+_Signature = tuple[tuple[str, tuple[str, ...]], ...]  # element names and their key names
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A leaf whose `{port}`/`{key}` are whole key values: matched on the parsed elements,
+    no rendering and no regex (templates with a placeholder inside a name are not shapes)."""
+
+    order: int  # the leaf's place in the table: the first leaf that matches wins
+    leaf: Leaf
+    literals: tuple[tuple[int, str, str], ...]  # (element, key name, value) to equal
+    port: tuple[int, str]
+    key: _Where
+
+
+def _shape(order: int, leaf: Leaf) -> tuple[_Signature, _Shape] | None:
+    try:
+        elems = parse(leaf.template)
+    except PathError:
+        return None
+    literals: list[tuple[int, str, str]] = []
+    port: _Where = None
+    key: _Where = None
+    for i, (name, keys) in enumerate(elems):
+        if "{" in name or "}" in name:
+            return None  # placeholder inside a name (SONiC's COUNTERS/{port}/..._{key}_...)
+        for k, v in keys:
+            if v == "{port}" and port is None:
+                port = (i, k)
+            elif v == "{key}" and key is None:
+                key = (i, k)
+            elif "{" in v or "}" in v:
+                return None  # a placeholder with text around it, or twice
+            else:
+                literals.append((i, k, v))
+    if port is None or (leaf.keyed and key is None):
+        return None
+    signature = tuple((name, tuple(k for k, _ in keys)) for name, keys in elems)
+    return signature, _Shape(order, leaf, tuple(literals), port, key if leaf.keyed else None)
 
 
 @dataclass(frozen=True)
@@ -159,11 +208,27 @@ class PathTable:
     _patterns: tuple[tuple[re.Pattern[str], Leaf], ...] = field(
         init=False, repr=False, compare=False)
     _by_metric: dict[Metric, Leaf] = field(init=False, repr=False, compare=False)
+    # element names and key names -> the shapes that could match; a leaf that is not a
+    # shape is found by its regex, and no shape after it is trusted before that regex
+    _shapes: dict[_Signature, tuple[_Shape, ...]] = field(
+        init=False, repr=False, compare=False)
+    _first_unshaped: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         patterns = tuple((_pattern(leaf), leaf) for leaf in self.leaves)
         object.__setattr__(self, "_patterns", patterns)
         object.__setattr__(self, "_by_metric", {leaf.metric: leaf for leaf in self.leaves})
+        shapes: dict[_Signature, tuple[_Shape, ...]] = {}
+        first_unshaped = len(self.leaves)
+        for order, leaf in enumerate(self.leaves):
+            found = _shape(order, leaf)
+            if found is None:
+                first_unshaped = min(first_unshaped, order)
+                continue
+            signature, shape = found
+            shapes[signature] = (*shapes.get(signature, ()), shape)
+        object.__setattr__(self, "_shapes", shapes)
+        object.__setattr__(self, "_first_unshaped", first_unshaped)
 
     def leaf_path(self, metric: Metric, port: str, key: int | None = None) -> str:
         """The path that carries `metric` for `port` (and priority/queue `key`)."""
@@ -174,9 +239,35 @@ class PathTable:
             raise PathError(f"{metric} needs a priority or queue index")
         return leaf.template.format(port=port, key="" if key is None else key)
 
-    def metric_of(self, path: str) -> tuple[Metric, str, int | None] | None:
+    def metric_of(self, path: str) -> Hit | None:
         """(metric, port, key) for a leaf path this table knows, None for any other leaf."""
-        norm = render(parse(path))  # canonical spelling: keys sorted, one leading slash
+        return self.decode(parse(path))
+
+    def decode(self, elems: tuple[Elem, ...]) -> Hit | None:
+        """`metric_of` for a parsed path (as `from_proto` gives it)."""
+        hit = self._by_shape(elems)
+        if hit is not None and hit[0] < self._first_unshaped:
+            return hit[1]
+        if hit is None and self._first_unshaped == len(self.leaves):
+            return None  # every leaf is a shape: the regexes would say no too
+        return self._by_pattern(render(elems))
+
+    def _by_shape(self, elems: tuple[Elem, ...]) -> tuple[int, Hit] | None:
+        signature = tuple((name, tuple(k for k, _ in keys)) for name, keys in elems)
+        for shape in self._shapes.get(signature, ()):
+            if any(dict(elems[i][1])[k] != v for i, k, v in shape.literals):
+                continue
+            port = dict(elems[shape.port[0]][1])[shape.port[1]]
+            if not port or "]" in port:
+                continue  # what the regex's `[^\]]+` refuses
+            if shape.key is None:
+                return shape.order, (shape.leaf.metric, port, None)
+            key = dict(elems[shape.key[0]][1])[shape.key[1]]
+            if key.isdecimal():  # `\d+`, Unicode digits included, as the regex
+                return shape.order, (shape.leaf.metric, port, int(key))
+        return None
+
+    def _by_pattern(self, norm: str) -> Hit | None:
         for pattern, leaf in self._patterns:
             m = pattern.fullmatch(norm)
             if m:
@@ -188,7 +279,7 @@ class PathTable:
 FLATFAB: Final = PathTable("flatfab", LEAVES, COUNTER_SUBSCRIPTIONS, STATE_SUBSCRIPTIONS)
 
 
-def metric_of(path: str) -> tuple[Metric, str, int | None] | None:
+def metric_of(path: str) -> Hit | None:
     """(metric, port, key) for one of flatfab's own leaf paths, None for any other leaf."""
     return FLATFAB.metric_of(path)
 

@@ -9,6 +9,7 @@ arrived late, and is ignored.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tasks.telemetry.samples import COUNTERS, Metric, Sample
@@ -40,49 +41,83 @@ class Window:
 
 @dataclass(slots=True)
 class _Series:
+    key: SeriesKey
     value: int
     time: float
     delta: int = 0
     start: float | None = None  # start of the pending window (None: nothing pending)
 
 
+class WindowMap(dict[SeriesKey, Window]):
+    """What `drain` returns: the windows by series, and each metric's series listed apart,
+    so a condition reads its own metrics' windows and not every series of the fabric."""
+
+    __slots__ = ("by_metric",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_metric: dict[Metric, list[SeriesKey]] = {}
+
+
 class Rates:
-    """Cumulative counters in, windows of deltas out."""
+    """Cumulative counters in, windows of deltas out.
+
+    Per sample nothing new is kept but the reading: a tick's millions of samples must not
+    leave millions of objects behind for the garbage collector to walk (the pending series
+    are listed by the series objects themselves, each knowing its key)."""
 
     def __init__(self) -> None:
         self._series: dict[SeriesKey, _Series] = {}
-        self._moved: dict[SeriesKey, None] = {}  # pending since the last drain, in order
+        self._moved: list[_Series] = []  # pending since the last drain, in order
         self.resets = 0  # counter resets seen (for tests and diagnostics)
 
     def __len__(self) -> int:
         return len(self._series)
 
     def add(self, sample: Sample) -> None:
-        if sample.metric not in COUNTERS:
-            return  # a state (oper_up), not a counter: it has no rate
-        key: SeriesKey = (sample.device, sample.port, sample.metric, sample.key)
-        series = self._series.get(key)
-        if series is None:  # the first reading is a baseline: it never counts
-            self._series[key] = _Series(sample.value, sample.time)
-            return
-        if sample.time <= series.time:
-            return
-        if sample.value < series.value:
-            self.resets += 1
-        else:
-            if series.start is None:
-                series.start = series.time
-            series.delta += sample.value - series.value
-            self._moved[key] = None
-        series.value, series.time = sample.value, sample.time
+        self.add_all((sample,))
 
-    def drain(self) -> dict[SeriesKey, Window]:
+    def add_all(self, samples: Iterable[Sample], heard: dict[str, None] | None = None) -> None:
+        """`add` for many samples (the names of their devices go in `heard`, if given). One
+        loop with its lookups held locally: a fabric sends millions of samples a tick."""
+        every, moved, counters = self._series, self._moved, COUNTERS
+        last_device = None
+        for sample in samples:
+            if heard is not None and sample.device is not last_device:
+                last_device = sample.device  # a notification's samples share one device
+                heard[last_device] = None
+            metric = sample.metric
+            if metric not in counters:
+                continue  # a state (oper_up), not a counter: it has no rate
+            key = (sample.device, sample.port, metric, sample.key)
+            series = every.get(key)
+            if series is None:  # the first reading is a baseline: it never counts
+                every[key] = _Series(key, sample.value, sample.time)
+                continue
+            if sample.time <= series.time:
+                continue
+            if sample.value < series.value:
+                self.resets += 1
+            else:
+                if series.start is None:  # its first move since the last drain
+                    series.start = series.time
+                    moved.append(series)
+                series.delta += sample.value - series.value
+            series.value, series.time = sample.value, sample.time
+
+    def drain(self) -> WindowMap:
         """The window of every series that got a newer reading since the last drain."""
-        windows: dict[SeriesKey, Window] = {}
-        for key in self._moved:
-            series = self._series[key]
-            if series.start is not None and series.time > series.start:
-                windows[key] = Window(series.delta, series.start, series.time)
+        windows = WindowMap()
+        by_metric = windows.by_metric
+        for series in self._moved:
+            start = series.start
+            if start is not None and series.time > start:
+                key = series.key
+                windows[key] = Window(series.delta, start, series.time)
+                listed = by_metric.get(key[2])
+                if listed is None:
+                    listed = by_metric[key[2]] = []
+                listed.append(key)
             series.delta, series.start = 0, None
         self._moved.clear()
         return windows

@@ -8,6 +8,7 @@ needs no locking. Everything here is read-only: subscriptions and show-type read
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -21,8 +22,8 @@ from tasks.checks.base import Finding, Severity
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
 from tasks.telemetry import conditions
-from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
-from tasks.telemetry.health import Changes, HealthEngine
+from tasks.telemetry.gnmi_client import GnmiSubscriber, ShardedPool, SubscriberPool
+from tasks.telemetry.health import Changes, HealthEngine, collect_less
 from tasks.telemetry.samples import Metric, Sample
 from tasks.telemetry.targets import TargetSpec
 from tasks.telemetry.thresholds import Thresholds
@@ -66,7 +67,9 @@ class Watch:
     def __init__(self, plan: FabricState, thresholds: Thresholds,
                  targets: Sequence[TargetSpec], *, poller: Poller | None = None,
                  on_line: LineCallback = lambda _line: None,
-                 backoff_s: tuple[float, float] = (0.5, 30.0)) -> None:
+                 backoff_s: tuple[float, float] = (0.5, 30.0), shards: int = 1) -> None:
+        """`shards` > 1: the gNMI subscribers run in that many worker processes (more
+        targets than one core decodes); the samples and lines are the same."""
         self.thresholds = thresholds
         self.engine = HealthEngine(plan, thresholds)
         self._on_line = on_line
@@ -78,14 +81,18 @@ class Watch:
         self._stop = threading.Event()
         self._poll_thread: threading.Thread | None = None
         self._poll_errors: dict[str, str] = {}
+        self._gc_thresholds: tuple[int, int, int] | None = None  # to restore at stop
         interval = thresholds.interval_s
-        self.pool = SubscriberPool(
+        subscribers = (
             GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
-                           on_sample=self._sample, on_state=self._state(t.device),
+                           on_sample=self._sample, on_samples=self._push,
+                           on_state=self._state(t.device),
                            interval_s=interval, username_env=t.username_env,
                            password_env=t.password_env, insecure=t.insecure,
                            tls_server_name=t.tls_server_name, backoff_s=backoff_s)
             for t in targets)
+        self.pool: SubscriberPool | ShardedPool = (
+            ShardedPool(subscribers, shards) if shards > 1 else SubscriberPool(subscribers))
         self.watched = [t.device for t in targets] + (poller.devices if poller else [])
 
     # --- inputs, from any thread -----------------------------------------------------------
@@ -108,6 +115,8 @@ class Watch:
     # --- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
+        if self._gc_thresholds is None:
+            self._gc_thresholds = collect_less()
         self.pool.start()
         if self._poller is not None and self._poller.devices:
             self._poll_thread = threading.Thread(target=self._poll_loop, name="watch-poller",
@@ -120,6 +129,9 @@ class Watch:
         if self._poll_thread is not None:
             # a poll in flight may sit in an SSH timeout: do not hang the exit on it
             self._poll_thread.join(self.thresholds.interval_s + 5.0)
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
 
     def _poll_loop(self) -> None:
         assert self._poller is not None

@@ -3,6 +3,7 @@ refusals in one line, and coming back after the target does."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import signal
@@ -15,8 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pygnmi.spec.v080 import gnmi_pb2
 
-from tasks.telemetry import gnmi_client
+from tasks.telemetry import gnmi_client, paths
 from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
 from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
 from tasks.telemetry.samples import Metric, Sample
@@ -319,3 +321,157 @@ def test_a_certificate_for_another_name_is_refused_in_one_line(
         target.stop()
     assert states == [("refused", f"sw9 127.0.0.1:{target.port}: TLS certificate does not "
                                   "name sw9.lab")]
+
+
+# --- decode: remembered per path, the same samples as the table's own metric_of ------------
+
+def _note(updates: list[tuple[str, object]], prefix: str = "", target: str = "") -> object:
+    def val(v: object) -> object:
+        if isinstance(v, str):
+            return gnmi_pb2.TypedValue(string_val=v)
+        return gnmi_pb2.TypedValue(uint_val=v)
+
+    pre = paths.to_proto(prefix) if prefix else gnmi_pb2.Path()
+    pre.target = target
+    return gnmi_pb2.Notification(
+        timestamp=5_000_000_000, prefix=pre if prefix or target else None,
+        update=[gnmi_pb2.Update(path=paths.to_proto(p), val=val(v)) for p, v in updates])
+
+
+def _decoding(table: paths.PathTable = paths.FLATFAB
+              ) -> tuple[GnmiSubscriber, list[list[Sample]]]:
+    batches: list[list[Sample]] = []
+    sub = GnmiSubscriber("sw1", "127.0.0.1", 1, ca_file=None, insecure=True,
+                         on_sample=lambda _: None, on_state=lambda *_: None,
+                         on_samples=batches.append,
+                         table=table)
+    return sub, batches
+
+
+def test_a_notification_decodes_the_same_when_its_paths_are_remembered() -> None:
+    updates: list[tuple[str, object]] = [
+        (paths.leaf_path(Metric.PFC_RX, "Ethernet1/1", 3), 7),
+        (paths.leaf_path(Metric.OPER_UP, "Ethernet1/1"), "DOWN"),
+        ("/interfaces/interface[name=swp1]/state/counters/in-octets", 9),  # no metric
+        (paths.leaf_path(Metric.QUEUE_TX, "swp2", 0), "not a number"),
+    ]
+    sub, batches = _decoding()
+    sub._notification(_note(updates))
+    sub._notification(_note(updates))  # second time: every path from the cache
+    expected = [Sample("sw1", "Ethernet1/1", Metric.PFC_RX, 3, 7, 5.0),
+                Sample("sw1", "Ethernet1/1", Metric.OPER_UP, None, 0, 5.0)]
+    assert batches == [expected, expected]
+    assert sub.unknown_paths == 4
+
+
+def test_name_embedded_paths_under_a_prefix_decode_through_the_cache() -> None:
+    table = paths.PathTable(
+        "sonic-like",
+        (paths.Leaf(Metric.PFC_RX, "/COUNTERS/{port}/SAI_PORT_STAT_PFC_{key}_RX_PKTS", True),
+         paths.Leaf(Metric.QUEUE_TX, "/COUNTERS/{port}/queue[id={key}]/packets", True)),
+        ("/COUNTERS",), (), target="COUNTERS_DB")
+    leaves: list[tuple[str, object]] = [("Ethernet0/SAI_PORT_STAT_PFC_3_RX_PKTS", 11),
+                                        ("Ethernet0/queue[id=2]/packets", 12),
+                                        ("Ethernet0/SAI_PORT_STAT_PFC_X_RX_PKTS", 13)]
+    sub, batches = _decoding(table)
+    for _ in range(2):
+        sub._notification(_note(leaves, prefix="/COUNTERS", target="COUNTERS_DB"))
+    # the same leaves without the prefix are other paths: not counters of this table
+    sub._notification(_note(leaves))
+    expected = [Sample("sw1", "Ethernet0", Metric.PFC_RX, 3, 11, 5.0),
+                Sample("sw1", "Ethernet0", Metric.QUEUE_TX, 2, 12, 5.0)]
+    assert batches == [expected, expected]
+    assert sub.unknown_paths == 2 + 3
+
+
+def test_without_a_batch_callback_samples_come_one_by_one() -> None:
+    got: list[Sample] = []
+    sub = GnmiSubscriber("sw1", "127.0.0.1", 1, ca_file=None, insecure=True,
+                         on_sample=got.append, on_state=lambda *_: None)
+    sub._notification(_note([(paths.leaf_path(Metric.QUEUE_DROPS, "swp1", 1), 4)]))
+    assert got == [Sample("sw1", "swp1", Metric.QUEUE_DROPS, 1, 4, 5.0)]
+
+
+class _LateCall:
+    """A stream whose response reaches the loop from another thread, then takes a few loop
+    turns before the read sees it (as gRPC's completions do)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, arrives_s: float) -> None:
+        self._loop = loop
+        self._got: asyncio.Future[str] = loop.create_future()
+        self.timer = threading.Timer(arrives_s, loop.call_soon_threadsafe, (self._hop, 3))
+        self.timer.start()
+
+    def _hop(self, left: int) -> None:
+        if left:
+            self._loop.call_soon(self._hop, left - 1)
+        else:
+            self._got.set_result("response")
+
+    async def read(self) -> str:
+        return await self._got
+
+
+def _read_under_backlog(busy_s: float, arrives_s: float, silent_after_s: float) -> str:
+    sub = GnmiSubscriber("sw1", "127.0.0.1", 1, ca_file=None, insecure=True,
+                         on_sample=lambda _: None, on_state=lambda *_: None,
+                         silent_after_s=silent_after_s)
+
+    async def read() -> str:
+        loop = asyncio.get_running_loop()
+        if busy_s:
+            loop.call_later(0.05, time.sleep, busy_s)  # the loop stuck on other work
+        call = _LateCall(loop, arrives_s)
+        try:
+            got: str = await sub._read(call)
+        finally:
+            call.timer.cancel()
+        return got
+
+    return asyncio.run(read())
+
+
+def test_a_busy_loop_does_not_make_a_talking_target_silent() -> None:
+    # the response came at 0.2 s, within silent_after; the loop only saw it at ~0.65 s
+    assert _read_under_backlog(busy_s=0.6, arrives_s=0.2, silent_after_s=0.3) == "response"
+
+
+def test_an_idle_loop_still_finds_a_quiet_target_silent() -> None:
+    with pytest.raises(gnmi_client._SilentError, match=r"no update in 0\.2s"):
+        _read_under_backlog(busy_s=0.0, arrives_s=1.0, silent_after_s=0.2)
+
+
+# --- subscribers in worker processes ---------------------------------------------------------
+
+def test_a_sharded_pool_delivers_what_one_pool_does(pki: LabPki) -> None:
+    targets = [_target(pki, FakeCounters(ports=("swp1",))) for _ in range(3)]
+    rec = Recorder()
+    subs = [_subscriber(rec, t.port, pki.ca_file, f"sw{i}") for i, t in enumerate(targets)]
+    pool = gnmi_client.ShardedPool(subs[:2], processes=2)
+    try:
+        pool.start()
+        pool.add(subs[2])  # joins a running pool, in one of the workers
+        assert rec.wait(lambda: {s.device for s in rec.samples} == {"sw0", "sw1", "sw2"},
+                        timeout=30.0)
+    finally:
+        pool.stop()
+        for t in targets:
+            t.stop()
+    assert not any(w.is_alive() for w in pool._workers)
+    assert len(pool.cpu_s) == 2  # each worker said how much CPU it used
+    assert sorted(line for _, line in rec.states) == sorted(
+        f"sw{i} 127.0.0.1:{t.port}: connected, subscribed" for i, t in enumerate(targets))
+    pfc = next(s for s in rec.samples if s.device == "sw2" and s.metric is Metric.PFC_RX)
+    assert (pfc.port, pfc.key) == ("swp1", PFC_PRIORITY)
+    assert isinstance(pfc.value, int) and pfc.time > 0
+
+
+def test_a_worker_process_that_dies_is_said(caplog: pytest.LogCaptureFixture) -> None:
+    pool = gnmi_client.ShardedPool([], processes=1)
+    pool.start()
+    try:
+        pool._workers[0].kill()
+        pool._readers[0].join(10.0)
+    finally:
+        pool.stop()
+    assert "worker process ended unexpectedly" in caplog.text

@@ -166,3 +166,13 @@ def test_tls_is_required_unless_asked_off(counters: FakeCounters, tmp_path: Path
 
 def test_credentials_never_print_the_password() -> None:
     assert "s3cret" not in repr(Credentials("flatfab", "s3cret"))
+
+
+def test_a_read_parses_each_path_once_and_gives_the_same_leaves() -> None:
+    leaves = [(paths.leaf_path(Metric.QUEUE_TX, "swp1", 0), 5),
+              (paths.leaf_path(Metric.OPER_UP, "swp1"), "UP")]
+    t = GnmiTarget("127.0.0.1", 0, lambda: leaves, None, None, None, insecure=True)
+    first, second = t.read(), t.read()
+    assert first == second == {paths.parse(p): v for p, v in leaves}
+    # the second read's keys are the first's objects: nothing parsed again
+    assert all(a is b for a, b in zip(first, second, strict=True))

@@ -4,12 +4,23 @@ interval of ending; nothing on a healthy stream, a counter reset or a first samp
 
 from __future__ import annotations
 
+import gc
 import math
 
 import pytest
 
 from tasks.checks.base import Finding, Severity
-from tasks.telemetry.health import Changes, HealthEngine
+from tasks.telemetry import conditions
+from tasks.telemetry.conditions import Context
+from tasks.telemetry.health import (
+    GC_MIDDLE,
+    GC_YOUNG,
+    Changes,
+    HealthEngine,
+    collect_less,
+)
+from tasks.telemetry.lossless_map import LosslessMap
+from tasks.telemetry.rates import WindowMap
 from tasks.telemetry.samples import Metric, Sample
 from tasks.telemetry.thresholds import Thresholds
 from tests.support.telemetry_streams import Stream, lab_plan
@@ -349,3 +360,32 @@ def test_queues_are_classified_by_the_plans_tc_to_queue_map() -> None:
     stream.set("leaf1-h1", "eth1", Metric.NIC_CNP_HANDLED, None, 0)
     raised = _one(_step(engine, stream).raised)
     assert raised.device == "leaf1-h1" and "leaf1 swp1 queue 7" in raised.message
+
+
+def test_conditions_judge_a_drain_as_they_judge_a_plain_mapping() -> None:
+    # the drain lists each metric's series apart; a plain dict is looked through whole
+    engine, stream = _engine()
+    stream.set("leaf1", "swp51", Metric.PFC_TX, 3, 20_000)
+    stream.set("leaf1", "swp51", Metric.PFC_RX, 3, 20_000)
+    stream.set("leaf1", "swp51", Metric.QUEUE_DROPS, 3, 50)
+    stream.set("leaf1", "swp51", Metric.QUEUE_ECN, 0, 500)
+    stream.set("leaf1", "swp51", Metric.WATCHDOG, 3, 1)
+    engine.feed(stream.step())
+    windows = engine.rates.drain()
+    assert isinstance(windows, WindowMap)
+    judged = 0
+    for condition in conditions.CONDITIONS:
+        by_metric = dict(condition(windows, Context(LIMITS, LosslessMap(lab_plan()))))
+        whole = dict(condition(dict(windows), Context(LIMITS, LosslessMap(lab_plan()))))
+        assert by_metric == whole
+        judged += sum(f is not None for f in whole.values())
+    assert judged == 3  # drops, lossy marks, the watchdog (a storm must last first)
+
+
+def test_collect_less_makes_young_collections_rarer_and_gives_back_the_old() -> None:
+    old = gc.get_threshold()
+    try:
+        assert collect_less() == old
+        assert gc.get_threshold() == (max(old[0], GC_YOUNG), max(old[1], GC_MIDDLE), old[2])
+    finally:
+        gc.set_threshold(*old)

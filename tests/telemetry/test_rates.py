@@ -67,3 +67,22 @@ def test_state_is_not_a_counter() -> None:
 @pytest.mark.parametrize(("span", "expected"), [(5.0, 7.0), (10.0, 7.0), (20.0, 3.5)])
 def test_per_interval_never_scales_a_short_window_up(span: float, expected: float) -> None:
     assert Window(7, 100.0, 100.0 + span).per_interval(10) == expected
+
+
+def test_a_drain_lists_each_metrics_series_in_order() -> None:
+    rates = Rates()
+    keys = [("leaf1", "swp1", Metric.PFC_RX, 3), ("leaf1", "swp1", Metric.QUEUE_TX, 0),
+            ("leaf1", "swp2", Metric.PFC_RX, 3), ("leaf1", "swp1", Metric.OPER_UP, None)]
+    for t in (0, 10):
+        for device, port, metric, key in keys:
+            rates.add(Sample(device, port, metric, key, 5 * t, t))
+    windows = rates.drain()
+    assert windows.by_metric == {Metric.PFC_RX: [keys[0], keys[2]], Metric.QUEUE_TX: [keys[1]]}
+    assert list(windows) == keys[:3]
+
+
+def test_add_all_names_the_devices_it_heard() -> None:
+    rates, heard = Rates(), {}
+    rates.add_all([_pfc(1, 0), Sample("leaf2", "swp1", Metric.OPER_UP, None, 1, 0)], heard)
+    assert list(heard) == ["leaf1", "leaf2"]  # a state sample is heard from too
+    assert len(rates) == 1
