@@ -1,7 +1,7 @@
 """The rollout's telemetry source as `flatfab rollout` builds it from the project: only for a
 plan whose gates watch telemetry; gNMI targets from the inventory, a poller for the devices
-without one (switches' class counters, hosts' NIC counters), the intent's thresholds; a bad gNMI entry is refused
-with its file and key before anything runs."""
+without one (switches' class counters, hosts' NIC counters), the intent's thresholds; a bad
+gNMI entry is refused with its file and key before anything runs."""
 
 from __future__ import annotations
 
