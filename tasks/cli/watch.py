@@ -92,6 +92,9 @@ def watch(ctx: typer.Context,
               help="at the end, write the findings and what was raised and cleared in every "
               "report format here (html, json, junit.xml, md, prom)", file_okay=False)
           ] = None,
+          shards: Annotated[int, typer.Option(
+              min=1, max=64, help="gNMI subscriber processes (one per core for fleets of "
+              "hundreds of switches; 1: all in this process)")] = 1,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
     interval_s, duration_s, rounds = parse_args(interval, duration, count)
@@ -123,7 +126,8 @@ def watch(ctx: typer.Context,
         del lines[:-5]  # the view keeps the last few; each was printed once already
         err_console.print(escape(line), soft_wrap=True)
 
-    runner = Watch(project.plan, limits, list(targets.values()), poller=poller, on_line=said)
+    runner = Watch(project.plan, limits, list(targets.values()), poller=poller, on_line=said,
+                   shards=shards)
     exporter = _exporter(listen, project.plan, sorted(targets) + polled)
     counts = PortCounts()
     history = History()

@@ -122,15 +122,16 @@ def target(tmp_path: Path) -> Iterator[tuple[GnmiTarget, LabPki]]:
     served.stop()
 
 
-def test_a_gnmi_target_is_streamed_as_json(tmp_path: Path,
-                                           target: tuple[GnmiTarget, LabPki]) -> None:
+@pytest.mark.parametrize("shards", ["1", "2"])  # 2: subscribers in two worker processes
+def test_a_gnmi_target_is_streamed_as_json(tmp_path: Path, target: tuple[GnmiTarget, LabPki],
+                                           shards: str) -> None:
     served, pki = target
     where = _inventory(tmp_path, {"leaf1": {"connection_options": {"gnmi": {
         "hostname": "127.0.0.1", "port": served.port,
         "extras": {"ca_file": str(pki.ca_file), "username_env": "W_USER",
                    "password_env": "W_PASS"}}}}})
     proc = _watch("--inventory", str(where), "watch", "--count", "4", "--interval", "0.3",
-                  "--format", "json", "--prometheus", "127.0.0.1:0",
+                  "--format", "json", "--prometheus", "127.0.0.1:0", "--shards", shards,
                   env={"W_USER": "flatfab", "W_PASS": "s3cret"})
     assert "Traceback" not in proc.stdout + proc.stderr
     assert proc.returncode == 1, proc.stderr  # the other switches were never heard
