@@ -41,8 +41,8 @@ class Values(StrEnum):
     """How the target sends a subscribed path's values."""
 
     SCALAR = "scalar"  # one update per leaf (OpenConfig targets, flatfab's own)
-    # one JSON object per subscribed path (SONiC's COUNTERS_DB virtual paths): the leaf
-    # templates name its members as path elements below the subscribed path
+    # one JSON object per subscribed path (a database-backed target's wildcard views): the
+    # leaf templates name its members as path elements below the subscribed path
     JSON = "json"
 
 
@@ -124,7 +124,7 @@ class PlatformPaths:
 
 def covers(request: tuple[Elem, ...], leaf: tuple[Elem, ...]) -> bool:
     """Does a subscription path cover a leaf? `paths.matches`, plus element names with a
-    glob (SONiC's `Ethernet*`), which a real target expands."""
+    glob (`Ethernet*`), which some targets expand."""
     if paths.matches(request, leaf):
         return True
     if len(request) > len(leaf):
