@@ -161,7 +161,7 @@ def _template_problem(metric: Metric, template: str) -> str | None:
         return str(exc)
     if canonical != filled:
         # the subscriber matches the canonical spelling (keys sorted, no empty elements)
-        return f"not in canonical form: write it as {canonical!r} (with the placeholders)"
+        return f"not in canonical form: write it as {paths.render(paths.parse(template))!r}"
     return None
 
 
@@ -242,3 +242,26 @@ def _reason(error: Any) -> str:
         return f"{error['input']!r} is not a metric ({', '.join(m.value for m in Metric)})"
     message = str(error["msg"])
     return message.removeprefix("Value error, ")
+
+
+def markdown(found: list[PlatformPaths]) -> str:
+    """The README's per-platform table, made from the telemetry files (the files are the
+    source of truth; a test keeps the README equal to this)."""
+    nic = {m for m in Metric if m.value.startswith("nic_")}
+    rows = ["| platform | subscribed (origin / target) | leaves | no leaf | unverified |",
+            "| --- | --- | --- | --- | --- |"]
+    for p in found:
+        t = p.table
+        where = " / ".join(x for x in (t.origin, t.target) if x)
+        subs = "<br>".join(f"`{s}`" for s in (*t.counter_subscriptions, *t.state_subscriptions))
+        if where:
+            subs += f" ({where})"
+        missing = p.missing()
+        # a switch has no NIC counters: said once, not four times per row
+        all_nic = nic <= set(missing)
+        shown = [m.value for m in missing if not (all_nic and m in nic)]
+        shown += ["nic_*"] if all_nic else []
+        rows.append(f"| {p.platform} | {subs} | {', '.join(leaf.metric.value for leaf in t.leaves)}"
+                    f" | {', '.join(shown) or '-'}"
+                    f" | {', '.join(m.value for m in p.unverified()) or '-'} |")
+    return "\n".join(rows) + "\n"
