@@ -154,7 +154,10 @@ def _template_problem(metric: Metric, template: str) -> str | None:
                 if metric in KEYED else f"{metric.value} has no priority or queue: no {{key}}")
     if not template.startswith("/"):
         return "a leaf template starts with /"
-    filled = template.format(port=_SAMPLE_PORT, key=_SAMPLE_KEY)
+    try:
+        filled = template.format(port=_SAMPLE_PORT, key=_SAMPLE_KEY)
+    except (ValueError, IndexError, KeyError) as exc:  # a lone brace
+        return f"not a template: {exc}"
     try:
         canonical = paths.render(paths.parse(filled))
     except paths.PathError as exc:

@@ -136,6 +136,7 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
     ((RX, RX.replace("[id={key}]", "")), "metrics.pfc_rx_frames.path", "names {key} once"),
     ((RX, RX.replace("{port}", "{prt}")), "metrics.pfc_rx_frames.path",
      "unknown placeholder {prt}"),
+    ((RX, RX.replace("/rx", "/rx}")), "metrics.pfc_rx_frames.path", "not a template"),
     ((RX, RX.replace("/q/", "/r/")), "metrics.pfc_rx_frames.path", "no `subscriptions.counters`"),
     ((RX, RX.replace("p[id", "p[z=1][id")), "metrics.pfc_rx_frames.path",
      "write it as '/q/interfaces/interface[name={port}]/p[id={key}][z=1]/rx'"),
