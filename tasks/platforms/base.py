@@ -15,12 +15,16 @@ from collections.abc import Callable
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tasks.model.state import DeviceState, Probe
 from tasks.yamlio import load_yaml
+
+if TYPE_CHECKING:
+    from tasks.telemetry.paths import PathTable
+    from tasks.telemetry.platform_paths import PlatformPaths
 
 
 class Facts(BaseModel):
@@ -190,6 +194,7 @@ class Platform(ABC):
     def __init__(self, facts_file: Path) -> None:
         self.facts = PlatformFacts.model_validate(load_yaml(facts_file))
         self._check_capabilities(facts_file)
+        self._folder = facts_file.parent
 
     def _check_capabilities(self, facts_file: Path) -> None:
         """A declared capability is a method the platform implements, and an implemented
@@ -218,6 +223,23 @@ class Platform(ABC):
         if self.facts.naming is None:
             raise NotSupportedError(f"platform {self.name} names no switch ports")
         return InterfaceNames(self.facts.naming)
+
+    # ---- streaming telemetry ----------------------------------------------------------------
+
+    @cached_property
+    def telemetry(self) -> PlatformPaths | None:
+        """The platform's gNMI paths with their sources (`telemetry.yaml` beside
+        platform.yaml), None where it has no such file (a host). Read on first use: only
+        `watch` needs it, and a bad file is that command's InputError, not an import error."""
+        from tasks.telemetry import platform_paths  # noqa: PLC0415 - grpc only for watch
+
+        file = self._folder / platform_paths.FILE_NAME
+        return platform_paths.load(file, self.name) if file.exists() else None
+
+    def telemetry_paths(self) -> PathTable | None:
+        """The table a gNMI subscriber decodes this platform's updates with."""
+        found = self.telemetry
+        return None if found is None else found.table
 
     # ---- render and read back ---------------------------------------------------------
 
