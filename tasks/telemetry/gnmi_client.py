@@ -281,12 +281,17 @@ class GnmiSubscriber:
             hit = hits.get(raw, _UNSEEN)
             if hit is _UNSEEN:
                 hit = self._decoder.learn(hits, raw, update.path, prefix)
-            if hit is None:
-                unknown += 1
-                continue
-            metric, as_is = hit[0], hit[3]
             val = update.val
             kind = val.WhichOneof("value")
+            if hit is None:
+                members = self._members(update.path, prefix, val, kind)
+                if not members:
+                    unknown += 1
+                for member, number in members:
+                    found.append(member)
+                    numbers.append(number)
+                continue
+            metric, as_is = hit[0], hit[3]
             if as_is and kind in _INTEGERS:
                 number = getattr(val, kind)  # a counter as an integer: the common case
             else:
@@ -309,6 +314,32 @@ class GnmiSubscriber:
             return
         self._on_samples([Sample(device, hit[1], hit[0], hit[2], number, stamp)
                           for hit, number in zip(found, numbers, strict=True)])
+
+    def _members(self, path: Any, prefix: Any, val: Any, kind: str | None
+                 ) -> list[tuple[_Decoded, int]]:
+        """A JSON object sent for a whole subtree (SONiC answers a wildcard virtual path so):
+        each scalar member is a leaf below the update's path, decoded with the table. Not
+        cached like scalar leaves: one such update carries a whole port's counters."""
+        if kind not in _JSON:
+            return []
+        try:
+            loaded = json.loads(getattr(val, kind))
+        except ValueError:
+            return []
+        if not isinstance(loaded, dict):
+            return []
+        base = paths.from_proto(path, prefix)
+        out: list[tuple[_Decoded, int]] = []
+        for names, value in _flatten(loaded, ()):
+            found = self._table.decode((*base, *((n, ()) for n in names)))
+            if found is None or isinstance(value, bool) or not isinstance(value, (int, str)):
+                continue
+            try:
+                number = paths.sample_value(found[0], value)
+            except ValueError:
+                continue
+            out.append(((*found, found[0] is not Metric.OPER_UP), number))
+        return out
 
     def _one_by_one(self, samples: list[Sample]) -> None:
         for sample in samples:
@@ -376,6 +407,19 @@ def scalar(val: Any) -> int | str | None:
 
 
 _INTEGERS: Final = frozenset({"uint_val", "int_val"})
+_JSON: Final = frozenset({"json_val", "json_ietf_val"})
+
+
+def _flatten(tree: dict[str, Any], above: tuple[str, ...]
+             ) -> list[tuple[tuple[str, ...], Any]]:
+    """(member names from the top, value) of every non-object member of a JSON object."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for name, value in tree.items():
+        if isinstance(value, dict):
+            out += _flatten(value, (*above, str(name)))
+        else:
+            out.append(((*above, str(name)), value))
+    return out
 _CACHE_MAX: Final = 1 << 20  # paths remembered per table; past that, start over
 # (metric, port, key, a counter: an integer value is the sample's as is)
 _Decoded = tuple[Metric, str, int | None, bool]

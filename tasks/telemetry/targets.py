@@ -53,6 +53,7 @@ class TargetSpec:
     password_env: str = PASSWORD_ENV
     insecure: bool = False
     env_file: Path | None = None
+    platform: str | None = None  # the host's: which path table its target speaks
 
 
 def _declares(host: Host) -> str | None:
@@ -108,7 +109,8 @@ def _spec(host: Host, base: Path, file: str) -> TargetSpec:
                       tls_server_name=extras.get("tls_server_name"),
                       username_env=extras.get("username_env") or USERNAME_ENV,
                       password_env=extras.get("password_env") or PASSWORD_ENV,
-                      insecure=insecure, env_file=env_file)
+                      insecure=insecure, env_file=env_file,
+                      platform=str(host.platform) if host.platform else None)
 
 
 def _load_env_file(spec: TargetSpec) -> None:

@@ -19,9 +19,11 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from tasks.checks.base import Finding, Severity
-from tasks.model.state import FabricState
+from tasks.model.state import FabricState, Role
+from tasks.platforms import base as platform_base
+from tasks.platforms.registry import PLATFORMS
 from tasks.platforms.registry import get as get_platform
-from tasks.telemetry import conditions
+from tasks.telemetry import conditions, paths
 from tasks.telemetry.gnmi_client import GnmiSubscriber, ShardedPool, SubscriberPool
 from tasks.telemetry.health import Changes, HealthEngine, collect_less
 from tasks.telemetry.samples import Metric, Sample
@@ -63,6 +65,14 @@ class WatchResult:
         return any(f.severity.fails for f in self.findings)
 
 
+def table_of(platform: str | None) -> paths.PathTable:
+    """The gNMI paths a device of this platform serves (its platform's telemetry.yaml);
+    flatfab's own (the embedded lab's) for a platform without a table or none known."""
+    if platform is None or platform not in PLATFORMS:
+        return paths.FLATFAB
+    return get_platform(platform).telemetry_paths() or paths.FLATFAB
+
+
 class Watch:
     def __init__(self, plan: FabricState, thresholds: Thresholds,
                  targets: Sequence[TargetSpec], *, poller: Poller | None = None,
@@ -89,7 +99,8 @@ class Watch:
                            on_state=self._state(t.device),
                            interval_s=interval, username_env=t.username_env,
                            password_env=t.password_env, insecure=t.insecure,
-                           tls_server_name=t.tls_server_name, backoff_s=backoff_s)
+                           tls_server_name=t.tls_server_name, backoff_s=backoff_s,
+                           table=table_of(t.platform))
             for t in targets)
         self.pool: SubscriberPool | ShardedPool = (
             ShardedPool(subscribers, shards) if shards > 1 else SubscriberPool(subscribers))
@@ -216,11 +227,6 @@ class Watch:
 
 
 # --- the polling fallback, through Nornir ----------------------------------------------------
-
-# the polling section's own imports
-from tasks.model.state import Role  # noqa: E402
-from tasks.platforms import base as platform_base  # noqa: E402
-
 
 def pollable(plan: FabricState, devices: Iterable[str]) -> tuple[list[str], list[str]]:
     """Of `devices` (those without a gNMI target): which can be polled (switches for class
