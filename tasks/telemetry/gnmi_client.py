@@ -224,6 +224,9 @@ class GnmiSubscriber:
         read = asyncio.ensure_future(call.read())
         try:
             deadline = loop.time() + quiet
+            # a loop that stays behind (or a machine that stays busy) must not hide a quiet
+            # target for ever: at most three times the silence time in all
+            latest = deadline + 2 * quiet
             while True:
                 await asyncio.wait((read,), timeout=max(0.0, deadline - loop.time()))
                 if read.done():
@@ -235,9 +238,9 @@ class GnmiSubscriber:
                 if read.done():
                     return read.result()
                 behind = late + loop.time() - woke
-                if behind < _BUSY_S:
+                if behind < _BUSY_S or loop.time() >= latest:
                     raise _SilentError(f"{self.where}: no update in {quiet:g}s")
-                deadline = loop.time() + behind
+                deadline = min(loop.time() + behind, latest)
         finally:
             if not read.done():
                 read.cancel()

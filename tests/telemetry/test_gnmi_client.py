@@ -475,3 +475,30 @@ def test_a_worker_process_that_dies_is_said(caplog: pytest.LogCaptureFixture) ->
     finally:
         pool.stop()
     assert "worker process ended unexpectedly" in caplog.text
+
+
+def test_a_loop_that_stays_busy_still_finds_a_quiet_target_silent() -> None:
+    sub = GnmiSubscriber("sw1", "127.0.0.1", 1, ca_file=None, insecure=True,
+                         on_sample=lambda _: None, on_state=lambda *_: None,
+                         silent_after_s=0.2)
+
+    async def read() -> float:
+        loop = asyncio.get_running_loop()
+
+        def busy() -> None:  # other work keeps the loop 0.1 s behind, again and again
+            time.sleep(0.1)
+            loop.call_soon(busy)
+
+        loop.call_soon(busy)
+        call = _LateCall(loop, 60.0)  # never answers in this test's time
+        started = time.monotonic()
+        try:
+            await sub._read(call)
+        except gnmi_client._SilentError:
+            return time.monotonic() - started
+        finally:
+            call.timer.cancel()
+        return -1.0
+
+    took = asyncio.run(read())
+    assert 0.2 <= took <= 1.0, took  # three times the silence time at most, and a spell
