@@ -70,3 +70,42 @@ class LabPki:
         self.cert_file.write_bytes(server.cert)
         self.key_file.write_bytes(server.key)
         self.cert, self.key = server.cert, server.key
+
+
+LAB_LOSSLESS_Q, LAB_LOSSY_Q = 3, 0  # the lab's RoCE queue (and its PFC priority), best effort
+
+
+class HealthyCounters:
+    """A healthy switch of the lab plan: traffic on both queues, drops only on the lossy one,
+    ECN marks only on the lossless one, no pauses; a test changes one growth per read to start
+    a condition."""
+
+    def __init__(self, ports: tuple[str, ...]) -> None:
+        self._lock = threading.Lock()
+        self.values: dict[tuple[Metric, str, int], int] = {}
+        self.growth: dict[tuple[Metric, str, int], int] = {}
+        for port in ports:
+            for queue in (LAB_LOSSY_Q, LAB_LOSSLESS_Q):
+                self._add(Metric.QUEUE_TX, port, queue, 500)
+                self._add(Metric.QUEUE_DROPS, port, queue, 2 if queue == LAB_LOSSY_Q else 0)
+                self._add(Metric.QUEUE_ECN, port, queue, 5 if queue == LAB_LOSSLESS_Q else 0)
+            for metric in (Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG):
+                self._add(metric, port, LAB_LOSSLESS_Q, 0)
+        self.ports = ports
+
+    def _add(self, metric: Metric, port: str, key: int, growth: int) -> None:
+        self.values[(metric, port, key)] = 1000
+        self.growth[(metric, port, key)] = growth
+
+    def grow(self, metric: Metric, port: str, key: int, growth: int) -> None:
+        with self._lock:
+            self.growth[(metric, port, key)] = growth
+
+    def __call__(self) -> list[tuple[str, int | str]]:
+        with self._lock:
+            for k, g in self.growth.items():
+                self.values[k] += g
+            out: list[tuple[str, int | str]] = [
+                (paths.leaf_path(m, port, key), v) for (m, port, key), v in self.values.items()]
+        return out + [(paths.leaf_path(Metric.OPER_UP, p), paths.leaf_value(Metric.OPER_UP, 1))
+                      for p in self.ports]

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from tasks.checks.base import Finding
-from tasks.telemetry import conditions, paths
+from tasks.telemetry import conditions
 from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
 from tasks.telemetry.samples import Metric
 from tasks.telemetry.targets import TargetSpec
 from tasks.telemetry.thresholds import Thresholds
 from tasks.telemetry.watch import TickView, Watch, WatchResult
+from tests.doubles.gnmi import HealthyCounters as Counters
 from tests.doubles.gnmi import LabPki
 from tests.support.telemetry_streams import lab_plan
 
@@ -27,43 +28,6 @@ USER_ENV, PASS_ENV, WRONG_ENV = "TEST_WATCH_USER", "TEST_WATCH_PASS", "TEST_WATC
 INTERVAL = 0.4
 LOSSLESS_Q, LOSSY_Q = 3, 0  # the lab's RoCE queue, and best effort
 PORTS = {"leaf1": ("swp1", "swp51"), "leaf2": ("swp1", "swp52"), "spine1": ("swp1",)}
-
-
-class Counters:
-    """A healthy switch: traffic on both queues, drops and ECN only where they are fine;
-    a test changes one growth to start a condition."""
-
-    def __init__(self, ports: tuple[str, ...]) -> None:
-        self._lock = threading.Lock()
-        self.values: dict[tuple[Metric, str, int], int] = {}
-        self.growth: dict[tuple[Metric, str, int], int] = {}
-        for port in ports:
-            for queue in (LOSSY_Q, LOSSLESS_Q):
-                self._add(Metric.QUEUE_TX, port, queue, 500)
-                self._add(Metric.QUEUE_DROPS, port, queue, 2 if queue == LOSSY_Q else 0)
-                self._add(Metric.QUEUE_ECN, port, queue, 5 if queue == LOSSLESS_Q else 0)
-            self._add(Metric.PFC_RX, port, LOSSLESS_Q, 0)
-            self._add(Metric.PFC_TX, port, LOSSLESS_Q, 0)
-            self._add(Metric.WATCHDOG, port, LOSSLESS_Q, 0)
-        self.ports = ports
-
-    def _add(self, metric: Metric, port: str, key: int, growth: int) -> None:
-        self.values[(metric, port, key)] = 1000
-        self.growth[(metric, port, key)] = growth
-
-    def grow(self, metric: Metric, port: str, key: int, growth: int) -> None:
-        with self._lock:
-            self.growth[(metric, port, key)] = growth
-
-    def __call__(self) -> list[tuple[str, int | str]]:
-        with self._lock:
-            for k, g in self.growth.items():
-                self.values[k] += g
-            out: list[tuple[str, int | str]] = [
-                (paths.leaf_path(m, port, key), v) for (m, port, key), v in self.values.items()]
-        out += [(paths.leaf_path(Metric.OPER_UP, p), paths.leaf_value(Metric.OPER_UP, 1))
-                for p in self.ports]
-        return out
 
 
 @dataclass

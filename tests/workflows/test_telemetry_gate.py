@@ -30,11 +30,14 @@ from tasks.workflows import rollout as rollout_mod
 from tasks.workflows.journal import Journal
 from tasks.workflows.rollout import DeviceOutcome, RolloutResult
 from tasks.workflows.telemetry_gate import TelemetrySource, facing_ports
+from tests.doubles.gnmi import LAB_LOSSLESS_Q as LOSSLESS_Q
+from tests.doubles.gnmi import HealthyCounters as Counters
 from tests.doubles.gnmi import LabPki
-from tests.doubles.rollout import LOSSLESS_Q, PRIORITY, Counters, FakeDevice
+from tests.doubles.rollout import FakeDevice
 from tests.support.telemetry_streams import lab_plan
 
 USER_ENV, PASS_ENV = "TEST_GATE_USER", "TEST_GATE_PASS"
+PRIORITY = LOSSLESS_Q  # the lab maps RoCE's priority to its queue one to one
 PORTS = {"leaf1": ("swp1", "swp51"), "spine1": ("swp1", "swp2")}
 LIMITS = Thresholds(interval_s=0.2, storm_pps=50, storm_for_s=0.4)
 
