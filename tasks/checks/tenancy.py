@@ -115,10 +115,17 @@ class _SubnetOwners:
                         in ctx.plan.tenants.items() for subnet in tenant.subnets.values()}
         # a handful of lengths: a lookup walks only those, not every subnet
         self.lengths = sorted({net.prefixlen for net in self.subnets}, reverse=True)
+        # every leaf holds the same remote prefixes: each is parsed once per run
+        self._known: dict[str, tuple[str, str] | None] = {}
 
     def of(self, prefix: str) -> tuple[str, str] | None:
         """(tenant, subnet) for a prefix inside a tenant subnet; None for anything else,
         a supernet such as a default route included (it is judged by where it leads)."""
+        if prefix not in self._known:
+            self._known[prefix] = self._lookup(prefix)
+        return self._known[prefix]
+
+    def _lookup(self, prefix: str) -> tuple[str, str] | None:
         try:
             net = ip_network(prefix, strict=False)
         except ValueError:
