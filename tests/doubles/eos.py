@@ -21,7 +21,7 @@ from pyeapi.eapilib import CommandError
 
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
-from tests.doubles.sonic import connected, converged_rib, link_local, session_port
+from tests.doubles.rib import connected, converged_rib, link_local, session_port
 
 EOS_VERSION = "4.33.0F"
 

@@ -35,7 +35,7 @@ from tasks.platforms.junos import PLATFORM
 from tasks.platforms.junos import collect as junos_collect
 from tasks.platforms.junos.render import configuration
 from tests.doubles import CollectCase
-from tests.doubles.sonic import connected, converged_rib, link_local, session_port
+from tests.doubles.rib import connected, converged_rib, link_local, session_port
 from tests.support.on_platform import fabric_on, switches_on
 
 ROOT = Path(__file__).resolve().parents[2]

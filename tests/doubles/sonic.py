@@ -17,13 +17,13 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from ipaddress import ip_address, ip_interface
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind
+from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
+from tests.doubles.rib import connected, converged_rib, link_local, session_port
 from tests.support.paths import FIXTURES as TEST_FIXTURES
 
 FIXTURES = TEST_FIXTURES / "sonic"
@@ -274,101 +274,6 @@ class SonicDouble:
 # cabled as planned, every session Established, every route learned. The shapes are those of
 # the recorded outputs (tests/fixtures/sonic/leaf1/); the values are computed from the plan,
 # so any switch of any example fabric (a super-spine, a pod spine) can be collected.
-
-
-@dataclass(frozen=True)
-class Learned:
-    """One BGP route of a converged fabric: the local ports (ECMP) and the AS path length."""
-
-    ports: tuple[str, ...]
-    length: int
-
-
-def session_port(device: DeviceState, peer: BgpPeer) -> str | None:
-    """The local interface a session runs over: its own (unnumbered), or the port whose
-    subnet holds the peer's address (numbered)."""
-    if peer.interface is not None:
-        return peer.interface
-    if peer.address is None:
-        return None
-    address = ip_address(peer.address)
-    for iface in device.interfaces.values():
-        if any(address in ip_interface(a).network for a in iface.addresses):
-            return iface.name
-    return None
-
-
-def converged_rib(fabric: FabricState, name: str) -> dict[str, dict[str, Learned]]:
-    """VRF -> prefix -> what `name` learns by eBGP once the fabric has converged.
-
-    Every switch originates its planned networks; a route is accepted unless its AS path
-    holds the receiver's own AS (eBGP loop prevention, RFC 4271 section 9.1.2, on which the
-    ASN scheme of RFC 7938 section 5.2 relies), and the shortest AS paths are all used
-    (`multipath-relax` with maximum-paths: ECMP over paths of equal length)."""
-    switches = {n: d for n, d in fabric.devices.items() if d.bgp}
-    me = switches.get(name)
-    if me is None:
-        return {}
-    rib: dict[str, dict[str, Learned]] = {}
-    for vrf in me.bgp:
-        for origin, device in sorted(switches.items()):
-            if origin == name or vrf not in device.bgp or not device.bgp[vrf].networks:
-                continue
-            learned = _converge(switches, vrf, origin).get(name)
-            if learned is not None:
-                rib.setdefault(vrf, {}).update(dict.fromkeys(device.bgp[vrf].networks, learned))
-    return rib
-
-
-def _converge(switches: dict[str, DeviceState], vrf: str,
-              origin: str) -> dict[str, Learned]:
-    """Every switch's ECMP route to what `origin` originates in `vrf` (synchronous rounds of
-    advertisements until nothing changes)."""
-    paths: dict[str, set[tuple[int, ...]]] = {origin: {()}}
-    routes: dict[str, Learned] = {}
-    for _ in range(2 * len(switches) + 2):
-        new_paths: dict[str, set[tuple[int, ...]]] = {origin: {()}}
-        new_routes: dict[str, Learned] = {}
-        for name, device in switches.items():
-            instance = device.bgp.get(vrf)
-            if name == origin or instance is None or device.asn is None:
-                continue
-            offers: dict[tuple[int, ...], set[str]] = {}
-            for peer in instance.peers.values():
-                sender = switches.get(peer.peer_device or "")
-                port = session_port(device, peer)
-                if sender is None or sender.asn is None or port is None:
-                    continue
-                for path in paths.get(sender.name, set()):
-                    advertised = (sender.asn, *path)
-                    if device.asn not in advertised:
-                        offers.setdefault(advertised, set()).add(port)
-            if offers:
-                best = min(len(p) for p in offers)
-                new_paths[name] = {p for p in offers if len(p) == best}
-                ports = {port for p in new_paths[name] for port in offers[p]}
-                new_routes[name] = Learned(ports=tuple(sorted(ports)), length=best)
-        if new_paths == paths:
-            return new_routes
-        paths, routes = new_paths, new_routes
-    return routes
-
-
-def connected(device: DeviceState) -> dict[str, dict[str, str]]:
-    """VRF -> prefix -> interface of the device's own subnets (loopback, gateways, links)."""
-    out: dict[str, dict[str, str]] = {}
-    for iface in device.interfaces.values():
-        for address in iface.addresses:
-            if ":" not in address:
-                network = str(ip_interface(address).network)
-                out.setdefault(iface.vrf, {})[network] = iface.name
-    return out
-
-
-def link_local(port: str) -> str:
-    """A stable link-local address for the neighbour on a port (RFC 4291 section 2.5.6)."""
-    digest = sum(ord(c) * (i + 1) for i, c in enumerate(port)) & 0xFFFF
-    return f"fe80::5200:ff:fe{digest >> 8:02x}:{digest & 0xFF:x}"
 
 
 def healthy_outputs(fabric: FabricState, name: str,
