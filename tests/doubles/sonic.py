@@ -23,7 +23,8 @@ from typing import Any
 
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
-from tests.doubles.rib import connected, converged_rib, link_local, session_port
+from tests.doubles.frr_json import bgp_summary, route_tables
+from tests.doubles.rib import converged_rib
 from tests.support.paths import FIXTURES as TEST_FIXTURES
 
 FIXTURES = TEST_FIXTURES / "sonic"
@@ -304,42 +305,8 @@ def healthy_outputs(fabric: FabricState, name: str,
                     f"{iface.peer.port}")
     lldp += ["-" * 50, f"Total entries displayed:  {len(cabled)}"]
     rib = converged_rib(fabric, name)
-    summary: dict[str, Any] = {}
-    for vrf, instance in device.bgp.items():
-        peers = {}
-        for key, peer in instance.peers.items():
-            port = session_port(device, peer)
-            received = sum(1 for r in rib.get(vrf, {}).values() if port in r.ports)
-            peers[key] = {"hostname": peer.peer_device, "remoteAs": peer.remote_asn,
-                          "localAs": instance.asn, "version": 4, "msgRcvd": 120,
-                          "msgSent": 118, "tableVersion": 0, "outq": 0, "inq": 0,
-                          "peerUptime": "00:10:02", "pfxRcd": received,
-                          "pfxSnt": len(rib.get(vrf, {})) + len(instance.networks),
-                          "state": "Established", "peerState": "OK",
-                          "connectionsEstablished": 1, "connectionsDropped": 0,
-                          "idType": "interface" if peer.address is None else "ipv4"}
-        summary[frr_vrf(vrf)] = {"ipv4Unicast": {
-            "routerId": instance.router_id, "as": instance.asn, "vrfId": 0,
-            "vrfName": frr_vrf(vrf), "tableVersion": 9, "ribCount": 9,
-            "peerCount": len(peers), "peers": peers, "failedPeers": 0,
-            "totalPeers": len(peers), "dynamicPeers": 0,
-            "bestPath": {"multiPathRelax": "true"}}}
-    routes: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for vrf in sorted({DEFAULT_VRF, *device.vrfs}):
-        table: dict[str, list[dict[str, Any]]] = {}
-        for prefix, port in sorted(connected(device).get(vrf, {}).items()):
-            table[prefix] = [{"prefix": prefix, "protocol": "connected", "selected": True,
-                              "installed": True, "distance": 0, "metric": 0,
-                              "nexthops": [{"fib": True, "directlyConnected": True,
-                                            "interfaceName": port, "active": True}]}]
-        for prefix, learned in sorted(rib.get(vrf, {}).items()):
-            table.setdefault(prefix, [{
-                "prefix": prefix, "protocol": "bgp", "selected": True, "installed": True,
-                "distance": 20, "metric": 0,
-                "nexthops": [{"fib": True, "ip": link_local(port), "afi": "ipv6",
-                              "interfaceName": port, "active": True}
-                             for port in learned.ports]}])
-        routes[frr_vrf(vrf)] = table
+    summary = bgp_summary(device, rib, frr_vrf)
+    routes = route_tables(device, rib, frr_vrf)
     lossless = [n for n, i in device.interfaces.items() if i.qos is not None and i.parent is None]
     port_oids = {p: f"oid:0x{0x1000000000000 + i + 2:x}" for i, p in enumerate(lossless)}
     queue_oids = {f"{p}:{q}": f"oid:0x{0x15000000000000 + (i + 1) * 16 + q:x}"

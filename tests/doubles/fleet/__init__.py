@@ -1,0 +1,53 @@
+"""A simulated fleet: every device of a planned fabric answering flatfab's drivers, from one
+process on 127.0.0.1 (test equipment for the fleet benchmark and the distributed tests).
+
+Devices are made on first use from the plan: frr switches and Linux hosts answer their
+drivers' shell commands (tests/doubles/fleet/frr.py, linux_host.py over the same FakeShell
+batches as the platform doubles), SONiC through the stateful SonicDouble, EOS through the
+EosDouble; `server.py` serves them over SSH and eAPI, `inventory.py` writes the plain Nornir
+inventory that reaches them. A clean fleet verifies clean; `faults.py` breaks one device on
+purpose, and verify must name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tasks.model.state import FabricState
+from tests.doubles.fleet.frr import FrrDevice
+from tests.doubles.fleet.linux_host import Endpoint, HostDevice, endpoints
+from tests.doubles.fleet.shell import Clock, ShellDevice
+from tests.doubles.rib import FabricRib
+
+
+@dataclass
+class Fleet:
+    """The devices of `plan`, made on first use; one converged RIB for all of them."""
+
+    plan: FabricState
+    clock: Clock = field(default_factory=Clock)
+    factory: bool = False  # devices start factory-fresh (for a rollout), not at intent
+    devices: dict[str, ShellDevice] = field(default_factory=dict)  # type: ignore[type-arg]
+
+    def __post_init__(self) -> None:
+        self.rib = FabricRib(self.plan)
+        self._reach: dict[str, Endpoint] | None = None
+
+    def device(self, name: str) -> ShellDevice:  # type: ignore[type-arg]
+        found = self.devices.get(name)
+        if found is not None:
+            return found
+        planned = self.plan.devices[name]
+        made: ShellDevice  # type: ignore[type-arg]
+        if planned.platform == "frr":
+            made = FrrDevice(planned, self.rib, self.clock)
+        elif planned.platform == "linux_host":
+            if self._reach is None:
+                self._reach = endpoints(self.plan)
+            made = HostDevice(planned, self._reach, self.clock)
+        else:
+            raise KeyError(f"the fleet does not simulate platform {planned.platform!r} "
+                           f"({name})")
+        made.start_factory = self.factory
+        self.devices[name] = made
+        return made

@@ -1,0 +1,72 @@
+"""Serve a fleet in its own process:
+
+    python -m tests.doubles.fleet --intent intents/lab --dir /tmp/fleet [--fault leaf1=mtu:swp51=1500]
+
+Writes into --dir: the fleet's keys and known_hosts, `inventory/` (a plain Nornir inventory
+of every device), `ready.json` (port, pid) once it accepts logins, and `stats.json` every
+second (connections open/peak/total, commands, bytes sent, the server's CPU seconds and
+peak RSS). Runs until SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from tasks.intent.loader import load_intent
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
+from tests.doubles.fleet import Fleet
+from tests.doubles.fleet.faults import FaultError, inject
+from tests.doubles.fleet.inventory import write_inventory
+from tests.doubles.fleet.server import FleetServer, Keys
+
+
+async def _serve(fleet: Fleet, folder: Path, port: int) -> None:
+    server = FleetServer(fleet, Keys.make(folder / "keys"), port)
+    port = await server.start()
+    write_inventory(folder / "inventory", fleet.plan, server.keys, port)
+    (folder / "ready.json").write_text(json.dumps({"port": port, "pid": os.getpid()}) + "\n")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    stats = asyncio.create_task(server.serve(folder / "stats.json"))
+    await stop.wait()
+    stats.cancel()
+    server.close()
+    server.snapshot()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.doubles.fleet")
+    parser.add_argument("--intent", type=Path, required=True, help="an intent folder")
+    parser.add_argument("--dir", type=Path, required=True, help="where the fleet's files go")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--factory", action="store_true",
+                        help="devices start factory-fresh (a rollout brings them up)")
+    parser.add_argument("--fault", action="append", default=[], metavar="DEVICE=FAULT",
+                        help="a fault (tests/doubles/fleet/faults.py) on one device")
+    args = parser.parse_args(argv)
+    fleet = Fleet(plan(load_intent(args.intent, known_platforms=PLATFORMS)),
+                  factory=args.factory)
+    for item in args.fault:
+        name, _, fault = item.partition("=")
+        try:
+            inject(fleet.device(name), fault)
+        except (KeyError, FaultError) as exc:
+            print(f"error: --fault {item}: {exc}", file=sys.stderr)
+            return 2
+    args.dir.mkdir(parents=True, exist_ok=True)
+    (args.dir / "ready.json").unlink(missing_ok=True)
+    asyncio.run(_serve(fleet, args.dir, args.port))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
