@@ -1,6 +1,7 @@
 """Serve a fleet in its own process:
 
-    python -m tests.doubles.fleet --intent intents/lab --dir /tmp/fleet [--fault leaf1=mtu:swp51=1500]
+    python -m tests.doubles.fleet --intent intents/lab --dir /tmp/fleet \
+        [--factory] [--fault leaf1=mtu:swp51=1500]
 
 Writes into --dir: the fleet's keys and known_hosts, `inventory/` (a plain Nornir inventory
 of every device), `ready.json` (port, pid) once it accepts logins, and `stats.json` every

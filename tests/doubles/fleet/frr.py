@@ -74,7 +74,8 @@ class FrrDevice(ShellDevice[FrrState]):
             "hostname": Reply(f"{self.name}\n"),
             "hostname -f 2>/dev/null || hostname": Reply(f"{self.name}\n"),
             "cat /proc/uptime": Reply("86400.00 170000.00\n"),
-            "cat /etc/machine-id 2>/dev/null || true": Reply(f"{zlib.crc32(self.name.encode()):032x}\n"),
+            "cat /etc/machine-id 2>/dev/null || true":
+                Reply(f"{zlib.crc32(self.name.encode()):032x}\n"),
             "uname -m": Reply("x86_64\n"),
             # FRR's own dry-run parser accepts what the plan renders
             "f=$(mktemp) && cat > $f && vtysh -C -f $f; rc=$?; rm -f $f; exit $rc": Reply(),
