@@ -37,9 +37,9 @@ from tasks.workflows.render_files import write_configs
 
 RAM_DIR = "/dev/shm"
 
-def fabric_intent(spines: int, leaves: int, hosts_per_leaf: int) -> Intent:
-    """A two-tenant unnumbered fabric of the given size, built in memory."""
-    fabric = FabricIntent.model_validate({
+def fabric_documents(spines: int, leaves: int, hosts_per_leaf: int) -> dict[str, dict[str, Any]]:
+    """fabric.yaml, hosts.yaml and tenants.yaml of a two-tenant unnumbered leaf-spine."""
+    fabric = {
         "name": f"bench{spines}x{leaves}x{hosts_per_leaf}",
         "underlay": {"spine_asn": 65000,
                      "leaf_asns": {"first": 4_200_000_001, "last": 4_200_000_000 + leaves},
@@ -49,14 +49,22 @@ def fabric_intent(spines: int, leaves: int, hosts_per_leaf: int) -> Intent:
         "ports": {"leaf_uplink_base": 100},
         "spines": [{"name": f"spine{i}"} for i in range(1, spines + 1)],
         "leaves": [{"name": f"leaf{j}"} for j in range(1, leaves + 1)],
-    })
-    hosts = HostsIntent.model_validate({"defaults": {"count": hosts_per_leaf, "mtu": 9000}})
-    tenants = TenantsIntent.model_validate({"tenants": [
+    }
+    hosts = {"defaults": {"count": hosts_per_leaf, "mtu": 9000}}
+    tenants = {"tenants": [
         {"name": "blue", "vrf_id": 100, "prefixes": ["10.64.0.0/10"], "members": ["*-h1"]},
         {"name": "red", "vrf_id": 200, "prefixes": ["10.128.0.0/10"],
          "members": [f"*-h{k}" for k in range(2, hosts_per_leaf + 1)] or ["*-h1"]},
-    ] if hosts_per_leaf > 1 else []})
-    return Intent(fabric=fabric, hosts=hosts, tenants=tenants)
+    ] if hosts_per_leaf > 1 else []}
+    return {"fabric": fabric, "hosts": hosts, "tenants": tenants}
+
+
+def fabric_intent(spines: int, leaves: int, hosts_per_leaf: int) -> Intent:
+    """A two-tenant unnumbered fabric of the given size, built in memory."""
+    documents = fabric_documents(spines, leaves, hosts_per_leaf)
+    return Intent(fabric=FabricIntent.model_validate(documents["fabric"]),
+                  hosts=HostsIntent.model_validate(documents["hosts"]),
+                  tenants=TenantsIntent.model_validate(documents["tenants"]))
 
 
 # AI back-ends: GPU servers of 8 x 400G RoCE NICs (one per GPU) in scalable units (SUs) of

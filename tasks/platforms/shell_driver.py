@@ -17,6 +17,8 @@ import json
 import shlex
 import time
 from abc import abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -72,6 +74,10 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
             read_only=bool(args.get("read_only", False)), sudo=bool(args.get("sudo", True))))
         self._candidate: str | None = None
         self._merge = False
+        # show commands already run while reads are cached (cached_reads): command -> result
+        # of a command run alone, and command -> output of one run in a batch
+        self._ran: dict[str, CommandResult] | None = None
+        self._batched: dict[str, str] | None = None
 
     # ---- what a platform provides ------------------------------------------------------
 
@@ -119,15 +125,26 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
 
     # ---- command helpers ---------------------------------------------------------------
 
+    @contextmanager
+    def cached_reads(self) -> Iterator[None]:
+        """Within it, each show command runs once: a collect reads the same `ip link` for
+        several getters, and at fleet scale every round trip counts. A change empties it."""
+        self._ran, self._batched = {}, {}
+        try:
+            yield
+        finally:
+            self._ran = self._batched = None
+
     def _run(self, command: str, *, stdin: str | None = None, mutating: bool = False,
              check: bool = True, timeout: float | None = None) -> CommandResult:
-        try:
-            result = self.session.run(command, stdin=stdin, mutating=mutating, privileged=True,
-                                      timeout=timeout or self.timeout)
-        except ReadOnlyError:
-            raise  # a refused change is not a connection problem
-        except TransportError as exc:
-            raise ConnectionException(str(exc)) from None
+        cached = self._ran is not None and not mutating and stdin is None
+        if mutating and self._ran is not None:
+            self._ran, self._batched = {}, {}
+        result = self._ran.get(command) if cached and self._ran is not None else None
+        if result is None:
+            result = self._execute(command, stdin=stdin, mutating=mutating, timeout=timeout)
+            if cached and self._ran is not None:
+                self._ran[command] = result
         if check and not result.ok:
             detail = (result.stderr or result.stdout).strip().splitlines()
             first = command.splitlines()[0][:80] if command else ""
@@ -135,12 +152,33 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
                                      f"{result.exit_status}): {detail[-1] if detail else ''}")
         return result
 
+    def _execute(self, command: str, *, stdin: str | None, mutating: bool,
+                 timeout: float | None) -> CommandResult:
+        try:
+            result = self.session.run(command, stdin=stdin, mutating=mutating, privileged=True,
+                                      timeout=timeout or self.timeout)
+        except ReadOnlyError:
+            raise  # a refused change is not a connection problem
+        except TransportError as exc:
+            raise ConnectionException(str(exc)) from None
+        return result
+
     def _batch(self, commands: dict[str, str]) -> dict[str, str]:
-        """Run show-type commands in one round trip; returns each one's stdout.
+        """Run show-type commands in one round trip; returns each one's stdout (those run
+        already while reads are cached are not run again).
 
         Each marker starts on a line of its own even when the output before it did not end
         in a newline (a file written without one, say): the extra line is dropped again.
         """
+        known = self._batched or {}
+        wanted = {key: cmd for key, cmd in commands.items() if cmd not in known}
+        found = self._run_batch(wanted) if wanted else {}
+        if self._batched is not None:
+            self._batched.update({wanted[key]: out for key, out in found.items()})
+        return {key: found[key] if key in found else known[cmd]
+                for key, cmd in commands.items()}
+
+    def _run_batch(self, commands: dict[str, str]) -> dict[str, str]:
         script = "".join(f"echo; echo '{MARK} {key}'\n{cmd}\n" for key, cmd in commands.items())
         out = self._run("sh -s", stdin=script + "echo\n").stdout
         result: dict[str, list[str]] = {}

@@ -76,14 +76,14 @@ SotChecks = tuple[list[str], Callable[[FabricState], list[Finding]]]
 
 def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: bool = True,
           progress: RichProgress | None = None, sot: SotChecks | None = None,
-          clock: Callable[[], float] = time.time) -> AuditReport:
+          clock: Callable[[], float] = time.time, close: bool = True) -> AuditReport:
     started_epoch = clock()
     started = time.monotonic()
     stamp = datetime.fromtimestamp(started_epoch, UTC)
     drift = _drift(nornir, plan, progress)
     drift_s = time.monotonic() - started
     report = verify(nornir, plan, probes=probes, only_checks=audit_checks(lossless),
-                    progress=progress)
+                    progress=progress, close=close)
     findings, checks_run = report.findings, report.checks_run
     if sot is not None and report.observed is not None:
         sot_ids, judge = sot

@@ -10,12 +10,12 @@ from nornir.core.task import Result, Task
 
 from tasks.model.state import DeviceState, FabricState, Probe, Source
 from tasks.platforms.registry import get as get_platform
-from tasks.workflows.connections import driver
+from tasks.workflows.connections import driver, release
 from tasks.workflows.progress import RichProgress
 
 
 def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
-             read_only: bool) -> Result:
+             read_only: bool, close: bool) -> Result:
     planned = plan.devices[task.host.name]
     try:
         device = get_platform(planned.platform).collect(
@@ -24,6 +24,9 @@ def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
                              reachable=False, errors=[reason])
+    finally:
+        if close:
+            release(task)
     return Result(host=task.host, result=device)
 
 
@@ -35,17 +38,19 @@ class Collection:
 
 def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]] | None = None,
             read_only: bool = True, progress: RichProgress | None = None,
-            only: set[str] | None = None, name: str = "collect") -> Collection:
+            only: set[str] | None = None, name: str = "collect",
+            close: bool = False) -> Collection:
     """Observed state of the plan's devices (or only some), one Nornir run.
 
-    `probes`: the pings each host sends (tasks.plan.probes), none when omitted.
+    `probes`: the pings each host sends (tasks.plan.probes), none when omitted. `close`:
+    each device's connection is closed once it is read (a run that reads it only once).
     """
     started = time.monotonic()
     target = nornir.filter(filter_func=lambda h: h.name in only) if only is not None else nornir
     if progress is not None:
         target = target.with_processors([progress])
     results = target.run(task=_collect, name=name, plan=plan, probes=probes or {},
-                         read_only=read_only, on_failed=True)
+                         read_only=read_only, close=close, on_failed=True)
     devices: dict[str, DeviceState] = {}
     for host in plan.devices:
         if only is not None and host not in only:

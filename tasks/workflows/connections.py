@@ -28,3 +28,10 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
                              platform=platform.facts.connection.driver, extras=extras)
     opened = platform.adapt(host.connections[plugin].connection, read_only=read_only)
     return platform.read_only(opened) if read_only else opened
+
+
+def release(task: Task) -> None:
+    """Close the host's connection now that its part of the run is done: a fleet's run then
+    holds as many sessions (and, with paramiko, transport threads) as it has workers, not
+    one per device until the end."""
+    task.host.close_connections()

@@ -29,11 +29,13 @@ class Report:
 
 def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
            probe_fanout: int | None = None, only_checks: list[str] | None = None,
-           progress: RichProgress | None = None) -> Report:
+           progress: RichProgress | None = None, close: bool = True) -> Report:
+    """Collect read-only and judge. `close`: each device's connection is closed once read
+    (False keeps them for the caller, who closes them)."""
     started = time.monotonic()
     pings = plan_probes(plan, probe_fanout) if probes else {}
     collection = collect(nornir, plan, probes=pings, read_only=True, progress=progress,
-                         name="verify: collect")
+                         name="verify: collect", close=close)
     ctx = CheckContext(state=collection.state, plan=plan, stage=Stage.LIVE)
     checks_started = time.monotonic()
     findings = run_checks(ctx, only_checks)

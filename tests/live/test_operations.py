@@ -140,7 +140,7 @@ def test_audit_runs_no_mutating_command(lab: Lab) -> None:
     project = Project(root=ROOT, fabric="lab", inventory_override=lab.inventory)
     nornir = inventory.build(lab.inventory, project.plan, 20)
     try:
-        report = audit(nornir, project.plan, probes=False)
+        report = audit(nornir, project.plan, probes=False, close=False)  # keeps their logs
         assert report.status.value == "clean"
         commands = [c for host in nornir.inventory.hosts.values()
                     for c in host.connections["napalm"].connection.command_log]

@@ -34,10 +34,11 @@ from tests.doubles.napalm import MOCKED
 # public methods that are flatfab's, not NAPALM's (none of them is a NAPALM getter)
 EXTENSIONS: dict[type[ShellDriver[Any]], frozenset[str]] = {
     FrrDriver: frozenset({"get_interface_links", "get_route_table", "get_lossless",
-                          "compare_texts", "wait_pending_revert"}),
+                          "compare_texts", "wait_pending_revert", "cached_reads",
+                          "read_ahead"}),
     LinuxHostDriver: frozenset({"read_host_state", "read_connectx", "get_lossless", "probe",
                                 "send_roce", "read_nic_counters", "compare_texts",
-                                "wait_pending_revert"}),
+                                "wait_pending_revert", "cached_reads"}),
 }
 
 

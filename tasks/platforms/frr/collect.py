@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tasks.model.state import (
@@ -159,6 +160,17 @@ def _bgp_summary(driver: FrrReader) -> dict[str, Any]:
 
 
 def collect(driver: FrrReader, planned: DeviceState, probes: list[Probe]) -> DeviceState:
+    """The switch as its getters read it; each show command runs once (the driver's
+    cached_reads), the per-namespace reads in one round trip (read_ahead)."""
+    cached = getattr(driver, "cached_reads", None)
+    with cached() if cached is not None else nullcontext():
+        ahead = getattr(driver, "read_ahead", None)
+        if ahead is not None:
+            ahead()
+        return _collect(driver, planned)
+
+
+def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
                          routes={})
     interfaces: dict[str, Any] = driver.get_interfaces()

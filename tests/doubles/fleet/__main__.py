@@ -6,7 +6,7 @@
 Writes into --dir: the fleet's keys and known_hosts, `inventory/` (a plain Nornir inventory
 of every device), `ready.json` (port, pid) once it accepts logins, and `stats.json` every
 second (connections open/peak/total, commands, bytes sent, the server's CPU seconds and
-peak RSS). Runs until SIGTERM or SIGINT.
+peak RSS; SIGUSR1 starts the counts afresh). Runs until SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ async def _serve(fleet: Fleet, folder: Path, port: int) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, server.reset)
     stats = asyncio.create_task(server.serve(folder / "stats.json"))
     await stop.wait()
     stats.cancel()
