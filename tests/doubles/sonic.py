@@ -21,6 +21,8 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+import paramiko
+
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
 from tests.doubles.frr_json import bgp_summary, route_tables
@@ -106,7 +108,8 @@ def apply_patch(db: ConfigDb, ops: list[dict[str, Any]]) -> ConfigDb:
 class SonicDouble:
     """What `ConnectHandler(device_type="linux", ...)` gives the driver: send_command."""
 
-    ssh_strict = True  # as netmiko sets it from the connection options
+    # what netmiko keeps of `ssh_strict: true` (BaseConnection.key_policy)
+    key_policy: paramiko.MissingHostKeyPolicy = paramiko.RejectPolicy()
 
     def __init__(self, config_db: ConfigDb, frr: str = FACTORY_FRR,
                  outputs: dict[str, str] | None = None) -> None:
