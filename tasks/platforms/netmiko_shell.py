@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+import paramiko
+
 from tasks.platforms.base import ReadOnlyError
 from tasks.platforms.cli_driver import C, CliDriver, last_line
 
@@ -71,8 +73,9 @@ def strict_connection(connection: Any, platform: str, error: type[Exception]) ->
     if not hasattr(connection, "send_command"):
         raise TypeError(f"platform {platform} needs a netmiko connection, not "
                         f"{type(connection).__name__}")
-    if getattr(connection, "ssh_strict", False) is not True:
-        # netmiko adds unknown host keys unless ssh_strict is set
+    if not isinstance(getattr(connection, "key_policy", None), paramiko.RejectPolicy):
+        # netmiko adds unknown host keys unless ssh_strict is set; it keeps the option only
+        # as the policy it gives paramiko (netmiko 4.x BaseConnection.key_policy)
         raise error(f"platform {platform}: set ssh_strict: true (and system_host_keys or "
                     "alt_host_keys) in the netmiko connection options")
     return connection

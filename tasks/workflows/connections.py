@@ -6,6 +6,7 @@ from nornir.core.task import Task
 
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.registry import get as get_platform
+from tasks.transport.ssh import password_from_env
 
 
 def driver(task: Task, *, read_only: bool) -> DeviceDriver:
@@ -14,7 +15,9 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
     Connection options are the ones any Nornir script gets: Nornir resolves
     connection_options (host, then groups, then defaults; `extras` whole from the first
     level that has it) and flatfab only adds `read_only` to the optional_args. (Driver
-    options in a host's `data` are refused when the inventory is validated.) Read-only is
+    options in a host's `data` are refused when the inventory is validated.) The password
+    is FLATFAB_PASSWORD where the inventory gives none (it never should): NAPALM's eos and
+    netmiko's drivers take no password of their own from the environment. Read-only is
     enforced by the platform: in the driver's transport, or by a guard that refuses every
     config method and every non-show command.
     """
@@ -25,7 +28,8 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
         params = host.get_connection_parameters(plugin)
         extras = platform.connection_extras(dict(params.extras or {}), read_only=read_only)
         host.open_connection(plugin, task.nornir.config,
-                             platform=platform.facts.connection.driver, extras=extras)
+                             platform=platform.facts.connection.driver, extras=extras,
+                             password=params.password or password_from_env())
     opened = platform.adapt(host.connections[plugin].connection, read_only=read_only)
     return platform.read_only(opened) if read_only else opened
 

@@ -21,7 +21,7 @@ from pyeapi.eapilib import CommandError
 
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
-from tests.doubles.rib import connected, converged_rib, link_local, session_port
+from tests.doubles.rib import Learned, connected, converged_rib, link_local, session_port
 
 EOS_VERSION = "4.33.0F"
 
@@ -73,7 +73,13 @@ class EosDouble:
         for entry in commands:
             command = entry["cmd"] if isinstance(entry, dict) else str(entry)
             self.log.append(command)
-            out.append(self._one(command, encoding))
+            try:
+                out.append(self._one(command, encoding))
+            except CommandError as exc:
+                # eAPI answers a failed command with what ran before it and the error (pyeapi
+                # keeps that list as the error's `output`)
+                exc.output = [*out, {"errors": [exc.error_text]}]
+                raise
         self._open = None  # each eAPI request is its own CLI session
         return out
 
@@ -198,7 +204,8 @@ def _short(name: str) -> str:
     return name.replace("Ethernet", "Et", 1)
 
 
-def healthy_shows(fabric: FabricState, name: str) -> dict[str, dict[str, Any]]:
+def healthy_shows(fabric: FabricState, name: str, *,
+                  rib: dict[str, dict[str, Learned]] | None = None) -> dict[str, dict[str, Any]]:
     """command -> JSON reply of EOS switch `name` once the whole fabric runs its plan: every
     port up and cabled as planned, every session Established, every route learned
     (tests.doubles.sonic.converged_rib), no pause frame and no ECN mark. The shapes are
@@ -226,7 +233,7 @@ def healthy_shows(fabric: FabricState, name: str) -> dict[str, dict[str, Any]]:
                   "ttl": 120}
                  for i in device.interfaces.values()
                  if i.peer is not None and i.parent is None and i.kind is not IfKind.BRIDGE]
-    rib = converged_rib(fabric, name)
+    rib = converged_rib(fabric, name) if rib is None else rib
     summary: dict[str, Any] = {}
     for vrf, instance in device.bgp.items():
         peers = {}

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import paramiko
+
 from tasks.model.state import DeviceState
 from tasks.platforms.nvue import PLATFORM
 from tasks.platforms.nvue.nvyaml import Tree, applied, load_ops, merge
@@ -47,7 +49,8 @@ def recorded(device: str) -> dict[str, str]:
 
 
 class NvueDouble:
-    ssh_strict = True  # what netmiko's connection says when host keys are verified
+    # what netmiko keeps of `ssh_strict: true` (BaseConnection.key_policy)
+    key_policy: paramiko.MissingHostKeyPolicy = paramiko.RejectPolicy()
 
     def __init__(self, applied_tree: Tree, outputs: dict[str, str] | None = None) -> None:
         self.applied = applied_tree

@@ -21,9 +21,11 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+import paramiko
+
 from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
-from tests.doubles.frr_json import bgp_summary, route_tables
+from tests.doubles.frr_json import Rib, bgp_summary, route_tables
 from tests.doubles.rib import converged_rib
 from tests.support.paths import FIXTURES as TEST_FIXTURES
 
@@ -106,7 +108,8 @@ def apply_patch(db: ConfigDb, ops: list[dict[str, Any]]) -> ConfigDb:
 class SonicDouble:
     """What `ConnectHandler(device_type="linux", ...)` gives the driver: send_command."""
 
-    ssh_strict = True  # as netmiko sets it from the connection options
+    # what netmiko keeps of `ssh_strict: true` (BaseConnection.key_policy)
+    key_policy: paramiko.MissingHostKeyPolicy = paramiko.RejectPolicy()
 
     def __init__(self, config_db: ConfigDb, frr: str = FACTORY_FRR,
                  outputs: dict[str, str] | None = None) -> None:
@@ -277,11 +280,12 @@ class SonicDouble:
 # so any switch of any example fabric (a super-spine, a pod spine) can be collected.
 
 
-def healthy_outputs(fabric: FabricState, name: str,
-                    vrf_name: Callable[[str], str]) -> dict[str, str]:
+def healthy_outputs(fabric: FabricState, name: str, vrf_name: Callable[[str], str], *,
+                    rib: Rib | None = None) -> dict[str, str]:
     """command -> output of SONiC switch `name` in a healthy fabric (see above): FRR's
     interfaces, BGP summary and routes, the LLDP table, zeroed COUNTERS_DB hashes and
-    queue counters of every lossless port."""
+    queue counters of every lossless port. `rib`: the switch's converged routes where the
+    caller has them already (a fleet converges its fabric once)."""
     device = fabric.devices[name]
 
     def frr_vrf(vrf: str) -> str:
@@ -304,7 +308,7 @@ def healthy_outputs(fabric: FabricState, name: str,
         lldp.append(f"{iface.name}  {iface.peer.device}  {iface.peer.port}  {capability}  "
                     f"{iface.peer.port}")
     lldp += ["-" * 50, f"Total entries displayed:  {len(cabled)}"]
-    rib = converged_rib(fabric, name)
+    rib = converged_rib(fabric, name) if rib is None else rib
     summary = bgp_summary(device, rib, frr_vrf)
     routes = route_tables(device, rib, frr_vrf)
     lossless = [n for n, i in device.interfaces.items() if i.qos is not None and i.parent is None]

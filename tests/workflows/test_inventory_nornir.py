@@ -100,6 +100,29 @@ def test_flatfab_opens_drivers_with_what_nornir_resolves(tmp_path: Path,
     assert "read_only" not in shared["optional_args"]
 
 
+def test_drivers_get_flatfab_password_where_the_inventory_has_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built = inventory.build(write_lab_inventory(tmp_path), PLAN)
+    passwords: list[str | None] = []
+
+    def open_connection(self: Host, connection: str, configuration: Any, **kwargs: Any) -> None:
+        passwords.append(kwargs["password"])
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(Host, "open_connection", open_connection)
+    host = built.inventory.hosts["leaf1"]
+    for password in (None, "from-the-env"):
+        if password is None:
+            monkeypatch.delenv("FLATFAB_PASSWORD", raising=False)
+        else:
+            monkeypatch.setenv("FLATFAB_PASSWORD", password)
+        with pytest.raises(RuntimeError, match="stop here"):
+            connections.driver(_Task(host, built), read_only=True)  # type: ignore[arg-type]
+    # None: Nornir takes the inventory's (there is none); NAPALM eos and netmiko read no
+    # environment, so flatfab hands them FLATFAB_PASSWORD
+    assert passwords == [None, "from-the-env"]
+
+
 def _edit(path: Path, change: Any) -> None:
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     header = "".join(line for line in lines if line.startswith("#"))

@@ -3,21 +3,27 @@ process on 127.0.0.1 (test equipment for the fleet benchmark and the distributed
 
 Devices are made on first use from the plan: frr switches and Linux hosts answer their
 drivers' shell commands (tests/doubles/fleet/frr.py, linux_host.py over the same FakeShell
-batches as the platform doubles), SONiC through the stateful SonicDouble, EOS through the
-EosDouble; `server.py` serves them over SSH and eAPI, `inventory.py` writes the plain Nornir
-inventory that reaches them. A clean fleet verifies clean; `faults.py` breaks one device on
-purpose, and verify must name it.
+batches as the platform doubles), SONiC through the stateful SonicDouble (sonic.py), EOS
+through the EosDouble (eapi.py); `server.py` serves SSH (exec requests; SONiC's interactive
+shell), `eapi.py` eAPI, `gnmi.py` every switch's gNMI target, and `inventory.py` writes the
+plain Nornir inventory that reaches them. A clean fleet verifies clean; `faults.py` breaks
+one device on purpose, and verify must name it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tasks.model.state import FabricState
+from tests.doubles.fleet.eapi import EosDevice
 from tests.doubles.fleet.frr import FrrDevice
 from tests.doubles.fleet.linux_host import Endpoint, HostDevice, endpoints
 from tests.doubles.fleet.shell import Clock, ShellDevice
+from tests.doubles.fleet.sonic import SonicDevice
 from tests.doubles.rib import FabricRib
+
+Device = ShellDevice[Any] | SonicDevice | EosDevice
 
 
 @dataclass
@@ -27,19 +33,23 @@ class Fleet:
     plan: FabricState
     clock: Clock = field(default_factory=Clock)
     factory: bool = False  # devices start factory-fresh (for a rollout), not at intent
-    devices: dict[str, ShellDevice] = field(default_factory=dict)  # type: ignore[type-arg]
+    devices: dict[str, Device] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rib = FabricRib(self.plan)
         self._reach: dict[str, Endpoint] | None = None
 
-    def device(self, name: str) -> ShellDevice:  # type: ignore[type-arg]
+    def device(self, name: str) -> Device:
         found = self.devices.get(name)
         if found is not None:
             return found
         planned = self.plan.devices[name]
-        made: ShellDevice  # type: ignore[type-arg]
-        if planned.platform == "frr":
+        made: Device
+        if planned.platform == "sonic":
+            made = SonicDevice(planned, self.plan, self.rib, self.clock)
+        elif planned.platform == "eos":
+            made = EosDevice(planned, self.plan, self.rib, self.clock)
+        elif planned.platform == "frr":
             made = FrrDevice(planned, self.rib, self.clock)
         elif planned.platform == "linux_host":
             if self._reach is None:

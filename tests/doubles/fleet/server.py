@@ -4,7 +4,8 @@ One port serves every device: the SSH user names the device (the inventory gives
 its own username), so 10,000 devices need one listening socket and one known_hosts line.
 Every login is a public key the fleet made (`Keys`); an unknown user or key is refused, as
 is every login of a device with the `refuse` fault. Each exec request is answered by the
-device (its stdin read to EOF first, as the drivers send it); a `slow` device answers late
+device (its stdin read to EOF first, as the drivers send it); a SONiC switch's session is
+instead the interactive shell netmiko drives (sonic.py). A `slow` device answers late
 without holding up the others. The server counts connections (open now, peak, total),
 commands and bytes sent, and its own CPU time, for the fleet benchmark.
 """
@@ -21,6 +22,8 @@ from pathlib import Path
 import asyncssh
 
 from tests.doubles.fleet import Fleet
+from tests.doubles.fleet.shell import ShellDevice
+from tests.doubles.fleet.sonic import SonicDevice, serve_shell
 
 KEY_TYPE = "ssh-ed25519"
 
@@ -114,13 +117,19 @@ class FleetServer:
     async def _handle(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
         name = process.get_extra_info("username")
         device = self.fleet.device(name)
+        if isinstance(device, SonicDevice):  # netmiko's interactive shell (sonic.py)
+            await serve_shell(process, device, self.count)
+            return
+        if not isinstance(device, ShellDevice):
+            process.stderr.write(f"fleet: {name} is not served over SSH\n".encode())
+            process.exit(1)
+            return
         stdin = (await process.stdin.read()).decode()
         if device.faults.delay_s:
             await asyncio.sleep(device.faults.delay_s)
         reply = device.execute(process.command or "", stdin)
         out, err = reply.stdout.encode(), reply.stderr.encode()
-        self.stats.commands += 1
-        self.stats.bytes_sent += len(out) + len(err)
+        self.count(len(out) + len(err))
         process.stdout.write(out)
         if err:
             process.stderr.write(err)
@@ -132,6 +141,11 @@ class FleetServer:
                            connections_peak=self.stats.connections_open)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         self._cpu_base = usage.ru_utime + usage.ru_stime
+
+    def count(self, sent: int) -> None:
+        """One command answered with `sent` bytes (shells and eAPI count here too)."""
+        self.stats.commands += 1
+        self.stats.bytes_sent += sent
 
     def snapshot(self) -> Stats:
         usage = resource.getrusage(resource.RUSAGE_SELF)

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import paramiko
 import pytest
 
 from tasks.checks import CheckContext, Stage, run_checks
@@ -237,7 +238,7 @@ def test_show_command_allows_reads_only(command: str, reads: bool) -> None:
 
 def test_adapt_refuses_unverified_host_keys(leaf1: DeviceState) -> None:
     double = _factory(leaf1)
-    double.ssh_strict = False  # type: ignore[misc]
+    double.key_policy = paramiko.AutoAddPolicy()  # netmiko without ssh_strict
     with pytest.raises(NvueError, match="ssh_strict"):
         PLATFORM.adapt(double, read_only=True)
     with pytest.raises(TypeError):

@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+import paramiko
 import pytest
 
 from tasks.checks import CheckContext, Stage, run_checks
@@ -455,7 +456,7 @@ def test_show_command_allows_reads_only(command: str, reads: bool) -> None:
 
 def test_adapt_refuses_unverified_host_keys(leaf1: DeviceState) -> None:
     double = sonic_double(leaf1)
-    double.ssh_strict = False  # type: ignore[misc]
+    double.key_policy = paramiko.AutoAddPolicy()  # netmiko without ssh_strict
     with pytest.raises(SonicError, match="ssh_strict"):
         PLATFORM.adapt(double, read_only=True)
     with pytest.raises(TypeError):
