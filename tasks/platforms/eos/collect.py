@@ -202,15 +202,39 @@ def _lossless(device: DeviceState, planned: DeviceState, config: EosConfig,
     if missing and config.profiles:
         device.errors.append(f"qos map dscp leaves DSCP {','.join(map(str, missing))} "
                              "unmapped (EOS default applies)")
+    own = _switch_buffers(planned, facts)
     for name, iface, qos in readback.planned_qos_ports(device, planned):
         mtu = config.setting(name, "mtu")
         iface.qos = running.port_qos(config, name, qos,
                                      int(mtu) if mtu and mtu.isdigit() else None,
                                      iface.speed_mbps)
-    if planned.qos is not None and sets_buffers(planned.qos, facts):
+        if iface.qos is not None and own is not None:
+            lossless = {at for p in iface.qos.pfc
+                        if (at := _pg_of(iface.qos.maps.pfc_to_pg, p)) is not None}
+            iface.qos.unknown |= {f"pgs.{pg}": own for pg in sorted(lossless)}
+    if planned.qos is None:
+        return
+    if own is not None:
+        # the switch's own buffers: the planned pools and profiles stand for them, every pool
+        # size and lossless PG unknown, so the class chain is followed but no size judged
+        device.qos = planned.qos.model_copy(update={"unknown": {
+            f"pools.{pool}.size": own for pool in sorted(planned.qos.pools)}})
+    elif sets_buffers(planned.qos, facts):
         # a Trident without its queue profile reads as having no buffer profiles at all
         device.qos = (running.mmu_qos(config, planned.qos)
                       or planned.qos.model_copy(update={"profiles": {}}))
+
+
+def _switch_buffers(planned: DeviceState, facts: PlatformFacts) -> str | None:
+    """Why the switch's buffers are its own (a family without buffer knobs), or None."""
+    if planned.qos is None or sets_buffers(planned.qos, facts):
+        return None
+    limits = facts.capabilities.family_limits(planned.qos.asic.family)
+    return limits.get("buffers") or "the switch keeps its own buffer settings"
+
+
+def _pg_of(pfc_to_pg: list[int], priority: int) -> int | None:
+    return pfc_to_pg[priority] if 0 <= priority < len(pfc_to_pg) else None
 
 
 def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,

@@ -118,18 +118,26 @@ def test_a_trident_without_its_queue_profile_is_named(planned: DeviceState) -> N
 
 
 def test_switch_managed_buffers_are_said_not_judged() -> None:
+    """A Tomahawk keeps its own buffers: the planned pools and profiles stand for them, with
+    every pool size and lossless PG unknown, so the class chain is followed through them
+    and nothing about their sizes is judged (as on Junos)."""
     plan = eos_fabric("numbered", family="tomahawk-5")
     planned = plan.devices["lf-a"]
     seen = eos_collect(eos_double(PLATFORM.render(planned)), planned)
-    assert seen.qos is None
+    assert seen.qos is not None and planned.qos is not None
+    assert seen.qos.model_copy(update={"unknown": {}}) == planned.qos
+    assert sorted(seen.qos.unknown) == [f"pools.{p}.size" for p in sorted(planned.qos.pools)]
     port = seen.interfaces["Ethernet51"].qos
     assert port is not None  # the lossless plane itself is read (speed: leaf1's recording)
-    assert port.model_copy(update={"speed_mbps": 400000}) == planned.interfaces["Ethernet51"].qos
+    assert sorted(port.unknown) == ["pgs.3"]
+    assert port.model_copy(update={"speed_mbps": 400000, "unknown": {}}) == \
+        planned.interfaces["Ethernet51"].qos
     state = plan.model_copy(update={"devices": {**plan.devices, "lf-a": seen}})
     findings = [f for f in run_checks(CheckContext(state=state, plan=plan, stage=Stage.LIVE))
-                if f.check.startswith("buffer.") and f.device == "lf-a"]
-    assert [(f.check, f.severity.value) for f in findings] == [("buffer.coverage", "info")]
-    assert "not judged" in findings[0].message
+                if f.device == "lf-a" and (f.check.startswith(("buffer.", "qos.", "state.")))]
+    assert {(f.check, f.severity.value) for f in findings} == {("state.unknown", "info")}
+    assert all("is not judged: Tomahawk EOS switches expose no configurable buffer profiles"
+               in f.message for f in findings)
 
 
 def test_pfc_and_ecn_counters_are_read(planned: DeviceState) -> None:
