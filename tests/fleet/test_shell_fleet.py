@@ -1,0 +1,146 @@
+"""The fleet's frr switches and Linux hosts (tests/doubles/fleet/frr.py, linux_host.py),
+read by flatfab's real drivers: a clean fleet of any example fabric reads back as planned
+(every live check passes, no config drift), each fault is named by its check, the commit
+mechanism (backup, revert timer on the fleet's clock, confirm, revert) behaves as the
+embedded lab's does, and over SSH a verify holds no more sessions at once than it has
+workers."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tasks.checks import CheckContext, Finding, Stage, run_checks
+from tasks.intent.loader import load_intent
+from tasks.model.state import FabricState, Source
+from tasks.plan.planner import plan
+from tasks.plan.probes import plan_probes
+from tasks.platforms.frr.driver import FrrDriver
+from tasks.platforms.linux_host.driver import LinuxHostDriver
+from tasks.platforms.registry import PLATFORMS
+from tasks.platforms.registry import get as get_platform
+from tasks.platforms.shell_driver import ShellDriver
+from tests.doubles.fleet import Fleet
+from tests.doubles.fleet.faults import inject
+from tests.doubles.fleet.shell import LocalSession
+from tests.fleet.served import flatfab, served
+from tests.support.paths import ROOT
+
+
+@cache
+def planned(name: str) -> FabricState:
+    return plan(load_intent(ROOT / "intents" / name, known_platforms=PLATFORMS))
+
+
+def _driver(fleet: Fleet, name: str) -> ShellDriver:  # type: ignore[type-arg]
+    cls = FrrDriver if fleet.plan.devices[name].platform == "frr" else LinuxHostDriver
+    driver = cls(name, "fleet", None, optional_args={"mgmt_interfaces": ["eth0"]})
+    driver.session = LocalSession(fleet.device(name))
+    return driver
+
+
+def _verify(fleet: Fleet) -> tuple[list[Finding], dict[str, str]]:
+    """Every live check on what the drivers read, and each drifting device's diff."""
+    state, probes = fleet.plan, plan_probes(fleet.plan)
+    devices, drift = {}, {}
+    for name, device in state.devices.items():
+        platform = get_platform(device.platform)
+        driver = _driver(fleet, name)
+        devices[name] = platform.collect(driver, device, probes.get(name, []))
+        running, intended = platform.drift_texts(driver, platform.render(device))
+        if running != intended:
+            drift[name] = "".join(difflib.unified_diff(running.splitlines(True),
+                                                       intended.splitlines(True)))
+    observed = FabricState(fabric=state.fabric, source=Source.OBSERVED, roce_mtu=state.roce_mtu,
+                           devices=devices, links=state.links, tenants=state.tenants)
+    return run_checks(CheckContext(state=observed, plan=state, stage=Stage.LIVE)), drift
+
+
+@pytest.mark.parametrize("name", ["lab", "numbered", "rail"])
+def test_a_clean_fleet_reads_back_as_planned(name: str) -> None:
+    findings, drift = _verify(Fleet(planned(name)))
+    assert [(f.check, f.device, f.message) for f in findings] == []
+    assert drift == {}
+
+
+@pytest.mark.parametrize(("device", "fault", "check", "port"), [
+    ("leaf2", "mtu:swp51=1500", "interface.mtu", "swp51"),
+    ("spine1", "port-down:swp3", "interface.up", "swp3"),
+    ("leaf3", "session-down:swp52", "bgp.session", "swp52"),
+    ("leaf1-h2", "mtu:eth1=1500", "interface.mtu", "eth1"),
+])
+def test_a_fault_is_named_by_its_check(device: str, fault: str, check: str, port: str) -> None:
+    fleet = Fleet(planned("lab"))
+    inject(fleet.device(device), fault)
+    findings, drift = _verify(fleet)
+    named = {(f.check, f.device, f.port) for f in findings}
+    assert (check, device, port) in named, sorted(named)
+    assert {f.device for f in findings} <= {device, *_peers(fleet.plan, device)}
+    if not fault.startswith("session-down"):  # a config change out of band is drift too
+        assert set(drift) == {device}
+
+
+def _peers(state: FabricState, device: str) -> set[str]:
+    return {i.peer.device for i in state.devices[device].interfaces.values() if i.peer}
+
+
+def test_a_commit_reverts_on_the_fleets_clock_unless_confirmed() -> None:
+    fleet = Fleet(planned("lab"), factory=True)
+    driver = _driver(fleet, "leaf1")
+    intended = get_platform("frr").render(fleet.plan.devices["leaf1"])
+    factory_text = driver.get_config(retrieve="running")["running"]
+    driver.load_replace_candidate(config=intended)
+    assert driver.compare_config()
+    driver.commit_config(revert_in=60)
+    assert driver.has_pending_commit()
+    assert driver.get_config(retrieve="running")["running"] == driver.compare_texts()[1]
+    fleet.clock.advance(61)
+    assert not driver.has_pending_commit()  # the timer ran the revert script
+    assert driver.get_config(retrieve="running")["running"] == factory_text
+    driver.load_replace_candidate(config=intended)
+    driver.commit_config(revert_in=60)
+    driver.confirm_commit()
+    fleet.clock.advance(120)
+    running = driver.get_config(retrieve="running")["running"]
+    assert running == driver.compare_texts()[0]
+    driver.load_replace_candidate(config=intended)
+    assert driver.compare_config() == ""  # confirmed: at intent, and saved
+    assert fleet.device("leaf1").files["/var/lib/flatfab/startup.conf"] == running
+
+
+def test_a_change_the_fleet_does_not_model_is_refused() -> None:
+    device = Fleet(planned("lab")).device("leaf1")
+    reply = device.execute("sh -s", "set -e\nip link set swp51 mtu 1400\n")
+    assert reply.status == 1 and "does not model" in reply.stderr
+    assert device.execute("reboot").status == 127  # not simulated: said, never pretended
+
+
+def test_a_refused_device_is_named_unreachable_and_sessions_stay_within_workers(
+        tmp_path: Path) -> None:
+    with served(ROOT / "intents" / "lab", tmp_path / "fleet", "--fault", "leaf4-h2=refuse"
+                ) as fleet:
+        run = flatfab(fleet, "verify", "--workers", "2", "-f", "json")
+        stats = _settled(fleet.folder / "stats.json")
+    report = run.json()
+    assert run.code == 1
+    assert {(f["check"], f["device"]) for f in report["findings"]
+            if f["check"] == "device.reachable"} == {("device.reachable", "leaf4-h2")}
+    # each device's session is closed once it is read, so a run holds about as many as it
+    # has workers (the server counts a session until it has seen it close), not all 14
+    assert 0 < stats["connections_peak"] <= 3 * 2, stats
+    assert stats["connections_total"] >= 13 and stats["logins_refused"] >= 1
+
+
+def _settled(path: Path, timeout: float = 10.0) -> dict[str, int]:
+    """The fleet's counts once every session has closed (it writes them every second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stats: dict[str, int] = json.loads(path.read_text())
+        if stats["connections_open"] == 0 or time.monotonic() > deadline:
+            return stats
+        time.sleep(0.2)
