@@ -15,7 +15,9 @@ from tasks.model.state import (
     DeviceState,
     IfKind,
     Interface,
+    NextHop,
     PortQos,
+    Route,
 )
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 
@@ -201,3 +203,30 @@ def planned_qos_ports(device: DeviceState,
         if plan is None or plan.qos is None or iface.parent is not None:
             continue
         yield name, iface, plan.qos
+
+
+# FRR's `show ip route vrf <vrf> json` (the frr platform's and SONiC's routing stack)
+HopKey = tuple[tuple[Any, Any], ...]
+
+
+def frr_routes(table: dict[str, Any], groups: dict[HopKey, list[NextHop]]) -> dict[str, Route]:
+    """The selected routes of one VRF's table, with their next hops in the FIB.
+
+    Routes with the same next hops share one list of them (`groups`, kept by the caller
+    across a device's VRFs): a leaf's routes to every other leaf leave by the same uplinks,
+    so a thousand-leaf fabric's RIB is a few lists instead of millions of NextHops, and
+    each is validated once. Nothing may change such a list in place.
+    """
+    routes: dict[str, Route] = {}
+    for prefix, entries in table.items():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if not isinstance(entry, dict) or not entry.get("selected"):
+                continue
+            key = tuple((h.get("interfaceName"), h.get("ip")) for h in entry.get("nexthops", [])
+                        if isinstance(h, dict) and h.get("fib"))
+            hops = groups.get(key)
+            if hops is None:
+                hops = groups[key] = [NextHop(interface=i, address=a) for i, a in key]
+            routes[prefix] = Route.model_construct(
+                prefix=prefix, protocol=str(entry.get("protocol", "")), nexthops=hops)
+    return routes

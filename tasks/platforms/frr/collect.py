@@ -20,7 +20,13 @@ from tasks.model.state import (
 from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import dcb, kernel_qos
-from tasks.platforms.readback import frr_bgp_instance, frr_ipv4_unicast, identity_from_bgp
+from tasks.platforms.readback import (
+    HopKey,
+    frr_bgp_instance,
+    frr_ipv4_unicast,
+    frr_routes,
+    identity_from_bgp,
+)
 
 # FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
 # collect through cli() for what that model lacks (the peer state: Active, Connect, ...)
@@ -245,21 +251,12 @@ def _add_bgp(device: DeviceState, planned: DeviceState, bgp: dict[str, Any],
 def _routes(device: DeviceState, rib: dict[str, Any]) -> dict[str, dict[str, Route]] | None:
     """FRR's selected routes per VRF; None (unread) when a VRF's table has another shape."""
     result: dict[str, dict[str, Route]] = {}
+    groups: dict[HopKey, list[NextHop]] = {}
     for vrf_name, table in rib.items():
         if not isinstance(table, dict):
             device.errors.append(f"routes: VRF {vrf_name}: the table is not an object")
             return None
-        routes: dict[str, Route] = {}
-        for prefix, entries in table.items():
-            for entry in entries if isinstance(entries, list) else [entries]:
-                if not isinstance(entry, dict) or not entry.get("selected"):
-                    continue
-                hops = [NextHop(interface=h.get("interfaceName"), address=h.get("ip"))
-                        for h in entry.get("nexthops", [])
-                        if isinstance(h, dict) and h.get("fib")]
-                routes[prefix] = Route(prefix=prefix, protocol=str(entry.get("protocol", "")),
-                                       nexthops=hops)
-        result[vrf_name] = routes
+        result[vrf_name] = frr_routes(table, groups)
     return result
 
 

@@ -27,12 +27,18 @@ from tasks.model.state import (
     NextHop,
     PortCounters,
     Probe,
-    Route,
 )
 from tasks.platforms import configdb, readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.configdb import ConfigDb
-from tasks.platforms.readback import frr_bgp_instance, frr_ipv4_unicast, identity_from_bgp, tenant
+from tasks.platforms.readback import (
+    HopKey,
+    frr_bgp_instance,
+    frr_ipv4_unicast,
+    frr_routes,
+    identity_from_bgp,
+    tenant,
+)
 from tasks.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
@@ -202,21 +208,9 @@ def _bgp(device: DeviceState, summary: dict[str, Any], names: InterfaceNames) ->
 
 
 def _routes(device: DeviceState, rib: dict[str, Any], names: InterfaceNames) -> None:
-    routes: dict[str, dict[str, Route]] = {}
-    for vrf_name, table in rib.items():
-        if not isinstance(table, dict):
-            continue
-        selected: dict[str, Route] = {}
-        for prefix, entries in table.items():
-            for entry in entries if isinstance(entries, list) else []:
-                if not entry.get("selected"):
-                    continue
-                hops = [NextHop(interface=h.get("interfaceName"), address=h.get("ip"))
-                        for h in entry.get("nexthops", []) if h.get("fib")]
-                selected[prefix] = Route(prefix=prefix, protocol=entry.get("protocol", ""),
-                                         nexthops=hops)
-        routes[tenant(names, vrf_name)] = selected
-    device.routes = routes
+    groups: dict[HopKey, list[NextHop]] = {}
+    device.routes = {tenant(names, vrf_name): frr_routes(table, groups)
+                     for vrf_name, table in rib.items() if isinstance(table, dict)}
 
 
 def _lossless(device: DeviceState, db: ConfigDb, planned: DeviceState) -> None:
