@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from ipaddress import ip_network
 
 from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.model.state import DEFAULT_VRF, Probe, Role
+from tasks.model.state import DEFAULT_VRF, DeviceState, Interface, NextHop, Probe, Role
 
 
 def _probes(ctx: CheckContext) -> Iterator[tuple[str, str, str, Probe]]:
@@ -147,6 +147,9 @@ def _route_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
         if device is None or device.role is Role.HOST or not device.routes:
             continue
         for vrf, table in device.routes.items():
+            # routes that share a list of next hops (collect shares them) leave the same way:
+            # each list is judged once per VRF
+            exits: dict[int, Interface | None] = {}
             for prefix, route in table.items():
                 hit = owner.of(prefix)
                 if hit is not None and hit[0] != vrf:
@@ -154,12 +157,22 @@ def _route_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
                     yield (name, vrf, f"{name} VRF {vrf} has a {route.protocol or 'route'} "
                            f"route to {prefix}{inside} of tenant {hit[0]}")
                     continue
-                for hop in route.nexthops:
-                    out = device.interfaces.get(hop.interface or "")
-                    if out is not None and out.vrf != vrf:
-                        yield (name, vrf, f"{name} VRF {vrf} routes {prefix} out of "
-                               f"{out.name}, which is in VRF {out.vrf}")
-                        break
+                key = id(route.nexthops)
+                if key not in exits:
+                    exits[key] = _foreign_exit(device, vrf, route.nexthops)
+                out = exits[key]
+                if out is not None:
+                    yield (name, vrf, f"{name} VRF {vrf} routes {prefix} out of "
+                           f"{out.name}, which is in VRF {out.vrf}")
+
+
+def _foreign_exit(device: DeviceState, vrf: str, hops: list[NextHop]) -> Interface | None:
+    """The first next hop's interface that is in another VRF than `vrf`, if any."""
+    for hop in hops:
+        out = device.interfaces.get(hop.interface or "")
+        if out is not None and out.vrf != vrf:
+            return out
+    return None
 
 
 @check("tenant.leak", "No switch joins two tenants' routing tables (a link, a route)",

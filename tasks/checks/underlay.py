@@ -120,6 +120,18 @@ def _pods_reached(plan: FabricState) -> dict[str, set[str]]:
     return reach
 
 
+def _expected_ports(mine: dict[str, str], theirs: frozenset[str], reach: dict[str, set[str]],
+                    five_stage: bool) -> list[str]:
+    """A leaf's ports (its uplinks `mine`: spine -> port) towards a remote leaf whose spines
+    are `theirs`: via each spine both reach; in another pod of a 5-stage fabric via every pod
+    spine a super-spine joins to one of theirs."""
+    expected = sorted(port for spine, port in mine.items() if spine in theirs)
+    if five_stage and not expected:
+        expected = sorted(port for spine, port in mine.items()
+                          if reach.get(spine, set()) & theirs)
+    return expected
+
+
 @check("ecmp.leaf_paths", "Every leaf has one next hop per spine to every remote leaf prefix",
        scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
@@ -141,6 +153,13 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         for iface in leaf.interfaces.values():
             if iface.kind is IfKind.FABRIC and iface.peer is not None:
                 uplinks.setdefault((leaf.name, iface.vrf), {})[iface.peer.device] = iface.name
+    # per VRF, each leaf originating there: (name, its spines, its prefixes), built once
+    remotes: dict[str, list[tuple[str, frozenset[str], list[str]]]] = {}
+    for remote in leaves:
+        for vrf in remote.bgp:
+            remotes.setdefault(vrf, []).append(
+                (remote.name, frozenset(uplinks.get((remote.name, vrf), {})),
+                 _leaf_prefixes(remote, vrf)))
     for leaf in leaves:
         device = ctx.observed(leaf.name)
         if device is None or device.routes is None:
@@ -150,21 +169,29 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
             table = device.routes.get(vrf, {})
             gaps: dict[tuple[str, ...], list[str]] = {}
             counts: dict[tuple[str, ...], tuple[int, int]] = {}
-            for remote in leaves:
-                if remote.name == leaf.name or vrf not in remote.bgp:
+            # every remote leaf with the same spines expects the same ports, and routes that
+            # share their list of next hops (collect shares them) miss the same ones: each is
+            # worked out once, so a thousand-leaf fabric is not leaves^2 x spines
+            expecting: dict[frozenset[str], list[str]] = {}
+            missed: dict[tuple[int, int], tuple[str, ...]] = {}
+            for name, behind, prefixes in remotes.get(vrf, ()):
+                if name == leaf.name:
                     continue
-                theirs = uplinks.get((remote.name, vrf), {})
-                expected = sorted(port for spine, port in mine.items() if spine in theirs)
-                if five_stage and not expected:
-                    # another pod: via every pod spine a super-spine joins to one of theirs
-                    expected = sorted(port for spine, port in mine.items()
-                                      if reach.get(spine, set()) & theirs.keys())
-                for prefix in _leaf_prefixes(remote, vrf):
+                expected = expecting.get(behind)
+                if expected is None:
+                    expected = expecting[behind] = _expected_ports(mine, behind, reach,
+                                                                   five_stage)
+                wanted = id(expected)
+                for prefix in prefixes:
                     route = table.get(prefix)
-                    got = {h.interface for h in route.nexthops if h.interface} if route else set()
-                    missing = tuple(p for p in expected if p not in got)
+                    key = (wanted, id(route.nexthops) if route is not None else 0)
+                    missing = missed.get(key)
+                    if missing is None:
+                        got = ({h.interface for h in route.nexthops if h.interface}
+                               if route is not None else set())
+                        missing = missed[key] = tuple(p for p in expected if p not in got)
                     if missing:
-                        gaps.setdefault(missing, []).append(f"{prefix} ({remote.name})")
+                        gaps.setdefault(missing, []).append(f"{prefix} ({name})")
                         counts[missing] = (len(expected) - len(missing), len(expected))
             for missing, prefixes in sorted(gaps.items()):
                 spines = sorted(s for s, p in mine.items() if p in missing)
