@@ -22,12 +22,12 @@ from tasks.errors import InputError
 from tasks.model.state import FabricState, LinkKind
 from tasks.platforms.registry import get as get_platform
 from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
-from tasks.workflows.connections import driver
+from tasks.workflows import device_io
 from tasks.workflows.drift import device_drift
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.results import host_values
 from tasks.workflows.rollout import render_all
-from tasks.workflows.verify import verify
+from tasks.workflows.verify import Report, verify
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)?$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, None: 1}
@@ -44,20 +44,23 @@ def parse_duration(text: str, option: str) -> float:
 def _config_drift(task: Task, configs: dict[str, str]) -> Result:
     """Running vs intended text of one device, read-only (load + compare, never commit)."""
     platform = get_platform(str(task.host.platform))
-    running, intended = platform.drift_texts(driver(task, read_only=True),
-                                             configs[task.host.name])
+    running, intended = device_io.config_texts(task, configs[task.host.name])
     return Result(host=task.host, result=device_drift(task.host.name, running, intended,
                                                       platform.sections))
 
 
-def _drift(nornir: Nornir, plan: FabricState, progress: RichProgress | None,
-           ) -> list[DeviceDrift]:
-    configs = render_all(plan)
-    runner = nornir.with_processors([progress]) if progress else nornir
+def drift_devices(nornir: Nornir, plan: FabricState, progress: RichProgress | None = None,
+                  only: set[str] | None = None) -> list[DeviceDrift]:
+    """Config drift of the plan's devices (or only some): those that drift or could not be
+    read, by name."""
+    names = sorted(n for n in plan.devices if only is None or n in only)
+    configs = render_all(plan, only)
+    target = nornir.filter(filter_func=lambda h: h.name in only) if only is not None else nornir
+    runner = target.with_processors([progress]) if progress else target
     results = runner.run(task=_config_drift, name="audit: config drift", configs=configs,
                          on_failed=True)
     found: list[DeviceDrift] = []
-    for name, (ok, value) in host_values(results, sorted(plan.devices)).items():
+    for name, (ok, value) in host_values(results, names).items():
         if not ok:
             found.append(DeviceDrift(device=name, error=str(value)))
         elif isinstance(value, DeviceDrift):
@@ -79,11 +82,21 @@ def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: b
           clock: Callable[[], float] = time.time, close: bool = True) -> AuditReport:
     started_epoch = clock()
     started = time.monotonic()
-    stamp = datetime.fromtimestamp(started_epoch, UTC)
-    drift = _drift(nornir, plan, progress)
+    drift = drift_devices(nornir, plan, progress)
     drift_s = time.monotonic() - started
     report = verify(nornir, plan, probes=probes, only_checks=audit_checks(lossless),
                     progress=progress, close=close)
+    return audit_report(plan, drift, report, sot=sot, started_epoch=started_epoch,
+                        started=started, drift_s=drift_s)
+
+
+def audit_report(plan: FabricState, drift: list[DeviceDrift], report: Report, *,
+                 sot: SotChecks | None, started_epoch: float, started: float,
+                 drift_s: float) -> AuditReport:
+    """The audit of the whole fabric from its config drift and its judged live state
+    (`report`: verify's judgement with the audit's checks), plus the source of truth's
+    checks on the observed state."""
+    stamp = datetime.fromtimestamp(started_epoch, UTC)
     findings, checks_run = report.findings, report.checks_run
     if sot is not None and report.observed is not None:
         sot_ids, judge = sot

@@ -1,29 +1,40 @@
-"""Read every device of the plan into one observed FabricState (read-only)."""
+"""Read every device of the plan into one observed FabricState (read-only).
+
+Two steps, so a distributed run shares them with a single one: `collect_devices` reads a
+set of devices (each on its own: nothing one device reports depends on another), and
+`observed_state` puts the devices of one or many such reads into the fabric's observed
+state, in plan order.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from tasks.model.state import DeviceState, FabricState, Probe, Source
-from tasks.platforms.registry import get as get_platform
-from tasks.workflows.connections import driver, release
+from tasks.workflows import device_io
+from tasks.workflows.connections import release
 from tasks.workflows.progress import RichProgress
+
+
+def unread(planned: DeviceState, reason: str) -> DeviceState:
+    """A device that could not be read, and why (device.reachable names it)."""
+    return DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
+                       reachable=False, errors=[reason])
 
 
 def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
              read_only: bool, close: bool) -> Result:
     planned = plan.devices[task.host.name]
     try:
-        device = get_platform(planned.platform).collect(
-            driver(task, read_only=read_only), planned, probes.get(planned.name, []))
+        device = device_io.observe(task, planned, probes.get(planned.name, []), read_only)
     except Exception as exc:  # noqa: BLE001 - any failure is a finding, not a crash
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform,
-                             reachable=False, errors=[reason])
+        device = unread(planned, reason)
     finally:
         if close:
             release(task)
@@ -36,16 +47,15 @@ class Collection:
     seconds: float
 
 
-def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]] | None = None,
-            read_only: bool = True, progress: RichProgress | None = None,
-            only: set[str] | None = None, name: str = "collect",
-            close: bool = False) -> Collection:
-    """Observed state of the plan's devices (or only some), one Nornir run.
+def collect_devices(nornir: Nornir, plan: FabricState, *,
+                    probes: dict[str, list[Probe]] | None = None, read_only: bool = True,
+                    progress: RichProgress | None = None, only: set[str] | None = None,
+                    name: str = "collect", close: bool = False) -> dict[str, DeviceState]:
+    """Observed state of the plan's devices (or only some), one Nornir run, in plan order.
 
     `probes`: the pings each host sends (tasks.plan.probes), none when omitted. `close`:
     each device's connection is closed once it is read (a run that reads it only once).
     """
-    started = time.monotonic()
     target = nornir.filter(filter_func=lambda h: h.name in only) if only is not None else nornir
     if progress is not None:
         target = target.with_processors([progress])
@@ -57,12 +67,29 @@ def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]]
             continue
         outcome = results.get(host)
         if outcome is None or outcome.failed or not isinstance(outcome[0].result, DeviceState):
-            planned = plan.devices[host]
             error = str(outcome[0].exception) if outcome else "not in the inventory"
-            devices[host] = DeviceState(name=host, role=planned.role, platform=planned.platform,
-                                        reachable=False, errors=[error])
+            devices[host] = unread(plan.devices[host], error)
         else:
             devices[host] = outcome[0].result
-    state = FabricState(fabric=plan.fabric, source=Source.OBSERVED, roce_mtu=plan.roce_mtu,
-                        devices=devices, links=plan.links, tenants=plan.tenants)
-    return Collection(state=state, seconds=time.monotonic() - started)
+    return devices
+
+
+def observed_state(plan: FabricState, devices: Mapping[str, DeviceState]) -> FabricState:
+    """The fabric as observed: the devices read (in plan order), the plan's links and
+    tenants."""
+    ordered = {name: devices[name] for name in plan.devices if name in devices}
+    return FabricState(fabric=plan.fabric, source=Source.OBSERVED, roce_mtu=plan.roce_mtu,
+                       devices=ordered, links=plan.links, tenants=plan.tenants)
+
+
+def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]] | None = None,
+            read_only: bool = True, progress: RichProgress | None = None,
+            only: set[str] | None = None, name: str = "collect",
+            close: bool = False) -> Collection:
+    """Observed state of the plan's devices (or only some), one Nornir run (`close`: as
+    collect_devices)."""
+    started = time.monotonic()
+    devices = collect_devices(nornir, plan, probes=probes, read_only=read_only,
+                              progress=progress, only=only, name=name, close=close)
+    return Collection(state=observed_state(plan, devices),
+                      seconds=time.monotonic() - started)

@@ -29,6 +29,7 @@ from tasks.platforms.registry import get as get_platform
 from tasks.runbook.model import Gate, RollbackScope, RolloutPlan
 from tasks.runbook.schedule import Schedule, ScheduledPhase
 from tasks.telemetry import conditions
+from tasks.workflows import device_io
 from tasks.workflows.collect import collect
 from tasks.workflows.connections import driver
 from tasks.workflows.journal import Journal
@@ -40,9 +41,11 @@ from tasks.workflows.telemetry_gate import BatchWatch, TelemetrySource
 Ask = Callable[[str], bool]
 
 
-def render_all(plan: FabricState) -> dict[str, str]:
+def render_all(plan: FabricState, only: set[str] | None = None) -> dict[str, str]:
+    """Every device's intended config (or only some devices'), in plan order."""
     with gc_paused():
-        return {name: get_platform(d.platform).render(d) for name, d in plan.devices.items()}
+        return {name: get_platform(d.platform).render(d) for name, d in plan.devices.items()
+                if only is None or name in only}
 
 
 @dataclass
@@ -97,14 +100,21 @@ class RolloutResult:
 # ---- per-device Nornir tasks -------------------------------------------------------------
 
 def _diff(task: Task, configs: dict[str, str], read_only: bool) -> Result:
-    """The device's diff and its platform's notes on it (a change the OS's safe-commit path
-    refuses, a disruptive step), read without changing anything."""
-    device = driver(task, read_only=read_only)
-    intended = configs[task.host.name]
-    platform = get_platform(str(task.host.platform))
-    diff = platform.diff(device, intended, read_only=read_only)
-    notes = platform.change_notes(*platform.drift_texts(device, intended)) if diff else []
+    """The device's diff and its platform's notes on it, read without changing anything."""
+    diff, notes = device_io.config_diff(task, configs[task.host.name], read_only)
     return Result(host=task.host, result=DeviceOutcome(diff=diff, notes=notes))
+
+
+def diff_devices(nornir: Nornir, configs: dict[str, str], *, read_only: bool,
+                 progress: RichProgress | None = None) -> dict[str, DeviceOutcome]:
+    """The diff pass on the devices `configs` holds (the fabric's, or a shard's): name ->
+    its outcome (an error where it could not be read), in the order of `configs`."""
+    target = nornir.filter(filter_func=lambda h: h.name in configs)
+    runner = target.with_processors([progress]) if progress else target
+    values = host_values(runner.run(task=_diff, name="rollout: diff", configs=configs,
+                                    read_only=read_only, on_failed=True), list(configs))
+    return {name: value if ok else DeviceOutcome(error=str(value))
+            for name, (ok, value) in values.items()}
 
 
 def _commit(task: Task, configs: dict[str, str], revert_in: int, journal: Journal) -> Result:
@@ -353,6 +363,29 @@ class _Run:
         self.save()
 
 
+DiffPass = Callable[[dict[str, str]], dict[str, DeviceOutcome]]
+
+
+def diff_only(plan: FabricState, schedule: Schedule, journal: Journal, diff_pass: DiffPass,
+              *, started: float | None = None) -> RolloutResult:
+    """rollout --dry-run: journal the plan and its configs, diff every device, change
+    nothing. `diff_pass` diffs the devices of the configs it is given: this process's
+    Nornir, or the shards of a distributed run."""
+    started = time.monotonic() if started is None else started
+    configs = render_all(plan)
+    result = RolloutResult(run_id=journal.run_id, dry_run=True, schedule=schedule)
+    journal.write_json("plan.json", plan.model_dump(mode="json"))
+    for name, text in configs.items():
+        journal.write(f"configs/{name}.conf", text)
+    outcomes = diff_pass(configs)
+    for name in plan.devices:
+        result.devices[name] = outcomes.get(name) or DeviceOutcome(error="not diffed")
+    result.timings["diff_s"] = round(time.monotonic() - started, 3)
+    differ = sorted(n for n, o in result.devices.items() if o.diff)
+    journal.event("done", dry_run=True, differ=differ)
+    return result
+
+
 def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedule: Schedule,
             journal: Journal, *, dry_run: bool = False, ask: Ask | None = None,
             progress: RichProgress | None = None, resume: RunState | None = None,
@@ -360,6 +393,9 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
     """Run (or, with `resume`, continue) a phased rollout; see the module docstring.
     `telemetry` feeds the gates that watch counters (a runbook gate's `telemetry:`)."""
     started = time.monotonic()
+    if dry_run and resume is None:
+        return diff_only(plan, schedule, journal, lambda configs: diff_devices(
+            nornir, configs, read_only=True, progress=progress), started=started)
     configs = render_all(plan)
     result = RolloutResult(run_id=journal.run_id, dry_run=dry_run, schedule=schedule)
     if resume is None:
@@ -383,12 +419,7 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
         run.roll_back(state.pending)
         state.changed = [d for d in state.changed if d not in state.rolled_back]
         state.rolled_back, result.rolled_back = [], []
-    diff_runner = nornir.with_processors([progress]) if progress else nornir
-    diffs = host_values(diff_runner.run(task=_diff, name="rollout: diff", configs=configs,
-                                        read_only=dry_run, on_failed=True), list(plan.devices))
-    for name in plan.devices:
-        ok, value = diffs[name]
-        result.devices[name] = value if ok else DeviceOutcome(error=str(value))
+    result.devices.update(diff_devices(nornir, configs, read_only=dry_run, progress=progress))
     result.timings["diff_s"] = round(time.monotonic() - started, 3)
     differ = {n for n, o in result.devices.items() if o.diff}
     # the gate checks every device that should work now: all but those still waiting for

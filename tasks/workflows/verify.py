@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from nornir.core import Nornir
 
 from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
-from tasks.model.state import FabricState
+from tasks.model.state import FabricState, Probe
 from tasks.plan.probes import plan_probes
 from tasks.workflows.collect import collect
 from tasks.workflows.progress import RichProgress
@@ -27,22 +27,37 @@ class Report:
         return any(f.severity.fails for f in self.findings)
 
 
+def verify_probes(plan: FabricState, probes: bool = True,
+                  probe_fanout: int | None = None) -> dict[str, list[Probe]]:
+    """The pings each host sends in a verify (none without probes)."""
+    return plan_probes(plan, probe_fanout) if probes else {}
+
+
 def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
            probe_fanout: int | None = None, only_checks: list[str] | None = None,
            progress: RichProgress | None = None, close: bool = True) -> Report:
     """Collect read-only and judge. `close`: each device's connection is closed once read
     (False keeps them for the caller, who closes them)."""
     started = time.monotonic()
-    pings = plan_probes(plan, probe_fanout) if probes else {}
-    collection = collect(nornir, plan, probes=pings, read_only=True, progress=progress,
-                         name="verify: collect", close=close)
-    ctx = CheckContext(state=collection.state, plan=plan, stage=Stage.LIVE)
+    collection = collect(nornir, plan, probes=verify_probes(plan, probes, probe_fanout),
+                         read_only=True, progress=progress, name="verify: collect",
+                         close=close)
+    return judge(plan, collection.state, only_checks, collect_s=collection.seconds,
+                 started=started)
+
+
+def judge(plan: FabricState, observed: FabricState, only_checks: list[str] | None, *,
+          collect_s: float, started: float) -> Report:
+    """The live checks, once, on the whole observed fabric: checks read peers' state (a
+    link's far end, a leaf's routes to every other leaf), so a part is never judged alone.
+    `started`: the run's monotonic start, for total_s."""
+    ctx = CheckContext(state=observed, plan=plan, stage=Stage.LIVE)
     checks_started = time.monotonic()
     findings = run_checks(ctx, only_checks)
     ran = [c for c in sorted(CATALOG) if Stage.LIVE in CATALOG[c].stages
            and (only_checks is None or c in only_checks)]
     return Report(findings=findings, checks_run=ran, devices=len(plan.devices),
-                  observed=collection.state,
-                  timings={"collect_s": round(collection.seconds, 3),
+                  observed=observed,
+                  timings={"collect_s": round(collect_s, 3),
                            "checks_s": round(time.monotonic() - checks_started, 3),
                            "total_s": round(time.monotonic() - started, 3)})
