@@ -14,6 +14,7 @@ import typer
 from rich.markup import escape
 
 from tasks.checks import CATALOG, CheckContext, Stage, run_checks
+from tasks.cli import distributed as dist
 from tasks.cli import ops, output
 from tasks.cli.context import project_of
 from tasks.cli.lab import lab_app
@@ -30,6 +31,7 @@ from tasks.workflows.lock import fabric_lock
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.project import Project
 from tasks.workflows.render_files import write_configs, write_diagram
+from tasks.workflows.rollout import RolloutResult
 from tasks.workflows.rollout import rollout as run_rollout
 from tasks.workflows.runstate import refuse_if_interrupted
 from tasks.workflows.traffic import TRAFFIC_CHECKS, run_traffic
@@ -41,6 +43,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 app.add_typer(lab_app, name="lab")
 app.add_typer(sot_app, name="sot")
 ops.register(app)
+dist.register(app)
 app.command()(watch)
 
 
@@ -122,9 +125,21 @@ def rollout(ctx: typer.Context,
                 min=5, max=1800, help="seconds to wait for convergence (without "
                 "--runbook)")] = 90,
             break_lock: BreakLockOpt = False,
+            distributed: Annotated[bool, typer.Option(
+                "--distributed", help="with --dry-run: diff in shards on flatfab workers "
+                "(FLATFAB_BROKER_URL)")] = False,
+            shard_by: dist.ShardByOpt = None, timeout: dist.TimeoutOpt = None,
             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
     project = project_of(ctx)
+    dist.refuse_options(distributed, shard_by, timeout)
+    if distributed:
+        if not dry_run or resume is not None:
+            raise InputError.single("--distributed", "", "only with --dry-run and without "
+                                    "--resume: a distributed rollout only diffs")
+        distributed_dry_run(project, runbook, shard_by, timeout, break_lock, workers, fmt,
+                            revert_in, gate_timeout)
+        return
     plan_state = project.plan
     nornir = sot_inventory.build(project.inventory_dir, plan_state, workers,
                              project.address_spaces)
@@ -138,8 +153,8 @@ def rollout(ctx: typer.Context,
         else:
             if not dry_run:
                 refuse_if_interrupted(project.state_dir, project.fabric)
-            rollout_plan, schedule = ops.load_plan(project, nornir, runbook, workers,
-                                                   revert_in, gate_timeout)
+            rollout_plan, schedule = ops.load_plan(project, ops.inventory_groups(nornir),
+                                                   runbook, workers, revert_in, gate_timeout)
             ask = ops.pause_answer(rollout_plan, yes=yes, dry_run=dry_run)  # before any journal
             # bad gNMI entries are refused before any journal too
             telemetry = None if dry_run else source_for(project, rollout_plan, workers)
@@ -153,11 +168,33 @@ def rollout(ctx: typer.Context,
                              progress=RichProgress(enabled=fmt is Format.TABLE),
                              telemetry=telemetry)
     nornir.close_connections()
+    _show_rollout(result, len(plan_state.devices), fmt)
+
+
+def _show_rollout(result: RolloutResult, total: int, fmt: Format) -> None:
     if fmt is Format.JSON:
         emit_json(result.summary())
     else:
-        output.rollout_report(result, len(plan_state.devices))
+        output.rollout_report(result, total)
     raise typer.Exit(0 if result.ok else 1)
+
+
+def distributed_dry_run(project: Project, runbook: Path | None, shard_by: str | None,
+                        timeout: float | None, break_lock: bool, workers: int, fmt: Format,
+                        revert_in: int | None, gate_timeout: float) -> None:
+    """rollout --dry-run --distributed: the plan, its schedule and the journal here, the
+    diffs from the workers. The inventory is read here only for a runbook's groups."""
+    plan_state = project.plan
+    groups = ops.inventory_groups(sot_inventory.build(
+        project.inventory_dir, plan_state, workers, project.address_spaces)) if runbook else {}
+    with fabric_lock(project.state_dir, project.fabric, "rollout", break_lock) as held:
+        ops.after_break(project, held)
+        rollout_plan, schedule = ops.load_plan(project, groups, runbook, workers, revert_in,
+                                               gate_timeout)
+        journal = Journal.start(project.state_dir, "rollout", project.fabric)
+        journal.write("runbook.yaml", dump_yaml(rollout_plan.model_dump(mode="json")))
+        result = dist.dry_run(project, schedule, journal, shard_by=shard_by, timeout=timeout)
+    _show_rollout(result, len(plan_state.devices), fmt)
 
 
 @app.command()
@@ -173,26 +210,39 @@ def verify(ctx: typer.Context,
            traffic: Annotated[bool, typer.Option(
                "--traffic", help="send RoCEv2 and CNP flows and follow them by class "
                "counters")] = False,
+           distributed: Annotated[bool, typer.Option(
+               "--distributed", help="read the devices in shards on flatfab workers "
+               "(FLATFAB_BROKER_URL) and judge here")] = False,
+           shard_by: dist.ShardByOpt = None, timeout: dist.TimeoutOpt = None,
            workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read every device (read-only) and run the live checks: BGP, ECMP, MTU, tenancy."""
     project = project_of(ctx)
     unknown = [c for c in check_ids or [] if c not in CATALOG]
     if unknown:
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
+    dist.refuse_options(distributed, shard_by, timeout)
+    if distributed and traffic:
+        raise InputError.single("--traffic", "", "flows are sent and followed from one "
+                                "process: not with --distributed")
     if not check_ids and not lossless:
         check_ids = [c for c, item in CATALOG.items() if not item.lossless]
-    nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
-                             project.address_spaces)
-    report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
-                        only_checks=check_ids,
-                        progress=RichProgress(enabled=fmt is Format.TABLE))
-    if traffic:
-        flows = run_traffic(nornir, project.plan)
-        report.findings = sorted(report.findings + flows.findings, key=lambda f: f.sort_key)
-        report.checks_run = sorted({*report.checks_run, *TRAFFIC_CHECKS})
-        report.timings["traffic_s"] = flows.timings["total_s"]
-        report.timings["traffic_packets"] = flows.packets
-    nornir.close_connections()
+    if distributed:
+        report = dist.verify(project, shard_by=shard_by, timeout=timeout, probes=probes,
+                             probe_fanout=probe_fanout, only_checks=check_ids)
+    else:
+        nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
+                                     project.address_spaces)
+        report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
+                            only_checks=check_ids,
+                            progress=RichProgress(enabled=fmt is Format.TABLE))
+        if traffic:
+            flows = run_traffic(nornir, project.plan)
+            report.findings = sorted(report.findings + flows.findings,
+                                     key=lambda f: f.sort_key)
+            report.checks_run = sorted({*report.checks_run, *TRAFFIC_CHECKS})
+            report.timings["traffic_s"] = flows.timings["total_s"]
+            report.timings["traffic_packets"] = flows.packets
+        nornir.close_connections()
     if fmt is Format.JSON:
         emit_json(output.findings_json(report.findings, fabric=project.fabric, stage="live",
                                        checks=report.checks_run, devices=report.devices,

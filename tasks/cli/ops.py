@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,7 @@ from rich.table import Table
 
 from tasks import reports
 from tasks.checks import CATALOG
+from tasks.cli import distributed as dist
 from tasks.cli import output
 from tasks.cli.context import project_of
 from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
@@ -38,19 +40,21 @@ from tasks.workflows.rollout import Ask, render_all
 from tasks.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
 
 
-def _groups(nornir: Nornir) -> dict[str, list[str]]:
+def inventory_groups(nornir: Nornir) -> dict[str, list[str]]:
+    """Device -> its inventory groups (what a runbook's `group:` selects)."""
     return {name: [g.name for g in host.groups] for name, host in nornir.inventory.hosts.items()}
 
 
-def load_plan(project: Project, nornir: Nornir, runbook: Path | None, workers: int,
-              revert_in: int | None, gate_timeout: float) -> tuple[RolloutPlan, Schedule]:
+def load_plan(project: Project, groups: Mapping[str, Sequence[str]], runbook: Path | None,
+              workers: int, revert_in: int | None,
+              gate_timeout: float) -> tuple[RolloutPlan, Schedule]:
     """The rollout plan (a runbook, or the whole fabric at once) and its device schedule."""
     if runbook is None:
         whole = whole_fabric(revert_in or 180, gate_timeout, workers)
-        return whole, schedule(whole, project.plan, _groups(nornir))
+        return whole, schedule(whole, project.plan, groups)
     rollout_plan, doc = load_runbook(runbook)
     return rollout_plan, check_against_fabric(rollout_plan, doc, str(runbook), project.plan,
-                                              _groups(nornir), CATALOG)
+                                              groups, CATALOG)
 
 
 def resumable(project: Project, nornir: Nornir,
@@ -74,7 +78,7 @@ def resumable(project: Project, nornir: Nornir,
     runbook_file = journal.directory / "runbook.yaml"
     rollout_plan, doc = load_runbook(runbook_file)
     found = check_against_fabric(rollout_plan, doc, str(runbook_file), project.plan,
-                                 _groups(nornir), CATALOG)
+                                 inventory_groups(nornir), CATALOG)
     return journal, state, rollout_plan, found
 
 
@@ -183,6 +187,10 @@ def audit(ctx: typer.Context,
           sot: Annotated[bool, typer.Option(
               "--sot", help="also compare cabling (LLDP) and devices with the source of "
               "truth (inventory/<fabric>/source.yaml)")] = False,
+          distributed: Annotated[bool, typer.Option(
+              "--distributed", help="read the devices in shards on flatfab workers "
+              "(FLATFAB_BROKER_URL) and judge here")] = False,
+          shard_by: dist.ShardByOpt = None, timeout: dist.TimeoutOpt = None,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read-only drift audit: running vs intended config, and the live checks."""
     project = project_of(ctx)
@@ -191,15 +199,21 @@ def audit(ctx: typer.Context,
               (interval or 0) * 0.1)
     if count is not None and interval is None:
         raise InputError.single("--count", "", "only with --every")
+    dist.refuse_options(distributed, shard_by, timeout)
     plan_state = project.plan
-    nornir = sot_inventory.build(project.inventory_dir, plan_state, workers,
-                             project.address_spaces)
+    nornir = None if distributed else sot_inventory.build(
+        project.inventory_dir, plan_state, workers, project.address_spaces)
 
     def once() -> int:
-        report = run_audit(nornir, plan_state, lossless=lossless, probes=probes,
-                           progress=RichProgress(enabled=fmt is Format.TABLE),
-                           sot=sot_checks(project) if sot else None)
-        nornir.close_connections()
+        if nornir is None:
+            report = dist.audit(project, shard_by=shard_by, timeout=timeout,
+                                lossless=lossless, probes=probes,
+                                sot=sot_checks(project) if sot else None)
+        else:
+            report = run_audit(nornir, plan_state, lossless=lossless, probes=probes,
+                               progress=RichProgress(enabled=fmt is Format.TABLE),
+                               sot=sot_checks(project) if sot else None)
+            nornir.close_connections()
         written = (reports.write_all(report, ready_dir(report_dir, "--report-dir"))
                    if report_dir else {})
         _show_audit(report, fmt, written)

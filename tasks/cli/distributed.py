@@ -1,0 +1,189 @@
+"""The distributed side of the CLI: `verify/audit --distributed`, `rollout --dry-run
+--distributed`, `worker` and `beat`.
+
+Celery is imported inside these functions only, so plan, render, check and a single-process
+verify never load it. The coordinator needs no device credentials and no inventory (a
+runbook that selects inventory groups aside): workers read the devices.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from tasks.cli.context import project_of
+from tasks.cli.options import WorkersOpt
+from tasks.cli.output import err_console
+from tasks.errors import FlatfabError, InputError
+from tasks.model.state import FabricState
+from tasks.reports.model import AuditReport
+from tasks.runbook.schedule import Schedule
+from tasks.workflows.audit import SotChecks, parse_duration
+from tasks.workflows.journal import Journal
+from tasks.workflows.project import Project
+from tasks.workflows.rollout import RolloutResult, diff_only
+from tasks.workflows.shard_run import Kind
+from tasks.workflows.sharded import (
+    Gathered,
+    ShardedDiffs,
+    Sharding,
+    audit_sharded,
+    verify_sharded,
+)
+from tasks.workflows.shards import default_shard_by, parse_shard_by, shards
+from tasks.workflows.verify import Report
+
+if TYPE_CHECKING:
+    from tasks.distributed.config import Config
+    from tasks.distributed.coordinator import CeleryGather
+
+ShardByOpt = Annotated[str | None, typer.Option(
+    "--shard-by", help="with --distributed: pod, plane, su or leaves:N (default: pod where "
+    "the fabric has pods, else leaves:8)")]
+TimeoutOpt = Annotated[float | None, typer.Option(
+    "--timeout", min=1, help="with --distributed: seconds to wait for every shard (default "
+    "900)")]
+DEFAULT_TIMEOUT = 900.0
+
+
+def refuse_options(distributed: bool, shard_by: str | None, timeout: float | None) -> None:
+    """--shard-by and --timeout mean something only for a distributed run."""
+    if distributed:
+        return
+    for option, value in (("--shard-by", shard_by), ("--timeout", timeout)):
+        if value is not None:
+            raise InputError.single(option, "", "only with --distributed")
+
+
+def _config() -> Config:
+    if importlib.util.find_spec("celery") is None:
+        raise FlatfabError("distributed runs need Celery and redis: install flatfab with its "
+                           "'distributed' extra (pip install -e '.[distributed]')")
+    from tasks.distributed.config import from_env  # noqa: PLC0415 - Celery only here
+
+    return from_env()
+
+
+def _gather(timeout: float | None) -> CeleryGather:
+    config = _config()
+    from tasks.distributed.coordinator import CeleryGather  # noqa: PLC0415 - Celery only here
+
+    return CeleryGather(config, timeout or DEFAULT_TIMEOUT)
+
+
+def _sharding(plan: FabricState, kind: Kind, shard_by: str | None, *, probes: bool = True,
+              probe_fanout: int | None = None) -> Sharding:
+    by = parse_shard_by(shard_by) if shard_by else default_shard_by(plan)
+    return Sharding.of(plan, kind, by, probes=probes, probe_fanout=probe_fanout)
+
+
+def _tell(sharding: Sharding, gather: CeleryGather, gathered: Gathered) -> None:
+    """On stderr: the run, and every shard that failed with its devices (the report names
+    each device too)."""
+    err_console.print(f"distributed run {gather.run_id}: {len(sharding.shards)} shards by "
+                      f"{sharding.spec.shard_by}, {len(gathered.failed)} failed",
+                      soft_wrap=True)
+    for shard in sharding.shards:
+        if shard.id in gathered.failed:
+            err_console.print(f"[red]error:[/] shard {shard.id} ({len(shard.devices)} devices: "
+                              f"{escape(', '.join(shard.devices))}) failed: "
+                              f"{escape(gathered.failed[shard.id])}", soft_wrap=True)
+
+
+def verify(project: Project, *, shard_by: str | None, timeout: float | None, probes: bool,
+           probe_fanout: int | None, only_checks: list[str] | None) -> Report:
+    gather = _gather(timeout)
+    plan = project.plan
+    sharding = _sharding(plan, "verify", shard_by, probes=probes, probe_fanout=probe_fanout)
+    report, gathered = verify_sharded(plan, sharding, gather, only_checks)
+    _tell(sharding, gather, gathered)
+    return report
+
+
+def audit(project: Project, *, shard_by: str | None, timeout: float | None, lossless: bool,
+          probes: bool, sot: SotChecks | None) -> AuditReport:
+    gather = _gather(timeout)
+    plan = project.plan
+    sharding = _sharding(plan, "audit", shard_by, probes=probes)
+    report, gathered = audit_sharded(plan, sharding, gather, lossless=lossless, sot=sot)
+    _tell(sharding, gather, gathered)
+    return report
+
+
+def dry_run(project: Project, schedule: Schedule, journal: Journal, *, shard_by: str | None,
+            timeout: float | None) -> RolloutResult:
+    """rollout --dry-run with its diff pass in shards (nothing else of a rollout is)."""
+    gather = _gather(timeout)
+    plan = project.plan
+    sharding = _sharding(plan, "diff", shard_by)
+    diffs = ShardedDiffs(plan, sharding, gather)
+    result = diff_only(plan, schedule, journal, diffs)
+    _tell(sharding, gather, diffs.gathered)
+    return result
+
+
+def worker(ctx: typer.Context,
+           concurrency: Annotated[int, typer.Option(
+               min=1, max=64, help="shards this worker reads at once (one process each)")] = 2,
+           name: Annotated[str, typer.Option(
+               help="worker name, unique per broker (%h: this host's name)")] = "flatfab@%h",
+           loglevel: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR")] = "INFO",
+           workers: WorkersOpt = 20) -> None:
+    """Read shards of distributed runs for this project (--root): a Celery worker on
+    FLATFAB_BROKER_URL's queue. Credentials come from this worker's environment."""
+    project = project_of(ctx)
+    config = _config()
+    from tasks.distributed import worker as celery_worker  # noqa: PLC0415 - Celery only here
+    from tasks.distributed.context import WorkerContext  # noqa: PLC0415
+    from tasks.distributed.store import client, reachable  # noqa: PLC0415
+
+    reachable(config, client(config))
+    celery_worker.serve(WorkerContext(root=project.root, config=config, workers=workers,
+                                      inventory_override=project.inventory_override,
+                                      state_override=project.state_override),
+                        concurrency=concurrency, name=name, loglevel=_level(loglevel))
+
+
+def _level(text: str) -> str:
+    if text.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+        raise InputError.single("--loglevel", "", f"{text!r} is not DEBUG, INFO, WARNING or "
+                                "ERROR")
+    return text.upper()
+
+
+def beat(ctx: typer.Context,
+         every: Annotated[str, typer.Option(help="audit interval, like 15m or 1h")],
+         report_dir: Annotated[Path, typer.Option(
+             help="where the worker that merges writes every report format (a path every "
+             "worker can write)", file_okay=False)],
+         shard_by: ShardByOpt = None,
+         lossless: Annotated[bool, typer.Option(help="include the lossless catalog")] = True,
+         probes: Annotated[bool, typer.Option(help="ping between hosts")] = True,
+         loglevel: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR")] = "INFO",
+         ) -> None:
+    """Send the fabric's scheduled audit to the workers every --every (Celery beat); they
+    read it in shards and write the reports once every shard ended."""
+    project = project_of(ctx)
+    interval = parse_duration(every, "--every")
+    config = _config()
+    plan = project.plan  # a bad intent or shard spec is refused here, not on every round
+    by = parse_shard_by(shard_by) if shard_by else None
+    shards(plan, by or default_shard_by(plan))
+    from tasks.distributed.beat import run_beat  # noqa: PLC0415 - Celery only here
+    from tasks.distributed.store import client, reachable  # noqa: PLC0415
+
+    reachable(config, client(config))
+    project.state_dir.mkdir(parents=True, exist_ok=True)
+    run_beat(config, fabric=project.fabric, every_s=interval, report_dir=report_dir.resolve(),
+             shard_by=by, lossless=lossless, probes=probes,
+             schedule_file=project.state_dir / f"beat-{project.fabric}.schedule",
+             loglevel=_level(loglevel))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(worker)
+    app.command()(beat)

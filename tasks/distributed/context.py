@@ -1,0 +1,70 @@
+"""What a worker process works from: one project root, its plans cached by intent, and
+the Redis client of its broker. Set once when `flatfab --root DIR worker` starts; the
+prefork pool's processes inherit it and each builds its own plans and client."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from tasks.distributed.config import Config
+from tasks.distributed.store import client
+from tasks.model.state import FabricState
+from tasks.workflows.fingerprint import intent_digest, plan_hash
+from tasks.workflows.project import Project
+
+
+@dataclass
+class WorkerContext:
+    root: Path
+    config: Config
+    workers: int = 20  # Nornir threads of one shard (devices read at once)
+    inventory_override: Path | None = None
+    state_override: Path | None = None
+    _plans: dict[str, tuple[str, FabricState, str]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _store: tuple[int, redis.Redis] | None = field(default=None, repr=False)
+
+    def project(self, fabric: str) -> Project:
+        """The fabric in this worker's project (a bad name is refused as on the CLI)."""
+        return Project(root=self.root, fabric=fabric,
+                       inventory_override=self.inventory_override,
+                       state_override=self.state_override)
+
+    def plan(self, project: Project) -> tuple[FabricState, str]:
+        """The fabric's plan and its hash, planned again only when the intent changed."""
+        digest = intent_digest(project.intent_dir)
+        with self._lock:
+            cached = self._plans.get(project.fabric)
+            if cached is not None and cached[0] == digest:
+                return cached[1], cached[2]
+        planned = project.plan
+        found = (digest, planned, plan_hash(planned))
+        with self._lock:
+            self._plans[project.fabric] = found
+        return found[1], found[2]
+
+    @property
+    def store(self) -> redis.Redis:
+        """This process's client (a forked pool process makes its own)."""
+        if self._store is None or self._store[0] != os.getpid():
+            self._store = (os.getpid(), client(self.config))
+        return self._store[1]
+
+
+_CONTEXT: WorkerContext | None = None
+
+
+def install(context: WorkerContext) -> None:
+    global _CONTEXT  # noqa: PLW0603 - one context per worker process, set at start
+    _CONTEXT = context
+
+
+def current() -> WorkerContext:
+    if _CONTEXT is None:
+        raise RuntimeError("no worker context: start workers with `flatfab --root DIR worker`")
+    return _CONTEXT

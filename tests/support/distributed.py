@@ -1,0 +1,253 @@
+"""What the distributed-run tests share: a real redis-server on a free loopback port with a
+password, `flatfab worker` processes, the CLI run as an operator runs it, an in-process
+Gather, and reports with their timings masked.
+
+Every process is started in a session of its own and stopped by its process group (TERM,
+then KILL after a grace period) and reaped, so no test leaves a daemon behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import redis
+from nornir.core import Nornir
+
+from tasks.model.state import FabricState
+from tasks.reports.model import AuditReport
+from tasks.workflows.shard_codec import as_data, from_data, pack, unpack
+from tasks.workflows.shard_run import RunSpec, run_shard
+from tasks.workflows.sharded import Gathered
+from tasks.workflows.shards import Shard
+from tests.doubles.shard_devices import ENV, launcher
+from tests.support.paths import ROOT
+
+REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
+# what differs between two runs that find the same things
+TIMING_KEYS = ("run_id", "started", "started_epoch", "duration_s", "timings")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop(proc: subprocess.Popen[Any], grace: float = 10.0) -> None:
+    """TERM the process's group, KILL it after `grace` seconds; reap it."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    with contextlib.suppress(ProcessLookupError):  # what the group left (pool processes)
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:g} s: {what}")
+        time.sleep(0.05)
+
+
+@dataclass
+class RedisServer:
+    """A private redis-server: loopback, a password, nothing written to disk."""
+
+    directory: Path
+    port: int = field(default_factory=free_port)
+    password: str = field(default_factory=lambda: secrets.token_hex(16))
+    db: int = 2
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://:{self.password}@127.0.0.1:{self.port}/{self.db}"
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, db=self.db, password=self.password)
+
+    def start(self) -> RedisServer:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        conf = self.directory / "redis.conf"
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("\n".join([
+                "bind 127.0.0.1", f"port {self.port}", "protected-mode yes", 'save ""',
+                "appendonly no", "daemonize no", f"dir {self.directory}",
+                f"logfile {self.directory / 'redis.log'}", f"requirepass {self.password}", ""]))
+        self.proc = subprocess.Popen([REDIS, str(conf)], start_new_session=True,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def up() -> bool:
+            assert self.proc is not None and self.proc.poll() is None, "redis-server exited"
+            try:
+                return bool(self.client().ping())
+            except redis.exceptions.ConnectionError:
+                return False
+        wait_for(up, f"redis-server on port {self.port}")
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop(self.proc)
+
+    def kill(self) -> None:
+        """Gone at once, as a crashed broker is."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+def env_for(broker: RedisServer, *, queue: str = "flatfab", visibility: float = 4,
+            devices: Path | None = None) -> dict[str, str]:
+    """The environment of a worker or coordinator on `broker` (and the device double)."""
+    env = {**os.environ, "FLATFAB_BROKER_URL": broker.url, "FLATFAB_QUEUE": queue,
+           "FLATFAB_VISIBILITY_TIMEOUT": str(visibility), "FLATFAB_RESULT_TTL": "600",
+           "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    if devices is not None:
+        env[ENV] = str(devices)
+    return env
+
+
+def command(root: Path, *args: str) -> list[str]:
+    """The real CLI with the device double installed, on project `root`."""
+    return [sys.executable, "-c", launcher(), "--root", str(root), *args]
+
+
+@dataclass
+class Worker:
+    name: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def kill(self) -> None:
+        """The whole worker gone at once (main and pool processes), as a dead machine."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+def start_worker(root: Path, name: str, env: dict[str, str], log_dir: Path,
+                 concurrency: int = 1) -> Worker:
+    log = log_dir / f"{name}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command(root, "worker", "--concurrency", str(concurrency),
+                                        "--name", f"{name}@%h", "--loglevel", "INFO"),
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    worker = Worker(name, proc, log)
+    wait_for(lambda: "ready." in worker.output() or proc.poll() is not None,
+             f"worker {name} ready", timeout=60)
+    assert proc.poll() is None, worker.output()
+    return worker
+
+
+@contextlib.contextmanager
+def workers(root: Path, env: dict[str, str], log_dir: Path, names: tuple[str, ...] = ("w1",
+            "w2")) -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    try:
+        for name in names:
+            started.append(start_worker(root, name, env, log_dir))
+        yield started
+    finally:
+        for worker in started:
+            stop(worker.proc)
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def flatfab(root: Path, *args: str, env: dict[str, str], timeout: float = 120) -> Run:
+    proc = subprocess.run(command(root, *args), cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def masked(data: Any) -> Any:
+    """A report's JSON with what differs between runs (ids, clocks, timings) blanked."""
+    if isinstance(data, dict):
+        return {k: ("<masked>" if k in TIMING_KEYS else masked(v)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [masked(v) for v in data]
+    return data
+
+
+def masked_report(report: AuditReport) -> AuditReport:
+    return replace(report, run_id="run", started="2026-01-01T00:00:00Z", started_epoch=0.0,
+                   duration_s=0.0, timings={})
+
+
+def devices_file(directory: Path, root: Path, fabric: str, **faults: Any) -> Path:
+    """The double's faults for subprocesses (see tests/doubles/shard_devices.py)."""
+    state = directory / "double-state"
+    state.mkdir(parents=True, exist_ok=True)
+    path = directory / "devices.json"
+    path.write_text(json.dumps({"root": str(root), "fabric": fabric, "state_dir": str(state),
+                                **faults}), encoding="utf-8")
+    return path
+
+
+def in_process(nornir: Nornir, plan: FabricState,
+               failed: dict[str, str] | None = None) -> Callable[[RunSpec, list[Shard]], Gathered]:
+    """A Gather that reads every shard here, each output through the wire format (packed,
+    unpacked, decoded) as a worker's result travels; `failed`: shards to report failed."""
+    def gather(spec: RunSpec, found: list[Shard]) -> Gathered:
+        gathered = Gathered()
+        for shard in found:
+            if failed and shard.id in failed:
+                gathered.failed[shard.id] = failed[shard.id]
+                continue
+            output = run_shard(nornir, plan, spec, shard.id, shard.devices)
+            gathered.outputs[shard.id] = from_data(unpack(pack(as_data(output))))
+        return gathered
+    return gather
+
+
+def report_files(directory: Path) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(directory.iterdir())}
+
+
+def lab_inventory(directory: Path, plan: FabricState) -> Path:
+    """A SimpleInventory naming every planned device (never connected to: the device
+    double answers for them)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    hosts = {name: {"hostname": "127.0.0.1", "platform": d.platform,
+                    "groups": [f"{d.role.value}s"]} for name, d in plan.devices.items()}
+    groups = {f"{role}s": {"data": {"role": role}}
+              for role in ("superspine", "spine", "leaf", "host")}
+    (directory / "hosts.yaml").write_text(json.dumps(hosts, indent=1), encoding="utf-8")
+    (directory / "groups.yaml").write_text(json.dumps(groups, indent=1), encoding="utf-8")
+    (directory / "defaults.yaml").write_text("data: {}\n", encoding="utf-8")
+    return directory
