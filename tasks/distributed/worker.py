@@ -10,6 +10,7 @@ The task returns only that key.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from tasks.distributed import beat, context
@@ -73,6 +74,10 @@ def serve(ctx: context.WorkerContext, *, concurrency: int, name: str,
           loglevel: str = "INFO") -> None:
     """Run the worker until it is stopped (SIGTERM: warm shutdown, shards finish)."""
     context.install(ctx)
+    # Nornir logs every task's arguments (plans, intended configs) at INFO, paramiko every
+    # login: the worker's log keeps what the worker itself says
+    for noisy in ("nornir", "paramiko", "netmiko", "napalm"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     app = make_app(ctx.config)
     register(app)
     app.worker_main(["worker", f"--concurrency={concurrency}", f"--hostname={name}",

@@ -99,9 +99,11 @@ class HealthyFabric:
 class ShardDevices:
     """The double: install() patches the seams, uninstall() puts them back."""
 
-    def __init__(self, plan: FabricState, faults: Faults | None = None) -> None:
+    def __init__(self, plan: FabricState, faults: Faults | None = None,
+                 faults_file: Path | None = None) -> None:
         self.fabric = HealthyFabric(plan)
         self.faults = faults or Faults()
+        self.faults_file = faults_file  # read again at every shard: tests change faults
         self._saved: list[tuple[Any, str, Any]] = []
 
     # ---- device_io's three functions
@@ -143,6 +145,8 @@ class ShardDevices:
     def wrap(self, real: Callable[..., ShardOutput]) -> Callable[..., ShardOutput]:
         def run_shard(nornir: Nornir, plan: FabricState, spec: RunSpec, shard: str,
                       devices: tuple[str, ...]) -> ShardOutput:
+            if self.faults_file is not None:
+                self.faults = read_faults(self.faults_file)
             if shard in self.faults.fail_shard or shard in self.faults.die_shard:
                 n = self._delivery(shard)
                 if n <= self.faults.die_shard.get(shard, 0):
@@ -167,12 +171,17 @@ class ShardDevices:
             setattr(module, name, value)
 
 
+def read_faults(path: Path) -> Faults:
+    return Faults.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
 def install_from_env() -> ShardDevices:
     """In a subprocess: the double for the project and faults FLATFAB_TEST_SHARD_DEVICES
-    names."""
-    data = json.loads(Path(os.environ[ENV]).read_text(encoding="utf-8"))
+    names (a worker reads them again at every shard)."""
+    path = Path(os.environ[ENV])
+    data = json.loads(path.read_text(encoding="utf-8"))
     plan = Project(root=Path(data["root"]), fabric=data["fabric"]).plan
-    return ShardDevices(plan, Faults.from_dict(data)).install()
+    return ShardDevices(plan, Faults.from_dict(data), faults_file=path).install()
 
 
 def launcher() -> str:

@@ -25,14 +25,17 @@ from typing import Any
 
 import redis
 from nornir.core import Nornir
+from typer.testing import CliRunner
 
+from tasks.cli.app import app
 from tasks.model.state import FabricState
 from tasks.reports.model import AuditReport
+from tasks.workflows.project import Project
 from tasks.workflows.shard_codec import as_data, from_data, pack, unpack
 from tasks.workflows.shard_run import RunSpec, run_shard
 from tasks.workflows.sharded import Gathered
 from tasks.workflows.shards import Shard
-from tests.doubles.shard_devices import ENV, launcher
+from tests.doubles.shard_devices import ENV, ShardDevices, launcher
 from tests.support.paths import ROOT
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -153,27 +156,31 @@ class Worker:
 
 def start_worker(root: Path, name: str, env: dict[str, str], log_dir: Path,
                  concurrency: int = 1) -> Worker:
+    """A `flatfab worker` process (not waited for: see ready())."""
     log = log_dir / f"{name}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(command(root, "worker", "--concurrency", str(concurrency),
                                         "--name", f"{name}@%h", "--loglevel", "INFO"),
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
-    worker = Worker(name, proc, log)
-    wait_for(lambda: "ready." in worker.output() or proc.poll() is not None,
-             f"worker {name} ready", timeout=60)
-    assert proc.poll() is None, worker.output()
+    return Worker(name, proc, log)
+
+
+def ready(worker: Worker) -> Worker:
+    wait_for(lambda: "ready." in worker.output() or worker.proc.poll() is not None,
+             f"worker {worker.name} ready", timeout=90)
+    assert worker.proc.poll() is None, worker.output()
     return worker
 
 
 @contextlib.contextmanager
 def workers(root: Path, env: dict[str, str], log_dir: Path, names: tuple[str, ...] = ("w1",
             "w2")) -> Iterator[list[Worker]]:
+    """Workers started together (they load at once), ready when this yields."""
     started: list[Worker] = []
     try:
-        for name in names:
-            started.append(start_worker(root, name, env, log_dir))
-        yield started
+        started = [start_worker(root, name, env, log_dir) for name in names]
+        yield [ready(w) for w in started]
     finally:
         for worker in started:
             stop(worker.proc)
@@ -190,9 +197,27 @@ class Run:
 
 
 def flatfab(root: Path, *args: str, env: dict[str, str], timeout: float = 120) -> Run:
+    """The CLI in a process of its own, as an operator runs it (main(): one-line errors)."""
     proc = subprocess.run(command(root, *args), cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout, check=False)
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def cli(root: Path, *args: str, env: dict[str, str], double: ShardDevices | None = None,
+        ) -> Run:
+    """The CLI in this process (no interpreter start-up: seconds each on a busy machine),
+    with the device double for a single-process run; the coordinator of a distributed
+    run needs none (its workers read the devices)."""
+    if double is not None:
+        double.install()
+    try:
+        result = CliRunner().invoke(app, ["--root", str(root), *args], env=env)
+    finally:
+        if double is not None:
+            double.uninstall()
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Run(result.exit_code, result.stdout, result.stderr)
 
 
 def masked(data: Any) -> Any:
@@ -212,7 +237,8 @@ def masked_report(report: AuditReport) -> AuditReport:
 def devices_file(directory: Path, root: Path, fabric: str, **faults: Any) -> Path:
     """The double's faults for subprocesses (see tests/doubles/shard_devices.py)."""
     state = directory / "double-state"
-    state.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(state, ignore_errors=True)  # deliveries counted afresh
+    state.mkdir(parents=True)
     path = directory / "devices.json"
     path.write_text(json.dumps({"root": str(root), "fabric": fabric, "state_dir": str(state),
                                 **faults}), encoding="utf-8")
@@ -237,6 +263,13 @@ def in_process(nornir: Nornir, plan: FabricState,
 
 def report_files(directory: Path) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(directory.iterdir())}
+
+
+def project(directory: Path, fabric: str = "lab") -> Path:
+    """A project root holding a copy of one example fabric's intent and an inventory."""
+    shutil.copytree(ROOT / "intents" / fabric, directory / "intents" / fabric)
+    lab_inventory(directory / "inventory" / fabric, Project(root=directory, fabric=fabric).plan)
+    return directory
 
 
 def lab_inventory(directory: Path, plan: FabricState) -> Path:
