@@ -83,6 +83,6 @@ def run_shard(nornir: Nornir, plan: FabricState, spec: RunSpec, shard: str,
     collect_started = time.monotonic()
     out.devices = collect_devices(nornir, plan, read_only=True, only=only,
                                   probes=verify_probes(plan, spec.probes, spec.probe_fanout),
-                                  name=f"{spec.kind}: collect")
+                                  name=f"{spec.kind}: collect", close=True)
     out.seconds["collect_s"] = round(time.monotonic() - collect_started, 3)
     return out

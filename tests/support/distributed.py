@@ -1,6 +1,7 @@
 """What the distributed-run tests share: a real redis-server on a free loopback port with a
-password, `flatfab worker` processes, the CLI run as an operator runs it, an in-process
-Gather, and reports with their timings masked.
+password, `flatfab worker` processes (with tests/doubles/shard_faults.py installed), the CLI
+run as an operator runs it or in this process, an in-process Gather, and reports with their
+timings masked.
 
 Every process is started in a session of its own and stopped by its process group (TERM,
 then KILL after a grace period) and reaped, so no test leaves a daemon behind.
@@ -35,7 +36,7 @@ from tasks.workflows.shard_codec import as_data, from_data, pack, unpack
 from tasks.workflows.shard_run import RunSpec, run_shard
 from tasks.workflows.sharded import Gathered
 from tasks.workflows.shards import Shard
-from tests.doubles.shard_devices import ENV, ShardDevices, launcher
+from tests.doubles.shard_faults import ENV, launcher
 from tests.support.paths import ROOT
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -122,19 +123,23 @@ class RedisServer:
             self.proc.wait(timeout=10)
 
 
-def env_for(broker: RedisServer, *, queue: str = "flatfab", visibility: float = 4,
-            devices: Path | None = None) -> dict[str, str]:
-    """The environment of a worker or coordinator on `broker` (and the device double)."""
+def env_for(broker: RedisServer, *, queue: str = "flatfab", visibility: float = 6,
+            faults: Path | None = None, password: str = "") -> dict[str, str]:
+    """The environment of a worker or coordinator on `broker` (`faults`: the shard faults
+    file workers apply; `password`: FLATFAB_PASSWORD, the devices' password)."""
     env = {**os.environ, "FLATFAB_BROKER_URL": broker.url, "FLATFAB_QUEUE": queue,
            "FLATFAB_VISIBILITY_TIMEOUT": str(visibility), "FLATFAB_RESULT_TTL": "600",
            "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
-    if devices is not None:
-        env[ENV] = str(devices)
+    if faults is not None:
+        env[ENV] = str(faults)
+    if password:
+        env["FLATFAB_PASSWORD"] = password
     return env
 
 
 def command(root: Path, *args: str) -> list[str]:
-    """The real CLI with the device double installed, on project `root`."""
+    """The real CLI (shard faults installed when FLATFAB_TEST_SHARD_FAULTS is set), on
+    project `root`."""
     return [sys.executable, "-c", launcher(), "--root", str(root), *args]
 
 
@@ -155,11 +160,13 @@ class Worker:
 
 
 def start_worker(root: Path, name: str, env: dict[str, str], log_dir: Path,
-                 concurrency: int = 1) -> Worker:
+                 inventory: Path | None = None, concurrency: int = 1) -> Worker:
     """A `flatfab worker` process (not waited for: see ready())."""
     log = log_dir / f"{name}.log"
+    where = ["--inventory", str(inventory)] if inventory else []
     with log.open("wb") as out:
-        proc = subprocess.Popen(command(root, "worker", "--concurrency", str(concurrency),
+        proc = subprocess.Popen(command(root, *where, "worker", "--concurrency",
+                                        str(concurrency),
                                         "--name", f"{name}@%h", "--loglevel", "INFO"),
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -174,12 +181,12 @@ def ready(worker: Worker) -> Worker:
 
 
 @contextlib.contextmanager
-def workers(root: Path, env: dict[str, str], log_dir: Path, names: tuple[str, ...] = ("w1",
-            "w2")) -> Iterator[list[Worker]]:
+def workers(root: Path, env: dict[str, str], log_dir: Path, inventory: Path | None = None,
+            names: tuple[str, ...] = ("w1", "w2")) -> Iterator[list[Worker]]:
     """Workers started together (they load at once), ready when this yields."""
     started: list[Worker] = []
     try:
-        started = [start_worker(root, name, env, log_dir) for name in names]
+        started = [start_worker(root, name, env, log_dir, inventory) for name in names]
         yield [ready(w) for w in started]
     finally:
         for worker in started:
@@ -203,18 +210,9 @@ def flatfab(root: Path, *args: str, env: dict[str, str], timeout: float = 120) -
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
-def cli(root: Path, *args: str, env: dict[str, str], double: ShardDevices | None = None,
-        ) -> Run:
-    """The CLI in this process (no interpreter start-up: seconds each on a busy machine),
-    with the device double for a single-process run; the coordinator of a distributed
-    run needs none (its workers read the devices)."""
-    if double is not None:
-        double.install()
-    try:
-        result = CliRunner().invoke(app, ["--root", str(root), *args], env=env)
-    finally:
-        if double is not None:
-            double.uninstall()
+def cli(root: Path, *args: str, env: dict[str, str]) -> Run:
+    """The CLI in this process (no interpreter start-up: seconds each on a busy machine)."""
+    result = CliRunner().invoke(app, ["--root", str(root), *args], env=env)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Run(result.exit_code, result.stdout, result.stderr)
@@ -232,17 +230,6 @@ def masked(data: Any) -> Any:
 def masked_report(report: AuditReport) -> AuditReport:
     return replace(report, run_id="run", started="2026-01-01T00:00:00Z", started_epoch=0.0,
                    duration_s=0.0, timings={})
-
-
-def devices_file(directory: Path, root: Path, fabric: str, **faults: Any) -> Path:
-    """The double's faults for subprocesses (see tests/doubles/shard_devices.py)."""
-    state = directory / "double-state"
-    shutil.rmtree(state, ignore_errors=True)  # deliveries counted afresh
-    state.mkdir(parents=True)
-    path = directory / "devices.json"
-    path.write_text(json.dumps({"root": str(root), "fabric": fabric, "state_dir": str(state),
-                                **faults}), encoding="utf-8")
-    return path
 
 
 def in_process(nornir: Nornir, plan: FabricState,
