@@ -124,9 +124,9 @@ class CeleryGather:
                                   queue=self.config.queue, producer=producer,
                                   retry=True, retry_policy=policy, ignore_result=True)
         except Exception as exc:  # noqa: BLE001 - kombu's errors differ by transport
-            raise BrokerError(f"broker {self.config.broker}: could not send run "
-                              f"{self.run_id}'s tasks: {first_line(exc)}; no report "
-                              "written") from None
+            raise BrokerError(f"broker {self.config.broker} went away mid-run (run "
+                              f"{self.run_id}): its tasks were not all sent: "
+                              f"{first_line(exc)}; no report written") from None
         finally:
             app.close()
 

@@ -33,7 +33,7 @@ from tasks.platforms.registry import PLATFORMS
 ROOT = Path(__file__).resolve().parents[2]
 INTENTS = sorted(p for p in (ROOT / "intents").iterdir() if (p / "fabric.yaml").exists())
 NEUTRAL_LAYERS = ("tasks/plan", "tasks/checks", "tasks/workflows", "tasks/lab", "tasks/reports",
-                  "tasks/intent", "tasks/runbook", "tasks/sot")
+                  "tasks/intent", "tasks/runbook", "tasks/sot", "tasks/distributed")
 
 
 def _spellings(platform: Platform) -> list[str]:
@@ -187,9 +187,9 @@ def test_checks_never_import_the_planner() -> None:
 
 
 # what each layer must never import: layers depend downwards only (model, qos, platforms' base,
-# intent, plan, checks, platforms, then workflows, lab, sot, cli on top)
-ABOVE = ("tasks.workflows", "tasks.lab", "tasks.sot", "tasks.cli", "tasks.reports",
-         "tasks.runbook")
+# intent, plan, checks, platforms, then workflows, lab, sot, distributed, cli on top)
+ABOVE = ("tasks.workflows", "tasks.lab", "tasks.sot", "tasks.distributed", "tasks.cli",
+         "tasks.reports", "tasks.runbook")
 FORBIDDEN_IMPORTS = {
     "tasks/model": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
     "tasks/qos": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
@@ -197,9 +197,10 @@ FORBIDDEN_IMPORTS = {
     "tasks/plan": ("tasks.checks", *ABOVE),
     "tasks/checks": ("tasks.plan", *ABOVE),
     "tasks/platforms": ("tasks.plan", "tasks.checks", *ABOVE),
-    "tasks/workflows": ("tasks.sot", "tasks.cli"),
-    "tasks/lab": ("tasks.sot", "tasks.cli"),
-    "tasks/sot": ("tasks.cli",),
+    "tasks/workflows": ("tasks.sot", "tasks.distributed", "tasks.cli"),
+    "tasks/lab": ("tasks.sot", "tasks.distributed", "tasks.cli"),
+    "tasks/sot": ("tasks.distributed", "tasks.cli"),
+    "tasks/distributed": ("tasks.cli",),  # Celery stays out of every layer below it
 }
 
 

@@ -17,7 +17,7 @@ from tests.support.paths import ROOT
 PROCEDURES = sorted((ROOT / "runbooks").glob("*.md"))
 COMMAND = re.compile(r"^\s*\.venv/bin/flatfab\s(.*)$")
 WANTED = ["first-bring-up", "add-leaf", "add-tenant", "ecn-change", "emergency-rollback",
-          "drift-remediation", "scheduled-audits", "rail-bring-up"]
+          "drift-remediation", "scheduled-audits", "rail-bring-up", "distributed"]
 
 
 def _commands(path: Path) -> list[str]:

@@ -123,13 +123,18 @@ class RedisServer:
             self.proc.wait(timeout=10)
 
 
+def plain_env(**extra: str) -> dict[str, str]:
+    """This environment without any FLATFAB_ setting, running this checkout's code."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("FLATFAB_")},
+            "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **extra}
+
+
 def env_for(broker: RedisServer, *, queue: str = "flatfab", visibility: float = 6,
             faults: Path | None = None, password: str = "") -> dict[str, str]:
     """The environment of a worker or coordinator on `broker` (`faults`: the shard faults
     file workers apply; `password`: FLATFAB_PASSWORD, the devices' password)."""
-    env = {**os.environ, "FLATFAB_BROKER_URL": broker.url, "FLATFAB_QUEUE": queue,
-           "FLATFAB_VISIBILITY_TIMEOUT": str(visibility), "FLATFAB_RESULT_TTL": "600",
-           "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    env = plain_env(FLATFAB_BROKER_URL=broker.url, FLATFAB_QUEUE=queue,
+                    FLATFAB_VISIBILITY_TIMEOUT=str(visibility), FLATFAB_RESULT_TTL="600")
     if faults is not None:
         env[ENV] = str(faults)
     if password:
