@@ -133,8 +133,10 @@ def worker(ctx: typer.Context,
                help="worker name, unique per broker (%h: this host's name)")] = "flatfab@%h",
            loglevel: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR")] = "INFO",
            workers: WorkersOpt = 20) -> None:
-    """Read shards of distributed runs for this project (--root): a Celery worker on
-    FLATFAB_BROKER_URL's queue. Credentials come from this worker's environment."""
+    """Read shards of distributed runs of this project (a Celery worker).
+
+    It consumes FLATFAB_BROKER_URL's queue; device credentials come from its own
+    environment and inventory, never from the broker."""
     project = project_of(ctx)
     config = _config()
     from tasks.distributed import worker as celery_worker  # noqa: PLC0415 - Celery only here
@@ -165,8 +167,10 @@ def beat(ctx: typer.Context,
          probes: Annotated[bool, typer.Option(help="ping between hosts")] = True,
          loglevel: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR")] = "INFO",
          ) -> None:
-    """Send the fabric's scheduled audit to the workers every --every (Celery beat); they
-    read it in shards and write the reports once every shard ended."""
+    """Send the fabric's audit to the workers every --every (Celery beat).
+
+    The workers read it in shards; the one that merges writes the reports once every
+    shard ended."""
     project = project_of(ctx)
     interval = parse_duration(every, "--every")
     config = _config()
