@@ -38,7 +38,7 @@ log = logging.getLogger("flatfab.beat")
 
 def _sharding(ctx: context.WorkerContext, fabric: str, shard_by: str,
               probes: bool) -> tuple[FabricState, Sharding]:
-    plan, hashed = ctx.plan(ctx.project(fabric))
+    _, plan, hashed = ctx.plan(fabric)
     by = parse_shard_by(shard_by) if shard_by else default_shard_by(plan)
     return plan, Sharding.of(plan, "audit", by, probes=probes, hashed=hashed)
 

@@ -25,7 +25,8 @@ class WorkerContext:
     workers: int = 20  # Nornir threads of one shard (devices read at once)
     inventory_override: Path | None = None
     state_override: Path | None = None
-    _plans: dict[str, tuple[str, FabricState, str]] = field(default_factory=dict, repr=False)
+    _plans: dict[str, tuple[str, Project, FabricState, str]] = field(default_factory=dict,
+                                                                    repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _store: tuple[int, redis.Redis] | None = field(default=None, repr=False)
 
@@ -35,18 +36,20 @@ class WorkerContext:
                        inventory_override=self.inventory_override,
                        state_override=self.state_override)
 
-    def plan(self, project: Project) -> tuple[FabricState, str]:
-        """The fabric's plan and its hash, planned again only when the intent changed."""
-        digest = intent_digest(project.intent_dir)
+    def plan(self, fabric: str) -> tuple[Project, FabricState, str]:
+        """The fabric's project, plan and plan hash, loaded and planned again only when its
+        intent files changed (the Project keeps the intent: address spaces come free)."""
+        fresh = self.project(fabric)
+        digest = intent_digest(fresh.intent_dir)
         with self._lock:
-            cached = self._plans.get(project.fabric)
-            if cached is not None and cached[0] == digest:
-                return cached[1], cached[2]
-        planned = project.plan
-        found = (digest, planned, plan_hash(planned))
+            cached = self._plans.get(fabric)
+        if cached is not None and cached[0] == digest:
+            return cached[1], cached[2], cached[3]
+        planned = fresh.plan
+        found = (digest, fresh, planned, plan_hash(planned))
         with self._lock:
-            self._plans[project.fabric] = found
-        return found[1], found[2]
+            self._plans[fabric] = found
+        return fresh, planned, found[3]
 
     @property
     def store(self) -> redis.Redis:

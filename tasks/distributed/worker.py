@@ -27,8 +27,7 @@ def read_shard(ctx: context.WorkerContext, spec: RunSpec, shard_id: str,
                worker: str) -> dict[str, Any]:
     """The payload a shard stores: who read it, from which plan, and what it read (nothing
     when this worker's plan is not the coordinator's: the coordinator refuses it)."""
-    project = ctx.project(spec.fabric)
-    plan, mine = ctx.plan(project)
+    project, plan, mine = ctx.plan(spec.fabric)
     payload: dict[str, Any] = {"worker": worker, "plan_hash": mine, "shard": shard_id,
                                "output": None}
     if mine != spec.plan_hash:

@@ -134,6 +134,13 @@ def test_distributed_verify_audit_and_dry_run_equal_single_ones(cluster: Cluster
     _same(distributed, single)
     assert list(distributed.json()["diffs"]) == ["leaf2"]
     assert list(distributed.json()["errors"]) == ["leaf3-h1"]
+    # a runbook: its phases from the inventory's groups, read here; the diffs from the workers
+    runbook = ("--runbook", str(ROOT / "runbooks" / "first-bring-up.yaml"))
+    single = cluster.single("rollout", "--dry-run", *runbook, "-f", "json")
+    distributed = cluster.distributed("--inventory", str(cluster.inventory), "rollout",
+                                      "--dry-run", *runbook, *BY, "-f", "json")
+    _same(distributed, single)
+    assert len(distributed.json()["phases"]) == 3
     _no_secret(cluster, distributed.stderr, distributed.stdout)
 
 
