@@ -4,7 +4,12 @@ The state models leave some fields out of their JSON while they are empty (`excl
 which would read a `0` or `""` back as None; here every field of such a model is written,
 so a decoded DeviceState equals the one collected and the coordinator judges exactly what
 a single run would. Models with no such field anywhere below them go through pydantic's
-own serializer (fast): the RIBs, most of a leaf's bytes, are among them.
+own serializer (fast).
+
+A device's RIB, most of a leaf's bytes, is written as its distinct next-hop lists plus one
+(protocol, list index) per route, and read back with routes sharing their next-hop lists,
+as collect builds them (tasks.platforms.readback.frr_routes): a thousand-leaf fabric's
+observed RIBs stay a few lists each on the coordinator too.
 """
 
 from __future__ import annotations
@@ -18,12 +23,17 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from tasks.model.state import DeviceState
+from tasks.model.state import DeviceState, NextHop, Route
 from tasks.reports.model import DeviceDrift, SectionDrift
 from tasks.workflows.rollout import DeviceOutcome
 from tasks.workflows.shard_run import ShardOutput
 
 FORMAT = 1
+# the RIB is written field by field: a field added to these models must be added here
+if tuple(Route.model_fields) != ("prefix", "protocol", "nexthops") or \
+        tuple(NextHop.model_fields) != ("interface", "address"):
+    raise RuntimeError("Route or NextHop changed: teach tasks.workflows.shard_codec its fields")
+Hop = tuple[str | None, str | None]
 
 
 def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
@@ -56,6 +66,41 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _routes(routes: dict[str, dict[str, Route]]) -> dict[str, Any]:
+    lists: dict[tuple[Hop, ...], int] = {}
+    tables: dict[str, dict[str, list[Any]]] = {}
+    for vrf, table in routes.items():
+        rows = tables[vrf] = {}
+        for key, route in table.items():
+            hops = tuple((h.interface, h.address) for h in route.nexthops)
+            index = lists.setdefault(hops, len(lists))
+            rows[key] = [route.protocol, index] + ([] if route.prefix == key else [route.prefix])
+    return {"hops": [[list(h) for h in hops] for hops in lists], "tables": tables}
+
+
+def _unroutes(data: dict[str, Any]) -> dict[str, dict[str, Route]]:
+    lists = [[NextHop(interface=i, address=a) for i, a in hops] for hops in data["hops"]]
+    return {vrf: {key: Route.model_construct(prefix=row[2] if len(row) > 2 else key,
+                                             protocol=row[0], nexthops=lists[row[1]])
+                  for key, row in table.items()}
+            for vrf, table in data["tables"].items()}
+
+
+def _device(device: DeviceState) -> dict[str, Any]:
+    data = {name: plain(getattr(device, name)) for name in DeviceState.model_fields
+            if name != "routes"}
+    data["routes"] = None if device.routes is None else _routes(device.routes)
+    return data
+
+
+def _undevice(data: dict[str, Any]) -> DeviceState:
+    routes = data.pop("routes")
+    device = DeviceState.model_validate(data)
+    if routes is not None:
+        device.routes = _unroutes(routes)  # validated once per distinct next-hop list
+    return device
+
+
 def _drift(entry: DeviceDrift) -> dict[str, Any]:
     return {"device": entry.device, "error": entry.error,
             "sections": [{"section": s.section, "missing": list(s.missing),
@@ -72,7 +117,7 @@ def _undrift(data: dict[str, Any]) -> DeviceDrift:
 
 def as_data(output: ShardOutput) -> dict[str, Any]:
     return {"format": FORMAT, "shard": output.shard,
-            "devices": {name: plain(device) for name, device in output.devices.items()},
+            "devices": {name: _device(device) for name, device in output.devices.items()},
             "drift": [_drift(d) for d in output.drift],
             "diffs": {name: {"diff": o.diff, "changed": o.changed, "error": o.error,
                              "notes": list(o.notes)} for name, o in output.diffs.items()},
@@ -84,7 +129,7 @@ def from_data(data: dict[str, Any]) -> ShardOutput:
         raise ValueError(f"shard result format {data.get('format')!r}, expected {FORMAT}")
     return ShardOutput(
         shard=str(data["shard"]),
-        devices={name: DeviceState.model_validate(d) for name, d in data["devices"].items()},
+        devices={name: _undevice(dict(d)) for name, d in data["devices"].items()},
         drift=[_undrift(d) for d in data["drift"]],
         diffs={name: DeviceOutcome(diff=o["diff"], changed=o["changed"], error=o["error"],
                                    notes=list(o["notes"])) for name, o in data["diffs"].items()},
