@@ -34,7 +34,7 @@ from tasks.workflows.sharded import (
     audit_sharded,
     verify_sharded,
 )
-from tasks.workflows.shards import default_shard_by, parse_shard_by, shards
+from tasks.workflows.shards import ShardBy, default_shard_by, parse_shard_by, shards
 from tasks.workflows.verify import Report
 
 if TYPE_CHECKING:
@@ -75,10 +75,14 @@ def _gather(timeout: float | None) -> CeleryGather:
     return CeleryGather(config, timeout or DEFAULT_TIMEOUT)
 
 
-def _sharding(plan: FabricState, kind: Kind, shard_by: str | None, *, probes: bool = True,
+def _sharding(plan: FabricState, kind: Kind, by: ShardBy | None, *, probes: bool = True,
               probe_fanout: int | None = None) -> Sharding:
-    by = parse_shard_by(shard_by) if shard_by else default_shard_by(plan)
-    return Sharding.of(plan, kind, by, probes=probes, probe_fanout=probe_fanout)
+    return Sharding.of(plan, kind, by or default_shard_by(plan), probes=probes,
+                       probe_fanout=probe_fanout)
+
+
+def _by(shard_by: str | None) -> ShardBy | None:
+    return parse_shard_by(shard_by) if shard_by else None
 
 
 def _tell(sharding: Sharding, gather: CeleryGather, gathered: Gathered) -> None:
@@ -96,9 +100,10 @@ def _tell(sharding: Sharding, gather: CeleryGather, gathered: Gathered) -> None:
 
 def verify(project: Project, *, shard_by: str | None, timeout: float | None, probes: bool,
            probe_fanout: int | None, only_checks: list[str] | None) -> Report:
+    by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
-    sharding = _sharding(plan, "verify", shard_by, probes=probes, probe_fanout=probe_fanout)
+    sharding = _sharding(plan, "verify", by, probes=probes, probe_fanout=probe_fanout)
     report, gathered = verify_sharded(plan, sharding, gather, only_checks)
     _tell(sharding, gather, gathered)
     return report
@@ -106,9 +111,10 @@ def verify(project: Project, *, shard_by: str | None, timeout: float | None, pro
 
 def audit(project: Project, *, shard_by: str | None, timeout: float | None, lossless: bool,
           probes: bool, sot: SotChecks | None) -> AuditReport:
+    by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
-    sharding = _sharding(plan, "audit", shard_by, probes=probes)
+    sharding = _sharding(plan, "audit", by, probes=probes)
     report, gathered = audit_sharded(plan, sharding, gather, lossless=lossless, sot=sot)
     _tell(sharding, gather, gathered)
     return report
@@ -117,9 +123,10 @@ def audit(project: Project, *, shard_by: str | None, timeout: float | None, loss
 def dry_run(project: Project, schedule: Schedule, journal: Journal, *, shard_by: str | None,
             timeout: float | None) -> RolloutResult:
     """rollout --dry-run with its diff pass in shards (nothing else of a rollout is)."""
+    by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
-    sharding = _sharding(plan, "diff", shard_by)
+    sharding = _sharding(plan, "diff", by)
     diffs = ShardedDiffs(plan, sharding, gather)
     result = diff_only(plan, schedule, journal, diffs)
     _tell(sharding, gather, diffs.gathered)
@@ -173,10 +180,10 @@ def beat(ctx: typer.Context,
     shard ended."""
     project = project_of(ctx)
     interval = parse_duration(every, "--every")
-    config = _config()
+    by = _by(shard_by)
     plan = project.plan  # a bad intent or shard spec is refused here, not on every round
-    by = parse_shard_by(shard_by) if shard_by else None
     shards(plan, by or default_shard_by(plan))
+    config = _config()
     from tasks.distributed.beat import run_beat  # noqa: PLC0415 - Celery only here
     from tasks.distributed.store import client, reachable  # noqa: PLC0415
 

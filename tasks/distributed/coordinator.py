@@ -9,6 +9,7 @@ timeout) is one line and no report: a report is only built once every shard ende
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -91,26 +92,32 @@ class CeleryGather:
         started = time.monotonic()
         keys = RunKeys(self.run_id)
         ttl = max(self.config.result_ttl, int(self.timeout_s) + 600)
+        gone = False
         try:
             store.set(keys.spec, json.dumps(spec.as_dict()), ex=ttl)
             self._send(spec, found)
             pending = self._wait(store, keys, found, started)
             if pending:
-                forget(store, self.run_id, found)
                 devices = sum(len(s.devices) for s in found if s.id in pending)
                 raise FlatfabError(
                     f"run {self.run_id}: timed out after {self.timeout_s:g} s with "
                     f"{len(pending)} of {len(found)} shards outstanding ({devices} devices): "
                     f"{_names(pending)}; are workers consuming queue {self.config.queue} "
                     f"of {self.config.broker}? (no report written)")
-            gathered = outcomes(store, self.run_id, found, spec.plan_hash, started)
-            forget(store, self.run_id, found)
+            return outcomes(store, self.run_id, found, spec.plan_hash, started)
+        except BrokerError:
+            gone = True  # the tasks could not be sent: nothing more to say to it
+            raise
         except LOST as exc:
+            gone = True
             raise BrokerError(f"broker {self.config.broker} went away mid-run (run "
                               f"{self.run_id}): {first_line(exc)}; no report written") from None
         finally:
+            # whatever else ended the run: late deliveries find no spec and do nothing
+            if not gone:
+                with contextlib.suppress(*LOST):
+                    forget(store, self.run_id, found)
             store.close()
-        return gathered
 
     def _send(self, spec: RunSpec, found: list[Shard]) -> None:
         app = make_app(self.config)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tasks.errors import FlatfabError
 from tasks.model.state import DeviceState, FabricState
 from tasks.reports.model import AuditReport, DeviceDrift
 from tasks.workflows.audit import SotChecks, audit_checks, audit_report
@@ -72,7 +73,8 @@ def _gather(sharding: Sharding, gather: Gather) -> Gathered:
     gathered = gather(sharding.spec, sharding.shards)
     missing = gathered.missing(sharding.shards)
     if missing:  # a Gather that returns must account for every shard
-        raise RuntimeError(f"shards without an outcome: {', '.join(missing)}")
+        raise FlatfabError(f"shards without an outcome (expired from the broker?): "
+                           f"{', '.join(missing)}; no report written")
     return gathered
 
 

@@ -95,6 +95,8 @@ def test_without_a_broker_a_distributed_run_is_one_line_and_exit_2(root: Path) -
     assert live.code == 2 and "--distributed: only with --dry-run" in live.stderr
     traffic = flatfab(root, "verify", "--distributed", "--traffic", env=plain_env())
     assert traffic.code == 2 and "--traffic: flows are sent" in traffic.stderr
+    shards = flatfab(root, "audit", "--distributed", "--shard-by", "pods", env=plain_env())
+    assert shards.code == 2 and shards.stderr.startswith("error: --shard-by: 'pods' is not")
 
 
 @pytest.fixture
