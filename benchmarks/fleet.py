@@ -56,6 +56,13 @@ def classic(devices: int, hosts_per_leaf: int) -> tuple[str, dict[str, dict[str,
     docs = fabric_documents(spines, leaves, hosts_per_leaf)
     name = f"fleet{spines}x{leaves}x{hosts_per_leaf}"
     docs["fabric"]["name"] = name
+    # every spine has a port per leaf: a chassis, whose buffer grows with its ports (one
+    # 400G port's lossless headroom is ~0.26 MB), so the static buffer.budget holds
+    lossless = max(48_000_000, leaves * 300_000)
+    docs["qos"] = {"buffers": {"ingress_lossless_pool": lossless,
+                               "egress_lossless_pool": lossless},
+                   "asics": {"frr": {"family": "generic",
+                                     "buffer_bytes": 2 * lossless + 64_000_000}}}
     return name, docs
 
 

@@ -241,7 +241,13 @@ class NextHop(Model):
 
 
 class Route(Model):
-    prefix: str
+    """How a device reaches one or more prefixes (a route's prefix is its key in the table).
+
+    Collect builds one Route per distinct protocol and next hops and every prefix that has
+    them refers to it (tasks/platforms/readback.py `Routes`): a thousand-leaf fabric's RIBs
+    are then a few thousand Routes, not millions. Replace a route's fields, never change
+    them in place."""
+
     protocol: str
     nexthops: list[NextHop] = Field(default_factory=list)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -205,28 +206,55 @@ def planned_qos_ports(device: DeviceState,
         yield name, iface, plan.qos
 
 
+HopKey = tuple[tuple[Any, Any], ...]  # a route's next hops: (interface, address) each
+
+
+class Routes:
+    """One device's routes as a collect makes them: a Route per distinct protocol and next
+    hops, shared by every prefix that has them (see Route), each validated once; prefixes
+    are interned, so the same prefix on every leaf is one string."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, HopKey], Route] = {}
+
+    def route(self, protocol: str, hops: HopKey) -> Route:
+        key = (protocol, hops)
+        found = self._made.get(key)
+        if found is None:
+            found = self._made[key] = Route(
+                protocol=protocol, nexthops=[NextHop(interface=i, address=a) for i, a in hops])
+        return found
+
+    @staticmethod
+    def prefix(text: str) -> str:
+        return sys.intern(text)
+
+
 # FRR's `show ip route vrf <vrf> json` (the frr platform's and SONiC's routing stack)
-HopKey = tuple[tuple[Any, Any], ...]
 
 
-def frr_routes(table: dict[str, Any], groups: dict[HopKey, list[NextHop]]) -> dict[str, Route]:
+def frr_routes(table: dict[str, Any], made: Routes) -> dict[str, Route]:
     """The selected routes of one VRF's table, with their next hops in the FIB.
 
-    Routes with the same next hops share one list of them (`groups`, kept by the caller
-    across a device's VRFs): a leaf's routes to every other leaf leave by the same uplinks,
-    so a thousand-leaf fabric's RIB is a few lists instead of millions of NextHops, and
-    each is validated once. Nothing may change such a list in place.
+    FRR 8 numbers each route's next-hop group (`nexthopGroupId`): routes of one group (a
+    leaf's routes to every other leaf) have the same next hops, read once per group.
     """
     routes: dict[str, Route] = {}
+    by_group: dict[tuple[Any, str, int], Route] = {}
     for prefix, entries in table.items():
         for entry in entries if isinstance(entries, list) else [entries]:
             if not isinstance(entry, dict) or not entry.get("selected"):
                 continue
-            key = tuple((h.get("interfaceName"), h.get("ip")) for h in entry.get("nexthops", [])
-                        if isinstance(h, dict) and h.get("fib"))
-            hops = groups.get(key)
-            if hops is None:
-                hops = groups[key] = [NextHop(interface=i, address=a) for i, a in key]
-            routes[prefix] = Route.model_construct(
-                prefix=prefix, protocol=str(entry.get("protocol", "")), nexthops=hops)
+            protocol = str(entry.get("protocol", ""))
+            listed = entry.get("nexthops", [])
+            group = entry.get("nexthopGroupId")
+            seen = (by_group.get((group, protocol, len(listed)))
+                    if isinstance(group, int) and isinstance(listed, list) else None)
+            if seen is None:
+                seen = made.route(protocol, tuple(
+                    (h.get("interfaceName"), h.get("ip")) for h in listed
+                    if isinstance(h, dict) and h.get("fib")))
+                if isinstance(group, int) and isinstance(listed, list):
+                    by_group[(group, protocol, len(listed))] = seen
+            routes[made.prefix(prefix)] = seen
     return routes

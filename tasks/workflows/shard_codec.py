@@ -24,13 +24,14 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from tasks.model.state import DeviceState, NextHop, Route
+from tasks.platforms.readback import Routes
 from tasks.reports.model import DeviceDrift, SectionDrift
 from tasks.workflows.rollout import DeviceOutcome
 from tasks.workflows.shard_run import ShardOutput
 
 FORMAT = 1
 # the RIB is written field by field: a field added to these models must be added here
-if tuple(Route.model_fields) != ("prefix", "protocol", "nexthops") or \
+if tuple(Route.model_fields) != ("protocol", "nexthops") or \
         tuple(NextHop.model_fields) != ("interface", "address"):
     raise RuntimeError("Route or NextHop changed: teach tasks.workflows.shard_codec its fields")
 Hop = tuple[str | None, str | None]
@@ -74,14 +75,14 @@ def _routes(routes: dict[str, dict[str, Route]]) -> dict[str, Any]:
         for key, route in table.items():
             hops = tuple((h.interface, h.address) for h in route.nexthops)
             index = lists.setdefault(hops, len(lists))
-            rows[key] = [route.protocol, index] + ([] if route.prefix == key else [route.prefix])
+            rows[key] = [route.protocol, index]
     return {"hops": [[list(h) for h in hops] for hops in lists], "tables": tables}
 
 
 def _unroutes(data: dict[str, Any]) -> dict[str, dict[str, Route]]:
-    lists = [[NextHop(interface=i, address=a) for i, a in hops] for hops in data["hops"]]
-    return {vrf: {key: Route.model_construct(prefix=row[2] if len(row) > 2 else key,
-                                             protocol=row[0], nexthops=lists[row[1]])
+    made = Routes()  # shared again, as collect made them
+    hops = [tuple((i, a) for i, a in listed) for listed in data["hops"]]
+    return {vrf: {made.prefix(key): made.route(row[0], hops[row[1]])
                   for key, row in table.items()}
             for vrf, table in data["tables"].items()}
 

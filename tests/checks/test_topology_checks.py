@@ -59,7 +59,7 @@ def _full_ribs(state: FabricState) -> None:
                     continue
                 hops = _towards(planned.name, leaf, vrf)
                 if hops:
-                    table[prefix] = Route(prefix=prefix, protocol="bgp", nexthops=[
+                    table[prefix] = Route(protocol="bgp", nexthops=[
                         NextHop(interface=port) for port in hops])
         device.routes = tables
 
@@ -127,7 +127,7 @@ def test_a_leaf_cabled_into_the_other_plane_is_named_by_lldp_session_and_route()
         peer = next(iter(p for p in leaf.bgp[DEFAULT_VRF].peers.values()))
         peer.peer_device = "p2-pod1-spine1"
         leaf.routes = {DEFAULT_VRF: {"10.0.0.23/32": Route(
-            prefix="10.0.0.23/32", protocol="bgp", nexthops=[NextHop(interface="swp51")])}}
+            protocol="bgp", nexthops=[NextHop(interface="swp51")])}}
 
     found = [f for f in _findings(_observed(cross)) if f[0] == "plane.independence"]
     messages = " | ".join(m for *_, m in found)

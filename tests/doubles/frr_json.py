@@ -53,14 +53,18 @@ def route_table(device: DeviceState, rib: Rib, vrf: str) -> dict[str, list[dict[
                           "nexthops": [{"fib": True, "directlyConnected": True,
                                         "interfaceName": port, "active": True}]}]
     hops: dict[tuple[str, ...], list[dict[str, Any]]] = {}  # one list per ECMP group
+    ids: dict[tuple[str, ...], int] = {}  # zebra's next-hop group id of each
     for prefix, learned in sorted(rib.get(vrf, {}).items()):
         group = hops.get(learned.ports)
         if group is None:
             group = hops[learned.ports] = [
                 {"fib": True, "ip": link_local(port), "afi": "ipv6", "interfaceName": port,
                  "active": True} for port in learned.ports]
+            ids[learned.ports] = 32 + 8 * len(ids)
         table.setdefault(prefix, [{"prefix": prefix, "protocol": "bgp", "selected": True,
                                    "installed": True, "distance": 20, "metric": 0,
+                                   "nexthopGroupId": ids[learned.ports],
+                                   "installedNexthopGroupId": ids[learned.ports],
                                    "nexthops": group}])
     return table
 

@@ -55,7 +55,7 @@ class HealthyFabric:
             for other in self.plan.of_role(Role.LEAF):
                 if other.name != leaf.name and vrf in other.bgp:
                     for prefix in other.bgp[vrf].networks:
-                        table[prefix] = Route(prefix=prefix, protocol="bgp", nexthops=[
+                        table[prefix] = Route(protocol="bgp", nexthops=[
                             NextHop(interface=p) for p in uplinks])
         return routes
 

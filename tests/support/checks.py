@@ -35,7 +35,7 @@ def healthy(planned: FabricState = PLAN) -> FabricState:
             for other in state.of_role(Role.LEAF):
                 if other.name != leaf.name and vrf in other.bgp:
                     for prefix in other.bgp[vrf].networks:
-                        table[prefix] = Route(prefix=prefix, protocol="bgp", nexthops=[
+                        table[prefix] = Route(protocol="bgp", nexthops=[
                             NextHop(interface=p) for p in uplinks])
     return state
 

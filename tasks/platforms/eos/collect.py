@@ -19,7 +19,6 @@ from tasks.model.state import (
     DeviceState,
     Endpoint,
     Interface,
-    NextHop,
     PortCounters,
     Route,
 )
@@ -28,7 +27,7 @@ from tasks.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
 from tasks.platforms.eos import running
 from tasks.platforms.eos.avd import sets_buffers
 from tasks.platforms.eos.running import EosConfig
-from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
 
 RUNNING = "show running-config"
 INTERFACES = "show interfaces"
@@ -182,16 +181,14 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
 
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     tables: dict[str, dict[str, Route]] = {}
+    made = Routes()
     for vrf, table in sorted(reply.get("vrfs", {}).items()):
         routes = table.get("routes", {}) if isinstance(table, dict) else {}
         tables[tenant(names, vrf)] = {
-            prefix: Route(prefix=prefix,
-                          protocol=_BGP_PROTOCOLS.get(entry.get("routeType", ""),
-                                                      str(entry.get("routeType", ""))),
-                          nexthops=[NextHop(interface=long_name(v["interface"])
-                                            if v.get("interface") else None,
-                                            address=v.get("nexthopAddr") or None)
-                                    for v in entry.get("vias", [])])
+            made.prefix(prefix): made.route(
+                _BGP_PROTOCOLS.get(entry.get("routeType", ""), str(entry.get("routeType", ""))),
+                tuple((long_name(v["interface"]) if v.get("interface") else None,
+                       v.get("nexthopAddr") or None) for v in entry.get("vias", [])))
             for prefix, entry in sorted(routes.items()) if isinstance(entry, dict)}
     device.routes = tables
 

@@ -13,7 +13,6 @@ from tasks.model.state import (
     Endpoint,
     IfKind,
     Interface,
-    NextHop,
     Probe,
     Route,
 )
@@ -21,7 +20,7 @@ from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.readback import (
-    HopKey,
+    Routes,
     frr_bgp_instance,
     frr_ipv4_unicast,
     frr_routes,
@@ -251,12 +250,12 @@ def _add_bgp(device: DeviceState, planned: DeviceState, bgp: dict[str, Any],
 def _routes(device: DeviceState, rib: dict[str, Any]) -> dict[str, dict[str, Route]] | None:
     """FRR's selected routes per VRF; None (unread) when a VRF's table has another shape."""
     result: dict[str, dict[str, Route]] = {}
-    groups: dict[HopKey, list[NextHop]] = {}
+    made = Routes()
     for vrf_name, table in rib.items():
         if not isinstance(table, dict):
             device.errors.append(f"routes: VRF {vrf_name}: the table is not an object")
             return None
-        result[vrf_name] = frr_routes(table, groups)
+        result[vrf_name] = frr_routes(table, made)
     return result
 
 

@@ -33,7 +33,6 @@ from tasks.model.state import (
     Endpoint,
     IfKind,
     Interface,
-    NextHop,
     PortQos,
     QueueQos,
     Route,
@@ -42,7 +41,7 @@ from tasks.model.state import (
 from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
-from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
 
 CONFIG = "show configuration | display json"
 INTERFACES = "show interfaces | display json"
@@ -292,6 +291,7 @@ def _local_port(device: DeviceState, address: str) -> str | None:
 
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     tables: dict[str, dict[str, Route]] = {}
+    made = Routes()
     for info in items(reply, "route-information"):
         for table in items(info, "route-table"):
             name = data(table, "table-name") or ""
@@ -310,12 +310,10 @@ def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -
                 if not prefix or active is None:
                     continue
                 protocol = data(active, "protocol-name") or ""
-                routes[prefix] = Route(prefix=prefix, protocol=_PROTOCOLS.get(protocol,
-                                                                                protocol.lower()),
-                                       nexthops=[NextHop(
-                                           interface=state_name(data(nh, "via") or "", names)
-                                           or None, address=data(nh, "to"))
-                                           for nh in items(active, "nh")])
+                routes[made.prefix(prefix)] = made.route(
+                    _PROTOCOLS.get(protocol, protocol.lower()),
+                    tuple((state_name(data(nh, "via") or "", names) or None, data(nh, "to"))
+                          for nh in items(active, "nh")))
     device.routes = {vrf: dict(sorted(r.items())) for vrf, r in sorted(tables.items())}
 
 

@@ -20,7 +20,6 @@ from tasks.model.state import (
     DeviceState,
     Endpoint,
     Interface,
-    NextHop,
     PortCounters,
     Route,
 )
@@ -29,7 +28,7 @@ from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.nxos import running
 from tasks.platforms.nxos.driver import NxosError, parse_json
 from tasks.platforms.nxos.running import NxosConfig
-from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
 
 INTERFACES = "show interface"
 LLDP = "show lldp neighbors detail"
@@ -189,6 +188,7 @@ def _same_subnet(cidr: str, address: str) -> bool:
 
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     tables: dict[str, dict[str, Route]] = {}
+    made = Routes()
     for row in rows(reply, "vrf"):
         vrf = tenant(names, str(row.get("vrf-name-out", "default")))
         table = tables.setdefault(vrf, {})
@@ -197,11 +197,9 @@ def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -
                 paths = rows(prefix, "path")
                 client = str(paths[0].get("clientname", "")) if paths else ""
                 protocol = _PROTOCOLS.get(client.split("-")[0], client)
-                table[str(prefix.get("ipprefix"))] = Route(
-                    prefix=str(prefix.get("ipprefix")), protocol=protocol,
-                    nexthops=[NextHop(interface=long_name(str(p["ifname"]))
-                                      if p.get("ifname") else None,
-                                      address=p.get("ipnexthop") or None) for p in paths])
+                table[made.prefix(str(prefix.get("ipprefix")))] = made.route(
+                    protocol, tuple((long_name(str(p["ifname"])) if p.get("ifname") else None,
+                                     p.get("ipnexthop") or None) for p in paths))
     device.routes = {vrf: dict(sorted(t.items())) for vrf, t in sorted(tables.items())}
 
 

@@ -24,7 +24,6 @@ from tasks.model.state import (
     Endpoint,
     IfKind,
     Interface,
-    NextHop,
     PortCounters,
     Probe,
 )
@@ -32,7 +31,7 @@ from tasks.platforms import configdb, readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
 from tasks.platforms.configdb import ConfigDb
 from tasks.platforms.readback import (
-    HopKey,
+    Routes,
     frr_bgp_instance,
     frr_ipv4_unicast,
     frr_routes,
@@ -208,8 +207,8 @@ def _bgp(device: DeviceState, summary: dict[str, Any], names: InterfaceNames) ->
 
 
 def _routes(device: DeviceState, rib: dict[str, Any], names: InterfaceNames) -> None:
-    groups: dict[HopKey, list[NextHop]] = {}
-    device.routes = {tenant(names, vrf_name): frr_routes(table, groups)
+    made = Routes()
+    device.routes = {tenant(names, vrf_name): frr_routes(table, made)
                      for vrf_name, table in rib.items() if isinstance(table, dict)}
 
 

@@ -31,7 +31,6 @@ from tasks.model.state import (
     Endpoint,
     IfKind,
     Interface,
-    NextHop,
     PortCounters,
     PortQos,
     QosMaps,
@@ -41,7 +40,7 @@ from tasks.model.state import (
 )
 from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
-from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
 from tasks.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
 from tasks.platforms.srlinux.sections import unprefixed
 
@@ -224,6 +223,7 @@ def _bgp(device: DeviceState, native: dict[str, str], instances: list[Json],
 def _routes(device: DeviceState, instances: list[Json], names: InterfaceNames,
             native: dict[str, str]) -> None:
     tables: dict[str, dict[str, Route]] = {}
+    made = Routes()
     for ni in instances:
         if ni.get("type") == "mac-vrf":
             continue
@@ -238,11 +238,11 @@ def _routes(device: DeviceState, instances: list[Json], names: InterfaceNames,
             for member in _list(group.get("next-hop")):
                 hop = hops.get(member.get("next-hop"), {})
                 sub = hop.get("subinterface")
-                nexthops.append(NextHop(interface=_port_name(str(sub), native) if sub else None,
-                                        address=hop.get("ip-address") or None))
+                nexthops.append((_port_name(str(sub), native) if sub else None,
+                                 hop.get("ip-address") or None))
             kind = str(route.get("route-type", ""))
-            routes[prefix] = Route(prefix=prefix, protocol=_PROTOCOLS.get(kind, kind),
-                                   nexthops=nexthops)
+            routes[made.prefix(prefix)] = made.route(_PROTOCOLS.get(kind, kind),
+                                                     tuple(nexthops))
         tables[tenant(names, str(ni.get("name")))] = dict(sorted(routes.items()))
     device.routes = tables
 
