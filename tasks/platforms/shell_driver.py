@@ -13,7 +13,6 @@ another. This class does the rest the same way for every platform:
 from __future__ import annotations
 
 import difflib
-import json
 import shlex
 import time
 from abc import abstractmethod
@@ -30,6 +29,7 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
+from tasks import devicejson
 from tasks.platforms.cli_driver import LoadedCandidate
 from tasks.transport.ssh import (
     CommandResult,
@@ -197,7 +197,7 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
     def _json(self, command: str) -> Any:
         out = self._run(command).stdout
         try:
-            return json.loads(out or "null")
+            return devicejson.loads(out or "null")
         except ValueError:
             raise DeviceCommandError(f"{self.hostname}: `{command}` did not return JSON: "
                                      f"{out.strip()[:120]}") from None

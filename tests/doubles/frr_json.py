@@ -5,6 +5,7 @@ runs inside SONiC too, so the sonic double prints the same shapes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +68,39 @@ def route_table(device: DeviceState, rib: Rib, vrf: str) -> dict[str, list[dict[
                                    "installedNexthopGroupId": ids[learned.ports],
                                    "nexthops": group}])
     return table
+
+
+class RouteText:
+    """`route_table` as FRR prints it (compact JSON), each learned route's entry written once
+    for every switch that learns it the same way (a fleet's leaves print the same thousand
+    entries): the fleet answers a leaf's RIB by joining them."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, Learned], str] = {}
+        self._groups: dict[tuple[str, ...], int] = {}
+
+    def table(self, device: DeviceState, rib: Rib, vrf: str) -> str:
+        parts = [f"{json.dumps(prefix)}:{json.dumps(entry, separators=(',', ':'))}"
+                 for prefix, entry in route_table(device, {}, vrf).items()]
+        seen = set(connected(device).get(vrf, {}))
+        for prefix, learned in sorted(rib.get(vrf, {}).items()):
+            if prefix not in seen:
+                parts.append(self._entry(prefix, learned))
+        return "{" + ",".join(parts) + "}\n"
+
+    def _entry(self, prefix: str, learned: Learned) -> str:
+        text = self._entries.get((prefix, learned))
+        if text is None:
+            group = self._groups.setdefault(learned.ports, 32 + 8 * len(self._groups))
+            entry = [{"prefix": prefix, "protocol": "bgp", "selected": True, "installed": True,
+                      "distance": 20, "metric": 0, "nexthopGroupId": group,
+                      "installedNexthopGroupId": group,
+                      "nexthops": [{"fib": True, "ip": link_local(port), "afi": "ipv6",
+                                    "interfaceName": port, "active": True}
+                                   for port in learned.ports]}]
+            text = self._entries[(prefix, learned)] = (
+                f"{json.dumps(prefix)}:{json.dumps(entry, separators=(',', ':'))}")
+        return text
 
 
 def route_tables(device: DeviceState, rib: Rib,

@@ -18,12 +18,12 @@ dcb/tc/devlink on DCB-capable switchdev ports), devlink (the ASIC's devlink hand
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from tasks import devicejson
 from tasks.asn import read_asn
 from tasks.platforms import configdb
 from tasks.platforms.frr import dcb, kernel_qos
@@ -162,7 +162,7 @@ class FrrDriver(ShellDriver[FrrState]):
         result: dict[str, dict[str, Any]] = {}
         for vrf, text in self._per_namespace(what).items():
             try:
-                items = json.loads(text or "[]")
+                items = devicejson.loads(text or "[]")
             except ValueError:
                 raise DeviceCommandError(f"{self.hostname}: `ip -j {what}` of {vrf} is not "
                                          f"JSON: {text.strip()[:120]}") from None
@@ -302,7 +302,7 @@ class FrrDriver(ShellDriver[FrrState]):
         tables: dict[str, dict[str, Any]] = {}
         for vrf, text in out.items():
             try:
-                tables[vrf] = json.loads(text or "{}")
+                tables[vrf] = devicejson.loads(text or "{}")
             except ValueError:
                 raise DeviceCommandError(f"{self.hostname}: route table of VRF {vrf} is not "
                                          f"JSON: {text.strip()[:120]}") from None

@@ -10,11 +10,11 @@ kernel shows up in the config diff like any other change.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import Any
 
+from tasks import devicejson
 from tasks.model.state import DeviceState, PortQos
 
 KERNEL_TABLE = "FLATFAB_KERNEL"
@@ -132,7 +132,7 @@ def readback_commands(links: dict[str, str]) -> dict[str, str]:
 
 def _json(text: str, what: str) -> list[dict[str, Any]]:
     try:
-        data = json.loads(text or "[]")
+        data = devicejson.loads(text or "[]")
     except ValueError as exc:
         raise KernelQosError(f"{what}: not JSON: {exc}") from None
     if not isinstance(data, list):

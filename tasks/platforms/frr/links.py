@@ -14,11 +14,11 @@ the port to that state.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from dataclasses import dataclass, replace
 
+from tasks import devicejson
 from tasks.model.state import DEFAULT_VRF
 from tasks.platforms.names import sort_interfaces
 
@@ -140,7 +140,7 @@ def from_ip_json(outputs: dict[str, str], ignore: set[str]) -> dict[str, LinkSpe
     specs: dict[str, LinkSpec] = {}
     for vrf, text in outputs.items():
         try:
-            links = json.loads(text or "[]")
+            links = devicejson.loads(text or "[]")
         except ValueError as exc:
             raise LinksError(f"ip -j link output of VRF {vrf} is not JSON: {exc}") from None
         if not isinstance(links, list):

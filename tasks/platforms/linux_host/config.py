@@ -26,11 +26,11 @@ never `all`, `default` or `lo`, whose values reach every NIC (the management NIC
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 import shlex
 from dataclasses import dataclass, field
 
+from tasks import devicejson
 from tasks.platforms.linux_host.nic_qos import NicQosError, NicSettings, parse_line
 
 DEFAULT_MTU = 1500
@@ -311,7 +311,7 @@ def from_ip_json(links: str, addrs: str, routes: str, ignore: set[str],
     """
     try:
         link_data, addr_data, route_data, rule_data = (
-            json.loads(t or "[]") for t in (links, addrs, routes, rules))
+            devicejson.loads(t or "[]") for t in (links, addrs, routes, rules))
     except ValueError as exc:
         raise HostConfigError(f"ip -j output is not JSON: {exc}") from None
     unread: dict[str, str] = {}

@@ -9,13 +9,13 @@ state; "connectx": mlnx_qos, sysfs ECN and RDMA-CM settings), rdma_devices (NIC 
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 import shlex
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
+from tasks import devicejson
 from tasks.platforms.linux_host import config as cfg
 from tasks.platforms.linux_host import nic_counters, nic_qos
 from tasks.platforms.linux_host.collect import ProbeTarget
@@ -72,7 +72,7 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
 
     @staticmethod
     def _json_text(text: str) -> Any:
-        return json.loads(text or "[]")
+        return devicejson.loads(text or "[]")
 
     def get_interfaces(self) -> dict[str, dict[str, Any]]:
         result = {}

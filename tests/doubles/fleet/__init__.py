@@ -21,6 +21,7 @@ from tests.doubles.fleet.frr import FrrDevice
 from tests.doubles.fleet.linux_host import Endpoint, HostDevice, endpoints
 from tests.doubles.fleet.shell import Clock, ShellDevice
 from tests.doubles.fleet.sonic import SonicDevice
+from tests.doubles.frr_json import RouteText
 from tests.doubles.rib import FabricRib
 
 Device = ShellDevice[Any] | SonicDevice | EosDevice
@@ -37,6 +38,7 @@ class Fleet:
 
     def __post_init__(self) -> None:
         self.rib = FabricRib(self.plan)
+        self.route_text = RouteText()
         self._reach: dict[str, Endpoint] | None = None
 
     def device(self, name: str) -> Device:
@@ -50,7 +52,7 @@ class Fleet:
         elif planned.platform == "eos":
             made = EosDevice(planned, self.plan, self.rib, self.clock)
         elif planned.platform == "frr":
-            made = FrrDevice(planned, self.rib, self.clock)
+            made = FrrDevice(planned, self.rib, self.clock, self.route_text)
         elif planned.platform == "linux_host":
             if self._reach is None:
                 self._reach = endpoints(self.plan)

@@ -26,7 +26,7 @@ from tasks.platforms.frr.driver import ASIC_FILE, LLDPCLI, FrrDriver, FrrState
 from tasks.platforms.registry import get as get_platform
 from tests.doubles.fleet.shell import STATE_DIR, Answer, Clock, ShellDevice
 from tests.doubles.frr import Reply
-from tests.doubles.frr_json import bgp_summary, route_table
+from tests.doubles.frr_json import RouteText, bgp_summary
 from tests.doubles.rib import FabricRib
 
 FACTORY_FRR = ("frr defaults datacenter\nhostname {name}\nlog file /var/log/frr/frr.log "
@@ -47,12 +47,14 @@ def _dump(data: Any) -> Reply:
 class FrrDevice(ShellDevice[FrrState]):
     """One frr switch of the fleet (module docstring)."""
 
-    def __init__(self, planned: DeviceState, rib: FabricRib, clock: Clock) -> None:
+    def __init__(self, planned: DeviceState, rib: FabricRib, clock: Clock,
+                 texts: RouteText | None = None) -> None:
         driver = FrrDriver(planned.name, "fleet", None, optional_args={
             "mgmt_interfaces": ["eth0"], "read_only": False})
         super().__init__(planned.name, driver, get_platform("frr").render(planned),
                          FACTORY_FRR.format(name=planned.name), clock)
         self.planned, self.rib = planned, rib
+        self.texts = texts or RouteText()  # the fleet shares one: entries written once
         # the ports the device has whatever its config: every planned link but bridges
         self.ports = [n for n, i in planned.interfaces.items()
                       if i.kind not in (IfKind.BRIDGE, IfKind.LOOPBACK)]
@@ -145,7 +147,7 @@ class FrrDevice(ShellDevice[FrrState]):
         return _dump(bgp_summary(self.planned, self.rib.of(self.name)))
 
     def _routes(self, vrf: str) -> Reply:
-        return _dump(route_table(self.planned, self.rib.of(self.name), vrf))
+        return Reply(self.texts.table(self.planned, self.rib.of(self.name), vrf))
 
     def _lldp(self) -> Reply:
         entries = []
