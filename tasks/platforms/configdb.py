@@ -355,6 +355,7 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
     per_port = _per_port(db)
     cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})
     global_map = db.get("PORT_QOS_MAP", {}).get("global", {})
+    bound: dict[tuple[str | None, ...], QosMaps] = {}
     for port_name, qmap in db.get("PORT_QOS_MAP", {}).items():
         if port_name == "global":
             continue
@@ -364,10 +365,13 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
         if trust == "none":
             unknown["trust"] = (f"{where} binds neither dscp_to_tc_map nor dot1p_to_tc_map: "
                                 "the port classifies by no map")
-        maps = QosMaps(**{attr: _map(db, table, dscp_map if attr == "dscp_to_tc" else
-                                     ref(qmap.get(field)), 64 if attr == "dscp_to_tc" else 8,
-                                     where)
-                          for table, (attr, field) in MAP_TABLES.items()})
+        named = tuple(dscp_map if attr == "dscp_to_tc" else ref(qmap.get(field))
+                      for attr, field in MAP_TABLES.values())
+        maps = bound.get(named)
+        if maps is None:  # ports share a few map bindings: each read once
+            maps = bound[named] = QosMaps(**{
+                attr: _map(db, table, name, 64 if attr == "dscp_to_tc" else 8, where)
+                for (table, (attr, _)), name in zip(MAP_TABLES.items(), named, strict=True)})
         pfc = _prios(qmap.get("pfc_enable"))
         pgs: dict[int, str] = {}
         for pg, row in per_port.get(f"BUFFER_PG:{port_name}", {}).items():
