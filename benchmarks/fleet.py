@@ -10,7 +10,7 @@ command, run as a child so its CPU time and peak RSS are its own. Each line:
 
 - shape, devices, switches, hosts; op: `verify` (`verify --lossless`, probes included),
   `audit` (config drift and every live check), `dry-run` (`rollout --dry-run`), `rollout` (a
-  full phased rollout of a factory-fresh fleet with `runbooks/first-bring-up.yaml`: diff,
+  full phased rollout of a factory-fresh fleet with `runbooks/fleet-bring-up.yaml`: diff,
   then per batch commit with a revert timer, gate, confirm);
 - wall_s; controller_cpu_s and cpu_ms_per_device (user + system of the flatfab process);
   peak_rss_mb (the flatfab process); connections_peak (SSH connections open at once, as the
@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from scale import AI_FABRICS, RAILS, SERVERS_PER_SU, ai_documents, fabric_documents  # noqa: E402
 
 FLATFAB = [str(Path(sys.executable).parent / "flatfab")]
-RUNBOOK = ROOT / "runbooks" / "first-bring-up.yaml"
+RUNBOOK = ROOT / "runbooks" / "fleet-bring-up.yaml"
 
 
 def classic(devices: int, hosts_per_leaf: int) -> tuple[str, dict[str, dict[str, Any]]]:
