@@ -2,7 +2,7 @@
 operation.
 
     python benchmarks/fleet.py [--sizes 100 1000 5000 10000] [--ops verify audit dry-run rollout]
-                               [--shape classic|rail] [--hosts-per-leaf 4] [--workers 100]
+                               [--shape classic|rail] [--hosts-per-leaf 4] [--workers 20]
 
 The fleet (tests/doubles/fleet: every device of the plan answering its driver over real SSH
 from one process on 127.0.0.1) runs in a process of its own; the controller is the `flatfab`
@@ -196,7 +196,7 @@ def main() -> None:
                         default=["verify", "audit", "dry-run", "rollout"])
     parser.add_argument("--shape", choices=["classic", "rail"], default="classic")
     parser.add_argument("--hosts-per-leaf", type=int, default=4)
-    parser.add_argument("--workers", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="flatfab-fleet-") as tmp:
         for size in args.sizes:

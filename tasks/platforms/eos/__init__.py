@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tasks.model.state import DeviceState, Probe
 from tasks.platforms.base import DeviceDriver, Platform
 from tasks.platforms.eos.collect import collect
+from tasks.platforms.eos.driver import EosDriver
 from tasks.platforms.eos.render import render
-from tasks.platforms.eos.sections import split_sections, without_comments
+from tasks.platforms.eos.sections import owned, split_sections, without_comments
 
 
 class EosPlatform(Platform):
@@ -16,11 +18,25 @@ class EosPlatform(Platform):
         return render(device, self.facts)
 
     def sections(self, config: str) -> dict[str, list[str]]:
-        return split_sections(config)
+        return split_sections(config, self.facts.management_interfaces)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         running = driver.get_config(retrieve="running")["running"]
-        return without_comments(running), without_comments(intended)
+        return (without_comments(owned(running, self.facts.management_interfaces)),
+                without_comments(intended))
+
+    def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
+        """NAPALM's EOSDriver, with replaces that keep what flatfab does not own
+        (tasks/platforms/eos/driver.py)."""
+        from napalm.eos.eos import EOSDriver  # noqa: PLC0415 - only workflows need it
+
+        if isinstance(connection, EosDriver):
+            return connection
+        if not isinstance(connection, EOSDriver):
+            raise TypeError(f"platform eos needs NAPALM's eos driver, not "
+                            f"{type(connection).__name__}")
+        driver: DeviceDriver = EosDriver(connection, self.facts.management_interfaces)
+        return driver
 
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:

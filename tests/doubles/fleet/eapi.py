@@ -16,7 +16,8 @@ The double starts holding the plan's render (or, with `start_factory`, FACTORY b
 answers show commands with `healthy_shows` of the plan. It keeps a config as the statements
 NAPALM sends (no indentation); EOS prints its running config indented, so `show running-config`
 of a config the fleet knows (the render, the factory config) is printed as that config's text,
-any other as the double holds it. Not modelled: eAPI's own configuration (the fleet answers
+any other as the double holds it (the configs it knows include a replace's merge of what
+flatfab does not own with the render). Not modelled: eAPI's own configuration (the fleet answers
 whatever `management api http-commands` the running config holds or lacks).
 """
 
@@ -34,6 +35,7 @@ from pyeapi.eapilib import CommandError
 
 from tasks.model.state import DeviceState, FabricState
 from tasks.platforms.eos import PLATFORM
+from tasks.platforms.eos.sections import merge_into
 from tests.doubles.eos import EosDouble, healthy_shows
 from tests.doubles.fleet.shell import Clock, Faults
 from tests.doubles.rib import FabricRib
@@ -88,7 +90,13 @@ class EosDevice:
         self.start_factory = False
         self.intended = PLATFORM.render(planned)
         self.factory = FACTORY.format(name=self.name)
-        self._known = [(statements(c), c) for c in (self.intended, self.factory)]
+        # a replace keeps the running config's blocks flatfab does not own (the platform's
+        # driver merges them in front of the render): those merges are known texts too
+        mgmt = PLATFORM.facts.management_interfaces
+        texts = [self.intended, self.factory,
+                 *(merge_into(held, pushed, mgmt) for held in (self.intended, self.factory)
+                   for pushed in (self.intended, self.factory))]
+        self._known = [(statements(c), c) for c in dict.fromkeys(texts)]
         self._double: EosDouble | None = None
         self._born = clock.now()
 

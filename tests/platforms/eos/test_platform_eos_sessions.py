@@ -110,11 +110,12 @@ def test_dry_run_diff_opens_no_config_session(driver: EOSDriver, device: EosDoub
 
     host = SimpleNamespace(name="leaf1", platform="eos",
                            connections={"napalm": SimpleNamespace(connection=driver)})
+    device.running = ["hostname leaf1", "interface Ethernet1", "   mtu 9000"]  # as EOS shows
     device.log.clear()
     result = _diff(SimpleNamespace(host=host), {"leaf1": NEW_TEXT},  # type: ignore[arg-type]
                    read_only=True)
     outcome = result.result
     assert isinstance(outcome, DeviceOutcome)
-    assert "-mtu 9000\n" in outcome.diff and "+   mtu 9216\n" in outcome.diff
+    assert "-   mtu 9000\n" in outcome.diff and "+   mtu 9216\n" in outcome.diff
     assert device.log == ["show running-config"] * len(device.log) and device.log
-    assert device.running == OLD and not device.sessions
+    assert device.running[-1] == "   mtu 9000" and not device.sessions
