@@ -23,6 +23,7 @@ from tasks.model.state import FabricState, LinkKind
 from tasks.platforms.registry import get as get_platform
 from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
 from tasks.workflows import device_io
+from tasks.workflows.connections import release
 from tasks.workflows.drift import device_drift
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.results import host_values
@@ -44,7 +45,10 @@ def parse_duration(text: str, option: str) -> float:
 def _config_drift(task: Task, configs: dict[str, str]) -> Result:
     """Running vs intended text of one device, read-only (load + compare, never commit)."""
     platform = get_platform(str(task.host.platform))
-    running, intended = device_io.config_texts(task, configs[task.host.name])
+    try:
+        running, intended = device_io.config_texts(task, configs[task.host.name])
+    finally:
+        release(task)  # the collect after it opens its own: at most --workers at once
     return Result(host=task.host, result=device_drift(task.host.name, running, intended,
                                                       platform.sections))
 

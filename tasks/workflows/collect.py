@@ -9,7 +9,7 @@ state, in plan order.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
 from nornir.core import Nornir
@@ -29,7 +29,7 @@ def unread(planned: DeviceState, reason: str) -> DeviceState:
 
 
 def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
-             read_only: bool, close: bool) -> Result:
+             read_only: bool, close: bool, keep_open: Container[str] = ()) -> Result:
     planned = plan.devices[task.host.name]
     try:
         device = device_io.observe(task, planned, probes.get(planned.name, []), read_only)
@@ -37,7 +37,7 @@ def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         device = unread(planned, reason)
     finally:
-        if close:
+        if close and task.host.name not in keep_open:
             release(task)
     return Result(host=task.host, result=device)
 
@@ -51,11 +51,13 @@ class Collection:
 def collect_devices(nornir: Nornir, plan: FabricState, *,
                     probes: dict[str, list[Probe]] | None = None, read_only: bool = True,
                     progress: RichProgress | None = None, only: set[str] | None = None,
-                    name: str = "collect", close: bool = False) -> dict[str, DeviceState]:
+                    name: str = "collect", close: bool = False,
+                    keep_open: Container[str] = ()) -> dict[str, DeviceState]:
     """Observed state of the plan's devices (or only some), one Nornir run, in plan order.
 
     `probes`: the pings each host sends (tasks.plan.probes), none when omitted. `close`:
-    each device's connection is closed once it is read (a run that reads it only once).
+    each device's connection is closed once it is read (a run that reads it only once),
+    but those of `keep_open`.
     """
     target = nornir.filter(filter_func=lambda h: h.name in only) if only is not None else nornir
     if progress is not None:
@@ -65,7 +67,8 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
     # CPU seconds of a verify); what the run leaves as cyclic garbage is found afterwards
     with gc_paused(long_lived=True):
         results = target.run(task=_collect, name=name, plan=plan, probes=probes or {},
-                             read_only=read_only, close=close, on_failed=True)
+                             read_only=read_only, close=close, keep_open=keep_open,
+                             on_failed=True)
     devices: dict[str, DeviceState] = {}
     for host in plan.devices:
         if only is not None and host not in only:
@@ -90,11 +93,12 @@ def observed_state(plan: FabricState, devices: Mapping[str, DeviceState]) -> Fab
 def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]] | None = None,
             read_only: bool = True, progress: RichProgress | None = None,
             only: set[str] | None = None, name: str = "collect",
-            close: bool = False) -> Collection:
+            close: bool = False, keep_open: Container[str] = ()) -> Collection:
     """Observed state of the plan's devices (or only some), one Nornir run (`close`: as
     collect_devices)."""
     started = time.monotonic()
     devices = collect_devices(nornir, plan, probes=probes, read_only=read_only,
-                              progress=progress, only=only, name=name, close=close)
+                              progress=progress, only=only, name=name, close=close,
+                              keep_open=keep_open)
     return Collection(state=observed_state(plan, devices),
                       seconds=time.monotonic() - started)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from tasks.runbook.schedule import Schedule, ScheduledPhase
 from tasks.telemetry import conditions
 from tasks.workflows import device_io
 from tasks.workflows.collect import collect
-from tasks.workflows.connections import driver
+from tasks.workflows.connections import driver, release
 from tasks.workflows.journal import Journal
 from tasks.workflows.progress import RichProgress
 from tasks.workflows.results import first_line, host_values, subset
@@ -100,8 +100,13 @@ class RolloutResult:
 # ---- per-device Nornir tasks -------------------------------------------------------------
 
 def _diff(task: Task, configs: dict[str, str], read_only: bool) -> Result:
-    """The device's diff and its platform's notes on it, read without changing anything."""
-    diff, notes = device_io.config_diff(task, configs[task.host.name], read_only)
+    """The device's diff and its platform's notes on it, read without changing anything (its
+    session closed after: a commit opens its own, so a fleet's diff pass holds at most
+    --workers sessions)."""
+    try:
+        diff, notes = device_io.config_diff(task, configs[task.host.name], read_only)
+    finally:
+        release(task)
     return Result(host=task.host, result=DeviceOutcome(diff=diff, notes=notes))
 
 
@@ -235,8 +240,11 @@ def gate_checks(gate: Gate) -> list[str]:
 
 
 def run_gate(nornir: Nornir, plan: FabricState, gate: Gate, ready: set[str],
-             journal: Journal) -> list[Finding]:
-    """Wait until the gate's checks pass on the ready devices; what is open at the timeout."""
+             journal: Journal, batch: Container[str] = ()) -> list[Finding]:
+    """Wait until the gate's checks pass on the ready devices; what is open at the timeout.
+
+    The batch's devices keep their sessions (a commit is confirmed or rolled back through
+    the driver that made it); every other device's is closed once read."""
     checks = gate_checks(gate)
     time.sleep(gate.wait_s)
     deadline = time.monotonic() + gate.timeout_s
@@ -244,7 +252,8 @@ def run_gate(nornir: Nornir, plan: FabricState, gate: Gate, ready: set[str],
     attempt = 0
     while True:
         attempt += 1
-        observed = collect(nornir, expected, read_only=False, only=ready, name="gate").state
+        observed = collect(nornir, expected, read_only=False, only=ready, name="gate",
+                           close=True, keep_open=batch).state
         findings = [f for f in run_checks(CheckContext(state=observed, plan=expected,
                                                        stage=Stage.LIVE), checks)
                     if relevant(f, plan, ready)]
@@ -302,6 +311,7 @@ class _Run:
 
     def confirm(self, names: list[str]) -> None:
         done = self.run(names, 50, task=_confirm, name="rollout: confirm", journal=self.journal)
+        self.close(names)
         confirmed = [n for n in names if done[n][0]]
         self.state.confirmed += confirmed
         self.result.confirmed = sorted(set(self.state.confirmed))
@@ -316,6 +326,7 @@ class _Run:
         self.journal.event("rollback", devices=names)
         done = self.run(names, 50, task=undo, name="rollout: rollback", backups=self.journal,
                         journal=self.journal)
+        self.close(names)
         back = [n for n in names if done[n][0]]
         self.state.rolled_back += back
         self.result.rolled_back = sorted(set(self.state.rolled_back))
@@ -325,6 +336,13 @@ class _Run:
             if name not in back:
                 self.state.failed[name] = f"rollback failed: {done[name][1]}"
         self.save()
+
+    def close(self, names: list[str]) -> None:
+        """The batch is done with: its sessions closed (a run holds a batch's, not all)."""
+        for name in names:
+            host = self.nornir.inventory.hosts.get(name)
+            if host is not None:
+                host.close_connections()
 
     def watch_batch(self, gate: Gate, devices: list[str]) -> BatchWatch | list[Finding] | None:
         """The batch's telemetry gate (None: the gate has none), or why it cannot run."""
@@ -478,7 +496,8 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
                     break
                 run.ready |= set(committed)
                 gate_started = time.monotonic()
-                findings = run_gate(nornir, plan, phase.gate, run.ready, journal)
+                findings = run_gate(nornir, plan, phase.gate, run.ready, journal,
+                                    batch=committed)
                 why = f"gate did not pass within {phase.gate.timeout_s:g} s"
                 if not findings and watch is not None and committed:
                     findings = watch.judge(committed)
