@@ -12,11 +12,17 @@ command, run as a child so its CPU time and peak RSS are its own. Each line:
   `audit` (config drift and every live check), `dry-run` (`rollout --dry-run`), `rollout` (a
   full phased rollout of a factory-fresh fleet with `runbooks/fleet-bring-up.yaml`: diff,
   then per batch commit with a revert timer, gate, confirm);
-- wall_s; controller_cpu_s and cpu_ms_per_device (user + system of the flatfab process);
+- wall_s; controller_cpu_s (user + system of the flatfab process) and cpu_ms_per_device
+  (that, plus the workers' of a distributed run, per device);
   peak_rss_mb (the flatfab process); connections_peak (SSH connections open at once, as the
   fleet counted them); fleet_cpu_s (the simulator's own CPU for the operation: it shares the
   machine's cores with the controller); exit code, findings, devices changed;
 - fleet_setup_s: the fleet's start (plan, keys) for that size.
+
+With `--distributed W`, verify, audit and dry-run also run as `--distributed` over W
+`flatfab worker` processes (one shard at a time each) on a private redis-server, shards of
+`--shard-by` (default leaves:32); the line's op gets `+distributed`, workers_cpu_s is the
+workers' CPU (their pool processes included) and controller_cpu_s the coordinator's.
 
 `classic`: a two-tenant leaf-spine (benchmarks/scale.py fabric_documents), N devices =
 spines + leaves x (1 + hosts per leaf), 8 spines up to 2,000 devices, 16 beyond. `rail`: the
@@ -45,6 +51,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from scale import AI_FABRICS, RAILS, SERVERS_PER_SU, ai_documents, fabric_documents  # noqa: E402
+
+from tests.support.distributed import RedisServer, env_for, ready, start_worker  # noqa: E402
 
 FLATFAB = [str(Path(sys.executable).parent / "flatfab")]
 RUNBOOK = ROOT / "runbooks" / "fleet-bring-up.yaml"
@@ -119,14 +127,15 @@ class Fleet:
         self.log.close()
 
 
-def controller(root: Path, name: str, fleet: Fleet, args: list[str]) -> dict[str, Any]:
+def controller(root: Path, name: str, fleet: Fleet, args: list[str],
+               env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one flatfab command as a child; its wall time, CPU, peak RSS and JSON output."""
     command = [*FLATFAB, "--root", str(root), "--fabric", name, "--inventory",
                str(fleet.folder / "inventory"), "--state-dir", str(fleet.folder / "state"),
                *args]
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err)
+        child = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
         out.seek(0)
@@ -141,6 +150,27 @@ def controller(root: Path, name: str, fleet: Fleet, args: list[str]) -> dict[str
         sys.stderr.write(f"{' '.join(args)}: exit {code}: {errors[-2000:]}\n")
     return {"wall_s": round(wall, 2), "controller_cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024), "exit": code, "output": data}
+
+
+class Workers:
+    """A private redis-server and W `flatfab worker`s for one fabric (tests/support's)."""
+
+    def __init__(self, root: Path, inventory: Path, count: int, folder: Path) -> None:
+        self.broker = RedisServer(folder / "redis").start()
+        self.env = env_for(self.broker, visibility=3600)
+        self.workers = [ready(start_worker(root, f"w{i}", self.env, folder, inventory))
+                        for i in range(1, count + 1)]
+
+    def stop(self) -> float:
+        """Stop the workers; their CPU seconds (with the pool processes they reaped)."""
+        total = 0.0
+        for worker in self.workers:
+            os.killpg(worker.proc.pid, signal.SIGTERM)
+            _, _, usage = os.wait4(worker.proc.pid, 0)
+            worker.proc.returncode = 0
+            total += usage.ru_utime + usage.ru_stime
+        self.broker.stop()
+        return total
 
 
 OPS = {
@@ -158,7 +188,7 @@ def outcome(op: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_size(shape: str, devices: int, hosts_per_leaf: int, ops: list[str], workers: int,
-             work: Path) -> None:
+             work: Path, distributed: int = 0, shard_by: str = "leaves:32") -> None:
     name, docs = classic(devices, hosts_per_leaf) if shape == "classic" else rail(devices)
     root = work / name
     intent = write_intent(root, name, docs)
@@ -170,20 +200,34 @@ def run_size(shape: str, devices: int, hosts_per_leaf: int, ops: list[str], work
         try:
             inventory = yaml.safe_load((fleet.folder / "inventory" / "hosts.yaml").read_text())
             hosts = sum(1 for h in inventory.values() if h["platform"] == "linux_host")
-            for op in wanted:
+            runs = [(op, False) for op in wanted]
+            if distributed:
+                runs += [(op, True) for op in wanted if op != "rollout"]
+            for op, spread in runs:
+                pool = (Workers(root, fleet.folder / "inventory", distributed,
+                                root / f"workers-{op}") if spread else None)
                 fleet.reset()
-                result = controller(root, name, fleet, [*OPS[op], "--workers", str(workers)])
+                args = [*OPS[op], "--workers", str(workers)]
+                if pool is not None:
+                    args += ["--distributed", "--shard-by", shard_by, "--timeout", "7200"]
+                result = controller(root, name, fleet, args, pool.env if pool else None)
+                workers_cpu = pool.stop() if pool is not None else None
                 seen = fleet.stats()
                 line = {"shape": shape, "devices": len(inventory),
-                        "switches": len(inventory) - hosts, "hosts": hosts, "op": op,
+                        "switches": len(inventory) - hosts, "hosts": hosts,
+                        "op": op + ("+distributed" if spread else ""),
                         "workers": workers, "wall_s": result["wall_s"],
                         "controller_cpu_s": result["controller_cpu_s"],
-                        "cpu_ms_per_device": round(1000 * result["controller_cpu_s"]
+                        "cpu_ms_per_device": round(1000 * (result["controller_cpu_s"]
+                                                           + (workers_cpu or 0))
                                                    / len(inventory), 2),
                         "peak_rss_mb": result["peak_rss_mb"],
                         "connections_peak": seen["connections_peak"],
                         "fleet_cpu_s": seen["cpu_s"], "fleet_setup_s": round(fleet.setup_s, 1),
                         "exit": result["exit"], **outcome(op, result["output"])}
+                if pool is not None:
+                    line |= {"distributed": distributed, "shard_by": shard_by,
+                             "workers_cpu_s": round(workers_cpu or 0, 2)}
                 print(json.dumps(line), flush=True)
         finally:
             fleet.stop()
@@ -197,10 +241,14 @@ def main() -> None:
     parser.add_argument("--shape", choices=["classic", "rail"], default="classic")
     parser.add_argument("--hosts-per-leaf", type=int, default=4)
     parser.add_argument("--workers", type=int, default=20)
+    parser.add_argument("--distributed", type=int, default=0, metavar="W",
+                        help="also run verify, audit and dry-run over W flatfab workers")
+    parser.add_argument("--shard-by", default="leaves:32")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="flatfab-fleet-") as tmp:
         for size in args.sizes:
-            run_size(args.shape, size, args.hosts_per_leaf, args.ops, args.workers, Path(tmp))
+            run_size(args.shape, size, args.hosts_per_leaf, args.ops, args.workers, Path(tmp),
+                     args.distributed, args.shard_by)
 
 
 if __name__ == "__main__":
