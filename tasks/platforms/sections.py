@@ -30,3 +30,18 @@ def by_first_word(text: str) -> dict[str, list[str]]:
         if line.strip():
             out.setdefault(line.split(maxsplit=1)[0], []).append(line)
     return out
+
+
+def cli_blocks(text: str) -> list[list[str]]:
+    """An indented CLI config's top-level blocks (a line and its indented lines); `!`
+    comments, blank lines and `end` are not content (EOS, NX-OS)."""
+    found: list[list[str]] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("!") or line == "end":
+            continue
+        if line.startswith(" ") and found:
+            found[-1].append(line)
+        else:
+            found.append([line])
+    return found

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.cli.app import main
+from tests.support.flatfab import Run
 from tests.support.paths import ROOT
 
 PASSWORD = "fleet-tests-only"  # FLATFAB_PASSWORD of the fleet and of flatfab: eos over eAPI
@@ -33,16 +34,6 @@ class Served:
     @property
     def inventory(self) -> Path:
         return self.folder / "inventory"
-
-
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
 
 
 def intent_copy(name: str, root: Path, edits: dict[str, tuple[str, str]]) -> Path:

@@ -37,6 +37,7 @@ from tasks.workflows.shard_run import RunSpec, run_shard
 from tasks.workflows.sharded import Gathered
 from tasks.workflows.shards import Shard
 from tests.doubles.shard_faults import ENV, launcher
+from tests.support.flatfab import Run
 from tests.support.paths import ROOT
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -196,16 +197,6 @@ def workers(root: Path, env: dict[str, str], log_dir: Path, inventory: Path | No
     finally:
         for worker in started:
             stop(worker.proc)
-
-
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
 
 
 def flatfab(root: Path, *args: str, env: dict[str, str], timeout: float = 120) -> Run:

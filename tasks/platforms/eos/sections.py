@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import itertools
 
+from tasks.platforms.sections import cli_blocks
+
 # first words of a top-level line -> section, longest prefix wins
 SECTION_OF: dict[str, str] = {
     "hostname": "system",
@@ -38,17 +40,7 @@ def section_of(line: str) -> str | None:
 
 
 def blocks(config: str) -> list[list[str]]:
-    """Top-level blocks (a line and its indented lines); comments, blanks and `end` dropped."""
-    found: list[list[str]] = []
-    for raw in config.splitlines():
-        line = raw.rstrip()
-        if not line.strip() or line.lstrip().startswith("!") or line == "end":
-            continue
-        if line.startswith(" ") and found:
-            found[-1].append(line)
-        else:
-            found.append([line])
-    return found
+    return cli_blocks(config)
 
 
 def management_vrfs(config: str, management: tuple[str, ...]) -> frozenset[str]:

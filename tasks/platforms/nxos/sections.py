@@ -7,6 +7,8 @@ NX-OS's own defaults) belongs to no section, so drift reports only what flatfab 
 
 from __future__ import annotations
 
+from tasks.platforms.sections import cli_blocks
+
 # first words of a top-level line -> section; the longest prefix wins
 SECTION_OF: dict[str, str] = {
     "hostname": "system",
@@ -63,17 +65,7 @@ def split_sections(config: str) -> dict[str, list[str]]:
 
 
 def blocks(config: str) -> list[list[str]]:
-    """Top-level blocks (a line and its indented lines), comments and blanks dropped."""
-    found: list[list[str]] = []
-    for raw in config.splitlines():
-        line = raw.rstrip()
-        if not line.strip() or line.lstrip().startswith("!"):
-            continue
-        if line.startswith(" ") and found:
-            found[-1].append(line)
-        else:
-            found.append([line])
-    return found
+    return cli_blocks(config)
 
 
 def owned(config: str) -> str:

@@ -109,7 +109,8 @@ def test_dry_run_diff_opens_no_config_session(driver: EOSDriver, device: EosDoub
     from tasks.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
 
     host = SimpleNamespace(name="leaf1", platform="eos",
-                           connections={"napalm": SimpleNamespace(connection=driver)})
+                           connections={"napalm": SimpleNamespace(connection=driver)},
+                           close_connections=lambda: None)  # the pass closes it after
     device.running = ["hostname leaf1", "interface Ethernet1", "   mtu 9000"]  # as EOS shows
     device.log.clear()
     result = _diff(SimpleNamespace(host=host), {"leaf1": NEW_TEXT},  # type: ignore[arg-type]

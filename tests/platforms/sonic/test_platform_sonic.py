@@ -482,7 +482,8 @@ def test_rollout_diff_carries_the_change_notes(leaf1: DeviceState) -> None:
 
     double = SonicDouble(factory_config_db("leaf1"), outputs=recorded("leaf1"))
     host = SimpleNamespace(name="leaf1", platform="sonic",
-                           connections={"netmiko": SimpleNamespace(connection=double)})
+                           connections={"netmiko": SimpleNamespace(connection=double)},
+                           close_connections=lambda: None)  # the pass closes it after
     result = _diff(SimpleNamespace(host=host), {"leaf1": PLATFORM.render(leaf1)},  # type: ignore[arg-type]
                    read_only=True)
     outcome = result.result
