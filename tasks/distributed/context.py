@@ -8,12 +8,15 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis
+from nornir.core import Nornir
 
 from tasks.distributed.config import Config
 from tasks.distributed.store import client
 from tasks.model.state import FabricState
+from tasks.sot import inventory as sot_inventory
 from tasks.workflows.fingerprint import intent_digest, plan_hash
 from tasks.workflows.project import Project
 
@@ -27,6 +30,11 @@ class WorkerContext:
     state_override: Path | None = None
     _plans: dict[str, tuple[str, Project, FabricState, str]] = field(default_factory=dict,
                                                                     repr=False)
+    # per fabric, what every shard of it needs and no shard changes: its Nornir (the
+    # inventory read and checked once), its shards and each run's probes; key: the plan and
+    # the inventory files as they are (a change to either builds them again)
+    _fabric: dict[str, tuple[tuple[object, ...], Nornir, dict[tuple[object, ...], Any]]] = field(
+        default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _store: tuple[int, redis.Redis] | None = field(default=None, repr=False)
 
@@ -50,6 +58,23 @@ class WorkerContext:
         with self._lock:
             self._plans[fabric] = found
         return fresh, planned, found[3]
+
+    def fabric_parts(self, fabric: str, project: Project, plan: FabricState, mine: str
+                     ) -> tuple[Nornir, dict[tuple[object, ...], Any]]:
+        """The fabric's Nornir and a cache for what its shards share (shards, probes), kept
+        while its plan and inventory files are unchanged: read per shard, a fleet's
+        inventory would be parsed and checked once per shard (its size times theirs)."""
+        files = sorted(project.inventory_dir.glob("*.yaml"))
+        key = (mine, tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+        with self._lock:
+            cached = self._fabric.get(fabric)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        nornir = sot_inventory.build(project.inventory_dir, plan, self.workers,
+                                     project.address_spaces)
+        with self._lock:
+            self._fabric[fabric] = (key, nornir, {})
+        return nornir, self._fabric[fabric][2]
 
     @property
     def store(self) -> redis.Redis:

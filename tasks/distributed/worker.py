@@ -16,11 +16,11 @@ from typing import Any
 from tasks.distributed import beat, context
 from tasks.distributed.app import SHARD_TASK, make_app
 from tasks.distributed.delivery import Step, deliver
-from tasks.sot import inventory as sot_inventory
 from tasks.workflows import shard_run
 from tasks.workflows.shard_codec import as_data
 from tasks.workflows.shard_run import RunSpec
 from tasks.workflows.shards import by_id, parse_shard_by, shards
+from tasks.workflows.verify import verify_probes
 
 
 def read_shard(ctx: context.WorkerContext, spec: RunSpec, shard_id: str,
@@ -32,14 +32,21 @@ def read_shard(ctx: context.WorkerContext, spec: RunSpec, shard_id: str,
                                "output": None}
     if mine != spec.plan_hash:
         return payload
-    found = by_id(shards(plan, parse_shard_by(spec.shard_by))).get(shard_id)
+    nornir, shared = ctx.fabric_parts(spec.fabric, project, plan, mine)
+    by = shared.get(("shards", spec.shard_by))
+    if by is None:
+        by = shared[("shards", spec.shard_by)] = by_id(shards(plan,
+                                                              parse_shard_by(spec.shard_by)))
+    found = by.get(shard_id)
     if found is None:
         raise LookupError(f"no shard {shard_id} in the plan of {spec.fabric} "
                           f"(by {spec.shard_by})")
-    nornir = sot_inventory.build(project.inventory_dir, plan, ctx.workers,
-                                 project.address_spaces)
+    probes = shared.get(("probes", spec.probes, spec.probe_fanout))
+    if probes is None:
+        probes = shared[("probes", spec.probes, spec.probe_fanout)] = verify_probes(
+            plan, spec.probes, spec.probe_fanout)
     try:
-        output = shard_run.run_shard(nornir, plan, spec, shard_id, found.devices)
+        output = shard_run.run_shard(nornir, plan, spec, shard_id, found.devices, probes)
     finally:
         nornir.close_connections()
     payload["output"] = as_data(output)

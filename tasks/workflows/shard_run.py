@@ -16,7 +16,7 @@ from typing import Any, Literal
 from nornir.core import Nornir
 
 from tasks.errors import InputError
-from tasks.model.state import DeviceState, FabricState
+from tasks.model.state import DeviceState, FabricState, Probe
 from tasks.reports.model import DeviceDrift
 from tasks.workflows.audit import drift_devices
 from tasks.workflows.collect import collect_devices
@@ -68,8 +68,10 @@ class ShardOutput:
 
 
 def run_shard(nornir: Nornir, plan: FabricState, spec: RunSpec, shard: str,
-              devices: tuple[str, ...]) -> ShardOutput:
-    """Read the shard's devices for the run's kind (`nornir` may hold more hosts)."""
+              devices: tuple[str, ...],
+              probes: dict[str, list[Probe]] | None = None) -> ShardOutput:
+    """Read the shard's devices for the run's kind (`nornir` may hold more hosts; `probes`:
+    the run's pings, computed here from the plan when not given)."""
     only = set(devices)
     out = ShardOutput(shard=shard)
     started = time.monotonic()
@@ -82,7 +84,8 @@ def run_shard(nornir: Nornir, plan: FabricState, spec: RunSpec, shard: str,
         out.seconds["drift_s"] = round(time.monotonic() - started, 3)
     collect_started = time.monotonic()
     out.devices = collect_devices(nornir, plan, read_only=True, only=only,
-                                  probes=verify_probes(plan, spec.probes, spec.probe_fanout),
+                                  probes=probes if probes is not None else
+                                  verify_probes(plan, spec.probes, spec.probe_fanout),
                                   name=f"{spec.kind}: collect", close=True)
     out.seconds["collect_s"] = round(time.monotonic() - collect_started, 3)
     return out

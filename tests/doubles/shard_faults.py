@@ -20,7 +20,7 @@ from typing import Any
 
 from nornir.core import Nornir
 
-from tasks.model.state import FabricState
+from tasks.model.state import FabricState, Probe
 from tasks.workflows import shard_run
 from tasks.workflows.shard_run import RunSpec, ShardOutput
 
@@ -37,7 +37,8 @@ def _delivery(state_dir: Path, shard: str) -> int:
 
 def wrap(real: Callable[..., ShardOutput], faults_file: Path) -> Callable[..., ShardOutput]:
     def run_shard(nornir: Nornir, plan: FabricState, spec: RunSpec, shard: str,
-                  devices: tuple[str, ...]) -> ShardOutput:
+                  devices: tuple[str, ...],
+                  probes: dict[str, list[Probe]] | None = None) -> ShardOutput:
         faults: dict[str, Any] = json.loads(faults_file.read_text(encoding="utf-8"))
         fail, die = faults.get("fail", {}), faults.get("die", {})
         if shard in fail or shard in die:
@@ -46,7 +47,7 @@ def wrap(real: Callable[..., ShardOutput], faults_file: Path) -> Callable[..., S
                 os.kill(os.getpid(), signal.SIGKILL)
             if n <= fail.get(shard, 0):
                 raise RuntimeError(f"injected failure of shard {shard} (delivery {n})")
-        return real(nornir, plan, spec, shard, devices)
+        return real(nornir, plan, spec, shard, devices, probes)
     return run_shard
 
 
