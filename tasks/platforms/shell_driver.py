@@ -16,7 +16,7 @@ import difflib
 import shlex
 import time
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -42,6 +42,51 @@ from tasks.transport.ssh import (
 
 MARK = "@@flatfab@@"
 S = TypeVar("S")
+
+
+def split_batch(out: str) -> dict[str, str]:
+    """A batch's output by key: what stands between each `@@flatfab@@ <key>` line and the
+    next, without the blank line the batch echoes before each marker.
+
+    Sliced, not split into lines: a switch's RIB is megabytes, and a list of its lines would
+    hold it twice more while it is read. Output with carriage returns (which end lines for
+    str.splitlines too) or a key twice (a device that prints the marker) is read line by
+    line.
+    """
+    marker = MARK + " "
+    if "\r" in out:
+        return _split_lines(out)
+    parts: dict[str, str] = {}
+    start = 0 if out.startswith(marker) else out.find("\n" + marker) + 1
+    while start > 0 or (start == 0 and out.startswith(marker)):
+        end = out.find("\n", start)
+        end = len(out) if end < 0 else end
+        key = out[start + len(marker):end]
+        if key in parts:
+            return _split_lines(out)
+        following = out.find("\n" + marker, end)
+        section = out[end + 1:] if following < 0 else out[end + 1:following + 1]
+        text = section[:-1] if section.endswith("\n") else section
+        parts[key] = text[:-1] if text.endswith("\n") else text
+        if following < 0:
+            break
+        start = following + 1
+    return parts
+
+
+def _split_lines(out: str) -> dict[str, str]:
+    result: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in out.splitlines():
+        if line.startswith(MARK + " "):
+            if current and current[-1] == "":
+                current.pop()
+            current = result.setdefault(line[len(MARK) + 1:], [])
+        elif current is not None:
+            current.append(line)
+    if current and current[-1] == "":
+        current.pop()
+    return {key: "\n".join(lines) for key, lines in result.items()}
 
 
 class DeviceCommandError(Exception):
@@ -178,21 +223,16 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
         return {key: found[key] if key in found else known[cmd]
                 for key, cmd in commands.items()}
 
+    def _forget(self, commands: Iterable[str]) -> None:
+        """Drop these commands' outputs from the read cache (read once, large)."""
+        if self._batched is not None:
+            for command in commands:
+                self._batched.pop(command, None)
+
     def _run_batch(self, commands: dict[str, str]) -> dict[str, str]:
         script = "".join(f"echo; echo '{MARK} {key}'\n{cmd}\n" for key, cmd in commands.items())
-        out = self._run("sh -s", stdin=script + "echo\n").stdout
-        result: dict[str, list[str]] = {}
-        current: list[str] | None = None
-        for line in out.splitlines():
-            if line.startswith(MARK + " "):
-                if current and current[-1] == "":
-                    current.pop()
-                current = result.setdefault(line[len(MARK) + 1:], [])
-            elif current is not None:
-                current.append(line)
-        if current and current[-1] == "":
-            current.pop()
-        return {key: "\n".join(result.get(key, [])) for key in commands}
+        found = split_batch(self._run("sh -s", stdin=script + "echo\n").stdout)
+        return {key: found.get(key, "") for key in commands}
 
     def _json(self, command: str) -> Any:
         out = self._run(command).stdout

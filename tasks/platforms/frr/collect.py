@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -120,6 +120,7 @@ class FrrReader(Protocol):
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]: ...
     def get_interface_links(self) -> dict[str, dict[str, str]]: ...
     def get_route_table(self) -> dict[str, dict[str, Any]]: ...
+    def route_tables(self) -> Iterator[tuple[str, Any]]: ...
     def get_lossless(self) -> dict[str, Any]: ...
 
 
@@ -184,7 +185,7 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
     lldp: dict[str, Any] = _read(device, "lldp", driver.get_lldp_neighbors, {})
     bgp: dict[str, Any] = _read(device, "bgp", lambda: _bgp_summary(driver), {})
     rib_errors = len(device.errors)
-    rib: dict[str, Any] | None = _read(device, "routes", driver.get_route_table, None)
+    routes = _read(device, "routes", lambda: _routes(device, driver.route_tables()), None)
     names = set(interfaces) | {"lo"}
     for name in sorted(names):
         info = interfaces.get(name, {"mtu": None, "is_up": True, "speed": -1.0})
@@ -220,12 +221,9 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
                                      "interface name and it sends no port description")
     _add_bgp(device, planned, bgp, set(interfaces))
     identity_from_bgp(device)
-    if rib is None:
-        device.routes = None  # unread, not empty: no check judges a RIB it did not see
-        if len(device.errors) == rib_errors:
-            device.errors.append("routes: not read")
-    else:
-        device.routes = _routes(device, rib)
+    device.routes = routes  # None: unread, not empty: no check judges a RIB it did not see
+    if routes is None and len(device.errors) == rib_errors:
+        device.errors.append("routes: not read")
     if planned.qos is not None:
         lossless: dict[str, Any] = _read(device, "lossless", driver.get_lossless, {})
         if lossless:
@@ -247,11 +245,13 @@ def _add_bgp(device: DeviceState, planned: DeviceState, bgp: dict[str, Any],
             device.vrfs[vrf_name] = planned.vrfs.get(vrf_name, 0)
 
 
-def _routes(device: DeviceState, rib: dict[str, Any]) -> dict[str, dict[str, Route]] | None:
-    """FRR's selected routes per VRF; None (unread) when a VRF's table has another shape."""
+def _routes(device: DeviceState, rib: Iterable[tuple[str, Any]]
+            ) -> dict[str, dict[str, Route]] | None:
+    """FRR's selected routes per VRF, a VRF's table read at a time; None (unread) when a
+    VRF's table has another shape."""
     result: dict[str, dict[str, Route]] = {}
     made = Routes()
-    for vrf_name, table in rib.items():
+    for vrf_name, table in rib:
         if not isinstance(table, dict):
             device.errors.append(f"routes: VRF {vrf_name}: the table is not an object")
             return None

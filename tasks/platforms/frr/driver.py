@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,15 +299,22 @@ class FrrDriver(ShellDriver[FrrState]):
         (FRR 8.4 prints `show ip route vrf all json` as several JSON documents, so each VRF
         is asked for on its own.)
         """
-        out = self._batch(self._route_commands())
-        tables: dict[str, dict[str, Any]] = {}
-        for vrf, text in out.items():
+        return dict(self.route_tables())
+
+    def route_tables(self) -> Iterator[tuple[str, Any]]:
+        """Not a NAPALM getter: get_route_table a VRF at a time, each parsed when reached
+        and let go of after (a thousand-leaf fabric's RIB is megabytes a VRF; a collect of
+        twenty switches at once would hold them all)."""
+        commands = self._route_commands()
+        out = self._batch(commands)
+        self._forget(commands.values())
+        for vrf in list(out):
+            text = out.pop(vrf)
             try:
-                tables[vrf] = devicejson.loads(text or "{}")
+                yield vrf, devicejson.loads(text or "{}")
             except ValueError:
                 raise DeviceCommandError(f"{self.hostname}: route table of VRF {vrf} is not "
                                          f"JSON: {text.strip()[:120]}") from None
-        return tables
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
         """vtysh `show` commands only: this entry point never changes the device."""
