@@ -92,8 +92,9 @@ test-deps: deps nautobot-deps
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends chromium >/dev/null; }
 
+# Offline, classic-lab and Nautobot + rail-lab sessions at once (tests/suites.sh says why)
 test: test-deps lint typecheck
-	$(BIN)/pytest -q
+	PYTEST=$(BIN)/pytest tests/suites.sh
 
 golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q -m "not live and not nautobot" -k golden

@@ -43,6 +43,8 @@ class Context:
     lossless: LosslessMap
     # storm series -> sample time its rate went above the threshold (one float per series)
     storm_since: dict[SeriesKey, float] = field(default_factory=dict)
+    # reaction-point subjects flat with CNPs delivered in the last interval (see dcqcn_idle)
+    reaction_flat: set[Subject] = field(default_factory=set)
 
 
 def _of(windows: Windows, *metrics: Metric) -> Iterator[tuple[SeriesKey, Window]]:
@@ -197,7 +199,12 @@ def dcqcn_idle(windows: Windows, ctx: Context) -> Iterator[Verdict]:
     plan gives both; CNP is alone in its TC). Delivered >= `dcqcn_min` per interval with
     `nic_cnp_handled` flat: the reaction point is off. The notification point is judged
     too: ECN-CE packets received (`nic_ecn_marked_rx`) >= `dcqcn_min` while `nic_cnp_sent`
-    stays flat means the NIC never tells senders to slow down."""
+    stays flat means the NIC never tells senders to slow down.
+
+    The reaction point compares two devices' counters, read at different moments: CNPs that
+    left the leaf before its read may reach the NIC after the NIC's. So it is raised when
+    flat for two intervals running (CNPs delivered in the first have arrived by the end of
+    the second); the notification point reads one NIC and needs one interval."""
     limit = ctx.thresholds
     for (device, port, metric, key), window in _of(windows, Metric.NIC_CNP_HANDLED,
                                                    Metric.NIC_CNP_SENT):
@@ -219,6 +226,11 @@ def dcqcn_idle(windows: Windows, ctx: Context) -> Iterator[Verdict]:
             continue
         subject = (DCQCN_IDLE, device, port or "", side)
         if got < limit.dcqcn_min or window.delta > 0:
+            ctx.reaction_flat.discard(subject)
+            yield subject, None
+            continue
+        if metric is Metric.NIC_CNP_HANDLED and subject not in ctx.reaction_flat:
+            ctx.reaction_flat.add(subject)  # flat once: perhaps CNPs still in flight
             yield subject, None
             continue
         counter = metric.value

@@ -25,10 +25,14 @@ GATED, _ = load_runbook(ROOT / "runbooks" / "lossless-change.yaml")
 def _project(tmp_path: Path, gnmi: dict[str, object] | None) -> Project:
     where = tmp_path / "inventory"
     shutil.copytree(ROOT / "inventory" / "lab", where)
+    hosts = yaml.safe_load((where / "hosts.yaml").read_text())
+    # lab up gives every switch a target whose CA and credentials live under /run: the
+    # test's own entry on leaf1 is the only one, whether a lab is up or not
+    for host in hosts.values():
+        host.get("connection_options", {}).pop("gnmi", None)
     if gnmi is not None:
-        hosts = yaml.safe_load((where / "hosts.yaml").read_text())
         hosts["leaf1"].setdefault("connection_options", {})["gnmi"] = gnmi
-        (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))
+    (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))
     return Project(root=ROOT, fabric="lab", inventory_override=where)
 
 

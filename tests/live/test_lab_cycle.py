@@ -55,6 +55,26 @@ def _processes_in(ids: set[str]) -> dict[int, str]:
     return found
 
 
+def _hold(ids: set[str], members: dict[int, str]) -> list[int]:
+    """Open fds on the lab's namespaces, through its processes' /proc links (not the lab's
+    own mounts, so `down` can still unmount those). A namespace held cannot be freed, so its
+    id is not handed to a namespace another test session makes meanwhile: a process found
+    in one of `ids` after `down` is in the lab's."""
+    fds: list[int] = []
+    held: set[str] = set()
+    for pid in members:
+        for kind in ("net", "mnt", "uts"):
+            link = f"/proc/{pid}/ns/{kind}"
+            try:
+                name = str(Path(link).readlink())
+                if name in ids and name not in held:
+                    fds.append(os.open(link, os.O_RDONLY))
+                    held.add(name)
+            except OSError:
+                continue
+    return fds
+
+
 def _running(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -113,11 +133,16 @@ def test_lab_down_then_up_five_times(tmp_path: Path) -> None:
             before = _processes_in(ids)
             assert {"watchfrr", "zebra", "bgpd", "sshd", "lldpd", "sleep"} <= set(
                 before.values()), before
-            started = time.monotonic()
-            down = lab.cli("lab", "down", "--prefix", PREFIX)
-            down_s = time.monotonic() - started
-            assert down.code == 0, down.stdout + down.stderr
-            _assert_nothing_left(lab, ids, before)
+            held = _hold(ids, before)
+            try:
+                started = time.monotonic()
+                down = lab.cli("lab", "down", "--prefix", PREFIX)
+                down_s = time.monotonic() - started
+                assert down.code == 0, down.stdout + down.stderr
+                _assert_nothing_left(lab, ids, before)
+            finally:
+                for fd in held:
+                    os.close(fd)
             session.wait(timeout=10)
             started = time.monotonic()
             up = lab.cli("lab", "up", "--prefix", PREFIX, "--mgmt-subnet", SUBNET)

@@ -18,7 +18,7 @@ import pytest
 from tasks.lab.system import run
 from tests.support.lab import Lab
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.rail]
 ASIC = "/var/lib/flatfab/asic/config_db.json"
 LLDP_SETTLE_S = 12  # lldpd sends every 5 s: a moved cable is seen within two intervals
 

@@ -198,7 +198,8 @@ def test_a_gpu_host_that_receives_cnps_but_never_reacts_is_named(rolled_out: Lab
                 found = seen.wait_for(conditions.DCQCN_IDLE, HOST, "eth1", after=began)
             ended = time.monotonic()
             assert found is not None, seen.events
-            assert found.at - began <= WITHIN
+            # flat for two intervals running: the leaf's counter and the host's are read apart
+            assert found.at - began <= WITHIN + INTERVAL
             # delivered CNPs are counted where they leave leaf1, on the CNP queue
             assert f"counted at {LEAF} {PORT} queue 6" in found.finding.message
             assert seen.wait_for(conditions.DCQCN_IDLE, HOST, "eth1", raised=False,

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `make test`'s pytest part: the suite as three sessions at once, split by what they share.
+#   offline  every test without a lab or Nautobot (CPU-bound)
+#   lab      the classic lab's live tests (prefix fft; test_lab_cycle and test_zz_lifecycle
+#            bring up labs of their own)
+#   sot      Nautobot and the rail lab (its tests are marked `rail`); the SoT audit of a
+#            classic lab gets one of its own, under another prefix and subnet
+# The live sessions mostly wait (timers, BGP, rollouts), so they run beside the offline one.
+# Each session has its own temp dir and log; a log is printed whole when its session ends,
+# and the exit code is the first failing session's.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PYTEST=${PYTEST:-.venv/bin/pytest}
+work=${FLATFAB_SUITES_DIR:-/tmp/flatfab-suites}
+rm -rf "$work" && mkdir -p "$work"
+
+declare -A names=() started=()
+# start NAME [VAR=value ...] -- pytest arguments
+start() {
+    local name=$1; shift
+    local vars=()
+    while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+    shift
+    env "${vars[@]}" "$PYTEST" -q -p no:cacheprovider --basetemp="$work/$name" "$@" \
+        >"$work/$name.log" 2>&1 &
+    names[$!]=$name
+    started[$name]=$SECONDS
+    echo "== $name: started (log: $work/$name.log)"
+}
+
+start offline -- -m "not live and not nautobot"
+start lab -- -m "live and not nautobot and not rail"
+start sot FLATFAB_TEST_LAB_PREFIX=fts FLATFAB_TEST_LAB_SUBNET=172.31.245.0/24 \
+    -- -m "nautobot or rail"
+
+status=0
+while [ ${#names[@]} -gt 0 ]; do
+    wait -n -p pid
+    rc=$?
+    name=${names[$pid]}
+    unset "names[$pid]"
+    echo "== $name: exit $rc after $((SECONDS - started[$name])) s"
+    cat "$work/$name.log"
+    if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$rc; fi
+done
+exit "$status"
