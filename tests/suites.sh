@@ -5,7 +5,8 @@
 #            bring up labs of their own)
 #   sot      Nautobot and the rail lab (its tests are marked `rail`); the SoT audit of a
 #            classic lab gets one of its own, under another prefix and subnet
-# The live sessions mostly wait (timers, BGP, rollouts), so they run beside the offline one.
+# The live sessions mostly wait (timers, BGP, rollouts), so they run beside the offline one,
+# which yields the CPU to them (nice 10): their timers and telemetry intervals are real time.
 # Each session has its own temp dir and log; a log is printed whole when its session ends,
 # and the exit code is the first failing session's.
 set -uo pipefail
@@ -15,22 +16,22 @@ work=${FLATFAB_SUITES_DIR:-/tmp/flatfab-suites}
 rm -rf "$work" && mkdir -p "$work"
 
 declare -A names=() started=()
-# start NAME [VAR=value ...] -- pytest arguments
+# start NAME NICENESS [VAR=value ...] -- pytest arguments
 start() {
-    local name=$1; shift
+    local name=$1 niceness=$2; shift 2
     local vars=()
     while [ "$1" != "--" ]; do vars+=("$1"); shift; done
     shift
-    env "${vars[@]}" "$PYTEST" -q -p no:cacheprovider --basetemp="$work/$name" "$@" \
+    nice -n "$niceness" env "${vars[@]}" "$PYTEST" -q -p no:cacheprovider --basetemp="$work/$name" "$@" \
         >"$work/$name.log" 2>&1 &
     names[$!]=$name
     started[$name]=$SECONDS
     echo "== $name: started (log: $work/$name.log)"
 }
 
-start offline -- -m "not live and not nautobot"
-start lab -- -m "live and not nautobot and not rail"
-start sot FLATFAB_TEST_LAB_PREFIX=fts FLATFAB_TEST_LAB_SUBNET=172.31.245.0/24 \
+start offline 10 -- -m "not live and not nautobot"
+start lab 0 -- -m "live and not nautobot and not rail"
+start sot 0 FLATFAB_TEST_LAB_PREFIX=fts FLATFAB_TEST_LAB_SUBNET=172.31.245.0/24 \
     -- -m "nautobot or rail"
 
 status=0

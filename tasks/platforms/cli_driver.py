@@ -40,6 +40,12 @@ def parse_json(text: str, what: str, error: Callable[[str], Exception],
     return value
 
 
+def unified_diff(before: str, after: str, name: str = "config") -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        fromfile=f"running/{name}", tofile=f"candidate/{name}"))
+
+
 def config_diff(running: str, candidate: str) -> str:
     """compare_config's unified diff of two config texts."""
     return "".join(difflib.unified_diff(running.splitlines(keepends=True),

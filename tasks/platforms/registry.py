@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Mapping
 
 from tasks.errors import InputError
 from tasks.platforms.base import Platform
@@ -28,7 +29,34 @@ def _load(name: str) -> Platform:
     return platform
 
 
-PLATFORMS: dict[str, Platform] = {name: _load(name) for name in NAMES}
+class _Platforms(Mapping[str, Platform]):
+    """Every platform by name, each imported when first asked for: a run imports the
+    platforms its fabric uses (a platform package pulls in its renderer, collector and
+    vendor libraries), not all eight. Concurrent first lookups are safe: Python's import
+    lock builds one PLATFORM, and both threads store that one."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Platform] = {}
+
+    def __getitem__(self, name: str) -> Platform:
+        platform = self._loaded.get(name)
+        if platform is None:
+            if name not in NAMES:
+                raise KeyError(name)
+            platform = self._loaded[name] = _load(name)
+        return platform
+
+    def __contains__(self, name: object) -> bool:
+        return name in NAMES
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(NAMES)
+
+    def __len__(self) -> int:
+        return len(NAMES)
+
+
+PLATFORMS: Mapping[str, Platform] = _Platforms()
 
 
 def get(name: str) -> Platform:

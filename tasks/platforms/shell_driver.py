@@ -12,7 +12,6 @@ another. This class does the rest the same way for every platform:
 
 from __future__ import annotations
 
-import difflib
 import shlex
 import time
 from abc import abstractmethod
@@ -30,7 +29,7 @@ from napalm.base.exceptions import (
 )
 
 from tasks import devicejson
-from tasks.platforms.cli_driver import LoadedCandidate
+from tasks.platforms.cli_driver import LoadedCandidate, unified_diff
 from tasks.transport.ssh import (
     CommandResult,
     ReadOnlyError,
@@ -305,9 +304,13 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
                   mutating=True)
         self._run(f"cat > {d}/revert.sh", stdin=back, mutating=True)
         if revert_in is not None:
-            self._run(f"setsid sh -c 'sleep {int(revert_in)}; sh {d}/revert.sh; "
-                      f"rm -f {d}/revert.pid' >{d}/revert.log 2>&1 </dev/null & "
-                      f"echo $! > {d}/revert.pid", mutating=True)
+            # the timer writes its own pid: after setsid it leads its process group (the
+            # group confirm stops), where `$!` would name setsid's parent had setsid forked
+            self._run(f"rm -f {d}/revert.pid; setsid sh -c 'echo $$ > {d}/revert.pid; "
+                      f"sleep {int(revert_in)}; sh {d}/revert.sh; rm -f {d}/revert.pid' "
+                      f">{d}/revert.log 2>&1 </dev/null & i=0; while [ ! -s {d}/revert.pid ] "
+                      f"&& [ $i -lt 200 ]; do i=$((i+1)); sleep 0.05; done; "
+                      f"[ -s {d}/revert.pid ]", mutating=True)
         result = self._run("sh -s", stdin=forward, mutating=True, check=False, timeout=120)
         if not result.ok:
             detail = (result.stderr or result.stdout).strip().splitlines()
@@ -378,12 +381,6 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
                 return False
             time.sleep(0.5)
         return True
-
-
-def unified_diff(before: str, after: str, name: str = "config") -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
-                                        after.splitlines(keepends=True),
-                                        fromfile=f"running/{name}", tofile=f"candidate/{name}"))
 
 
 def normalized_texts(driver: object, intended: str) -> tuple[str, str]:

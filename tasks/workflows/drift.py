@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tasks.platforms.shell_driver import unified_diff
+from tasks.platforms.cli_driver import unified_diff
 from tasks.reports.model import DeviceDrift, SectionDrift
 
 Splitter = Callable[[str], dict[str, list[str]]]

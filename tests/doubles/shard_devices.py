@@ -27,7 +27,7 @@ from tasks.model.state import (
     Role,
     Route,
 )
-from tasks.platforms.shell_driver import unified_diff
+from tasks.platforms.cli_driver import unified_diff
 from tasks.workflows import device_io
 
 

@@ -19,8 +19,6 @@ import json
 import re
 from typing import Any
 
-from napalm.base.exceptions import CommandErrorException, ConnectionException
-
 from tasks.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -40,7 +38,7 @@ from tasks.model.state import (
 )
 from tasks.platforms import readback
 from tasks.platforms.base import DeviceDriver, InterfaceNames
-from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
+from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, read_errors, tenant
 from tasks.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
 from tasks.platforms.srlinux.sections import unprefixed
 
@@ -472,7 +470,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     try:
         running = unprefixed(json.loads(str(driver.get_config(retrieve="running")["running"])))
-    except (CommandErrorException, ConnectionException, OSError, ValueError) as exc:
+    except read_errors() as exc:
         device.errors.append(f"running config: {str(exc).splitlines()[0] if str(exc) else exc}")
         running = {}
     shown = _read(driver, device)

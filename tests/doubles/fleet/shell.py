@@ -28,7 +28,8 @@ from tests.doubles.frr import FakeShell, Reply
 S = TypeVar("S")
 STATE_DIR = "/var/lib/flatfab"
 SUDO = re.compile(r"^sudo -n sh -c (?P<command>.+)$", re.S)
-TIMER = re.compile(r"^setsid sh -c 'sleep (?P<seconds>\d+); sh ")
+TIMER = re.compile(r"^rm -f \S+/revert.pid; setsid sh -c 'echo \$\$ > \S+/revert.pid; "
+                   r"sleep (?P<seconds>\d+); sh ")
 FILE_WRITE = re.compile(r"^(?:mkdir -p \S+ && )?cat > (?P<path>\S+)$")
 NOT_SIMULATED = 127
 

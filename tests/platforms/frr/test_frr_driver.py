@@ -341,7 +341,8 @@ def test_commit_with_revert_timer_starts_it_before_applying_and_does_not_save(
     driver.commit_config(revert_in=90)
     commands = [command for command, _ in shell.applied]
     assert len(commands) == 4
-    assert commands[2].startswith(f"setsid sh -c 'sleep 90; sh {STATE_DIR}/revert.sh; ")
+    assert commands[2].startswith(f"rm -f {STATE_DIR}/revert.pid; setsid sh -c 'echo $$ > "
+                                  f"{STATE_DIR}/revert.pid; sleep 90; sh {STATE_DIR}/revert.sh; ")
     assert commands[3] == "sh -s"
 
 
