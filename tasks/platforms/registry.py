@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, MutableMapping
 
 from tasks.errors import InputError
 from tasks.platforms.base import Platform
@@ -29,34 +29,42 @@ def _load(name: str) -> Platform:
     return platform
 
 
-class _Platforms(Mapping[str, Platform]):
+class _Platforms(MutableMapping[str, Platform]):
     """Every platform by name, each imported when first asked for: a run imports the
     platforms its fabric uses (a platform package pulls in its renderer, collector and
     vendor libraries), not all eight. Concurrent first lookups are safe: Python's import
-    lock builds one PLATFORM, and both threads store that one."""
+    lock builds one PLATFORM, and both threads store that one. A platform set here (a
+    test's) is known beside NAMES until deleted."""
 
     def __init__(self) -> None:
         self._loaded: dict[str, Platform] = {}
+        self._extra: dict[str, Platform] = {}
 
     def __getitem__(self, name: str) -> Platform:
-        platform = self._loaded.get(name)
+        platform = self._extra.get(name) or self._loaded.get(name)
         if platform is None:
             if name not in NAMES:
                 raise KeyError(name)
             platform = self._loaded[name] = _load(name)
         return platform
 
+    def __setitem__(self, name: str, platform: Platform) -> None:
+        self._extra[name] = platform
+
+    def __delitem__(self, name: str) -> None:
+        del self._extra[name]
+
     def __contains__(self, name: object) -> bool:
-        return name in NAMES
+        return name in NAMES or name in self._extra
 
     def __iter__(self) -> Iterator[str]:
-        return iter(NAMES)
+        return iter((*NAMES, *(n for n in self._extra if n not in NAMES)))
 
     def __len__(self) -> int:
-        return len(NAMES)
+        return len(NAMES) + sum(1 for n in self._extra if n not in NAMES)
 
 
-PLATFORMS: Mapping[str, Platform] = _Platforms()
+PLATFORMS: MutableMapping[str, Platform] = _Platforms()
 
 
 def get(name: str) -> Platform:

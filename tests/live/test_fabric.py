@@ -51,8 +51,11 @@ def test_first_rollout_changes_every_device_and_confirms(lab: Lab) -> None:
     assert "router bgp 65101" in report["diffs"]["leaf1"]
     # confirmed means the revert timers are gone, on every device
     for node in SWITCHES + HOSTS:
-        # the bracket keeps the pattern from matching this very shell command
-        assert lab.sh(node, "pgrep -af '[r]evert.sh' || true").strip() == "", node
+        # the bracket keeps the pattern from matching this very shell command; the lab
+        # shares the machine's PID namespace, so only this node's mount and network
+        # namespaces are looked in (other labs' rollouts may run their timers meanwhile)
+        assert lab.sh(node, "pgrep --ns $$ --nslist mnt,net -af '[r]evert.sh' || true"
+                      ).strip() == "", node
     journal = lab.state_dir / "runs" / report["run_id"]
     assert (journal / "events.jsonl").exists()
     assert (journal / "backups" / "leaf1.conf").exists()
