@@ -234,10 +234,12 @@ def test_unconfirmed_commit_reverts_by_itself(lab: Lab) -> None:
         changed = before.replace("link swp51 mtu 9216 up", "link swp51 mtu 9100 up")
         assert changed != before
         driver.load_replace_candidate(config=changed)
-        driver.commit_config(revert_in=4)
+        # the timer starts before the change is applied: long enough to outlast applying
+        # and reading it back on a loaded machine (three test sessions share two cores)
+        driver.commit_config(revert_in=15)
         assert driver.has_pending_commit()
         assert "link swp51 mtu 9100 up" in driver.get_config(retrieve="running")["running"]
-        assert driver.wait_pending_revert(timeout=30)
+        assert driver.wait_pending_revert(timeout=60)
         assert driver.get_config(retrieve="running")["running"] == before
     finally:
         driver.close()
@@ -252,10 +254,10 @@ def test_confirmed_commit_outlives_its_revert_timer(lab: Lab) -> None:
         before = driver.get_config(retrieve="running")["running"]
         changed = before.replace("nic eth1 mtu 9000 up", "nic eth1 mtu 8000 up")
         driver.load_replace_candidate(config=changed)
-        driver.commit_config(revert_in=3)
+        driver.commit_config(revert_in=10)  # outlasts the commit on a loaded machine
         driver.confirm_commit()
         assert not driver.has_pending_commit()
-        time.sleep(5)  # past the revert time
+        time.sleep(12)  # past the revert time
         assert driver.get_config(retrieve="running")["running"] == changed
         driver.load_replace_candidate(config=before)
         driver.commit_config()
