@@ -80,7 +80,9 @@ def test_audit_finds_no_config_drift(mixed: Served) -> None:
 
 
 def test_watch_streams_every_switch_over_gnmi_with_no_finding(mixed: Served) -> None:
-    run = flatfab(mixed, "watch", "--count", "2", "--interval", "1", "-f", "json")
+    # intervals long enough for every target to connect on a loaded machine (the suite's
+    # sessions share two cores): a 1 s watch ended before TLS handshakes did
+    run = flatfab(mixed, "watch", "--count", "2", "--interval", "4", "-f", "json")
     assert run.code == 0, run.stderr
     assert f"watching {len(SWITCHES)} gNMI targets" in run.stderr
     for name in SWITCHES:
