@@ -40,17 +40,19 @@ def parse_json(text: str, what: str, error: Callable[[str], Exception],
     return value
 
 
-def unified_diff(before: str, after: str, name: str = "config") -> str:
+def _diff(before: str, after: str, fromfile: str, tofile: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True),
-                                        after.splitlines(keepends=True),
-                                        fromfile=f"running/{name}", tofile=f"candidate/{name}"))
+                                        after.splitlines(keepends=True), fromfile, tofile))
+
+
+def unified_diff(before: str, after: str, name: str = "config") -> str:
+    """A section's (or a whole config's) diff, files named running/<name>, candidate/<name>."""
+    return _diff(before, after, f"running/{name}", f"candidate/{name}")
 
 
 def config_diff(running: str, candidate: str) -> str:
     """compare_config's unified diff of two config texts."""
-    return "".join(difflib.unified_diff(running.splitlines(keepends=True),
-                                        candidate.splitlines(keepends=True),
-                                        "running", "candidate"))
+    return _diff(running, candidate, "running", "candidate")
 
 
 class LoadedCandidate(Generic[C]):

@@ -37,31 +37,30 @@ class _Platforms(MutableMapping[str, Platform]):
     test's) is known beside NAMES until deleted."""
 
     def __init__(self) -> None:
-        self._loaded: dict[str, Platform] = {}
-        self._extra: dict[str, Platform] = {}
+        self._known: dict[str, Platform] = {}
 
     def __getitem__(self, name: str) -> Platform:
-        platform = self._extra.get(name) or self._loaded.get(name)
+        platform = self._known.get(name)
         if platform is None:
             if name not in NAMES:
                 raise KeyError(name)
-            platform = self._loaded[name] = _load(name)
+            platform = self._known[name] = _load(name)
         return platform
 
     def __setitem__(self, name: str, platform: Platform) -> None:
-        self._extra[name] = platform
+        self._known[name] = platform
 
     def __delitem__(self, name: str) -> None:
-        del self._extra[name]
+        del self._known[name]  # one of NAMES is imported again when next asked for
 
     def __contains__(self, name: object) -> bool:
-        return name in NAMES or name in self._extra
+        return name in NAMES or name in self._known
 
     def __iter__(self) -> Iterator[str]:
-        return iter((*NAMES, *(n for n in self._extra if n not in NAMES)))
+        return iter((*NAMES, *(n for n in self._known if n not in NAMES)))
 
     def __len__(self) -> int:
-        return len(NAMES) + sum(1 for n in self._extra if n not in NAMES)
+        return sum(1 for _ in self)
 
 
 PLATFORMS: MutableMapping[str, Platform] = _Platforms()
