@@ -6,6 +6,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import msgspec
+
 from tasks.asn import read_asn
 from tasks.model.state import (
     DEFAULT_VRF,
@@ -266,5 +268,64 @@ def frr_routes(table: dict[str, Any], made: Routes) -> dict[str, Route]:
                     if isinstance(h, dict) and h.get("fib")))
                 if isinstance(group, int) and isinstance(listed, list):
                     by_group[(group, protocol, len(listed))] = seen
+            routes[made.prefix(prefix)] = seen
+    return routes
+
+
+class FrrHop(msgspec.Struct, gc=False):
+    """One next hop of `show ip route vrf <vrf> json`: the fields a Route keeps."""
+
+    fib: bool = False
+    interfaceName: str | None = None  # noqa: N815 - FRR's key
+    ip: str | None = None
+
+
+class FrrEntry(msgspec.Struct, gc=False):
+    """One route entry; its next hops stay JSON text until a route with other ones is met
+    (a leaf's thousand routes to other leaves share one ECMP set)."""
+
+    selected: bool = False
+    protocol: str = ""
+    nexthops: msgspec.Raw = msgspec.Raw(b"[]")
+
+
+FrrTable = dict[str, list[FrrEntry] | FrrEntry]
+_FRR_TABLE = msgspec.json.Decoder(FrrTable)
+_FRR_HOPS = msgspec.json.Decoder(list[FrrHop])
+_FRR_PREFIXES = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_FRR_ENTRIES = msgspec.json.Decoder(list[FrrEntry] | FrrEntry)
+FrrTableError = msgspec.DecodeError  # not JSON, or not the shape of FRR's route table
+
+
+def frr_table(text: str | bytes) -> FrrTable:
+    """`show ip route vrf <vrf> json` decoded, only the fields flatfab reads (msgspec skips
+    the others without making objects of them); FrrTableError names the offending key."""
+    try:
+        return _FRR_TABLE.decode(text or b"{}")
+    except msgspec.ValidationError:
+        # msgspec's path hides a mapping's keys (`$[...]`): find the prefix to name it
+        for prefix, entries in _FRR_PREFIXES.decode(text).items():
+            try:
+                _FRR_ENTRIES.decode(entries)
+            except msgspec.ValidationError as exc:
+                raise msgspec.ValidationError(
+                    str(exc).replace("`$", f"`$[{prefix!r}]", 1)) from None
+        raise
+
+
+def frr_table_routes(table: FrrTable, made: Routes) -> dict[str, Route]:
+    """frr_routes of a decoded table: each distinct next-hop text is read once."""
+    routes: dict[str, Route] = {}
+    by_hops: dict[tuple[str, bytes], Route] = {}
+    for prefix, entries in table.items():
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if not entry.selected:
+                continue
+            key = (entry.protocol, bytes(entry.nexthops))
+            seen = by_hops.get(key)
+            if seen is None:
+                hops = _FRR_HOPS.decode(key[1])
+                seen = by_hops[key] = made.route(entry.protocol, tuple(
+                    (h.interfaceName, h.ip) for h in hops if h.fib))
             routes[made.prefix(prefix)] = seen
     return routes

@@ -43,23 +43,27 @@ def validate(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace] 
         raise InputError.single(str(directory / missing[0]), "", "inventory file not found"
                                 + hint)
     shown = str(directory / "hosts.yaml")
-    hosts = load_yaml(directory / "hosts.yaml", display=shown) or {}
+    docs = {name: load_yaml(directory / name, display=str(directory / name)) for name in FILES}
+    hosts = docs["hosts.yaml"] or {}
     if not isinstance(hosts, dict):
         raise InputError.single(shown, "", "top level must be a mapping of host names")
     for name in ("groups.yaml", "defaults.yaml"):
-        doc = load_yaml(directory / name, display=str(directory / name))
-        if doc is not None and not isinstance(doc, dict):
+        if docs[name] is not None and not isinstance(docs[name], dict):
             raise InputError.single(str(directory / name), "", "top level must be a mapping")
-    check_folder_options(directory)
+    check_folder_options(directory, docs)
     check_hosts(shown, hosts, plan, spaces)
 
 
-def check_folder_options(directory: Path) -> None:
-    """Connection options of every entry in the folder's files (those that exist)."""
+def check_folder_options(directory: Path, docs: dict[str, Any] | None = None) -> None:
+    """Connection options of every entry in the folder's files (those that exist); `docs`:
+    the files already read, by name (a fleet's hosts.yaml takes seconds to parse)."""
     problems: list[InputProblem] = []
     for name in FILES:
         path = directory / name
-        doc = load_yaml(path, display=str(path)) if path.exists() else None
+        if docs is not None and name in docs:
+            doc = docs[name]
+        else:
+            doc = load_yaml(path, display=str(path)) if path.exists() else None
         if not isinstance(doc, dict):
             continue
         if name == "defaults.yaml":

@@ -16,10 +16,13 @@ That makes a 1,000-switch fabric's routes a few breadth-first passes instead of 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from ipaddress import ip_address, ip_interface
 
 from tasks.model.state import BgpPeer, DeviceState, FabricState, Role
+
+RECENT_RIBS = 64  # switches whose RIB FabricRib.of keeps: more than a run reads at once
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,10 @@ class FabricRib:
         self._classes: dict[tuple[str, frozenset[str], int | None], dict[str, Learned]] = {}
         self._interned: dict[Learned, Learned] = {}
         self._shared: set[int] | None = None
+        self._origins: dict[str, list[tuple[str, list[str]]]] = {}
+        # a switch's RIB is asked for a few times in a row (its BGP summary, each VRF's
+        # table): the last few are kept, not every switch's (a fleet's would be gigabytes)
+        self._recent: OrderedDict[str, dict[str, dict[str, Learned]]] = OrderedDict()
 
     def _learned(self, ports: list[str] | set[str], length: int) -> Learned:
         made = Learned(tuple(sorted(ports)), length)
@@ -166,19 +173,35 @@ class FabricRib:
 
     def of(self, name: str) -> dict[str, dict[str, Learned]]:
         """VRF -> prefix -> what switch `name` learns (its own networks left out)."""
+        found = self._recent.get(name)
+        if found is not None:
+            self._recent.move_to_end(name)
+            return found
         me = self.switches.get(name)
         if me is None:
             return {}
         rib: dict[str, dict[str, Learned]] = {}
         for vrf in me.bgp:
-            for origin, device in sorted(self.switches.items()):
-                if origin == name or vrf not in device.bgp or not device.bgp[vrf].networks:
+            for origin, networks in self._origins_of(vrf):
+                if origin == name:
                     continue
-                found = self._at(vrf, origin, name)
-                if found is not None:
-                    rib.setdefault(vrf, {}).update(dict.fromkeys(device.bgp[vrf].networks,
-                                                                 found))
+                learned = self._at(vrf, origin, name)
+                if learned is not None:
+                    rib.setdefault(vrf, {}).update(dict.fromkeys(networks, learned))
+        self._recent[name] = rib
+        if len(self._recent) > RECENT_RIBS:
+            self._recent.popitem(last=False)
         return rib
+
+    def _origins_of(self, vrf: str) -> list[tuple[str, list[str]]]:
+        """(switch, networks) of every switch announcing networks in `vrf`, by name."""
+        found = self._origins.get(vrf)
+        if found is None:
+            found = self._origins[vrf] = [
+                (origin, list(device.bgp[vrf].networks))
+                for origin, device in sorted(self.switches.items())
+                if vrf in device.bgp and device.bgp[vrf].networks]
+        return found
 
     def _at(self, vrf: str, origin: str, name: str) -> Learned | None:
         table = self._vrf(vrf)

@@ -20,10 +20,12 @@ from tasks.platforms import configdb
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.readback import (
+    FrrTable,
+    FrrTableError,
     Routes,
     frr_bgp_instance,
     frr_ipv4_unicast,
-    frr_routes,
+    frr_table_routes,
     identity_from_bgp,
 )
 
@@ -120,7 +122,7 @@ class FrrReader(Protocol):
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]: ...
     def get_interface_links(self) -> dict[str, dict[str, str]]: ...
     def get_route_table(self) -> dict[str, dict[str, Any]]: ...
-    def route_tables(self) -> Iterator[tuple[str, Any]]: ...
+    def route_tables(self) -> Iterator[tuple[str, FrrTable]]: ...
     def get_lossless(self) -> dict[str, Any]: ...
 
 
@@ -245,17 +247,17 @@ def _add_bgp(device: DeviceState, planned: DeviceState, bgp: dict[str, Any],
             device.vrfs[vrf_name] = planned.vrfs.get(vrf_name, 0)
 
 
-def _routes(device: DeviceState, rib: Iterable[tuple[str, Any]]
-            ) -> dict[str, dict[str, Route]] | None:
-    """FRR's selected routes per VRF, a VRF's table read at a time; None (unread) when a
-    VRF's table has another shape."""
-    result: dict[str, dict[str, Route]] = {}
+def _routes(device: DeviceState, rib: Iterable[tuple[str, FrrTable]]
+            ) -> dict[str, dict[str, Route]]:
+    """FRR's selected routes per VRF, a VRF's table read at a time."""
     made = Routes()
+    result: dict[str, dict[str, Route]] = {}
     for vrf_name, table in rib:
-        if not isinstance(table, dict):
-            device.errors.append(f"routes: VRF {vrf_name}: the table is not an object")
-            return None
-        result[vrf_name] = frr_routes(table, made)
+        try:
+            result[vrf_name] = frr_table_routes(table, made)
+        except FrrTableError as exc:
+            raise ValueError(f"VRF {vrf_name}: a route's next hops are not FRR's: {exc}"
+                             ) from None
     return result
 
 

@@ -30,7 +30,13 @@ from tasks.platforms import configdb
 from tasks.platforms.frr import dcb, kernel_qos
 from tasks.platforms.frr import links as links_mod
 from tasks.platforms.frr.collect import BGP_SUMMARY, lldp_neighbors
-from tasks.platforms.readback import frr_ipv4_unicast, frr_prefixes_received
+from tasks.platforms.readback import (
+    FrrTable,
+    FrrTableError,
+    frr_ipv4_unicast,
+    frr_prefixes_received,
+    frr_table,
+)
 from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
@@ -299,22 +305,33 @@ class FrrDriver(ShellDriver[FrrState]):
         (FRR 8.4 prints `show ip route vrf all json` as several JSON documents, so each VRF
         is asked for on its own.)
         """
-        return dict(self.route_tables())
+        result: dict[str, dict[str, Any]] = {}
+        for vrf, text in self._route_texts():
+            try:
+                result[vrf] = devicejson.loads(text or "{}")
+            except ValueError:
+                raise self._not_a_table(vrf, f"not JSON: {text.strip()[:120]}") from None
+        return result
 
-    def route_tables(self) -> Iterator[tuple[str, Any]]:
-        """Not a NAPALM getter: get_route_table a VRF at a time, each parsed when reached
-        and let go of after (a thousand-leaf fabric's RIB is megabytes a VRF; a collect of
-        twenty switches at once would hold them all)."""
+    def route_tables(self) -> Iterator[tuple[str, FrrTable]]:
+        """Not a NAPALM getter: get_route_table a VRF at a time, only the fields a collect
+        reads, each decoded when reached and let go of after (a thousand-leaf fabric's RIB is
+        megabytes a VRF; a collect of twenty switches at once would hold them all)."""
+        for vrf, text in self._route_texts():
+            try:
+                yield vrf, frr_table(text)
+            except FrrTableError as exc:
+                raise self._not_a_table(vrf, f"not FRR's route table: {exc}") from None
+
+    def _route_texts(self) -> Iterator[tuple[str, str]]:
         commands = self._route_commands()
         out = self._batch(commands)
         self._forget(commands.values())
         for vrf in list(out):
-            text = out.pop(vrf)
-            try:
-                yield vrf, devicejson.loads(text or "{}")
-            except ValueError:
-                raise DeviceCommandError(f"{self.hostname}: route table of VRF {vrf} is not "
-                                         f"JSON: {text.strip()[:120]}") from None
+            yield vrf, out.pop(vrf)
+
+    def _not_a_table(self, vrf: str, why: str) -> DeviceCommandError:
+        return DeviceCommandError(f"{self.hostname}: route table of VRF {vrf} is {why}")
 
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]:
         """vtysh `show` commands only: this entry point never changes the device."""

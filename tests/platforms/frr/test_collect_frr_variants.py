@@ -170,6 +170,22 @@ def test_an_unreadable_route_table_is_unread_not_empty(planned: DeviceState) -> 
     assert seen.routes is None and any("VRF red" in e for e in seen.errors)
 
 
+@pytest.mark.parametrize(("entry", "named"), [
+    ({"selected": "yes", "protocol": "bgp"}, 'VRF red is not FRR\'s route table: Expected `bool`, '
+     'got `str` - at `$[\'10.1.0.0/24\'][0].selected`'),
+    ({"selected": True, "protocol": "bgp", "nexthops": [{"fib": True, "ip": 7}]},
+     "VRF red: a route's next hops are not FRR's: Expected `str | null`, got `int` - at "
+     "`$[0].ip`"),
+])
+def test_a_route_entry_of_another_shape_is_named_with_its_key(
+        planned: DeviceState, entry: dict[str, Any], named: str) -> None:
+    driver, _ = driver_with(**{"vtysh -c 'show ip route vrf red json'":
+                               json.dumps({"10.1.0.0/24": [entry]})})
+    seen = collect(driver, planned, [])
+    assert seen.routes is None
+    assert any(e.startswith("routes:") and named in e for e in seen.errors), seen.errors
+
+
 # ---- vtysh: show version, show running-config -------------------------------------------------
 
 
