@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.gcpause import gc_paused
+from tasks.gcpause import YoungSweep, gc_paused
 from tasks.model.state import DeviceState, FabricState, Probe, Source
 from tasks.workflows import device_io
 from tasks.workflows.connections import release
@@ -29,7 +29,8 @@ def unread(planned: DeviceState, reason: str) -> DeviceState:
 
 
 def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
-             read_only: bool, close: bool, keep_open: Container[str] = ()) -> Result:
+             read_only: bool, close: bool, keep_open: Container[str] = (),
+             sweep: YoungSweep | None = None) -> Result:
     planned = plan.devices[task.host.name]
     try:
         device = device_io.observe(task, planned, probes.get(planned.name, []), read_only)
@@ -39,6 +40,8 @@ def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
     finally:
         if close and task.host.name not in keep_open:
             release(task)
+        if sweep is not None:
+            sweep()
     return Result(host=task.host, result=device)
 
 
@@ -68,7 +71,7 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
     with gc_paused(long_lived=True):
         results = target.run(task=_collect, name=name, plan=plan, probes=probes or {},
                              read_only=read_only, close=close, keep_open=keep_open,
-                             on_failed=True)
+                             sweep=YoungSweep(), on_failed=True)
     devices: dict[str, DeviceState] = {}
     for host in plan.devices:
         if only is not None and host not in only:

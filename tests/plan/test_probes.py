@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from tasks.intent.loader import load_intent
-from tasks.model.state import Role
+from tasks.model.state import Probe, Role
 from tasks.plan.planner import plan
 from tasks.plan.probes import plan_probes
 from tests.support.paths import ROOT
@@ -58,3 +58,12 @@ def test_isolation_is_tried_for_every_tenant_pair_at_every_leaf() -> None:
             for b in ("blue", "red") if a != b for same in (True, False)}
     assert tried == want
     assert plan_probes(LAB) == plan_probes(LAB)
+
+
+def test_probes_made_as_copies_are_what_validation_makes() -> None:
+    """Probes are copies of one validated prototype (memory): each must be the model a full
+    validation of its values gives, multi-NIC sources and NICs included."""
+    for state in (LAB, BIG, plan(load_intent(ROOT / "intents" / "rail"))):
+        for mine in plan_probes(state).values():
+            for probe in mine:
+                assert Probe.model_validate(probe.model_dump()) == probe

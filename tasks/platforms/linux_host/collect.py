@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from tasks.model.build import clone
 from tasks.model.state import DeviceState, IfKind, Interface, PolicyRule, Probe, StaticRoute
 from tasks.platforms.base import DeviceDriver
 from tasks.platforms.linux_host import config as cfg
@@ -83,8 +84,9 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
             (p.address, p.size, p.dont_fragment, p.source) if p.source else
             (p.address, p.size, p.dont_fragment) for p in probes]
         results = driver.probe(targets)
-        device.probes = [p.model_copy(update={"replied": r["replied"], "detail": r["detail"],
-                                              "left_by": r.get("left_by")})
+        # copies, not model_copy: a copy's own set of fields set is most of a probe's bytes
+        device.probes = [clone(p, replied=bool(r["replied"]), detail=str(r["detail"]),
+                               left_by=r.get("left_by"))
                          for p, r in zip(probes, results, strict=True)]
     return device
 
