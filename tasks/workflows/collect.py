@@ -9,13 +9,14 @@ state, in plan order.
 from __future__ import annotations
 
 import time
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from tasks.gcpause import YoungSweep, gc_paused
+from tasks.model.build import share_fields_set
 from tasks.model.state import DeviceState, FabricState, Probe, Source
 from tasks.workflows import device_io
 from tasks.workflows.connections import release
@@ -34,6 +35,7 @@ def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
     planned = plan.devices[task.host.name]
     try:
         device = device_io.observe(task, planned, probes.get(planned.name, []), read_only)
+        share_fields_set(device)  # a fleet's observed state is millions of small models
     except Exception as exc:  # noqa: BLE001 - any failure is a finding, not a crash
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         device = unread(planned, reason)
@@ -43,6 +45,28 @@ def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
         if sweep is not None:
             sweep()
     return Result(host=task.host, result=device)
+
+
+def spread_heaviest(names: list[str], weight: Callable[[str], int]) -> list[str]:
+    """The order to read `names` in: those of at least a quarter of the heaviest's weight
+    (planned interfaces) spaced evenly through the others. Read one after another, as a
+    fleet's inventory lists them, a fleet's spines (a port per leaf each, tens of megabytes
+    of output) would all be parsed at once: half the peak memory of a 5,000-device verify."""
+    weights = {n: weight(n) for n in names}
+    top = max(weights.values(), default=0)
+    heavy = [n for n in names if weights[n] * 4 >= top]
+    light = [n for n in names if weights[n] * 4 < top]
+    if len(heavy) <= 1 or not light:
+        return names
+    step = len(light) / len(heavy)
+    order: list[str] = []
+    placed = 0  # heavy names in order so far
+    for index, name in enumerate(light):
+        while placed < len(heavy) and placed * step <= index:
+            order.append(heavy[placed])
+            placed += 1
+        order.append(name)
+    return order + heavy[placed:]
 
 
 @dataclass
@@ -62,7 +86,12 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
     each device's connection is closed once it is read (a run that reads it only once),
     but those of `keep_open`.
     """
-    target = nornir.filter(filter_func=lambda h: h.name in only) if only is not None else nornir
+    target = nornir.filter(filter_func=lambda h: only is None or h.name in only)
+    hosts = target.inventory.hosts  # the filter's own dict: reordering it touches no other
+    ordered = {n: hosts[n] for n in spread_heaviest(
+        list(hosts), lambda n: len(plan.devices[n].interfaces) if n in plan.devices else 0)}
+    hosts.clear()
+    hosts.update(ordered)
     if progress is not None:
         target = target.with_processors([progress])
     # a fleet's states are millions of small objects that live on: the cyclic collector
