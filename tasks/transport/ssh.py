@@ -7,8 +7,10 @@ anything a driver marks as changing the device.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +94,7 @@ class SshSession:
             raise TransportError(f"{opts.host}:{opts.port}: {exc.strerror or exc}") from None
         transport = client.get_transport()
         sock = getattr(transport, "sock", None)
-        if sock is not None and hasattr(sock, "settimeout"):
+        if isinstance(sock, socket.socket):
             # paramiko's reader thread wakes every 0.1 s while idle (its socket timeout) to
             # see whether it was closed: a rollout holding a batch of a thousand sessions
             # through a gate then spends a core on wakeups. Data still arrives at once.
@@ -101,6 +103,12 @@ class SshSession:
 
     def close(self) -> None:
         if self._client is not None:
+            sock = getattr(self._client.get_transport(), "sock", None)
+            if isinstance(sock, socket.socket):
+                # wakes the reader thread blocked in recv (IDLE_POLL_S): a closed fd alone
+                # would keep the connection up until its next wakeup
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
             self._client.close()
             self._client = None
 
