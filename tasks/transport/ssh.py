@@ -92,9 +92,8 @@ class SshSession:
             raise TransportError(f"{opts.host}: {exc}") from None
         except OSError as exc:
             raise TransportError(f"{opts.host}:{opts.port}: {exc.strerror or exc}") from None
-        transport = client.get_transport()
-        sock = getattr(transport, "sock", None)
-        if isinstance(sock, socket.socket):
+        sock = _socket_of(client)
+        if sock is not None:
             # paramiko's reader thread wakes every 0.1 s while idle (its socket timeout) to
             # see whether it was closed: a rollout holding a batch of a thousand sessions
             # through a gate then spends a core on wakeups. Data still arrives at once.
@@ -103,8 +102,8 @@ class SshSession:
 
     def close(self) -> None:
         if self._client is not None:
-            sock = getattr(self._client.get_transport(), "sock", None)
-            if isinstance(sock, socket.socket):
+            sock = _socket_of(self._client)
+            if sock is not None:
                 # wakes the reader thread blocked in recv (IDLE_POLL_S): a closed fd alone
                 # would keep the connection up until its next wakeup
                 with contextlib.suppress(OSError):
@@ -140,6 +139,12 @@ class SshSession:
             raise TransportError(f"{self.options.host}: {command.split()[0]}: {exc}") from None
         self.log.append(LoggedCommand(command, mutating, status, time.monotonic() - started))
         return CommandResult(command, out, err, status)
+
+
+def _socket_of(client: paramiko.SSHClient) -> socket.socket | None:
+    """The TCP socket under a connected client (None through a proxy command)."""
+    sock = getattr(client.get_transport(), "sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def password_from_env() -> str | None:
