@@ -42,8 +42,19 @@ def validate(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace] 
         hint = " (bring up the lab with `flatfab lab up`, or write one)"
         raise InputError.single(str(directory / missing[0]), "", "inventory file not found"
                                 + hint)
+    try:
+        _validate_files(directory, plan, spaces, lines=False)
+    except InputError:
+        # the fast read keeps no line numbers: read again to name each problem's line
+        _validate_files(directory, plan, spaces, lines=True)
+        raise
+
+
+def _validate_files(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace], *,
+                    lines: bool) -> None:
     shown = str(directory / "hosts.yaml")
-    docs = {name: load_yaml(directory / name, display=str(directory / name)) for name in FILES}
+    docs = {name: load_yaml(directory / name, display=str(directory / name), lines=lines)
+            for name in FILES}
     hosts = docs["hosts.yaml"] or {}
     if not isinstance(hosts, dict):
         raise InputError.single(shown, "", "top level must be a mapping of host names")

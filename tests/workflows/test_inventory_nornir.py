@@ -192,3 +192,15 @@ def test_defaults_are_checked_too(tmp_path: Path) -> None:
     message = _refusal(directory)
     assert message.startswith(f"{directory / 'defaults.yaml'}:") and "\n" not in message
     assert " connection_options.napalm.extras: must be a mapping" in message
+
+
+def test_a_refusal_names_its_line_though_the_fast_read_keeps_none(tmp_path: Path) -> None:
+    """validate reads a fleet's files without line numbers first; a problem is then read
+    again, with them, so the operator is still pointed at the line."""
+    directory = write_lab_inventory(tmp_path)
+    _edit(directory / "hosts.yaml",
+          lambda hosts: hosts["leaf1"]["data"].update(optional_args={"port": 22}))
+    text = (directory / "hosts.yaml").read_text(encoding="utf-8").splitlines()
+    leaf1 = text.index("leaf1:")
+    line = next(i for i, t in enumerate(text) if i > leaf1 and "optional_args:" in t) + 1
+    assert _refusal(directory).startswith(f"{directory / 'hosts.yaml'}:{line}: ")

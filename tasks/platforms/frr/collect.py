@@ -261,6 +261,15 @@ def _routes(device: DeviceState, rib: Iterable[tuple[str, FrrTable]]
     return result
 
 
+def _subinterfaces(device: DeviceState) -> dict[str, list[Interface]]:
+    """Each physical port's VRF sub-interfaces, found once (a spine has a thousand ports)."""
+    subs: dict[str, list[Interface]] = {}
+    for sub in device.interfaces.values():
+        if sub.parent is not None and sub.name != sub.parent:
+            subs.setdefault(sub.parent, []).append(sub)
+    return subs
+
+
 def _add_dcb(device: DeviceState, lossless: dict[str, Any]) -> None:
     """What each DCB port's hardware holds, over the stored tables for what it cannot say."""
     try:
@@ -273,6 +282,7 @@ def _add_dcb(device: DeviceState, lossless: dict[str, Any]) -> None:
     out: dict[str, str] = lossless.get("dcb", {})
     qos = dcb.read_device(stored, out, lossless.get("devlink"))
     profiles = dict(qos.profiles)
+    subs = _subinterfaces(device)
     for name, port in sorted(ports.items()):
         iface = device.interfaces.get(name)
         if iface is None:
@@ -283,9 +293,8 @@ def _add_dcb(device: DeviceState, lossless: dict[str, Any]) -> None:
         if seen is None:
             continue  # unread: no check judges it, the error says why
         iface.qos = seen
-        for sub in device.interfaces.values():
-            if sub.parent == name and sub.name != name:
-                sub.qos = seen  # DCB is per physical port: its VRF sub-interfaces share it
+        for sub in subs.get(name, ()):
+            sub.qos = seen  # DCB is per physical port: its VRF sub-interfaces share it
     device.qos = qos.model_copy(update={"profiles": profiles})
 
 
@@ -300,6 +309,7 @@ def _add_lossless(device: DeviceState, lossless: dict[str, Any]) -> None:
         device.errors.append(f"lossless: {exc}")
         return
     kernel: dict[str, dict[str, str]] = lossless.get("kernel", {})
+    subs = _subinterfaces(device)
     for name, port in ports.items():
         iface = device.interfaces.get(name)
         if iface is None:
@@ -310,8 +320,7 @@ def _add_lossless(device: DeviceState, lossless: dict[str, Any]) -> None:
         table = kernel_qos.dscp_to_tc(row) if row else [0] * 64
         iface.qos = port.model_copy(update={"maps": port.maps.model_copy(
             update={"dscp_to_tc": table})})
-        for sub in device.interfaces.values():
-            if sub.parent == name and sub.name != name:
-                sub_row = kernel.get(sub.name)
-                sub.qos = port.model_copy(update={"maps": port.maps.model_copy(update={
-                    "dscp_to_tc": kernel_qos.dscp_to_tc(sub_row) if sub_row else [0] * 64})})
+        for sub in subs.get(name, ()):
+            sub_row = kernel.get(sub.name)
+            sub.qos = port.model_copy(update={"maps": port.maps.model_copy(update={
+                "dscp_to_tc": kernel_qos.dscp_to_tc(sub_row) if sub_row else [0] * 64})})
