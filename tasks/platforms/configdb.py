@@ -356,6 +356,7 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
     cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})
     global_map = db.get("PORT_QOS_MAP", {}).get("global", {})
     bound: dict[tuple[str | None, ...], QosMaps] = {}
+    made_queues: dict[tuple[str | None, str | None, str | None], QueueQos] = {}
     for port_name, qmap in db.get("PORT_QOS_MAP", {}).items():
         if port_name == "global":
             continue
@@ -385,6 +386,13 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
         queues = {}
         buffer_queues = per_port.get(f"BUFFER_QUEUE:{port_name}", {})
         for q, row in per_port.get(f"QUEUE:{port_name}", {}).items():
+            # a thousand ports name the same few schedulers and profiles: one model each
+            key = (row.get("scheduler"), row.get("wred_profile"),
+                   buffer_queues.get(q, {}).get("profile"))
+            made = made_queues.get(key)
+            if made is not None:
+                queues[int(q)] = made
+                continue
             sched_name = ref(row.get("scheduler")) or ""
             sched = db.get("SCHEDULER", {}).get(sched_name, {})
             strict = sched.get("type") == "STRICT"
@@ -402,7 +410,7 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
                         probability=_int(db, "WRED_PROFILE", wred_name,
                                          "green_drop_probability", 100))
             weighted = not strict and sched_name != SCHED_BEST_EFFORT
-            queues[int(q)] = QueueQos(
+            queues[int(q)] = made_queues[key] = QueueQos(
                 strict=strict, weight=int(sched.get("weight", "0") or 0) or None
                 if weighted else None, ecn=ecn,
                 profile=_role(ref(buffer_queues.get(q, {}).get("profile")) or "", "_profile"))

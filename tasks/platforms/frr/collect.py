@@ -13,7 +13,9 @@ from tasks.model.state import (
     Endpoint,
     IfKind,
     Interface,
+    PortQos,
     Probe,
+    QosMaps,
     Route,
 )
 from tasks.platforms import configdb
@@ -310,17 +312,23 @@ def _add_lossless(device: DeviceState, lossless: dict[str, Any]) -> None:
         return
     kernel: dict[str, dict[str, str]] = lossless.get("kernel", {})
     subs = _subinterfaces(device)
+    # ports share a few map bindings and kernel tables: each combination copied once
+    made: dict[tuple[int, tuple[int, ...]], QosMaps] = {}
+
+    def classified(port: PortQos, row: dict[str, str] | None) -> PortQos:
+        # what classifies traffic in the lab is tc, so the DSCP map comes from the kernel;
+        # a port without flatfab queues classifies nothing: everything lands in TC 0
+        table = kernel_qos.dscp_to_tc(row) if row else [0] * 64
+        key = (id(port.maps), tuple(table))
+        maps = made.get(key)
+        if maps is None:
+            maps = made[key] = port.maps.model_copy(update={"dscp_to_tc": table})
+        return port.model_copy(update={"maps": maps})
+
     for name, port in ports.items():
         iface = device.interfaces.get(name)
         if iface is None:
             continue
-        row = kernel.get(name)
-        # what classifies traffic in the lab is tc, so the DSCP map comes from the kernel;
-        # a port without flatfab queues classifies nothing: everything lands in TC 0
-        table = kernel_qos.dscp_to_tc(row) if row else [0] * 64
-        iface.qos = port.model_copy(update={"maps": port.maps.model_copy(
-            update={"dscp_to_tc": table})})
+        iface.qos = classified(port, kernel.get(name))
         for sub in subs.get(name, ()):
-            sub_row = kernel.get(sub.name)
-            sub.qos = port.model_copy(update={"maps": port.maps.model_copy(update={
-                "dscp_to_tc": kernel_qos.dscp_to_tc(sub_row) if sub_row else [0] * 64})})
+            sub.qos = classified(port, kernel.get(sub.name))

@@ -112,6 +112,30 @@ def test_unweighted_classes_get_the_smallest_dwrr_weight(leaf1: DeviceState) -> 
     assert ports["Ethernet400"].queues == leaf1.interfaces["Ethernet400"].qos.queues
 
 
+def test_ports_read_back_share_one_model_per_queue_configuration(leaf1: DeviceState) -> None:
+    """A spine's thousand ports name the same schedulers and profiles: each distinct queue
+    is built once and shared, and every port still reads back as planned."""
+    db = configdb.parse_json(config_db(leaf1, PLATFORM.names))
+    _, ports = configdb.from_config_db(db, virtual=False)
+    planned = {n: i.qos for n, i in leaf1.interfaces.items() if i.qos is not None}
+    assert len(ports) >= 2
+    for name, port in ports.items():
+        assert port.queues == planned[name].queues, name
+    first, second = (ports[n] for n in sorted(ports)[:2])
+    assert all(first.queues[q] is second.queues[q] for q in first.queues)
+    # a queue bound to another WRED profile is a model of its own
+    key = next(k for k in db["QUEUE"] if k.startswith(f"{sorted(ports)[1]}|")
+               and "wred_profile" in db["QUEUE"][k])
+    db["WRED_PROFILE"]["OTHER"] = dict(db["WRED_PROFILE"][db["QUEUE"][key]["wred_profile"]],
+                                       green_min_threshold="1000")
+    db["QUEUE"][key] = dict(db["QUEUE"][key], wred_profile="OTHER")
+    _, ports = configdb.from_config_db(db, virtual=False)
+    q = int(key.partition("|")[2])
+    changed = ports[sorted(ports)[1]].queues[q]
+    assert changed.ecn is not None and changed.ecn.min_bytes == 1000
+    assert ports[sorted(ports)[0]].queues[q].ecn != changed.ecn
+
+
 def test_short_subinterface_names_validate(leaf1: DeviceState) -> None:
     device = leaf1.model_copy(deep=True)
     port = device.interfaces["Ethernet400"].model_copy(update={"name": "Ethernet504"})
