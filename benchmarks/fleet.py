@@ -17,7 +17,8 @@ command, run as a child so its CPU time and peak RSS are its own. Each line:
   peak_rss_mb (the flatfab process); connections_peak (SSH connections open at once, as the
   fleet counted them); fleet_cpu_s (the simulator's own CPU for the operation: it shares the
   machine's cores with the controller); exit code, findings, devices changed;
-- fleet_setup_s: the fleet's start (plan, keys) for that size.
+- fleet_setup_s: the fleet's start (plan, keys) for that size; fleet_errors: commands the
+  simulator itself failed to answer (its bugs, each traceback in the fleet's log): 0.
 
 With `--distributed W`, verify, audit and dry-run also run as `--distributed` over W
 `flatfab worker` processes (one shard at a time each) on a private redis-server, shards of
@@ -224,6 +225,7 @@ def run_size(shape: str, devices: int, hosts_per_leaf: int, ops: list[str], work
                         "peak_rss_mb": result["peak_rss_mb"],
                         "connections_peak": seen["connections_peak"],
                         "fleet_cpu_s": seen["cpu_s"], "fleet_setup_s": round(fleet.setup_s, 1),
+                        "fleet_errors": seen.get("handler_errors", 0),
                         "exit": result["exit"], **outcome(op, result["output"])}
                 if pool is not None:
                     line |= {"distributed": distributed, "shard_by": shard_by,

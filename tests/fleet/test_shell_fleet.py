@@ -134,6 +134,7 @@ def test_a_refused_device_is_named_unreachable_and_sessions_stay_within_workers(
     # has workers (the server counts a session until it has seen it close), not all 14
     assert 0 < stats["connections_peak"] <= 3 * 2, stats
     assert stats["connections_total"] >= 13 and stats["logins_refused"] >= 1
+    assert stats["handler_errors"] == 0, (fleet.folder / "fleet.log").read_text()
 
 
 def _settled(path: Path, timeout: float = 10.0) -> dict[str, int]:

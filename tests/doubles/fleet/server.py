@@ -13,9 +13,12 @@ commands and bytes sent, and its own CPU time, for the fleet benchmark.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import resource
+import sys
 import time
+import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -57,6 +60,7 @@ class Stats:
     connections_peak: int = 0
     connections_total: int = 0
     logins_refused: int = 0
+    handler_errors: int = 0  # commands the simulator failed to answer (its own bugs)
     commands: int = 0
     bytes_sent: int = 0
     cpu_s: float = 0.0
@@ -115,6 +119,21 @@ class FleetServer:
         return self.port
 
     async def _handle(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        try:
+            await self._answer(process)
+        except (asyncssh.Error, OSError):
+            raise  # the client went away mid-command: nothing to answer
+        except Exception as exc:  # noqa: BLE001 - a fault of the simulator, shown as one
+            # asyncssh would drop the whole connection and log it only at debug level: the
+            # client would see "Unable to open channel", not the fleet's bug
+            self.stats.handler_errors += 1
+            traceback.print_exc(file=sys.stderr)
+            with contextlib.suppress(asyncssh.Error, OSError):
+                process.stderr.write(f"fleet: internal error: {type(exc).__name__}: "
+                                     f"{exc}\n".encode())
+                process.exit(255)
+
+    async def _answer(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
         name = process.get_extra_info("username")
         device = self.fleet.device(name)
         if isinstance(device, SonicDevice):  # netmiko's interactive shell (sonic.py)
