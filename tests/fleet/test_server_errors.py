@@ -1,7 +1,7 @@
 """A fault of the simulator itself fails the one command, visibly, and never the session.
 
-asyncssh closes the whole connection when a request handler raises, and logs it only at its
-debug level: the client saw "sudo: Unable to open channel." and nothing named the cause.
+asyncssh ends the whole connection when a request handler raises, and logs it only at its
+debug level: the client would see its session die mid-run, and nothing would name why.
 """
 
 from __future__ import annotations

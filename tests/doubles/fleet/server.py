@@ -121,11 +121,15 @@ class FleetServer:
     async def _handle(self, process: asyncssh.SSHServerProcess[bytes]) -> None:
         try:
             await self._answer(process)
-        except (asyncssh.Error, OSError):
-            raise  # the client went away mid-command: nothing to answer
+        except (asyncssh.Error, OSError) as exc:
+            # the client went away mid-command (or asyncssh ends the connection): nothing
+            # to answer, but a dropped session is named in the fleet's log
+            print(f"fleet: {process.get_extra_info('username')}: {process.command!r}: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            raise
         except Exception as exc:  # noqa: BLE001 - a fault of the simulator, shown as one
-            # asyncssh would drop the whole connection and log it only at debug level: the
-            # client would see "Unable to open channel", not the fleet's bug
+            # asyncssh would end the whole connection and log it only at debug level: the
+            # client would see its session die, not the fleet's bug
             self.stats.handler_errors += 1
             traceback.print_exc(file=sys.stderr)
             with contextlib.suppress(asyncssh.Error, OSError):
