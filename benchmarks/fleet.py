@@ -12,7 +12,8 @@ command, run as a child so its CPU time and peak RSS are its own. Each line:
   `audit` (config drift and every live check), `dry-run` (`rollout --dry-run`), `rollout` (a
   full phased rollout of a factory-fresh fleet with `runbooks/fleet-bring-up.yaml`: diff,
   then per batch commit with a revert timer, gate, confirm);
-- wall_s; controller_cpu_s (user + system of the flatfab process) and cpu_ms_per_device
+- wall_s; controller_cpu_s (user + system of the flatfab process; controller_sys_s the
+  system part: socket reads and threads waiting on the GIL) and cpu_ms_per_device
   (that, plus the workers' of a distributed run, per device);
   peak_rss_mb (the flatfab process); connections_peak (SSH connections open at once, as the
   fleet counted them); fleet_cpu_s (the simulator's own CPU for the operation: it shares the
@@ -150,6 +151,7 @@ def controller(root: Path, name: str, fleet: Fleet, args: list[str],
     if code not in (0, 1) or not data:
         sys.stderr.write(f"{' '.join(args)}: exit {code}: {errors[-2000:]}\n")
     return {"wall_s": round(wall, 2), "controller_cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "controller_sys_s": round(usage.ru_stime, 2),
             "peak_rss_mb": round(usage.ru_maxrss / 1024), "exit": code, "output": data}
 
 
@@ -219,6 +221,7 @@ def run_size(shape: str, devices: int, hosts_per_leaf: int, ops: list[str], work
                         "op": op + ("+distributed" if spread else ""),
                         "workers": workers, "wall_s": result["wall_s"],
                         "controller_cpu_s": result["controller_cpu_s"],
+                        "controller_sys_s": result["controller_sys_s"],
                         "cpu_ms_per_device": round(1000 * (result["controller_cpu_s"]
                                                            + (workers_cpu or 0))
                                                    / len(inventory), 2),

@@ -11,8 +11,10 @@ The task returns only that key.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
+from tasks import cpupin
 from tasks.distributed import beat, context
 from tasks.distributed.app import SHARD_TASK, make_app
 from tasks.distributed.delivery import Step, deliver
@@ -80,6 +82,9 @@ def serve(ctx: context.WorkerContext, *, concurrency: int, name: str,
           loglevel: str = "INFO") -> None:
     """Run the worker until it is stopped (SIGTERM: warm shutdown, shards finish)."""
     context.install(ctx)
+    # workers share a machine's CPUs with each other: a read pinned to the CPU each happened
+    # to be on could put two on one CPU, where the scheduler could not part them
+    os.environ.setdefault(cpupin.ENV, "0")
     # Nornir logs every task's arguments (plans, intended configs) at INFO, paramiko every
     # login: the worker's log keeps what the worker itself says
     for noisy in ("nornir", "paramiko", "netmiko", "napalm"):

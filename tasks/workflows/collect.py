@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
+from tasks.cpupin import threads_on_one_cpu
 from tasks.gcpause import YoungSweep, gc_paused
 from tasks.model.build import share_fields_set
 from tasks.model.state import DeviceState, FabricState, Probe, Source
@@ -97,7 +98,7 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
     # a fleet's states are millions of small objects that live on: the cyclic collector
     # would walk them again and again while they arrive (at 1,000 switches, 70 of the 150
     # CPU seconds of a verify); what the run leaves as cyclic garbage is found afterwards
-    with gc_paused(long_lived=True):
+    with gc_paused(long_lived=True), threads_on_one_cpu(len(hosts)):
         results = target.run(task=_collect, name=name, plan=plan, probes=probes or {},
                              read_only=read_only, close=close, keep_open=keep_open,
                              sweep=YoungSweep(), on_failed=True)
