@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tasks.intent.loader import load_intent
+from tasks.plan.planner import plan
+from tasks.platforms.registry import PLATFORMS
 from tests.doubles.fleet import Fleet
 from tests.doubles.fleet.server import FleetServer, Keys
-from tests.fleet.test_shell_fleet import planned
+from tests.support.paths import ROOT
 
 
 class _Stream:
@@ -47,7 +50,7 @@ class _Process:
 def test_a_command_the_fleet_fails_to_answer_fails_alone_and_is_named(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fleet = Fleet(planned("lab"))
+    fleet = Fleet(plan(load_intent(ROOT / "intents" / "lab", known_platforms=PLATFORMS)))
     server = FleetServer(fleet, Keys.make(tmp_path))
 
     def broken(command: str, stdin: str) -> None:
