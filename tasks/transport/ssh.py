@@ -26,7 +26,6 @@ class ReadOnlyError(TransportError):
     """A change was attempted through a session opened read-only (verify, audit)."""
 
 
-SETTLE_S = 1.0  # how long a command without an exit status waits to see the connection end
 IDLE_POLL_S = 1.0  # how often an idle session's reader thread wakes (paramiko: 0.1 s)
 
 
@@ -136,13 +135,6 @@ class SshSession:
             out = stdout_f.read().decode(errors="replace")
             err = stderr_f.read().decode(errors="replace")
             status = stdout_f.channel.recv_exit_status()
-            if status == -1:  # paramiko's "none came": the channel closed without one,
-                # most often as the device ends the connection; let its reader thread finish
-                # so that is what the error says
-                transport = self._client.get_transport()
-                if transport is not None:
-                    transport.join(SETTLE_S)
-                raise paramiko.SSHException("the command ended without an exit status")
         except (paramiko.SSHException, OSError, TimeoutError, EOFError) as exc:
             why = str(exc) or type(exc).__name__
             if not self.is_alive:  # paramiko's own words ("Unable to open channel.") hide it
