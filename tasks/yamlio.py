@@ -184,20 +184,21 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-class _GuardedConstructor(RoundTripConstructor):
-    """The round-trip constructor, judging the composed document before building it."""
+class _Guarded(SafeConstructor):
+    """Judges the composed document before it is built (RoundTripConstructor is a
+    SafeConstructor too)."""
 
     def construct_document(self, node: Any) -> Any:
         _composed_bounds(node)
         return super().construct_document(node)
 
 
-class _GuardedSafeConstructor(SafeConstructor):
-    """Plain dicts and lists, judged the same way before they are built."""
+class _GuardedConstructor(_Guarded, RoundTripConstructor):
+    """The round-trip constructor (line numbers), guarded."""
 
-    def construct_document(self, node: Any) -> Any:
-        _composed_bounds(node)
-        return super().construct_document(node)
+
+class _GuardedSafeConstructor(_Guarded):
+    """Plain dicts and lists, guarded."""
 
 
 def load_yaml(path: Path, *, display: str | None = None, lines: bool = True) -> Any:
