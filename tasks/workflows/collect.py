@@ -30,11 +30,18 @@ def unread(planned: DeviceState, reason: str) -> DeviceState:
                        reachable=False, errors=[reason])
 
 
+# more of a read on the device's session, before its state is read (an audit's running
+# config): it records its own outcome and failures, the collect goes on either way
+DeviceRead = Callable[[Task], None]
+
+
 def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
              read_only: bool, close: bool, keep_open: Container[str] = (),
-             sweep: YoungSweep | None = None) -> Result:
+             sweep: YoungSweep | None = None, before: DeviceRead | None = None) -> Result:
     planned = plan.devices[task.host.name]
     try:
+        if before is not None:
+            before(task)
         device = device_io.observe(task, planned, probes.get(planned.name, []), read_only)
         share_fields_set(device)  # a fleet's observed state is millions of small models
     except Exception as exc:  # noqa: BLE001 - any failure is a finding, not a crash
@@ -80,12 +87,13 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
                     probes: dict[str, list[Probe]] | None = None, read_only: bool = True,
                     progress: RichProgress | None = None, only: set[str] | None = None,
                     name: str = "collect", close: bool = False,
-                    keep_open: Container[str] = ()) -> dict[str, DeviceState]:
+                    keep_open: Container[str] = (),
+                    before: DeviceRead | None = None) -> dict[str, DeviceState]:
     """Observed state of the plan's devices (or only some), one Nornir run, in plan order.
 
     `probes`: the pings each host sends (tasks.plan.probes), none when omitted. `close`:
     each device's connection is closed once it is read (a run that reads it only once),
-    but those of `keep_open`.
+    but those of `keep_open`. `before`: read first on each device's session.
     """
     target = nornir.filter(filter_func=lambda h: only is None or h.name in only)
     hosts = target.inventory.hosts  # the filter's own dict: reordering it touches no other
@@ -101,7 +109,7 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
     with gc_paused(long_lived=True), threads_on_one_cpu(len(hosts)):
         results = target.run(task=_collect, name=name, plan=plan, probes=probes or {},
                              read_only=read_only, close=close, keep_open=keep_open,
-                             sweep=YoungSweep(), on_failed=True)
+                             sweep=YoungSweep(), before=before, on_failed=True)
     devices: dict[str, DeviceState] = {}
     for host in plan.devices:
         if only is not None and host not in only:
@@ -126,12 +134,13 @@ def observed_state(plan: FabricState, devices: Mapping[str, DeviceState]) -> Fab
 def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]] | None = None,
             read_only: bool = True, progress: RichProgress | None = None,
             only: set[str] | None = None, name: str = "collect",
-            close: bool = False, keep_open: Container[str] = ()) -> Collection:
-    """Observed state of the plan's devices (or only some), one Nornir run (`close`: as
-    collect_devices)."""
+            close: bool = False, keep_open: Container[str] = (),
+            before: DeviceRead | None = None) -> Collection:
+    """Observed state of the plan's devices (or only some), one Nornir run (`close`,
+    `before`: as collect_devices)."""
     started = time.monotonic()
     devices = collect_devices(nornir, plan, probes=probes, read_only=read_only,
                               progress=progress, only=only, name=name, close=close,
-                              keep_open=keep_open)
+                              keep_open=keep_open, before=before)
     return Collection(state=observed_state(plan, devices),
                       seconds=time.monotonic() - started)

@@ -392,7 +392,7 @@ def diff_only(plan: FabricState, schedule: Schedule, journal: Journal, diff_pass
     started = time.monotonic() if started is None else started
     configs = render_all(plan)
     result = RolloutResult(run_id=journal.run_id, dry_run=True, schedule=schedule)
-    journal.write_json("plan.json", plan.model_dump(mode="json"))
+    journal.write_model("plan.json", plan)
     for name, text in configs.items():
         journal.write(f"configs/{name}.conf", text)
     outcomes = diff_pass(configs)
@@ -417,7 +417,7 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
     configs = render_all(plan)
     result = RolloutResult(run_id=journal.run_id, dry_run=dry_run, schedule=schedule)
     if resume is None:
-        journal.write_json("plan.json", plan.model_dump(mode="json"))
+        journal.write_model("plan.json", plan)
         for name, text in configs.items():
             journal.write(f"configs/{name}.conf", text)
     state = resume or RunState(run_id=journal.run_id, kind="rollout", fabric=plan.fabric,

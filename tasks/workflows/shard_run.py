@@ -1,7 +1,7 @@
 """The per-device phase of one shard of a distributed run, as a single run does it.
 
 A shard reads its devices with the very functions a single verify, audit or rollout
---dry-run runs on every device (collect_devices, drift_devices, diff_devices, all through
+--dry-run runs on every device (collect_devices with audit.DriftRead, diff_devices, all through
 tasks.workflows.device_io, drivers opened read-only), and nothing else: checks read peers'
 observed state, so a shard never judges; the coordinator judges the whole fabric once
 (tasks.workflows.sharded).
@@ -18,7 +18,7 @@ from nornir.core import Nornir
 from tasks.errors import InputError
 from tasks.model.state import DeviceState, FabricState, Probe
 from tasks.reports.model import DeviceDrift
-from tasks.workflows.audit import drift_devices
+from tasks.workflows.audit import DriftRead
 from tasks.workflows.collect import collect_devices
 from tasks.workflows.rollout import DeviceOutcome, diff_devices, render_all
 from tasks.workflows.verify import verify_probes
@@ -79,13 +79,11 @@ def run_shard(nornir: Nornir, plan: FabricState, spec: RunSpec, shard: str,
         out.diffs = diff_devices(nornir, render_all(plan, only), read_only=True)
         out.seconds["diff_s"] = round(time.monotonic() - started, 3)
         return out
-    if spec.kind == "audit":
-        out.drift = drift_devices(nornir, plan, only=only)
-        out.seconds["drift_s"] = round(time.monotonic() - started, 3)
-    collect_started = time.monotonic()
+    drift = DriftRead(plan) if spec.kind == "audit" else None
     out.devices = collect_devices(nornir, plan, read_only=True, only=only,
                                   probes=probes if probes is not None else
                                   verify_probes(plan, spec.probes, spec.probe_fanout),
-                                  name=f"{spec.kind}: collect", close=True)
-    out.seconds["collect_s"] = round(time.monotonic() - collect_started, 3)
+                                  name=f"{spec.kind}: read", close=True, before=drift)
+    out.drift = drift.drift() if drift is not None else []
+    out.seconds["collect_s"] = round(time.monotonic() - started, 3)
     return out

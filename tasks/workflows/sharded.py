@@ -122,11 +122,8 @@ def audit_sharded(plan: FabricState, sharding: Sharding, gather: Gather, *,
     observed = observed_state(plan, merged_devices(plan, sharding, gathered))
     report = judge(plan, observed, audit_checks(lossless), collect_s=gathered.seconds,
                    started=started)
-    drift_s = max((o.seconds.get("drift_s", 0.0) for o in gathered.outputs.values()),
-                  default=0.0)
     return audit_report(plan, merged_drift(sharding, gathered), report, sot=sot,
-                        started_epoch=started_epoch, started=started,
-                        drift_s=drift_s), gathered
+                        started_epoch=started_epoch, started=started), gathered
 
 
 class ShardedDiffs:

@@ -10,7 +10,7 @@ from nornir.core import Nornir
 from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
 from tasks.model.state import FabricState, Probe
 from tasks.plan.probes import plan_probes
-from tasks.workflows.collect import collect
+from tasks.workflows.collect import DeviceRead, collect
 from tasks.workflows.progress import RichProgress
 
 
@@ -35,13 +35,14 @@ def verify_probes(plan: FabricState, probes: bool = True,
 
 def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
            probe_fanout: int | None = None, only_checks: list[str] | None = None,
-           progress: RichProgress | None = None, close: bool = True) -> Report:
+           progress: RichProgress | None = None, close: bool = True,
+           before: DeviceRead | None = None, name: str = "verify: collect") -> Report:
     """Collect read-only and judge. `close`: each device's connection is closed once read
-    (False keeps them for the caller, who closes them)."""
+    (False keeps them for the caller, who closes them); `before`: as collect_devices."""
     started = time.monotonic()
     collection = collect(nornir, plan, probes=verify_probes(plan, probes, probe_fanout),
-                         read_only=True, progress=progress, name="verify: collect",
-                         close=close)
+                         read_only=True, progress=progress, name=name, close=close,
+                         before=before)
     return judge(plan, collection.state, only_checks, collect_s=collection.seconds,
                  started=started)
 

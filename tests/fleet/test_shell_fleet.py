@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tasks.checks import CheckContext, Finding, Stage, run_checks
 from tasks.intent.loader import load_intent
@@ -145,3 +146,17 @@ def _settled(path: Path, timeout: float = 10.0) -> dict[str, int]:
         if stats["connections_open"] == 0 or time.monotonic() > deadline:
             return stats
         time.sleep(0.2)
+
+
+def test_an_audit_reads_each_device_over_one_session(tmp_path: Path) -> None:
+    # config drift and live state come over the same session: one SSH handshake per device
+    with served(ROOT / "intents" / "lab", tmp_path / "fleet", "--fault", "leaf2=mtu:swp1=1400"
+                ) as fleet:
+        run = flatfab(fleet, "audit", "--workers", "4", "-f", "json")
+        stats = _settled(fleet.folder / "stats.json")
+    report = run.json()
+    devices = yaml.safe_load((fleet.inventory / "hosts.yaml").read_text(encoding="utf-8"))
+    assert [d["device"] for d in report["drift"]] == ["leaf2"]
+    assert ("interface.mtu", "leaf2") in {(f["check"], f["device"]) for f in report["findings"]}
+    assert stats["connections_total"] == len(devices), stats
+    assert stats["handler_errors"] == 0, (fleet.folder / "fleet.log").read_text()

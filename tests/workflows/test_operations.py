@@ -15,6 +15,9 @@ import pytest
 
 from tasks.cli.ops import pause_answer
 from tasks.errors import InputError
+from tasks.intent.loader import load_intent
+from tasks.model.state import FabricState
+from tasks.plan.planner import plan as plan_fabric
 from tasks.platforms.sections import by_first_word, by_header
 from tasks.runbook.model import RolloutPlan
 from tasks.workflows.audit import parse_duration, scheduled
@@ -28,6 +31,7 @@ from tasks.workflows.runstate import (
     refuse_if_interrupted,
     runs,
 )
+from tests.support.paths import ROOT
 
 SWITCH = """!! links
 link swp51 mtu 9216 up
@@ -235,3 +239,12 @@ def test_a_pausing_plan_without_a_terminal_is_refused_up_front(
     assert pause_answer(single, yes=False, dry_run=False) is None
     # a resumed run past the pausing phase has nothing left to ask
     assert pause_answer(_paused_plan(), yes=False, dry_run=False, from_phase=1) is None
+
+
+def test_a_journal_keeps_the_plan_as_the_state_model(tmp_path: Path) -> None:
+    planned = plan_fabric(load_intent(ROOT / "intents" / "lab"))
+    journal = Journal.start(tmp_path, "rollout", "lab")
+    path = journal.write_model("plan.json", planned)
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("}\n") and text.count("\n") == 1  # one line: pydantic-core's own
+    assert FabricState.model_validate_json(text) == planned
