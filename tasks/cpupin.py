@@ -1,4 +1,5 @@
-"""Run a threaded read of many devices on one CPU.
+"""Run a threaded pass over many devices (a read, a rollout's diff, commits, confirms) on
+one CPU.
 
 A read's threads (Nornir's workers and paramiko's reader thread per session) hold Python's
 GIL in turns, so they never run Python on two CPUs at once; spread over two CPUs they hand the

@@ -23,6 +23,7 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from tasks.checks import CATALOG, CheckContext, Finding, Severity, Stage, run_checks
+from tasks.cpupin import threads_on_one_cpu
 from tasks.gcpause import gc_paused
 from tasks.model.state import FabricState
 from tasks.platforms.registry import get as get_platform
@@ -116,8 +117,9 @@ def diff_devices(nornir: Nornir, configs: dict[str, str], *, read_only: bool,
     its outcome (an error where it could not be read), in the order of `configs`."""
     target = nornir.filter(filter_func=lambda h: h.name in configs)
     runner = target.with_processors([progress]) if progress else target
-    values = host_values(runner.run(task=_diff, name="rollout: diff", configs=configs,
-                                    read_only=read_only, on_failed=True), list(configs))
+    with threads_on_one_cpu(len(configs)):
+        values = host_values(runner.run(task=_diff, name="rollout: diff", configs=configs,
+                                        read_only=read_only, on_failed=True), list(configs))
     return {name: value if ok else DeviceOutcome(error=str(value))
             for name, (ok, value) in values.items()}
 
@@ -282,8 +284,9 @@ class _Run:
 
     def run(self, names: list[str], workers: int, **task: Any) -> dict[str, tuple[bool, Any]]:
         """One Nornir task on the named devices: name -> (ok, result or error)."""
-        return host_values(subset(self.nornir, names, workers, self.progress).run(**task),
-                           names)
+        with threads_on_one_cpu(len(names)):
+            return host_values(subset(self.nornir, names, workers, self.progress).run(**task),
+                               names)
 
     def save(self) -> None:
         self.state.confirmed = sorted(set(self.state.confirmed))
