@@ -1,5 +1,4 @@
-"""Run a threaded pass over many devices (a read, a rollout's diff, commits, confirms) on
-one CPU.
+"""Run a threaded pass over many devices (a read, a rollout's diff) on one CPU.
 
 A read's threads (Nornir's workers and paramiko's reader thread per session) hold Python's
 GIL in turns, so they never run Python on two CPUs at once; spread over two CPUs they hand the
@@ -8,7 +7,9 @@ Measured here (2 cores, verify of 1,000 simulated switches, the simulator on the
 core): the read's threads on one CPU, 61 s wall and 53 CPU s; free to use both, 80 s and 77
 CPU s, 17 of them in the kernel. Linux sets affinity per thread and a new thread inherits
 its creator's, so pinning the thread that starts the run pins the run's threads only;
-forked render workers and anything after the run keep every CPU.
+forked render workers and anything after the run keep every CPU. Only for passes whose
+sessions close as each device is done: thousands of open sessions' reader threads on one
+core starve the run (a rollout's commit and confirm passes are not pinned).
 """
 
 from __future__ import annotations

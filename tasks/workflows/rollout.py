@@ -283,10 +283,12 @@ class _Run:
     telemetry: TelemetrySource | None = None
 
     def run(self, names: list[str], workers: int, **task: Any) -> dict[str, tuple[bool, Any]]:
-        """One Nornir task on the named devices: name -> (ok, result or error)."""
-        with threads_on_one_cpu(len(names)):
-            return host_values(subset(self.nornir, names, workers, self.progress).run(**task),
-                               names)
+        """One Nornir task on the named devices: name -> (ok, result or error). Never on one
+        CPU (tasks.cpupin): a batch's sessions stay open until it is confirmed, and a
+        thousand sessions' reader threads on one core with the run's starved it (a
+        10,000-device rollout stalled in its first leaf batch)."""
+        return host_values(subset(self.nornir, names, workers, self.progress).run(**task),
+                           names)
 
     def save(self) -> None:
         self.state.confirmed = sorted(set(self.state.confirmed))
