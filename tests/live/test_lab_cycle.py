@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from tests.support.flatfab import flatfab
 from tests.support.lab import Lab
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.live
 
@@ -78,18 +80,9 @@ def _hold(ids: set[str], members: dict[int, str]) -> list[int]:
     return fds
 
 
-def _wait_for_login(ids: set[str], session: subprocess.Popen[bytes]) -> dict[int, str]:
-    """The lab's processes once the operator's `sudo sleep` runs in it. A login is not
-    instant on a loaded machine (CI runs suites side by side), so wait for it, not a
-    fixed time."""
-    deadline = time.monotonic() + LOGIN_WAIT_S
-    while True:
-        found = _processes_in(ids)
-        if set(found.values()) >= EXPECTED or session.poll() is not None:
-            return found
-        if time.monotonic() > deadline:
-            return found
-        time.sleep(0.2)
+def _logged_in(ids: set[str], session: subprocess.Popen[bytes]) -> bool:
+    """The operator's `sudo sleep` runs in the lab (or its ssh gave up)."""
+    return set(_processes_in(ids).values()) >= EXPECTED or session.poll() is not None
 
 
 def _running(pid: int) -> bool:
@@ -146,7 +139,10 @@ def test_lab_down_then_up_five_times(tmp_path: Path) -> None:
             # an operator still logged in (sshd session, sudo, a shell) must not hold it up
             session = subprocess.Popen(_ssh(lab, address, "sudo sleep 300"),
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            before = _wait_for_login(ids, session)
+            # a login is not instant on a loaded machine (CI runs suites side by side)
+            wait_for(partial(_logged_in, ids, session), "the operator's SSH login",
+                     timeout=LOGIN_WAIT_S)
+            before = _processes_in(ids)
             assert set(before.values()) >= EXPECTED, before
             held = _hold(ids, before)
             try:

@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +38,7 @@ from tasks.workflows.shards import Shard
 from tests.doubles.shard_faults import ENV, launcher
 from tests.support.flatfab import Run
 from tests.support.paths import ROOT
+from tests.support.waiting import wait_for
 
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
 # what differs between two runs that find the same things
@@ -64,14 +64,6 @@ def stop(proc: subprocess.Popen[Any], grace: float = 10.0) -> None:
             proc.wait(timeout=10)
     with contextlib.suppress(ProcessLookupError):  # what the group left (pool processes)
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout:g} s: {what}")
-        time.sleep(0.05)
 
 
 @dataclass
