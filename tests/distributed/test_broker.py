@@ -21,9 +21,9 @@ from tests.support.distributed import (
     flatfab,
     free_port,
     plain_env,
-    wait_for,
 )
 from tests.support.paths import ROOT
+from tests.support.waiting import wait_for
 
 needs_redis = pytest.mark.skipif(not Path(REDIS).exists(),
                                  reason="redis-server missing (make nautobot-deps installs it)")

@@ -34,10 +34,10 @@ from tests.support.distributed import (
     flatfab,
     masked,
     stop,
-    wait_for,
     workers,
 )
 from tests.support.paths import ROOT
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(not Path(REDIS).exists(),
                                 reason="redis-server missing (make nautobot-deps installs it)")
