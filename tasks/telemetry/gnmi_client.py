@@ -537,14 +537,19 @@ class ShardedPool:
     decodes: each worker runs a pool for its share of the targets and sends each
     notification as its values (what each value is, sent once per shape), the parent makes
     the Samples and calls each subscriber's own callbacks, as one pool would. Workers are
-    spawned, not forked (gRPC's threads do not survive a fork)."""
+    spawned, not forked (gRPC's threads do not survive a fork). `start()` returns once every
+    worker runs its subscribers (a spawned worker imports for a second or more on a busy
+    machine: a watch's first ticks must not pass before its targets are even dialled)."""
 
-    def __init__(self, subscribers: Iterable[GnmiSubscriber] = (), processes: int = 2) -> None:
+    def __init__(self, subscribers: Iterable[GnmiSubscriber] = (), processes: int = 2,
+                 ready_timeout_s: float = 60.0) -> None:
         self.subscribers = list(subscribers)
         self.processes = max(1, processes)
         self._conns: list[Connection] = []
         self._workers: list[BaseProcess] = []
         self._readers: list[threading.Thread] = []
+        self._ready: list[threading.Event] = []  # one per worker: it runs, or it is gone
+        self._ready_timeout_s = ready_timeout_s
         self._lock = threading.Lock()  # the subscriber list and the messages to the workers
         self._stopping = False
         self.cpu_s: list[float] = []  # each worker's CPU seconds, sent as it stops
@@ -552,6 +557,12 @@ class ShardedPool:
     def start(self) -> None:
         with self._lock:  # an add() meanwhile goes either in a share or to a started worker
             self._start()
+        deadline = time.monotonic() + self._ready_timeout_s
+        for ready in self._ready:
+            if not ready.wait(max(0.0, deadline - time.monotonic())):
+                log.warning("a gNMI subscriber worker process was not running after %gs; "
+                            "going on without waiting for it", self._ready_timeout_s)
+                break
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
@@ -564,12 +575,14 @@ class ShardedPool:
                                  name="gnmi-shard")
             worker.start()
             theirs.close()
-            reader = threading.Thread(target=self._read, args=(ours,), daemon=True,
+            ready = threading.Event()
+            reader = threading.Thread(target=self._read, args=(ours, ready), daemon=True,
                                       name="gnmi-shard-reader")
             reader.start()
             self._conns.append(ours)
             self._workers.append(worker)
             self._readers.append(reader)
+            self._ready.append(ready)
 
     def add(self, sub: GnmiSubscriber) -> None:
         """Watch one more target; from any thread, before or after `start()`."""
@@ -592,13 +605,14 @@ class ShardedPool:
             if worker.is_alive():
                 worker.terminate()
 
-    def _read(self, conn: Connection) -> None:
+    def _read(self, conn: Connection, ready: threading.Event) -> None:
         """The parent's side of one worker: values become Samples for their subscriber."""
         shapes: dict[int, list[tuple[Any, ...]]] = {}
         while True:
             try:
                 msg = conn.recv()
             except (EOFError, OSError):
+                ready.set()  # a worker that died before it ran is not waited for
                 if not self._stopping:  # its targets fall silent: say why once, here
                     log.error("a gNMI subscriber worker process ended unexpectedly")
                 return
@@ -614,6 +628,8 @@ class ShardedPool:
                 shapes[msg[1]] = msg[2]
             elif kind == "state":
                 self.subscribers[msg[1]]._on_state(msg[2], msg[3])
+            elif kind == "ready":
+                ready.set()
             elif kind == "stopped":
                 self.cpu_s.append(msg[1])
                 return
@@ -647,6 +663,7 @@ def _shard_main(conn: Connection, share: list[tuple[int, dict[str, Any]]]) -> No
 
     pool = SubscriberPool(build(index, spec) for index, spec in share)
     pool.start()
+    send(("ready",))
     try:
         while True:
             msg = conn.recv()

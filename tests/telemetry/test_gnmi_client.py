@@ -466,6 +466,32 @@ def test_a_sharded_pool_delivers_what_one_pool_does(pki: LabPki) -> None:
     assert isinstance(pfc.value, int) and pfc.time > 0
 
 
+def test_a_sharded_pool_starts_once_its_workers_run() -> None:
+    # a watch counts its ticks from start(): the workers must be subscribing by then
+    pool = gnmi_client.ShardedPool([], processes=2)
+    try:
+        pool.start()
+        assert all(ready.is_set() for ready in pool._ready)
+        assert all(worker.is_alive() for worker in pool._workers)
+    finally:
+        pool.stop()
+
+
+def test_a_worker_that_dies_while_starting_is_not_waited_for(
+        pki: LabPki, caplog: pytest.LogCaptureFixture) -> None:
+    rec = Recorder()
+    sub = _subscriber(rec, 1, pki.ca_file, "sw1")
+    sub.spec.update(ca_file=None, insecure=False)  # the worker's own build of it refuses
+    pool = gnmi_client.ShardedPool([sub], processes=1, ready_timeout_s=60.0)
+    started = time.monotonic()
+    try:
+        pool.start()
+    finally:
+        pool.stop()
+    assert time.monotonic() - started < 30.0
+    assert "worker process ended unexpectedly" in caplog.text
+
+
 def test_a_worker_process_that_dies_is_said(caplog: pytest.LogCaptureFixture) -> None:
     pool = gnmi_client.ShardedPool([], processes=1)
     pool.start()
