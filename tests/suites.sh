@@ -10,6 +10,7 @@
 # real-time tests: the watch CLI's.)
 # Each session has its own temp dir and log; a log is printed whole when its session ends,
 # and the exit code is the first failing session's.
+# (--durations: each log ends with its slowest tests, where to look when make test grows.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTEST=${PYTEST:-.venv/bin/pytest}
@@ -23,7 +24,8 @@ start() {
     local vars=()
     while [ "$1" != "--" ]; do vars+=("$1"); shift; done
     shift
-    nice -n "$niceness" env "${vars[@]}" "$PYTEST" -q -p no:cacheprovider --basetemp="$work/$name" "$@" \
+    nice -n "$niceness" env "${vars[@]}" "$PYTEST" -q -p no:cacheprovider --durations=15 \
+        --basetemp="$work/$name" "$@" \
         >"$work/$name.log" 2>&1 &
     names[$!]=$name
     started[$name]=$SECONDS
