@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make test`'s pytest part: the suite as three sessions at once, split by what they share.
-#   offline  every test without a lab or Nautobot (CPU-bound)
-#   lab      the classic lab's live tests (prefix fft; test_lab_cycle and test_zz_lifecycle
-#            bring up labs of their own)
+#   offline  every test without a lab or Nautobot (CPU-bound), and the live tests with a lab
+#            of their own (marker own_lab: test_lab_cycle), as this session ends first
+#   lab      the classic lab's live tests (prefix fft; test_zz_lifecycle brings up a second
+#            lab beside it)
 #   sot      Nautobot and the rail lab (its tests are marked `rail`); the SoT audit of a
 #            classic lab gets one of its own, under another prefix and subnet
 # The live sessions mostly wait (timers, BGP, rollouts), so they run beside the offline one.
@@ -32,8 +33,8 @@ start() {
     echo "== $name: started (log: $work/$name.log)"
 }
 
-start offline 0 -- -m "not live and not nautobot"
-start lab 0 -- -m "live and not nautobot and not rail"
+start offline 0 -- -m "not nautobot and (not live or own_lab)"
+start lab 0 -- -m "live and not nautobot and not rail and not own_lab"
 start sot 0 FLATFAB_TEST_LAB_PREFIX=fts FLATFAB_TEST_LAB_SUBNET=172.31.245.0/24 \
     -- -m "nautobot or rail"
 
