@@ -46,7 +46,7 @@ os-deps:
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+$(VENV)/.installed: pyproject.toml setup.py constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
@@ -75,8 +75,10 @@ demo-down: venv
 lint: venv
 	$(BIN)/ruff check tasks labs napalm_frr napalm_linux_host tests benchmarks
 
+# mypy knows a package by its folder's name: .typecheck/flatfab is a link to tasks/ (setup.py)
 typecheck: venv
-	$(BIN)/mypy tasks labs napalm_frr napalm_linux_host
+	@mkdir -p .typecheck && ln -sfn ../tasks .typecheck/flatfab
+	MYPYPATH=.typecheck $(BIN)/mypy .typecheck/flatfab labs napalm_frr napalm_linux_host
 
 unit: venv
 	$(BIN)/pytest -q -m "not live and not nautobot"
@@ -98,7 +100,7 @@ test: test-deps lint typecheck
 
 golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q -m "not live and not nautobot" -k golden
-	$(BIN)/python -m tasks.checks.catalog_doc --write README.md
+	$(BIN)/python -m flatfab.checks.catalog_doc --write README.md
 	@git status --short tests/golden docs
 
 bench: venv

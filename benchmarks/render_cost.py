@@ -31,10 +31,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.support, and tasks from this checkout
 
-from tasks.intent.loader import load_intent  # noqa: E402
-from tasks.model.state import DeviceState, FabricState  # noqa: E402
-from tasks.plan.planner import plan  # noqa: E402
-from tasks.platforms.registry import PLATFORMS  # noqa: E402
+from flatfab.intent.loader import load_intent  # noqa: E402
+from flatfab.model.state import DeviceState, FabricState  # noqa: E402
+from flatfab.plan.planner import plan  # noqa: E402
+from flatfab.platforms.registry import PLATFORMS  # noqa: E402
 from tests.support.oracles import ORACLES  # noqa: E402
 
 FABRICS = ("rail", "multivendor")

@@ -28,12 +28,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent import capabilities, ports, semantics
-from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
-from tasks.workflows.render_files import write_configs
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.intent import capabilities, ports, semantics
+from flatfab.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows.render_files import write_configs
 
 RAM_DIR = "/dev/shm"
 
@@ -141,7 +141,7 @@ def ai_documents(name: str, size: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def load(documents: dict[str, dict[str, Any]]) -> Intent:
-    """What tasks.intent.loader.load_intent does after reading the files: validate each
+    """What flatfab.intent.loader.load_intent does after reading the files: validate each
     document, then every rule; refuse on any problem."""
     fabric = FabricIntent.model_validate(documents["fabric"])
     intent = Intent(fabric=fabric, hosts=HostsIntent.model_validate(documents["hosts"]),

@@ -41,7 +41,7 @@ def run(args: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, 
 
 
 def sot_module(module: str, *args: str, env: dict[str, str]) -> tuple[float, str]:
-    return run([sys.executable, "-m", f"tasks.sot.{module}", *args], env)
+    return run([sys.executable, "-m", f"flatfab.sot.{module}", *args], env)
 
 
 def project(work: Path, fabric: str) -> Path:

@@ -73,14 +73,14 @@ sys.path.insert(0, str(ROOT))  # tasks from this checkout, in the target process
 import grpc  # noqa: E402
 from pygnmi.spec.v080 import gnmi_pb2  # noqa: E402
 
-from tasks.telemetry import gnmi_client, health, paths, tls  # noqa: E402
-from tasks.telemetry.gnmi_client import (  # noqa: E402
+from flatfab.telemetry import gnmi_client, health, paths, tls  # noqa: E402
+from flatfab.telemetry.gnmi_client import (  # noqa: E402
     GnmiSubscriber,
     ShardedPool,
     SubscriberPool,
 )
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget  # noqa: E402
-from tasks.telemetry.samples import Metric, Sample  # noqa: E402
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget  # noqa: E402
+from flatfab.telemetry.samples import Metric, Sample  # noqa: E402
 
 USER, PASSWORD = "flatfab", "bench-only"
 USER_ENV, PASS_ENV = "FLATFAB_BENCH_GNMI_USER", "FLATFAB_BENCH_GNMI_PASS"
@@ -327,10 +327,10 @@ def decode_us(ports: int, queues: int) -> float:
 
 
 def _engine() -> Any:
-    from tasks.intent.loader import load_intent  # noqa: PLC0415
-    from tasks.plan.planner import plan  # noqa: PLC0415
-    from tasks.telemetry.health import HealthEngine  # noqa: PLC0415
-    from tasks.telemetry.thresholds import Thresholds  # noqa: PLC0415
+    from flatfab.intent.loader import load_intent  # noqa: PLC0415
+    from flatfab.plan.planner import plan  # noqa: PLC0415
+    from flatfab.telemetry.health import HealthEngine  # noqa: PLC0415
+    from flatfab.telemetry.thresholds import Thresholds  # noqa: PLC0415
 
     # the lab's plan gives the lossless profile; the simulated switches are not in it, so
     # their ports get the fabric-wide profile, as a port the plan does not name does

@@ -1,5 +1,5 @@
 """NAPALM entry point for flatfab's FRR driver: napalm.get_network_driver("frr")."""
 
-from tasks.platforms.frr.driver import FrrDriver
+from flatfab.platforms.frr.driver import FrrDriver
 
 __all__ = ["FrrDriver"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from tasks.errors import InputError
+from flatfab.errors import InputError
 
 
 def ready_dir(path: Path, option: str) -> Path:

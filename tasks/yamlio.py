@@ -16,7 +16,7 @@ from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
-from tasks.errors import InputError
+from flatfab.errors import InputError
 
 PathPart = str | int
 

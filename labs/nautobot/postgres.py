@@ -13,9 +13,9 @@ import pwd
 import shutil
 from pathlib import Path
 
+from flatfab.sot.errors import SotError
 from labs.nautobot.processes import Daemon, identify, run, wait_gone
 from labs.nautobot.settings import DB_NAME, DB_USER, Settings
-from tasks.sot.errors import SotError
 
 PG_ROOT = Path("/usr/lib/postgresql")
 SERVER_OPTIONS = ("-c listen_addresses=127.0.0.1 -c unix_socket_directories='' "

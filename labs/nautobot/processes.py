@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.atomic import write_atomic
-from tasks.lab import procs
-from tasks.sot.errors import SotError
+from flatfab.atomic import write_atomic
+from flatfab.lab import procs
+from flatfab.sot.errors import SotError
 
 PROC = Path("/proc")
 GONE_STATES = frozenset({"Z", "X"})  # exited; init reaps it on its own schedule

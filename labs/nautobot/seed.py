@@ -8,12 +8,12 @@ import os
 import sys
 from pathlib import Path
 
+from flatfab.errors import FlatfabError
+from flatfab.lab.topology import LabOptions
+from flatfab.sot.client import Nautobot
+from flatfab.sot.errors import SotError
+from flatfab.sot.seed import fabric_input, seed
 from labs.nautobot.settings import ROOT, Settings
-from tasks.errors import FlatfabError
-from tasks.lab.topology import LabOptions
-from tasks.sot.client import Nautobot
-from tasks.sot.errors import SotError
-from tasks.sot.seed import fabric_input, seed
 
 
 def _token(settings: Settings) -> str:

@@ -34,6 +34,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flatfab.errors import FlatfabError
+from flatfab.lab.procs import wait_reaped
+from flatfab.sot.errors import SotError
 from labs.nautobot.postgres import Cluster
 from labs.nautobot.processes import Daemon, read_pids, run, running, spawn, stop, write_pids
 from labs.nautobot.settings import (
@@ -46,9 +49,6 @@ from labs.nautobot.settings import (
     nautobot_config,
     redis_config,
 )
-from tasks.errors import FlatfabError
-from tasks.lab.procs import wait_reaped
-from tasks.sot.errors import SotError
 
 TOKEN_DESCRIPTION = "flatfab"
 PBKDF2_ITERATIONS = 1_000_000  # Django 5.2's default: no re-hash at first login

@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tasks.sot.errors import SotError
+from flatfab.sot.errors import SotError
 
 NAUTOBOT_VERSION = "3.2.7"
 ROOT = Path(__file__).resolve().parents[2]

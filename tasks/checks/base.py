@@ -12,8 +12,8 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
-from tasks.gcpause import gc_paused
-from tasks.model.state import DeviceState, FabricState
+from flatfab.gcpause import gc_paused
+from flatfab.model.state import DeviceState, FabricState
 
 
 class Severity(StrEnum):
@@ -113,7 +113,7 @@ class Check:
     @property
     def lossless(self) -> bool:
         """Part of the lossless catalog (run live only with `verify --lossless`)."""
-        return self.func.__module__.startswith("tasks.checks.lossless")
+        return self.func.__module__.startswith("flatfab.checks.lossless")
 
     def run(self, ctx: CheckContext) -> Iterator[Finding]:
         yield from self.func(self, ctx)

@@ -5,9 +5,9 @@ A check's docstring has three labelled parts, in this order: `Reads:` (the state
 unjudged). The README's catalog section, between the two marker comments, is this module's
 output:
 
-    python -m tasks.checks.catalog_doc --write README.md   # rewrite the section in place
-    python -m tasks.checks.catalog_doc --check README.md   # exit 1 if it is stale
-    python -m tasks.checks.catalog_doc                     # print the section
+    python -m flatfab.checks.catalog_doc --write README.md   # rewrite the section in place
+    python -m flatfab.checks.catalog_doc --check README.md   # exit 1 if it is stale
+    python -m flatfab.checks.catalog_doc                     # print the section
 """
 
 from __future__ import annotations
@@ -21,31 +21,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.checks import CATALOG
-from tasks.checks.base import Check, Scope, Stage
+from flatfab.checks import CATALOG
+from flatfab.checks.base import Check, Scope, Stage
 
 LABELS = ("Reads", "Expects", "Fails when")
 START = "<!-- check-catalog:start -->"
 END = "<!-- check-catalog:end -->"
-REGENERATE = "python -m tasks.checks.catalog_doc --write README.md"
+REGENERATE = "python -m flatfab.checks.catalog_doc --write README.md"
 WIDTH = 100
 
 # module -> heading, in the order the catalog lists them; a module not named here gets a
 # heading from its own name, after these
 AREAS: dict[str, str] = {
-    "tasks.checks.interfaces": "Devices, interfaces and cabling",
-    "tasks.checks.underlay": "eBGP underlay",
-    "tasks.checks.tenancy": "Tenants",
-    "tasks.checks.topology": "AI back-end topology",
-    "tasks.checks.lossless.classification": "Lossless: classification",
-    "tasks.checks.lossless.pfc": "Lossless: PFC",
-    "tasks.checks.lossless.ecn": "Lossless: ECN",
-    "tasks.checks.lossless.buffers": "Lossless: buffers",
-    "tasks.checks.lossless.scheduling": "Lossless: scheduling",
-    "tasks.checks.lossless.mtu": "Lossless: MTU",
-    "tasks.checks.lossless.hosts": "Lossless: host NICs",
-    "tasks.checks.lossless.capacity": "Lossless: capacity",
-    "tasks.checks.lossless.unread": "Lossless: what was not read",
+    "flatfab.checks.interfaces": "Devices, interfaces and cabling",
+    "flatfab.checks.underlay": "eBGP underlay",
+    "flatfab.checks.tenancy": "Tenants",
+    "flatfab.checks.topology": "AI back-end topology",
+    "flatfab.checks.lossless.classification": "Lossless: classification",
+    "flatfab.checks.lossless.pfc": "Lossless: PFC",
+    "flatfab.checks.lossless.ecn": "Lossless: ECN",
+    "flatfab.checks.lossless.buffers": "Lossless: buffers",
+    "flatfab.checks.lossless.scheduling": "Lossless: scheduling",
+    "flatfab.checks.lossless.mtu": "Lossless: MTU",
+    "flatfab.checks.lossless.hosts": "Lossless: host NICs",
+    "flatfab.checks.lossless.capacity": "Lossless: capacity",
+    "flatfab.checks.lossless.unread": "Lossless: what was not read",
 }
 
 INTRO = (
@@ -104,7 +104,7 @@ def parse(item: Check) -> CheckDoc:
 def _area(module: str) -> str:
     if module in AREAS:
         return AREAS[module]
-    name = module.removeprefix("tasks.checks.")
+    name = module.removeprefix("flatfab.checks.")
     head, _, tail = name.rpartition(".")
     return f"{head.capitalize()}: {tail}" if head else name.capitalize()
 
@@ -152,7 +152,7 @@ def replace_section(text: str, section: str, path: str = "README.md") -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tasks.checks.catalog_doc",
+    parser = argparse.ArgumentParser(prog="python -m flatfab.checks.catalog_doc",
                                      description="The check catalog as Markdown.")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", metavar="FILE", help="rewrite FILE's catalog section")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.model.state import IfKind, Interface, LinkKind
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.model.state import IfKind, Interface, LinkKind
 
 
 @check("device.reachable", "Every planned device answers on its management address",

@@ -1,7 +1,7 @@
 """Tenant VRFs end to end: reachability, jumbo frames with DF, isolation between tenants.
 
 Each host pings one peer per remote leaf of its own VRF and one host of every other VRF
-(planned in tasks.plan.planner), so the cost is O(hosts x leaves), not O(hosts^2).
+(planned in flatfab.plan.planner), so the cost is O(hosts x leaves), not O(hosts^2).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from ipaddress import ip_network
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.model.state import DEFAULT_VRF, DeviceState, Interface, NextHop, Probe, Role
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.model.state import DEFAULT_VRF, DeviceState, Interface, NextHop, Probe, Role
 
 
 def _probes(ctx: CheckContext) -> Iterator[tuple[str, str, str, Probe]]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.checks.tenancy import same_tenant
-from tasks.model.state import DeviceState, IfKind, Interface, LinkKind, Role
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.tenancy import same_tenant
+from flatfab.model.state import DeviceState, IfKind, Interface, LinkKind, Role
 
 
 def _railed_nics(ctx: CheckContext) -> Iterator[tuple[DeviceState, Interface]]:

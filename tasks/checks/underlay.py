@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind, Role
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind, Role
 
 
 def _planned_peers(ctx: CheckContext) -> Iterator[tuple[DeviceState, str, BgpPeer,

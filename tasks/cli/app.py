@@ -13,30 +13,31 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from tasks.checks import CATALOG, CheckContext, Stage, run_checks
-from tasks.cli import distributed as dist
-from tasks.cli import ops, output
-from tasks.cli.context import project_of
-from tasks.cli.lab import lab_app
-from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
-from tasks.cli.output import Format, console, emit_json, err_console
-from tasks.cli.rollout_telemetry import source_for
-from tasks.cli.sot import sot_app
-from tasks.cli.watch import watch
-from tasks.errors import FlatfabError, InputError
-from tasks.outdir import ready_dir
-from tasks.sot import inventory as sot_inventory
-from tasks.workflows.journal import Journal
-from tasks.workflows.lock import fabric_lock
-from tasks.workflows.progress import RichProgress
-from tasks.workflows.project import Project
-from tasks.workflows.render_files import write_configs, write_diagram
-from tasks.workflows.rollout import RolloutResult
-from tasks.workflows.rollout import rollout as run_rollout
-from tasks.workflows.runstate import refuse_if_interrupted
-from tasks.workflows.traffic import TRAFFIC_CHECKS, run_traffic
-from tasks.workflows.verify import verify as run_verify
-from tasks.yamlio import dump_yaml
+from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
+from flatfab.cli import distributed as dist
+from flatfab.cli import ops, output
+from flatfab.cli.context import project_of
+from flatfab.cli.lab import lab_app
+from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
+from flatfab.cli.output import Format, console, emit_json, err_console
+from flatfab.cli.rollout_telemetry import source_for
+from flatfab.cli.sot import sot_app
+from flatfab.cli.watch import watch
+from flatfab.errors import FlatfabError, InputError
+from flatfab.outdir import ready_dir
+from flatfab.sot import inventory as sot_inventory
+from flatfab.workflows import projectfile
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.lock import fabric_lock
+from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.project import Project
+from flatfab.workflows.render_files import write_configs, write_diagram
+from flatfab.workflows.rollout import RolloutResult
+from flatfab.workflows.rollout import rollout as run_rollout
+from flatfab.workflows.runstate import refuse_if_interrupted
+from flatfab.workflows.traffic import TRAFFIC_CHECKS, run_traffic
+from flatfab.workflows.verify import verify as run_verify
+from flatfab.yamlio import dump_yaml
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help=__doc__)
@@ -49,17 +50,35 @@ app.command()(watch)
 
 @app.callback()
 def _global(ctx: typer.Context,
-            fabric: Annotated[str, typer.Option(help="fabric name: intents/<fabric>/")] = "lab",
-            root: Annotated[Path, typer.Option(help="project root", file_okay=False)] = Path(),
+            fabric: Annotated[str | None, typer.Option(
+                help="fabric name: intents/<fabric>/ (default: the project file's, else lab)")
+            ] = None,
+            root: Annotated[Path | None, typer.Option(
+                help="project root (default: the nearest folder upwards with a "
+                f"{projectfile.FILE_NAME}, else this one)", file_okay=False)] = None,
             inventory_dir: Annotated[Path | None, typer.Option(
                 "--inventory", help="Nornir inventory (default inventory/<fabric>/)")] = None,
             state_dir: Annotated[Path | None, typer.Option(
                 help="journals and locks (default .flatfab/)")] = None,
             ) -> None:
-    ctx.obj = Project(root=root.resolve(), fabric=fabric,
-                      inventory_override=inventory_dir.resolve() if inventory_dir else None,
-                      state_override=state_dir.resolve() if state_dir else None,
-                      on_warning=output.warn_input)
+    ctx.obj = project_from(fabric, root, inventory_dir, state_dir)
+
+
+def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | None,
+                 state_dir: Path | None) -> Project:
+    """The project the options name: the command line first, then the project file."""
+    top = root.resolve() if root is not None else (projectfile.find_root(Path.cwd().resolve())
+                                                   or Path.cwd().resolve())
+    settings = projectfile.load(top)
+    name = fabric or settings.fabric or projectfile.DEFAULT_FABRIC
+    if inventory_dir is None and settings.inventory is not None:
+        inventory_dir = top / settings.inventory.replace("{fabric}", name)
+    if state_dir is None and settings.state_dir is not None:
+        state_dir = top / settings.state_dir
+    return Project(root=top, fabric=name, settings=settings,
+                   inventory_override=inventory_dir.resolve() if inventory_dir else None,
+                   state_override=state_dir.resolve() if state_dir else None,
+                   on_warning=output.warn_input)
 
 
 @app.command()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tasks.workflows.project import Project
+from flatfab.workflows.project import Project
 
 
 def project_of(ctx: typer.Context) -> Project:

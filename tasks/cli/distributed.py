@@ -8,38 +8,38 @@ runbook that selects inventory groups aside): workers read the devices.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from tasks.cli.context import project_of
-from tasks.cli.options import WorkersOpt
-from tasks.cli.output import err_console
-from tasks.errors import FlatfabError, InputError
-from tasks.model.state import FabricState
-from tasks.reports.model import AuditReport
-from tasks.runbook.schedule import Schedule
-from tasks.workflows.audit import SotChecks, parse_duration
-from tasks.workflows.journal import Journal
-from tasks.workflows.project import Project
-from tasks.workflows.rollout import RolloutResult, diff_only
-from tasks.workflows.shard_run import Kind
-from tasks.workflows.sharded import (
+from flatfab.cli.context import project_of
+from flatfab.cli.options import WorkersOpt
+from flatfab.cli.output import err_console
+from flatfab.errors import InputError
+from flatfab.extras import require
+from flatfab.model.state import FabricState
+from flatfab.reports.model import AuditReport
+from flatfab.runbook.schedule import Schedule
+from flatfab.workflows.audit import SotChecks, parse_duration
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.project import Project
+from flatfab.workflows.rollout import RolloutResult, diff_only
+from flatfab.workflows.shard_run import Kind
+from flatfab.workflows.sharded import (
     Gathered,
     ShardedDiffs,
     Sharding,
     audit_sharded,
     verify_sharded,
 )
-from tasks.workflows.shards import ShardBy, default_shard_by, parse_shard_by, shards
-from tasks.workflows.verify import Report
+from flatfab.workflows.shards import ShardBy, default_shard_by, parse_shard_by, shards
+from flatfab.workflows.verify import Report
 
 if TYPE_CHECKING:
-    from tasks.distributed.config import Config
-    from tasks.distributed.coordinator import CeleryGather
+    from flatfab.distributed.config import Config
+    from flatfab.distributed.coordinator import CeleryGather
 
 ShardByOpt = Annotated[str | None, typer.Option(
     "--shard-by", help="with --distributed: pod, plane, su or leaves:N (default: pod where "
@@ -60,17 +60,15 @@ def refuse_options(distributed: bool, shard_by: str | None, timeout: float | Non
 
 
 def _config() -> Config:
-    if importlib.util.find_spec("celery") is None:
-        raise FlatfabError("distributed runs need Celery and redis: install flatfab with its "
-                           "'distributed' extra (pip install -e '.[distributed]')")
-    from tasks.distributed.config import from_env  # noqa: PLC0415 - Celery only here
+    require("distributed", "a distributed run (Celery on Redis)")
+    from flatfab.distributed.config import from_env  # noqa: PLC0415 - Celery only here
 
     return from_env()
 
 
 def _gather(timeout: float | None) -> CeleryGather:
     config = _config()
-    from tasks.distributed.coordinator import CeleryGather  # noqa: PLC0415 - Celery only here
+    from flatfab.distributed.coordinator import CeleryGather  # noqa: PLC0415 - Celery only here
 
     return CeleryGather(config, timeout or DEFAULT_TIMEOUT)
 
@@ -146,9 +144,9 @@ def worker(ctx: typer.Context,
     environment and inventory, never from the broker."""
     project = project_of(ctx)
     config = _config()
-    from tasks.distributed import worker as celery_worker  # noqa: PLC0415 - Celery only here
-    from tasks.distributed.context import WorkerContext  # noqa: PLC0415
-    from tasks.distributed.store import client, reachable  # noqa: PLC0415
+    from flatfab.distributed import worker as celery_worker  # noqa: PLC0415 - Celery only here
+    from flatfab.distributed.context import WorkerContext  # noqa: PLC0415
+    from flatfab.distributed.store import client, reachable  # noqa: PLC0415
 
     reachable(config, client(config))
     celery_worker.serve(WorkerContext(root=project.root, config=config, workers=workers,
@@ -184,8 +182,8 @@ def beat(ctx: typer.Context,
     plan = project.plan  # a bad intent or shard spec is refused here, not on every round
     shards(plan, by or default_shard_by(plan))
     config = _config()
-    from tasks.distributed.beat import run_beat  # noqa: PLC0415 - Celery only here
-    from tasks.distributed.store import client, reachable  # noqa: PLC0415
+    from flatfab.distributed.beat import run_beat  # noqa: PLC0415 - Celery only here
+    from flatfab.distributed.store import client, reachable  # noqa: PLC0415
 
     reachable(config, client(config))
     project.state_dir.mkdir(parents=True, exist_ok=True)

@@ -9,16 +9,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from tasks.cli.context import project_of
-from tasks.cli.output import Format, console, emit_json, err_console
-from tasks.errors import InputError
-from tasks.lab import clab, topology
-from tasks.lab import gnmi as lab_gnmi
-from tasks.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
-from tasks.workflows import inventory
-from tasks.workflows.project import Project
-from tasks.workflows.runstate import abandon_interrupted
-from tasks.yamlio import dump_yaml, read_text_file
+from flatfab.cli.context import project_of
+from flatfab.cli.output import Format, console, emit_json, err_console
+from flatfab.errors import InputError
+from flatfab.lab import clab, topology
+from flatfab.lab import gnmi as lab_gnmi
+from flatfab.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
+from flatfab.workflows import inventory
+from flatfab.workflows.project import Project
+from flatfab.workflows.runstate import abandon_interrupted
+from flatfab.yamlio import dump_yaml, read_text_file
 
 lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
                       "realized without Docker (embedded) or by containerlab.")

@@ -13,31 +13,31 @@ from nornir.core import Nornir
 from rich.markup import escape
 from rich.table import Table
 
-from tasks import reports
-from tasks.checks import CATALOG
-from tasks.cli import distributed as dist
-from tasks.cli import output
-from tasks.cli.context import project_of
-from tasks.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
-from tasks.cli.output import Format, console, emit_json, err_console
-from tasks.cli.sot import audit_checks as sot_checks
-from tasks.errors import FlatfabError, InputError
-from tasks.outdir import ready_dir
-from tasks.reports import json_report
-from tasks.reports.model import AuditReport, AuditStatus
-from tasks.runbook.loader import check_against_fabric, load_runbook
-from tasks.runbook.model import RolloutPlan, whole_fabric
-from tasks.runbook.schedule import Schedule, schedule
-from tasks.sot import inventory as sot_inventory
-from tasks.workflows.audit import audit as run_audit
-from tasks.workflows.audit import parse_duration, scheduled
-from tasks.workflows.journal import Journal
-from tasks.workflows.lock import Held, fabric_lock
-from tasks.workflows.progress import RichProgress
-from tasks.workflows.project import Project
-from tasks.workflows.rollback import rollback_run
-from tasks.workflows.rollout import Ask, render_all
-from tasks.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
+from flatfab import reports
+from flatfab.checks import CATALOG
+from flatfab.cli import distributed as dist
+from flatfab.cli import output
+from flatfab.cli.context import project_of
+from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
+from flatfab.cli.output import Format, console, emit_json, err_console
+from flatfab.cli.sot import audit_checks as sot_checks
+from flatfab.errors import FlatfabError, InputError
+from flatfab.outdir import ready_dir
+from flatfab.reports import json_report
+from flatfab.reports.model import AuditReport, AuditStatus
+from flatfab.runbook.loader import check_against_fabric, load_runbook
+from flatfab.runbook.model import RolloutPlan, whole_fabric
+from flatfab.runbook.schedule import Schedule, schedule
+from flatfab.sot import inventory as sot_inventory
+from flatfab.workflows.audit import audit as run_audit
+from flatfab.workflows.audit import parse_duration, scheduled
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.lock import Held, fabric_lock
+from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.project import Project
+from flatfab.workflows.rollback import rollback_run
+from flatfab.workflows.rollout import Ask, render_all
+from flatfab.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
 
 
 def inventory_groups(nornir: Nornir) -> dict[str, list[str]]:

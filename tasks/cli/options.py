@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tasks.cli.output import Format
+from flatfab.cli.output import Format
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="table or json")]
 WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=500,

@@ -12,10 +12,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from tasks.checks import Finding
-from tasks.errors import InputProblem
-from tasks.model.state import FabricState, Role
-from tasks.workflows.rollout import DeviceOutcome, RolloutResult
+from flatfab.checks import Finding
+from flatfab.errors import InputProblem
+from flatfab.model.state import FabricState, Role
+from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
 
 # wide enough for findings when piped or captured (CI logs), the terminal's width otherwise
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
@@ -86,8 +86,8 @@ def findings_table(findings: list[Finding], title: str) -> None:
 
 def checks_table(check_ids: list[str], findings: list[Finding], title: str) -> None:
     """One row per check run: passed, or how many findings of which severity."""
-    from tasks.checks import CATALOG  # noqa: PLC0415 - registered on first import
-    from tasks.workflows.traffic import TRAFFIC_CHECKS  # noqa: PLC0415
+    from flatfab.checks import CATALOG  # noqa: PLC0415 - registered on first import
+    from flatfab.workflows.traffic import TRAFFIC_CHECKS  # noqa: PLC0415
 
     table = Table(title=title, title_justify="left")
     for column in ("check", "scope", "what it asserts", "result"):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from nornir.core import Nornir
 
-from tasks.runbook.model import RolloutPlan
-from tasks.sot import inventory as sot_inventory
-from tasks.telemetry.targets import gnmi_targets
-from tasks.telemetry.thresholds import thresholds_of
-from tasks.telemetry.watch import NornirPoller, Poller, pollable
-from tasks.workflows.project import Project
-from tasks.workflows.telemetry_gate import TelemetrySource
+from flatfab.runbook.model import RolloutPlan
+from flatfab.sot import inventory as sot_inventory
+from flatfab.telemetry.targets import gnmi_targets
+from flatfab.telemetry.thresholds import thresholds_of
+from flatfab.telemetry.watch import NornirPoller, Poller, pollable
+from flatfab.workflows.project import Project
+from flatfab.workflows.telemetry_gate import TelemetrySource
 
 
 def source_for(project: Project, rollout_plan: RolloutPlan,

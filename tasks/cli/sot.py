@@ -8,22 +8,22 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from tasks.checks import Finding
-from tasks.cli.context import project_of
-from tasks.cli.options import FormatOpt
-from tasks.cli.output import Format, console, emit_json, err_console
-from tasks.model.state import FabricState
-from tasks.platforms.registry import loopback_names
-from tasks.sot.audit import SOT_CHECKS, sot_findings
-from tasks.sot.client import Nautobot
-from tasks.sot.nautobot import read_snapshot
-from tasks.sot.snapshot import Snapshot
-from tasks.sot.source import NautobotSource, load_source
-from tasks.sot.sync import sync as run_sync
-from tasks.sot.workflow import run_check, run_import
-from tasks.workflows.audit import SotChecks
-from tasks.workflows.journal import Journal
-from tasks.workflows.project import Project
+from flatfab.checks import Finding
+from flatfab.cli.context import project_of
+from flatfab.cli.options import FormatOpt
+from flatfab.cli.output import Format, console, emit_json, err_console
+from flatfab.model.state import FabricState
+from flatfab.platforms.registry import loopback_names
+from flatfab.sot.audit import SOT_CHECKS, sot_findings
+from flatfab.sot.client import Nautobot
+from flatfab.sot.nautobot import read_snapshot
+from flatfab.sot.snapshot import Snapshot
+from flatfab.sot.source import NautobotSource, load_source
+from flatfab.sot.sync import sync as run_sync
+from flatfab.sot.workflow import run_check, run_import
+from flatfab.workflows.audit import SotChecks
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.project import Project
 
 sot_app = typer.Typer(no_args_is_help=True, help="The source of truth (Nautobot): import the "
                       "fabric from it, check where it and the intent disagree.")

@@ -16,29 +16,31 @@ import time
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
 from rich.markup import escape
 
-from tasks import reports
-from tasks.cli import output
-from tasks.cli.context import project_of
-from tasks.cli.options import FormatOpt, WorkersOpt
-from tasks.cli.output import Format, console, emit_json, err_console
-from tasks.errors import FlatfabError, InputError
-from tasks.model.state import FabricState
-from tasks.outdir import ready_dir
-from tasks.sot import inventory as sot_inventory
-from tasks.telemetry.metrics import MetricsServer, TelemetryMetrics
-from tasks.telemetry.report import History, watch_report
-from tasks.telemetry.targets import gnmi_targets
-from tasks.telemetry.thresholds import thresholds_of
-from tasks.telemetry.view import PortCounts, render
-from tasks.telemetry.watch import NornirPoller, TickView, Watch, WatchResult, pollable
-from tasks.workflows.audit import parse_duration
+from flatfab import reports
+from flatfab.cli import output
+from flatfab.cli.context import project_of
+from flatfab.cli.options import FormatOpt, WorkersOpt
+from flatfab.cli.output import Format, console, emit_json, err_console
+from flatfab.errors import FlatfabError, InputError
+from flatfab.extras import require
+from flatfab.model.state import FabricState
+from flatfab.outdir import ready_dir
+from flatfab.sot import inventory as sot_inventory
+from flatfab.telemetry.report import History, watch_report
+from flatfab.telemetry.targets import gnmi_targets
+from flatfab.telemetry.thresholds import thresholds_of
+from flatfab.telemetry.view import PortCounts, render
+from flatfab.telemetry.watch import NornirPoller, TickView, Watch, WatchResult, pollable
+from flatfab.workflows.audit import parse_duration
 
+if TYPE_CHECKING:
+    from flatfab.telemetry.metrics import MetricsServer, TelemetryMetrics
 
 def parse_listen(value: str) -> tuple[str, int]:
     """HOST:PORT (IPv6 in brackets) for --prometheus."""
@@ -71,6 +73,8 @@ def _exporter(listen: tuple[str, int] | None, plan: FabricState, devices: list[s
     """The Prometheus exporter on HOST:PORT (a port it cannot bind: one line, exit 2)."""
     if listen is None:
         return None
+    from flatfab.telemetry.metrics import TelemetryMetrics  # noqa: PLC0415 - the extra
+
     metrics = TelemetryMetrics(targets=devices, plan=plan)
     server = metrics.serve(listen[0], listen[1])
     err_console.print(f"serving metrics for Prometheus on {server.url}", soft_wrap=True)
@@ -99,6 +103,8 @@ def watch(ctx: typer.Context,
     """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
     interval_s, duration_s, rounds = parse_args(interval, duration, count)
     listen = parse_listen(prometheus) if prometheus is not None else None
+    if listen is not None:
+        require("telemetry", "flatfab watch --prometheus")
     # an unwritable folder is refused now, not after an hour of watching
     out_dir = ready_dir(report_dir, "--report-dir") if report_dir is not None else None
     project = project_of(ctx)

@@ -1,4 +1,4 @@
-"""The Celery app of flatfab's distributed runs, configured from tasks.distributed.config.
+"""The Celery app of flatfab's distributed runs, configured from flatfab.distributed.config.
 
 Delivery settings, and why:
 - `task_acks_late` + `task_reject_on_worker_lost`: a task is acknowledged when it ends, not
@@ -19,7 +19,7 @@ from typing import Any
 
 from celery import Celery
 
-from tasks.distributed.config import Config
+from flatfab.distributed.config import Config
 
 SHARD_TASK = "flatfab.shard"
 AUDIT_TASK = "flatfab.audit"  # beat's: plan, shard, fan the shards out as a chord

@@ -6,8 +6,8 @@ backlog never piles up). A worker takes it, plans and shards the fabric, stores 
 spec and fans the shards out as a chord: the shard tasks are the ones a distributed CLI
 run sends, and the chord's callback (`flatfab.audit_report`) runs once every shard ended.
 It reads the outcomes, refuses results from another plan, builds the audit with the
-coordinator's functions (tasks.workflows.sharded) and writes every report format into
-`--report-dir` on the worker that runs it, each file atomically (tasks.reports.write_all):
+coordinator's functions (flatfab.workflows.sharded) and writes every report format into
+`--report-dir` on the worker that runs it, each file atomically (flatfab.reports.write_all):
 put the report directory on storage every worker sees, or run one worker.
 """
 
@@ -21,17 +21,17 @@ from typing import Any
 
 from celery import chord
 
-from tasks import reports
-from tasks.distributed import context
-from tasks.distributed.app import AUDIT_TASK, REPORT_TASK, SHARD_TASK, make_app
-from tasks.distributed.config import Config
-from tasks.distributed.coordinator import PlanMismatchError, forget, outcomes
-from tasks.distributed.keys import RunKeys, new_run_id
-from tasks.model.state import FabricState
-from tasks.outdir import ready_dir
-from tasks.workflows.shard_run import RunSpec
-from tasks.workflows.sharded import Gathered, Sharding, audit_sharded
-from tasks.workflows.shards import Shard, ShardBy, default_shard_by, parse_shard_by
+from flatfab import reports
+from flatfab.distributed import context
+from flatfab.distributed.app import AUDIT_TASK, REPORT_TASK, SHARD_TASK, make_app
+from flatfab.distributed.config import Config
+from flatfab.distributed.coordinator import PlanMismatchError, forget, outcomes
+from flatfab.distributed.keys import RunKeys, new_run_id
+from flatfab.model.state import FabricState
+from flatfab.outdir import ready_dir
+from flatfab.workflows.shard_run import RunSpec
+from flatfab.workflows.sharded import Gathered, Sharding, audit_sharded
+from flatfab.workflows.shards import Shard, ShardBy, default_shard_by, parse_shard_by
 
 log = logging.getLogger("flatfab.beat")
 

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from tasks.errors import FlatfabError
-from tasks.intent.names import fabric_problem
+from flatfab.errors import FlatfabError
+from flatfab.intent.names import fabric_problem
 
 BROKER_ENV = "FLATFAB_BROKER_URL"
 SCHEMES = ("redis", "rediss")

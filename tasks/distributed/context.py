@@ -13,12 +13,12 @@ from typing import Any
 import redis
 from nornir.core import Nornir
 
-from tasks.distributed.config import Config
-from tasks.distributed.store import client
-from tasks.model.state import FabricState
-from tasks.sot import inventory as sot_inventory
-from tasks.workflows.fingerprint import intent_digest, plan_hash
-from tasks.workflows.project import Project
+from flatfab.distributed.config import Config
+from flatfab.distributed.store import client
+from flatfab.model.state import FabricState
+from flatfab.sot import inventory as sot_inventory
+from flatfab.workflows.fingerprint import intent_digest, plan_hash
+from flatfab.workflows.project import Project
 
 
 @dataclass

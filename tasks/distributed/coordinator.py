@@ -17,16 +17,16 @@ from dataclasses import dataclass
 
 import redis
 
-from tasks.distributed.app import SHARD_TASK, make_app
-from tasks.distributed.config import Config
-from tasks.distributed.keys import RunKeys, new_run_id
-from tasks.distributed.store import LOST, BrokerError, blob, client, reachable, text
-from tasks.errors import FlatfabError
-from tasks.workflows.results import first_line
-from tasks.workflows.shard_codec import from_data, unpack
-from tasks.workflows.shard_run import RunSpec
-from tasks.workflows.sharded import Gathered
-from tasks.workflows.shards import Shard
+from flatfab.distributed.app import SHARD_TASK, make_app
+from flatfab.distributed.config import Config
+from flatfab.distributed.keys import RunKeys, new_run_id
+from flatfab.distributed.store import LOST, BrokerError, blob, client, reachable, text
+from flatfab.errors import FlatfabError
+from flatfab.workflows.results import first_line
+from flatfab.workflows.shard_codec import from_data, unpack
+from flatfab.workflows.shard_run import RunSpec
+from flatfab.workflows.sharded import Gathered
+from flatfab.workflows.shards import Shard
 
 
 class PlanMismatchError(FlatfabError):
@@ -78,7 +78,7 @@ def forget(store: redis.Redis, run_id: str, found: list[Shard]) -> None:
 
 @dataclass
 class CeleryGather:
-    """tasks.workflows.sharded.Gather over Celery workers (see the module docstring)."""
+    """flatfab.workflows.sharded.Gather over Celery workers (see the module docstring)."""
 
     config: Config
     timeout_s: float

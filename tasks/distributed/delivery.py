@@ -23,11 +23,11 @@ from typing import Any
 
 import redis
 
-from tasks.distributed.keys import MAX_DELIVERIES, RunKeys
-from tasks.distributed.store import text
-from tasks.workflows.results import first_line
-from tasks.workflows.shard_codec import pack
-from tasks.workflows.shard_run import RunSpec
+from flatfab.distributed.keys import MAX_DELIVERIES, RunKeys
+from flatfab.distributed.store import text
+from flatfab.workflows.results import first_line
+from flatfab.workflows.shard_codec import pack
+from flatfab.workflows.shard_run import RunSpec
 
 
 class Step(Enum):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import redis
 
-from tasks.distributed.config import Config
-from tasks.errors import FlatfabError
-from tasks.workflows.results import first_line
+from flatfab.distributed.config import Config
+from flatfab.errors import FlatfabError
+from flatfab.workflows.results import first_line
 
 # what redis-py raises when the server is not there or goes away
 LOST = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)

@@ -14,15 +14,15 @@ import logging
 import os
 from typing import Any
 
-from tasks import cpupin
-from tasks.distributed import beat, context
-from tasks.distributed.app import SHARD_TASK, make_app
-from tasks.distributed.delivery import Step, deliver
-from tasks.workflows import shard_run
-from tasks.workflows.shard_codec import as_data
-from tasks.workflows.shard_run import RunSpec
-from tasks.workflows.shards import by_id, parse_shard_by, shards
-from tasks.workflows.verify import verify_probes
+from flatfab import cpupin
+from flatfab.distributed import beat, context
+from flatfab.distributed.app import SHARD_TASK, make_app
+from flatfab.distributed.delivery import Step, deliver
+from flatfab.workflows import shard_run
+from flatfab.workflows.shard_codec import as_data
+from flatfab.workflows.shard_run import RunSpec
+from flatfab.workflows.shards import by_id, parse_shard_by, shards
+from flatfab.workflows.verify import verify_probes
 
 
 def read_shard(ctx: context.WorkerContext, spec: RunSpec, shard_id: str,

@@ -6,14 +6,14 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from tasks.asn import AsnError, parse_asn
-from tasks.intent.base import Strict
-from tasks.intent.numbers import asn_problem
+from flatfab.asn import AsnError, parse_asn
+from flatfab.intent.base import Strict
+from flatfab.intent.numbers import asn_problem
 
 
 def _asn_notation(value: Any) -> Any:
     """An AS number written with a dot: asdot text ('1.10', '0.65001') is read as such
-    (tasks.asn); a YAML float (65001.0, or 1.10 unquoted) is refused, never truncated."""
+    (flatfab.asn); a YAML float (65001.0, or 1.10 unquoted) is refused, never truncated."""
     if isinstance(value, float):
         try:
             return parse_asn(value)  # refuses every float

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from fnmatch import fnmatchcase
 
-from tasks.intent.models import BgpMode, Intent
-from tasks.intent.problem import FABRIC, HOSTS, TENANTS, Problem
-from tasks.intent.qos import AsicIntent
-from tasks.platforms.base import Platform
-from tasks.yamlio import PathPart
+from flatfab.intent.models import BgpMode, Intent
+from flatfab.intent.problem import FABRIC, HOSTS, TENANTS, Problem
+from flatfab.intent.qos import AsicIntent
+from flatfab.platforms.base import Platform
+from flatfab.yamlio import PathPart
 
 QOS = "qos"
 

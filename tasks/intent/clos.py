@@ -18,8 +18,8 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from tasks.intent.asns import AsnRange
-from tasks.intent.base import Strict
+from flatfab.intent.asns import AsnRange
+from flatfab.intent.base import Strict
 
 Count = Annotated[int, Field(ge=1, le=4096)]
 IFNAME_PATTERN = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"

@@ -7,11 +7,11 @@ import ipaddress
 import math
 from collections.abc import Iterator
 
-from tasks.intent import layout
-from tasks.intent.clos import Attach
-from tasks.intent.models import BgpMode, FabricIntent, Intent
-from tasks.intent.names import name_problem
-from tasks.intent.problem import FABRIC, HOSTS, Problem
+from flatfab.intent import layout
+from flatfab.intent.clos import Attach
+from flatfab.intent.models import BgpMode, FabricIntent, Intent
+from flatfab.intent.names import name_problem
+from flatfab.intent.problem import FABRIC, HOSTS, Problem
 
 
 def clos_problems(intent: Intent) -> Iterator[Problem]:

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar, cast
 
-from tasks.gcpause import gc_paused
-from tasks.intent.clos import Attach, ServerProfile
-from tasks.intent.models import FabricIntent, Intent, Switch, Underlay
-from tasks.yamlio import PathPart
+from flatfab.gcpause import gc_paused
+from flatfab.intent.clos import Attach, ServerProfile
+from flatfab.intent.models import FabricIntent, Intent, Switch, Underlay
+from flatfab.yamlio import PathPart
 
 SUPERSPINE, SPINE, LEAF = "superspine", "spine", "leaf"
 

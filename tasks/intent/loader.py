@@ -11,13 +11,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tasks.errors import InputError, InputProblem
-from tasks.intent import capabilities, ports, semantics
-from tasks.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
-from tasks.intent.problem import FABRIC, Problem
-from tasks.intent.qos import QosIntent
-from tasks.platforms.base import Platform
-from tasks.yamlio import PathPart, format_path, line_of, load_yaml
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent import capabilities, ports, semantics
+from flatfab.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
+from flatfab.intent.problem import FABRIC, Problem
+from flatfab.intent.qos import QosIntent
+from flatfab.platforms.base import Platform
+from flatfab.yamlio import PathPart, format_path, line_of, load_yaml
 
 # file stem -> (model, required)
 INTENT_FILES: dict[str, tuple[type[BaseModel], bool]] = {

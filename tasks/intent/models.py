@@ -1,7 +1,7 @@
 """Pydantic models of intents/<fabric>/*.yaml: what the operator declares.
 
 Field-level rules live here; rules that need the whole intent (duplicates, references,
-pool overlaps) live in tasks.intent.semantics so each error can name its own key path.
+pool overlaps) live in flatfab.intent.semantics so each error can name its own key path.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from pydantic import (
     model_validator,
 )
 
-from tasks.intent.asns import Asn, AsnRange
-from tasks.intent.base import SPEEDS_MBPS, Strict
-from tasks.intent.clos import Planes, Pods, ScalableUnits, Server, ServerProfile, SuperSpines
-from tasks.intent.names import check_name, check_tenant
-from tasks.intent.numbers import asn_problem, space_problem, table_problem
-from tasks.intent.optics import Media, cable_problem, media_problem
-from tasks.intent.qos import QosIntent
+from flatfab.intent.asns import Asn, AsnRange
+from flatfab.intent.base import SPEEDS_MBPS, Strict
+from flatfab.intent.clos import Planes, Pods, ScalableUnits, Server, ServerProfile, SuperSpines
+from flatfab.intent.names import check_name, check_tenant
+from flatfab.intent.numbers import asn_problem, space_problem, table_problem
+from flatfab.intent.optics import Media, cable_problem, media_problem
+from flatfab.intent.qos import QosIntent
 
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
 
@@ -120,7 +120,7 @@ class Underlay(Strict):
 
 class LinkClass(Strict):
     """Speed, cable and MTU of a kind of link; `media` (optional) is the cable or optic, whose
-    reach at that speed bounds the cable (tasks.intent.optics)."""
+    reach at that speed bounds the cable (flatfab.intent.optics)."""
 
     speed: str
     # before cable_m: validators see the fields declared above them
@@ -247,7 +247,7 @@ class FabricIntent(Strict):
     spines: list[Switch] = Field(default_factory=list)
     leaves: list[Switch] = Field(default_factory=list)
     links: list[FabricLink] | None = None
-    # an AI back-end, generated from counts (tasks.intent.clos) instead of listed devices
+    # an AI back-end, generated from counts (flatfab.intent.clos) instead of listed devices
     scalable_units: ScalableUnits | None = None
     pods: Pods | None = None
     superspines: SuperSpines | None = None

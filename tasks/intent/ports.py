@@ -1,11 +1,11 @@
 """The ports each device will have, named the way its platform spells them, before planning.
 
 A qos override's `ports` patterns are matched against these names when the lossless plane is
-planned (tasks.plan.lossless); a pattern that matches no port of the devices the override
+planned (flatfab.plan.lossless); a pattern that matches no port of the devices the override
 names is a typo (swp99, Ethernet4 on a switch that counts by 8, swp1 on an EOS spine) and is
 refused at load, with its key path and line, instead of silently changing nothing.
 
-The names follow the planner's arithmetic (tasks.plan.planner): a spine's downlink to a leaf
+The names follow the planner's arithmetic (flatfab.plan.planner): a spine's downlink to a leaf
 is port `spine_downlink_base + leaf id`, a leaf's uplink to a spine `leaf_uplink_base + spine
 id`, a host's leaf port `leaf_host_base + host port`; a host's one port is its NIC. Only
 physical ports take QoS, so sub-ports and gateways are not listed.
@@ -18,12 +18,12 @@ import fnmatch
 import re
 from collections.abc import Iterator, Mapping
 
-from tasks.intent import layout
-from tasks.intent.layout import expand_hosts
-from tasks.intent.models import Intent
-from tasks.intent.problem import QOS, Problem
-from tasks.intent.qos import Override
-from tasks.platforms.base import Platform
+from flatfab.intent import layout
+from flatfab.intent.layout import expand_hosts
+from flatfab.intent.models import Intent
+from flatfab.intent.problem import QOS, Problem
+from flatfab.intent.qos import Override
+from flatfab.platforms.base import Platform
 
 SHOWN_DEVICES = 6  # devices a refusal names before "and N more"
 SHOWN_PORTS = 4  # ports of the first device a refusal names as an example

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tasks.yamlio import PathPart
+from flatfab.yamlio import PathPart
 
 FABRIC, HOSTS, TENANTS, QOS = "fabric", "hosts", "tenants", "qos"
 

@@ -17,8 +17,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from tasks.intent.base import SPEEDS_MBPS, Strict
-from tasks.qos.headroom import ASICS
+from flatfab.intent.base import SPEEDS_MBPS, Strict
+from flatfab.qos.headroom import ASICS
 
 Dscp = Annotated[int, Field(ge=0, le=63)]
 Priority = Annotated[int, Field(ge=0, le=7)]

@@ -10,16 +10,16 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 
-from tasks.intent import layout
-from tasks.intent.clos_rules import clos_problems
-from tasks.intent.layout import (
+from flatfab.intent import layout
+from flatfab.intent.clos_rules import clos_problems
+from flatfab.intent.layout import (
     HostSlot,
     expand_hosts,
     leaf_asn,
     leaf_loopback,
     spine_loopback,
 )
-from tasks.intent.models import (
+from flatfab.intent.models import (
     ROCE_HEADER_BYTES,
     BgpMode,
     FabricIntent,
@@ -28,9 +28,9 @@ from tasks.intent.models import (
     Switch,
     TenantsIntent,
 )
-from tasks.intent.names import name_problem
-from tasks.intent.problem import FABRIC, HOSTS, QOS, TENANTS, Problem
-from tasks.yamlio import PathPart
+from flatfab.intent.names import name_problem
+from flatfab.intent.problem import FABRIC, HOSTS, QOS, TENANTS, Problem
+from flatfab.yamlio import PathPart
 
 
 def _matcher(pattern: str) -> Callable[[str], bool]:

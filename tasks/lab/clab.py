@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tasks.lab.system import LabError, run
+from flatfab.lab.system import LabError, run
 
 
 def available() -> bool:

@@ -21,16 +21,15 @@ from typing import Final
 
 import yaml
 
-from tasks.atomic import write_atomic
-from tasks.lab.system import LabError
-from tasks.lab.topology import LabNode
-from tasks.telemetry.gnmi_client import PASSWORD_ENV, USERNAME_ENV
-from tasks.telemetry.tls import make_ca, make_server_cert
+from flatfab.atomic import write_atomic
+from flatfab.lab.system import LabError
+from flatfab.lab.topology import LabNode
+from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
+from flatfab.telemetry.tls import make_ca, make_server_cert
 
 PORT: Final = 9339  # IANA's port for gNMI
 USERNAME: Final = "flatfab"
-SOURCE: Final = "tasks.platforms.frr.asic_telemetry:source"
-PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
+SOURCE: Final = "flatfab.platforms.frr.asic_telemetry:source"
 
 
 def gnmi_dir(root: Path) -> Path:
@@ -88,12 +87,12 @@ def credentials(root: Path) -> dict[str, str]:
 def start(root: Path, node: LabNode, nsenter: list[str]) -> int:
     """Start a switch's target inside its namespaces; its pid."""
     folder = gnmi_dir(root)
-    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
-           "PYTHONPATH": str(PROJECT_ROOT), **credentials(root)}
+    # the interpreter running flatfab finds the package, installed or a checkout's
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), **credentials(root)}
     with (folder / f"{node.name}.log").open("ab") as log:
         proc = subprocess.Popen(
-            [*nsenter, "--wd=" + str(PROJECT_ROOT), sys.executable, "-m",
-             "tasks.telemetry.gnmi_target", "--config", str(folder / f"{node.name}.yaml")],
+            [*nsenter, "--wd=" + str(folder), sys.executable, "-m",
+             "flatfab.telemetry.gnmi_target", "--config", str(folder / f"{node.name}.yaml")],
             env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
     return proc.pid

@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.atomic import write_atomic
-from tasks.lab import gnmi, procs
-from tasks.lab.system import LabError, ip_batch, require_commands, require_root, run
-from tasks.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
-from tasks.platforms.registry import PLATFORMS
+from flatfab.atomic import write_atomic
+from flatfab.lab import gnmi, procs
+from flatfab.lab.system import LabError, ip_batch, require_commands, require_root, run
+from flatfab.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
+from flatfab.platforms.registry import PLATFORMS
 
 RUN_ROOT = Path("/run/flatfab")
 FRRINIT = "/usr/lib/frr/frrinit.sh"

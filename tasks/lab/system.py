@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from tasks.errors import FlatfabError
+from flatfab.errors import FlatfabError
 
 
 class LabError(FlatfabError):

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import InputError
-from tasks.model.state import FabricState, LinkKind, Role
-from tasks.platforms.registry import get as get_platform
-from tasks.yamlio import dump_yaml, format_path, line_of, load_yaml
+from flatfab.errors import InputError
+from flatfab.model.state import FabricState, LinkKind, Role
+from flatfab.platforms.registry import get as get_platform
+from flatfab.yamlio import dump_yaml, format_path, line_of, load_yaml
 
 # what a routed lab node needs from its kernel (the embedded runtime sets it per namespace)
 SWITCH_SYSCTLS = (
@@ -55,7 +55,7 @@ def check_mgmt_subnet(subnet: str) -> ipaddress.IPv4Network:
     return net
 
 
-# (intent file stem, key path, network): tasks.intent.semantics.AddressSpace
+# (intent file stem, key path, network): flatfab.intent.semantics.AddressSpace
 Pool = tuple[str, tuple[str | int, ...], ipaddress.IPv4Network]
 
 

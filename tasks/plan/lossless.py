@@ -9,8 +9,8 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
-from tasks.intent.qos import AsicIntent, NicIntent, Override, QosIntent
-from tasks.model.state import (
+from flatfab.intent.qos import AsicIntent, NicIntent, Override, QosIntent
+from flatfab.model.state import (
     POOL_EGRESS_LOSSLESS,
     POOL_EGRESS_LOSSY,
     POOL_INGRESS_LOSSLESS,
@@ -33,8 +33,8 @@ from tasks.model.state import (
     Role,
     Watchdog,
 )
-from tasks.qos import headroom as hr
-from tasks.qos.headroom import ASICS, required_headroom
+from flatfab.qos import headroom as hr
+from flatfab.qos.headroom import ASICS, required_headroom
 
 ECT0 = 0b10
 POOLS = (POOL_INGRESS_LOSSLESS, POOL_INGRESS_LOSSY, POOL_EGRESS_LOSSLESS, POOL_EGRESS_LOSSY)

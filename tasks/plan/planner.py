@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 
-from tasks.gcpause import gc_paused
-from tasks.intent import layout
-from tasks.intent.layout import HostSlot, expand_hosts
-from tasks.intent.models import BgpMode, Intent
-from tasks.intent.semantics import tenant_members
-from tasks.model.build import cloner
-from tasks.model.state import (
+from flatfab.gcpause import gc_paused
+from flatfab.intent import layout
+from flatfab.intent.layout import HostSlot, expand_hosts
+from flatfab.intent.models import BgpMode, Intent
+from flatfab.intent.semantics import tenant_members
+from flatfab.model.build import cloner
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     BgpPeer,
@@ -28,10 +28,10 @@ from tasks.model.state import (
     StaticRoute,
     TenantState,
 )
-from tasks.plan import allocate
-from tasks.plan.lossless import plan_lossless
-from tasks.platforms.base import InterfaceNames
-from tasks.platforms.registry import get as get_platform
+from flatfab.plan import allocate
+from flatfab.plan.lossless import plan_lossless
+from flatfab.platforms.base import InterfaceNames
+from flatfab.platforms.registry import get as get_platform
 
 # validated prototypes of the objects the fabric loop makes by the hundred thousand
 _ENDPOINT = Endpoint(device="prototype", port="prototype")

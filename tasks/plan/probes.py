@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tasks.model.build import cloner
-from tasks.model.state import DEFAULT_VRF, DeviceState, FabricState, Interface, Probe, Role
+from flatfab.model.build import cloner
+from flatfab.model.state import DEFAULT_VRF, DeviceState, FabricState, Interface, Probe, Role
 
 # a fleet's hosts send a few hundred thousand probes: copies of one validated prototype
 # (its values are plain names, addresses and numbers) take a third of the memory

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tasks.model.state import DEFAULT_VRF, FabricState, IfKind, Role
+from flatfab.model.state import DEFAULT_VRF, FabricState, IfKind, Role
 
 FLOWS_PER_SPINE = 16
 DATA_PACKETS_PER_FLOW = 4

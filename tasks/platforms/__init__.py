@@ -1,1 +1,1 @@
-"""Per-platform render, collect and driver wiring; the registry is in tasks.platforms.registry."""
+"""Per-platform render, collect and driver wiring; the registry is in flatfab.platforms.registry."""

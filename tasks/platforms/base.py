@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.model.state import DeviceState, Probe
-from tasks.yamlio import load_yaml
+from flatfab.model.state import DeviceState, Probe
+from flatfab.yamlio import load_yaml
 
 if TYPE_CHECKING:
-    from tasks.telemetry.paths import PathTable
-    from tasks.telemetry.platform_paths import PlatformPaths
+    from flatfab.telemetry.paths import PathTable
+    from flatfab.telemetry.platform_paths import PlatformPaths
 
 
 class Facts(BaseModel):
@@ -94,6 +94,9 @@ class Connection(Facts):
     plugin: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     driver: str  # what the plugin calls the platform: NAPALM driver, netmiko device_type, ...
     port: int = 22
+    # flatfab's extra that installs the plugin or driver (none: the core has them); planning
+    # and rendering never need it, reaching a device does
+    extra: str | None = None
 
 
 class SourceOfTruth(Facts):
@@ -231,7 +234,7 @@ class Platform(ABC):
         """The platform's gNMI paths with their sources (`telemetry.yaml` beside
         platform.yaml), None where it has no such file (a host). Read on first use: only
         `watch` needs it, and a bad file is that command's InputError, not an import error."""
-        from tasks.telemetry import platform_paths  # noqa: PLC0415 - grpc only for watch
+        from flatfab.telemetry import platform_paths  # noqa: PLC0415 - grpc only for watch
 
         file = self._folder / platform_paths.FILE_NAME
         return platform_paths.load(file, self.name) if file.exists() else None

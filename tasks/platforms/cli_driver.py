@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from tasks.platforms.base import ReadOnlyError
+from flatfab.platforms.base import ReadOnlyError
 
 C = TypeVar("C")
 

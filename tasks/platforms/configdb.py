@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     POOL_EGRESS_LOSSLESS,
     POOL_EGRESS_LOSSY,
     PROFILE_EGRESS_LOSSY,

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import paramiko
 
-from tasks.platforms.base import ReadOnlyError
-from tasks.platforms.cli_driver import C, CliDriver, last_line
+from flatfab.platforms.base import ReadOnlyError
+from flatfab.platforms.cli_driver import C, CliDriver, last_line
 
 RC_MARK = "@@flatfab-rc="
 CHUNK = 3000  # base64 characters per file-writing command line

@@ -8,8 +8,8 @@ from typing import Any
 
 import msgspec
 
-from tasks.asn import read_asn
-from tasks.model.state import (
+from flatfab.asn import read_asn
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     BgpPeer,
@@ -20,7 +20,7 @@ from tasks.model.state import (
     PortQos,
     Route,
 )
-from tasks.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.base import DeviceDriver, InterfaceNames
 
 
 def tenant(names: InterfaceNames, vrf: str | None) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, MutableMapping
 
-from tasks.errors import InputError
-from tasks.platforms.base import Platform
+from flatfab.errors import InputError
+from flatfab.platforms.base import Platform
 
 # each names its package tasks/platforms/<name>/, whose PLATFORM is built (and its facts and
 # capabilities checked) on import
@@ -23,7 +23,7 @@ NAMES = (
 
 
 def _load(name: str) -> Platform:
-    platform = importlib.import_module(f"tasks.platforms.{name}").PLATFORM
+    platform = importlib.import_module(f"flatfab.platforms.{name}").PLATFORM
     if not isinstance(platform, Platform) or platform.name != name:
         raise TypeError(f"tasks/platforms/{name}/: PLATFORM must be the {name!r} Platform")
     return platform

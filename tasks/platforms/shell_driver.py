@@ -28,9 +28,9 @@ from napalm.base.exceptions import (
     ReplaceConfigException,
 )
 
-from tasks import devicejson
-from tasks.platforms.cli_driver import LoadedCandidate, unified_diff
-from tasks.transport.ssh import (
+from flatfab import devicejson
+from flatfab.platforms.cli_driver import LoadedCandidate, unified_diff
+from flatfab.transport.ssh import (
     CommandResult,
     ReadOnlyError,
     SshOptions,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tasks.model.state import Asic as ModelAsic
+from flatfab.model.state import Asic as ModelAsic
 
 SIGNAL_SPEED_M_PER_S = 1.98e8  # ~0.66 c in copper/fibre
 KIB = 1024

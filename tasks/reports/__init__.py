@@ -11,9 +11,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from tasks.atomic import write_atomic
-from tasks.reports import html, json_report, junit, markdown, prometheus
-from tasks.reports.model import AuditReport
+from flatfab.atomic import write_atomic
+from flatfab.reports import html, json_report, junit, markdown, prometheus
+from flatfab.reports.model import AuditReport
 
 FORMATS: dict[str, str] = {"html": ".html", "json": ".json", "junit": ".junit.xml",
                            "markdown": ".md", "prometheus": ".prom"}

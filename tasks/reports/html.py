@@ -15,9 +15,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from html import escape
 
-from tasks.checks import Finding, Severity
-from tasks.reports.json_report import event_key
-from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, WatchInfo
+from flatfab.checks import Finding, Severity
+from flatfab.reports.json_report import event_key
+from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, WatchInfo
 
 RED, AMBER, BLUE = "#d62728", "#ff9f1c", "#1f77b4"
 PURPLE, GREY, GREEN = "#9467bd", "#7f7f7f", "#2ca02c"

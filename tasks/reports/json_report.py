@@ -10,8 +10,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from tasks.checks import Finding
-from tasks.reports.model import AuditReport, DeviceDrift, FindingEvent, WatchInfo
+from flatfab.checks import Finding
+from flatfab.reports.model import AuditReport, DeviceDrift, FindingEvent, WatchInfo
 
 
 def _finding_key(finding: Finding) -> tuple[Any, ...]:

@@ -13,8 +13,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from tasks.checks import Finding
-from tasks.reports.model import AuditReport, DeviceDrift
+from flatfab.checks import Finding
+from flatfab.reports.model import AuditReport, DeviceDrift
 
 HEADER = '<?xml version="1.0" encoding="utf-8"?>\n'
 # Characters XML 1.0 cannot carry at all, even escaped (device output may hold them).

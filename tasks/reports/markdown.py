@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from tasks.checks import Finding, Severity
-from tasks.reports.json_report import event_key
-from tasks.reports.model import AuditReport, DeviceDrift, WatchInfo
+from flatfab.checks import Finding, Severity
+from flatfab.reports.json_report import event_key
+from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo
 
 _BACKTICKS = re.compile(r"`+")
 _HEADER = "| severity | check | device | port | VRF | expected | actual | finding |"

@@ -4,7 +4,7 @@ An audit compares intended with running config per device and section (config dr
 runs the live check catalog on collected state (state drift). A watch (`flatfab watch
 --report-dir`) fills the same report with its live telemetry findings: those active at the
 end, plus what was raised and cleared on the way (`watch`, `events`); it has no config
-drift. Every renderer in tasks.reports is a pure function of an AuditReport, so the same
+drift. Every renderer in flatfab.reports is a pure function of an AuditReport, so the same
 report is byte-identical in every run that finds the same things (timestamps are fields,
 never read from a clock here).
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
-from tasks.checks import Finding, Severity
+from flatfab.checks import Finding, Severity
 
 
 class AuditStatus(StrEnum):

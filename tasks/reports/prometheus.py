@@ -12,8 +12,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from tasks.checks import Severity
-from tasks.reports.model import AuditReport, AuditStatus
+from flatfab.checks import Severity
+from flatfab.reports.model import AuditReport, AuditStatus
 
 Labels = Mapping[str, str]
 Sample = tuple[Labels, float]

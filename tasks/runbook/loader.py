@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tasks.errors import InputError, InputProblem
-from tasks.intent.loader import validation_problems
-from tasks.model.state import FabricState
-from tasks.runbook.model import RolloutPlan
-from tasks.runbook.schedule import Schedule, matches, schedule
-from tasks.yamlio import PathPart, format_path, line_of, load_yaml
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent.loader import validation_problems
+from flatfab.model.state import FabricState
+from flatfab.runbook.model import RolloutPlan
+from flatfab.runbook.schedule import Schedule, matches, schedule
+from flatfab.yamlio import PathPart, format_path, line_of, load_yaml
 
 
 def load_runbook(path: Path) -> tuple[RolloutPlan, Any]:

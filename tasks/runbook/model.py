@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from tasks.intent.base import Strict
-from tasks.model.state import Role
-from tasks.telemetry import conditions
+from flatfab.intent.base import Strict
+from flatfab.model.state import Role
+from flatfab.telemetry import conditions
 
 NAME = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
 DEFAULT_GATE_CHECKS = ("device.reachable", "bgp.session")

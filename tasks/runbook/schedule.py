@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from tasks.model.state import DeviceState, FabricState, IfKind, Role
-from tasks.runbook.model import Phase, RolloutPlan, Select
+from flatfab.model.state import DeviceState, FabricState, IfKind, Role
+from flatfab.runbook.model import Phase, RolloutPlan, Select
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from tasks.checks.base import Finding, Severity
-from tasks.model.state import FabricState, Role
-from tasks.sot.importer import SotMapping
-from tasks.sot.snapshot import Snapshot, SotCable
+from flatfab.checks.base import Finding, Severity
+from flatfab.model.state import FabricState, Role
+from flatfab.sot.importer import SotMapping
+from flatfab.sot.snapshot import Snapshot, SotCable
 
 CABLING, DEVICES = "sot.cabling", "sot.devices"
 SOT_CHECKS = (CABLING, DEVICES)

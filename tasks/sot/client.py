@@ -13,7 +13,7 @@ import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from tasks.sot.errors import SotError
+from flatfab.sot.errors import SotError
 
 JSON = dict[str, Any]
 PAGE = 1000  # Nautobot's default MAX_PAGE_SIZE

@@ -31,11 +31,11 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from tasks.errors import InputError, InputProblem
-from tasks.intent.clos import Attach
-from tasks.intent.layout import su_leaf_name
-from tasks.intent.models import Intent
-from tasks.sot.snapshot import SotCable, SotDevice
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent.clos import Attach
+from flatfab.intent.layout import su_leaf_name
+from flatfab.intent.models import Intent
+from flatfab.sot.snapshot import SotCable, SotDevice
 
 
 @dataclass(frozen=True)

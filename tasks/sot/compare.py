@@ -11,9 +11,9 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from tasks.model.state import FabricState, Link, LinkKind, Role
-from tasks.sot.importer import SotMapping, flatfab_role, role_key
-from tasks.sot.snapshot import Snapshot, SotCable, SotDevice
+from flatfab.model.state import FabricState, Link, LinkKind, Role
+from flatfab.sot.importer import SotMapping, flatfab_role, role_key
+from flatfab.sot.snapshot import Snapshot, SotCable, SotDevice
 
 
 @dataclass(frozen=True, order=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.errors import FlatfabError
+from flatfab.errors import FlatfabError
 
 
 class SotError(FlatfabError):

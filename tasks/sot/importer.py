@@ -25,13 +25,13 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from tasks.errors import InputError, InputProblem
-from tasks.intent.layout import expand_hosts
-from tasks.intent.models import FabricLink, Intent
-from tasks.intent.names import name_problem
-from tasks.model.state import DeviceState, FabricState, Role
-from tasks.platforms.base import Platform
-from tasks.sot.clos_import import (
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent.layout import expand_hosts
+from flatfab.intent.models import FabricLink, Intent
+from flatfab.intent.names import name_problem
+from flatfab.model.state import DeviceState, FabricState, Role
+from flatfab.platforms.base import Platform
+from flatfab.sot.clos_import import (
     HostNic,
     Place,
     fabric_counts,
@@ -39,7 +39,7 @@ from tasks.sot.clos_import import (
     place_switches,
     servers_doc,
 )
-from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
+from flatfab.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
 
 ROLES = ("superspine", "spine", "leaf", "host", "storage")
 SWITCHES = ("superspine", "spine", "leaf")

@@ -28,13 +28,14 @@ from nornir.core.inventory import (
 from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.plugins.runners import ThreadedRunner
 
-from tasks.errors import InputError
-from tasks.intent.semantics import AddressSpace
-from tasks.model.state import FabricState
-from tasks.sot.source import FILE as SOURCE_FILE
-from tasks.sot.source import NautobotSource, load_source
-from tasks.workflows import inventory as files
-from tasks.yamlio import load_yaml
+from flatfab.errors import InputError
+from flatfab.extras import require
+from flatfab.intent.semantics import AddressSpace
+from flatfab.model.state import FabricState
+from flatfab.sot.source import FILE as SOURCE_FILE
+from flatfab.sot.source import NautobotSource, load_source
+from flatfab.workflows import inventory as files
+from flatfab.yamlio import load_yaml
 
 
 def _file(directory: Path, name: str) -> dict[str, Any]:
@@ -63,6 +64,7 @@ def _defaults(raw: dict[str, Any]) -> Defaults:
 def nautobot_hosts(source: NautobotSource, token: str, directory: Path,
                    wanted: set[str]) -> tuple[Hosts, Groups, Defaults]:
     """The planned devices (`wanted`) as Nornir hosts, read through NautobotInventory."""
+    require("nautobot", f"{directory / 'source.yaml'} (inventory: nautobot)")
     from nornir_nautobot.plugins.inventory.nautobot import (  # noqa: PLC0415 (only here)
         NautobotInventory,
     )

@@ -8,9 +8,9 @@ What the reader does not look at is decided here: role colours and interface typ
 
 from __future__ import annotations
 
-from tasks.model.state import DeviceState
-from tasks.sot.importer import role_key
-from tasks.sot.source import DEFAULT_ROLES
+from flatfab.model.state import DeviceState
+from flatfab.sot.importer import role_key
+from flatfab.sot.source import DEFAULT_ROLES
 
 # flatfab role (source.yaml's right-hand side) -> Nautobot role name
 ROLE_NAMES: dict[str, str] = {flatfab: name for name, flatfab in DEFAULT_ROLES.items()}

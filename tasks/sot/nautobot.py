@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.sot.client import ApiError, Nautobot
-from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice, SotRef, SotTenant
+from flatfab.sot.client import ApiError, Nautobot
+from flatfab.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice, SotRef, SotTenant
 
 ASN_FIELD = "bgp_asn"
 # DeviceState attribute -> the device custom field that holds it

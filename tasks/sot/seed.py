@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.lab.topology import check_mgmt_subnet, mgmt_addresses
-from tasks.model.state import DeviceState, FabricState, IfKind, Link, Role
-from tasks.platforms.registry import PLATFORMS
-from tasks.sot.client import JSON, ApiError, Nautobot
-from tasks.sot.errors import SotError
-from tasks.sot.mapping import (
+from flatfab.lab.topology import check_mgmt_subnet, mgmt_addresses
+from flatfab.model.state import DeviceState, FabricState, IfKind, Link, Role
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.sot.client import JSON, ApiError, Nautobot
+from flatfab.sot.errors import SotError
+from flatfab.sot.mapping import (
     LOOPBACK_TYPE,
     MGMT_INTERFACE,
     MGMT_TYPE,
@@ -37,9 +37,9 @@ from tasks.sot.mapping import (
     port_type,
     role_name,
 )
-from tasks.sot.nautobot import ASN_FIELD, POSITION_FIELDS, POSITION_LABELS
-from tasks.workflows.journal import Journal
-from tasks.workflows.project import Project
+from flatfab.sot.nautobot import ASN_FIELD, POSITION_FIELDS, POSITION_LABELS
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.project import Project
 
 LOCATION_TYPE = "Fabric"
 NAMESPACE = "Global"  # Nautobot's default IPAM namespace
@@ -225,7 +225,7 @@ def ensure_statuses(s: Seeder, api: Nautobot) -> dict[str, str]:
 
 
 def custom_field_docs(plan: FabricState) -> list[JSON]:
-    """`bgp_asn`, and for an AI back-end where each switch sits (tasks.sot.nautobot)."""
+    """`bgp_asn`, and for an AI back-end where each switch sits (flatfab.sot.nautobot)."""
     docs: list[JSON] = [{
         "key": ASN_FIELD, "label": "BGP ASN", "type": "integer",
         "description": "eBGP autonomous system number planned by flatfab",

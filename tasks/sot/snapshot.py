@@ -1,6 +1,6 @@
 """What flatfab reads from a source of truth, in its own neutral shape.
 
-A client (tasks.sot.nautobot) fills a Snapshot from the API; everything after that (import,
+A client (flatfab.sot.nautobot) fills a Snapshot from the API; everything after that (import,
 the check mode, write-back plans, the audit) works on the snapshot alone, so it is
 deterministic and tested without a server. Every object keeps the source's id and a
 human label, so a disagreement can name the exact object an operator has to fix.
@@ -35,7 +35,7 @@ class SotDevice(SotModel):
     loopback: str | None = None  # an address, from the loopback interface's IP
     asn: int | None = None
     tenant: str | None = None
-    # where a switch sits in an AI back-end (custom fields; see tasks.sot.nautobot)
+    # where a switch sits in an AI back-end (custom fields; see flatfab.sot.nautobot)
     plane: int | None = None
     pod: int | None = None
     su: int | None = None

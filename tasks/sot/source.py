@@ -24,12 +24,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from tasks.errors import InputError
-from tasks.intent.base import Strict
-from tasks.intent.loader import validation_problems
-from tasks.platforms.registry import PLATFORMS, network_drivers
-from tasks.sot.importer import SotMapping
-from tasks.yamlio import load_yaml
+from flatfab.errors import InputError
+from flatfab.intent.base import Strict
+from flatfab.intent.loader import validation_problems
+from flatfab.platforms.registry import PLATFORMS, network_drivers
+from flatfab.sot.importer import SotMapping
+from flatfab.yamlio import load_yaml
 
 FILE = "source.yaml"
 Role = Literal["superspine", "spine", "leaf", "host", "storage"]

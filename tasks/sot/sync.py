@@ -7,7 +7,7 @@ point-to-point addresses of a numbered fabric, with the prefixes those addresses
 Everything it creates carries the tag `flatfab`.
 
 For an AI back-end it also records where each switch sits: its plane, pod, scalable unit and
-rail (the `fabric_*` custom fields of tasks.sot.nautobot).
+rail (the `fabric_*` custom fields of flatfab.sot.nautobot).
 
 By default it never creates devices, ports or cables (those are the operator's, and `sot
 check` says where they disagree): devices or parent ports missing from Nautobot are named and
@@ -25,13 +25,13 @@ import ipaddress
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
-from tasks.errors import FlatfabError
-from tasks.intent.models import BgpMode, Intent
-from tasks.model.state import DeviceState, FabricState, IfKind, Role
-from tasks.sot.client import JSON, ApiError, Nautobot
-from tasks.sot.mapping import LOOPBACK_TYPE
-from tasks.sot.nautobot import related_id
-from tasks.sot.seed import (
+from flatfab.errors import FlatfabError
+from flatfab.intent.models import BgpMode, Intent
+from flatfab.model.state import DeviceState, FabricState, IfKind, Role
+from flatfab.sot.client import JSON, ApiError, Nautobot
+from flatfab.sot.mapping import LOOPBACK_TYPE
+from flatfab.sot.nautobot import related_id
+from flatfab.sot.seed import (
     ACTIVE,
     CONNECTED,
     NAMESPACE,
@@ -46,7 +46,7 @@ from tasks.sot.seed import (
     ensure_tenants,
     port_docs,
 )
-from tasks.workflows.journal import Journal
+from flatfab.workflows.journal import Journal
 
 TAG = "flatfab"
 TAGGED = ["dcim.interface", "ipam.ipaddress", "ipam.prefix", "ipam.vrf"]

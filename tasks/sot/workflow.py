@@ -17,15 +17,15 @@ from pathlib import Path
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from tasks.atomic import write_atomic
-from tasks.errors import InputError, InputProblem
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
-from tasks.sot.compare import Disagreement, compare
-from tasks.sot.importer import SotMapping, classify, import_fabric
-from tasks.sot.snapshot import Snapshot
+from flatfab.atomic import write_atomic
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.sot.compare import Disagreement, compare
+from flatfab.sot.importer import SotMapping, classify, import_fabric
+from flatfab.sot.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

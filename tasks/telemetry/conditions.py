@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from tasks.checks.base import Finding, Severity
-from tasks.telemetry.lossless_map import LosslessMap
-from tasks.telemetry.rates import SeriesKey, Window, WindowMap
-from tasks.telemetry.samples import Metric
-from tasks.telemetry.thresholds import Thresholds
+from flatfab.checks.base import Finding, Severity
+from flatfab.telemetry.lossless_map import LosslessMap
+from flatfab.telemetry.rates import SeriesKey, Window, WindowMap
+from flatfab.telemetry.samples import Metric
+from flatfab.telemetry.thresholds import Thresholds
 
 PAUSE_STORM = "telemetry.pause_storm"
 WATCHDOG = "telemetry.watchdog"

@@ -29,8 +29,9 @@ from typing import Any, Final
 import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
-from tasks.telemetry import paths
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.telemetry import paths
+from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,6 @@ BatchCallback = Callable[[list[Sample]], None]  # one notification's samples at 
 ValuesCallback = Callable[[float, list[tuple[Any, ...]], list[int]], None]
 StateCallback = Callable[[str, str], None]  # (state, one line for a human)
 
-USERNAME_ENV: Final = "FLATFAB_GNMI_USERNAME"
-PASSWORD_ENV: Final = "FLATFAB_GNMI_PASSWORD"
 
 _TLS_UNTRUSTED: Final = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed",
                          "unable to get local issuer", "self signed certificate",

@@ -6,7 +6,7 @@ a `CounterSource` the caller supplies: a callable returning the current `(path, 
 (in the lab it reads `tc -s -j class show` and the virtual ASIC; in the tests, a fake).
 
 Run it as a thread (`GnmiTarget(...).start()`) or as a process:
-    python -m tasks.telemetry.gnmi_target --config target.yaml
+    python -m flatfab.telemetry.gnmi_target --config target.yaml
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import grpc
 import yaml
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
-from tasks.telemetry import paths
-from tasks.telemetry.paths import Elem
+from flatfab.telemetry import paths
+from flatfab.telemetry.paths import Elem
 
 log = logging.getLogger(__name__)
 
@@ -372,7 +372,7 @@ def target_from_config(config: dict[str, Any]) -> GnmiTarget:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tasks.telemetry.gnmi_target")
+    parser = argparse.ArgumentParser(prog="python -m flatfab.telemetry.gnmi_target")
     parser.add_argument("--config", required=True, type=Path, help="YAML or JSON file")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

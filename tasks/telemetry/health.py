@@ -20,14 +20,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from tasks.checks.base import Finding
-from tasks.model.state import FabricState
-from tasks.telemetry import conditions
-from tasks.telemetry.conditions import Context, Subject
-from tasks.telemetry.lossless_map import LosslessMap
-from tasks.telemetry.rates import Rates
-from tasks.telemetry.samples import Sample
-from tasks.telemetry.thresholds import Thresholds
+from flatfab.checks.base import Finding
+from flatfab.model.state import FabricState
+from flatfab.telemetry import conditions
+from flatfab.telemetry.conditions import Context, Subject
+from flatfab.telemetry.lossless_map import LosslessMap
+from flatfab.telemetry.rates import Rates
+from flatfab.telemetry.samples import Sample
+from flatfab.telemetry.thresholds import Thresholds
 
 
 @dataclass(frozen=True)

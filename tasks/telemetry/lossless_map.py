@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tasks.model.state import FabricState, IfKind, LinkKind, PortQos
+from flatfab.model.state import FabricState, IfKind, LinkKind, PortQos
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,12 +46,12 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.metrics_core import Metric as Family
 from prometheus_client.registry import Collector
 
-from tasks.checks.base import Finding
-from tasks.errors import FlatfabError
-from tasks.model.state import FabricState
-from tasks.telemetry import conditions
-from tasks.telemetry.lossless_map import LosslessMap
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.checks.base import Finding
+from flatfab.errors import FlatfabError
+from flatfab.model.state import FabricState
+from flatfab.telemetry import conditions
+from flatfab.telemetry.lossless_map import LosslessMap
+from flatfab.telemetry.samples import Metric, Sample
 
 DEFAULT_ADDRESS: Final = "127.0.0.1"  # local only unless asked: the counters describe the fabric
 

@@ -26,9 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pygnmi.spec.v080 import gnmi_pb2
-
-from tasks.telemetry.samples import Metric
+from flatfab.telemetry.samples import Metric
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]  # (name, sorted (key, value) pairs)
 
@@ -311,6 +309,9 @@ def matches(request: tuple[Elem, ...], leaf: tuple[Elem, ...]) -> bool:
 # --- wire form (gNMI `Path` messages); the protos are generated and untyped ---------------
 
 def to_proto(path: str | tuple[Elem, ...]) -> Any:
+    # the telemetry extra's protos: the path tables above serve a core install too
+    from pygnmi.spec.v080 import gnmi_pb2  # noqa: PLC0415
+
     elems = parse(path) if isinstance(path, str) else path
     return gnmi_pb2.Path(elem=[gnmi_pb2.PathElem(name=n, key=dict(k)) for n, k in elems])
 

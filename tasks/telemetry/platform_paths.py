@@ -20,11 +20,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tasks.errors import InputError, InputProblem
-from tasks.telemetry import paths
-from tasks.telemetry.paths import Elem, Leaf, PathTable
-from tasks.telemetry.samples import Metric
-from tasks.yamlio import PathPart, format_path, line_of, load_yaml
+from flatfab.errors import InputError, InputProblem
+from flatfab.telemetry import paths
+from flatfab.telemetry.paths import Elem, Leaf, PathTable
+from flatfab.telemetry.samples import Metric
+from flatfab.yamlio import PathPart, format_path, line_of, load_yaml
 
 FILE_NAME: Final = "telemetry.yaml"
 

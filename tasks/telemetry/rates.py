@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tasks.telemetry.samples import COUNTERS, Metric, Sample
+from flatfab.telemetry.samples import COUNTERS, Metric, Sample
 
 SeriesKey = tuple[str, str | None, Metric, int | None]  # device, port, metric, key
 

@@ -1,4 +1,4 @@
-"""A watch's findings as the audit's report (tasks.reports), so `flatfab watch --report-dir`
+"""A watch's findings as the audit's report (flatfab.reports), so `flatfab watch --report-dir`
 writes the same formats as `flatfab audit`: the findings active at the end, and what was
 raised and cleared on the way (the newest `keep` changes: a watch may run for weeks)."""
 
@@ -8,12 +8,12 @@ from collections import deque
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from tasks.model.state import FabricState
-from tasks.reports.model import AuditReport, FindingEvent, WatchInfo
-from tasks.telemetry import conditions
-from tasks.telemetry.health import Changes
-from tasks.telemetry.watch import WatchResult
-from tasks.workflows.audit import device_summaries, link_summaries
+from flatfab.model.state import FabricState
+from flatfab.reports.model import AuditReport, FindingEvent, WatchInfo
+from flatfab.telemetry import conditions
+from flatfab.telemetry.health import Changes
+from flatfab.telemetry.watch import WatchResult
+from flatfab.workflows.audit import device_summaries, link_summaries
 
 CHECKS = sorted((conditions.PAUSE_STORM, conditions.WATCHDOG, conditions.LOSSLESS_DROPS,
                  conditions.PAUSE_WITHOUT_ECN, conditions.ECN_ON_LOSSY, conditions.DCQCN_IDLE,

@@ -32,10 +32,12 @@ from typing import Any, Final
 from nornir.core import Nornir
 from nornir.core.inventory import Host
 
-from tasks.errors import InputError, InputProblem
-from tasks.telemetry.gnmi_client import PASSWORD_ENV, USERNAME_ENV
+from flatfab.errors import InputError, InputProblem
 
 PLUGIN: Final = "gnmi"
+# where a target's credentials are read from unless its inventory entry names others
+USERNAME_ENV: Final = "FLATFAB_GNMI_USERNAME"
+PASSWORD_ENV: Final = "FLATFAB_GNMI_PASSWORD"
 EXTRAS: Final = frozenset({"ca_file", "tls_server_name", "username_env", "password_env",
                            "insecure", "env_file"})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tasks.intent.qos import TelemetryIntent
+from flatfab.intent.qos import TelemetryIntent
 
 
 @dataclass(frozen=True, slots=True)

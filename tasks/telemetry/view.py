@@ -14,9 +14,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tasks.checks.base import Finding, Severity
-from tasks.telemetry.rates import SeriesKey
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.checks.base import Finding, Severity
+from flatfab.telemetry.rates import SeriesKey
+from flatfab.telemetry.samples import Metric, Sample
 
 SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue"}
 NO_FINDING = len(Severity)  # ranks after every severity

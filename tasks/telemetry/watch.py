@@ -13,23 +13,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.checks.base import Finding, Severity
-from tasks.model.state import FabricState, Role
-from tasks.platforms import base as platform_base
-from tasks.platforms.registry import PLATFORMS
-from tasks.platforms.registry import get as get_platform
-from tasks.telemetry import conditions, paths
-from tasks.telemetry.gnmi_client import GnmiSubscriber, ShardedPool, SubscriberPool
-from tasks.telemetry.health import Changes, HealthEngine, collect_less
-from tasks.telemetry.samples import Metric, Sample
-from tasks.telemetry.targets import TargetSpec
-from tasks.telemetry.thresholds import Thresholds
-from tasks.workflows.connections import driver
+from flatfab.checks.base import Finding, Severity
+from flatfab.extras import require
+from flatfab.model.state import FabricState, Role
+from flatfab.platforms import base as platform_base
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.platforms.registry import get as get_platform
+from flatfab.telemetry import conditions, paths
+from flatfab.telemetry.health import Changes, HealthEngine, collect_less
+from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.targets import TargetSpec
+from flatfab.telemetry.thresholds import Thresholds
+from flatfab.workflows.connections import driver
+
+if TYPE_CHECKING:
+    from flatfab.telemetry.gnmi_client import ShardedPool, SubscriberPool
 
 LineCallback = Callable[[str], None]
 
@@ -93,6 +96,17 @@ class Watch:
         self._poll_errors: dict[str, str] = {}
         self._gc_thresholds: tuple[int, int, int] | None = None  # to restore at stop
         interval = thresholds.interval_s
+        self.pool: SubscriberPool | ShardedPool | None = None
+        self.watched = [t.device for t in targets] + (poller.devices if poller else [])
+        if not targets:  # polled only: no gNMI, which a core install may not have
+            return
+        require("telemetry", "a gNMI subscription")
+        from flatfab.telemetry.gnmi_client import (  # noqa: PLC0415 - the telemetry extra
+            GnmiSubscriber,
+            ShardedPool,
+            SubscriberPool,
+        )
+
         subscribers = (
             GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
                            on_sample=self._sample, on_samples=self._push,
@@ -102,9 +116,8 @@ class Watch:
                            tls_server_name=t.tls_server_name, backoff_s=backoff_s,
                            table=table_of(t.platform))
             for t in targets)
-        self.pool: SubscriberPool | ShardedPool = (
-            ShardedPool(subscribers, shards) if shards > 1 else SubscriberPool(subscribers))
-        self.watched = [t.device for t in targets] + (poller.devices if poller else [])
+        self.pool = (ShardedPool(subscribers, shards) if shards > 1
+                     else SubscriberPool(subscribers))
 
     # --- inputs, from any thread -----------------------------------------------------------
 
@@ -128,7 +141,8 @@ class Watch:
     def start(self) -> None:
         if self._gc_thresholds is None:
             self._gc_thresholds = collect_less()
-        self.pool.start()
+        if self.pool is not None:
+            self.pool.start()
         if self._poller is not None and self._poller.devices:
             self._poll_thread = threading.Thread(target=self._poll_loop, name="watch-poller",
                                                  daemon=True)
@@ -136,7 +150,8 @@ class Watch:
 
     def stop(self) -> None:
         self._stop.set()
-        self.pool.stop()
+        if self.pool is not None:
+            self.pool.stop()
         if self._poll_thread is not None:
             # a poll in flight may sit in an SSH timeout: do not hang the exit on it
             self._poll_thread.join(self.thresholds.interval_s + 5.0)

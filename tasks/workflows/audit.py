@@ -17,16 +17,16 @@ from datetime import UTC, datetime
 from nornir.core import Nornir
 from nornir.core.task import Task
 
-from tasks.checks import CATALOG, Finding, Stage
-from tasks.errors import InputError
-from tasks.model.state import FabricState, LinkKind
-from tasks.platforms.registry import get as get_platform
-from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
-from tasks.workflows import device_io
-from tasks.workflows.drift import device_drift
-from tasks.workflows.progress import RichProgress
-from tasks.workflows.results import first_line
-from tasks.workflows.verify import Report, verify
+from flatfab.checks import CATALOG, Finding, Stage
+from flatfab.errors import InputError
+from flatfab.model.state import FabricState, LinkKind
+from flatfab.platforms.registry import get as get_platform
+from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
+from flatfab.workflows import device_io
+from flatfab.workflows.drift import device_drift
+from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.results import first_line
+from flatfab.workflows.verify import Report, verify
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)?$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, None: 1}

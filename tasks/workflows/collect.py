@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.cpupin import threads_on_one_cpu
-from tasks.gcpause import YoungSweep, gc_paused
-from tasks.model.build import share_fields_set
-from tasks.model.state import DeviceState, FabricState, Probe, Source
-from tasks.workflows import device_io
-from tasks.workflows.connections import release
-from tasks.workflows.progress import RichProgress
+from flatfab.cpupin import threads_on_one_cpu
+from flatfab.gcpause import YoungSweep, gc_paused
+from flatfab.model.build import share_fields_set
+from flatfab.model.state import DeviceState, FabricState, Probe, Source
+from flatfab.workflows import device_io
+from flatfab.workflows.connections import release
+from flatfab.workflows.progress import RichProgress
 
 
 def unread(planned: DeviceState, reason: str) -> DeviceState:
@@ -91,7 +91,7 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
                     before: DeviceRead | None = None) -> dict[str, DeviceState]:
     """Observed state of the plan's devices (or only some), one Nornir run, in plan order.
 
-    `probes`: the pings each host sends (tasks.plan.probes), none when omitted. `close`:
+    `probes`: the pings each host sends (flatfab.plan.probes), none when omitted. `close`:
     each device's connection is closed once it is read (a run that reads it only once),
     but those of `keep_open`. `before`: read first on each device's session.
     """

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from nornir.core.task import Task
 
-from tasks.platforms.base import DeviceDriver
-from tasks.platforms.registry import get as get_platform
-from tasks.transport.ssh import password_from_env
+from flatfab.extras import require
+from flatfab.platforms.base import DeviceDriver
+from flatfab.platforms.registry import get as get_platform
+from flatfab.transport.ssh import password_from_env
 
 
 def driver(task: Task, *, read_only: bool) -> DeviceDriver:
@@ -24,6 +25,8 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
     host = task.host
     platform = get_platform(str(host.platform))
     plugin = platform.facts.connection.plugin
+    if platform.facts.connection.extra is not None:
+        require(platform.facts.connection.extra, f"platform {platform.name}")
     if plugin not in host.connections:
         params = host.get_connection_parameters(plugin)
         extras = platform.connection_extras(dict(params.extras or {}), read_only=read_only)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from nornir.core.task import Task
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms.registry import get as get_platform
-from tasks.workflows.connections import driver
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.registry import get as get_platform
+from flatfab.workflows.connections import driver
 
 
 def observe(task: Task, planned: DeviceState, probes: list[Probe],

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tasks.platforms.cli_driver import unified_diff
-from tasks.reports.model import DeviceDrift, SectionDrift
+from flatfab.platforms.cli_driver import unified_diff
+from flatfab.reports.model import DeviceDrift, SectionDrift
 
 Splitter = Callable[[str], dict[str, list[str]]]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from tasks.intent.loader import INTENT_FILES
-from tasks.model.state import FabricState
+from flatfab.intent.loader import INTENT_FILES
+from flatfab.model.state import FabricState
 
 
 def intent_digest(directory: Path) -> str:

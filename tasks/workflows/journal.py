@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tasks.atomic import write_atomic
-from tasks.errors import InputError
+from flatfab.atomic import write_atomic
+from flatfab.errors import InputError
 
 
 @dataclass

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.errors import FlatfabError
+from flatfab.errors import FlatfabError
 
 
 class LockedError(FlatfabError):

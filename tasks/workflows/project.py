@@ -7,14 +7,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from tasks.errors import InputError, InputProblem
-from tasks.intent.loader import load_intent
-from tasks.intent.models import Intent
-from tasks.intent.names import fabric_problem
-from tasks.intent.semantics import AddressSpace, address_spaces
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent.loader import load_intent
+from flatfab.intent.models import Intent
+from flatfab.intent.names import fabric_problem
+from flatfab.intent.semantics import AddressSpace, address_spaces
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows.projectfile import ProjectFile
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class Project:
     fabric: str
     inventory_override: Path | None = None
     state_override: Path | None = None
+    # the project file's defaults (timeouts and the like; root, fabric and folders are above)
+    settings: ProjectFile = field(default_factory=ProjectFile)
     # hears the intent's warnings (the CLI prints them); None: not told
     on_warning: Callable[[InputProblem], None] | None = field(default=None, compare=False)
 

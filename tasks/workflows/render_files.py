@@ -13,12 +13,12 @@ import os
 import stat
 from pathlib import Path
 
-from tasks.errors import InputError
-from tasks.gcpause import gc_paused
-from tasks.model.state import FabricState
-from tasks.platforms.registry import get as get_platform
-from tasks.reports.html import standalone_diagram
-from tasks.workflows.audit import planned_report
+from flatfab.errors import InputError
+from flatfab.gcpause import gc_paused
+from flatfab.model.state import FabricState
+from flatfab.platforms.registry import get as get_platform
+from flatfab.reports.html import standalone_diagram
+from flatfab.workflows.audit import planned_report
 
 PARALLEL_FROM = 2000  # devices; below this a single process is faster than forking
 _SHARED: FabricState | None = None  # the plan, inherited by forked workers

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.workflows.connections import driver
-from tasks.workflows.journal import Journal
-from tasks.workflows.progress import RichProgress
-from tasks.workflows.results import first_line, host_values, subset
-from tasks.workflows.rollout import undo
-from tasks.workflows.runstate import RunState
+from flatfab.workflows.connections import driver
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.results import first_line, host_values, subset
+from flatfab.workflows.rollout import undo
+from flatfab.workflows.runstate import RunState
 
 
 @dataclass

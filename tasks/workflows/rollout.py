@@ -1,8 +1,8 @@
 """rollout: phased, gated commits with a timed revert; automatic rollback on failure.
 
-Every device is diffed first. Then, phase by phase and batch by batch (tasks.runbook), the
+Every device is diffed first. Then, phase by phase and batch by batch (flatfab.runbook), the
 devices that differ are committed with a revert timer, the phase's gate checks run until
-they pass or time out, a telemetry gate (tasks.workflows.telemetry_gate) watches the live
+they pass or time out, a telemetry gate (flatfab.workflows.telemetry_gate) watches the live
 counters of the batch's devices for new storms and drops when the phase asks for one, and
 the batch is confirmed. A device error beyond the plan's
 tolerance, or a gate that does not pass, halts the run and rolls back the plan's scope
@@ -22,22 +22,22 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.checks import CATALOG, CheckContext, Finding, Severity, Stage, run_checks
-from tasks.cpupin import threads_on_one_cpu
-from tasks.gcpause import gc_paused
-from tasks.model.state import FabricState
-from tasks.platforms.registry import get as get_platform
-from tasks.runbook.model import Gate, RollbackScope, RolloutPlan
-from tasks.runbook.schedule import Schedule, ScheduledPhase
-from tasks.telemetry import conditions
-from tasks.workflows import device_io
-from tasks.workflows.collect import collect
-from tasks.workflows.connections import driver, release
-from tasks.workflows.journal import Journal
-from tasks.workflows.progress import RichProgress
-from tasks.workflows.results import first_line, host_values, subset
-from tasks.workflows.runstate import RunState
-from tasks.workflows.telemetry_gate import BatchWatch, TelemetrySource
+from flatfab.checks import CATALOG, CheckContext, Finding, Severity, Stage, run_checks
+from flatfab.cpupin import threads_on_one_cpu
+from flatfab.gcpause import gc_paused
+from flatfab.model.state import FabricState
+from flatfab.platforms.registry import get as get_platform
+from flatfab.runbook.model import Gate, RollbackScope, RolloutPlan
+from flatfab.runbook.schedule import Schedule, ScheduledPhase
+from flatfab.telemetry import conditions
+from flatfab.workflows import device_io
+from flatfab.workflows.collect import collect
+from flatfab.workflows.connections import driver, release
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.results import first_line, host_values, subset
+from flatfab.workflows.runstate import RunState
+from flatfab.workflows.telemetry_gate import BatchWatch, TelemetrySource
 
 Ask = Callable[[str], bool]
 
@@ -284,7 +284,7 @@ class _Run:
 
     def run(self, names: list[str], workers: int, **task: Any) -> dict[str, tuple[bool, Any]]:
         """One Nornir task on the named devices: name -> (ok, result or error). Never on one
-        CPU (tasks.cpupin): a batch's sessions stay open until it is confirmed, and a
+        CPU (flatfab.cpupin): a batch's sessions stay open until it is confirmed, and a
         thousand sessions' reader threads on one core with the run's starved it (a
         10,000-device rollout stalled in its first leaf batch)."""
         return host_values(subset(self.nornir, names, workers, self.progress).run(**task),

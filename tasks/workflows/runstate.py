@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import FlatfabError
-from tasks.workflows.journal import Journal
-from tasks.workflows.lock import LockOwner, alive
+from flatfab.errors import FlatfabError
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.lock import LockOwner, alive
 
 STATE_FILE = "state.json"
 

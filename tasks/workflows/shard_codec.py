@@ -8,7 +8,7 @@ own serializer (fast).
 
 A device's RIB, most of a leaf's bytes, is written as its distinct next-hop lists plus one
 (protocol, list index) per route, and read back with routes sharing their next-hop lists,
-as collect builds them (tasks.platforms.readback.frr_routes): a thousand-leaf fabric's
+as collect builds them (flatfab.platforms.readback.frr_routes): a thousand-leaf fabric's
 observed RIBs stay a few lists each on the coordinator too.
 """
 
@@ -23,17 +23,17 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from tasks.model.state import DeviceState, NextHop, Route
-from tasks.platforms.readback import Routes
-from tasks.reports.model import DeviceDrift, SectionDrift
-from tasks.workflows.rollout import DeviceOutcome
-from tasks.workflows.shard_run import ShardOutput
+from flatfab.model.state import DeviceState, NextHop, Route
+from flatfab.platforms.readback import Routes
+from flatfab.reports.model import DeviceDrift, SectionDrift
+from flatfab.workflows.rollout import DeviceOutcome
+from flatfab.workflows.shard_run import ShardOutput
 
 FORMAT = 1
 # the RIB is written field by field: a field added to these models must be added here
 if tuple(Route.model_fields) != ("protocol", "nexthops") or \
         tuple(NextHop.model_fields) != ("interface", "address"):
-    raise RuntimeError("Route or NextHop changed: teach tasks.workflows.shard_codec its fields")
+    raise RuntimeError("Route or NextHop changed: teach flatfab.workflows.shard_codec its fields")
 Hop = tuple[str | None, str | None]
 
 

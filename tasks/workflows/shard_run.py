@@ -2,9 +2,9 @@
 
 A shard reads its devices with the very functions a single verify, audit or rollout
 --dry-run runs on every device (collect_devices with audit.DriftRead, diff_devices, all through
-tasks.workflows.device_io, drivers opened read-only), and nothing else: checks read peers'
+flatfab.workflows.device_io, drivers opened read-only), and nothing else: checks read peers'
 observed state, so a shard never judges; the coordinator judges the whole fabric once
-(tasks.workflows.sharded).
+(flatfab.workflows.sharded).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from typing import Any, Literal
 
 from nornir.core import Nornir
 
-from tasks.errors import InputError
-from tasks.model.state import DeviceState, FabricState, Probe
-from tasks.reports.model import DeviceDrift
-from tasks.workflows.audit import DriftRead
-from tasks.workflows.collect import collect_devices
-from tasks.workflows.rollout import DeviceOutcome, diff_devices, render_all
-from tasks.workflows.verify import verify_probes
+from flatfab.errors import InputError
+from flatfab.model.state import DeviceState, FabricState, Probe
+from flatfab.reports.model import DeviceDrift
+from flatfab.workflows.audit import DriftRead
+from flatfab.workflows.collect import collect_devices
+from flatfab.workflows.rollout import DeviceOutcome, diff_devices, render_all
+from flatfab.workflows.verify import verify_probes
 
 Kind = Literal["verify", "audit", "diff"]
 KINDS: tuple[Kind, ...] = ("verify", "audit", "diff")
@@ -34,8 +34,8 @@ class RunSpec:
 
     kind: Kind
     fabric: str
-    shard_by: str  # tasks.workflows.shards.ShardBy, as text
-    plan_hash: str  # the coordinator's plan (tasks.workflows.fingerprint)
+    shard_by: str  # flatfab.workflows.shards.ShardBy, as text
+    plan_hash: str  # the coordinator's plan (flatfab.workflows.fingerprint)
     probes: bool = True
     probe_fanout: int | None = None
 

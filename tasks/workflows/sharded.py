@@ -1,14 +1,14 @@
 """The coordinator's side of a distributed run: shard the plan, have the shards read
-(`Gather`: Celery workers, or anything that runs tasks.workflows.shard_run), then build the
+(`Gather`: Celery workers, or anything that runs flatfab.workflows.shard_run), then build the
 one report a single run gives, through the same functions.
 
 Equality with a single run holds by construction: shards read each device with the single
 run's per-device functions, their DeviceStates come back field for field
-(tasks.workflows.shard_codec), and the judging phase (observed_state, verify.judge,
+(flatfab.workflows.shard_codec), and the judging phase (observed_state, verify.judge,
 audit.audit_report, rollout.diff_only) is the single run's own, on the whole fabric in plan
 order. Only timings and run ids differ.
 
-A shard that failed (twice, tasks.distributed) is never dropped: each of its devices is
+A shard that failed (twice, flatfab.distributed) is never dropped: each of its devices is
 reported unread with the shard and the reason (device.reachable names them in verify and
 audit, an error entry in the audit's drift and in a dry run's diffs).
 """
@@ -19,16 +19,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tasks.errors import FlatfabError
-from tasks.model.state import DeviceState, FabricState
-from tasks.reports.model import AuditReport, DeviceDrift
-from tasks.workflows.audit import SotChecks, audit_checks, audit_report
-from tasks.workflows.collect import observed_state, unread
-from tasks.workflows.fingerprint import plan_hash
-from tasks.workflows.rollout import DeviceOutcome
-from tasks.workflows.shard_run import Kind, RunSpec, ShardOutput
-from tasks.workflows.shards import Shard, ShardBy, shards
-from tasks.workflows.verify import Report, judge
+from flatfab.errors import FlatfabError
+from flatfab.model.state import DeviceState, FabricState
+from flatfab.reports.model import AuditReport, DeviceDrift
+from flatfab.workflows.audit import SotChecks, audit_checks, audit_report
+from flatfab.workflows.collect import observed_state, unread
+from flatfab.workflows.fingerprint import plan_hash
+from flatfab.workflows.rollout import DeviceOutcome
+from flatfab.workflows.shard_run import Kind, RunSpec, ShardOutput
+from flatfab.workflows.shards import Shard, ShardBy, shards
+from flatfab.workflows.verify import Report, judge
 
 
 @dataclass
@@ -127,7 +127,7 @@ def audit_sharded(plan: FabricState, sharding: Sharding, gather: Gather, *,
 
 
 class ShardedDiffs:
-    """rollout --dry-run's diff pass (tasks.workflows.rollout.DiffPass) run by shards; each
+    """rollout --dry-run's diff pass (flatfab.workflows.rollout.DiffPass) run by shards; each
     worker renders its devices' configs itself, so the configs given are not sent."""
 
     def __init__(self, plan: FabricState, sharding: Sharding, gather: Gather) -> None:

@@ -1,7 +1,7 @@
 """Split a plan's devices into shards for a distributed run. Pure and deterministic.
 
 A shard is what one worker reads in one task. Shards reuse the rollout plan's selection
-(tasks.runbook.schedule): "shard by pod" takes exactly the devices a runbook phase selecting
+(flatfab.runbook.schedule): "shard by pod" takes exactly the devices a runbook phase selecting
 that pod takes, each leaf with its attached hosts (a host rides with the leaf of its first
 NIC, as in a phase with `attached_hosts`), and a device belongs to the first shard that
 selects it. What no unit takes (super-spines, pod spines when sharding by SU, spines of a
@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tasks.errors import InputError
-from tasks.model.state import FabricState, Role
-from tasks.runbook.model import Phase, RolloutPlan, Select
-from tasks.runbook.schedule import schedule
+from flatfab.errors import InputError
+from flatfab.model.state import FabricState, Role
+from flatfab.runbook.model import Phase, RolloutPlan, Select
+from flatfab.runbook.schedule import schedule
 
 Unit = Literal["pod", "plane", "su", "leaves"]
 _SPEC = re.compile(r"^(?:(pod|plane|su)|leaves:([1-9]\d{0,5}))$")

@@ -1,6 +1,6 @@
 """The telemetry gate of a rollout batch: no new pause storm, lossless drop, ... for N seconds.
 
-A runbook gate with a `telemetry:` block (tasks.runbook.model.TelemetryGate) makes the
+A runbook gate with a `telemetry:` block (flatfab.runbook.model.TelemetryGate) makes the
 rollout watch each batch's devices, read-only, from before the commit until the gate
 decides:
 
@@ -14,7 +14,7 @@ decides:
    telemetry is not quiet.
 
 Counters come from the devices' gNMI targets, and from a poller for the rest, exactly as
-`flatfab watch` reads them (tasks.telemetry.watch.Watch). Hosts are watched where they have
+`flatfab watch` reads them (flatfab.telemetry.watch.Watch). Hosts are watched where they have
 a target; a host without one does not fail the gate (no NIC counters are polled yet).
 """
 
@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.checks.base import Finding, Severity
-from tasks.model.state import FabricState, Role
-from tasks.runbook.model import TelemetryGate
-from tasks.telemetry import conditions
-from tasks.telemetry.targets import TargetSpec
-from tasks.telemetry.thresholds import Thresholds
-from tasks.telemetry.watch import Poller, TickView, Watch, WatchResult
+from flatfab.checks.base import Finding, Severity
+from flatfab.model.state import FabricState, Role
+from flatfab.runbook.model import TelemetryGate
+from flatfab.telemetry import conditions
+from flatfab.telemetry.targets import TargetSpec
+from flatfab.telemetry.thresholds import Thresholds
+from flatfab.telemetry.watch import Poller, TickView, Watch, WatchResult
 
 # a finding's identity across ticks (the engine's subject, from what a Finding carries:
 # `expected` names the priority/queue and direction, and does not change while it is active)

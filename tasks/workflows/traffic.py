@@ -2,7 +2,7 @@
 every hop queued them in the right class with no drops in the lossless class.
 
 Counters are read from every switch before and after (read-only), the hosts send at the same
-time, and each flow group is then followed hop by hop (tasks.plan.traffic). A hop that
+time, and each flow group is then followed hop by hop (flatfab.plan.traffic). A hop that
 queued the packets in another class is named with the classes they went to.
 """
 
@@ -15,12 +15,12 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from tasks.checks.base import Finding, Severity
-from tasks.errors import InputError
-from tasks.model.state import FabricState, Role
-from tasks.plan.traffic import FlowGroup, Hop, hops, plan_flows
-from tasks.platforms.registry import get as get_platform
-from tasks.workflows.connections import driver
+from flatfab.checks.base import Finding, Severity
+from flatfab.errors import InputError
+from flatfab.model.state import FabricState, Role
+from flatfab.plan.traffic import FlowGroup, Hop, hops, plan_flows
+from flatfab.platforms.registry import get as get_platform
+from flatfab.workflows.connections import driver
 
 CHECK = "traffic.class"
 DROPS = "traffic.lossless_drops"

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 
 from nornir.core import Nornir
 
-from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
-from tasks.model.state import FabricState, Probe
-from tasks.plan.probes import plan_probes
-from tasks.workflows.collect import DeviceRead, collect
-from tasks.workflows.progress import RichProgress
+from flatfab.checks import CATALOG, CheckContext, Finding, Stage, run_checks
+from flatfab.model.state import FabricState, Probe
+from flatfab.plan.probes import plan_probes
+from flatfab.workflows.collect import DeviceRead, collect
+from flatfab.workflows.progress import RichProgress
 
 
 @dataclass

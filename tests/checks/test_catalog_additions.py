@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.model.state import FabricState
+from flatfab.model.state import FabricState
 from tests.support.checks import static_findings
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.checks import CATALOG
-from tasks.checks.base import Check, CheckContext, CheckFunc, Finding, Scope, Severity, Stage
-from tasks.checks.catalog_doc import (
+from flatfab.checks import CATALOG
+from flatfab.checks.base import Check, CheckContext, CheckFunc, Finding, Scope, Severity, Stage
+from flatfab.checks.catalog_doc import (
     END,
     REGENERATE,
     START,

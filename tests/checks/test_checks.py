@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
-from tasks.checks.base import Scope, Severity
-from tasks.model.state import DEFAULT_VRF, FabricState
+from flatfab.checks import CATALOG, CheckContext, Finding, Stage, run_checks
+from flatfab.checks.base import Scope, Severity
+from flatfab.model.state import DEFAULT_VRF, FabricState
 from tests.support.checks import PLAN, healthy
 
 
@@ -74,7 +74,7 @@ def _unreachable_peer(state: FabricState) -> None:
 
 
 def _miscabled(state: FabricState) -> None:
-    from tasks.model.state import Endpoint  # noqa: PLC0415
+    from flatfab.model.state import Endpoint  # noqa: PLC0415
 
     state.devices["leaf1"].interfaces["swp51"].peer = Endpoint(device="spine2", port="swp1")
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tasks.model.state import FabricState
+from flatfab.model.state import FabricState
 from tests.support.checks import static_findings
 
 

@@ -3,11 +3,11 @@ queue (the disagreement two vendors' defaults make across one link)."""
 
 from __future__ import annotations
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent.loader import load_intent
-from tasks.model.state import EcnProfile, FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import EcnProfile, FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab", known_platforms=PLATFORMS))

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tasks.checks import Finding
-from tasks.model.state import FabricState, NicQos
+from flatfab.checks import Finding
+from flatfab.model.state import FabricState, NicQos
 from tests.support.lossless import collected, live, nic_of, qos_of
 
 

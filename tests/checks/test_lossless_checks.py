@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
-from tasks.checks.base import Scope, Severity
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, Role
-from tasks.plan.planner import plan
+from flatfab.checks import CATALOG, CheckContext, Finding, Stage, run_checks
+from flatfab.checks.base import Scope, Severity
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState, Role
+from flatfab.plan.planner import plan
 from tests.support.checks import PLAN as LAB
 from tests.support.checks import healthy
 from tests.support.lossless import LOSSLESS, collected, live, nic_of, qos_of

@@ -4,8 +4,8 @@ interface) is a critical finding naming the switch."""
 
 from __future__ import annotations
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.model.state import FabricState, NextHop, Route
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.model.state import FabricState, NextHop, Route
 from tests.support.checks import PLAN as LAB
 
 

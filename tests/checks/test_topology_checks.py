@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent.loader import load_intent
-from tasks.model.state import (
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import (
     DEFAULT_VRF,
     Endpoint,
     FabricState,
@@ -22,9 +22,9 @@ from tasks.model.state import (
     Route,
     Source,
 )
-from tasks.plan.planner import plan
-from tasks.plan.probes import plan_probes
-from tasks.workflows.rollout import restrict
+from flatfab.plan.planner import plan
+from flatfab.plan.probes import plan_probes
+from flatfab.workflows.rollout import restrict
 from tests.support.paths import ROOT
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail"))

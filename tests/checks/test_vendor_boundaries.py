@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import ROOT
 
 FABRIC = ROOT / "intents" / "multivendor"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.lab import system
-from tasks.lab.system import LabError
+from flatfab.lab import system
+from flatfab.lab.system import LabError
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.cli.rollout_telemetry import source_for
-from tasks.errors import InputError
-from tasks.runbook.loader import load_runbook
-from tasks.runbook.model import RolloutPlan
-from tasks.telemetry.watch import NornirPoller
-from tasks.workflows.project import Project
+from flatfab.cli.rollout_telemetry import source_for
+from flatfab.errors import InputError
+from flatfab.runbook.loader import load_runbook
+from flatfab.runbook.model import RolloutPlan
+from flatfab.telemetry.watch import NornirPoller
+from flatfab.workflows.project import Project
 from tests.support.paths import ROOT
 
 GATED, _ = load_runbook(ROOT / "runbooks" / "lossless-change.yaml")

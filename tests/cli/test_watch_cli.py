@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 import yaml
 
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
 from tests.doubles.gnmi import FakeCounters, LabPki
 from tests.support.paths import ROOT
 from tests.support.telemetry_streams import lab_plan
 
 # the worktree's own code, as `python -m` would run it (the console script may be another's)
-CLI = [sys.executable, "-c", "from tasks.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from flatfab.cli.app import main; main()"]
 
 
 def _watch(*args: str, env: dict[str, str] | None = None,
@@ -92,7 +92,7 @@ def test_nothing_reachable_and_no_targets_ends_with_findings(tmp_path: Path) -> 
 def test_ctrl_c_ends_the_watch_with_its_report(tmp_path: Path) -> None:
     # a shell may start us with SIGINT ignored; an operator's Ctrl-C never is
     code = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-            "from tasks.cli.app import main; main()")
+            "from flatfab.cli.app import main; main()")
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "--inventory", str(_inventory(tmp_path)), "watch",
          "--interval", "0.3"],

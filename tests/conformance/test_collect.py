@@ -9,9 +9,9 @@ import importlib
 
 import pytest
 
-from tasks.model.state import DeviceState, IfKind
-from tasks.platforms.base import ReadOnlyGuard
-from tasks.platforms.registry import PLATFORMS
+from flatfab.model.state import DeviceState, IfKind
+from flatfab.platforms.base import ReadOnlyGuard
+from flatfab.platforms.registry import PLATFORMS
 from tests.doubles import CollectCase
 
 PORT_KINDS = (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.NIC)

@@ -16,11 +16,11 @@ from nornir.core.configuration import Config
 from nornir.core.inventory import ConnectionOptions, Host, Hosts, Inventory
 from nornir.core.plugins.connections import ConnectionPluginRegister
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms import registry
-from tasks.platforms.base import DeviceDriver, Platform, ReadOnlyDriver, ReadOnlyError
-from tasks.platforms.registry import PLATFORMS
-from tasks.workflows import connections
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms import registry
+from flatfab.platforms.base import DeviceDriver, Platform, ReadOnlyDriver, ReadOnlyError
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows import connections
 
 OPENED: list[dict[str, Any]] = []
 

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from nornir.core.plugins.connections import ConnectionPluginRegister
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, Role
-from tasks.plan.planner import plan
-from tasks.platforms.base import (
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, Role
+from flatfab.plan.planner import plan
+from flatfab.platforms.base import (
     CommitConfirm,
     DeviceDriver,
     Platform,
@@ -28,7 +28,7 @@ from tasks.platforms.base import (
     ReadOnlyError,
     ReadOnlyGuard,
 )
-from tasks.platforms.registry import PLATFORMS
+from flatfab.platforms.registry import PLATFORMS
 
 ROOT = Path(__file__).resolve().parents[2]
 INTENTS = sorted(p for p in (ROOT / "intents").iterdir() if (p / "fabric.yaml").exists())
@@ -183,24 +183,26 @@ def test_checks_never_import_the_planner() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
-                assert not node.module.startswith("tasks.plan"), (path, node.module)
+                assert not node.module.startswith("flatfab.plan"), (path, node.module)
 
 
 # what each layer must never import: layers depend downwards only (model, qos, platforms' base,
 # intent, plan, checks, platforms, then workflows, lab, sot, distributed, cli on top)
-ABOVE = ("tasks.workflows", "tasks.lab", "tasks.sot", "tasks.distributed", "tasks.cli",
-         "tasks.reports", "tasks.runbook")
+ABOVE = ("flatfab.workflows", "flatfab.lab", "flatfab.sot", "flatfab.distributed", "flatfab.cli",
+         "flatfab.reports", "flatfab.runbook")
 FORBIDDEN_IMPORTS = {
-    "tasks/model": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
-    "tasks/qos": ("tasks.intent", "tasks.plan", "tasks.checks", "tasks.platforms", *ABOVE),
-    "tasks/intent": ("tasks.plan", "tasks.checks", *ABOVE),  # platforms.base: the contract
-    "tasks/plan": ("tasks.checks", *ABOVE),
-    "tasks/checks": ("tasks.plan", *ABOVE),
-    "tasks/platforms": ("tasks.plan", "tasks.checks", *ABOVE),
-    "tasks/workflows": ("tasks.sot", "tasks.distributed", "tasks.cli"),
-    "tasks/lab": ("tasks.sot", "tasks.distributed", "tasks.cli"),
-    "tasks/sot": ("tasks.distributed", "tasks.cli"),
-    "tasks/distributed": ("tasks.cli",),  # Celery stays out of every layer below it
+    "tasks/model": ("flatfab.intent", "flatfab.plan", "flatfab.checks", "flatfab.platforms",
+                    *ABOVE),
+    "tasks/qos": ("flatfab.intent", "flatfab.plan", "flatfab.checks", "flatfab.platforms",
+                  *ABOVE),
+    "tasks/intent": ("flatfab.plan", "flatfab.checks", *ABOVE),  # platforms.base: the contract
+    "tasks/plan": ("flatfab.checks", *ABOVE),
+    "tasks/checks": ("flatfab.plan", *ABOVE),
+    "tasks/platforms": ("flatfab.plan", "flatfab.checks", *ABOVE),
+    "tasks/workflows": ("flatfab.sot", "flatfab.distributed", "flatfab.cli"),
+    "tasks/lab": ("flatfab.sot", "flatfab.distributed", "flatfab.cli"),
+    "tasks/sot": ("flatfab.distributed", "flatfab.cli"),
+    "tasks/distributed": ("flatfab.cli",),  # Celery stays out of every layer below it
 }
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.cli.app import main
-from tasks.lab import topology
-from tasks.workflows.project import Project
+from flatfab.cli.app import main
+from flatfab.lab import topology
+from flatfab.workflows.project import Project
 from tests.support.intent_cases import RAIL_REFUSALS, VALUE_CASES
 from tests.support.intent_edits import Edit, append, bad_copy, replace
 from tests.support.paths import ROOT

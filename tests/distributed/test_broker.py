@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.distributed.config import ConfigError, describe, from_env
+from flatfab.distributed.config import ConfigError, describe, from_env
 from tests.fleet.served import intent_copy
 from tests.support.distributed import (
     REDIS,
@@ -62,7 +62,7 @@ def test_bad_settings_are_one_line_without_the_password(env: dict[str, str],
 
 
 def test_the_cli_imports_no_celery_until_a_distributed_run() -> None:
-    code = ("import sys; import tasks.cli.app; "
+    code = ("import sys; import flatfab.cli.app; "
             "sys.exit(' '.join(m for m in ('celery', 'kombu', 'redis') if m in sys.modules) "
             "or 0)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,

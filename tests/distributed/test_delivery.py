@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import redis
 
-from tasks.distributed.coordinator import PlanMismatchError, forget, outcomes
-from tasks.distributed.delivery import Step, deliver
-from tasks.distributed.keys import RunKeys
-from tasks.workflows.shard_codec import as_data, unpack
-from tasks.workflows.shard_run import RunSpec, ShardOutput
-from tasks.workflows.shards import Shard
+from flatfab.distributed.coordinator import PlanMismatchError, forget, outcomes
+from flatfab.distributed.delivery import Step, deliver
+from flatfab.distributed.keys import RunKeys
+from flatfab.workflows.shard_codec import as_data, unpack
+from flatfab.workflows.shard_run import RunSpec, ShardOutput
+from flatfab.workflows.shards import Shard
 from tests.support.distributed import REDIS, RedisServer
 
 pytestmark = pytest.mark.skipif(not Path(REDIS).exists(),

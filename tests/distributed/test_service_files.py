@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tasks.cli.app import app
+from flatfab.cli.app import app
 from tests.support.paths import ROOT
 
 SCHEDULE = ROOT / "runbooks" / "schedule"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tasks.model.state import DeviceState
-from tasks.platforms.base import DeviceDriver
+from flatfab.model.state import DeviceState
+from flatfab.platforms.base import DeviceDriver
 
 
 @dataclass(frozen=True)

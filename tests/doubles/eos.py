@@ -19,7 +19,7 @@ from typing import Any
 
 from pyeapi.eapilib import CommandError
 
-from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
+from flatfab.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
 from tests.doubles.rib import Learned, connected, converged_rib, link_local, session_port
 
@@ -296,7 +296,7 @@ def collect_cases() -> list[CollectCase]:
     so they cannot read back as planned."""
     from napalm.eos.eos import EOSDriver  # noqa: PLC0415
 
-    from tasks.platforms.eos import PLATFORM  # noqa: PLC0415
+    from flatfab.platforms.eos import PLATFORM  # noqa: PLC0415
     from tests.support.eos import eos_fabric  # noqa: PLC0415 - it imports this module
 
     fabric = eos_fabric("lab")

@@ -18,13 +18,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.frr import kernel_qos
-from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.driver import FrrDriver
-from tasks.platforms.shell_driver import MARK
-from tasks.transport.ssh import (
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.frr import kernel_qos
+from flatfab.platforms.frr import links as links_mod
+from flatfab.platforms.frr.driver import FrrDriver
+from flatfab.platforms.shell_driver import MARK
+from flatfab.transport.ssh import (
     CommandResult,
     LoggedCommand,
     ReadOnlyError,

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tasks.model.state import DEFAULT_VRF, DeviceState
+from flatfab.model.state import DEFAULT_VRF, DeviceState
 from tests.doubles.rib import Learned, connected, link_local, session_port
 
 Rib = dict[str, dict[str, Learned]]

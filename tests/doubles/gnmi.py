@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tasks.telemetry import paths, tls
-from tasks.telemetry.samples import Metric
+from flatfab.telemetry import paths, tls
+from flatfab.telemetry.samples import Metric
 
 PFC_PRIORITY = 3
 QUEUE = 3
@@ -51,7 +51,7 @@ class FakeCounters:
 
 
 def fake_source(ports: list[str] | None = None, step: int = 1) -> FakeCounters:
-    """The factory `python -m tasks.telemetry.gnmi_target --config` names in the tests."""
+    """The factory `python -m flatfab.telemetry.gnmi_target --config` names in the tests."""
     return FakeCounters(tuple(ports or ("swp1", "swp2")), step)
 
 

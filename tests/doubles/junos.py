@@ -30,10 +30,10 @@ from jnpr.junos.exception import ConfigLoadError, RpcError
 from lxml import etree
 from napalm.junos.junos import JunOSDriver
 
-from tasks.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind
-from tasks.platforms.junos import PLATFORM
-from tasks.platforms.junos import collect as junos_collect
-from tasks.platforms.junos.render import configuration
+from flatfab.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind
+from flatfab.platforms.junos import PLATFORM
+from flatfab.platforms.junos import collect as junos_collect
+from flatfab.platforms.junos.render import configuration
 from tests.doubles import CollectCase
 from tests.doubles.rib import connected, converged_rib, link_local, session_port
 from tests.support.on_platform import fabric_on, switches_on

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.linux_host import nic_counters, nic_qos
-from tasks.platforms.linux_host.driver import ROUTE_READ, RULE_READ, SYSCTL_READ, LinuxHostDriver
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.linux_host import nic_counters, nic_qos
+from flatfab.platforms.linux_host.driver import ROUTE_READ, RULE_READ, SYSCTL_READ, LinuxHostDriver
 from tests.doubles import CollectCase
 from tests.doubles.frr import CapturedShell, FakeShell, Reply, recorded
 from tests.support.paths import FIXTURES, ROOT

@@ -17,10 +17,10 @@ from typing import Any
 
 from napalm.base.test.double import BaseTestDouble
 
-from tasks.platforms.frr.driver import FrrDriver
-from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tasks.platforms.shell_driver import MARK
-from tasks.transport.ssh import CommandResult, LoggedCommand
+from flatfab.platforms.frr.driver import FrrDriver
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.platforms.shell_driver import MARK
+from flatfab.transport.ssh import CommandResult, LoggedCommand
 from tests.support.paths import FIXTURES
 
 MOCKED = FIXTURES / "napalm"

@@ -19,10 +19,10 @@ from typing import Any
 
 import paramiko
 
-from tasks.model.state import DeviceState
-from tasks.platforms.nvue import PLATFORM
-from tasks.platforms.nvue.nvyaml import Tree, applied, load_ops, merge
-from tasks.platforms.nvue.render import tree
+from flatfab.model.state import DeviceState
+from flatfab.platforms.nvue import PLATFORM
+from flatfab.platforms.nvue.nvyaml import Tree, applied, load_ops, merge
+from flatfab.platforms.nvue.render import tree
 from tests.doubles import CollectCase
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvue"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState
-from tasks.platforms.nxos import PLATFORM
+from flatfab.model.state import DeviceState
+from flatfab.platforms.nxos import PLATFORM
 from tests.doubles import CollectCase
 from tests.support.nxos import nxos_fabric
 

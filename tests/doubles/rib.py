@@ -20,7 +20,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from ipaddress import ip_address, ip_interface
 
-from tasks.model.state import BgpPeer, DeviceState, FabricState, Role
+from flatfab.model.state import BgpPeer, DeviceState, FabricState, Role
 
 RECENT_RIBS = 64  # switches whose RIB FabricRib.of keeps: more than a run reads at once
 

@@ -1,5 +1,5 @@
 """The devices of a fabric as the per-device phase sees them, without a network: a double of
-tasks.workflows.device_io for tests that run shards in this process.
+flatfab.workflows.device_io for tests that run shards in this process.
 
 Every device answers as a healthy fabric would (the plan, sessions up, every leaf's routes
 over all its uplinks, probes answered as planned); faults are per device (unreachable,
@@ -17,7 +17,7 @@ from typing import Any
 
 from nornir.core.task import Task
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DEFAULT_VRF,
     DeviceState,
     FabricState,
@@ -27,8 +27,8 @@ from tasks.model.state import (
     Role,
     Route,
 )
-from tasks.platforms.cli_driver import unified_diff
-from tasks.workflows import device_io
+from flatfab.platforms.cli_driver import unified_diff
+from flatfab.workflows import device_io
 
 
 @dataclass

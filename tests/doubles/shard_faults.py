@@ -1,5 +1,5 @@
 """Faults of a whole shard in a `flatfab worker`: a double around
-tasks.workflows.shard_run.run_shard (its devices are still read for real, from the fleet).
+flatfab.workflows.shard_run.run_shard (its devices are still read for real, from the fleet).
 
 A shard named in `fail` raises on its first N deliveries; one named in `die` kills the
 process reading it (a pool process lost mid-shard) on its first N. Deliveries are counted
@@ -20,9 +20,9 @@ from typing import Any
 
 from nornir.core import Nornir
 
-from tasks.model.state import FabricState, Probe
-from tasks.workflows import shard_run
-from tasks.workflows.shard_run import RunSpec, ShardOutput
+from flatfab.model.state import FabricState, Probe
+from flatfab.workflows import shard_run
+from flatfab.workflows.shard_run import RunSpec, ShardOutput
 
 ENV = "FLATFAB_TEST_SHARD_FAULTS"
 
@@ -61,7 +61,7 @@ def launcher() -> str:
     """`python -c` code: install the double, then run the real flatfab CLI (argv as given)."""
     return ("import sys; sys.argv[0] = 'flatfab'; "
             "import tests.doubles.shard_faults as f; f.install_from_env(); "
-            "from tasks.cli.app import main; main()")
+            "from flatfab.cli.app import main; main()")
 
 
 def write_faults(path: Path, state_dir: Path, *, fail: dict[str, int] | None = None,

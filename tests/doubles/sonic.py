@@ -23,7 +23,7 @@ from typing import Any
 
 import paramiko
 
-from tasks.model.state import DEFAULT_VRF, FabricState, IfKind
+from flatfab.model.state import DEFAULT_VRF, FabricState, IfKind
 from tests.doubles import CollectCase
 from tests.doubles.frr_json import Rib, bgp_summary, route_tables
 from tests.doubles.rib import converged_rib
@@ -345,7 +345,7 @@ def collect_cases() -> list[CollectCase]:
     tests/fixtures/sonic/leaf1/: those record a fault on purpose (red's session on
     Ethernet408.200 Active, Ethernet8 down) for the platform suite, so they cannot read back
     as planned."""
-    from tasks.platforms.sonic import PLATFORM  # noqa: PLC0415
+    from flatfab.platforms.sonic import PLATFORM  # noqa: PLC0415
     from tests.support.sonic import fabric, sonic_double, sonic_driver  # noqa: PLC0415
 
     with TemporaryDirectory() as tmp:

@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 from napalm_srlinux import NokiaSRLinuxDriver
 
-from tasks.model.state import DeviceState
+from flatfab.model.state import DeviceState
 from tests.doubles import CollectCase
 
 Json = dict[str, Any]

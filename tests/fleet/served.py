@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tasks.cli.app import main
+from flatfab.cli.app import main
 from tests.support.flatfab import Run
 from tests.support.paths import ROOT
 

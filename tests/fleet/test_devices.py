@@ -13,13 +13,13 @@ import pytest
 from napalm.eos.eos import EOSDriver
 from pyeapi.eapilib import CommandError
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.eos import PLATFORM as EOS
-from tasks.platforms.registry import PLATFORMS
-from tasks.platforms.sonic import PLATFORM as SONIC
-from tasks.platforms.sonic.driver import SonicDriver
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.eos import PLATFORM as EOS
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.platforms.sonic import PLATFORM as SONIC
+from flatfab.platforms.sonic.driver import SonicDriver
 from tests.doubles.fleet import Fleet
 from tests.doubles.fleet.eapi import EosDevice
 from tests.doubles.fleet.faults import FaultError, inject

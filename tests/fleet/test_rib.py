@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, IfKind
-from tasks.plan.planner import plan
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState, IfKind
+from flatfab.plan.planner import plan
 from tests.doubles.rib import FabricRib, Learned, session_port
 from tests.support.paths import ROOT
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.fleet import Fleet
 from tests.doubles.fleet.server import FleetServer, Keys
 from tests.support.paths import ROOT

@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.checks import CheckContext, Finding, Stage, run_checks
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState, Source
-from tasks.plan.planner import plan
-from tasks.plan.probes import plan_probes
-from tasks.platforms.frr.driver import FrrDriver
-from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tasks.platforms.registry import PLATFORMS
-from tasks.platforms.registry import get as get_platform
-from tasks.platforms.shell_driver import ShellDriver
+from flatfab.checks import CheckContext, Finding, Stage, run_checks
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState, Source
+from flatfab.plan.planner import plan
+from flatfab.plan.probes import plan_probes
+from flatfab.platforms.frr.driver import FrrDriver
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.platforms.registry import get as get_platform
+from flatfab.platforms.shell_driver import ShellDriver
 from tests.doubles.fleet import Fleet
 from tests.doubles.fleet.faults import inject
 from tests.doubles.fleet.shell import LocalSession

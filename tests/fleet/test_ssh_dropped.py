@@ -18,7 +18,7 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from tasks.transport.ssh import SshOptions, SshSession, TransportError
+from flatfab.transport.ssh import SshOptions, SshSession, TransportError
 from tests.doubles.fleet.server import Keys
 
 

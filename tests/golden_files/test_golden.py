@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.lab import topology
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
-from tasks.workflows.rollout import render_all
-from tasks.yamlio import dump_yaml
+from flatfab.intent.loader import load_intent
+from flatfab.lab import topology
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows.rollout import render_all
+from flatfab.yamlio import dump_yaml
 from tests.support.oracles import ORACLES, usable
 from tests.support.paths import ROOT
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.platforms.registry import PLATFORMS
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import ROOT
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState, IfKind, Role
-from tasks.plan.planner import plan
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState, IfKind, Role
+from flatfab.plan.planner import plan
 from tests.support.flatfab import flatfab
 from tests.support.intent_cases import CABLES, PLANES_1, RAIL_REFUSALS, Refusal
 from tests.support.paths import ROOT

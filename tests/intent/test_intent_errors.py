@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.intent.models import Intent
-from tasks.yamlio import load_yaml
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.intent.models import Intent
+from flatfab.yamlio import load_yaml
 from tests.support.flatfab import flatfab
 from tests.support.intent_cases import VALUE_CASES, Case
 from tests.support.intent_edits import (

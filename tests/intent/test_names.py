@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
 from tests.support.flatfab import flatfab
 from tests.support.intent_edits import FABRIC, HOSTS, TENANTS, Edit, bad_copy, replace
 from tests.support.paths import ROOT

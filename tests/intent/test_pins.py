@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.intent_edits import FABRIC, Edit, assert_refused, bad_copy, replace
 
 

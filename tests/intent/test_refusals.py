@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError, InputProblem
-from tasks.intent.loader import load_intent
-from tasks.intent.models import Intent
-from tasks.intent.optics import REACH_M, Media, longest
-from tasks.intent.ports import device_ports
-from tasks.model.state import IfKind
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent.loader import load_intent
+from flatfab.intent.models import Intent
+from flatfab.intent.optics import REACH_M, Media, longest
+from flatfab.intent.ports import device_ports
+from flatfab.model.state import IfKind
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.flatfab import flatfab
 from tests.support.intent_edits import (
     FABRIC,

@@ -11,10 +11,10 @@ from pathlib import Path
 import yaml
 from cryptography import x509
 
-from tasks.lab import gnmi
-from tasks.lab.topology import LabNode
-from tasks.telemetry.gnmi_client import PASSWORD_ENV, USERNAME_ENV
-from tasks.workflows import inventory
+from flatfab.lab import gnmi
+from flatfab.lab.topology import LabNode
+from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
+from flatfab.workflows import inventory
 from tests.support.telemetry_streams import lab_plan
 
 NODES = [LabNode("leaf1", "leaf", "frr", "172.31.9.13"), LabNode("spine1", "spine", "frr",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from tasks.lab import procs
+from flatfab.lab import procs
 from tests.doubles.lab import FakeKernel
 
 LAB_NET = "net:[4026532001]"

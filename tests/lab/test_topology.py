@@ -13,10 +13,10 @@ import jsonschema
 import pytest
 import yaml
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.lab import topology
-from tasks.plan.planner import plan
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.lab import topology
+from flatfab.plan.planner import plan
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT, SHARED
 

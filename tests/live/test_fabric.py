@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tasks.lab.system import run
+from flatfab.lab.system import run
 from tests.support.lab import SUBNET, Lab
 
 pytestmark = pytest.mark.live
@@ -222,7 +222,7 @@ def test_dry_run_shows_drift_and_pushes_nothing(lab: Lab) -> None:
 
 def test_read_only_verify_runs_no_mutating_command(lab: Lab) -> None:
     """verify opens read-only sessions; the transport refuses anything marked mutating."""
-    from tasks.transport.ssh import ReadOnlyError  # noqa: PLC0415
+    from flatfab.transport.ssh import ReadOnlyError  # noqa: PLC0415
     from tests.support.lab import open_driver  # noqa: PLC0415
 
     driver = open_driver(lab, "leaf1", read_only=True)

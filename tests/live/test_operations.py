@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tasks.lab.netns import node_exec
+from flatfab.lab.netns import node_exec
 from tests.support.flatfab import FLATFAB
 from tests.support.lab import Lab
 from tests.support.paths import ROOT
@@ -133,9 +133,9 @@ def test_audit_of_the_clean_lab_reports_nothing(lab: Lab, tmp_path: Path) -> Non
 def test_audit_runs_no_mutating_command(lab: Lab) -> None:
     """Read-only is enforced in the driver layer: audit's sessions log no changing command
     and never enter FRR's configuration mode."""
-    from tasks.workflows import inventory  # noqa: PLC0415
-    from tasks.workflows.audit import audit  # noqa: PLC0415
-    from tasks.workflows.project import Project  # noqa: PLC0415
+    from flatfab.workflows import inventory  # noqa: PLC0415
+    from flatfab.workflows.audit import audit  # noqa: PLC0415
+    from flatfab.workflows.project import Project  # noqa: PLC0415
 
     project = Project(root=ROOT, fabric="lab", inventory_override=lab.inventory)
     nornir = inventory.build(lab.inventory, project.plan, 20)

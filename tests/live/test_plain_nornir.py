@@ -21,8 +21,8 @@ from nornir.core import Nornir
 from nornir.core.task import AggregatedResult
 from nornir_napalm.plugins.tasks import napalm_get
 
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
 from tests.support.lab import Lab
 from tests.support.paths import ROOT
 

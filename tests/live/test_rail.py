@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tasks.lab.system import run
+from flatfab.lab.system import run
 from tests.support.lab import Lab
 
 pytestmark = [pytest.mark.live, pytest.mark.rail]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tasks.lab.netns import node_exec
-from tasks.sot.client import Nautobot
+from flatfab.lab.netns import node_exec
+from flatfab.sot.client import Nautobot
 from tests.support.lab import SUBNET, Lab
 from tests.support.nautobot_service import Service, sot
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tasks.sot.client import Nautobot
+from flatfab.sot.client import Nautobot
 from tests.support.lab import Lab
 from tests.support.nautobot_service import Service
 

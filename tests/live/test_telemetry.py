@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.lab import gnmi as lab_gnmi
-from tasks.lab.netns import LabPaths, nsenter_args
-from tasks.lab.topology import LabNode
-from tasks.telemetry import conditions
-from tasks.telemetry.samples import Metric
-from tasks.telemetry.tls import make_ca
+from flatfab.lab import gnmi as lab_gnmi
+from flatfab.lab.netns import LabPaths, nsenter_args
+from flatfab.lab.topology import LabNode
+from flatfab.telemetry import conditions
+from flatfab.telemetry.samples import Metric
+from flatfab.telemetry.tls import make_ca
 from tests.support.lab import Lab
 from tests.support.telemetry_lab import Recorder, flood, flooding, lab_thresholds, watching
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.lab.netns import RUN_ROOT, LabPaths, lab_nodes_processes
+from flatfab.lab.netns import RUN_ROOT, LabPaths, lab_nodes_processes
 from tests.support.flatfab import FLATFAB, flatfab
 from tests.support.lab import Lab
 from tests.support.paths import ROOT

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from tasks.gcpause import YoungSweep, gc_paused
+from flatfab.gcpause import YoungSweep, gc_paused
 
 
 class _Node:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tasks.checks import CATALOG, CheckContext, Stage, run_checks
-from tasks.model.state import DeviceState, IfKind, Interface, PortQos, Watchdog
+from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
+from flatfab.model.state import DeviceState, IfKind, Interface, PortQos, Watchdog
 from tests.support.eos import eos_fabric
 
 

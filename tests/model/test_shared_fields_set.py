@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tasks.intent.loader import load_intent
-from tasks.model.build import share_fields_set
-from tasks.model.state import DeviceState
-from tasks.plan.planner import plan
+from flatfab.intent.loader import load_intent
+from flatfab.model.build import share_fields_set
+from flatfab.model.state import DeviceState
+from flatfab.plan.planner import plan
 from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))

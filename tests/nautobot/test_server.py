@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
+from flatfab.platforms.registry import loopback_names
+from flatfab.sot.client import Nautobot
+from flatfab.sot.nautobot import read_snapshot
+from flatfab.sot.seed import fabric_input, seed
+from flatfab.sot.source import NautobotSource
+from flatfab.sot.workflow import run_check
 from labs.nautobot.processes import read_pids
 from labs.nautobot.server import port_open
 from labs.nautobot.settings import NAUTOBOT_VERSION
-from tasks.platforms.registry import loopback_names
-from tasks.sot.client import Nautobot
-from tasks.sot.nautobot import read_snapshot
-from tasks.sot.seed import fabric_input, seed
-from tasks.sot.source import NautobotSource
-from tasks.sot.workflow import run_check
 from tests.support.flatfab import Run
 from tests.support.nautobot_service import Service, sot
 from tests.support.paths import ROOT

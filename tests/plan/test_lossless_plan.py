@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.model.state import IfKind, Role
-from tasks.plan.planner import plan
-from tasks.platforms import configdb
-from tasks.platforms.frr import kernel_qos
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import IfKind, Role
+from flatfab.plan.planner import plan
+from flatfab.platforms import configdb
+from flatfab.platforms.frr import kernel_qos
 from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))
@@ -131,7 +131,7 @@ def test_a_link_without_flatfab_queues_has_no_row() -> None:
 
 
 def test_dcb_commands_follow_the_port_state() -> None:
-    from tasks.platforms.frr import dcb  # noqa: PLC0415
+    from flatfab.platforms.frr import dcb  # noqa: PLC0415
 
     leaf = LAB.devices["leaf1"]
     assert leaf.qos is not None

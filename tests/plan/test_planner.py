@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DEFAULT_VRF, DeviceState, FabricState, Link, LinkKind, Role
-from tasks.plan.planner import plan
-from tasks.plan.probes import ICMP_IP_HEADERS, plan_probes
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DEFAULT_VRF, DeviceState, FabricState, Link, LinkKind, Role
+from flatfab.plan.planner import plan
+from flatfab.plan.probes import ICMP_IP_HEADERS, plan_probes
 from tests.support.paths import ROOT
 
 LAB = ROOT / "intents" / "lab"
@@ -263,7 +263,7 @@ def test_lab_probes_cover_own_tenant_on_other_leaves_and_isolation_probes(
 
 @pytest.mark.parametrize("fabric", ["lab", "numbered", "lab4x16"])
 def test_the_plan_survives_full_validation(fabric: str) -> None:
-    """The planner copies prototypes instead of validating each object (tasks.model.build):
+    """The planner copies prototypes instead of validating each object (flatfab.model.build):
     every value it puts in must still pass the model's validation."""
     planned = plan(load_intent(ROOT / "intents" / fabric))
     assert FabricState.model_validate(planned.model_dump()) == planned

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import itertools
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import Probe, Role
-from tasks.plan.planner import plan
-from tasks.plan.probes import plan_probes
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import Probe, Role
+from flatfab.plan.planner import plan
+from flatfab.plan.probes import plan_probes
 from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))

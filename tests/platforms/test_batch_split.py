@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tasks.platforms.shell_driver import MARK, split_batch
+from flatfab.platforms.shell_driver import MARK, split_batch
 
 
 def _by_lines(out: str, keys: list[str]) -> dict[str, str]:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.eos import EosPlatform
-from tasks.platforms.linux_host import LinuxHostPlatform
-from tasks.platforms.registry import PLATFORMS
-from tasks.workflows.traffic import counted_switches, run_traffic
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.eos import EosPlatform
+from flatfab.platforms.linux_host import LinuxHostPlatform
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows.traffic import counted_switches, run_traffic
 from tests.support.paths import ROOT
 
 

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from napalm.eos.eos import EOSDriver
 
-from tasks.checks import CheckContext, Finding, Stage, run_checks
-from tasks.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind, Role
-from tasks.platforms.base import Platform, ReadOnlyDriver
-from tasks.platforms.eos import PLATFORM as EOS
-from tasks.platforms.sonic import PLATFORM as SONIC
-from tasks.platforms.sonic.render import config_db
+from flatfab.checks import CheckContext, Finding, Stage, run_checks
+from flatfab.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind, Role
+from flatfab.platforms.base import Platform, ReadOnlyDriver
+from flatfab.platforms.eos import PLATFORM as EOS
+from flatfab.platforms.sonic import PLATFORM as SONIC
+from flatfab.platforms.sonic.render import config_db
 from tests.doubles.eos import EosDouble, healthy_shows
 from tests.doubles.sonic import SonicDouble, factory_config_db, healthy_outputs
 from tests.support.eos import eos_fabric, eos_switches

@@ -6,17 +6,17 @@ import importlib
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, Role
-from tasks.plan.planner import plan
-from tasks.platforms import configdb
-from tasks.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
-from tasks.platforms.frr.links import format_links
-from tasks.platforms.memo import TextMemo
-from tasks.platforms.registry import PLATFORMS
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState, Role
+from flatfab.plan.planner import plan
+from flatfab.platforms import configdb
+from flatfab.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
+from flatfab.platforms.frr.links import format_links
+from flatfab.platforms.memo import TextMemo
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import ROOT
 
-frr_render = importlib.import_module("tasks.platforms.frr.render")
+frr_render = importlib.import_module("flatfab.platforms.frr.render")
 
 
 @pytest.fixture(scope="module")

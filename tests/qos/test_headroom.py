@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.qos.headroom import ASICS, cable_bytes, cell_headroom, generic_xoff, required_headroom
+from flatfab.qos.headroom import ASICS, cable_bytes, cell_headroom, generic_xoff, required_headroom
 
 G, M = 1000, 1  # Gb/s in Mb/s; metres
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.reports import html
+from flatfab.reports import html
 from tests.support.reports import DIRTY_STATUSES, dirty_report
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -16,18 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from tasks import reports
-from tasks.checks import Finding, Severity
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.reports import html, json_report, junit, markdown, prometheus
-from tasks.reports.html import standalone_diagram
-from tasks.reports.model import (
+from flatfab import reports
+from flatfab.checks import Finding, Severity
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.reports import html, json_report, junit, markdown, prometheus
+from flatfab.reports.html import standalone_diagram
+from flatfab.reports.model import (
     AuditReport,
     DeviceSummary,
     LinkSummary,
 )
-from tasks.workflows.audit import planned_report
+from flatfab.workflows.audit import planned_report
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
 from tests.support.reports import (

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tasks import reports
-from tasks.checks import Finding, Severity
-from tasks.reports import html, json_report, junit, markdown, prometheus
-from tasks.reports.model import AuditReport
-from tasks.telemetry import conditions
-from tasks.telemetry.health import Changes
-from tasks.telemetry.report import History, watch_report
-from tasks.telemetry.watch import WatchResult
+from flatfab import reports
+from flatfab.checks import Finding, Severity
+from flatfab.reports import html, json_report, junit, markdown, prometheus
+from flatfab.reports.model import AuditReport
+from flatfab.telemetry import conditions
+from flatfab.telemetry.health import Changes
+from flatfab.telemetry.report import History, watch_report
+from flatfab.telemetry.watch import WatchResult
 from tests.support.paths import ROOT
 from tests.support.telemetry_streams import lab_plan
 

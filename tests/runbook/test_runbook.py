@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tasks.checks import CATALOG, Finding, Severity
-from tasks.errors import InputError
-from tasks.model.state import FabricState
-from tasks.runbook.loader import check_against_fabric, load_runbook
-from tasks.runbook.model import RolloutPlan
-from tasks.runbook.schedule import schedule
-from tasks.workflows.project import Project
-from tasks.workflows.rollout import relevant, restrict
+from flatfab.checks import CATALOG, Finding, Severity
+from flatfab.errors import InputError
+from flatfab.model.state import FabricState
+from flatfab.runbook.loader import check_against_fabric, load_runbook
+from flatfab.runbook.model import RolloutPlan
+from flatfab.runbook.schedule import schedule
+from flatfab.workflows.project import Project
+from flatfab.workflows.rollout import relevant, restrict
 from tests.support.paths import ROOT
 
 SHIPPED = sorted((ROOT / "runbooks").glob("*.yaml"))

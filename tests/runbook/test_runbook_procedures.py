@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tasks.checks import CATALOG
-from tasks.cli.app import app
+from flatfab.checks import CATALOG
+from flatfab.cli.app import app
 from tests.support.paths import ROOT
 
 PROCEDURES = sorted((ROOT / "runbooks").glob("*.md"))

@@ -3,9 +3,9 @@ the source's cables and devices, every finding naming device, port and source ob
 
 from __future__ import annotations
 
-from tasks.model.state import Endpoint, FabricState
-from tasks.sot.audit import sot_findings
-from tasks.sot.snapshot import Snapshot, SotDevice
+from flatfab.model.state import Endpoint, FabricState
+from flatfab.sot.audit import sot_findings
+from flatfab.sot.snapshot import Snapshot, SotDevice
 from tests.support.sot_snapshot import LAB, MAPPING, ref, snapshot_of
 
 

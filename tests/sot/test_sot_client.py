@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from tasks.sot.client import CHUNK, ApiError, Nautobot
+from flatfab.sot.client import CHUNK, ApiError, Nautobot
 from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 
 ROWS = [{"id": f"r{i:04d}", "name": f"dev{i}"} for i in range(2500)]

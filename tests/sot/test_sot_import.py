@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
-from tasks.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
-from tasks.sot.workflow import run_check, run_import
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
+from flatfab.sot.workflow import run_check, run_import
 from tests.support.paths import ROOT
 from tests.support.sot_snapshot import LAB, MAPPING, ref, snapshot_of
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.sot.client import Nautobot
-from tasks.sot.nautobot import read_snapshot
+from flatfab.sot.client import Nautobot
+from flatfab.sot.nautobot import read_snapshot
 from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 
 

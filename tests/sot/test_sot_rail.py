@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.model.state import Endpoint, FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
-from tasks.sot.audit import sot_findings
-from tasks.sot.snapshot import Snapshot, SotCable
-from tasks.sot.workflow import run_check, run_import
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import Endpoint, FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.sot.audit import sot_findings
+from flatfab.sot.snapshot import Snapshot, SotCable
+from flatfab.sot.workflow import run_check, run_import
 from tests.doubles.nautobot import TOKEN, ApiDouble, serving
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from flatfab.sot.client import _reason
+from flatfab.sot.errors import SotError
+from flatfab.sot.seed import _differs, _plain
 from labs.nautobot.processes import Daemon, run, running, spawn, stop
 from labs.nautobot.server import _bootstrap_sql, password_hash
 from labs.nautobot.settings import Settings, nautobot_config, redis_config
-from tasks.sot.client import _reason
-from tasks.sot.errors import SotError
-from tasks.sot.seed import _differs, _plain
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent.loader import load_intent
-from tasks.model.state import DEFAULT_VRF, FabricState, IfKind, NextHop, Role, Route, Source
-from tasks.plan.planner import plan
-from tasks.plan.probes import plan_probes
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DEFAULT_VRF, FabricState, IfKind, NextHop, Role, Route, Source
+from flatfab.plan.planner import plan
+from flatfab.plan.probes import plan_probes
 from tests.support.paths import ROOT
 
 PLAN = plan(load_intent(ROOT / "intents" / "lab"))

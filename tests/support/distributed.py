@@ -27,14 +27,14 @@ import redis
 from nornir.core import Nornir
 from typer.testing import CliRunner
 
-from tasks.cli.app import app
-from tasks.model.state import FabricState
-from tasks.reports.model import AuditReport
-from tasks.workflows.project import Project
-from tasks.workflows.shard_codec import as_data, from_data, pack, unpack
-from tasks.workflows.shard_run import RunSpec, run_shard
-from tasks.workflows.sharded import Gathered
-from tasks.workflows.shards import Shard
+from flatfab.cli.app import app
+from flatfab.model.state import FabricState
+from flatfab.reports.model import AuditReport
+from flatfab.workflows.project import Project
+from flatfab.workflows.shard_codec import as_data, from_data, pack, unpack
+from flatfab.workflows.shard_run import RunSpec, run_shard
+from flatfab.workflows.sharded import Gathered
+from flatfab.workflows.shards import Shard
 from tests.doubles.shard_faults import ENV, launcher
 from tests.support.flatfab import Run
 from tests.support.paths import ROOT

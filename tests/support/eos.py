@@ -7,9 +7,9 @@ from pathlib import Path
 
 from napalm.eos.eos import EOSDriver
 
-from tasks.model.state import DeviceState, FabricState
-from tasks.platforms.base import ReadOnlyDriver
-from tasks.platforms.eos import PLATFORM
+from flatfab.model.state import DeviceState, FabricState
+from flatfab.platforms.base import ReadOnlyDriver
+from flatfab.platforms.eos import PLATFORM
 from tests.doubles.eos import EosDouble
 from tests.support.on_platform import fabric_on, switches_on
 from tests.support.paths import FIXTURES as TEST_FIXTURES

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError, InputProblem
-from tasks.intent.loader import load_intent
-from tasks.platforms.registry import PLATFORMS
+from flatfab.errors import InputError, InputProblem
+from flatfab.intent.loader import load_intent
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import ROOT
 
 LAB = ROOT / "intents" / "lab"

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from napalm import get_network_driver
 
-from tasks.lab.netns import LabPaths, node_exec
+from flatfab.lab.netns import LabPaths, node_exec
 from tests.support.flatfab import Run, flatfab
 
 # Overridable so two checkouts (or two developers) can run live tests side by side.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tasks.checks import CATALOG, CheckContext, Finding, Stage, run_checks
-from tasks.model.state import FabricState, NicQos, PortQos
+from flatfab.checks import CATALOG, CheckContext, Finding, Stage, run_checks
+from flatfab.model.state import FabricState, NicQos, PortQos
 from tests.support.checks import PLAN, healthy
 
 LOSSLESS = sorted(c for c, item in CATALOG.items() if item.lossless)

@@ -10,9 +10,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tasks.model.state import DeviceState, IfKind
-from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tasks.transport.ssh import CommandResult, LoggedCommand
+from flatfab.model.state import DeviceState, IfKind
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.transport.ssh import CommandResult, LoggedCommand
 
 
 @dataclass

@@ -26,9 +26,9 @@ from napalm.base import NetworkDriver
 from napalm.base.test import conftest as napalm_conftest
 from napalm.base.test.getters import BaseTestGetters
 
-from tasks.platforms.frr.driver import FrrDriver
-from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tasks.platforms.shell_driver import ShellDriver
+from flatfab.platforms.frr.driver import FrrDriver
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.platforms.shell_driver import ShellDriver
 from tests.doubles.napalm import MOCKED
 
 # public methods that are flatfab's, not NAPALM's (none of them is a NAPALM getter)

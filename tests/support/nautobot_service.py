@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from flatfab.sot.client import Nautobot
 from labs.nautobot.settings import Settings
-from tasks.sot.client import Nautobot
 from tests.support.flatfab import Run
 from tests.support.paths import ROOT
 

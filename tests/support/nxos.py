@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.model.state import DeviceState, FabricState
+from flatfab.model.state import DeviceState, FabricState
 from tests.support.on_platform import fabric_on, intent_on, switches_on
 
 FAMILY = "generic"  # Cisco Cloud Scale: flatfab's ASIC table names no Cisco silicon

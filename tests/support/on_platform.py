@@ -10,10 +10,10 @@ from tempfile import TemporaryDirectory
 
 import yaml
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import ROOT
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from tasks.model.state import DeviceState
+from flatfab.model.state import DeviceState
 from tests.support.paths import SHARED, SONIC_YANG, sonic_yang_missing
 
 JUNOS_YANG = SHARED / "schemas" / "junos-yang"
@@ -134,8 +134,8 @@ class EosOracle(Oracle):
     def structured(self, planned: DeviceState) -> tuple[Any, list[str]]:
         """AVD's validated structured config of the planned device, and what AVD's schema
         says of flatfab's (violations and deprecations)."""
-        from tasks.platforms.eos import PLATFORM  # noqa: PLC0415
-        from tasks.platforms.eos.avd import structured_config  # noqa: PLC0415
+        from flatfab.platforms.eos import PLATFORM  # noqa: PLC0415
+        from flatfab.platforms.eos.avd import structured_config  # noqa: PLC0415
 
         pyavd = self.load()
         checked = pyavd.validate_structured_config(structured_config(planned, PLATFORM.facts))
@@ -181,8 +181,8 @@ class SonicOracle(Oracle):
 
     def _validate(self, loaded: Any, name: str, text: str,
                   planned: DeviceState | None) -> list[str]:
-        from tasks.platforms import configdb  # noqa: PLC0415
-        from tasks.platforms.sonic import PLATFORM  # noqa: PLC0415
+        from flatfab.platforms import configdb  # noqa: PLC0415
+        from flatfab.platforms.sonic import PLATFORM  # noqa: PLC0415
 
         sections = PLATFORM.sections(text)
         if "config_db" not in sections:
@@ -205,8 +205,8 @@ class NvueOracle(Oracle):
         return None
 
     def _load(self) -> Any:
-        from tasks.platforms.nvue.oracle import model  # noqa: PLC0415
-        from tasks.platforms.nvue.render import TARGET  # noqa: PLC0415
+        from flatfab.platforms.nvue.oracle import model  # noqa: PLC0415
+        from flatfab.platforms.nvue.render import TARGET  # noqa: PLC0415
 
         for module in TARGET.models:  # the generated models of every release: imported once
             model(module)
@@ -248,8 +248,8 @@ class NvueOracle(Oracle):
 
     def _validate(self, models: Any, name: str, text: str,
                   planned: DeviceState | None) -> list[str]:
-        from tasks.platforms.nvue.nvyaml import applied, load_ops  # noqa: PLC0415
-        from tasks.platforms.nvue.oracle import violations  # noqa: PLC0415
+        from flatfab.platforms.nvue.nvyaml import applied, load_ops  # noqa: PLC0415
+        from flatfab.platforms.nvue.oracle import violations  # noqa: PLC0415
 
         nvue = applied(load_ops(text))
         found = [f"{name} on {module}: {v}" for module in models
@@ -277,9 +277,9 @@ class JunosOracle(Oracle):
 
     def _validate(self, loaded: Any, name: str, text: str,
                   planned: DeviceState | None) -> list[str]:
-        from tasks.platforms.junos import PLATFORM  # noqa: PLC0415
-        from tasks.platforms.junos.render import configuration  # noqa: PLC0415
-        from tasks.platforms.junos.text import to_text  # noqa: PLC0415
+        from flatfab.platforms.junos import PLATFORM  # noqa: PLC0415
+        from flatfab.platforms.junos.render import configuration  # noqa: PLC0415
+        from flatfab.platforms.junos.text import to_text  # noqa: PLC0415
 
         assert planned is not None
         tree = configuration(planned, PLATFORM.names)
@@ -308,8 +308,8 @@ class SrlinuxOracle(Oracle):
 
     def _validate(self, loaded: Any, name: str, text: str,
                   planned: DeviceState | None) -> list[str]:
-        from tasks.platforms.srlinux.render import as_tree  # noqa: PLC0415
-        from tasks.platforms.srlinux.sections import entries_of  # noqa: PLC0415
+        from flatfab.platforms.srlinux.render import as_tree  # noqa: PLC0415
+        from flatfab.platforms.srlinux.sections import entries_of  # noqa: PLC0415
 
         try:
             tree = as_tree(entries_of(json.loads(text)))
@@ -326,7 +326,7 @@ class FrrOracle(Oracle):
 
     def _validate(self, loaded: Any, name: str, text: str,
                   planned: DeviceState | None) -> list[str]:
-        from tasks.platforms.frr.links import LinksError, parse_links, split_sections  # noqa: PLC0415
+        from flatfab.platforms.frr.links import LinksError, parse_links, split_sections  # noqa: PLC0415
 
         links, frr = split_sections(text)
         if links is None:
@@ -346,7 +346,7 @@ class LinuxHostOracle(Oracle):
 
     def _validate(self, loaded: Any, name: str, text: str,
                   planned: DeviceState | None) -> list[str]:
-        from tasks.platforms.linux_host.config import HostConfigError, parse_config  # noqa: PLC0415
+        from flatfab.platforms.linux_host.config import HostConfigError, parse_config  # noqa: PLC0415
 
         try:
             parse_config(text)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tasks.checks import Finding, Severity
-from tasks.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, SectionDrift
+from flatfab.checks import Finding, Severity
+from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, SectionDrift
 
 EPOCH = 1795424400.0  # 2026-11-23T09:00:00Z
 CHECKS = ["interface.mtu", "lossless.ecn", "lossless.pfc", "tenancy.isolation", "underlay.bgp",

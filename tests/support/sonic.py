@@ -8,13 +8,13 @@ import shutil
 from functools import cache
 from pathlib import Path
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
-from tasks.platforms.sonic import PLATFORM, changes
-from tasks.platforms.sonic.driver import SonicDriver
-from tasks.platforms.sonic.render import config_db
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.platforms.sonic import PLATFORM, changes
+from flatfab.platforms.sonic.driver import SonicDriver
+from flatfab.platforms.sonic.render import config_db
 from tests.doubles.sonic import SonicDouble, factory_config_db, recorded
 from tests.support.paths import ROOT
 

@@ -3,12 +3,12 @@ lab's plan it is taken of."""
 
 from __future__ import annotations
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState, LinkKind, Role
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
-from tasks.sot.importer import SotMapping, role_key
-from tasks.sot.snapshot import Snapshot, SotCable, SotDevice, SotRef, SotTenant
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState, LinkKind, Role
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.sot.importer import SotMapping, role_key
+from flatfab.sot.snapshot import Snapshot, SotCable, SotDevice, SotRef, SotTenant
 from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab", known_platforms=PLATFORMS))

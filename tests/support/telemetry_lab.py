@@ -10,13 +10,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from tasks.checks.base import Finding
-from tasks.lab.netns import node_exec
-from tasks.sot import inventory as sot_inventory
-from tasks.telemetry.targets import gnmi_targets
-from tasks.telemetry.thresholds import Thresholds, thresholds_of
-from tasks.telemetry.watch import NornirPoller, TickView, Watch, pollable
-from tasks.workflows.project import Project
+from flatfab.checks.base import Finding
+from flatfab.lab.netns import node_exec
+from flatfab.sot import inventory as sot_inventory
+from flatfab.telemetry.targets import gnmi_targets
+from flatfab.telemetry.thresholds import Thresholds, thresholds_of
+from flatfab.telemetry.watch import NornirPoller, TickView, Watch, pollable
+from flatfab.workflows.project import Project
 from tests.support.lab import Lab
 from tests.support.paths import ROOT
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from functools import cache
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState, Role
-from tasks.plan.planner import plan
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState, Role
+from flatfab.plan.planner import plan
+from flatfab.telemetry.samples import Metric, Sample
 from tests.support.paths import ROOT
 
 Key = tuple[str, str | None, Metric, int | None]

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tasks.checks.base import Finding, Severity
-from tasks.telemetry.metrics import TelemetryMetrics
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.checks.base import Finding, Severity
+from flatfab.telemetry.metrics import TelemetryMetrics
+from flatfab.telemetry.samples import Metric, Sample
 from tests.support.paths import ROOT
 from tests.support.telemetry_streams import lab_plan
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from pygnmi.spec.v080 import gnmi_pb2
 
-from tasks.telemetry import gnmi_client, paths
-from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.telemetry import gnmi_client, paths
+from flatfab.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
+from flatfab.telemetry.samples import Metric, Sample
 from tests.doubles.gnmi import PFC_PRIORITY, QUEUE, FakeCounters, LabPki
 
 REPO = Path(__file__).resolve().parents[2]
@@ -221,7 +221,7 @@ def _free_port() -> int:
 
 def _spawn(config: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tasks.telemetry.gnmi_target", "--config", str(config)],
+        [sys.executable, "-m", "flatfab.telemetry.gnmi_target", "--config", str(config)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.telemetry import paths
-from tasks.telemetry.samples import Metric
+from flatfab.telemetry import paths
+from flatfab.telemetry.samples import Metric
 
 
 @pytest.mark.parametrize("metric", list(Metric))

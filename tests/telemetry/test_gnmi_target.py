@@ -13,9 +13,9 @@ import grpc
 import pytest
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
-from tasks.telemetry import paths
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
-from tasks.telemetry.samples import Metric
+from flatfab.telemetry import paths
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
+from flatfab.telemetry.samples import Metric
 from tests.doubles.gnmi import PFC_PRIORITY, QUEUE, FakeCounters, LabPki
 
 GOOD = (("username", "flatfab"), ("password", "s3cret"))

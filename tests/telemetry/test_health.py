@@ -9,20 +9,20 @@ import math
 
 import pytest
 
-from tasks.checks.base import Finding, Severity
-from tasks.telemetry import conditions
-from tasks.telemetry.conditions import Context
-from tasks.telemetry.health import (
+from flatfab.checks.base import Finding, Severity
+from flatfab.telemetry import conditions
+from flatfab.telemetry.conditions import Context
+from flatfab.telemetry.health import (
     GC_MIDDLE,
     GC_YOUNG,
     Changes,
     HealthEngine,
     collect_less,
 )
-from tasks.telemetry.lossless_map import LosslessMap
-from tasks.telemetry.rates import WindowMap
-from tasks.telemetry.samples import Metric, Sample
-from tasks.telemetry.thresholds import Thresholds
+from flatfab.telemetry.lossless_map import LosslessMap
+from flatfab.telemetry.rates import WindowMap
+from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.thresholds import Thresholds
 from tests.support.telemetry_streams import Stream, lab_plan
 
 LIMITS = Thresholds()

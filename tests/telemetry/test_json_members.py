@@ -8,11 +8,11 @@ import json
 
 from pygnmi.spec.v080 import gnmi_pb2
 
-from tasks.platforms.registry import PLATFORMS
-from tasks.telemetry import paths
-from tasks.telemetry.gnmi_client import GnmiSubscriber
-from tasks.telemetry.samples import Metric, Sample
-from tasks.telemetry.watch import table_of
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.telemetry import paths
+from flatfab.telemetry.gnmi_client import GnmiSubscriber
+from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.watch import table_of
 
 SONIC = PLATFORMS["sonic"].telemetry_paths()
 

@@ -14,12 +14,12 @@ import pytest
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
-from tasks.checks.base import Finding, Severity
-from tasks.errors import FlatfabError
-from tasks.telemetry.health import HealthEngine
-from tasks.telemetry.metrics import MetricsServer, TelemetryMetrics
-from tasks.telemetry.samples import Metric, Sample
-from tasks.telemetry.thresholds import Thresholds
+from flatfab.checks.base import Finding, Severity
+from flatfab.errors import FlatfabError
+from flatfab.telemetry.health import HealthEngine
+from flatfab.telemetry.metrics import MetricsServer, TelemetryMetrics
+from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.thresholds import Thresholds
 from tests.support.telemetry_streams import Stream, lab_plan
 
 T0 = 1_764_000_000.0

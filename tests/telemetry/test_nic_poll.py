@@ -11,11 +11,11 @@ from nornir.core import Nornir
 from nornir.core.inventory import Host, Hosts, Inventory
 from nornir.plugins.runners import SerialRunner
 
-from tasks.platforms.linux_host import PLATFORM
-from tasks.telemetry.health import HealthEngine
-from tasks.telemetry.samples import Metric, Sample
-from tasks.telemetry.thresholds import Thresholds
-from tasks.telemetry.watch import NornirPoller, nic_samples, pollable
+from flatfab.platforms.linux_host import PLATFORM
+from flatfab.telemetry.health import HealthEngine
+from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.thresholds import Thresholds
+from flatfab.telemetry.watch import NornirPoller, nic_samples, pollable
 from tests.doubles.frr import Reply, leaf1_driver
 from tests.doubles.linux_host import NFT_READ, counting_host_driver, variant_output
 from tests.support.telemetry_streams import Stream, lab_plan

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.platforms.base import Platform
-from tasks.platforms.registry import PLATFORMS
-from tasks.telemetry import paths, platform_paths
-from tasks.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
-from tasks.telemetry.platform_paths import KEYED, PlatformPaths, Values
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.errors import InputError
+from flatfab.platforms.base import Platform
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.telemetry import paths, platform_paths
+from flatfab.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
+from flatfab.telemetry.platform_paths import KEYED, PlatformPaths, Values
+from flatfab.telemetry.samples import Metric, Sample
 from tests.doubles.gnmi import LabPki
 
 REPO = Path(__file__).resolve().parents[2]

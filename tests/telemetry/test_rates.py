@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.telemetry.rates import Rates, Window
-from tasks.telemetry.samples import Metric, Sample
+from flatfab.telemetry.rates import Rates, Window
+from flatfab.telemetry.samples import Metric, Sample
 
 
 def _pfc(value: int, time: float, port: str = "swp1") -> Sample:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.errors import InputError
-from tasks.telemetry.targets import gnmi_targets
-from tasks.workflows import inventory as files
+from flatfab.errors import InputError
+from flatfab.telemetry.targets import gnmi_targets
+from flatfab.workflows import inventory as files
 from tests.support.telemetry_streams import lab_plan
 
 USER, PASSWORD = "FLATFAB_TEST_GNMI_USER", "FLATFAB_TEST_GNMI_PASSWORD"

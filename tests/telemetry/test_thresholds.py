@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.intent.qos import TelemetryIntent
-from tasks.plan.planner import plan
-from tasks.telemetry.thresholds import Thresholds, thresholds_of
+from flatfab.intent.loader import load_intent
+from flatfab.intent.qos import TelemetryIntent
+from flatfab.plan.planner import plan
+from flatfab.telemetry.thresholds import Thresholds, thresholds_of
 from tests.support.intent_edits import LAB, append, bad_copy, describe, line_of, load_error
 
 QOS = "qos.yaml"

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks.checks.base import Finding
-from tasks.telemetry import conditions
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
-from tasks.telemetry.samples import Metric
-from tasks.telemetry.targets import TargetSpec
-from tasks.telemetry.thresholds import Thresholds
-from tasks.telemetry.watch import TickView, Watch, WatchResult
+from flatfab.checks.base import Finding
+from flatfab.telemetry import conditions
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
+from flatfab.telemetry.samples import Metric
+from flatfab.telemetry.targets import TargetSpec
+from flatfab.telemetry.thresholds import Thresholds
+from flatfab.telemetry.watch import TickView, Watch, WatchResult
 from tests.doubles.gnmi import HealthyCounters as Counters
 from tests.doubles.gnmi import LabPki
 from tests.support.telemetry_streams import lab_plan

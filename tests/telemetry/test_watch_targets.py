@@ -11,13 +11,13 @@ import pytest
 import yaml
 from rich.console import Console
 
-from tasks.checks.base import Finding, Severity
-from tasks.errors import InputError
-from tasks.telemetry.samples import Metric, Sample
-from tasks.telemetry.targets import gnmi_targets
-from tasks.telemetry.view import PortCounts, render
-from tasks.telemetry.watch import counter_samples, pollable
-from tasks.workflows import inventory as files
+from flatfab.checks.base import Finding, Severity
+from flatfab.errors import InputError
+from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.targets import gnmi_targets
+from flatfab.telemetry.view import PortCounts, render
+from flatfab.telemetry.watch import counter_samples, pollable
+from flatfab.workflows import inventory as files
 from tests.support.telemetry_streams import lab_plan
 
 

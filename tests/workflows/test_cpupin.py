@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from tasks import cpupin
+from flatfab import cpupin
 
 ALLOWED = os.sched_getaffinity(0)
 

@@ -17,10 +17,10 @@ from nornir import InitNornir
 from nornir.core import Nornir
 from nornir.core.inventory import Host
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.workflows import connections, inventory
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.workflows import connections, inventory
 from tests.support.paths import ROOT
 
 PLAN = plan(load_intent(ROOT / "intents" / "lab"))

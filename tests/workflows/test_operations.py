@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from tasks.cli.ops import pause_answer
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan as plan_fabric
-from tasks.platforms.sections import by_first_word, by_header
-from tasks.runbook.model import RolloutPlan
-from tasks.workflows.audit import parse_duration, scheduled
-from tasks.workflows.drift import device_drift
-from tasks.workflows.journal import Journal
-from tasks.workflows.lock import LockedError, fabric_lock
-from tasks.workflows.runstate import (
+from flatfab.cli.ops import pause_answer
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan as plan_fabric
+from flatfab.platforms.sections import by_first_word, by_header
+from flatfab.runbook.model import RolloutPlan
+from flatfab.workflows.audit import parse_duration, scheduled
+from flatfab.workflows.drift import device_drift
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.lock import LockedError, fabric_lock
+from flatfab.workflows.runstate import (
     InterruptedRunError,
     RunState,
     mark_lock_broken,
@@ -135,7 +135,7 @@ def test_journal_refuses_run_ids_outside_its_directory(tmp_path: Path) -> None:
 
 
 def test_recreating_the_lab_abandons_runs_against_the_old_one(tmp_path: Path) -> None:
-    from tasks.workflows.runstate import abandon_interrupted  # noqa: PLC0415
+    from flatfab.workflows.runstate import abandon_interrupted  # noqa: PLC0415
 
     journal = Journal.start(tmp_path, "rollout", "lab")
     state = RunState(run_id=journal.run_id, kind="rollout", fabric="lab", runbook="p")

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DeviceState,
     IfKind,
     Interface,
@@ -19,11 +19,11 @@ from tasks.model.state import (
     Route,
     StaticRoute,
 )
-from tasks.reports.model import DeviceDrift, SectionDrift
-from tasks.workflows.project import Project
-from tasks.workflows.rollout import DeviceOutcome
-from tasks.workflows.shard_codec import as_data, from_data, pack, unpack
-from tasks.workflows.shard_run import ShardOutput
+from flatfab.reports.model import DeviceDrift, SectionDrift
+from flatfab.workflows.project import Project
+from flatfab.workflows.rollout import DeviceOutcome
+from flatfab.workflows.shard_codec import as_data, from_data, pack, unpack
+from flatfab.workflows.shard_run import ShardOutput
 from tests.doubles.shard_devices import HealthyFabric
 from tests.support.paths import ROOT
 

@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 from nornir.core import Nornir
 
-from tasks import reports
-from tasks.checks import CATALOG
-from tasks.model.state import FabricState
-from tasks.reports import json_report
-from tasks.runbook.model import whole_fabric
-from tasks.runbook.schedule import schedule
-from tasks.workflows.audit import audit
-from tasks.workflows.inventory import build
-from tasks.workflows.journal import Journal
-from tasks.workflows.project import Project
-from tasks.workflows.rollout import RolloutResult, diff_devices, diff_only
-from tasks.workflows.sharded import ShardedDiffs, Sharding, audit_sharded, verify_sharded
-from tasks.workflows.shards import parse_shard_by
-from tasks.workflows.verify import verify
+from flatfab import reports
+from flatfab.checks import CATALOG
+from flatfab.model.state import FabricState
+from flatfab.reports import json_report
+from flatfab.runbook.model import whole_fabric
+from flatfab.runbook.schedule import schedule
+from flatfab.workflows.audit import audit
+from flatfab.workflows.inventory import build
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.project import Project
+from flatfab.workflows.rollout import RolloutResult, diff_devices, diff_only
+from flatfab.workflows.sharded import ShardedDiffs, Sharding, audit_sharded, verify_sharded
+from flatfab.workflows.shards import parse_shard_by
+from flatfab.workflows.verify import verify
 from tests.doubles.shard_devices import Faults, ShardDevices
 from tests.support.distributed import in_process, lab_inventory, masked, masked_report
 from tests.support.paths import ROOT

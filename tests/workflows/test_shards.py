@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.scale import fabric_intent
-from tasks.errors import InputError
-from tasks.model.state import FabricState, Role
-from tasks.plan.planner import plan
-from tasks.runbook.model import Select
-from tasks.runbook.schedule import hosts_by_leaf, matches
-from tasks.workflows.project import Project
-from tasks.workflows.shards import ShardBy, default_shard_by, parse_shard_by, shards
+from flatfab.errors import InputError
+from flatfab.model.state import FabricState, Role
+from flatfab.plan.planner import plan
+from flatfab.runbook.model import Select
+from flatfab.runbook.schedule import hosts_by_leaf, matches
+from flatfab.workflows.project import Project
+from flatfab.workflows.shards import ShardBy, default_shard_by, parse_shard_by, shards
 from tests.support.paths import ROOT
 
 

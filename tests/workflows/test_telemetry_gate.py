@@ -18,18 +18,18 @@ from nornir.core.inventory import Defaults, Groups, Host, Hosts, Inventory
 from nornir.core.task import Task
 from nornir.plugins.runners import ThreadedRunner
 
-from tasks.checks import CATALOG, Finding
-from tasks.model.state import FabricState
-from tasks.runbook.loader import check_against_fabric, load_runbook
-from tasks.telemetry import conditions
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget
-from tasks.telemetry.samples import Metric
-from tasks.telemetry.targets import TargetSpec
-from tasks.telemetry.thresholds import Thresholds
-from tasks.workflows import rollout as rollout_mod
-from tasks.workflows.journal import Journal
-from tasks.workflows.rollout import DeviceOutcome, RolloutResult
-from tasks.workflows.telemetry_gate import TelemetrySource, facing_ports
+from flatfab.checks import CATALOG, Finding
+from flatfab.model.state import FabricState
+from flatfab.runbook.loader import check_against_fabric, load_runbook
+from flatfab.telemetry import conditions
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
+from flatfab.telemetry.samples import Metric
+from flatfab.telemetry.targets import TargetSpec
+from flatfab.telemetry.thresholds import Thresholds
+from flatfab.workflows import rollout as rollout_mod
+from flatfab.workflows.journal import Journal
+from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
+from flatfab.workflows.telemetry_gate import TelemetrySource, facing_ports
 from tests.doubles.gnmi import LAB_LOSSLESS_Q as LOSSLESS_Q
 from tests.doubles.gnmi import HealthyCounters as Counters
 from tests.doubles.gnmi import LabPki

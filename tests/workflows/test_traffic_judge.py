@@ -3,12 +3,12 @@ a counter a switch does not keep is unknown and said so, never read as zero."""
 
 from __future__ import annotations
 
-from tasks.checks.base import Severity
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tasks.plan.traffic import FlowGroup, hops, plan_flows
-from tasks.workflows.traffic import CHECK, DROPS, Counters, _judge
+from flatfab.checks.base import Severity
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan
+from flatfab.plan.traffic import FlowGroup, hops, plan_flows
+from flatfab.workflows.traffic import CHECK, DROPS, Counters, _judge
 from tests.support.paths import ROOT
 
 PLAN: FabricState = plan(load_intent(ROOT / "intents" / "lab"))

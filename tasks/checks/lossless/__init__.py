@@ -7,7 +7,7 @@ Every check runs on the plan (`flatfab check`) and on collected state
 marking and MTUs are the kernel's and never do.
 """
 
-from tasks.checks.lossless import (
+from flatfab.checks.lossless import (
     buffers,
     capacity,
     classification,

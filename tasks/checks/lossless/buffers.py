@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from tasks.checks.lossless.common import (
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from flatfab.checks.lossless.common import (
     Issue,
     PerObject,
     at,
@@ -16,9 +16,9 @@ from tasks.checks.lossless.common import (
     port_groups,
     profile,
 )
-from tasks.model.state import Asic, BufferProfile, DeviceQos, PortQos
-from tasks.qos import headroom as hr
-from tasks.qos.headroom import ASICS, Headroom, required_headroom
+from flatfab.model.state import Asic, BufferProfile, DeviceQos, PortQos
+from flatfab.qos import headroom as hr
+from flatfab.qos.headroom import ASICS, Headroom, required_headroom
 
 DYNAMIC_TH = (-8, 7)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from tasks.model.state import DeviceState, IfKind, Interface, Role
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from flatfab.model.state import DeviceState, IfKind, Interface, Role
 
 
 def _capacity(ports: Iterable[Interface]) -> tuple[int, bool]:

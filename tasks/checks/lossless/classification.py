@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from tasks.checks.lossless.common import (
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from flatfab.checks.lossless.common import (
     Issue,
     PerObject,
     at,
@@ -18,7 +18,7 @@ from tasks.checks.lossless.common import (
     port_groups,
     profile,
 )
-from tasks.model.state import DeviceQos, LosslessProfile, PortQos, QosMaps
+from flatfab.model.state import DeviceQos, LosslessProfile, PortQos, QosMaps
 
 TRUST = "dscp"
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, ParamSpec, TypeVar
 
-from tasks.checks.base import Check, CheckContext, Finding
-from tasks.model.state import (
+from flatfab.checks.base import Check, CheckContext, Finding
+from flatfab.model.state import (
     DeviceQos,
     DeviceState,
     Endpoint,

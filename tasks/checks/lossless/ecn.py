@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.checks.lossless.common import (
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.lossless.common import (
     Issue,
     PerObject,
     at,
@@ -16,7 +16,7 @@ from tasks.checks.lossless.common import (
     profile,
     switch_ports,
 )
-from tasks.model.state import BufferPool, DeviceQos, EcnProfile, PortQos, QueueQos
+from flatfab.model.state import BufferPool, DeviceQos, EcnProfile, PortQos, QueueQos
 
 
 def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQos | None]]:

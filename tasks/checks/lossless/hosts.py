@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.checks.lossless.common import (
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.lossless.common import (
     Issue,
     Nic,
     Port,
@@ -23,7 +23,7 @@ from tasks.checks.lossless.common import (
     port_findings,
     profile,
 )
-from tasks.model.state import Interface, LinkKind, LosslessProfile, NicQos, PortQos
+from flatfab.model.state import Interface, LinkKind, LosslessProfile, NicQos, PortQos
 
 
 def _nic_only(nic: NicQos, lossless: LosslessProfile) -> list[Issue]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from tasks.checks.lossless.common import nics, profile
-from tasks.intent.models import ROCE_HEADER_BYTES
-from tasks.model.state import Role
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from flatfab.checks.lossless.common import nics, profile
+from flatfab.intent.models import ROCE_HEADER_BYTES
+from flatfab.model.state import Role
 
 
 @check("mtu.roce_chain", "Every lossless hop's MTU fits a RoCE frame and the largest host MTU",

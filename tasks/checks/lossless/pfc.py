@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.checks.lossless.common import (
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.lossless.common import (
     Issue,
     PerObject,
     device_virtual,
@@ -21,7 +21,7 @@ from tasks.checks.lossless.common import (
     planned_port_findings,
     profile,
 )
-from tasks.model.state import DeviceState, Endpoint, Interface, PortQos, Watchdog
+from flatfab.model.state import DeviceState, Endpoint, Interface, PortQos, Watchdog
 
 DETECT_MS = (100, 5000)  # SONiC's watchdog detection range
 

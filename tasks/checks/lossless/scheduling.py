@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from tasks.checks.lossless.common import (
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from flatfab.checks.lossless.common import (
     Issue,
     PerObject,
     at,
@@ -15,7 +15,7 @@ from tasks.checks.lossless.common import (
     nics,
     profile,
 )
-from tasks.model.state import NicQos, PortQos
+from flatfab.model.state import NicQos, PortQos
 
 
 def _cnp_port(qos: PortQos, tc: int) -> list[Issue]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tasks.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from tasks.checks.lossless.common import nics, port_groups
-from tasks.model.state import Role
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.lossless.common import nics, port_groups
+from flatfab.model.state import Role
 
 
 @check("state.unknown", "Every lossless setting a check judges was read from the device",

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.eos.collect import collect
-from tasks.platforms.eos.driver import EosDriver
-from tasks.platforms.eos.render import render
-from tasks.platforms.eos.sections import owned, split_sections, without_comments
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.eos.collect import collect
+from flatfab.platforms.eos.driver import EosDriver
+from flatfab.platforms.eos.render import render
+from flatfab.platforms.eos.sections import owned, split_sections, without_comments
 
 
 class EosPlatform(Platform):

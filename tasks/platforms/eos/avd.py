@@ -11,8 +11,8 @@ import hashlib
 import json
 from typing import Any
 
-from tasks.errors import FlatfabError
-from tasks.model.state import (
+from flatfab.errors import FlatfabError
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     DeviceQos,
@@ -21,8 +21,8 @@ from tasks.model.state import (
     Interface,
     PortQos,
 )
-from tasks.platforms.base import PlatformFacts
-from tasks.platforms.names import natural_key, sort_interfaces
+from flatfab.platforms.base import PlatformFacts
+from flatfab.platforms.names import natural_key, sort_interfaces
 
 PEER_GROUP = "FABRIC"
 TRUST = {"dscp": "dscp", "pcp": "cos"}

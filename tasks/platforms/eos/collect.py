@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     BgpInstance,
     BgpPeer,
     DeviceState,
@@ -22,12 +22,12 @@ from tasks.model.state import (
     PortCounters,
     Route,
 )
-from tasks.platforms import readback
-from tasks.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
-from tasks.platforms.eos import running
-from tasks.platforms.eos.avd import sets_buffers
-from tasks.platforms.eos.running import EosConfig
-from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
+from flatfab.platforms import readback
+from flatfab.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
+from flatfab.platforms.eos import running
+from flatfab.platforms.eos.avd import sets_buffers
+from flatfab.platforms.eos.running import EosConfig
+from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
 
 RUNNING = "show running-config"
 INTERFACES = "show interfaces"

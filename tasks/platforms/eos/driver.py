@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import FlatfabError
-from tasks.platforms.eos.sections import blocks, management_vrfs, merge_into, owner
+from flatfab.errors import FlatfabError
+from flatfab.platforms.eos.sections import blocks, management_vrfs, merge_into, owner
 
 
 class EosPushError(FlatfabError):

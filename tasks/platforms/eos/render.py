@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tasks.model.state import DeviceState
-from tasks.platforms.base import PlatformFacts
-from tasks.platforms.eos.avd import structured_config
-from tasks.platforms.templating import environment
+from flatfab.model.state import DeviceState
+from flatfab.platforms.base import PlatformFacts
+from flatfab.platforms.eos.avd import structured_config
+from flatfab.platforms.templating import environment
 
 
 def render(device: DeviceState, facts: PlatformFacts) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tasks.model.state import (
+from flatfab.model.state import (
     BufferProfile,
     DeviceQos,
     EcnProfile,

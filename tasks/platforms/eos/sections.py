@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 
-from tasks.platforms.sections import cli_blocks
+from flatfab.platforms.sections import cli_blocks
 
 # first words of a top-level line -> section, longest prefix wins
 SECTION_OF: dict[str, str] = {

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, LabNodeSpec, Platform
-from tasks.platforms.frr.collect import collect, reader
-from tasks.platforms.frr.lab import lab_node
-from tasks.platforms.frr.render import render
-from tasks.platforms.sections import by_header
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.base import DeviceDriver, LabNodeSpec, Platform
+from flatfab.platforms.frr.collect import collect, reader
+from flatfab.platforms.frr.lab import lab_node
+from flatfab.platforms.frr.render import render
+from flatfab.platforms.sections import by_header
 
 
 class FrrPlatform(Platform):
@@ -20,7 +20,7 @@ class FrrPlatform(Platform):
         return by_header(config)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
-        from tasks.platforms.shell_driver import normalized_texts  # noqa: PLC0415 - napalm
+        from flatfab.platforms.shell_driver import normalized_texts  # noqa: PLC0415 - napalm
 
         return normalized_texts(driver, intended)
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.telemetry import paths
-from tasks.telemetry.samples import Metric
+from flatfab.telemetry import paths
+from flatfab.telemetry.samples import Metric
 
 ASIC_FILE = "asic/config_db.json"
 TRAFFIC_CLASSES = range(8)

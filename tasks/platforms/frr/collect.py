@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DEFAULT_VRF,
     DeviceState,
     Endpoint,
@@ -18,10 +18,10 @@ from tasks.model.state import (
     QosMaps,
     Route,
 )
-from tasks.platforms import configdb
-from tasks.platforms.base import DeviceDriver
-from tasks.platforms.frr import dcb, kernel_qos
-from tasks.platforms.readback import (
+from flatfab.platforms import configdb
+from flatfab.platforms.base import DeviceDriver
+from flatfab.platforms.frr import dcb, kernel_qos
+from flatfab.platforms.readback import (
     FrrTable,
     FrrTableError,
     Routes,

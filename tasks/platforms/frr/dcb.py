@@ -24,7 +24,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     POOL_EGRESS_LOSSLESS,
     POOL_EGRESS_LOSSY,
     POOL_INGRESS_LOSSLESS,

@@ -1,6 +1,6 @@
 """A NAPALM driver for Linux + FRR switches, over SSH.
 
-Config is two sections (see tasks.platforms.frr.links): the Linux links state, applied with
+Config is two sections (see flatfab.platforms.frr.links): the Linux links state, applied with
 iproute2, and frr.conf, applied with FRR's own frr-reload.py. Getters read vtysh JSON and
 `ip -j`. Commit-confirm is a timed revert that runs on the switch itself (ShellDriver), so a
 commit that cuts the management path still rolls back.
@@ -24,20 +24,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tasks import devicejson
-from tasks.asn import read_asn
-from tasks.platforms import configdb
-from tasks.platforms.frr import dcb, kernel_qos
-from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.collect import BGP_SUMMARY, lldp_neighbors
-from tasks.platforms.readback import (
+from flatfab import devicejson
+from flatfab.asn import read_asn
+from flatfab.platforms import configdb
+from flatfab.platforms.frr import dcb, kernel_qos
+from flatfab.platforms.frr import links as links_mod
+from flatfab.platforms.frr.collect import BGP_SUMMARY, lldp_neighbors
+from flatfab.platforms.readback import (
     FrrTable,
     FrrTableError,
     frr_ipv4_unicast,
     frr_prefixes_received,
     frr_table,
 )
-from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
+from flatfab.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 LLDPCLI = "/usr/sbin/lldpcli"

@@ -14,8 +14,8 @@ import re
 import shlex
 from typing import Any
 
-from tasks import devicejson
-from tasks.model.state import DeviceState, PortQos
+from flatfab import devicejson
+from flatfab.model.state import DeviceState, PortQos
 
 KERNEL_TABLE = "FLATFAB_KERNEL"
 TRAFFIC_CLASSES = range(8)

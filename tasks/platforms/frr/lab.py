@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tasks.model.state import DeviceState
-from tasks.platforms.base import LabNodeSpec
+from flatfab.model.state import DeviceState
+from flatfab.platforms.base import LabNodeSpec
 
 ETC = "/etc/frr"
 

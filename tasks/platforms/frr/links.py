@@ -18,9 +18,9 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from tasks import devicejson
-from tasks.model.state import DEFAULT_VRF
-from tasks.platforms.names import sort_interfaces
+from flatfab import devicejson
+from flatfab.model.state import DEFAULT_VRF
+from flatfab.platforms.names import sort_interfaces
 
 DEFAULT_MTU = 1500
 LINE_RE = re.compile(

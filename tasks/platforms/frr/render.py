@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from tasks.model.state import DEFAULT_VRF, DeviceQos, DeviceState, IfKind, Interface
-from tasks.platforms import configdb
-from tasks.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
-from tasks.platforms.frr.links import LinkSpec, format_links, join_sections
-from tasks.platforms.memo import TextMemo
-from tasks.platforms.names import sort_interfaces
-from tasks.platforms.templating import environment
+from flatfab.model.state import DEFAULT_VRF, DeviceQos, DeviceState, IfKind, Interface
+from flatfab.platforms import configdb
+from flatfab.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
+from flatfab.platforms.frr.links import LinkSpec, format_links, join_sections
+from flatfab.platforms.memo import TextMemo
+from flatfab.platforms.names import sort_interfaces
+from flatfab.platforms.templating import environment
 
 LINK_KINDS = (IfKind.FABRIC, IfKind.HOST_PORT, IfKind.BRIDGE)
 # a few shapes of switch per fabric; the texts of a 1,000-port spine are a few MB

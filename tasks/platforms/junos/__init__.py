@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.junos.collect import collect as collect_device
-from tasks.platforms.junos.driver import JunosDriver
-from tasks.platforms.junos.render import render
-from tasks.platforms.junos.text import canonical, children, parse, split_sections
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.junos.collect import collect as collect_device
+from flatfab.platforms.junos.driver import JunosDriver
+from flatfab.platforms.junos.render import render
+from flatfab.platforms.junos.text import canonical, children, parse, split_sections
 
 # read-only CLI: `show ...` with output pipes that only filter or format (never `| save`,
 # `| request`, or a second command after `;`)

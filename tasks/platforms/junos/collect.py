@@ -24,7 +24,7 @@ import math
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     BgpPeer,
@@ -38,10 +38,10 @@ from tasks.model.state import (
     Route,
     Watchdog,
 )
-from tasks.platforms import readback
-from tasks.platforms.base import DeviceDriver, InterfaceNames
-from tasks.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
-from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
+from flatfab.platforms import readback
+from flatfab.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
+from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
 
 CONFIG = "show configuration | display json"
 INTERFACES = "show interfaces | display json"

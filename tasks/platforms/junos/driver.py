@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import FlatfabError
+from flatfab.errors import FlatfabError
 
 
 class JunosDriverError(FlatfabError):

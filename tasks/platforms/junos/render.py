@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tasks.errors import FlatfabError
-from tasks.model.state import (
+from flatfab.errors import FlatfabError
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     DeviceState,
@@ -39,9 +39,9 @@ from tasks.model.state import (
     QueueQos,
     Watchdog,
 )
-from tasks.platforms.base import InterfaceNames
-from tasks.platforms.junos.text import REPLACE, Tree, to_text
-from tasks.platforms.names import natural_key
+from flatfab.platforms.base import InterfaceNames
+from flatfab.platforms.junos.text import REPLACE, Tree, to_text
+from flatfab.platforms.names import natural_key
 
 ECMP_POLICY = "ecmp"
 FABRIC_GROUP = "fabric"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.linux_host.collect import collect, reader
-from tasks.platforms.linux_host.render import render
-from tasks.platforms.sections import by_first_word
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.linux_host.collect import collect, reader
+from flatfab.platforms.linux_host.render import render
+from flatfab.platforms.sections import by_first_word
 
 
 class LinuxHostPlatform(Platform):
@@ -20,7 +20,7 @@ class LinuxHostPlatform(Platform):
         return by_first_word(config)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
-        from tasks.platforms.shell_driver import normalized_texts  # noqa: PLC0415 - napalm
+        from flatfab.platforms.shell_driver import normalized_texts  # noqa: PLC0415 - napalm
 
         return normalized_texts(driver, intended)
 

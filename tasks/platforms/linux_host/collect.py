@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from tasks.model.build import clone
-from tasks.model.state import DeviceState, IfKind, Interface, PolicyRule, Probe, StaticRoute
-from tasks.platforms.base import DeviceDriver
-from tasks.platforms.linux_host import config as cfg
-from tasks.platforms.linux_host import nic_qos
+from flatfab.model.build import clone
+from flatfab.model.state import DeviceState, IfKind, Interface, PolicyRule, Probe, StaticRoute
+from flatfab.platforms.base import DeviceDriver
+from flatfab.platforms.linux_host import config as cfg
+from flatfab.platforms.linux_host import nic_qos
 
 # (address, ICMP payload bytes, don't fragment[, source address])
 ProbeTarget = tuple[str, int, bool] | tuple[str, int, bool, str | None]

@@ -30,8 +30,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from tasks import devicejson
-from tasks.platforms.linux_host.nic_qos import NicQosError, NicSettings, parse_line
+from flatfab import devicejson
+from flatfab.platforms.linux_host.nic_qos import NicQosError, NicSettings, parse_line
 
 DEFAULT_MTU = 1500
 NIC_RE = re.compile(r"^nic (?P<name>\S+) mtu (?P<mtu>\d+) (?P<state>up|down)$")

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from tasks import devicejson
-from tasks.platforms.linux_host import config as cfg
-from tasks.platforms.linux_host import nic_counters, nic_qos
-from tasks.platforms.linux_host.collect import ProbeTarget
-from tasks.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
+from flatfab import devicejson
+from flatfab.platforms.linux_host import config as cfg
+from flatfab.platforms.linux_host import nic_counters, nic_qos
+from flatfab.platforms.linux_host.collect import ProbeTarget
+from flatfab.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
 PROBE_MARK = "@@probe"
 LEFT_BY = re.compile(r", dev (?P<dev>[^\s;,]+)")  # echo_probe.py's summary, with a source
@@ -31,7 +31,7 @@ RULE_READ = "ip -j rule show"
 SYSCTL_READ = ("grep -H . " + " ".join(f"/proc/sys/net/ipv4/conf/*/{name}"
                                        for name in cfg.NIC_SYSCTLS) + " 2>/dev/null || true")
 # sent to the host as a script: python3's standard library only
-ECHO_PROBE_SOURCE = resources.files("tasks.platforms.linux_host").joinpath(
+ECHO_PROBE_SOURCE = resources.files("flatfab.platforms.linux_host").joinpath(
     "echo_probe.py").read_text(encoding="utf-8")
 
 

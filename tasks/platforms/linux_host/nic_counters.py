@@ -27,7 +27,7 @@ import json
 import re
 from typing import Any, Literal
 
-from tasks.platforms.base import (
+from flatfab.platforms.base import (
     NIC_CNP_HANDLED,
     NIC_CNP_IGNORED,
     NIC_CNP_SENT,
@@ -35,7 +35,7 @@ from tasks.platforms.base import (
     NIC_OUT_OF_BUFFER,
     nic_pfc,
 )
-from tasks.platforms.linux_host import nic_qos
+from flatfab.platforms.linux_host import nic_qos
 
 CNP_SENT, CNP_HANDLED, CNP_IGNORED = NIC_CNP_SENT, NIC_CNP_HANDLED, NIC_CNP_IGNORED
 ECN_MARKED_RX, OUT_OF_BUFFER = NIC_ECN_MARKED_RX, NIC_OUT_OF_BUFFER

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from tasks.model.state import NicQos
+from flatfab.model.state import NicQos
 
 ROCE_PORT = 4791
 CNP_OPCODE = 0x81

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tasks.model.state import DeviceState, IfKind
-from tasks.platforms.linux_host.config import HostConfig, HostRoute, HostRule, Nic, format_config
-from tasks.platforms.linux_host.nic_qos import from_model
+from flatfab.model.state import DeviceState, IfKind
+from flatfab.platforms.linux_host.config import HostConfig, HostRoute, HostRule, Nic, format_config
+from flatfab.platforms.linux_host.nic_qos import from_model
 
 
 def host_config(device: DeviceState) -> HostConfig:

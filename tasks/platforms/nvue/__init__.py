@@ -6,13 +6,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms import netmiko_shell
-from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
-from tasks.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
-from tasks.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
-from tasks.platforms.nvue.render import canonical, render, sections, text
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms import netmiko_shell
+from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
+from flatfab.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
+from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
+from flatfab.platforms.nvue.render import canonical, render, sections, text
 
 # reads only: nv show (JSON or not), the applied/pending config and revision listings,
 # and the confirm timer's status; no shell metacharacters anywhere

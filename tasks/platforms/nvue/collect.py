@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DEFAULT_VRF,
     PROFILE_EGRESS_LOSSLESS,
     PROFILE_EGRESS_LOSSY,
@@ -40,12 +40,12 @@ from tasks.model.state import (
     QueueQos,
     Watchdog,
 )
-from tasks.platforms import readback
-from tasks.platforms.base import DeviceDriver, InterfaceNames
-from tasks.platforms.nvue.driver import NvueError, config_tree, parse_json
-from tasks.platforms.nvue.nvyaml import Tree
-from tasks.platforms.nvue.render import GLOBAL, LOSSLESS_POOL, LOSSY_POOL, SPEEDS
-from tasks.platforms.readback import asn_of, identity_from_bgp, tenant
+from flatfab.platforms import readback
+from flatfab.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.nvue.driver import NvueError, config_tree, parse_json
+from flatfab.platforms.nvue.nvyaml import Tree
+from flatfab.platforms.nvue.render import GLOBAL, LOSSLESS_POOL, LOSSY_POOL, SPEEDS
+from flatfab.platforms.readback import asn_of, identity_from_bgp, tenant
 
 APPLIED = "nv config show -o json"
 INTERFACES = "nv show interface -o json"

@@ -25,12 +25,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tasks.errors import FlatfabError
-from tasks.platforms import cli_driver
-from tasks.platforms.base import ReadOnlyError
-from tasks.platforms.netmiko_shell import Shell, ShellCliDriver, base64_chunks
-from tasks.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
-from tasks.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
+from flatfab.errors import FlatfabError
+from flatfab.platforms import cli_driver
+from flatfab.platforms.base import ReadOnlyError
+from flatfab.platforms.netmiko_shell import Shell, ShellCliDriver, base64_chunks
+from flatfab.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
+from flatfab.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
 
 STATE_DIR = "/var/tmp/flatfab"
 _VERSION = re.compile(r"\b5\.(\d+)(\.\d+)*\b")

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tasks.platforms.nvue.nvyaml import Tree
+from flatfab.platforms.nvue.nvyaml import Tree
 
 
 @cache

@@ -30,11 +30,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.errors import FlatfabError
-from tasks.model.state import DEFAULT_VRF, BgpInstance, DeviceState, IfKind, Interface, PortQos
-from tasks.platforms.base import InterfaceNames, NotSupportedError
-from tasks.platforms.names import natural_key, sort_interfaces
-from tasks.platforms.nvue.nvyaml import Tree, dump
+from flatfab.errors import FlatfabError
+from flatfab.model.state import DEFAULT_VRF, BgpInstance, DeviceState, IfKind, Interface, PortQos
+from flatfab.platforms.base import InterfaceNames, NotSupportedError
+from flatfab.platforms.names import natural_key, sort_interfaces
+from flatfab.platforms.nvue.nvyaml import Tree, dump
 
 SECTIONS = ("system", "interface", "bridge", "router", "vrf", "qos")
 BRIDGE = "br_default"  # NVUE's default VLAN-aware bridge

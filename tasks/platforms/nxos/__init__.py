@@ -6,12 +6,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.nxos.collect import collect
-from tasks.platforms.nxos.driver import NxosDriver, NxosError, normalize
-from tasks.platforms.nxos.render import render
-from tasks.platforms.nxos.sections import owned, split_sections
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.nxos.collect import collect
+from flatfab.platforms.nxos.driver import NxosDriver, NxosError, normalize
+from flatfab.platforms.nxos.render import render
+from flatfab.platforms.nxos.sections import owned, split_sections
 
 # a read is `show ...` with an optional `| json`: no other pipe (NX-OS pipes include
 # `| redirect` and `> file`, which write files), no `;`, no newline

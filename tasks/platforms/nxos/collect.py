@@ -14,7 +14,7 @@ import ipaddress
 import re
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     BgpInstance,
     BgpPeer,
     DeviceState,
@@ -23,12 +23,12 @@ from tasks.model.state import (
     PortCounters,
     Route,
 )
-from tasks.platforms import readback
-from tasks.platforms.base import DeviceDriver, InterfaceNames
-from tasks.platforms.nxos import running
-from tasks.platforms.nxos.driver import NxosError, parse_json
-from tasks.platforms.nxos.running import NxosConfig
-from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
+from flatfab.platforms import readback
+from flatfab.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.nxos import running
+from flatfab.platforms.nxos.driver import NxosError, parse_json
+from flatfab.platforms.nxos.running import NxosConfig
+from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
 
 INTERFACES = "show interface"
 LLDP = "show lldp neighbors detail"

@@ -19,10 +19,10 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from tasks.platforms import cli_driver
-from tasks.platforms.base import ReadOnlyError
-from tasks.platforms.cli_driver import CliDriver
-from tasks.platforms.nxos.sections import blocks, merge_into
+from flatfab.platforms import cli_driver
+from flatfab.platforms.base import ReadOnlyError
+from flatfab.platforms.cli_driver import CliDriver
+from flatfab.platforms.nxos.sections import blocks, merge_into
 
 CANDIDATE = "bootflash:flatfab-candidate.cfg"
 BACKUP = "bootflash:flatfab-rollback.cfg"

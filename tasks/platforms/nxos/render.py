@@ -19,8 +19,8 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass
 
-from tasks.errors import FlatfabError
-from tasks.model.state import (
+from flatfab.errors import FlatfabError
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     DeviceState,
@@ -30,9 +30,9 @@ from tasks.model.state import (
     QueueQos,
     Watchdog,
 )
-from tasks.platforms.base import InterfaceNames
-from tasks.platforms.names import natural_key, sort_interfaces
-from tasks.platforms.nxos.sections import FEATURES, PREFIX
+from flatfab.platforms.base import InterfaceNames
+from flatfab.platforms.names import natural_key, sort_interfaces
+from flatfab.platforms.nxos.sections import FEATURES, PREFIX
 
 JUMBO_MTU = 9216  # NX-OS `system jumbomtu` default: the only L2 port MTU besides 1500
 MAX_PATHS = 64  # `maximum-paths` range on Nexus 9000

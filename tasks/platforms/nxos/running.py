@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tasks.model.state import EcnProfile, PortQos, QueueQos, Watchdog
-from tasks.platforms.nxos.sections import blocks
+from flatfab.model.state import EcnProfile, PortQos, QueueQos, Watchdog
+from flatfab.platforms.nxos.sections import blocks
 
 _ECN = re.compile(r"^random-detect minimum-threshold (\d+) (bytes|kbytes|mbytes) "
                   r"maximum-threshold (\d+) (bytes|kbytes|mbytes) drop-probability (\d+)"

@@ -7,7 +7,7 @@ NX-OS's own defaults) belongs to no section, so drift reports only what flatfab 
 
 from __future__ import annotations
 
-from tasks.platforms.sections import cli_blocks
+from flatfab.platforms.sections import cli_blocks
 
 # first words of a top-level line -> section; the longest prefix wins
 SECTION_OF: dict[str, str] = {

@@ -6,14 +6,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms import configdb, netmiko_shell
-from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.sections import by_header
-from tasks.platforms.sonic import changes
-from tasks.platforms.sonic.collect import collect, pfc_counters, queue_counters
-from tasks.platforms.sonic.driver import SonicDriver, SonicError
-from tasks.platforms.sonic.render import CONFIG_DB, render
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms import configdb, netmiko_shell
+from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.sections import by_header
+from flatfab.platforms.sonic import changes
+from flatfab.platforms.sonic.collect import collect, pfc_counters, queue_counters
+from flatfab.platforms.sonic.driver import SonicDriver, SonicError
+from flatfab.platforms.sonic.render import CONFIG_DB, render
 
 # read-only commands: show, vtysh show, and read verbs of the Redis databases
 _SAFE_ARGS = r"[A-Za-z0-9_:|.,*/ -]*"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.platforms.configdb import ConfigDb, json_field, json_fields
-from tasks.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
+from flatfab.platforms.configdb import ConfigDb, json_field, json_fields
+from flatfab.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
 
 # fields of the hardware tables flatfab shows when it has no intended config to go by
 DEFAULT_MERGED_FIELDS = {"PORT": ("admin_status", "mtu", "speed"),

@@ -19,7 +19,7 @@ import ast
 import re
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DeviceState,
     Endpoint,
     IfKind,
@@ -27,10 +27,10 @@ from tasks.model.state import (
     PortCounters,
     Probe,
 )
-from tasks.platforms import configdb, readback
-from tasks.platforms.base import DeviceDriver, InterfaceNames
-from tasks.platforms.configdb import ConfigDb
-from tasks.platforms.readback import (
+from flatfab.platforms import configdb, readback
+from flatfab.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.configdb import ConfigDb
+from flatfab.platforms.readback import (
     Routes,
     frr_bgp_instance,
     frr_ipv4_unicast,
@@ -38,7 +38,7 @@ from tasks.platforms.readback import (
     identity_from_bgp,
     tenant,
 )
-from tasks.platforms.sonic.driver import SonicError, parse_json, read_running_db
+from flatfab.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
 INTERFACES = "vtysh -c 'show interface vrf all json'"

@@ -16,12 +16,12 @@ import shlex
 import time
 from typing import Any
 
-from tasks.platforms import cli_driver, configdb
-from tasks.platforms.configdb import ConfigDb
-from tasks.platforms.netmiko_shell import ShellCliDriver, base64_chunks
-from tasks.platforms.sections import by_header
-from tasks.platforms.sonic import changes
-from tasks.platforms.sonic.render import CONFIG_DB, FRR, join
+from flatfab.platforms import cli_driver, configdb
+from flatfab.platforms.configdb import ConfigDb
+from flatfab.platforms.netmiko_shell import ShellCliDriver, base64_chunks
+from flatfab.platforms.sections import by_header
+from flatfab.platforms.sonic import changes
+from flatfab.platforms.sonic.render import CONFIG_DB, FRR, join
 
 STATE_DIR = "/etc/sonic/flatfab"
 FRR_DIR = "/etc/sonic/frr"  # split mode: the operator's frr.conf, /etc/frr in the container

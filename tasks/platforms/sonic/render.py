@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from tasks.model.state import DEFAULT_VRF, DeviceState, IfKind, Interface
-from tasks.platforms import configdb
-from tasks.platforms.base import InterfaceNames
-from tasks.platforms.configdb import ConfigDb
-from tasks.platforms.names import sort_interfaces
-from tasks.platforms.templating import environment
+from flatfab.model.state import DEFAULT_VRF, DeviceState, IfKind, Interface
+from flatfab.platforms import configdb
+from flatfab.platforms.base import InterfaceNames
+from flatfab.platforms.configdb import ConfigDb
+from flatfab.platforms.names import sort_interfaces
+from flatfab.platforms.templating import environment
 
 CONFIG_DB = "config_db"
 FRR = "frr"

@@ -25,11 +25,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import DeviceState, Probe
-from tasks.platforms.base import DeviceDriver, Platform
-from tasks.platforms.srlinux.collect import collect
-from tasks.platforms.srlinux.render import render
-from tasks.platforms.srlinux.sections import entries_of, normalized_running, split
+from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.srlinux.collect import collect
+from flatfab.platforms.srlinux.render import render
+from flatfab.platforms.srlinux.sections import entries_of, normalized_running, split
 
 # reads only: `info` (from state/running) and `show`, no pipes but `| as json`; never
 # `/tools`, `enter`, `commit`, `set`, `delete` (SR Linux CLI guide)

@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     BgpPeer,
@@ -36,11 +36,11 @@ from tasks.model.state import (
     Route,
     Watchdog,
 )
-from tasks.platforms import readback
-from tasks.platforms.base import DeviceDriver, InterfaceNames
-from tasks.platforms.readback import Routes, asn_of, identity_from_bgp, read_errors, tenant
-from tasks.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
-from tasks.platforms.srlinux.sections import unprefixed
+from flatfab.platforms import readback
+from flatfab.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, read_errors, tenant
+from flatfab.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
+from flatfab.platforms.srlinux.sections import unprefixed
 
 Json = dict[str, Any]
 INTERFACES = "info from state /interface"

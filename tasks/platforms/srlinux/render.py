@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.model.state import (
+from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
     DeviceState,
@@ -29,8 +29,8 @@ from tasks.model.state import (
     Interface,
     PortQos,
 )
-from tasks.platforms.base import InterfaceNames
-from tasks.platforms.names import sort_interfaces
+from flatfab.platforms.base import InterfaceNames
+from flatfab.platforms.names import sort_interfaces
 
 Json = dict[str, Any]
 

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from tasks.platforms.srlinux.render import Json, dump
+from flatfab.platforms.srlinux.render import Json, dump
 
 _ENTRY = re.compile(r'^\{"path": "/([a-z-]+)')
 _PATH = re.compile(r"^/([a-z-]+)(?:\[name=([^\]]+)\])?$")

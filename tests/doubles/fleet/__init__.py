@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.model.state import FabricState
+from flatfab.model.state import FabricState
 from tests.doubles.fleet.eapi import EosDevice
 from tests.doubles.fleet.frr import FrrDevice
 from tests.doubles.fleet.linux_host import Endpoint, HostDevice, endpoints

@@ -22,9 +22,9 @@ import signal
 import sys
 from pathlib import Path
 
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.registry import PLATFORMS
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.fleet import Fleet
 from tests.doubles.fleet.eapi import PASSWORD_ENV, EapiServer
 from tests.doubles.fleet.faults import FaultError, inject

@@ -33,9 +33,9 @@ from typing import Any
 
 from pyeapi.eapilib import CommandError
 
-from tasks.model.state import DeviceState, FabricState
-from tasks.platforms.eos import PLATFORM
-from tasks.platforms.eos.sections import merge_into
+from flatfab.model.state import DeviceState, FabricState
+from flatfab.platforms.eos import PLATFORM
+from flatfab.platforms.eos.sections import merge_into
 from tests.doubles.eos import EosDouble, healthy_shows
 from tests.doubles.fleet.shell import Clock, Faults
 from tests.doubles.rib import FabricRib

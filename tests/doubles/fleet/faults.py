@@ -16,8 +16,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from tasks.platforms.frr.driver import FrrState
-from tasks.platforms.linux_host import config as cfg
+from flatfab.platforms.frr.driver import FrrState
+from flatfab.platforms.linux_host import config as cfg
 from tests.doubles.fleet import Device
 from tests.doubles.fleet.eapi import EosDevice
 from tests.doubles.fleet.shell import ShellDevice

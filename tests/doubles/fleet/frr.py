@@ -18,12 +18,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from tasks.model.state import DEFAULT_VRF, DeviceState, IfKind
-from tasks.platforms import configdb
-from tasks.platforms.frr import kernel_qos
-from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.driver import ASIC_FILE, LLDPCLI, FrrDriver, FrrState
-from tasks.platforms.registry import get as get_platform
+from flatfab.model.state import DEFAULT_VRF, DeviceState, IfKind
+from flatfab.platforms import configdb
+from flatfab.platforms.frr import kernel_qos
+from flatfab.platforms.frr import links as links_mod
+from flatfab.platforms.frr.driver import ASIC_FILE, LLDPCLI, FrrDriver, FrrState
+from flatfab.platforms.registry import get as get_platform
 from tests.doubles.fleet.shell import STATE_DIR, Answer, Clock, ShellDevice
 from tests.doubles.frr import Reply
 from tests.doubles.frr_json import RouteText, bgp_summary

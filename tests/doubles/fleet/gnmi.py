@@ -32,13 +32,13 @@ from typing import Any
 import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
-from tasks.model.state import DeviceState, FabricState, Role
-from tasks.platforms.registry import get as get_platform
-from tasks.telemetry import paths, platform_paths, tls
-from tasks.telemetry.gnmi_client import PASSWORD_ENV, USERNAME_ENV
-from tasks.telemetry.gnmi_target import Credentials, GnmiTarget, _notification
-from tasks.telemetry.paths import PathError
-from tasks.telemetry.samples import Metric
+from flatfab.model.state import DeviceState, FabricState, Role
+from flatfab.platforms.registry import get as get_platform
+from flatfab.telemetry import paths, platform_paths, tls
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget, _notification
+from flatfab.telemetry.paths import PathError
+from flatfab.telemetry.samples import Metric
+from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 from tests.doubles.gnmi import LAB_LOSSLESS_Q, LAB_LOSSY_Q, HealthyCounters
 
 USERNAME = "flatfab"

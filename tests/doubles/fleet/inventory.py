@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tasks.model.state import FabricState, Role
-from tasks.platforms.registry import get as get_platform
-from tasks.workflows.inventory import write
-from tasks.yamlio import dump_yaml
+from flatfab.model.state import FabricState, Role
+from flatfab.platforms.registry import get as get_platform
+from flatfab.workflows.inventory import write
+from flatfab.yamlio import dump_yaml
 from tests.doubles.fleet.server import Keys
 
 HEADER = "# Written for a simulated fleet (tests/doubles/fleet); regenerated when it starts.\n"

@@ -17,16 +17,16 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind, Role
-from tasks.platforms.linux_host import config as cfg
-from tasks.platforms.linux_host import nic_qos
-from tasks.platforms.linux_host.driver import (
+from flatfab.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind, Role
+from flatfab.platforms.linux_host import config as cfg
+from flatfab.platforms.linux_host import nic_qos
+from flatfab.platforms.linux_host.driver import (
     ROUTE_READ,
     RULE_READ,
     SYSCTL_READ,
     LinuxHostDriver,
 )
-from tasks.platforms.registry import get as get_platform
+from flatfab.platforms.registry import get as get_platform
 from tests.doubles.fleet.frr import mac
 from tests.doubles.fleet.shell import STATE_DIR, Answer, Clock, ShellDevice
 from tests.doubles.frr import Reply

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from tasks.platforms.shell_driver import MARK, ShellDriver
-from tasks.transport.ssh import CommandResult, LoggedCommand
+from flatfab.platforms.shell_driver import MARK, ShellDriver
+from flatfab.transport.ssh import CommandResult, LoggedCommand
 from tests.doubles.frr import FakeShell, Reply
 
 S = TypeVar("S")

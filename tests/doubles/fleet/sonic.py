@@ -29,8 +29,8 @@ from collections.abc import Callable
 
 import asyncssh
 
-from tasks.model.state import DeviceState, FabricState
-from tasks.platforms.sonic import PLATFORM
+from flatfab.model.state import DeviceState, FabricState
+from flatfab.platforms.sonic import PLATFORM
 from tests.doubles.fleet.shell import Clock, Faults
 from tests.doubles.rib import FabricRib
 from tests.doubles.sonic import RC_MARK, SonicDouble, healthy_outputs

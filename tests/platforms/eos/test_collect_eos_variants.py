@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.model.state import DeviceState, FabricState, IfKind
-from tasks.platforms.eos import PLATFORM
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.model.state import DeviceState, FabricState, IfKind
+from flatfab.platforms.eos import PLATFORM
 from tests.support.eos import FIXTURES, eos_collect, eos_double, eos_fabric
 from tests.support.paths import ROOT
 

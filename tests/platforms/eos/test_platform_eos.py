@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from tasks.errors import FlatfabError
-from tasks.platforms.eos import PLATFORM
-from tasks.platforms.eos.avd import EosRenderError, capability_problems
-from tasks.platforms.registry import PLATFORMS
+from flatfab.errors import FlatfabError
+from flatfab.platforms.eos import PLATFORM
+from flatfab.platforms.eos.avd import EosRenderError, capability_problems
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.eos import eos_fabric, eos_switches
 from tests.support.oracles import EOS, usable
 from tests.support.paths import ROOT

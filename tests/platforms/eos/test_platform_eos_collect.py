@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.model.state import DeviceState, FabricState, IfKind
-from tasks.platforms.eos import PLATFORM
-from tasks.platforms.eos.collect import JSON_COMMANDS, RUNNING
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.model.state import DeviceState, FabricState, IfKind
+from flatfab.platforms.eos import PLATFORM
+from flatfab.platforms.eos.collect import JSON_COMMANDS, RUNNING
 from tests.support.eos import FIXTURES, eos_collect, eos_double, eos_fabric
 
 MUTATING = ("configure", "copy", "write", "rollback", "bash")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from napalm.eos.eos import EOSDriver
 
-from tasks.platforms.eos import PLATFORM
-from tasks.platforms.eos.driver import EosDriver, EosPushError
-from tasks.workflows.drift import device_drift
+from flatfab.platforms.eos import PLATFORM
+from flatfab.platforms.eos.driver import EosDriver, EosPushError
+from flatfab.workflows.drift import device_drift
 from tests.doubles.eos import EosDouble
 
 # what an operator's switch holds besides flatfab's config (indented as EOS shows it)

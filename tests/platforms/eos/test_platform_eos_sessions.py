@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from napalm.eos.eos import EOSDriver
 
-from tasks.platforms.base import ReadOnlyError
-from tasks.platforms.eos import PLATFORM
+from flatfab.platforms.base import ReadOnlyError
+from flatfab.platforms.eos import PLATFORM
 from tests.doubles.eos import EosDouble
 
 OLD = ["hostname leaf1", "interface Ethernet1", "mtu 9000"]
@@ -106,7 +106,7 @@ def test_dry_run_diff_opens_no_config_session(driver: EOSDriver, device: EosDoub
     """`rollout --dry-run` diffs EOS from the running config: no session, no change."""
     from types import SimpleNamespace  # noqa: PLC0415
 
-    from tasks.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
+    from flatfab.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
 
     host = SimpleNamespace(name="leaf1", platform="eos",
                            connections={"napalm": SimpleNamespace(connection=driver)},

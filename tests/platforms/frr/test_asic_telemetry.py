@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tasks.platforms.frr.asic_telemetry import (
+from flatfab.platforms.frr.asic_telemetry import (
     ClassStats,
     KernelReading,
     LabSwitchCounters,
@@ -14,8 +14,8 @@ from tasks.platforms.frr.asic_telemetry import (
     parse_limits,
     read_kernel,
 )
-from tasks.telemetry import paths
-from tasks.telemetry.samples import Metric
+from flatfab.telemetry import paths
+from flatfab.telemetry.samples import Metric
 
 # `tc -s class show dev swp1` as iproute2 6.1 printed it on a lab leaf during a flood
 CLASSES = """\

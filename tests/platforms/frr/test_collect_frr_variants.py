@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.frr import kernel_qos
-from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.collect import BGP_SUMMARY, collect, lldp_neighbors
-from tasks.platforms.frr.driver import FrrDriver, normalize_frr
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.frr import kernel_qos
+from flatfab.platforms.frr import links as links_mod
+from flatfab.platforms.frr.collect import BGP_SUMMARY, collect, lldp_neighbors
+from flatfab.platforms.frr.driver import FrrDriver, normalize_frr
 from tests.doubles.frr import LLDP_SOCKET, FakeShell, Reply, leaf1_driver
 from tests.support.paths import FIXTURES, ROOT
 

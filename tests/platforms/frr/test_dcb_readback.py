@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from tasks.checks import CheckContext, Finding, Stage, run_checks
-from tasks.model.state import DeviceState
-from tasks.platforms import configdb
-from tasks.platforms.frr import dcb
-from tasks.platforms.frr import links as links_mod
-from tasks.platforms.frr.collect import collect
-from tasks.platforms.frr.driver import FrrDriver
+from flatfab.checks import CheckContext, Finding, Stage, run_checks
+from flatfab.model.state import DeviceState
+from flatfab.platforms import configdb
+from flatfab.platforms.frr import dcb
+from flatfab.platforms.frr import links as links_mod
+from flatfab.platforms.frr.collect import collect
+from flatfab.platforms.frr.driver import FrrDriver
 from tests.doubles.frr import (
     LEAF1,
     LLDP_SOCKET,

@@ -13,8 +13,8 @@ import re
 import pytest
 from napalm.base.exceptions import ReplaceConfigException
 
-from tasks.platforms.frr.driver import FrrDriver, normalize_frr
-from tasks.transport.ssh import ReadOnlyError, SshOptions
+from flatfab.platforms.frr.driver import FrrDriver, normalize_frr
+from flatfab.transport.ssh import ReadOnlyError, SshOptions
 from tests.doubles.frr import FakeSession
 from tests.support.paths import FIXTURES
 

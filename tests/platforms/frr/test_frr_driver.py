@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from tasks.platforms.frr.driver import FrrDriver
-from tasks.platforms.shell_driver import MARK, DeviceCommandError
-from tasks.transport.ssh import (
+from flatfab.platforms.frr.driver import FrrDriver
+from flatfab.platforms.shell_driver import MARK, DeviceCommandError
+from flatfab.transport.ssh import (
     ReadOnlyError,
     SshOptions,
     SshSession,
@@ -398,9 +398,9 @@ def test_read_only_driver_getters_still_work() -> None:
 
 def test_collect_takes_vrf_bridge_and_bgp_state_outside_the_napalm_getters(
         leaf1: tuple[FrrDriver, FakeShell]) -> None:
-    from tasks.intent.loader import load_intent  # noqa: PLC0415
-    from tasks.plan.planner import plan  # noqa: PLC0415
-    from tasks.platforms.frr.collect import collect  # noqa: PLC0415
+    from flatfab.intent.loader import load_intent  # noqa: PLC0415
+    from flatfab.plan.planner import plan  # noqa: PLC0415
+    from flatfab.platforms.frr.collect import collect  # noqa: PLC0415
     from tests.support.paths import ROOT  # noqa: PLC0415
 
     planned = plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1"]
@@ -424,9 +424,9 @@ def test_collect_takes_vrf_bridge_and_bgp_state_outside_the_napalm_getters(
 
 
 def test_collect_reads_asdot_as_numbers(leaf1: tuple[FrrDriver, FakeShell]) -> None:
-    from tasks.intent.loader import load_intent  # noqa: PLC0415
-    from tasks.plan.planner import plan  # noqa: PLC0415
-    from tasks.platforms.frr.collect import collect  # noqa: PLC0415
+    from flatfab.intent.loader import load_intent  # noqa: PLC0415
+    from flatfab.plan.planner import plan  # noqa: PLC0415
+    from flatfab.platforms.frr.collect import collect  # noqa: PLC0415
     from tests.support.paths import ROOT  # noqa: PLC0415
 
     driver, shell = leaf1

@@ -1,4 +1,4 @@
-"""The `links` section of frr switch configs (tasks.platforms.frr.links), without a device.
+"""The `links` section of frr switch configs (flatfab.platforms.frr.links), without a device.
 
 Running state comes from `ip -j -d link show` recorded on leaf1 of the embedded lab, default
 netns plus the VRF namespaces blue and red (tests/fixtures/frr/leaf1: byte-for-byte copies
@@ -16,8 +16,8 @@ from dataclasses import replace
 
 import pytest
 
-from tasks.model.state import DEFAULT_VRF
-from tasks.platforms.frr.links import (
+from flatfab.model.state import DEFAULT_VRF
+from flatfab.platforms.frr.links import (
     LinksError,
     LinkSpec,
     format_links,

@@ -19,17 +19,17 @@ import pytest
 import yaml
 from napalm.base.exceptions import CommitConfirmException
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, IfKind
-from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
-from tasks.platforms.junos import PLATFORM, normal_form
-from tasks.platforms.junos import collect as junos_collect
-from tasks.platforms.junos.driver import JunosDriver, JunosDriverError, revert_minutes
-from tasks.platforms.junos.render import JunosRenderError, configuration
-from tasks.platforms.junos.text import split_sections, to_text
-from tasks.platforms.registry import PLATFORMS
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState, IfKind
+from flatfab.platforms.base import ReadOnlyDriver, ReadOnlyError
+from flatfab.platforms.junos import PLATFORM, normal_form
+from flatfab.platforms.junos import collect as junos_collect
+from flatfab.platforms.junos.driver import JunosDriver, JunosDriverError, revert_minutes
+from flatfab.platforms.junos.render import JunosRenderError, configuration
+from flatfab.platforms.junos.text import split_sections, to_text
+from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.junos import (
     RECORDED,
     JunosDevice,

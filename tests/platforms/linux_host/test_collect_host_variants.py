@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState
-from tasks.plan.planner import plan
-from tasks.platforms.linux_host import nic_qos
-from tasks.platforms.linux_host.collect import collect
-from tasks.platforms.linux_host.config import HostRoute, HostRule, format_config, parse_config
-from tasks.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState
+from flatfab.plan.planner import plan
+from flatfab.platforms.linux_host import nic_qos
+from flatfab.platforms.linux_host.collect import collect
+from flatfab.platforms.linux_host.config import HostRoute, HostRule, format_config, parse_config
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
 from tests.doubles.frr import FakeShell, Reply
 from tests.doubles.linux_host import STATE_DIR, SYSCTL_RECORD, host_driver
 from tests.support.paths import FIXTURES, ROOT

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from tasks.checks import CheckContext, Finding, Stage, run_checks
-from tasks.model.state import DeviceState
-from tasks.platforms.linux_host import nic_qos
-from tasks.platforms.linux_host.collect import collect
-from tasks.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.checks import CheckContext, Finding, Stage, run_checks
+from flatfab.model.state import DeviceState
+from flatfab.platforms.linux_host import nic_qos
+from flatfab.platforms.linux_host.collect import collect
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
 from tests.doubles.frr import FakeShell, Reply
 from tests.doubles.linux_host import STATE_DIR, host_answers
 from tests.support.checks import PLAN as LAB

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from napalm.base.exceptions import ReplaceConfigException
 
-from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tasks.transport.ssh import CommandResult
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.transport.ssh import CommandResult
 from tests.doubles.frr import FakeSession
 from tests.support.paths import FIXTURES
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tasks.platforms.linux_host import echo_probe
-from tasks.platforms.linux_host.driver import ECHO_PROBE_SOURCE
+from flatfab.platforms.linux_host import echo_probe
+from flatfab.platforms.linux_host.driver import ECHO_PROBE_SOURCE
 
 TARGET = socket.inet_aton("10.100.2.11")
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and raw sockets need root")

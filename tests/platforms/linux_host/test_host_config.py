@@ -1,4 +1,4 @@
-"""GPU host config text and its transitions (tasks.platforms.linux_host.config), no device.
+"""GPU host config text and its transitions (flatfab.platforms.linux_host.config), no device.
 
 Running state comes from `ip -j -d link`, `ip -j addr` and `ip -j route` recorded on host
 leaf1-h1 of the embedded lab: data NIC eth1 at MTU 9000 with a default route via its leaf,
@@ -18,10 +18,10 @@ from ipaddress import IPv4Interface
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, IfKind
-from tasks.plan.planner import plan
-from tasks.platforms.linux_host.config import (
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, IfKind
+from flatfab.plan.planner import plan
+from flatfab.platforms.linux_host.config import (
     HostConfig,
     HostConfigError,
     HostRoute,
@@ -37,8 +37,8 @@ from tasks.platforms.linux_host.config import (
     sysctls_from_proc,
     transition,
 )
-from tasks.platforms.linux_host.render import render
-from tasks.platforms.registry import PLATFORMS
+from flatfab.platforms.linux_host.render import render
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import FIXTURES, ROOT
 
 HOST = FIXTURES / "linux_host" / "leaf1-h1"

@@ -21,21 +21,21 @@ from dataclasses import dataclass, field
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from tasks.platforms.linux_host.config import (
+from flatfab.platforms.linux_host.config import (
     HostConfig,
     HostRoute,
     Nic,
     format_config,
     parse_config,
 )
-from tasks.platforms.linux_host.driver import (
+from flatfab.platforms.linux_host.driver import (
     ECHO_PROBE_SOURCE,
     PROBE_MARK,
     RULE_READ,
     SYSCTL_READ,
     LinuxHostDriver,
 )
-from tasks.transport.ssh import CommandResult, ReadOnlyError
+from flatfab.transport.ssh import CommandResult, ReadOnlyError
 from tests.doubles.frr import FakeShell, ReadOnlyShell, Reply, recorded
 from tests.doubles.linux_host import (
     HOST,

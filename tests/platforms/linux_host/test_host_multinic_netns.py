@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 from napalm.base.exceptions import CommitError
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, Probe
-from tasks.plan.planner import plan
-from tasks.platforms.linux_host.collect import collect
-from tasks.platforms.linux_host.config import NIC_SYSCTLS, format_config, parse_config
-from tasks.platforms.linux_host.driver import LinuxHostDriver
-from tasks.platforms.linux_host.render import render
-from tasks.platforms.registry import PLATFORMS
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState, Probe
+from flatfab.plan.planner import plan
+from flatfab.platforms.linux_host.collect import collect
+from flatfab.platforms.linux_host.config import NIC_SYSCTLS, format_config, parse_config
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.platforms.linux_host.render import render
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.multinic import Server, data_nics, make_server
 from tests.support.paths import ROOT
 

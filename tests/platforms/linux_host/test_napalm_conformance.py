@@ -9,7 +9,7 @@ napalm_conformance.py says how (tests/fixtures/napalm/README.md: where the data 
 
 from __future__ import annotations
 
-from tasks.platforms.linux_host.driver import LinuxHostDriver
+from flatfab.platforms.linux_host.driver import LinuxHostDriver
 from tests.doubles.napalm import PatchedLinuxHostDriver
 from tests.support.napalm_conformance import (  # the hook: NAPALM's test-case discovery
     Conformance,

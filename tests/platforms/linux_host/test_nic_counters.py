@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tasks.platforms.linux_host import PLATFORM, nic_counters, nic_qos
-from tasks.platforms.shell_driver import DeviceCommandError
+from flatfab.platforms.linux_host import PLATFORM, nic_counters, nic_qos
+from flatfab.platforms.shell_driver import DeviceCommandError
 from tests.doubles.frr import Reply
 from tests.doubles.linux_host import NFT_READ, VARIANTS, counting_host_driver, variant_output
 from tests.support.telemetry_streams import lab_plan

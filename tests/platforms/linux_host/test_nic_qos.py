@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.intent.loader import load_intent
-from tasks.plan.planner import plan
-from tasks.platforms.linux_host import nic_qos
-from tasks.platforms.linux_host.config import HostConfigError, format_config, parse_config
-from tasks.platforms.linux_host.render import render
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
+from flatfab.platforms.linux_host import nic_qos
+from flatfab.platforms.linux_host.config import HostConfigError, format_config, parse_config
+from flatfab.platforms.linux_host.render import render
 from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))

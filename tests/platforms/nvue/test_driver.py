@@ -13,13 +13,13 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.model.state import DeviceState, FabricState, IfKind, PortCounters
-from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
-from tasks.platforms.nvue import PLATFORM
-from tasks.platforms.nvue.driver import STATE_DIR, NvueDriver, NvueError, owned
-from tasks.platforms.nvue.nvyaml import merge
-from tasks.platforms.nvue.render import tree
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.model.state import DeviceState, FabricState, IfKind, PortCounters
+from flatfab.platforms.base import ReadOnlyDriver, ReadOnlyError
+from flatfab.platforms.nvue import PLATFORM
+from flatfab.platforms.nvue.driver import STATE_DIR, NvueDriver, NvueError, owned
+from flatfab.platforms.nvue.nvyaml import merge
+from flatfab.platforms.nvue.render import tree
 from tests.doubles.nvue import (
     NvueDouble,
     collect_cases,
@@ -365,7 +365,7 @@ def test_a_merge_adds_without_clearing(leaf1: DeviceState) -> None:
 
 
 def test_the_5_14_spelling_goes_to_a_5_14_switch(leaf1: DeviceState) -> None:
-    from tasks.platforms.nvue.render import RELEASES, render  # noqa: PLC0415
+    from flatfab.platforms.nvue.render import RELEASES, render  # noqa: PLC0415
 
     double = _factory(leaf1)
     double.outputs["nv show system -o json"] = '{"build": "Cumulus Linux 5.14.0"}\n'

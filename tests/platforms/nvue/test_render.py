@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState
-from tasks.platforms.nvue import PLATFORM
-from tasks.platforms.nvue.nvyaml import applied, load_ops
-from tasks.platforms.nvue.oracle import violations
-from tasks.platforms.nvue.render import (
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState
+from flatfab.platforms.nvue import PLATFORM
+from flatfab.platforms.nvue.nvyaml import applied, load_ops
+from flatfab.platforms.nvue.oracle import violations
+from flatfab.platforms.nvue.render import (
     RELEASES,
     TARGET,
     NvueRenderError,
@@ -26,7 +26,7 @@ from tasks.platforms.nvue.render import (
     sections,
     tree,
 )
-from tasks.platforms.registry import PLATFORMS
+from flatfab.platforms.registry import PLATFORMS
 from tests.support.golden import match_golden
 from tests.support.nvue import FABRICS, copy_intent, fabric, switches
 from tests.support.oracles import NVUE, usable

@@ -22,19 +22,19 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.core.task import Result, Task
 from scrapli.driver.core import NXOSDriver
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.errors import FlatfabError
-from tasks.intent.loader import load_intent
-from tasks.model.state import FabricState
-from tasks.plan.planner import plan
-from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
-from tasks.platforms.nxos import PLATFORM
-from tasks.platforms.nxos.collect import rows
-from tasks.platforms.nxos.driver import BACKUP, CANDIDATE, NxosDriver, NxosError
-from tasks.platforms.nxos.render import NxosRenderError, capability_problems, dscp_list
-from tasks.platforms.nxos.running import NxosConfig, dscp_map, port_qos
-from tasks.platforms.registry import PLATFORMS
-from tasks.workflows import connections
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.errors import FlatfabError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan
+from flatfab.platforms.base import ReadOnlyDriver, ReadOnlyError
+from flatfab.platforms.nxos import PLATFORM
+from flatfab.platforms.nxos.collect import rows
+from flatfab.platforms.nxos.driver import BACKUP, CANDIDATE, NxosDriver, NxosError
+from flatfab.platforms.nxos.render import NxosRenderError, capability_problems, dscp_list
+from flatfab.platforms.nxos.running import NxosConfig, dscp_map, port_qos
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows import connections
 from tests.doubles.nxos import NxosDouble, collect_cases, recorded
 from tests.support.golden import match_golden
 from tests.support.nxos import nxos_fabric, nxos_intent, nxos_switches

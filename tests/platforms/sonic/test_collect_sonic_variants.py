@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from tasks.checks import CATALOG, CheckContext, Stage, run_checks
-from tasks.model.state import DeviceState, FabricState, IfKind
-from tasks.platforms import configdb
-from tasks.platforms.readback import asn_of
-from tasks.platforms.sonic import PLATFORM, changes
-from tasks.platforms.sonic.collect import BGP, RUNNING, _db_hash
+from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
+from flatfab.model.state import DeviceState, FabricState, IfKind
+from flatfab.platforms import configdb
+from flatfab.platforms.readback import asn_of
+from flatfab.platforms.sonic import PLATFORM, changes
+from flatfab.platforms.sonic.collect import BGP, RUNNING, _db_hash
 from tests.doubles.sonic import FIXTURES, SonicDouble
 from tests.support.sonic import fabric, sonic_double, sonic_driver
 

@@ -14,14 +14,14 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.model.state import DeviceState, FabricState, IfKind, Interface, PortCounters
-from tasks.platforms import configdb
-from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
-from tasks.platforms.sonic import PLATFORM, changes
-from tasks.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
-from tasks.platforms.sonic.driver import CommitRefusedError, SonicError
-from tasks.platforms.sonic.render import config_db
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.model.state import DeviceState, FabricState, IfKind, Interface, PortCounters
+from flatfab.platforms import configdb
+from flatfab.platforms.base import ReadOnlyDriver, ReadOnlyError
+from flatfab.platforms.sonic import PLATFORM, changes
+from flatfab.platforms.sonic.collect import PORT_MAP, QUEUE_MAP
+from flatfab.platforms.sonic.driver import CommitRefusedError, SonicError
+from flatfab.platforms.sonic.render import config_db
 from tests.doubles.sonic import FACTORY_FRR, SonicDouble, factory_config_db, recorded
 from tests.support.golden import match_golden
 from tests.support.oracles import SONIC, usable
@@ -502,7 +502,7 @@ def test_rollout_diff_carries_the_change_notes(leaf1: DeviceState) -> None:
     beyond a commit, read through the read-only guard."""
     from types import SimpleNamespace  # noqa: PLC0415
 
-    from tasks.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
+    from flatfab.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
 
     double = SonicDouble(factory_config_db("leaf1"), outputs=recorded("leaf1"))
     host = SimpleNamespace(name="leaf1", platform="sonic",

@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from tasks.checks import CheckContext, Stage, run_checks
-from tasks.errors import InputError
-from tasks.intent.loader import load_intent
-from tasks.model.state import DeviceState, FabricState, PortCounters
-from tasks.plan.planner import plan
-from tasks.platforms.base import ReadOnlyDriver, ReadOnlyError
-from tasks.platforms.registry import PLATFORMS
-from tasks.platforms.srlinux import PLATFORM
-from tasks.platforms.srlinux.render import RenderError, as_tree, config_tree
-from tasks.platforms.srlinux.sections import normalized_running
+from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
+from flatfab.model.state import DeviceState, FabricState, PortCounters
+from flatfab.plan.planner import plan
+from flatfab.platforms.base import ReadOnlyDriver, ReadOnlyError
+from flatfab.platforms.registry import PLATFORMS
+from flatfab.platforms.srlinux import PLATFORM
+from flatfab.platforms.srlinux.render import RenderError, as_tree, config_tree
+from flatfab.platforms.srlinux.sections import normalized_running
 from tests.doubles.srlinux import SrlinuxDouble, collect_cases, running_of, state_outputs
 from tests.support.golden import match_golden
 from tests.support.oracles import SRLINUX, usable
@@ -419,7 +419,7 @@ def test_nornir_napalm_opens_napalm_srlinux_and_the_guard_wraps_it(
     from nornir.core.inventory import ConnectionOptions, Host, Hosts, Inventory  # noqa: PLC0415
     from nornir.core.plugins.connections import ConnectionPluginRegister  # noqa: PLC0415
 
-    from tasks.workflows import connections  # noqa: PLC0415
+    from flatfab.workflows import connections  # noqa: PLC0415
 
     double = SrlinuxDouble(running={"interface": [{"name": "mgmt0"}]})
     made: list[Any] = []
