@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from flatfab import extras
 from flatfab.cli.context import project_of
 from flatfab.cli.output import Format, console, emit_json, err_console
 from flatfab.errors import InputError
@@ -87,6 +88,11 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
                           f"{time.monotonic() - started:.1f} s")
         return
     runtime_ = NetnsRuntime(spec)
+    serves_gnmi = extras.installed("telemetry")
+    if not serves_gnmi:
+        err_console.print("[dim]lab up: the switches serve no gNMI (flatfab's telemetry extra "
+                          "is not installed: pip install 'flatfab[telemetry]'); flatfab watch "
+                          "polls them", soft_wrap=True)
     state = runtime_.up(progress=lambda step: err_console.print(f"[dim]lab up: {step}"))
     paths = runtime_.paths
     files = inventory.lab_inventory(
@@ -97,7 +103,7 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
         lldp_vrf_sockets={n.name: [paths.lldp_vrf_socket(n.name, v) for v in n.vrfs]
                           for n in spec.nodes.values() if n.role != "host" and n.vrfs},
         gnmi={n.name: lab_gnmi.inventory_entry(paths.root) for n in spec.nodes.values()
-              if n.role != "host"})
+              if n.role != "host" and serves_gnmi})
     target = project.inventory_dir
     inventory.write(target, files)
     for run_id in abandon_interrupted(project.state_dir, project.fabric, "lab recreated"):

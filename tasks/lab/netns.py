@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flatfab import extras
 from flatfab.atomic import write_atomic
 from flatfab.lab import gnmi, procs
 from flatfab.lab.system import LabError, ip_batch, require_commands, require_root, run
@@ -195,11 +196,15 @@ class NetnsRuntime:
             progress("node processes")
             _parallel(lambda n: self._start_node(n, state), self.spec.nodes.values())
             state.save(paths)
-            progress("gNMI targets")
-            self._start_gnmi(state)
+            # a core install has no gRPC: its switches are polled over SSH instead
+            serves_gnmi = extras.installed("telemetry")
+            if serves_gnmi:
+                progress("gNMI targets")
+                self._start_gnmi(state)
             progress("waiting for management SSH")
             self._wait_ssh()
-            gnmi.wait_listening(paths.root, self._switches(), _port_open)
+            if serves_gnmi:
+                gnmi.wait_listening(paths.root, self._switches(), _port_open)
         except BaseException:
             with contextlib.suppress(Exception):
                 self.down(state)

@@ -1,0 +1,124 @@
+"""flatfab as an operator gets it: the wheel built from this checkout, installed into a
+fresh venv outside the checkout by a user who is not root, with Debian's own Python and no
+extras (the core alone).
+
+Building needs the build backend from the package index (pip's cache makes it quick); the
+operator's install then runs offline from a wheelhouse of the pinned dependencies
+(constraints.txt), which root downloads first: the user has no pip cache of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.flatfab import Run
+from tests.support.paths import ROOT
+
+USER = "nobody"  # a user with no rights of its own, as an operator's account has none here
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, as on an operator's workstation
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+    "version"]
+
+
+def not_possible() -> str | None:
+    """Why the operator's install cannot be made here (None when it can)."""
+    if os.geteuid() != 0:
+        return "installing as another user needs root"
+    if not Path(SYSTEM_PYTHON).is_file():
+        return f"{SYSTEM_PYTHON} not found (Debian's python3 and python3-venv)"
+    return None
+
+
+def _run(argv: list[str], *, cwd: Path | None = None, timeout: float = 600,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          check=False, env=env)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} exited {proc.returncode}:\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def build_dist(out: Path) -> tuple[Path, Path]:
+    """The checkout's sdist and the wheel built from that sdist, as `python -m build` makes
+    them (an sdist missing a file gives a wheel missing it)."""
+    _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], timeout=900)
+    sdist = next(out.glob("flatfab-*.tar.gz"))
+    wheel = next(out.glob("flatfab-*-py3-none-any.whl"))
+    return sdist, wheel
+
+
+def wheel_names(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return archive.namelist()
+
+
+@dataclass
+class Installed:
+    """A user's home with the wheel installed into `home/venv`."""
+
+    home: Path
+    wheel: Path
+
+    @property
+    def venv(self) -> Path:
+        return self.home / "venv"
+
+    @property
+    def flatfab(self) -> Path:
+        return self.venv / "bin" / "flatfab"
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """A login-like environment: nothing of the checkout's (no PYTHONPATH, no venv)."""
+        base = {"HOME": str(self.home), "USER": USER, "LANG": "C.UTF-8",
+                "PATH": f"{self.venv / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+                        "/usr/bin:/sbin:/bin", "TERM": "dumb", "COLUMNS": "200"}
+        return {**base, **(extra or {})}
+
+    def run(self, *args: str, cwd: Path, as_root: bool = False, timeout: float = 600,
+            env: dict[str, str] | None = None) -> Run:
+        """The installed `flatfab`, as the user (or as root, for the lab)."""
+        prefix = [] if as_root else ["runuser", "-u", USER, "--"]
+        proc = subprocess.run([*prefix, "env", "-i", *(f"{k}={v}" for k, v in
+                                                    self.env(env).items()),
+                               str(self.flatfab), *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=timeout, check=False)
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+
+    def folder(self, name: str) -> Path:
+        """A folder of the user's, outside the checkout."""
+        path = self.home / name
+        _run(["runuser", "-u", USER, "--", "mkdir", "-p", str(path)])
+        return path
+
+
+def install(wheel: Path) -> Installed:
+    """A fresh home for the user, the pinned dependencies in a wheelhouse there, and the
+    user's own venv with the wheel installed from it, offline."""
+    home = Path(tempfile.mkdtemp(prefix="flatfab-operator-"))
+    wheelhouse = home / "wheelhouse"
+    _run([sys.executable, "-m", "pip", "download", "-q", "--dest", str(wheelhouse),
+          "--constraint", str(ROOT / "constraints.txt"), str(wheel)], timeout=900)
+    shutil.copy2(wheel, home / wheel.name)
+    home.chmod(0o755)
+    _run(["chown", "-R", f"{USER}:", str(home)])
+    installed = Installed(home=home, wheel=home / wheel.name)
+    as_user = ["runuser", "-u", USER, "--", "env", "-i",
+               *(f"{k}={v}" for k, v in installed.env().items())]
+    _run([*as_user, SYSTEM_PYTHON, "-m", "venv", str(installed.venv)])
+    _run([*as_user, str(installed.venv / "bin" / "pip"), "install", "-q",
+          "--disable-pip-version-check", "--no-index", "--find-links", str(wheelhouse),
+          str(installed.wheel)], timeout=900)
+    return installed
+
+
+def remove(installed: Installed) -> None:
+    shutil.rmtree(installed.home, ignore_errors=True)
