@@ -285,3 +285,20 @@ def dump_yaml(data: Any) -> str:
     buf = io.StringIO()
     yaml.dump(data, buf)
     return buf.getvalue()
+
+
+def roundtrip() -> YAML:
+    """A YAML writer that edits a file in place: comments, key order, flow style and quotes
+    survive (the layout flatfab's files use: lists indented two spaces under their key)."""
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 100
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def dump_roundtrip(doc: Any) -> str:
+    """A document read with `roundtrip` (or `load_yaml`), written back in its own layout."""
+    buf = io.StringIO()
+    roundtrip().dump(doc, buf)
+    return buf.getvalue()

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import metadata
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Final
 
 import typer
 from rich.markup import escape
+from typer.core import TyperGroup
 
 from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
 from flatfab.cli import distributed as dist
 from flatfab.cli import ops, output
-from flatfab.cli.context import project_of
+from flatfab.cli.context import LazyProject, project_of
+from flatfab.cli.init import init
 from flatfab.cli.lab import lab_app
 from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from flatfab.cli.output import Format, console, emit_json, err_console
@@ -39,13 +42,42 @@ from flatfab.workflows.traffic import TRAFFIC_CHECKS, run_traffic
 from flatfab.workflows.verify import verify as run_verify
 from flatfab.yamlio import dump_yaml
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help=__doc__)
+# the order an operator meets the commands in (typer lists them as registered, groups last):
+# start a project, plan and check it, try it in a lab, roll it out, verify, audit and watch
+# it, then the runs and their rollback, the source of truth, the distributed workers
+COMMAND_ORDER: Final = ("init", "plan", "check", "render", "lab", "rollout", "verify",
+                        "audit", "watch", "runs", "rollback", "sot", "worker", "beat")
+
+
+class OperatorOrder(TyperGroup):
+    """Lists commands in COMMAND_ORDER (any other after them, as registered)."""
+
+    # Any: typer's Context type is click's in one typer release and its own copy's in another
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: COMMAND_ORDER.index(n) if n in COMMAND_ORDER
+                      else len(COMMAND_ORDER))
+
+
+app = typer.Typer(cls=OperatorOrder, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help=__doc__, context_settings={"help_option_names": ["-h", "--help"]})
+app.command()(init)
 app.add_typer(lab_app, name="lab")
 app.add_typer(sot_app, name="sot")
 ops.register(app)
 dist.register(app)
 app.command()(watch)
+
+
+def _version(value: bool) -> None:
+    if not value:
+        return
+    try:
+        number = metadata.version("flatfab")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        number = "unknown (not installed)"
+    console.print(f"flatfab {number}")
+    raise typer.Exit()
 
 
 @app.callback()
@@ -60,8 +92,11 @@ def _global(ctx: typer.Context,
                 "--inventory", help="Nornir inventory (default inventory/<fabric>/)")] = None,
             state_dir: Annotated[Path | None, typer.Option(
                 help="journals and locks (default .flatfab/)")] = None,
+            _version_option: Annotated[bool, typer.Option(
+                "--version", is_eager=True, callback=_version,
+                help="print flatfab's version and exit")] = False,
             ) -> None:
-    ctx.obj = project_from(fabric, root, inventory_dir, state_dir)
+    ctx.obj = LazyProject(lambda: project_from(fabric, root, inventory_dir, state_dir))
 
 
 def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | None,

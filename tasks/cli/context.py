@@ -1,13 +1,31 @@
-"""The Project every subcommand works on, set by the top-level callback."""
+"""The Project every subcommand works on, from the top-level callback's options.
+
+It is made when a command first asks for it: help, `--version` and `init` never read the
+project file or the intent, so a broken one cannot stand in their way.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import typer
 
 from flatfab.workflows.project import Project
 
 
+@dataclass
+class LazyProject:
+    make: Callable[[], Project]
+    _made: list[Project] = field(default_factory=list)
+
+    def get(self) -> Project:
+        if not self._made:
+            self._made.append(self.make())
+        return self._made[0]
+
+
 def project_of(ctx: typer.Context) -> Project:
-    project = ctx.find_root().obj
-    assert isinstance(project, Project)
-    return project
+    holder = ctx.find_root().obj
+    assert isinstance(holder, LazyProject)
+    return holder.get()

@@ -87,6 +87,7 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
         err_console.print(f"containerlab deployed {spec.file} in "
                           f"{time.monotonic() - started:.1f} s")
         return
+    inventory.refuse_hand_written(project.inventory_dir)
     runtime_ = NetnsRuntime(spec)
     serves_gnmi = extras.installed("telemetry")
     if not serves_gnmi:

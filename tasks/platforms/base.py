@@ -12,6 +12,7 @@ import difflib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
@@ -143,6 +144,20 @@ class PlatformFacts(Facts):
     # regexes of names that are this platform's own spelling (table, profile and pool names):
     # the layers above the platforms must never write them (a conformance test fences them)
     vocabulary: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class InventoryOption:
+    """One connection option of a real inventory for this platform's devices, as `flatfab
+    init` writes it under `connection_options.<plugin>` with why above it: `key` is its
+    dotted path there (`extras.optional_args.key_file`); `active` options are written as
+    settings (what keeps host keys or certificates checked), the others commented out with
+    an example value, for the operator to fill in."""
+
+    key: str
+    value: str | int | float | bool | list[str] | dict[str, str]
+    why: str
+    active: bool = False
 
 
 @runtime_checkable
@@ -285,6 +300,13 @@ class Platform(ABC):
                                     f"the {plugin} plugin")
         return {"napalm": {"extras": {"optional_args": {"key_file": str(key_file),
                                                         "known_hosts": str(known_hosts)}}}}
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        """The options an operator may set for real devices of this platform, under
+        `connection_options.<facts.connection.plugin>` (`flatfab init` writes them, commented
+        out unless `active`): authentication, host key or certificate checks, ports,
+        timeouts."""
+        return ()
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The driver workflows use, from the opened Nornir connection of

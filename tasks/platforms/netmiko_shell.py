@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import paramiko
 
-from flatfab.platforms.base import ReadOnlyError
+from flatfab.platforms.base import InventoryOption, ReadOnlyError
 from flatfab.platforms.cli_driver import C, CliDriver, last_line
 
 RC_MARK = "@@flatfab-rc="
@@ -66,6 +66,34 @@ def lab_connection(*, key_file: Path, known_hosts: Path) -> dict[str, Any]:
     return {"netmiko": {"extras": {"use_keys": True, "key_file": str(key_file),
                                    "ssh_strict": True, "alt_host_keys": True,
                                    "alt_key_file": str(known_hosts)}}}
+
+
+def inventory_options() -> tuple[InventoryOption, ...]:
+    """A real switch's netmiko options: host keys checked (netmiko adds unknown ones unless
+    told otherwise; the platform refuses a connection that does not check them)."""
+    return (
+        InventoryOption("extras.ssh_strict", True,
+                        "refuse a device whose host key is not known (flatfab refuses "
+                        "the connection without it)", active=True),
+        InventoryOption("extras.system_host_keys", True,
+                        "known host keys: ~/.ssh/known_hosts", active=True),
+        InventoryOption("extras.alt_host_keys", True,
+                        "known host keys from alt_key_file as well"),
+        InventoryOption("extras.alt_key_file", "/home/netops/.ssh/fabric_known_hosts",
+                        "another known_hosts file (with alt_host_keys)"),
+        InventoryOption("extras.use_keys", True,
+                        "log in with a key (key_file, else your default keys)"),
+        InventoryOption("extras.key_file", "/home/netops/.ssh/id_ed25519",
+                        "private key to log in with (with use_keys)"),
+        InventoryOption("extras.allow_agent", True, "log in through the SSH agent"),
+        InventoryOption("port", 22, "SSH port"),
+        InventoryOption("extras.conn_timeout", 10,
+                        "seconds to open the SSH session (default: flatfab's connect "
+                        "timeout)"),
+        InventoryOption("extras.read_timeout_override", 60,
+                        "seconds one command may take (default: flatfab's command "
+                        "timeout)"),
+    )
 
 
 def strict_connection(connection: Any, platform: str, error: type[Exception]) -> Any:

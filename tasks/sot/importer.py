@@ -15,14 +15,12 @@ device or port outside the fabric) is an error naming the source object.
 from __future__ import annotations
 
 import fnmatch
-import io
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from flatfab.errors import InputError, InputProblem
@@ -40,6 +38,7 @@ from flatfab.sot.clos_import import (
     servers_doc,
 )
 from flatfab.sot.snapshot import INCOMPLETE, Snapshot, SotCable, SotDevice
+from flatfab.yamlio import dump_roundtrip, roundtrip
 
 ROLES = ("superspine", "spine", "leaf", "host", "storage")
 SWITCHES = ("superspine", "spine", "leaf")
@@ -198,25 +197,15 @@ def port_number(platform: Platform, name: str) -> int | None:
 # -- the YAML edits --------------------------------------------------------------------------
 
 
-def _yaml() -> YAML:
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.width = 100
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    return yaml
-
-
 def _load(path: Path) -> Any:
     if not path.exists():
         return CommentedMap()
-    doc = _yaml().load(path.read_text(encoding="utf-8"))
+    doc = roundtrip().load(path.read_text(encoding="utf-8"))
     return CommentedMap() if doc is None else doc
 
 
 def _dump(doc: Any) -> str:
-    buf = io.StringIO()
-    _yaml().dump(doc, buf)
-    return buf.getvalue()
+    return dump_roundtrip(doc)
 
 
 def _flow(mapping: dict[str, Any]) -> CommentedMap:

@@ -15,7 +15,20 @@ from flatfab.intent.semantics import AddressSpace, address_spaces
 from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
 from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows import projectfile
 from flatfab.workflows.projectfile import ProjectFile
+
+
+def _missing(path: Path) -> bool:
+    """Nothing at all at `path` (a file, a dangling link or a path through a file is
+    something: the loader names those)."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,12 @@ class Project:
 
     @cached_property
     def intent(self) -> Intent:
+        if _missing(self.intent_dir) and projectfile.find_root(self.root) is None:
+            # most likely not a project at all: say how to start one
+            raise InputError.single(str(self.intent_dir), "", "intent directory not found, "
+                                    f"and no {projectfile.FILE_NAME} in {self.root} or a "
+                                    "folder above: not a flatfab project; `flatfab init` "
+                                    "starts one")
         return load_intent(self.intent_dir, known_platforms=PLATFORMS, fabric=self.fabric,
                            warn=self.on_warning)
 

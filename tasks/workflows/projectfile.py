@@ -9,16 +9,19 @@ wins over the file, the file over flatfab's default.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from flatfab.errors import InputError
 from flatfab.intent.loader import validation_problems
-from flatfab.yamlio import load_yaml
+from flatfab.intent.names import fabric_problem
+from flatfab.yamlio import line_of, load_yaml
 
 FILE_NAME: Final = "flatfab.yaml"
+OTHER_SPELLING: Final = "flatfab.yml"  # refused, never silently passed over
 DEFAULT_FABRIC: Final = "lab"
 
 
@@ -43,11 +46,19 @@ class ProjectFile(BaseModel):
         default=None, gt=0, le=3600, description="seconds to wait for one command's answer "
         "before the device is named unread")
 
+    @field_validator("fabric")
+    @classmethod
+    def _fabric(cls, value: str | None) -> str | None:
+        why = None if value is None else fabric_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
 
 def find_root(start: Path) -> Path | None:
     """The nearest folder from `start` upwards that holds a project file."""
     for folder in (start, *start.parents):
-        if (folder / FILE_NAME).is_file():
+        if (folder / FILE_NAME).is_file() or os.path.lexists(folder / OTHER_SPELLING):
             return folder
     return None
 
@@ -55,13 +66,19 @@ def find_root(start: Path) -> Path | None:
 def load(root: Path) -> ProjectFile:
     """The project file of `root` (flatfab's defaults where there is none)."""
     path = root / FILE_NAME
-    if not path.exists():
+    other = root / OTHER_SPELLING
+    if os.path.lexists(other):
+        raise InputError.single(str(other), "", f"shadows {FILE_NAME}; keep one"
+                                if os.path.lexists(path) else
+                                f"flatfab reads {FILE_NAME}; rename this file")
+    if not os.path.lexists(path):  # a dangling link is read, and refused
         return ProjectFile()
     doc: Any = load_yaml(path, display=str(path))
     if doc is None:
         return ProjectFile()
     if not isinstance(doc, dict):
-        raise InputError.single(str(path), "", "top level must be a mapping of settings")
+        raise InputError.single(str(path), "", "top level must be a mapping of settings",
+                                line_of(doc, ()))
     try:
         return ProjectFile.model_validate(dict(doc))
     except ValidationError as exc:

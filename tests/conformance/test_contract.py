@@ -33,7 +33,8 @@ from flatfab.platforms.registry import PLATFORMS
 ROOT = Path(__file__).resolve().parents[2]
 INTENTS = sorted(p for p in (ROOT / "intents").iterdir() if (p / "fabric.yaml").exists())
 NEUTRAL_LAYERS = ("tasks/plan", "tasks/checks", "tasks/workflows", "tasks/lab", "tasks/reports",
-                  "tasks/intent", "tasks/runbook", "tasks/sot", "tasks/distributed")
+                  "tasks/intent", "tasks/runbook", "tasks/sot", "tasks/distributed",
+                  "tasks/scaffold")
 
 
 def _spellings(platform: Platform) -> list[str]:
@@ -203,6 +204,7 @@ FORBIDDEN_IMPORTS = {
     "tasks/lab": ("flatfab.sot", "flatfab.distributed", "flatfab.cli"),
     "tasks/sot": ("flatfab.distributed", "flatfab.cli"),
     "tasks/distributed": ("flatfab.cli",),  # Celery stays out of every layer below it
+    "tasks/scaffold": ("flatfab.sot", "flatfab.distributed", "flatfab.cli"),
 }
 
 
@@ -224,3 +226,19 @@ def test_layers_import_only_downwards(layer: str) -> None:
              for path in _python_files(layer) for module in _imports(path)
              if any(module == f or module.startswith(f"{f}.") for f in FORBIDDEN_IMPORTS[layer])]
     assert not found, "\n".join(found)
+
+
+# the option of each connection plugin that keeps host keys checked: a real inventory
+# (`flatfab init`) sets it, never leaves it to the plugin's default
+STRICT_HOST_KEYS = {"netmiko": "extras.ssh_strict", "scrapli": "extras.auth_strict_key"}
+
+
+def test_inventory_options_say_why_and_keep_host_keys_checked(platform: Platform) -> None:
+    options = platform.inventory_options()
+    keys = [o.key for o in options]
+    assert len(keys) == len(set(keys)), keys
+    assert all(o.why and o.key.split(".")[0] in {"extras", "port", "hostname", "username",
+                                                   "platform"} for o in options)
+    strict = STRICT_HOST_KEYS.get(platform.facts.connection.plugin)
+    if strict is not None:
+        assert any(o.key == strict and o.value is True and o.active for o in options)

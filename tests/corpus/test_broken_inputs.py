@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from flatfab.cli.app import main
 from flatfab.lab import topology
 from flatfab.workflows.project import Project
+from tests.support.inprocess import run
 from tests.support.intent_cases import RAIL_REFUSALS, VALUE_CASES
 from tests.support.intent_edits import Edit, append, bad_copy, replace
 from tests.support.paths import ROOT
@@ -252,6 +251,31 @@ def _rail_case(edits: tuple[tuple[str, str, str], ...]) -> Callable[[Path], None
     return make
 
 
+# the project file (flatfab.yaml at the root): each value it can get wrong
+PROJECT_FILE = "fabric: lab\nstate_dir: .flatfab\n"
+PROJECT_VALUES: dict[str, str] = {
+    "unknown-key": "fabric: lab\nfabrik: lab\n",
+    "fabric-not-a-name": "fabric: ../../etc\n",
+    "fabric-a-list": "fabric: [lab]\n",
+    "inventory-a-number": "inventory: 3\n",
+    "timeout-a-word": "connect_timeout: soon\n",
+    "timeout-negative": "command_timeout: -1\n",
+    "timeout-beyond-reason": "connect_timeout: 86400\n",
+    "empty-key": "fabric: lab\n: x\n",
+}
+
+
+def _project_file_case(breaker: Breaker) -> Callable[[Path], None]:
+    """intents/lab/ and a flatfab.yaml at the root, broken by `breaker`."""
+    def make(root: Path) -> None:
+        _copy(root)
+        path = root / "flatfab.yaml"
+        path.write_text(PROJECT_FILE)
+        breaker(path)
+
+    return make
+
+
 def _corpus() -> list[Corpus]:
     cases = [Corpus(f"{file.split('.')[0]}-{kind}", _file_case(file, breaker))
              for file in INTENT_FILES for kind, breaker in FILE_BREAKERS.items()]
@@ -285,6 +309,12 @@ def _corpus() -> list[Corpus]:
     ]
     cases += [Corpus(f"rail-{case.id}", _rail_case(case.edits), names="intents/rail/",
                      fabric="rail") for case in RAIL_REFUSALS]
+    cases += [Corpus(f"project-file-{kind}", _project_file_case(breaker),
+                     names="flatfab.yaml") for kind, breaker in FILE_BREAKERS.items()]
+    cases += [Corpus(f"project-file-{kind}", _project_file_case(_write_bytes(text.encode())),
+                     names="flatfab.yaml") for kind, text in PROJECT_VALUES.items()]
+    cases.append(Corpus("valid-project-file", _project_file_case(lambda _: None),
+                        broken=False))
     return cases
 
 
@@ -294,21 +324,6 @@ def _intents(root: Path) -> Path:
 
 
 CORPUS = _corpus()
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """One flatfab command in this process (as the console script runs it)."""
-    old = sys.argv
-    sys.argv = ["flatfab", *argv]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    finally:
-        sys.argv = old
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_the_corpus_is_large_enough() -> None:
@@ -497,3 +512,62 @@ def test_every_sot_command_refuses_a_broken_source_in_one_line_each(
         assert lines and all(line.startswith("error: ") and case.names in line
                              for line in lines), f"{where}: {err}"
         assert "0" * 40 not in err
+
+
+# `flatfab init`'s arguments: (arguments after the project folder, the option or file each
+# error line names, in order); nothing is written for any of them
+INIT_REFUSALS: dict[str, tuple[list[str], list[str]]] = {
+    "unknown-example": (["--example", "nope"], ["--example"]),
+    "fabric-a-path": (["--fabric", "../up"], ["--fabric"]),
+    "fabric-upper-case": (["--fabric", "Lab"], ["--fabric"]),
+    "fabric-too-long": (["--fabric", "f" * 40], ["--fabric"]),
+    "unknown-platform": (["--platform", "ios"], ["--platform"]),
+    "host-platform": (["--platform", "linux_host"], ["--platform"]),
+    "unknown-role": (["--platform", "tor=eos"], ["--platform"]),
+    "role-of-hosts": (["--platform", "host=eos"], ["--platform"]),
+    "empty-platform": (["--platform", ""], ["--platform"]),
+    "two-platforms-for-all": (["--platform", "eos", "--platform", "sonic"], ["--platform"]),
+    "one-role-twice": (["--platform", "spine=eos", "--platform", "spine=sonic"],
+                       ["--platform"]),
+    "role-the-example-lacks": (["--platform", "superspine=eos"], ["--platform"]),
+    "generated-fabric-split": (["--example", "rail", "--platform", "leaf=eos"],
+                               ["--platform"]),
+    "every-argument-wrong": (["--example", "nope", "--fabric", "../x", "--platform", "ios",
+                              "--platform", "tor=eos"],
+                             ["--example", "--fabric", "--platform", "--platform"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INIT_REFUSALS))
+def test_init_refuses_bad_arguments_in_one_line_each(case: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    arguments, named = INIT_REFUSALS[case]
+    target = tmp_path / "project"
+    code, out, err = run(["init", str(target), *arguments], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == len(named), err
+    for line, option in zip(lines, named, strict=True):
+        assert line.startswith(f"error: {option}: "), line
+    assert "internal error" not in err and "Traceback" not in err and not out
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("blocker", ["file", "intents-file", "taken", "dangling"])
+def test_init_refuses_a_folder_it_cannot_fill_in_one_line(blocker: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    target = tmp_path / "project"
+    if blocker == "file":
+        target.write_text("")
+    else:
+        target.mkdir()
+        {"intents-file": lambda: (target / "intents").write_text(""),
+         "taken": lambda: (target / "flatfab.yaml").write_text("fabric: mine\n"),
+         "dangling": lambda: (target / ".gitignore").symlink_to("gone")}[blocker]()
+    before = sorted(target.iterdir()) if target.is_dir() else None
+    code, _, err = run(["init", str(target)], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {target}: "), err
+    assert "nothing was written" in lines[0]
+    assert (sorted(target.iterdir()) if target.is_dir() else None) == before

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
 from flatfab.platforms.eos.collect import collect
 from flatfab.platforms.eos.driver import EosDriver
 from flatfab.platforms.eos.render import render
@@ -24,6 +24,20 @@ class EosPlatform(Platform):
         running = driver.get_config(retrieve="running")["running"]
         return (without_comments(owned(running, self.facts.management_interfaces)),
                 without_comments(intended))
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        args = "extras.optional_args"
+        return (
+            InventoryOption(f"{args}.enforce_verification", True,
+                            "check the switch's eAPI (HTTPS) certificate against this "
+                            "workstation's CAs: without it NAPALM's eos driver (pyeapi) "
+                            "trusts any certificate", active=True),
+            InventoryOption(f"{args}.transport", "https", "eAPI transport (https, the default)"),
+            InventoryOption(f"{args}.port", 443, "eAPI port"),
+            InventoryOption("extras.timeout", 60,
+                            "seconds one eAPI call may take (default: flatfab's command "
+                            "timeout)"),
+        )
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """NAPALM's EOSDriver, with replaces that keep what flatfab does not own

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, LabNodeSpec, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, LabNodeSpec, Platform
 from flatfab.platforms.frr.collect import collect, reader
 from flatfab.platforms.frr.lab import lab_node
 from flatfab.platforms.frr.render import render
 from flatfab.platforms.sections import by_header
+from flatfab.platforms.shell_options import ARGS, ssh_driver_options
 
 
 class FrrPlatform(Platform):
@@ -27,6 +28,15 @@ class FrrPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(reader(driver), planned, probes)
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        return (*ssh_driver_options(),
+                InventoryOption(f"{ARGS}.qos_backend", "dcb",
+                                "the lossless plane's backend: lab (default: tc queues and a "
+                                "virtual ASIC, the embedded lab's), dcb (dcb, tc and devlink on "
+                                "DCB-capable switchdev ports: real switches)"),
+                InventoryOption(f"{ARGS}.devlink", "pci/0000:03:00.0",
+                                "with dcb: the ASIC's devlink handle (`devlink dev show`)"))
 
     def lab_node(self, device: DeviceState) -> LabNodeSpec:
         return lab_node(device, self.facts.lab.kind, self.facts.lab.image)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
 from flatfab.platforms.junos.collect import collect as collect_device
 from flatfab.platforms.junos.driver import JunosDriver
 from flatfab.platforms.junos.render import render
@@ -62,6 +62,21 @@ class JunosPlatform(Platform):
                                  "planned: `load replace` leaves it in place (delete it by "
                                  "hand, or it keeps forwarding)")
         return notes
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        args = "extras.optional_args"
+        return (
+            InventoryOption(f"{args}.port", 830,
+                            "NETCONF over SSH port (NAPALM's junos driver defaults to 22)"),
+            InventoryOption(f"{args}.key_file", "/home/netops/.ssh/id_ed25519",
+                            "private key to log in with (default: the SSH agent and your "
+                            "default keys)"),
+            InventoryOption(f"{args}.ssh_config_file", "/home/netops/.ssh/config",
+                            "an OpenSSH client config for these sessions (a jump host, "
+                            "ciphers)"),
+            InventoryOption("extras.timeout", 60,
+                            "seconds one RPC may take (default: flatfab's command timeout)"),
+        )
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """NAPALM's JunOSDriver, behind flatfab's push rules (load replace, management

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
 from flatfab.platforms.linux_host.collect import collect, reader
 from flatfab.platforms.linux_host.render import render
 from flatfab.platforms.sections import by_first_word
+from flatfab.platforms.shell_options import ARGS, ssh_driver_options
 
 
 class LinuxHostPlatform(Platform):
@@ -27,6 +28,15 @@ class LinuxHostPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(reader(driver), planned, probes)
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        return (*ssh_driver_options(),
+                InventoryOption(f"{ARGS}.nic_backend", "connectx",
+                                "the NICs' lossless settings: lab (default: nftables marking "
+                                "and a virtual NIC, the embedded lab's), connectx (mlnx_qos, "
+                                "sysfs ECN and RDMA-CM on NVIDIA ConnectX NICs)"),
+                InventoryOption(f"{ARGS}.rdma_devices", {"eth1": "mlx5_0"},
+                                "with connectx: each fabric NIC's RDMA device (`rdma link`)"))
 
     def send_test_traffic(self, driver: DeviceDriver, address: str, sport_base: int,
                           flows: int, data_packets: int, source: str | None = None) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import netmiko_shell
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
 from flatfab.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
 from flatfab.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
@@ -35,6 +35,9 @@ class NvuePlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, probes, self.names)
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        return netmiko_shell.inventory_options()
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
         return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
 from flatfab.platforms.nxos.collect import collect
 from flatfab.platforms.nxos.driver import NxosDriver, NxosError, normalize
 from flatfab.platforms.nxos.render import render
@@ -36,6 +36,30 @@ class NxosPlatform(Platform):
     def connection_extras(self, extras: dict[str, Any], *, read_only: bool) -> dict[str, Any]:
         # scrapli checks host keys unless told otherwise: keep its default explicit
         return {"auth_strict_key": True, **extras}
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        return (
+            InventoryOption("extras.auth_strict_key", True,
+                            "refuse a device whose host key is not known (flatfab refuses "
+                            "the connection without it)", active=True),
+            InventoryOption("extras.ssh_known_hosts_file", "/home/netops/.ssh/known_hosts",
+                            "known host keys (default: OpenSSH's, ~/.ssh/known_hosts)"),
+            InventoryOption("extras.auth_private_key", "/home/netops/.ssh/id_ed25519",
+                            "private key to log in with (default: the SSH agent and your "
+                            "default keys)"),
+            InventoryOption("extras.transport", "system",
+                            "scrapli's SSH: system (OpenSSH, the default: reads your "
+                            "~/.ssh/config), paramiko, ssh2, asyncssh"),
+            InventoryOption("port", 22, "SSH port"),
+            InventoryOption("extras.timeout_socket", 10,
+                            "seconds to open the TCP connection (default: flatfab's "
+                            "connect timeout)"),
+            InventoryOption("extras.timeout_transport", 30,
+                            "seconds the SSH session may stay silent"),
+            InventoryOption("extras.timeout_ops", 60,
+                            "seconds one command may take (default: flatfab's command "
+                            "timeout)"),
+        )
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
         return {"scrapli": {"extras": {"auth_private_key": str(key_file),

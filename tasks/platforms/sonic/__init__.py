@@ -8,7 +8,7 @@ from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import configdb, netmiko_shell
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
 from flatfab.platforms.sections import by_header
 from flatfab.platforms.sonic import changes
 from flatfab.platforms.sonic.collect import collect, pfc_counters, queue_counters
@@ -58,6 +58,9 @@ class SonicPlatform(Platform):
         ops = changes.patch(changes.project(now, wanted),
                             changes.project(changes.target(now, wanted), wanted))
         return [str(r) for r in changes.refusals(ops)]
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        return netmiko_shell.inventory_options()
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
         return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)

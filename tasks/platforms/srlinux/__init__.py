@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
 from flatfab.platforms.srlinux.collect import collect
 from flatfab.platforms.srlinux.render import render
 from flatfab.platforms.srlinux.sections import entries_of, normalized_running, split
@@ -62,6 +62,19 @@ class SrlinuxPlatform(Platform):
 
     def show_command(self, command: str) -> bool:
         return bool(_READ.match(command))
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        args = "extras.optional_args"
+        return (
+            InventoryOption(f"{args}.tls_ca", "/etc/flatfab/srlinux-ca.pem",
+                            "the CA that signed the switches' JSON-RPC (HTTPS) certificates "
+                            "(default: this workstation's CAs); never skip_verify or "
+                            "insecure outside a lab"),
+            InventoryOption(f"{args}.jsonrpc_port", 443, "JSON-RPC port"),
+            InventoryOption("extras.timeout", 60,
+                            "seconds one JSON-RPC call may take (default: flatfab's command "
+                            "timeout)"),
+        )
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The NAPALM connection must be napalm-srlinux's driver (JSON-RPC): the rendered
