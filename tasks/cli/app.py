@@ -105,7 +105,7 @@ def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | No
     top = root.resolve() if root is not None else (projectfile.find_root(Path.cwd().resolve())
                                                    or Path.cwd().resolve())
     settings = projectfile.load(top)
-    name = fabric or settings.fabric or projectfile.DEFAULT_FABRIC
+    name = fabric if fabric is not None else settings.fabric or projectfile.DEFAULT_FABRIC
     if inventory_dir is None and settings.inventory is not None:
         inventory_dir = top / settings.inventory.replace("{fabric}", name)
     if state_dir is None and settings.state_dir is not None:
