@@ -30,6 +30,12 @@ def prose(text: str) -> str:
     return _outside_code(text, lambda part: _SPECIAL.sub(lambda m: _ESCAPES[m.group(0)], part))
 
 
+def authored(text: str) -> str:
+    """Markdown written as data (a platform's notes): its emphasis kept, its angle brackets
+    outside code spans escaped (`<tenant>` is no HTML tag)."""
+    return _outside_code(text, lambda part: part.replace("<", "&lt;").replace(">", "&gt;"))
+
+
 def cell(text: str) -> str:
     """Markdown for one cell of a table: one line, no column break (a pipe inside a code
     span is no column break to the table extension; one outside is escaped)."""

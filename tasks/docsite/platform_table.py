@@ -4,7 +4,11 @@ cannot express, what is proven about it and how."""
 
 from __future__ import annotations
 
-from flatfab.docsite.markdown import anchor, code, prose, table
+import inspect
+import re
+from pathlib import Path
+
+from flatfab.docsite.markdown import anchor, authored, code, prose, table
 from flatfab.platforms.base import CommitConfirm, Platform, ReadOnlyGuard
 from flatfab.platforms.registry import PLATFORMS
 
@@ -37,7 +41,7 @@ def _cannot(platform: Platform) -> list[str]:
     lines = [f"- {code(feature)}: {prose(why)}"
              for feature, why in sorted(caps.unsupported.items())]
     for family, limits in sorted(caps.families.items()):
-        lines += [f"- on ASIC family {code(family)}, {code(feature)}: {prose(why)}"
+        lines += [f"- {code(feature)} on ASIC family {code(family)}: {prose(why)}"
                   for feature, why in sorted(limits.items())]
     return lines or ["- nothing flatfab plans: every intent key renders."]
 
@@ -51,6 +55,18 @@ def _naming(platform: Platform) -> str:
     return (f"ports {code(first)}, {code(second)}, ...; sub-interfaces "
             f"{code(naming.subinterface)}; loopback {code(naming.loopback)}; VRF gateway "
             f"{code(naming.gateway)}; tenant VRF {code(naming.vrf)}")
+
+
+def decisions(platform: Platform) -> str:
+    """The platform folder's README.md (what it writes, and why), its headings under the
+    platform's own section; "" where the folder has none."""
+    readme = Path(inspect.getfile(type(platform))).parent / "README.md"
+    if not readme.is_file():
+        return ""
+    text = readme.read_text(encoding="utf-8")
+    text = re.sub(r"\A# .*\n+", "", text)  # its title: the section's heading says it
+    return re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", text,
+                  flags=re.MULTILINE).strip()
 
 
 def _section(platform: Platform) -> list[str]:
@@ -72,16 +88,19 @@ def _section(platform: Platform) -> list[str]:
         lines.append(f"- **Names:** {_naming(platform)}.")
     lines += [f"- **Management interfaces** (never touched): "
               f"{', '.join(code(i) for i in facts.management_interfaces)}.",
-              f"- **Also:** {'; '.join(has)}." if has else "- **Also:** nothing more.",
+              *([f"- **Also:** {'; '.join(has)}."] if has else []),
               f"- **Lab node:** {lab}.",
               "", "What it cannot express (an intent asking for it is refused at load, "
               "naming file, key and line):", "", *_cannot(platform),
               "", "What is proven, and how:", "",
-              f"- **Rendered, and checked by:** {prose(facts.proven.rendered)}",
-              f"- **Driver tested against:** {prose(facts.proven.driver)}",
-              f"- **Live:** {prose(facts.proven.live)}"]
+              f"- **Rendered, and checked by:** {authored(facts.proven.rendered)}",
+              f"- **Driver tested against:** {authored(facts.proven.driver)}",
+              f"- **Live:** {authored(facts.proven.live)}"]
     if facts.notes:
-        lines += ["", "How flatfab drives it:", "", prose(" ".join(facts.notes.split()))]
+        lines += ["", "How flatfab drives it:", "", authored(" ".join(facts.notes.split()))]
+    more = decisions(platform)
+    if more:
+        lines += ["", f"### What {facts.name} writes, and why", "", more]
     return lines
 
 
@@ -95,8 +114,8 @@ def markdown() -> str:
                 p.facts.capabilities.commit_confirm.value,
                 "yes" if p.facts.lab.embedded else "no")
                for p in platforms]
-    proven = [(code(p.name), prose(p.facts.proven.rendered), prose(p.facts.proven.driver),
-               prose(p.facts.proven.live)) for p in platforms]
+    proven = [(code(p.name), authored(p.facts.proven.rendered), authored(p.facts.proven.driver),
+               authored(p.facts.proven.live)) for p in platforms]
     lines = ["## The platforms", "",
              *table(("platform", "OS", "reached by", "commit-confirm", "embedded lab"),
                     summary),
