@@ -19,12 +19,14 @@ NAUTOBOT_APT := postgresql redis-server
 SOT := $(BIN)/python -m labs.nautobot.server
 
 .PHONY: help deps os-deps venv demo demo-down test test-deps lint typecheck unit live golden bench \
-	lock clean nautobot-deps nautobot-up nautobot-down nautobot-status nautobot-seed lock-nautobot
+	lock clean nautobot-deps nautobot-up nautobot-down nautobot-status nautobot-seed lock-nautobot \
+	docs docs-serve
 
 help:
 	@echo "make demo      install what is needed, bring up the lab, roll out, verify, audit"
 	@echo "make test      lint, type-check and run every test (live lab tests need root)"
 	@echo "make golden    regenerate golden files (review the diff before committing)"
+	@echo "make docs      build the documentation site into site/ (docs-serve: on 127.0.0.1:8000)"
 	@echo "make bench     print plan/render/check benchmark figures"
 	@echo "make demo-down tear the demo lab down"
 	@echo "make nautobot-up / nautobot-seed / nautobot-down   a local Nautobot (source of truth)"
@@ -73,12 +75,12 @@ demo-down: venv
 	$(FLATFAB) --fabric $(FABRIC) lab down
 
 lint: venv
-	$(BIN)/ruff check tasks labs napalm_frr napalm_linux_host tests benchmarks
+	$(BIN)/ruff check tasks labs napalm_frr napalm_linux_host tests benchmarks docs/hooks
 
 # mypy knows a package by its folder's name: .typecheck/flatfab is a link to tasks/ (setup.py)
 typecheck: venv
 	@mkdir -p .typecheck && ln -sfn ../tasks .typecheck/flatfab
-	MYPYPATH=.typecheck $(BIN)/mypy .typecheck/flatfab labs napalm_frr napalm_linux_host
+	MYPYPATH=.typecheck $(BIN)/mypy .typecheck/flatfab labs napalm_frr napalm_linux_host docs/hooks
 
 unit: venv
 	$(BIN)/pytest -q -m "not live and not nautobot"
@@ -100,8 +102,15 @@ test: test-deps lint typecheck
 
 golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q -m "not live and not nautobot" -k golden
-	$(BIN)/python -m flatfab.checks.catalog_doc --write README.md
 	@git status --short tests/golden docs
+
+# The documentation site (mkdocs.yml): strict, offline; reference pages made from the code.
+# Material's notice about its successor is not a warning of this build.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000
 
 bench: venv
 	$(BIN)/python benchmarks/scale.py
@@ -146,4 +155,4 @@ lock:
 clean:
 	-$(FLATFAB) --fabric $(FABRIC) lab down --sweep
 	-$(SOT) down
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site

@@ -122,6 +122,19 @@ class Check:
 CATALOG: dict[str, Check] = {}
 
 
+@dataclass(frozen=True)
+class FindingKind:
+    """A kind of finding raised outside the catalog (`flatfab watch`, `verify --traffic`,
+    `audit --sot`): its id, title, severity and scope, and `doc` in a check docstring's form
+    (`Reads:`, `Expects:`, `Fails when:`, `Fix:`), for the documentation's check catalog."""
+
+    id: str
+    title: str
+    severity: Severity
+    scope: Scope
+    doc: str
+
+
 def check(check_id: str, title: str, *, scope: Scope, severity: Severity,
           stages: Iterable[Stage] = (Stage.STATIC, Stage.LIVE)) -> Callable[[CheckFunc], CheckFunc]:
     """Register a check function in the catalog under `check_id`."""

@@ -15,6 +15,10 @@ def reachable(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: each device was collected and read through its management address.
     Fails when: a device was not collected or could not be read, with collect's errors. The other
     checks skip unreadable devices: this is the check that names them.
+    Fix: Read the reason the finding gives (refused, timed out, authentication, host key) and repair
+    that path from this machine: the device's management address and its SSH or API service, the
+    credentials the inventory and environment give it, its known_hosts entry. Every other check
+    skips the device until it is read.
     """
     for name in ctx.plan.devices:
         device = ctx.state.devices.get(name)
@@ -40,6 +44,10 @@ def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     reports by that name.
     Expects: the interface exists, in its planned VRF.
     Fails when: it is missing, or sits in another VRF.
+    Fix: Run `flatfab audit`: an interface the running config lacks, or puts in another VRF, is
+    config drift, and `flatfab rollout` puts the intended config back. If the device has no such
+    port (a breakout or port count the hardware lacks), correct the intent's port scheme or the
+    switch's platform.
     """
     for name, iface, seen in _planned_interfaces(ctx):
         if seen is None:
@@ -58,6 +66,9 @@ def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: the interface is up.
     Fails when: the device reports it down. A missing interface is `interface.present`'s; one whose
     state is not reported is not judged.
+    Fix: Look at the port on the device. Administratively down is config drift (`flatfab audit`,
+    then `flatfab rollout`); link down is physical: the cable, the optic, the far end, speed and FEC
+    on both ends. `cabling.lldp` and the far end's own findings tell which side.
     """
     for name, iface, seen in _planned_interfaces(ctx):
         if iface.up and seen is not None and seen.up is False:
@@ -72,6 +83,9 @@ def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: the planned MTU (its link class's).
     Fails when: the MTU differs, or the interface reports none. A missing interface is
     `interface.present`'s.
+    Fix: `flatfab audit` shows the MTU as config drift and `flatfab rollout` sets it again. A device
+    that keeps refusing it cannot take the link class's `mtu`: lower that `mtu` in fabric.yaml (and
+    the hosts' to match), then `flatfab check`.
     """
     for name, iface, seen in _planned_interfaces(ctx):
         if iface.mtu is not None and seen is not None and seen.mtu != iface.mtu:
@@ -88,6 +102,9 @@ def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: both ends have the same MTU.
     Fails when: they differ; the finding names the lower end and expects the higher MTU. A link with
     an unreadable device, a missing interface or an MTU not reported is not judged.
+    Fix: From `flatfab check`: the intent gives the two ends different MTUs, typically a host link
+    class's `mtu` against hosts.yaml's `defaults.mtu` or a profile's `mtu`; make them equal. Live:
+    the lower end changed on the device; `flatfab rollout` restores it (find out who changed it).
     """
     readable = ctx.readable
     for link in ctx.state.links:
@@ -114,6 +131,9 @@ def cabling(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: the planned far end, device and port.
     Fails when: LLDP names another device or port. A port with no LLDP neighbour (yet), or that the
     device does not report as a fabric port, is not judged.
+    Fix: A cabling error: move the cable to the planned ports (the finding names both ends). If the
+    site is cabled this way on purpose, change the intent instead (`links`, the port scheme, a
+    server's `cabling`) and roll it out.
     """
     for link in ctx.state.links:
         if link.kind is not LinkKind.FABRIC or link.parent is not None:

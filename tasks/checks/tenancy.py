@@ -56,6 +56,10 @@ def reachability(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: every such probe is answered.
     Fails when: a probe gets no reply; the finding names source host, NIC and target with ping's
     detail. A probe that was not run is not judged.
+    Fix: Follow the named path: the source host's NIC and routes (`host.routing` on a multi-NIC
+    server), its leaf port and gateway (`interface.up`, `interface.present`), BGP in the tenant's
+    VRF (`bgp.session`), then the far leaf. The findings of those checks usually name the cause; fix
+    it and verify again.
     """
     for src, nic, vrf, probe in _failed(ctx, expect_reply=True, dont_fragment=False):
         yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
@@ -70,6 +74,10 @@ def jumbo(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: every such probe is answered.
     Fails when: a probe gets no reply (a hop with a smaller MTU, or no path); the finding names
     source host, NIC and target with ping's detail. A probe that was not run is not judged.
+    Fix: A hop on the path has a smaller MTU than the hosts send: look for `interface.mtu` and
+    `link.mtu_match` findings on it (the ping detail names a router that needs fragmentation, with
+    its next-hop MTU). Restore the MTU with `flatfab rollout`, or, where a device cannot take it,
+    lower the hosts' MTU in hosts.yaml.
     """
     for src, nic, vrf, probe in _failed(ctx, expect_reply=True, dont_fragment=True):
         yield item.finding(src, f"{_describe(src, probe)}: no reply ({probe.detail})",
@@ -84,6 +92,9 @@ def isolation(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: no reply.
     Fails when: such a probe is answered. An answered probe inside one tenant (into another plane)
     is `plane.independence`'s.
+    Fix: Tenants reach each other: treat it as a security incident. Look for `tenant.leak` findings
+    (a link or route joining two VRFs) and anything configured by hand, and `flatfab rollout` to
+    remove it; check that each host is in the tenant tenants.yaml says (`members`).
     """
     for src, nic, vrf, probe in _failed(ctx, expect_reply=False, dont_fragment=None):
         if same_tenant(ctx, src, probe):
@@ -185,6 +196,10 @@ def leak(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: a link end sits in another VRF (two routing tables joined), a VRF routes into
     another tenant's subnet, or a route leaves by another VRF's interface. A supernet such as a
     default route is judged only by the interface it leaves by.
+    Fix: Remove the join: a link end in the wrong VRF, or a route into another tenant's subnet, is
+    config drift (`flatfab audit` names the section) that `flatfab rollout` undoes. From `flatfab
+    check`, the intent itself joins them: correct tenants.yaml and hosts.yaml until the check is
+    clean.
     """
     for device, port, message in _link_leaks(ctx):
         yield item.finding(device, message, port=port, expected="one VRF per link",

@@ -34,6 +34,9 @@ def rail_alignment(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: the plan cables the NIC to a leaf of another rail or SU (explicit cabling), or the
     leaf sees another NIC or server on the port: two NICs swapped between rails are both named. A
     port with no LLDP neighbour is not judged.
+    Fix: Recable as the finding says: NIC k of a server belongs on its SU's rail-k leaf, at the
+    server's port. If the plan itself puts the NIC elsewhere (explicit `cabling` in hosts.yaml),
+    correct that entry. A NIC on the wrong rail turns one-hop same-rail traffic into spine traffic.
     """
     plan = ctx.plan
     for server, nic in _railed_nics(ctx):
@@ -91,6 +94,9 @@ def plane_independence(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: a link is planned or cabled across planes, a switch has a session with a switch of
     another plane, a VRF routes prefixes that the plan has another plane's switches originate, or a
     probe into another plane is answered. A fabric without planes is not judged.
+    Fix: Remove what joins the planes: a cable between them (recable), a session or route configured
+    by hand (`flatfab audit`, then `flatfab rollout`), or an intent that links them (`planes.rails`,
+    a server's explicit `cabling`). A fault in one plane must stay in it.
     """
     planes = _planes(ctx)
     if not planes:
@@ -165,6 +171,9 @@ def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: next hops are missing: one finding per spine, VRF and set of missing uplinks, naming
     the super-spines and the prefixes hit (a pod spine that lost its super-spine sessions is named
     here). A spine whose routes were not read is not judged.
+    Fix: Check the named super-spines' sessions and links to this pod spine (`bgp.session`,
+    `interface.up`); if they are up, look at the super-spines' routes towards the target pod and at
+    `underlay.maximum_paths`. Traffic between pods runs on the remaining super-spines meanwhile.
     """
     plan = ctx.plan
     up: dict[str, dict[str, dict[str, str]]] = {}  # spine -> vrf -> super-spine -> port
@@ -222,6 +231,10 @@ def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: a NIC has no rule, its table's default route is missing or leaves by another NIC, a
     probe from it left by another NIC, or a setting differs from the plan (one the server does not
     report is not judged). The finding names server and NIC.
+    Fix: `flatfab rollout` puts the host's rules, tables and ARP and reverse-path settings back
+    (`flatfab audit` shows which drifted). A probe that left by another NIC while the config is in
+    place points at another NIC answering ARP for the address, or at a NIC cabled to the wrong leaf
+    (`rail.alignment`).
     """
     for name, planned in ctx.plan.devices.items():
         if planned.role is not Role.HOST or len(planned.interfaces) < 2:
@@ -277,6 +290,9 @@ def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     traffic spreads evenly over ECMP only when every path of a tier is as wide.
     Fails when: a switch has fewer, naming its count and the tier's. A pod spine with no uplink
     counted is left out.
+    Fix: Bring the missing uplinks up (`interface.up` and `cabling.lldp` name them), or, where a
+    switch has fewer by design, give every switch of the tier the same number: collective traffic
+    runs at the narrowest switch's pace.
     """
     plan = ctx.plan
     rank = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}

@@ -29,6 +29,10 @@ def sessions(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: the session exists and is Established.
     Fails when: the session is missing (with the device's collect errors as the reason, else "not
     configured") or in any other state. Unreadable devices are `device.reachable`'s.
+    Fix: Find the session on the switch. Not configured: the config did not land (`flatfab audit`,
+    then `flatfab rollout`). Idle, Active or Connect: the ends cannot talk or do not agree; check
+    the link (`interface.up`, `cabling.lldp`), both ends' ASNs (`bgp.remote_asn`) and, on a numbered
+    underlay, the /31 addresses.
     """
     for device, vrf, peer, got in _planned_peers(ctx):
         name, key = device.name, peer.key
@@ -53,6 +57,9 @@ def remote_asn(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: every peer's remote ASN is that ASN.
     Fails when: they differ. A peer that is missing or states no remote ASN is not judged here
     (`bgp.session` names a missing one).
+    Fix: From `flatfab check`: correct the ASNs in fabric.yaml (a pinned `asn`, `spine_asn`,
+    `leaf_asns`, `pods.asns`) so both ends agree. Live: the switch's BGP config was changed, or its
+    neighbour renumbered by hand; `flatfab audit` shows the drift and `flatfab rollout` restores it.
     """
     # _planned_peers() unrolled: this runs on every planned peer (~10^6 on a large fabric)
     planned_devices, readable = ctx.plan.devices, ctx.readable
@@ -89,6 +96,9 @@ def router_ids(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: no two switches share one.
     Fails when: a switch has the router id of another; each later holder, in plan order, is named
     with the first. A switch without a router id is not judged.
+    Fix: From `flatfab check`: a pinned `loopback` in fabric.yaml collides with another switch's;
+    pin a free address or drop the pin. Live: a router id was set by hand on a switch; `flatfab
+    rollout` puts the planned one back.
     """
     seen: dict[str, str] = {}
     for name in ctx.plan.devices:
@@ -142,6 +152,10 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     plan joins to one of the remote leaf's spines).
     Fails when: next hops are missing: one finding per leaf, VRF and set of missing uplinks, naming
     the spines and the prefixes hit. A leaf whose routes were not read is not judged.
+    Fix: A missing next hop is a missing path: check the named spines' sessions and links first
+    (`bgp.session`, `interface.up`). If they are up, `underlay.maximum_paths` may be below the spine
+    count, or a spine does not advertise the prefix (its config: `flatfab audit`). Traffic runs on
+    the remaining paths meanwhile, with less bandwidth.
     """
     plan = ctx.plan
     leaves = plan.of_role(Role.LEAF)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, model_validator
 
 from flatfab.asn import AsnError, parse_asn
-from flatfab.intent.base import Strict
+from flatfab.intent.base import Kind, Strict
 from flatfab.intent.numbers import asn_problem
 
 
@@ -29,14 +29,15 @@ def _asn_notation(value: Any) -> Any:
     return value
 
 
-Asn = Annotated[int, BeforeValidator(_asn_notation), Field(ge=1, le=4_294_967_294)]
+Asn = Annotated[int, BeforeValidator(_asn_notation), Field(ge=1, le=4_294_967_294),
+                Kind("AS number")]
 
 
 class AsnRange(Strict):
     """first..last, each a usable private or public ASN."""
 
-    first: Asn
-    last: Asn
+    first: Asn = Field(description="The first ASN of the range.")
+    last: Asn = Field(description="The last ASN of the range, at or above `first`.")
 
     @model_validator(mode="after")
     def _ordered(self) -> AsnRange:

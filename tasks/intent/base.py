@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
@@ -18,6 +19,14 @@ SPEEDS_MBPS = {
     "400G": 400_000,
     "800G": 800_000,
 }
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a value is, in words ("IPv4 prefix", "AS number"): metadata of an `Annotated`
+    type that pydantic ignores and the intent reference prints as the key's type."""
+
+    name: str
 
 
 def _numeric(annotation: Any) -> bool:

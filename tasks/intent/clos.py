@@ -54,15 +54,26 @@ class ServerRole(StrEnum):
 class ScalableUnits(Strict):
     """`scalable_units:` in fabric.yaml: the leaves and servers of every SU."""
 
-    count: Count
-    servers: Annotated[int, Field(ge=1, le=512)]  # servers per SU
-    profile: str = "gpu"  # hosts.yaml profiles.<name>
-    attach: Attach = Attach.RAIL
-    rails: Annotated[int, Field(ge=1, le=64)] | None = None  # attach: rail
-    leaves: Annotated[int, Field(ge=1, le=64)] | None = None  # attach: rack (leaves per SU)
-    leaf_ids: Annotated[int, Field(ge=1, le=256)] = 8  # leaf ids reserved per SU
-    leaf_name: str = "su{su}-leaf{leaf}"
-    server_name: str = "su{su}-s{server}"
+    count: Count = Field(description="How many SUs; growing it adds SUs and renumbers "
+                         "nothing that exists.")
+    servers: Annotated[int, Field(ge=1, le=512)] = Field(
+        description="Servers per SU: server i sits on port i of its leaves.")
+    profile: str = Field("gpu", description="The servers' profile (a key of hosts.yaml "
+                         "`profiles`).")
+    attach: Attach = Field(
+        Attach.RAIL, description="`rail`: NIC k of every server on the SU's rail-k leaf, so "
+        "same-rail traffic is one hop; `rack`: all of a server's NICs on one leaf.")
+    rails: Annotated[int, Field(ge=1, le=64)] | None = Field(
+        None, description="`attach: rail`: rail leaves per SU, one per NIC of the profile.")
+    leaves: Annotated[int, Field(ge=1, le=64)] | None = Field(
+        None, description="`attach: rack`: leaves per SU.")
+    leaf_ids: Annotated[int, Field(ge=1, le=256)] = Field(
+        8, description="Leaf ids reserved per SU (leaf l of SU s has id `(s - 1) x "
+        "leaf_ids + l`): room to grow an SU without renumbering the next.")
+    leaf_name: str = Field("su{su}-leaf{leaf}", description="How leaves are named, from "
+                           "`{su}`, `{leaf}` (both required) and `{plane}`.")
+    server_name: str = Field("su{su}-s{server}", description="How servers are named, from "
+                             "`{su}` and `{server}` (both required).")
 
     @field_validator("leaf_name")
     @classmethod
@@ -102,13 +113,22 @@ class Pods(Strict):
     """`pods:` in fabric.yaml: SUs grouped into pods, each with its own spines, joined by
     super-spines. RFC 7938 section 5.2.1: a pod's spines share one private ASN."""
 
-    sus: Annotated[int, Field(ge=1, le=256)]  # SUs per pod
-    spines: Annotated[int, Field(ge=1, le=256)]  # pod spines per pod (and plane)
-    max: Annotated[int, Field(ge=1, le=1024)] = 16  # pod numbers reserved
-    max_spines: Annotated[int, Field(ge=1, le=256)] = 16  # spine ids reserved per pod
-    spine_name: str = "pod{pod}-spine{spine}"
-    link_class: str = "fabric"  # leaf <-> pod spine
-    asns: AsnRange  # pod q's spines have asns.first + q - 1
+    sus: Annotated[int, Field(ge=1, le=256)] = Field(description="SUs per pod; the pod "
+                                                    "count follows from `scalable_units.count`.")
+    spines: Annotated[int, Field(ge=1, le=256)] = Field(
+        description="Spines per pod (and plane); every leaf of the pod links to each.")
+    max: Annotated[int, Field(ge=1, le=1024)] = Field(
+        16, description="Pod numbers reserved: spine ids are laid out for this many pods, "
+        "so adding a pod renumbers nothing.")
+    max_spines: Annotated[int, Field(ge=1, le=256)] = Field(
+        16, description="Spine ids (and super-spine ports) reserved per pod, at least "
+        "`spines`.")
+    spine_name: str = Field("pod{pod}-spine{spine}", description="How pod spines are "
+                            "named, from `{pod}`, `{spine}` (both required) and `{plane}`.")
+    link_class: str = Field("fabric", description="The link class of leaf to pod spine "
+                            "links.")
+    asns: AsnRange = Field(description="Pod q's spines share ASN `first + q - 1` (RFC 7938 "
+                           "5.2.1); it may not overlap the leaves' ASNs or hold `spine_asn`.")
 
     @field_validator("spine_name")
     @classmethod
@@ -127,10 +147,15 @@ class SuperSpines(Strict):
     """`superspines:` in fabric.yaml: tier 1 of the 5-stage Clos, per plane. They share the
     underlay's `spine_asn` (RFC 7938: tier 1 is one ASN)."""
 
-    count: Annotated[int, Field(ge=1, le=256)]  # per plane
-    max: Annotated[int, Field(ge=1, le=256)] = 16  # ids reserved per plane
-    name: str = "ss{spine}"
-    link_class: str = "superspine"  # pod spine <-> super-spine: longer optics
+    count: Annotated[int, Field(ge=1, le=256)] = Field(
+        description="Super-spines per plane; every pod spine of the plane links to each.")
+    max: Annotated[int, Field(ge=1, le=256)] = Field(
+        16, description="Super-spine ids reserved per plane, so adding one renumbers "
+        "nothing.")
+    name: str = Field("ss{spine}", description="How super-spines are named, from "
+                      "`{spine}` (required) and `{plane}`.")
+    link_class: str = Field("superspine", description="The link class of pod spine to "
+                            "super-spine links: usually longer optics, so more headroom.")
 
     @field_validator("name")
     @classmethod
@@ -149,9 +174,13 @@ class Planes(Strict):
     super-spines; `rails` says which NICs (rails) each plane carries. Nothing connects two
     planes, so one plane's failure is no other's."""
 
-    count: Annotated[int, Field(ge=1, le=64)]
-    max: Annotated[int, Field(ge=1, le=64)] = 8  # plane numbers reserved
-    rails: dict[Annotated[int, Field(ge=1)], list[Annotated[int, Field(ge=1)]]]
+    count: Annotated[int, Field(ge=1, le=64)] = Field(description="How many planes.")
+    max: Annotated[int, Field(ge=1, le=64)] = Field(
+        8, description="Plane numbers reserved: ids are laid out for this many, so adding "
+        "a plane renumbers nothing.")
+    rails: dict[Annotated[int, Field(ge=1)], list[Annotated[int, Field(ge=1)]]] = Field(
+        description="Plane number -> the rails (NIC numbers) it carries; every rail in "
+        "exactly one plane.")
 
     @model_validator(mode="after")
     def _room(self) -> Planes:
@@ -163,9 +192,12 @@ class Planes(Strict):
 class NicSet(Strict):
     """A server's fabric NICs: `count` NICs named by `name` ({n} = 1..count), or `names`."""
 
-    count: Annotated[int, Field(ge=1, le=32)] | None = None
-    name: str = "eth{n}"
-    names: list[Annotated[str, Field(pattern=IFNAME_PATTERN)]] | None = None
+    count: Annotated[int, Field(ge=1, le=32)] | None = Field(
+        None, description="How many fabric NICs, named by `name`.")
+    name: str = Field("eth{n}", description="How NICs are named with `count`, from `{n}` "
+                      "(1..count).")
+    names: list[Annotated[str, Field(pattern=IFNAME_PATTERN)]] | None = Field(
+        None, description="The NICs by name, in rail order (instead of `count`).")
 
     @field_validator("name")
     @classmethod
@@ -188,28 +220,36 @@ class NicSet(Strict):
 class ServerProfile(Strict):
     """`profiles.<name>:` in hosts.yaml: a kind of server and its fabric NICs."""
 
-    role: ServerRole = ServerRole.GPU
-    nics: NicSet
-    mtu: Annotated[int, Field(ge=1280, le=9216)] | None = None  # default: defaults.mtu
-    platform: str | None = None  # default: defaults.platform
+    role: ServerRole = Field(ServerRole.GPU, description="`gpu` or `storage`: `verify "
+                             "--traffic` sends GPU-to-storage flows by it, and the source of "
+                             "truth's device role follows it.")
+    nics: NicSet = Field(description="Its fabric NICs; NIC k is on rail k.")
+    mtu: Annotated[int, Field(ge=1280, le=9216)] | None = Field(
+        None, description="The NICs' MTU. Default: `defaults.mtu`.")
+    platform: str | None = Field(None, description="The servers' platform. Default: "
+                                 "`defaults.platform`.")
 
 
 class NicCable(Strict):
     """Explicit cabling of one NIC (irregular sites)."""
 
-    leaf: str
-    port: Annotated[int, Field(ge=1, le=512)]
+    leaf: str = Field(description="The leaf the NIC is cabled to.")
+    port: Annotated[int, Field(ge=1, le=512)] = Field(description="The leaf's host port "
+                                                      "(slot) it is cabled to.")
 
 
 class Server(Strict):
     """`servers:` in hosts.yaml: a server placed by hand. Either in an SU's slot (`su` and
     `port`, cabled by the SU's scheme), or cabled NIC by NIC (`cabling`, in NIC order)."""
 
-    name: str
-    profile: str
-    su: Annotated[int, Field(ge=1)] | None = None
-    port: Annotated[int, Field(ge=1, le=512)] | None = None
-    cabling: list[NicCable] | None = None
+    name: str = Field(description="The server's name.")
+    profile: str = Field(description="Its profile (a key of `profiles`).")
+    su: Annotated[int, Field(ge=1)] | None = Field(None, description="The SU whose slot it "
+                                                   "takes (with `port`).")
+    port: Annotated[int, Field(ge=1, le=512)] | None = Field(
+        None, description="Its slot in the SU: port `port` of the SU's leaves.")
+    cabling: list[NicCable] | None = Field(None, description="Where each NIC is cabled, in "
+                                           "NIC order (instead of `su` and `port`).")
 
     @model_validator(mode="after")
     def _placed(self) -> Server:

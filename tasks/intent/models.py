@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from flatfab.intent.asns import Asn, AsnRange
-from flatfab.intent.base import SPEEDS_MBPS, Strict
+from flatfab.intent.base import SPEEDS_MBPS, Kind, Strict
 from flatfab.intent.clos import Planes, Pods, ScalableUnits, Server, ServerProfile, SuperSpines
 from flatfab.intent.names import check_name, check_tenant
 from flatfab.intent.numbers import asn_problem, space_problem, table_problem
@@ -39,9 +39,9 @@ MIN_MTU = 1280
 MAX_MTU = 9216
 
 
-Name = Annotated[str, AfterValidator(check_name)]
-TenantName = Annotated[str, AfterValidator(check_tenant)]
-Mtu = Annotated[int, Field(ge=MIN_MTU, le=MAX_MTU)]
+Name = Annotated[str, AfterValidator(check_name), Kind("name")]
+TenantName = Annotated[str, AfterValidator(check_tenant), Kind("tenant name")]
+Mtu = Annotated[int, Field(ge=MIN_MTU, le=MAX_MTU), Kind("MTU")]
 
 
 def _network(value: Any) -> ipaddress.IPv4Network:
@@ -51,7 +51,7 @@ def _network(value: Any) -> ipaddress.IPv4Network:
         raise ValueError(f"not an IPv4 prefix with host bits clear: {exc}") from None
 
 
-IPv4Prefix = Annotated[str, Field(description="IPv4 prefix, e.g. 10.0.0.0/24")]
+IPv4Prefix = Annotated[str, Kind("IPv4 prefix")]  # 10.0.0.0/24: host bits clear
 
 
 def _usable(value: Any) -> str:
@@ -76,8 +76,14 @@ class Role(StrEnum):
 
 
 class BgpTimers(Strict):
-    keepalive: Annotated[int, Field(ge=1, le=60)] = 3
-    hold: Annotated[int, Field(ge=3, le=180)] = 9
+    """BGP keepalive and hold times of every fabric session, in seconds."""
+
+    keepalive: Annotated[int, Field(ge=1, le=60)] = Field(
+        3, description="Seconds between BGP keepalives. Short, so a dead peer is noticed in "
+        "seconds on a fabric where BFD is not configured.")
+    hold: Annotated[int, Field(ge=3, le=180)] = Field(
+        9, description="Seconds without a keepalive before the session drops and its "
+        "routes are withdrawn; at least 3 x keepalive, as BGP expects (RFC 4271).")
 
     @model_validator(mode="after")
     def _hold_is_three_keepalives(self) -> BgpTimers:
@@ -88,15 +94,32 @@ class BgpTimers(Strict):
 
 
 class Underlay(Strict):
-    mode: BgpMode = BgpMode.UNNUMBERED
-    spine_asn: Asn
-    leaf_asns: AsnRange
-    loopback_pool: IPv4Prefix
-    p2p_pool: IPv4Prefix | None = None
+    """The eBGP underlay: ASN scheme, loopbacks and how fabric links are numbered
+    (RFC 7938: every leaf its own ASN, the spines one)."""
+
+    mode: BgpMode = Field(
+        BgpMode.UNNUMBERED, description="`unnumbered`: sessions over each link's IPv6 "
+        "link-local address carrying IPv4 routes (RFC 8950), no link addresses to plan; "
+        "`numbered`: a /31 from `p2p_pool` per link (3-stage fabrics only).")
+    spine_asn: Asn = Field(description="The ASN every spine shares (in a 5-stage fabric, "
+                           "every super-spine), so no path runs leaf-spine-leaf-spine.")
+    leaf_asns: AsnRange = Field(description="The ASNs of the leaves: leaf id n gets "
+                                "`first + n - 1`; too small a range for the leaf ids is refused.")
+    loopback_pool: IPv4Prefix = Field(
+        description="Where loopbacks (router ids) come from: spine id n gets the pool's "
+        "address n, leaf id n the address `max_spines + n`.")
+    p2p_pool: IPv4Prefix | None = Field(
+        None, description="The /31s of numbered fabric links (default VRF); required when "
+        "`mode` is `numbered`, unused otherwise.")
     # spine ids before the leaves' in the loopback pool; 5 stages reserve many (pods x planes)
-    max_spines: Annotated[int, Field(ge=1, le=16_384)] = 16
-    timers: BgpTimers = BgpTimers()
-    maximum_paths: Annotated[int, Field(ge=1, le=256)] = 64
+    max_spines: Annotated[int, Field(ge=1, le=16_384)] = Field(
+        16, description="Loopback addresses reserved for spine ids before the leaves' begin, "
+        "so adding a spine renumbers no leaf; a 5-stage fabric's super-spine and pod spine "
+        "ids (pods x planes) must fit.")
+    timers: BgpTimers = Field(BgpTimers(), description="BGP keepalive and hold times.")
+    maximum_paths: Annotated[int, Field(ge=1, le=256)] = Field(
+        64, description="Equal-cost paths BGP installs per prefix: at least the number of "
+        "spines, or ECMP is cut short (`ecmp.leaf_paths` names missing next hops).")
 
     @field_validator("loopback_pool", "p2p_pool")
     @classmethod
@@ -122,11 +145,18 @@ class LinkClass(Strict):
     """Speed, cable and MTU of a kind of link; `media` (optional) is the cable or optic, whose
     reach at that speed bounds the cable (flatfab.intent.optics)."""
 
-    speed: str
+    speed: str = Field(description="Ethernet speed of the link (10G to 800G); with "
+                       "`cable_m` it sizes PFC headroom and picks `qos.ecn.per_speed`.")
     # before cable_m: validators see the fields declared above them
-    media: Media | None = None
-    cable_m: Annotated[float, Field(gt=0)]
-    mtu: Mtu = 9216
+    media: Media | None = Field(
+        None, description="The cable or optic (`dac`, `aoc`, `sr`, `dr`, `fr`, `lr`, "
+        "`er`); a cable longer than it reaches at this speed is refused. Without it, only a "
+        "cable longer than any optic reaches is.")
+    cable_m: Annotated[float, Field(gt=0)] = Field(
+        description="Cable length in metres: the bytes in flight during a pause, so the "
+        "PFC headroom each lossless port reserves.")
+    mtu: Mtu = Field(9216, description="MTU of both ends of the link; must carry RoCE "
+                     "frames (`roce_mtu` + 96 B) and the hosts' MTU.")
 
     @field_validator("speed")
     @classmethod
@@ -175,11 +205,19 @@ class Switch(Strict):
     """A spine or leaf. `loopback` and `asn` pin what a source of truth already holds; without
     them both are allocated from the stable id."""
 
-    name: Name
-    id: Annotated[int, Field(ge=1)] | None = None
-    platform: str | None = None
-    loopback: str | None = None  # an address, "/32" optional
-    asn: Asn | None = None
+    name: Name = Field(description="The switch's name (host name, inventory key, file "
+                       "names); its trailing number is its id unless `id` says otherwise.")
+    id: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Stable id: picks the ASN, loopback and port numbers. Default: "
+        "the number the name ends with (leaf12 -> 12).")
+    platform: str | None = Field(
+        None, description="The switch's OS (a platform name: the platforms page). Default: "
+        "the fabric's `platform`.")
+    loopback: str | None = Field(
+        None, description="Pinned loopback address (\"/32\" optional), e.g. what a source of "
+        "truth holds. Default: allocated from `underlay.loopback_pool` by id.")
+    asn: Asn | None = Field(None, description="Pinned ASN. Default: allocated by role and "
+                            "id (`spine_asn`, `leaf_asns`).")
 
     @field_validator("loopback")
     @classmethod
@@ -216,9 +254,12 @@ def _trailing_number(name: str) -> int:
 
 
 class FabricLink(Strict):
-    leaf: Name
-    spine: Name
-    link_class: str = Field(default="fabric", alias="class")
+    """One leaf-spine link, when not every leaf links to every spine."""
+
+    leaf: Name = Field(description="The leaf end (a name under `leaves`).")
+    spine: Name = Field(description="The spine end (a name under `spines`).")
+    link_class: str = Field(default="fabric", alias="class",
+                            description="Its link class (a key of `link_classes`).")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -229,32 +270,66 @@ class PortScheme(Strict):
     A port number becomes a name on each device's own platform (swp3, Ethernet3,
     Ethernet16 on a SONiC switch with 8 lanes a port)."""
 
-    spine_downlink_base: Annotated[int, Field(ge=0)] = 0
-    leaf_uplink_base: Annotated[int, Field(ge=0)] = 50
-    leaf_host_base: Annotated[int, Field(ge=0)] = 0
+    spine_downlink_base: Annotated[int, Field(ge=0)] = Field(
+        0, description="A spine's port to leaf id n is port `spine_downlink_base + n` (in a "
+        "5-stage fabric, a pod spine's port to its pod's leaf at position n).")
+    leaf_uplink_base: Annotated[int, Field(ge=0)] = Field(
+        50, description="A leaf's port to spine id n (its pod's spine n) is port "
+        "`leaf_uplink_base + n`; above the host ports.")
+    leaf_host_base: Annotated[int, Field(ge=0)] = Field(
+        0, description="A leaf's port to the host (or server NIC) in slot p is port "
+        "`leaf_host_base + p`.")
     # 5 stages: a pod spine's uplinks to super-spine N, a super-spine's port to a pod spine
-    spine_uplink_base: Annotated[int, Field(ge=0)] = 64
-    superspine_downlink_base: Annotated[int, Field(ge=0)] = 0
+    spine_uplink_base: Annotated[int, Field(ge=0)] = Field(
+        64, description="5 stages: a pod spine's port to super-spine n of its plane is "
+        "`spine_uplink_base + n`.")
+    superspine_downlink_base: Annotated[int, Field(ge=0)] = Field(
+        0, description="5 stages: a super-spine's port to spine n of pod q is "
+        "`superspine_downlink_base + (q - 1) x pods.max_spines + n`.")
 
 
 class FabricIntent(Strict):
-    name: Name
-    platform: str = "frr"
-    roce_mtu: int = 4096
-    underlay: Underlay
-    link_classes: dict[str, LinkClass]
-    ports: PortScheme = PortScheme()
-    spines: list[Switch] = Field(default_factory=list)
-    leaves: list[Switch] = Field(default_factory=list)
-    links: list[FabricLink] | None = None
+    """fabric.yaml: the switches, how they are numbered and cabled, and the link classes.
+    Either listed `spines` and `leaves`, or `scalable_units` (with listed spines, or `pods`
+    and `superspines` for 5 stages)."""
+
+    name: Name = Field(description="The fabric's name, as in reports and the lab's files "
+                       "(the folder under intents/ is what `--fabric` names).")
+    platform: str = Field("frr", description="The OS of every switch that names no "
+                          "`platform` of its own (a platform name: the platforms page).")
+    roce_mtu: int = Field(4096, description="RoCE path MTU (256, 512, 1024, 2048 or 4096): "
+                          "every lossless hop's MTU must carry it plus 96 B of RoCEv2 headers.")
+    underlay: Underlay = Field(description="ASNs, loopbacks and link numbering of the eBGP "
+                               "underlay.")
+    link_classes: dict[str, LinkClass] = Field(
+        description="Kinds of link by name: `fabric` (leaf-spine) and `host` are used by "
+        "default; 5 stages also use `superspine`. Each sets speed, cable and MTU.")
+    ports: PortScheme = Field(PortScheme(), description="How port numbers follow from "
+                              "stable ids, so adding a device renames no port.")
+    spines: list[Switch] = Field(
+        default_factory=list, description="The spines, listed (3 stages). In a 5-stage "
+        "fabric the pods' spines are generated: list none.")
+    leaves: list[Switch] = Field(
+        default_factory=list, description="The leaves, listed; generated from "
+        "`scalable_units` when that is set (list none then).")
+    links: list[FabricLink] | None = Field(
+        None, description="Leaf-spine links, when not every leaf links to every spine. "
+        "Default: a full mesh of `fabric` links.")
     # an AI back-end, generated from counts (flatfab.intent.clos) instead of listed devices
-    scalable_units: ScalableUnits | None = None
-    pods: Pods | None = None
-    superspines: SuperSpines | None = None
-    planes: Planes | None = None
+    scalable_units: ScalableUnits | None = Field(
+        None, description="An AI back-end's leaves and servers, generated from counts "
+        "(the rail lab's form).")
+    pods: Pods | None = Field(None, description="5 stages: SUs grouped into pods with spines "
+                              "of their own; needs `superspines`.")
+    superspines: SuperSpines | None = Field(None, description="5 stages: the tier above the "
+                                            "pods' spines; needs `pods`.")
+    planes: Planes | None = Field(None, description="Independent fabrics, each carrying some "
+                                  "of the rails; needs `pods` and `superspines`.")
     # refuse a tier whose uplinks carry less than its downlinks (a rail-optimized training
     # fabric is built 1:1; NVIDIA's and Arista's AI reference designs are non-blocking)
-    non_blocking: bool = False
+    non_blocking: bool = Field(
+        False, description="Refuse a tier whose uplinks carry less than its downlinks: "
+        "training fabrics are built 1:1. Without it, `fabric.nonblocking` only warns.")
 
     @field_validator("roce_mtu")
     @classmethod
@@ -297,15 +372,25 @@ class FabricIntent(Strict):
 
 
 class HostSpec(Strict):
-    name: Name | None = None
-    port: Annotated[int, Field(ge=1, le=512)] | None = None
-    nic: Annotated[str, Field(pattern=IFNAME_RE)] | None = None
-    mtu: Mtu | None = None
+    """One host listed under a leaf."""
+
+    name: Name | None = Field(None, description="The host's name. Default: "
+                              "`defaults.name_format` with its leaf and port.")
+    port: Annotated[int, Field(ge=1, le=512)] | None = Field(
+        None, description="The host's slot on the leaf (leaf port `ports.leaf_host_base + "
+        "port`; its address is the leaf subnet's + 10 + port). Default: its place in the "
+        "list, from 1.")
+    nic: Annotated[str, Field(pattern=IFNAME_RE)] | None = Field(
+        None, description="Its data NIC. Default: `defaults.nic`.")
+    mtu: Mtu | None = Field(None, description="Its NIC's MTU. Default: `defaults.mtu`.")
 
 
 class LeafHosts(Strict):
-    count: Annotated[int, Field(ge=0, le=512)] | None = None
-    hosts: list[HostSpec] | None = None
+    """The one-NIC hosts of one leaf: a count, or a list."""
+
+    count: Annotated[int, Field(ge=0, le=512)] | None = Field(
+        None, description="Hosts on ports 1..count, named by `defaults.name_format`.")
+    hosts: list[HostSpec] | None = Field(None, description="The hosts, one by one.")
 
     @model_validator(mode="after")
     def _one_of(self) -> LeafHosts:
@@ -315,13 +400,24 @@ class LeafHosts(Strict):
 
 
 class HostDefaults(Strict):
-    count: Annotated[int, Field(ge=0, le=512)] = 0
-    nic: Annotated[str, Field(pattern=IFNAME_RE)] = "eth1"
-    mtu: Mtu = 9000
-    link_class: str = "host"
-    platform: str = "linux_host"
-    routes: list[IPv4Prefix] = Field(default_factory=lambda: ["0.0.0.0/0"])
-    name_format: str = "{leaf}-h{port}"
+    """What every one-NIC host has unless its own entry says otherwise."""
+
+    count: Annotated[int, Field(ge=0, le=512)] = Field(
+        0, description="Hosts on each listed leaf with no entry under `leaves` (scalable "
+        "units' leaves get none: their servers come from the SUs).")
+    nic: Annotated[str, Field(pattern=IFNAME_RE)] = Field(
+        "eth1", description="The data NIC's name (eth0 is usually management).")
+    mtu: Mtu = Field(9000, description="The data NIC's MTU: large enough for RoCE frames "
+                     "(`roce_mtu` + 96 B) and no larger than the switch port's.")
+    link_class: str = Field("host", description="The link class of host links (speed, "
+                            "cable and the leaf port's MTU).")
+    platform: str = Field("linux_host", description="The hosts' platform.")
+    routes: list[IPv4Prefix] = Field(
+        default_factory=lambda: ["0.0.0.0/0"],
+        description="Prefixes each host routes through its leaf's gateway on the data NIC.")
+    name_format: str = Field(
+        "{leaf}-h{port}", description="How hosts without a name are named, from `{leaf}` "
+        "and `{port}`; a generated name must be a valid name too.")
 
     @field_validator("routes")
     @classmethod
@@ -339,13 +435,26 @@ class HostDefaults(Strict):
 
 
 class HostsIntent(Strict):
-    defaults: HostDefaults = HostDefaults()
-    profiles: dict[str, ServerProfile] = Field(default_factory=dict)  # multi-NIC servers
-    servers: list[Server] = Field(default_factory=list)  # placed by hand
-    route_table_base: Annotated[int, Field(ge=1, le=250)] = 100  # NIC k routes in base + k
-    host_pool: IPv4Prefix | None = None
-    subnet_length: Annotated[int, Field(ge=8, le=29)] = 24
-    leaves: dict[str, LeafHosts] = Field(default_factory=dict)
+    """hosts.yaml: the GPU hosts and servers, where they attach and how they are numbered."""
+
+    defaults: HostDefaults = Field(HostDefaults(), description="What every one-NIC host has "
+                                   "unless its entry says otherwise.")
+    profiles: dict[str, ServerProfile] = Field(
+        default_factory=dict, description="Kinds of multi-NIC server by name (GPU, storage) "
+        "that scalable units and `servers` refer to.")
+    servers: list[Server] = Field(default_factory=list, description="Servers placed by "
+                                  "hand: in an SU's slot, or cabled NIC by NIC.")
+    route_table_base: Annotated[int, Field(ge=1, le=250)] = Field(
+        100, description="NIC k of a multi-NIC server routes in table `route_table_base + "
+        "k`, chosen by a rule from its own address, so its traffic leaves by NIC k.")
+    host_pool: IPv4Prefix | None = Field(
+        None, description="Where the leaf subnets of hosts in no tenant (the default VRF) "
+        "come from; required when such hosts exist.")
+    subnet_length: Annotated[int, Field(ge=8, le=29)] = Field(
+        24, description="Prefix length of each leaf's subnet from `host_pool`; a host's "
+        "address is the subnet's + 10 + its port, so it must hold the highest port.")
+    leaves: dict[str, LeafHosts] = Field(default_factory=dict, description="Per leaf (by "
+                                         "name), its one-NIC hosts.")
 
     @field_validator("host_pool")
     @classmethod
@@ -354,12 +463,26 @@ class HostsIntent(Strict):
 
 
 class Tenant(Strict):
-    name: TenantName
-    vrf_id: Annotated[int, Field(ge=1, le=4094)]
-    prefixes: list[IPv4Prefix]
-    subnet_length: Annotated[int, Field(ge=8, le=29)] = 24
-    p2p_pool: IPv4Prefix | None = None
-    members: list[str] = Field(default_factory=list)
+    """A tenant: a VRF on every leaf, with its own subnets, isolated from the others."""
+
+    name: TenantName = Field(description="The tenant's name; also the VRF's (up to 15 "
+                             "characters: Linux names a VRF device after it). `default`, "
+                             "`global` and `mgmt` are reserved.")
+    vrf_id: Annotated[int, Field(ge=1, le=4094)] = Field(
+        description="The VRF's id: its Linux routing table and its VLAN on fabric links; "
+        "unique, and not a table Linux reserves (253-255).")
+    prefixes: list[IPv4Prefix] = Field(description="Where the tenant's leaf subnets come "
+                                       "from (at least one).")
+    subnet_length: Annotated[int, Field(ge=8, le=29)] = Field(
+        24, description="Prefix length of the tenant's subnet on each leaf; it must hold "
+        "the highest host port + 10.")
+    p2p_pool: IPv4Prefix | None = Field(
+        None, description="The /31s of the VRF's fabric links; required on a numbered "
+        "underlay.")
+    members: list[str] = Field(
+        default_factory=list, description="Host names or shell patterns (`gpu-*`) of the "
+        "tenant's hosts; a host belongs to one tenant. With none, a warning: the VRF routes "
+        "for nobody.")
 
     @field_validator("name")
     @classmethod
@@ -390,7 +513,10 @@ class Tenant(Strict):
 
 
 class TenantsIntent(Strict):
-    tenants: list[Tenant] = Field(default_factory=list)
+    """tenants.yaml: the tenant VRFs."""
+
+    tenants: list[Tenant] = Field(default_factory=list, description="The tenants. Hosts in "
+                                  "none are in the default VRF (numbered from `host_pool`).")
 
 
 class Intent(BaseModel):
@@ -398,7 +524,8 @@ class Intent(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    fabric: FabricIntent
-    hosts: HostsIntent
-    tenants: TenantsIntent
-    qos: QosIntent = QosIntent()
+    fabric: FabricIntent = Field(description="fabric.yaml.")
+    hosts: HostsIntent = Field(description="hosts.yaml (absent: no hosts).")
+    tenants: TenantsIntent = Field(description="tenants.yaml (absent: no tenants).")
+    qos: QosIntent = Field(QosIntent(), description="qos.yaml (absent: the canonical "
+                           "lossless profile).")

@@ -17,37 +17,63 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from flatfab.intent.base import SPEEDS_MBPS, Strict
+from flatfab.intent.base import SPEEDS_MBPS, Kind, Strict
 from flatfab.qos.headroom import ASICS
 
-Dscp = Annotated[int, Field(ge=0, le=63)]
-Priority = Annotated[int, Field(ge=0, le=7)]
-Bytes = Annotated[int, Field(ge=0, le=2**40)]
+Dscp = Annotated[int, Field(ge=0, le=63), Kind("DSCP")]
+Priority = Annotated[int, Field(ge=0, le=7), Kind("priority")]
+Bytes = Annotated[int, Field(ge=0, le=2**40), Kind("bytes")]
 Trust = Literal["dscp", "pcp"]
 
 
 class ClassIntent(Strict):
-    dscp: Annotated[list[Dscp], Field(min_length=1)]
-    priority: Priority
+    """A traffic class: the DSCP code points it carries and its priority (= its TC)."""
+
+    dscp: Annotated[list[Dscp], Field(min_length=1)] = Field(
+        description="The class's DSCP code points; the first is what hosts mark.")
+    priority: Priority = Field(description="Its priority and traffic class (they are the "
+                               "same everywhere: PFC pauses the priority, ETS schedules the TC).")
 
 
 class WatchdogIntent(Strict):
-    enabled: bool = True
-    detect_ms: Annotated[int, Field(ge=100, le=5000)] = 200
-    restore_ms: Annotated[int, Field(ge=100, le=60000)] = 400
-    action: Literal["drop", "forward", "alert"] = "drop"
-    poll_ms: Annotated[int, Field(ge=100, le=1000)] = 200
+    """The PFC watchdog: what a port does about a queue paused for too long (a PFC storm
+    or deadlock), so one stuck NIC cannot stall the fabric."""
+
+    enabled: bool = Field(True, description="Whether ports with PFC run a watchdog; "
+                          "`pfc.watchdog` fails a port without one.")
+    detect_ms: Annotated[int, Field(ge=100, le=5000)] = Field(
+        200, description="How long a queue stays paused before the watchdog acts.")
+    restore_ms: Annotated[int, Field(ge=100, le=60000)] = Field(
+        400, description="How long it acts before the queue is lossless again; no shorter "
+        "than `detect_ms`.")
+    action: Literal["drop", "forward", "alert"] = Field(
+        "drop", description="`drop`: discard the stuck queue's packets; `forward`: ignore "
+        "pauses and send them on; `alert`: only report, which `pfc.watchdog` fails. Some "
+        "OSes lack an action: refused at load (the platforms page).")
+    poll_ms: Annotated[int, Field(ge=100, le=1000)] = Field(
+        200, description="How often the watchdog looks; no slower than `detect_ms`.")
 
 
 class PfcIntent(Strict):
-    priorities: list[Priority] = Field(default_factory=lambda: [3])
-    watchdog: WatchdogIntent = WatchdogIntent()
+    """Priority flow control: which priorities are lossless."""
+
+    priorities: list[Priority] = Field(
+        default_factory=lambda: [3], description="The lossless priorities, paused instead "
+        "of dropped (RoCE's; PFC on any other is `pfc.lossy_class`'s finding).")
+    watchdog: WatchdogIntent = Field(WatchdogIntent(), description="The PFC watchdog of "
+                                     "every port with PFC.")
 
 
 class EtsIntent(Strict):
-    strict: list[Priority] = Field(default_factory=lambda: [6])  # traffic classes
+    """Egress scheduling (ETS): strict priority and DWRR shares per traffic class."""
+
+    strict: list[Priority] = Field(
+        default_factory=lambda: [6], description="Traffic classes sent before any other: "
+        "CNP's, so rate cuts reach senders at once.")
     weights: dict[Priority, Annotated[int, Field(ge=1, le=100)]] = Field(
-        default_factory=lambda: {0: 50, 3: 50})
+        default_factory=lambda: {0: 50, 3: 50},
+        description="DWRR shares in percent per traffic class, summing to 100; the RoCE "
+        "class needs one, and no class is both strict and weighted.")
 
     @model_validator(mode="after")
     def _shares(self) -> EtsIntent:
@@ -61,14 +87,27 @@ class EtsIntent(Strict):
 
 
 class EcnThresholds(Strict):
-    min_bytes: Annotated[int, Field(ge=1, le=2**40)]
-    max_bytes: Annotated[int, Field(ge=1, le=2**40)]
-    probability: Annotated[int, Field(ge=1, le=100)] = 10  # percent at max_bytes
+    """ECN marking on a lossless queue (WRED with ECN): DCQCN's congestion signal."""
+
+    min_bytes: Annotated[int, Field(ge=1, le=2**40)] = Field(
+        description="Queue depth at which marking starts.")
+    max_bytes: Annotated[int, Field(ge=1, le=2**40)] = Field(
+        description="Queue depth at which marking reaches `probability` (every packet "
+        "above it); below the PG's XOFF point, or PFC pauses before ECN acts "
+        "(`ecn.before_pfc`).")
+    probability: Annotated[int, Field(ge=1, le=100)] = Field(
+        10, description="Percent of packets marked at `max_bytes`.")  # percent at max_bytes
 
 
 class EcnIntent(Strict):
-    default: EcnThresholds = EcnThresholds(min_bytes=150_000, max_bytes=1_500_000)
-    per_speed: dict[str, EcnThresholds] = Field(default_factory=dict)
+    """ECN thresholds of the lossless queues, per port speed."""
+
+    default: EcnThresholds = Field(
+        EcnThresholds(min_bytes=150_000, max_bytes=1_500_000),
+        description="Thresholds of ports whose speed has no `per_speed` entry.")
+    per_speed: dict[str, EcnThresholds] = Field(
+        default_factory=dict, description="Thresholds by port speed (`100G`, `400G`): "
+        "faster ports fill their queues faster.")
 
     @field_validator("per_speed")
     @classmethod
@@ -89,11 +128,22 @@ class EcnIntent(Strict):
 class AsicIntent(Strict):
     """Headroom inputs of one platform's ASIC: a known family, optionally adjusted."""
 
-    family: str = "spectrum-4"
-    cell_bytes: Annotated[int, Field(ge=0, le=4096)] | None = None
-    mac_phy_bytes: Annotated[int, Field(ge=0, le=65536)] | None = None
-    pipeline_bytes: Annotated[int, Field(ge=0, le=1 << 20)] | None = None
-    buffer_bytes: Annotated[int, Field(ge=1 << 20, le=1 << 34)] | None = None
+    family: str = Field("spectrum-4", description="The ASIC family (`generic`, "
+                        "`spectrum-1`..`5`, `trident-3`/`4`, `tomahawk-3`..`5`, `jericho-2`): "
+                        "its headroom model and buffer size. Some platforms refuse some "
+                        "families' settings (the platforms page).")
+    cell_bytes: Annotated[int, Field(ge=0, le=4096)] | None = Field(
+        None, description="Buffer cell size; a packet occupies whole cells. Default: the "
+        "family's.")
+    mac_phy_bytes: Annotated[int, Field(ge=0, le=65536)] | None = Field(
+        None, description="Bytes the MAC and PHY hold while a pause takes effect. Default: "
+        "the family's.")
+    pipeline_bytes: Annotated[int, Field(ge=0, le=1 << 20)] | None = Field(
+        None, description="Pipeline latency before XON takes effect (the PG's xon). "
+        "Default: the family's.")
+    buffer_bytes: Annotated[int, Field(ge=1 << 20, le=1 << 34)] | None = Field(
+        None, description="The ASIC's packet buffer, for `buffer.budget`. Default: the "
+        "family's.")
 
     @field_validator("family")
     @classmethod
@@ -105,58 +155,106 @@ class AsicIntent(Strict):
 
 
 class BuffersIntent(Strict):
-    mode: Literal["dynamic", "static"] = "dynamic"
-    ingress_lossless_pool: Bytes = 48_000_000
-    ingress_lossy_pool: Bytes = 24_000_000
-    egress_lossless_pool: Bytes = 48_000_000
-    egress_lossy_pool: Bytes = 24_000_000
-    lossless_dynamic_th: Annotated[int, Field(ge=-8, le=7)] = 0  # alpha = 2^n of free pool
-    lossy_dynamic_th: Annotated[int, Field(ge=-8, le=7)] = 3
-    lossless_static_th: Bytes = 4_000_000  # when mode is static
-    lossy_static_th: Bytes = 1_000_000
-    egress_queue_bytes: Bytes = 4_000_000  # per-queue limit of lossy queues (lab bfifo)
+    """The switches' shared buffer: pools and the thresholds of the profiles drawing from
+    them. Setting it is refused at load where a switch's OS keeps its own buffers (the
+    platforms page)."""
+
+    mode: Literal["dynamic", "static"] = Field(
+        "dynamic", description="`dynamic`: a PG or queue may take alpha x the pool's free "
+        "space; `static`: a fixed byte limit each.")
+    ingress_lossless_pool: Bytes = Field(48_000_000, description="The ingress pool of the "
+                                         "lossless PGs, their headroom included.")
+    ingress_lossy_pool: Bytes = Field(24_000_000, description="The ingress pool of the "
+                                      "lossy PGs.")
+    egress_lossless_pool: Bytes = Field(48_000_000, description="The egress pool of the "
+                                        "lossless queues.")
+    egress_lossy_pool: Bytes = Field(24_000_000, description="The egress pool of the lossy "
+                                     "queues.")
+    lossless_dynamic_th: Annotated[int, Field(ge=-8, le=7)] = Field(
+        0, description="`dynamic`: a lossless PG may take alpha = 2^n of the pool's free "
+        "space; with the headroom it sets the XOFF point ECN must stay below.")  # alpha = 2^n
+    lossy_dynamic_th: Annotated[int, Field(ge=-8, le=7)] = Field(
+        3, description="`dynamic`: alpha = 2^n of a lossy PG or queue.")
+    lossless_static_th: Bytes = Field(4_000_000, description="`static`: bytes a lossless PG "
+                                      "may take.")  # when mode is static
+    lossy_static_th: Bytes = Field(1_000_000, description="`static`: bytes a lossy PG or "
+                                   "queue may take.")
+    egress_queue_bytes: Bytes = Field(
+        4_000_000, description="Read by no platform: the lab's kernel queues take their "
+        "limits from the egress pools and profiles. Accepted so a qos.yaml that sets it "
+        "still loads.")
 
 
 class NicIntent(Strict):
     """GPU host NIC (ConnectX) settings; unset ones follow the switch profile."""
 
-    trust: Trust = "dscp"
-    pfc: list[Priority] | None = None
-    roce_tos: Annotated[int, Field(ge=0, le=255)] | None = None
-    cnp_dscp: Dscp | None = None
-    cnp_priority: Priority | None = None
-    dscp_to_priority: dict[Dscp, Priority] = Field(default_factory=dict)
-    ecn_np: bool = True
-    ecn_rp: bool = True
-    dcqcn: bool = True
-    pfc_prevention_ms: Annotated[int, Field(ge=0, le=8000)] = 100
+    trust: Trust = Field("dscp", description="What the NIC classifies by: `dscp`, like "
+                         "its leaf port (`qos.trust` fails anything else).")
+    pfc: list[Priority] | None = Field(None, description="The NIC's PFC priorities. "
+                                       "Default: the switches' (`pfc.priorities`).")
+    roce_tos: Annotated[int, Field(ge=0, le=255)] | None = Field(
+        None, description="The ToS byte RoCE traffic is sent with. Default: the first RoCE "
+        "DSCP, ECN-capable (DSCP 26 -> 106).")
+    cnp_dscp: Dscp | None = Field(None, description="The DSCP the NIC marks CNPs with. "
+                                  "Default: the first of `cnp.dscp`.")
+    cnp_priority: Priority | None = Field(None, description="The priority CNPs are sent on. "
+                                          "Default: `cnp.priority`.")
+    dscp_to_priority: dict[Dscp, Priority] = Field(
+        default_factory=dict, description="Exceptions to the NIC's DSCP map, which is "
+        "otherwise the switches' (not the NIC's own DSCP/8 default, which would put DSCP "
+        "24-31 into the lossless priority).")
+    ecn_np: bool = Field(True, description="DCQCN notification point: the NIC answers "
+                         "ECN-marked packets with CNPs, on every lossless priority.")
+    ecn_rp: bool = Field(True, description="DCQCN reaction point: the NIC slows down on "
+                         "CNPs, on every lossless priority.")
+    dcqcn: bool = Field(True, description="Whether DCQCN congestion control runs; off, "
+                        "congestion is left to PFC alone (`telemetry.dcqcn_idle`).")
+    pfc_prevention_ms: Annotated[int, Field(ge=0, le=8000)] = Field(
+        100, description="PFC storm prevention: the NIC stops sending pauses after this "
+        "long (0 is off, which `pfc.watchdog` fails), so a stuck host cannot pause its leaf "
+        "for ever.")
 
 
 class NicPatch(Strict):
-    trust: Trust | None = None
-    pfc: list[Priority] | None = None
-    roce_tos: Annotated[int, Field(ge=0, le=255)] | None = None
-    cnp_dscp: Dscp | None = None
-    cnp_priority: Priority | None = None
-    dscp_to_priority: dict[Dscp, Priority] | None = None
-    ecn_np: bool | None = None
-    ecn_rp: bool | None = None
+    """NIC settings an override changes for its hosts; unset ones stay as `hosts` sets."""
+
+    trust: Trust | None = Field(None, description="See `hosts.trust`.")
+    pfc: list[Priority] | None = Field(None, description="See `hosts.pfc`.")
+    roce_tos: Annotated[int, Field(ge=0, le=255)] | None = Field(
+        None, description="See `hosts.roce_tos`.")
+    cnp_dscp: Dscp | None = Field(None, description="See `hosts.cnp_dscp`.")
+    cnp_priority: Priority | None = Field(None, description="See `hosts.cnp_priority`.")
+    dscp_to_priority: dict[Dscp, Priority] | None = Field(
+        None, description="More exceptions to the NIC's DSCP map (on top of "
+        "`hosts.dscp_to_priority`).")
+    ecn_np: bool | None = Field(None, description="See `hosts.ecn_np`.")
+    ecn_rp: bool | None = Field(None, description="See `hosts.ecn_rp`.")
 
 
 class Override(Strict):
     """Exceptions for matching switches (and ports) or hosts; shell patterns."""
 
-    devices: Annotated[list[str], Field(min_length=1)]
-    ports: list[str] = Field(default_factory=lambda: ["*"])
-    trust: Trust | None = None
-    pfc: list[Priority] | None = None
-    dscp_to_tc: dict[Dscp, Priority] | None = None
-    ecn: EcnThresholds | None = None
-    ecn_enabled: bool | None = None
-    watchdog: WatchdogIntent | None = None
-    strict: list[Priority] | None = None
-    xoff_bytes: Bytes | None = None
-    nic: NicPatch | None = None
+    devices: Annotated[list[str], Field(min_length=1)] = Field(
+        description="Device names or shell patterns (`leaf*`) it applies to.")
+    ports: list[str] = Field(
+        default_factory=lambda: ["*"], description="Port names or patterns on those "
+        "switches (each must match some port).")
+    trust: Trust | None = Field(None, description="The ports' trust instead of `trust`.")
+    pfc: list[Priority] | None = Field(None, description="The ports' PFC priorities instead "
+                                       "of `pfc.priorities`.")
+    dscp_to_tc: dict[Dscp, Priority] | None = Field(
+        None, description="More DSCP to TC entries for these ports.")
+    ecn: EcnThresholds | None = Field(None, description="The ports' ECN thresholds.")
+    ecn_enabled: bool | None = Field(None, description="`false`: the ports' lossless queues "
+                                     "mark no ECN.")
+    watchdog: WatchdogIntent | None = Field(None, description="The ports' PFC watchdog "
+                                            "(e.g. `forward` where an OS cannot drop).")
+    strict: list[Priority] | None = Field(None, description="The ports' strict-priority "
+                                          "traffic classes.")
+    xoff_bytes: Bytes | None = Field(
+        None, description="A pinned headroom for the ports' lossless PGs instead of the "
+        "computed one; below the requirement, `buffer.headroom` names it.")
+    nic: NicPatch | None = Field(None, description="NIC settings of matching hosts.")
 
 
 class PauseStormIntent(Strict):
@@ -164,29 +262,49 @@ class PauseStormIntent(Strict):
 
     # well above the few hundred pps of ordinary incast back-pressure, far below line-rate
     # storms (~150 k pps of pause quanta at 100G)
-    pps: Annotated[int, Field(ge=1, le=10_000_000)] = 1000
+    pps: Annotated[int, Field(ge=1, le=10_000_000)] = Field(
+        1000, description="Pauses per second (received or sent) above which a port's "
+        "priority is storming: well above the few hundred of ordinary incast "
+        "back-pressure, far below a line-rate storm (about 150,000 at 100G).")
     # longer than a burst of incast, shorter than a job notices a stalled collective
-    for_s: Annotated[int, Field(ge=1, le=3600)] = 30
+    for_s: Annotated[int, Field(ge=1, le=3600)] = Field(
+        30, description="Seconds the rate must last: longer than an incast burst, shorter "
+        "than a job notices a stalled collective; at least `interval_s`.")
 
 
 class TelemetryIntent(Strict):
     """Live lossless-health thresholds of streaming telemetry (`flatfab watch`)."""
 
     # the gNMI sample interval: coarse enough for 2 shared cores, fine enough to see a storm
-    interval_s: Annotated[int, Field(ge=1, le=300)] = 10
-    pause_storm: PauseStormIntent = PauseStormIntent()
+    interval_s: Annotated[int, Field(ge=1, le=300)] = Field(
+        10, description="The gNMI sample interval in seconds (the default of `watch "
+        "--interval`): coarse enough for a busy controller, fine enough to see a storm.")
+    pause_storm: PauseStormIntent = Field(PauseStormIntent(), description="When pauses are "
+                                          "a storm (`telemetry.pause_storm`).")
     # packets a lossless queue may drop per interval: a lossless queue drops none
-    lossless_drops: Annotated[int, Field(ge=0, le=2**40)] = 0
+    lossless_drops: Annotated[int, Field(ge=0, le=2**40)] = Field(
+        0, description="Packets a lossless queue may drop per interval: none, it is "
+        "lossless (`telemetry.lossless_drops`).")
     # packets a lossy queue may mark ECN per interval: marking belongs to lossless queues only
-    ecn_on_lossy: Annotated[int, Field(ge=0, le=2**40)] = 0
+    ecn_on_lossy: Annotated[int, Field(ge=0, le=2**40)] = Field(
+        0, description="Packets a lossy queue may mark ECN per interval: marking belongs "
+        "to the lossless queues (`telemetry.ecn_on_lossy`).")
     # PFC pauses received per second before a queue marking no ECN is judged (below it a
     # pause is ordinary back-pressure the queue may absorb under the ECN minimum)
-    pause_without_ecn_pps: Annotated[int, Field(ge=1, le=10_000_000)] = 100
+    pause_without_ecn_pps: Annotated[int, Field(ge=1, le=10_000_000)] = Field(
+        100, description="Pauses received per second before a queue that marks no ECN is "
+        "judged (`telemetry.pause_without_ecn`); fewer are ordinary back-pressure a queue "
+        "may absorb below its ECN minimum.")
     # CNPs (or ECN-marked receives) per interval before a flat reaction is judged: a few
     # CNPs may fall inside the NIC's CNP coalescing window
-    dcqcn_min: Annotated[int, Field(ge=1, le=2**40)] = 10
+    dcqcn_min: Annotated[int, Field(ge=1, le=2**40)] = Field(
+        10, description="CNPs (or ECN-marked packets received) per interval before a NIC "
+        "that does not react is judged (`telemetry.dcqcn_idle`); a few may fall inside the "
+        "NIC's CNP coalescing window.")
     # intervals without a sample before a target is silent: one or two can be late under load
-    silent_after: Annotated[int, Field(ge=1, le=1000)] = 3
+    silent_after: Annotated[int, Field(ge=1, le=1000)] = Field(
+        3, description="Intervals without a sample before a device is silent "
+        "(`telemetry.silent`); one or two can be late under load.")
 
     @model_validator(mode="after")
     def _storm_spans_a_sample(self) -> TelemetryIntent:
@@ -198,19 +316,38 @@ class TelemetryIntent(Strict):
 
 
 class QosIntent(Strict):
-    roce: ClassIntent = ClassIntent(dscp=[26], priority=3)
-    cnp: ClassIntent = ClassIntent(dscp=[48], priority=6)
-    trust: Trust = "dscp"
-    default_tc: Priority = 0
-    dscp_to_tc: dict[Dscp, Priority] = Field(default_factory=dict)  # beyond RoCE and CNP
-    pfc: PfcIntent = PfcIntent()
-    ets: EtsIntent = EtsIntent()
-    ecn: EcnIntent = EcnIntent()
-    buffers: BuffersIntent = BuffersIntent()
-    asics: dict[str, AsicIntent] = Field(default_factory=lambda: {"frr": AsicIntent()})
-    hosts: NicIntent = NicIntent()
-    overrides: list[Override] = Field(default_factory=list)
-    telemetry: TelemetryIntent = TelemetryIntent()  # live health only: the plan carries none
+    """qos.yaml: the lossless RoCEv2 plane. Every key defaults to the canonical profile."""
+
+    roce: ClassIntent = Field(ClassIntent(dscp=[26], priority=3),
+                              description="The RoCE class: lossless, ECN-marked.")
+    cnp: ClassIntent = Field(ClassIntent(dscp=[48], priority=6),
+                             description="The CNP class: lossy and strict priority, apart "
+                             "from RoCE (a paused CNP delays every rate cut).")
+    trust: Trust = Field("dscp", description="What switch ports classify by: `dscp` (L3, "
+                         "survives routing; `qos.trust` fails anything else).")
+    default_tc: Priority = Field(0, description="The traffic class of every DSCP not named "
+                                 "elsewhere; it must be lossy (`qos.dscp_map`).")
+    dscp_to_tc: dict[Dscp, Priority] = Field(
+        default_factory=dict, description="More DSCP to TC entries, beyond the RoCE and "
+        "CNP code points.")  # beyond RoCE and CNP
+    pfc: PfcIntent = Field(PfcIntent(), description="Lossless priorities and the PFC "
+                           "watchdog.")
+    ets: EtsIntent = Field(EtsIntent(), description="Egress scheduling.")
+    ecn: EcnIntent = Field(EcnIntent(), description="ECN thresholds of the lossless queues.")
+    buffers: BuffersIntent = Field(BuffersIntent(), description="Buffer pools and "
+                                   "thresholds.")
+    asics: dict[str, AsicIntent] = Field(
+        default_factory=lambda: {"frr": AsicIntent()},
+        description="Per platform (by name), the ASIC its switches have: headroom model, "
+        "buffer size and what the OS can set on it. A platform not listed gets the "
+        "defaults.")
+    hosts: NicIntent = Field(NicIntent(), description="The GPU hosts' NIC settings.")
+    overrides: list[Override] = Field(
+        default_factory=list, description="Exceptions for matching switches, ports or "
+        "hosts, in file order (a later one wins).")
+    telemetry: TelemetryIntent = Field(
+        TelemetryIntent(), description="Thresholds of live health (`flatfab watch`, a "
+        "rollout gate's `telemetry:`); the plan carries none.")  # live health only
 
     @model_validator(mode="after")
     def _classes_apart(self) -> QosIntent:

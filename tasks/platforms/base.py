@@ -128,6 +128,15 @@ class LabNodeSpec(Facts):
     exec: tuple[str, ...] = ()
 
 
+class Evidence(Facts):
+    """What is proven about a platform, and how: the documentation's platform table. Never
+    "tested" on an OS it did not run on: say where each output and oracle comes from."""
+
+    rendered: str  # how its render is checked (golden files, the vendor's own validator)
+    driver: str  # what its driver was tested against (a double of the OS, recorded outputs)
+    live: str  # where it ran live (the embedded lab), or what a live run needs
+
+
 class PlatformFacts(Facts):
     name: str
     role: Literal["switch", "host"]
@@ -144,6 +153,9 @@ class PlatformFacts(Facts):
     # regexes of names that are this platform's own spelling (table, profile and pool names):
     # the layers above the platforms must never write them (a conformance test fences them)
     vocabulary: tuple[str, ...] = ()
+    proven: Evidence
+    # how flatfab drives the OS, for the platforms page (Markdown)
+    notes: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,39 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from flatfab.checks.base import Finding, Severity
+from flatfab.checks.base import Finding, FindingKind, Scope, Severity
 from flatfab.model.state import FabricState, Role
 from flatfab.sot.importer import SotMapping
 from flatfab.sot.snapshot import Snapshot, SotCable
 
 CABLING, DEVICES = "sot.cabling", "sot.devices"
 SOT_CHECKS = (CABLING, DEVICES)
+# what each finding judges and what an operator does about it (the documentation's catalog)
+KINDS = (
+    FindingKind(CABLING, "LLDP sees the cables the source of truth records", Severity.ERROR,
+                Scope.LINK, """
+        Reads: every cable the source of truth records on the fabric's switch ports (through
+        patch panels), and the LLDP neighbour each switch sees there.
+        Expects: LLDP sees the cable's far end on every port, and every neighbour LLDP sees
+        has a cable; a multi-NIC server's cables compared NIC by NIC.
+        Fails when: LLDP sees another device or port, or a neighbour on a port without a
+        cable (errors), or no neighbour where a cable is recorded (a warning). A NIC on
+        another rail's leaf is named with server, NIC, leaf, port and rails.
+        Fix: Decide which is true: recable the port to what the source records, or correct
+        the cable in Nautobot (the finding names its object). Then `flatfab audit --sot`
+        again."""),
+    FindingKind(DEVICES, "The source of truth's devices are the fabric's", Severity.ERROR,
+                Scope.DEVICE, """
+        Reads: the source of truth's devices with a fabric role, and which devices of the
+        fabric answered.
+        Expects: every such device is managed by the intent and reachable, and every
+        reachable device is in the source.
+        Fails when: a device in the source is unreachable (an error) or unknown to the
+        intent, or a reachable device has no entry with a fabric role (warnings).
+        Fix: Bring the unreachable device back (`device.reachable` names why), or mark it so
+        in Nautobot; add a missing device to Nautobot (`flatfab sot sync --create`) or to
+        the intent (`flatfab sot import`), whichever is behind."""),
+)
 
 
 def sot_findings(snapshot: Snapshot, observed: FabricState,

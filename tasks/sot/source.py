@@ -88,7 +88,7 @@ def load_source(inventory_dir: Path) -> NautobotSource:
     shown = str(path)
     if not path.exists():
         raise InputError.single(shown, "", "no source of truth configured for this fabric "
-                                "(see README: Source of truth)")
+                                "(see the documentation: Source of truth (Nautobot))")
     doc: Any = load_yaml(path, display=shown)
     try:
         return SourceFile.model_validate(doc if doc is not None else {}).nautobot

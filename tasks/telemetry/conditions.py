@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from flatfab.checks.base import Finding, Severity
+from flatfab.checks.base import Finding, FindingKind, Scope, Severity
 from flatfab.telemetry.lossless_map import LosslessMap
 from flatfab.telemetry.rates import SeriesKey, Window, WindowMap
 from flatfab.telemetry.samples import Metric
@@ -30,6 +30,85 @@ SEVERITY: dict[str, Severity] = {
     PAUSE_WITHOUT_ECN: Severity.WARNING,  # ECN should act first; lossless still holds
     ECN_ON_LOSSY: Severity.WARNING,  # a marking misconfiguration, no loss by itself
 }
+
+
+def _kind(check: str, title: str, doc: str) -> FindingKind:
+    return FindingKind(check, title, SEVERITY[check], Scope.DEVICE, doc)
+
+
+# what each finding judges and what an operator does about it (the documentation's catalog)
+KINDS = (
+    _kind(LOSSLESS_DROPS, "No lossless queue drops packets", """
+        Reads: the drop counters of every switch port's queues, per interval; the plan says
+        which queues are lossless.
+        Expects: at most `telemetry.lossless_drops` drops per interval (default 0) in a
+        lossless queue.
+        Fails when: a lossless queue drops more; cleared once an interval stays within it.
+        Fix: Lossless traffic is being lost, so RoCE retransmits and jobs slow down. Check the
+        port's headroom and buffers (`verify --lossless`: `buffer.headroom`, `buffer.budget`),
+        PFC on both ends of the link (`pfc.link_symmetry`) and the watchdog (a `drop` action
+        discards a stalled queue's packets on purpose: `telemetry.watchdog`)."""),
+    _kind(PAUSE_STORM, "No port pauses or is paused in a storm", """
+        Reads: the PFC pause frames every switch port received and sent, per priority, as a
+        rate over each interval.
+        Expects: a port's priority stays at or below `telemetry.pause_storm.pps` pauses per
+        second, or goes above it for less than `pause_storm.for_s` seconds.
+        Fails when: the rate stays above `pps` for `for_s` seconds of sample time; cleared
+        once it drops below.
+        Fix: Follow the storm to its source: pauses received come from the far end, so walk
+        towards the receiver that cannot drain (a stuck or slow host, a NIC without DCQCN:
+        `telemetry.dcqcn_idle`) and drain, fix or isolate it. The PFC watchdog should keep it
+        from spreading (`pfc.watchdog` in `verify --lossless`)."""),
+    _kind(WATCHDOG, "No PFC watchdog fires", """
+        Reads: the PFC watchdog's storm counter of every switch port and priority.
+        Expects: it stays flat.
+        Fails when: it went up in an interval: a queue was paused long enough that the
+        watchdog dropped or forwarded its traffic; cleared once it stays flat.
+        Fix: The watchdog did its job, so look for the storm behind it
+        (`telemetry.pause_storm` on this port or the far one) and the receiver that caused it.
+        RoCE flows through the port lost packets (`drop`) or were sent on unpaused
+        (`forward`) meanwhile."""),
+    _kind(DCQCN_IDLE, "Every host NIC reacts to congestion (DCQCN)", """
+        Reads: each GPU host NIC's counter of CNPs it reacted to, against the CNPs its leaf
+        port sent it on the CNP queue (the reaction point); and its ECN-marked packets
+        received, against the CNPs it sent (the notification point).
+        Expects: the NIC's counter rises while `telemetry.dcqcn_min` or more CNPs (or marked
+        packets) per interval arrive.
+        Fails when: they arrive and the counter stays flat: for two intervals at the reaction
+        point (its counters and the leaf's are read at different moments), for one at the
+        notification point.
+        Fix: Turn DCQCN on for the NIC's lossless priorities (qos.yaml `hosts.dcqcn`,
+        `ecn_np`, `ecn_rp`, then `flatfab rollout`) and check the NIC's firmware settings;
+        meanwhile congestion is left to PFC alone."""),
+    _kind(SILENT, "Every watched device keeps sending counters", """
+        Reads: when each watched switch (gNMI target) or polled device last gave a sample.
+        Expects: a sample every interval.
+        Fails when: none came for `telemetry.silent_after` intervals; cleared when samples
+        come again. A silent device's other findings stay as they were: nothing new about it
+        is judged.
+        Fix: Check the device's gNMI service (or, when polled, its SSH), the network path,
+        the TLS certificate and the credentials (`flatfab watch` names a refused certificate
+        or password in one line)."""),
+    _kind(PAUSE_WITHOUT_ECN, "Every paused lossless queue marks ECN", """
+        Reads: the pauses each switch port receives per lossless priority, and the ECN-marked
+        count of the queue those pauses stop.
+        Expects: a queue paused at `telemetry.pause_without_ecn_pps` or more marks ECN too:
+        ECN should act before PFC.
+        Fails when: pauses arrive at that rate while the queue marks nothing (marking off, or
+        thresholds above the XOFF point). A queue whose marks are not reported is not judged.
+        Fix: Check the queue's marking and thresholds (`verify --lossless`: `ecn.attached`,
+        `ecn.before_pfc`, `ecn.intent`) and lower `ecn` `max_bytes` below the XOFF point in
+        qos.yaml, then `flatfab rollout`."""),
+    _kind(ECN_ON_LOSSY, "No lossy queue marks ECN", """
+        Reads: the ECN-marked counts of every switch port's lossy queues, per interval.
+        Expects: at most `telemetry.ecn_on_lossy` marks per interval (default 0): marking
+        belongs to the lossless queues.
+        Fails when: a lossy queue marks more; cleared once an interval stays within it.
+        Fix: Either marking is configured on a lossy queue, or RoCE traffic lands in one (a
+        DSCP map that moved it, a sender marking the wrong DSCP): `flatfab rollout` restores
+        the switches' QoS, and `verify --lossless` names a wrong map (`qos.dscp_map`) or host
+        (`host.agreement`)."""),
+)
 
 # (check, device, port or "", what within the port): one finding's identity across ticks
 Subject = tuple[str, str, str, str]

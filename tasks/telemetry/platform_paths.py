@@ -248,8 +248,8 @@ def _reason(error: Any) -> str:
 
 
 def markdown(found: list[PlatformPaths]) -> str:
-    """The README's per-platform table, made from the telemetry files (the files are the
-    source of truth; a test keeps the README equal to this)."""
+    """The per-platform table of the documentation's streaming telemetry page, made from the
+    telemetry files at every build of the site (the files are the source of truth)."""
     nic = {m for m in Metric if m.value.startswith("nic_")}
     rows = ["| platform | subscribed (origin / target) | leaves | no leaf | unverified |",
             "| --- | --- | --- | --- | --- |"]

@@ -15,7 +15,7 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from flatfab.checks.base import Finding, Severity
+from flatfab.checks.base import Finding, FindingKind, Scope, Severity
 from flatfab.errors import InputError
 from flatfab.model.state import FabricState, Role
 from flatfab.plan.traffic import FlowGroup, Hop, hops, plan_flows
@@ -32,6 +32,39 @@ TRAFFIC_CHECKS = {
     DROPS: ("path", "No hop drops packets of the lossless class", Severity.ERROR),
     SPREAD: ("path", "RoCE flows of every leaf pair cross every spine", Severity.WARNING),
 }
+
+# what each finding judges and what an operator does about it (the documentation's catalog)
+KINDS = (
+    FindingKind(CHECK, TRAFFIC_CHECKS[CHECK][1], Severity.ERROR, Scope.PATH, """
+        Reads: the per-class queue counters of every switch on each flow's path, before and
+        after RoCEv2 (UDP 4791) and CNP flows the hosts send between leaves across every
+        spine.
+        Expects: every hop queued the flow's packets in its class (RoCE in the lossless TC,
+        CNP in its own).
+        Fails when: a hop queued them in another class, or fewer than were sent. A switch
+        whose counters cannot be read, or a host that cannot send, is critical; a counter a
+        switch does not keep is an info finding, not judged.
+        Fix: A hop classifies the traffic wrongly: run `verify --lossless` on it
+        (`qos.trust`, `qos.dscp_map`, `qos.class_chain` name the map or setting) and `flatfab
+        rollout` to restore it. A host that could not send needs its traffic tool and
+        addresses checked."""),
+    FindingKind(DROPS, TRAFFIC_CHECKS[DROPS][1], Severity.ERROR, Scope.PATH, """
+        Reads: the drop counters of the lossless TC on every hop of the flows' paths, before
+        and after the flows.
+        Expects: no drops in the lossless class.
+        Fails when: a hop dropped packets of the lossless TC while the flows ran.
+        Fix: The lossless plane loses packets under load: check that hop's PFC, headroom and
+        buffers (`verify --lossless`: `pfc.link_symmetry`, `buffer.headroom`,
+        `buffer.budget`) and the ECN thresholds before PFC (`ecn.before_pfc`)."""),
+    FindingKind(SPREAD, TRAFFIC_CHECKS[SPREAD][1], Severity.WARNING, Scope.PATH, """
+        Reads: which spines' counters saw the RoCE flows between each pair of leaves.
+        Expects: every spine (every tier's switch on a 5-stage path) carried some of them.
+        Fails when: a spine carried none: the flows did not spread over it.
+        Fix: Look at the leaves' routes (`ecmp.leaf_paths`, `ecmp.pod_paths`) and the missing
+        spine's sessions (`bgp.session`). With every path present, the flows may hash onto
+        fewer spines than there are: run again, and consider the switches' ECMP hash fields
+        (source port included)."""),
+)
 
 Counters = dict[str, dict[str, dict[int, dict[str, int]]]]  # device -> link -> tc -> counts
 

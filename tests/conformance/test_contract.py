@@ -188,9 +188,10 @@ def test_checks_never_import_the_planner() -> None:
 
 
 # what each layer must never import: layers depend downwards only (model, qos, platforms' base,
-# intent, plan, checks, platforms, then workflows, lab, sot, distributed, cli on top)
+# intent, plan, checks, platforms, then workflows, lab, sot, distributed, cli, and the
+# documentation site's generators on top)
 ABOVE = ("flatfab.workflows", "flatfab.lab", "flatfab.sot", "flatfab.distributed", "flatfab.cli",
-         "flatfab.reports", "flatfab.runbook")
+         "flatfab.reports", "flatfab.runbook", "flatfab.docsite")
 FORBIDDEN_IMPORTS = {
     "tasks/model": ("flatfab.intent", "flatfab.plan", "flatfab.checks", "flatfab.platforms",
                     *ABOVE),
@@ -200,11 +201,13 @@ FORBIDDEN_IMPORTS = {
     "tasks/plan": ("flatfab.checks", *ABOVE),
     "tasks/checks": ("flatfab.plan", *ABOVE),
     "tasks/platforms": ("flatfab.plan", "flatfab.checks", *ABOVE),
-    "tasks/workflows": ("flatfab.sot", "flatfab.distributed", "flatfab.cli"),
-    "tasks/lab": ("flatfab.sot", "flatfab.distributed", "flatfab.cli"),
-    "tasks/sot": ("flatfab.distributed", "flatfab.cli"),
-    "tasks/distributed": ("flatfab.cli",),  # Celery stays out of every layer below it
-    "tasks/scaffold": ("flatfab.sot", "flatfab.distributed", "flatfab.cli"),
+    "tasks/workflows": ("flatfab.sot", "flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
+    "tasks/lab": ("flatfab.sot", "flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
+    "tasks/sot": ("flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
+    # Celery stays out of every layer below it
+    "tasks/distributed": ("flatfab.cli", "flatfab.docsite"),
+    "tasks/scaffold": ("flatfab.sot", "flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
+    "tasks/cli": ("flatfab.docsite",),  # the CLI never needs its own documentation
 }
 
 

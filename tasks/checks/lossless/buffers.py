@@ -80,6 +80,10 @@ def headroom(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     speed, cable length and pair of MTUs (`tasks/qos/headroom.py`).
     Fails when: an xoff is smaller, or the port's speed has no known pause response time. A switch
     without buffer state, or of an ASIC family without a headroom model, is not judged.
+    Fix: Give the PG its headroom: drop an override's `xoff_bytes` that is too small, or correct the
+    inputs (the link class's `cable_m`, `speed`, `mtu`, the ASIC in `qos.asics`); live, `flatfab
+    rollout` restores a profile that drifted. Too little headroom drops lossless packets after every
+    pause.
     """
     inputs = _link_inputs(ctx)
     models = PerObject(_model)
@@ -143,6 +147,8 @@ def profiles(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     `dynamic_th` within -8..7; a lossless profile (xoff > 0) has xon > 0 and a size of at least xon
     + xoff.
     Fails when: any of these does not hold, one finding per problem.
+    Fix: Correct qos.yaml `buffers` (one threshold per profile, of the pool's mode; dynamic
+    thresholds within -8..7); live, `flatfab rollout` restores the switch's profiles.
     """
     for name in ctx.state.devices:
         device = ctx.observed(name)
@@ -209,6 +215,9 @@ def coverage(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: any of these does not hold. A PFC PG whose profile the switch leaves to its buffer
     manager is not judged; a switch with no buffer state gets one info finding (not judged). PFC on
     priority 0 is `pfc.lossy_class`'s.
+    Fix: Live: `flatfab rollout` restores the PG and queue profiles (`flatfab audit` names them).
+    From `flatfab check`: qos.yaml's PFC priorities, maps and buffers disagree; every PFC priority
+    must map to a lossless PG and every lossless TC's queue be lossless.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -244,6 +253,10 @@ def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     pools plus all reserved lossless headroom fit the ASIC's buffer.
     Fails when: a pool is too small, or the total exceeds the buffer. A pool the switch's buffer
     manager sizes is not judged, nor the total while an ingress pool is so sized.
+    Fix: Reserve less, or describe the ASIC truly: smaller pools in qos.yaml `buffers`, fewer
+    lossless priorities, `cable_m` as short as the cables really are; or the right `family` or
+    `buffer_bytes` in `qos.asics`. A switch over budget cannot hold its headroom when every port
+    pauses at once.
     """
     reserved_by: dict[str, int] = {}
     in_pool: dict[tuple[str, str], int] = {}  # (device, pool) -> bytes its PGs reserve

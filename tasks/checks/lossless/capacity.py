@@ -40,6 +40,9 @@ def nonblocking(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     uplinks at least its leaf ports'.
     Fails when: downlink capacity exceeds uplink capacity, naming the switch, both capacities and
     the oversubscription ratio. Virtual when a speed came from the lab's virtual ASIC.
+    Fix: Add uplink capacity (spines, super-spines, faster or more uplinks) until it covers the
+    downlinks, or accept the ratio knowingly; `non_blocking: true` in fabric.yaml makes an
+    oversubscribed tier a refusal at load.
     """
     plan = ctx.plan.devices
     for name in ctx.state.devices:

@@ -34,6 +34,9 @@ def trust(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: DSCP.
     Fails when: a port or NIC trusts anything else (PCP, say). A trust mode the device does
     not state (listed as unknown) is not judged.
+    Fix: From `flatfab check`: set `trust: dscp` in qos.yaml, in `hosts` and in any override that
+    says otherwise. Live: the port's or NIC's trust was changed on the device; `flatfab rollout`
+    restores it.
     """
     yield from grouped_findings(item, ctx, lambda g: [] if "trust" in g.qos.unknown
                                 else _trust(g.qos.trust))
@@ -92,6 +95,9 @@ def dscp_map(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     only CNP code points in the CNP TC; the TC most code points fall into (the default class) lossy.
     Fails when: any of these does not hold. Findings on switch maps are never virtual: the lab's
     kernel enforces them.
+    Fix: From `flatfab check`: qos.yaml moves a code point into the wrong class (a `dscp_to_tc`
+    entry, an override's map, a NIC's `dscp_to_priority`, or a lossless `default_tc`); correct it.
+    Live: the device's map drifted; `flatfab audit` shows it and `flatfab rollout` restores it.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -156,6 +162,10 @@ def class_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless profile, its queue exists with ECN marking and an egress lossless profile.
     Fails when: any link of that chain is broken. A PG whose profile the switch leaves to its buffer
     manager is not judged.
+    Fix: Follow the broken link the finding names: a map, PFC setting, buffer profile or queue the
+    plan has and the device lacks is config drift (`flatfab audit`, then `flatfab rollout`). From
+    `flatfab check`, qos.yaml breaks the chain (PFC off the RoCE priority, ECN turned off by an
+    override): correct it.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -195,6 +205,9 @@ def pfc_maps(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     and TC to queue maps.
     Expects: each lossless PFC priority p is sent by the PG, and pauses the queue, that TC p uses.
     Fails when: a PFC map points at another PG or queue than TC p's.
+    Fix: Live: the switch's maps drifted; `flatfab rollout` restores them. From `flatfab check`: the
+    overrides of qos.yaml give a port a `dscp_to_tc` or `pfc` that disagree with each other; make
+    the PFC priorities the TCs their traffic uses.
     """
     lossless = profile(ctx)
     if lossless is None:

@@ -42,6 +42,9 @@ def attached(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless profile's lossless TCs.
     Expects: the queue of every lossless TC exists and marks ECN.
     Fails when: such a queue is not configured or has no ECN marking.
+    Fix: Turn marking on for the lossless queues: from `flatfab check`, an override sets
+    `ecn_enabled: false` or a PFC priority has no queue; live, `flatfab rollout`. Without ECN marks
+    DCQCN gets no signal and PFC does all the work.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -93,6 +96,9 @@ def thresholds(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: 0 < min < max, max no larger than the pool, marking probability 1-100 %.
     Fails when: any of these does not hold. A queue without ECN is not judged here (`ecn.attached`
     names a lossless one).
+    Fix: Correct the thresholds in qos.yaml (`ecn.default`, `ecn.per_speed`, an override's `ecn`): 0
+    < min < max, max no larger than the pool, probability 1-100; live, `flatfab rollout` restores
+    them.
     """
     cached = PerObject(_thresholds)
     yield from grouped_findings(item, ctx, lambda g: cached(g.qos, g.device.qos))
@@ -143,6 +149,9 @@ def before_pfc(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: an ECN max is above it: PFC pauses before ECN marks fully. A dynamic PG with no pool
     to measure, or one the buffer manager sizes, gives no XOFF point; a switch with none is not
     judged.
+    Fix: Lower ECN's `max_bytes` in qos.yaml below the XOFF point the finding gives, or raise the
+    lossless PGs' threshold (`buffers.lossless_dynamic_th`, `lossless_static_th`) or pool. ECN must
+    mark before PFC pauses, or pauses become the congestion control.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -165,6 +174,10 @@ def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     from a filling egress queue, and traffic should cross the ECN threshold first.
     Fails when: a switch sent PFC frames while its lossless queues marked nothing (marking off, or
     thresholds above the XOFF point). A switch whose counters give no marks count is not judged.
+    Fix: Check the switch's ECN on its lossless queues (`ecn.attached`, `ecn.before_pfc`,
+    `ecn.intent`). If they pass, the pauses come from congestion no egress queue of this switch sees
+    (incast towards a host): watch the ports with `flatfab watch` and check the hosts' DCQCN
+    (`telemetry.dcqcn_idle`).
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -219,6 +232,9 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: a queue's ECN settings differ from the plan's. A queue without ECN is
     `ecn.attached`'s, an insane profile `ecn.thresholds`'s; a queue the device does not state
     is not judged.
+    Fix: `flatfab rollout` restores the planned thresholds (`flatfab audit` names the drift). If the
+    new values are wanted, set them in qos.yaml, for every switch on the path, so each hop marks
+    alike.
     """
     lossless = profile(ctx)
     if lossless is None:

@@ -131,6 +131,9 @@ def agreement(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: any of these does not hold. A disagreement is named at the leaf port when the port
     moved from the plan and the NIC did not, else at the NIC. A NIC setting not read is not judged;
     PFC equality across the link is `pfc.link_symmetry`'s.
+    Fix: Make the NIC and its leaf port agree. Live: `flatfab rollout` restores the end the finding
+    names (the one that moved). From `flatfab check`: qos.yaml's `hosts` settings or an override's
+    `nic` contradict the switches' (RoCE ToS, CNP DSCP and priority, trust, maps); align them.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -205,6 +208,9 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     `host.agreement` passes them, this check does not.
     Fails when: any setting differs (for the map, the code points that moved). A setting not read is
     not judged; the RoCE ToS and CNP DSCP are `host.agreement`'s.
+    Fix: `flatfab rollout` puts the NIC settings back (a firmware reset, or a NIC tool run by hand,
+    changes them). If the new setting is wanted, set it in qos.yaml `hosts` (or an override's `nic`)
+    first.
     """
     for nic in nics(ctx):
         plan = ctx.plan.devices.get(nic.device.name)

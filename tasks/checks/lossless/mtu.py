@@ -19,6 +19,9 @@ def roce_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     least that and the largest host NIC MTU.
     Fails when: an MTU is below that. An MTU not reported is not judged. Findings are never virtual:
     MTUs are the interfaces' own (the kernel's in the lab).
+    Fix: Raise the MTU the finding names (a link class's `mtu`, a host's `mtu`) to at least
+    `roce_mtu` + 96 B and, on switch ports, the largest host MTU; or lower `roce_mtu`. Live,
+    `flatfab rollout` restores an MTU that drifted.
     """
     lossless = profile(ctx)
     roce_mtu = lossless.roce_mtu if lossless is not None and lossless.roce_mtu else \

@@ -76,6 +76,10 @@ def link_symmetry(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: they differ. The finding names the end that moved from the plan (noting when both
     did); when the plan itself differs, the end without the fabric's lossless set. A link with an
     end unreadable or without lossless state is not judged.
+    Fix: Give both ends the same PFC priorities. Live: `flatfab rollout` restores the end the
+    finding names as moved. From `flatfab check`: qos.yaml gives the ends different priorities (an
+    override's `pfc` on one end, `hosts.pfc` or a NIC override unlike the switch); make them equal.
+    One end without PFC drops what the other expects to pause.
     """
     lossless = profile(ctx)
     promised = frozenset(lossless.lossless) if lossless is not None else frozenset()
@@ -125,6 +129,9 @@ def lossy_class(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: PFC only on lossless priorities.
     Fails when: a port or NIC has PFC on another priority, one finding per priority. Nothing is
     judged without a lossless profile, nor PFC the device does not state (listed as unknown).
+    Fix: Take PFC off the named priority: in qos.yaml keep only lossless priorities in
+    `pfc.priorities`, overrides' `pfc` and `hosts.pfc`; live, `flatfab rollout`. PFC on a lossy
+    class pauses traffic that has no headroom and spreads congestion.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -178,6 +185,10 @@ def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     forward; on a NIC, storm prevention above 0 ms.
     Fails when: the watchdog is missing, any of these does not hold, or it only alerts. A setting
     the device does not state is not judged (`state.unknown` reports it).
+    Fix: Turn the watchdog on with sane timers in qos.yaml `pfc.watchdog` (`enabled: true`, action
+    `drop` or `forward`, detection 100-5000 ms, restoration no shorter, polling no slower) and give
+    NICs `hosts.pfc_prevention_ms` above 0; live, `flatfab rollout`. Without one, a stuck receiver
+    can stall every link towards it.
     """
     cached = PerObject(_watchdog)
     yield from grouped_findings(item, ctx, lambda g: cached(g.qos))
@@ -235,5 +246,7 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fails when: any differs, or the port has a watchdog the intent turns off. A setting the device
     does not state is not judged; a missing watchdog is `pfc.watchdog`'s; host NICs' PFC and storm
     prevention are `host.intent`'s.
+    Fix: `flatfab rollout` restores the port's PFC and watchdog (`flatfab audit` shows the section
+    that moved). If the change was wanted, put it in qos.yaml first (an override for those ports).
     """
     yield from planned_port_findings(item, ctx, _against_intent)

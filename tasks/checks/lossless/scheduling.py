@@ -40,6 +40,9 @@ def cnp_strict(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     and is strict priority on every port, and every NIC schedules it strict.
     Fails when: any of these does not hold; a lossless CNP priority is one finding on no device (the
     profile's).
+    Fix: From `flatfab check`: keep the CNP priority out of `pfc.priorities` and in `ets.strict` (no
+    override removing it); live, `flatfab rollout` restores the switch's or host's scheduling. CNPs
+    queued behind data delay every sender's rate cut.
     """
     lossless = profile(ctx)
     if lossless is None:
@@ -98,6 +101,8 @@ def lossless_bandwidth(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: the RoCE class is weighted (not strict) with a share above 0, and a port's DWRR weights
     and a NIC's TC bandwidth each sum to 100 %.
     Fails when: the RoCE class is strict or has no share, or the weights do not sum to 100 %.
+    Fix: Give the RoCE traffic class a DWRR share in qos.yaml `ets.weights` (not strict), with the
+    weights summing to 100; live, `flatfab rollout`.
     """
     lossless = profile(ctx)
     if lossless is None:

@@ -23,6 +23,9 @@ def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: none: every lossless setting a check judges was read from the device.
     Fails when: never: each unread setting is an info finding with the reason, saying it was not
     judged.
+    Fix: Nothing is known to be wrong: a setting was not read, so no check judged it, and the reason
+    says why (the OS does not state it, a buffer manager sizes it, a counter is not kept). Where it
+    matters, read it on the device by hand; treat the checks that skipped it as not done.
     """
     for name in ctx.state.devices:
         device = ctx.observed(name)
