@@ -191,7 +191,8 @@ def test_checks_never_import_the_planner() -> None:
 # intent, plan, checks, platforms, then workflows, lab, sot, distributed, cli, and the
 # documentation site's generators on top)
 ABOVE = ("flatfab.workflows", "flatfab.lab", "flatfab.sot", "flatfab.distributed", "flatfab.cli",
-         "flatfab.reports", "flatfab.runbook", "flatfab.docsite")
+         "flatfab.reports", "flatfab.runbook", "flatfab.docsite",
+         "flatfab.scaffold")
 FORBIDDEN_IMPORTS = {
     "tasks/model": ("flatfab.intent", "flatfab.plan", "flatfab.checks", "flatfab.platforms",
                     *ABOVE),
