@@ -34,7 +34,7 @@ SWITCH_W, SWITCH_H, TAGGED_H = 112.0, 30.0, 40.0  # a switch box: least width, h
 NARROW_W, NARROW_SLOT = 22.0, 30.0  # a crowded row's upright boxes
 SLOT_GAP = 24.0  # between two switch boxes of a row
 GROUP_GAP = 16.0  # between two group boxes
-HOST_H, HOST_GAP, HOST_PAD, SET_GAP = 18.0, 4.0, 10.0, 8.0  # SET_GAP: between server groups
+HOST_H, HOST_GAP, HOST_PAD, SET_GAP = 18.0, 4.0, 8.0, 8.0  # SET_GAP: between server groups
 MARKER_W, MARKER_H = 14.0, 10.0  # a server too crowded for its name (the tooltip names it)
 PAD, HEADER = 8.0, 20.0  # a group box's padding and its label strip
 MARGIN, TOP, TIER_GAP, TOP_GAP, HOST_DROP, LANE_GAP = 24.0, 16.0, 110.0, 80.0, 36.0, 14.0
@@ -223,12 +223,15 @@ def _leaf_key(device: DeviceSummary) -> tuple[object, ...]:
 
 
 def _tree(leaves: list[DeviceSummary], spines: list[DeviceSummary]) -> _Tree:
-    """Pods hold planes, planes (or pods, or the fabric) hold SUs, SUs hold leaves; an SU
-    box only where its pod holds several (else the pod's label names it)."""
+    """Pods hold planes, planes (or pods, or the fabric) hold SUs, SUs hold leaves. An SU
+    box only where its pod holds several (else the pod's label names it) and it would hold
+    more than one leaf (a plane that carries one rail has one leaf of each SU)."""
     sus: dict[int | None, set[int]] = defaultdict(set)
+    together: dict[tuple[int | None, int | None, int], int] = defaultdict(int)
     for leaf in leaves:
         if leaf.su is not None:
             sus[leaf.pod].add(leaf.su)
+            together[(leaf.pod, leaf.plane, leaf.su)] += 1
     root = _Tree("root", 0)
     for leaf in sorted(leaves, key=_leaf_key):
         group = root
@@ -236,7 +239,8 @@ def _tree(leaves: list[DeviceSummary], spines: list[DeviceSummary]) -> _Tree:
             group = group.child("pod", leaf.pod)
             if leaf.plane is not None:
                 group = group.child("plane", leaf.plane)
-        if leaf.su is not None and (leaf.pod is None or len(sus[leaf.pod]) > 1):
+        if leaf.su is not None and (leaf.pod is None or len(sus[leaf.pod]) > 1) \
+                and together[(leaf.pod, leaf.plane, leaf.su)] > 1:
             group = group.child("su", leaf.su)
         group.leaves.append(leaf.name)
     for spine in sorted(spines, key=lambda d: natural(d.name)):
@@ -272,6 +276,11 @@ def _prune(tree: _Tree, kept: set[str]) -> bool:
             tree.spine_fold += child.all_spines()
     tree.children = alive
     return bool(tree.leaves or tree.children) or not had_leaves
+
+
+def _tall(tree: _Tree) -> bool:
+    """Whether pod or plane boxes (which reach up past the spines) stand in `tree`."""
+    return any(child.kind in ("pod", "plane") for child in tree.children)
 
 
 def _worst_first(names: list[str], statuses: dict[str, str], count: int,
@@ -421,6 +430,7 @@ class _HostGroup:
     hi: float  # ... to the right edge of the rightmost
     shown: list[str]
     folded: list[str]
+    centre: float | None = None  # where to stand: the mean of the leaves' centres
     box_w: float = 0.0
     box_h: float = 0.0
     labelled: bool = True
@@ -431,13 +441,14 @@ class _HostGroup:
 
     @property
     def grid_w(self) -> float:
-        """The boxes' width: one row of them."""
-        return min(len(self.shown), self.per_row) * (self.box_w + HOST_GAP) - HOST_GAP
+        """The boxes' width: one row of them (none: the servers of folded leaves)."""
+        return max(0.0, min(len(self.shown), self.per_row) * (self.box_w + HOST_GAP)
+                   - HOST_GAP)
 
     @property
     def grid_h(self) -> float:
         rows = math.ceil(len(self.shown) / self.per_row)
-        return rows * (self.box_h + HOST_GAP) - HOST_GAP
+        return max(0.0, rows * (self.box_h + HOST_GAP) - HOST_GAP)
 
     @property
     def width(self) -> float:
@@ -449,7 +460,8 @@ class _HostGroup:
 
     @property
     def target(self) -> float:
-        return (self.lo + self.hi) / 2 - self.width / 2
+        centre = (self.lo + self.hi) / 2 if self.centre is None else self.centre
+        return centre - self.width / 2
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -594,8 +606,9 @@ class _Builder:
         orphan_group = self._orphans(orphans)
         extra = (orphan_group.width + SLOT_GAP) if orphan_group else 0.0
         self._measure(root, leaf_style, spine_style, extra)
-        if narrow and any(self._spine_need(t, spine_style) > self._content(t, leaf_style)
-                          for t in root.walk() if t.spines):
+        if narrow and any(self._spine_need(t, spine_style)
+                          > self._content(t, leaf_style, spine_style)
+                          for t in root.walk() if t.spines and not _tall(t)):
             # wide spines would widen a crowded fabric further: upright ones
             spine_style = _row_style(spine_names, True)
             self._measure(root, leaf_style, spine_style, extra)
@@ -636,12 +649,21 @@ class _Builder:
             tree.spines, tree.spine_fold = shown, sorted(tree.spine_fold + folded,
                                                          key=natural)
 
-    def _content(self, tree: _Tree, leaf: _Style) -> float:
-        """The leaf row's width inside `tree`, before spines or its label widen it."""
+    def _content(self, tree: _Tree, leaf: _Style, spine: _Style) -> float:
+        """The leaf row's width inside `tree`, before its spines or label widen it."""
         width = len(tree.leaves) * leaf.slot
         width += sum(child.width + GROUP_GAP for child in tree.children)
+        return width + self._end(tree, leaf, spine)
+
+    def _end(self, tree: _Tree, leaf: _Style, spine: _Style) -> float:
+        """The width of the column at the end of `tree`'s rows: its leaf fold and, where
+        pod or plane boxes stand over its leaf row, its own spines (in a fabric of pods,
+        the spines of the pods folded away)."""
+        width = 0.0
         if tree.leaf_fold:
-            width += _fold_width(_fold_label(len(tree.leaf_fold), "leaves"), leaf) + SLOT_GAP
+            width = _fold_width(_fold_label(len(tree.leaf_fold), "leaves"), leaf) + SLOT_GAP
+        if _tall(tree):
+            width = max(width, self._spine_need(tree, spine))
         return width
 
     def _spine_items(self, tree: _Tree, style: _Style) -> list[float]:
@@ -658,46 +680,47 @@ class _Builder:
         for child in tree.children:
             self._measure(child, leaf, spine, 0.0)
         label = text_width(tree.label, GROUP_FONT, bold=True) + 12 if tree.boxed else 0.0
-        tree.inner = max(self._content(tree, leaf) + extra, self._spine_need(tree, spine),
-                         label)
-
-    def _items(self, tree: _Tree, leaf: _Style) -> list[tuple[str, float, object]]:
-        """The leaf row inside `tree`: leaves, then child groups, then its fold."""
-        items: list[tuple[str, float, object]] = [("leaf", leaf.slot, n) for n in tree.leaves]
-        items += [("group", child.width + GROUP_GAP, child) for child in tree.children]
-        if tree.leaf_fold:
-            label = _fold_label(len(tree.leaf_fold), "leaves")
-            items.append(("fold", _fold_width(label, leaf) + SLOT_GAP, label))
-        return items
+        spines = 0.0 if _tall(tree) else self._spine_need(tree, spine)
+        tree.inner = max(self._content(tree, leaf, spine) + extra, spines, label)
 
     def _place(self, tree: _Tree, x: float, rows: _Rows,
                orphan_group: _HostGroup | None = None) -> None:
-        """`tree` from `x` on: its leaf row (leaves, child groups, fold; the root also the
-        hosts that reach no leaf), its spines spread over it, its box."""
+        """`tree` from `x` on: its leaf row (leaves, child groups, the end column; the root
+        also the hosts that reach no leaf), its spines spread over it (or, where pod or
+        plane boxes stand in the way, over the end column), its box."""
         leaf, spine, spine_y, leaf_y = rows.leaf, rows.spine, rows.spine_y, rows.leaf_y
         tree.x = x
         inner_x = x + (PAD if tree.boxed else 0.0)
-        items = self._items(tree, leaf)
+        items: list[tuple[str, float, _Tree | None]] = [("leaf", leaf.slot, None)
+                                                        for _ in tree.leaves]
+        items += [("group", child.width + GROUP_GAP, child) for child in tree.children]
+        end = self._end(tree, leaf, spine)
+        if end:
+            items.append(("end", end, None))
         if orphan_group is not None:
             items.append(("orphans", orphan_group.width + SLOT_GAP, None))
         lefts = _spread(inner_x, tree.inner, [w for _, w, _ in items])
-        for (kind, width, what), left in zip(items, lefts, strict=True):
+        spine_x, spine_w = inner_x, tree.inner
+        names = iter(tree.leaves)
+        for (kind, width, child), left in zip(items, lefts, strict=True):
             if kind == "leaf":
-                assert isinstance(what, str)
-                self._switch(what, left + (width - leaf.box_w) / 2, leaf_y, leaf)
-            elif kind == "group":
-                assert isinstance(what, _Tree)
-                self._place(what, left + GROUP_GAP / 2, rows)
-            elif kind == "fold":
-                assert isinstance(what, str)
-                box_w = width - SLOT_GAP
-                self.folds.append(Fold(what, Box(left + SLOT_GAP / 2, leaf_y, box_w,
-                                                 leaf.box_h), tuple(tree.leaf_fold)))
+                self._switch(next(names), left + (width - leaf.box_w) / 2, leaf_y, leaf)
+            elif kind == "group" and child is not None:
+                self._place(child, left + GROUP_GAP / 2, rows)
+            elif kind == "end":
+                if tree.leaf_fold:
+                    label = _fold_label(len(tree.leaf_fold), "leaves")
+                    box_w = _fold_width(label, leaf)
+                    self.folds.append(Fold(label, Box(left + (width - box_w) / 2, leaf_y,
+                                                      box_w, leaf.box_h),
+                                           tuple(tree.leaf_fold)))
+                if _tall(tree):
+                    spine_x, spine_w = left, width
             elif orphan_group is not None:
-                orphan_group.lo, orphan_group.hi = left + SLOT_GAP / 2, left + width - \
-                    SLOT_GAP / 2
+                orphan_group.lo = left + SLOT_GAP / 2
+                orphan_group.hi = left + width - SLOT_GAP / 2
         widths = self._spine_items(tree, spine)
-        for i, left in enumerate(_spread(inner_x, tree.inner, widths)):
+        for i, left in enumerate(_spread(spine_x, spine_w, widths)):
             if i < len(tree.spines):
                 self._switch(tree.spines[i], left + (widths[i] - spine.box_w) / 2, spine_y,
                              spine)
@@ -863,8 +886,13 @@ class _Builder:
         for drawn_set, hosts in sorted(sets.items()):
             boxes = [self.nodes[n].box for n in drawn_set]
             group = _HostGroup(drawn_set, min(b.x for b in boxes), max(b.right for b in boxes),
-                               [], [])
+                               [], [], math.fsum(b.cx for b in boxes) / len(boxes))
             _size_group(group, self._ranked(hosts))
+            groups.append(group)
+        for index, hidden in sorted(gone.items()):  # "+N servers" under a leaves' fold
+            fold = self.folds[index].box
+            group = _HostGroup((), fold.x, fold.right, [], sorted(hidden, key=natural))
+            group.more = f"+{len(hidden)} servers"
             groups.append(group)
         if orphan_group is not None:
             orphan_group.x = orphan_group.lo
@@ -887,12 +915,6 @@ class _Builder:
             bottom = lane_y + lane_h
             lane_y = bottom + LANE_GAP
             pending = deferred
-        for index, hidden in sorted(gone.items()):
-            fold, text = self.folds[index], f"+{len(hidden)} servers"
-            width = text_width(text, HOST_FONT)
-            self.folds.append(Fold(text, Box(fold.box.cx - width / 2, y, width, 12),
-                                   tuple(sorted(hidden, key=natural)), boxed=False))
-            bottom = max(bottom, y + 12)
         return bottom
 
     def _host_nodes(self, group: _HostGroup) -> None:

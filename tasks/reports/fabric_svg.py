@@ -182,11 +182,14 @@ def _fold(fold: Fold, statuses: dict[str, str]) -> str:
 # ---------------------------------------------------------------- links, legend
 
 
-def _wire(wire: Wire, status: str) -> str:
+def _wire(wire: Wire, status: str, crowded: bool) -> str:
+    """A link in its rail's style (a crowded picture's thinner), red or amber over it when
+    findings name it."""
     link = wire.link
     colour, dash = (LINK_OK, "") if wire.rail is None else rail_style(wire.rail)
     colour = LINK_COLOURS.get(status, colour)
-    width = "2.5" if status in LINK_COLOURS else ("1.2" if wire.rail is None else "2")
+    width = ("2.5" if status in LINK_COLOURS else "1.2" if wire.rail is None or crowded
+             else "2")
     rail = "" if wire.rail is None else f" rail-{wire.rail}"
     data = "" if wire.rail is None else f' data-rail="{wire.rail}"'
     dashes = f' stroke-dasharray="{dash}"' if dash else ""
@@ -235,7 +238,7 @@ def diagram(report: AuditReport) -> str:
     groups = sorted(plan.groups, key=lambda g: (_GROUP_ORDER.index(g.kind), g.box.x, g.box.y))
     parts += [_group(g) for g in groups]
     wires = sorted(plan.wires, key=lambda w: (LINK_LAYER.get(links[w.link.id], 0), w.link.id))
-    parts += [_wire(w, links[w.link.id]) for w in wires]
+    parts += [_wire(w, links[w.link.id], plan.narrow) for w in wires]
     parts += [_group_label(g) for g in groups]
     for device in sorted(report.devices, key=lambda d: d.name):
         node = plan.nodes.get(device.name)

@@ -115,13 +115,17 @@ def test_rail_servers_are_centred_under_their_su_not_under_their_first_leaf() ->
     assert len([w for w in drawn.wires if "su1-s1:" in w.link.id]) == 4
 
 
+def _no_overlaps(name: str, drawn: Layout) -> None:
+    boxes = [n.box for n in drawn.nodes.values()] + [f.box for f in drawn.folds]
+    for a, b in itertools.combinations(boxes, 2):
+        assert not _overlap(a, b), f"{name}: {a} overlaps {b}"
+
+
 def test_nothing_overlaps_and_servers_of_one_leaf_set_stand_together(
         rail_four_sus: AuditReport) -> None:
     for name, report in _reports(rail_four_sus).items():
         drawn = layout(report)
-        boxes = [n.box for n in drawn.nodes.values()] + [f.box for f in drawn.folds]
-        for a, b in itertools.combinations(boxes, 2):
-            assert not _overlap(a, b), f"{name}: {a} overlaps {b}"
+        _no_overlaps(name, drawn)
         sets: dict[frozenset[str], list[str]] = {}
         for host, leaves in _host_leaves(report).items():
             sets.setdefault(frozenset(leaves), []).append(host)
@@ -287,6 +291,7 @@ def test_a_big_classic_fabric_is_a_bounded_picture() -> None:
     assert len(drawn.wires) <= LEAVES_MAX * (32 + HOSTS_PER_GROUP)
     assert "leaf1000" in drawn.nodes and "leaf1000-h7" in drawn.nodes  # the worst first
     _accounted(report, drawn)
+    _no_overlaps("classic", drawn)
     assert len(standalone_diagram(report)) < 1_500_000
 
 
@@ -307,6 +312,12 @@ def test_a_big_ai_fabric_is_a_bounded_picture_in_whole_sus() -> None:
     fold = next(f for f in drawn.folds if "p2-pod16-spine3" in f.names)
     assert f'<g class="fold" data-status="critical"><title>{len(fold.names)} not drawn' in svg
     _accounted(report, drawn)
+    _no_overlaps("ai", drawn)
+    for host, leaves in _host_leaves(report).items():
+        if host in drawn.nodes:
+            spans = [drawn.nodes[leaf].box for leaf in leaves]
+            box = drawn.nodes[host].box
+            assert min(s.x for s in spans) <= box.x and box.right <= max(s.right for s in spans)
     for group in drawn.groups:  # boxes still hold exactly what they say
         inside = {n for n, node in drawn.nodes.items() if group.box.holds(node.box)}
         assert set(group.members) == _expected(group.kind, group.scope, drawn, report) == inside
