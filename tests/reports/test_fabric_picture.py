@@ -153,34 +153,39 @@ def _rect(element: ET.Element) -> Box:
     return Box(*(float(element.get(k) or 0) for k in ("x", "y", "width", "height")))
 
 
+def _labels_fit(name: str, svg: str) -> set[str]:
+    """Every device's and fold's label fits its box, every group's label its group's box,
+    nothing is shortened; returns the devices named."""
+    assert "…" not in svg and "..." not in svg
+    root = ET.fromstring(svg)
+    named = set()
+    for g in root.iter(f"{SVG}g"):
+        kind = g.get("class")
+        if kind not in ("device", "fold"):
+            continue
+        rect = _rect(g.find(f"{SVG}rect"))  # type: ignore[arg-type]
+        texts = g.findall(f"{SVG}text")
+        if kind == "device" and texts:
+            assert texts[0].text == g.get("data-device"), "a label is not the whole name"
+            named.add(texts[0].text)
+        for text in texts:
+            room = rect.h if text.get("transform") else rect.w
+            width = estimate(text.text or "", float(text.get("font-size") or 0))
+            assert width <= room - 4, f"{name}: {text.text!r} ({width:.0f}) > {room}"
+    groups = {(r.get("x"), r.get("y")): _rect(r) for r in root.iter(f"{SVG}rect")
+              if r.get("class") == "group"}
+    for label in (t for t in root.iter(f"{SVG}text") if t.get("class") == "group-label"):
+        box = groups[(f"{float(label.get('x') or 0) - 6:g}",
+                      f"{float(label.get('y') or 0) - 14:g}")]
+        bold = 1.1 * estimate(label.text or "", 11)  # a bold face: up to a tenth wider
+        assert bold <= box.w - 8, f"{name}: {label.text!r}"
+    return named
+
+
 def test_every_label_is_whole_and_fits_its_box(rail_four_sus: AuditReport) -> None:
     for name, report in _reports(rail_four_sus).items():
-        svg = standalone_diagram(report)
-        assert "…" not in svg and "..." not in svg
-        root = ET.fromstring(svg)
-        named = set()
-        for g in root.iter(f"{SVG}g"):
-            kind = g.get("class")
-            if kind not in ("device", "fold"):
-                continue
-            rect = _rect(g.find(f"{SVG}rect"))  # type: ignore[arg-type]
-            texts = g.findall(f"{SVG}text")
-            assert texts, f"{name}: {g.get('data-device')} has no label"
-            if kind == "device":
-                assert texts[0].text == g.get("data-device"), "a label is not the whole name"
-                named.add(texts[0].text)
-            for text in texts:
-                room = rect.h if text.get("transform") else rect.w
-                width = estimate(text.text or "", float(text.get("font-size") or 0))
-                assert width <= room - 4, f"{name}: {text.text!r} ({width:.0f}) > {room}"
+        named = _labels_fit(name, standalone_diagram(report))
         assert named == {d.name for d in report.devices}, f"{name}: a device is unnamed"
-        groups = {(r.get("x"), r.get("y")): _rect(r) for r in root.iter(f"{SVG}rect")
-                  if r.get("class") == "group"}
-        for label in (t for t in root.iter(f"{SVG}text") if t.get("class") == "group-label"):
-            box = groups[(f"{float(label.get('x') or 0) - 6:g}",
-                          f"{float(label.get('y') or 0) - 14:g}")]
-            bold = 1.1 * estimate(label.text or "", 11)  # a bold face: up to a tenth wider
-            assert bold <= box.w - 8, f"{name}: {label.text!r}"
 
 
 # ---------------------------------------------------------------- rails
@@ -292,7 +297,10 @@ def test_a_big_classic_fabric_is_a_bounded_picture() -> None:
     assert "leaf1000" in drawn.nodes and "leaf1000-h7" in drawn.nodes  # the worst first
     _accounted(report, drawn)
     _no_overlaps("classic", drawn)
-    assert len(standalone_diagram(report)) < 1_500_000
+    svg = standalone_diagram(report)
+    assert len(svg) < 1_500_000
+    named = _labels_fit("classic", svg)
+    assert named == {n for n, node in drawn.nodes.items() if node.style != "marker"}
 
 
 def test_a_big_ai_fabric_is_a_bounded_picture_in_whole_sus() -> None:
@@ -318,6 +326,12 @@ def test_a_big_ai_fabric_is_a_bounded_picture_in_whole_sus() -> None:
             spans = [drawn.nodes[leaf].box for leaf in leaves]
             box = drawn.nodes[host].box
             assert min(s.x for s in spans) <= box.x and box.right <= max(s.right for s in spans)
+    placed = {d.name: d.placement for d in report.devices}
     for group in drawn.groups:  # boxes still hold exactly what they say
         inside = {n for n, node in drawn.nodes.items() if group.box.holds(node.box)}
         assert set(group.members) == _expected(group.kind, group.scope, drawn, report) == inside
+        for fold in (f for f in drawn.folds if group.box.holds(f.box)):
+            assert all(placed[n].get(k) == v for n in fold.names for k, v in group.scope), \
+                f"{fold.label} stands in {group.label}, which does not hold it"
+    named = _labels_fit("ai", svg)
+    assert named == set(drawn.nodes)
