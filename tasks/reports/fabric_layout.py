@@ -10,70 +10,53 @@ below the span of its leaves, with one link to each: a GPU server with four NICs
 SU's four rail leaves, a storage server between the two leaves it is cabled to; servers on
 the same leaves share one group (up to HOSTS_PER_GROUP drawn, the worst first, "+N more").
 
-Every box is sized to its text by a conservative width estimate (text_width), so no name
-is ever shortened. A big fabric stays a picture of bounded size: up to LEAVES_MAX leaves
-(whole SUs, the worst first), SPINES_PER_GROUP spines per pod and plane and TOPS_PER_GROUP
-super-spines per plane; what is left out is a "+N" box of its own, coloured by the worst
-status it holds.
+Every box is sized to its text by a conservative width estimate (fabric_text.text_width),
+so no name is ever shortened; fabric_servers places the servers' groups. A big fabric stays
+a picture of bounded size: up to LEAVES_MAX leaves (whole SUs, the worst first),
+SPINES_PER_GROUP spines per pod and plane and TOPS_PER_GROUP super-spines per plane; what is
+left out is a "+N" box of its own, coloured by the worst status it holds.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
+from flatfab.reports.fabric_servers import (
+    HOST_DROP,
+    HOSTS_PER_GROUP,
+    LANE_GAP,
+    ServerGroup,
+    place_lane,
+    row_width,
+    size_group,
+)
+from flatfab.reports.fabric_text import (
+    GROUP_FONT,
+    NARROW_FONT,
+    SWITCH_FONT,
+    TAG_FONT,
+    natural,
+    text_width,
+)
 from flatfab.reports.model import AuditReport, DeviceSummary, LinkSummary
 from flatfab.reports.statuses import device_statuses, rank
 
-SWITCH_FONT, HOST_FONT, TAG_FONT, GROUP_FONT, NARROW_FONT = 12.0, 10.0, 9.0, 11.0, 10.0
 SWITCH_W, SWITCH_H, TAGGED_H = 112.0, 30.0, 40.0  # a switch box: least width, heights
 NARROW_W, NARROW_SLOT = 22.0, 30.0  # a crowded row's upright boxes
 SLOT_GAP = 24.0  # between two switch boxes of a row
 GROUP_GAP = 16.0  # between two group boxes
-HOST_H, HOST_GAP, HOST_PAD, SET_GAP = 18.0, 4.0, 8.0, 8.0  # SET_GAP: between server groups
-MARKER_W, MARKER_H = 14.0, 10.0  # a server too crowded for its name (the tooltip names it)
 PAD, HEADER = 8.0, 20.0  # a group box's padding and its label strip
-MARGIN, TOP, TIER_GAP, TOP_GAP, HOST_DROP, LANE_GAP = 24.0, 16.0, 110.0, 80.0, 36.0, 14.0
+MARGIN, TOP, TIER_GAP, TOP_GAP = 24.0, 16.0, 110.0, 80.0
 MIN_INNER = 640.0
 
-HOSTS_PER_GROUP = 4  # servers drawn per leaf set
 NARROW_ABOVE = 64  # leaves; more are drawn as narrow upright boxes
 LEAVES_MAX = 128  # leaves drawn; whole SUs, the worst first
 SPINES_PER_GROUP = 8  # spines drawn per pod (and plane)
 SPINES_MAX = 32  # spines drawn in a fabric without pods
 TOPS_PER_GROUP = 16  # super-spines drawn per plane
-
-_WIDE = frozenset("mwMW@%")
-_THIN = frozenset("ijlI.,:;|!' ")
-_DIGITS = re.compile(r"(\d+)")
-
-
-def text_width(text: str, size: float, bold: bool = False) -> float:
-    """A conservative width of `text` at font `size` in px: no character narrower than the
-    widest common sans faces (DejaVu Sans, Verdana) draw it; bold (the group labels') is up
-    to a tenth wider."""
-    em = 0.0
-    for char in text:
-        if char in _WIDE or not char.isascii():
-            em += 1.0
-        elif char.isupper():
-            em += 0.8
-        elif char in _THIN:
-            em += 0.4
-        else:
-            em += 0.66
-    return em * size * (1.1 if bold else 1.0)
-
-
-@lru_cache(maxsize=65536)
-def natural(name: str) -> tuple[str | int, ...]:
-    """Sort key: leaf2 before leaf10."""
-    return tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(name)))
-
 
 # ---------------------------------------------------------------- what the layout gives
 
@@ -417,131 +400,6 @@ def _side_by_side(widths: list[float], centres: list[float], lo: float,
     return [start + o for o in offsets]
 
 
-# ---------------------------------------------------------------- servers
-
-
-@dataclass
-class _HostGroup:
-    """Servers on the same drawn leaves: a row of boxes (or markers) below their span,
-    "+N more" under it for the ones not drawn."""
-
-    leaves: tuple[str, ...]
-    lo: float  # the span: from the left edge of the leftmost leaf ...
-    hi: float  # ... to the right edge of the rightmost
-    shown: list[str]
-    folded: list[str]
-    centre: float | None = None  # where to stand: the mean of the leaves' centres
-    box_w: float = 0.0
-    box_h: float = 0.0
-    labelled: bool = True
-    per_row: int = 1  # named servers stand in one row; markers may stack
-    more: str = ""
-    x: float = 0.0  # left edge of the group's extent, once placed
-    y: float = 0.0
-
-    @property
-    def grid_w(self) -> float:
-        """The boxes' width: one row of them (none: the servers of folded leaves)."""
-        return max(0.0, min(len(self.shown), self.per_row) * (self.box_w + HOST_GAP)
-                   - HOST_GAP)
-
-    @property
-    def grid_h(self) -> float:
-        rows = math.ceil(len(self.shown) / self.per_row)
-        return max(0.0, rows * (self.box_h + HOST_GAP) - HOST_GAP)
-
-    @property
-    def width(self) -> float:
-        return max(self.grid_w, text_width(self.more, HOST_FONT))
-
-    @property
-    def height(self) -> float:
-        return self.grid_h + (16.0 if self.more else 0.0)
-
-    @property
-    def target(self) -> float:
-        centre = (self.lo + self.hi) / 2 if self.centre is None else self.centre
-        return centre - self.width / 2
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """Where the extent's left edge may go so the grid stays inside the span."""
-        side = (self.width - self.grid_w) / 2
-        return self.lo - side, self.hi - side - self.grid_w
-
-
-def _host_box(names: list[str]) -> float:
-    return max(26.0, float(math.ceil(max(text_width(n, HOST_FONT) for n in names)
-                                     + HOST_PAD)))
-
-
-def _size_group(group: _HostGroup, ranked: list[str]) -> None:
-    """Draw as many of `ranked` (worst first) as fit side by side in the span, up to
-    HOSTS_PER_GROUP, each named. Where not even one name fits, HOSTS_PER_GROUP unnamed
-    markers, stacked when the span is narrow (a link to a lower one passes behind the
-    ones above: markers have no name to hide)."""
-    span = group.hi - group.lo
-    for count in range(min(len(ranked), HOSTS_PER_GROUP), 0, -1):
-        width = _host_box(ranked[:count])
-        if count * width + (count - 1) * HOST_GAP <= span:
-            group.box_w, group.box_h, group.per_row = width, HOST_H, count
-            break
-    else:
-        group.labelled, group.box_w, group.box_h = False, MARKER_W, MARKER_H
-        count = min(len(ranked), HOSTS_PER_GROUP)
-        group.per_row = max(1, min(count, int((span + HOST_GAP) // (MARKER_W + HOST_GAP))))
-    group.shown = sorted(ranked[:count], key=natural)
-    group.folded = sorted(ranked[count:], key=natural)
-    if group.folded:
-        long = f"+{len(group.folded)} more"
-        group.more = long if text_width(long, HOST_FONT) <= span else f"+{len(group.folded)}"
-
-
-def _place_lane(groups: list[_HostGroup]) -> list[_HostGroup]:
-    """Place `groups` side by side, each as near its span's centre as the others let it
-    and never out of its span; returns the ones that do not fit (for the next lane).
-
-    Groups sorted by target; a group that overlaps the previous cluster joins it, and the
-    cluster sits at the mean of its members' targets, clamped to what all allow."""
-    clusters: list[list[_HostGroup]] = []
-    deferred: list[_HostGroup] = []
-    for group in sorted(groups, key=lambda g: (g.target, g.leaves)):
-        saved = [list(c) for c in clusters], [[g.x for g in c] for c in clusters]
-        clusters.append([group])
-        if not _settle(clusters):
-            clusters = saved[0]
-            for cluster, xs in zip(clusters, saved[1], strict=True):
-                for member, x in zip(cluster, xs, strict=True):
-                    member.x = x
-            deferred.append(group)
-    return deferred
-
-
-def _settle(clusters: list[list[_HostGroup]]) -> bool:
-    """Place the last cluster, merging backwards while clusters overlap; False when a
-    merged cluster cannot keep every member in its span."""
-    while True:
-        last = clusters[-1]
-        offsets, at = [], 0.0
-        for member in last:
-            offsets.append(at)
-            at += member.width + SET_GAP
-        low = max(m.bounds[0] - o for m, o in zip(last, offsets, strict=True))
-        high = min(m.bounds[1] - o for m, o in zip(last, offsets, strict=True))
-        if low > high + 1e-6:
-            return False
-        ideal = sum(m.target - o for m, o in zip(last, offsets, strict=True)) / len(last)
-        start = min(max(ideal, low), high)
-        for member, offset in zip(last, offsets, strict=True):
-            member.x = start + offset
-        if len(clusters) < 2:
-            return True
-        before = clusters[-2][-1]
-        if before.x + before.width + SET_GAP <= start + 1e-6:
-            return True
-        clusters[-2:] = [clusters[-2] + last]
-
-
 # ---------------------------------------------------------------- the layout
 
 
@@ -684,7 +542,7 @@ class _Builder:
         tree.inner = max(self._content(tree, leaf, spine) + extra, spines, label)
 
     def _place(self, tree: _Tree, x: float, rows: _Rows,
-               orphan_group: _HostGroup | None = None) -> None:
+               orphan_group: ServerGroup | None = None) -> None:
         """`tree` from `x` on: its leaf row (leaves, child groups, the end column; the root
         also the hosts that reach no leaf), its spines spread over it (or, where pod or
         plane boxes stand in the way, over the end column), its box."""
@@ -837,12 +695,12 @@ class _Builder:
 
     # -- servers
 
-    def _orphans(self, orphans: list[str]) -> _HostGroup | None:
+    def _orphans(self, orphans: list[str]) -> ServerGroup | None:
         """Hosts linked to no switch: a column of their own at the right."""
         if not orphans:
             return None
-        group = _HostGroup((), 0.0, math.inf, [], [])
-        _size_group(group, self._ranked(orphans))
+        group = ServerGroup((), 0.0, math.inf, [], [])
+        size_group(group, self._ranked(orphans))
         group.hi = group.width
         return group
 
@@ -857,14 +715,14 @@ class _Builder:
         widest = SWITCH_W
         for hosts in alone.values():
             shown = self._ranked(hosts)[:HOSTS_PER_GROUP]
-            widest = max(widest, len(shown) * _host_box(shown) + (len(shown) - 1) * HOST_GAP)
+            widest = max(widest, row_width(shown))
         return widest
 
     def _ranked(self, names: list[str]) -> list[str]:
         """Worst status first, then in name order."""
         return sorted(names, key=lambda n: (rank(self.statuses.get(n, "clean")), natural(n)))
 
-    def _place_hosts(self, above: float, orphan_group: _HostGroup | None) -> float:
+    def _place_hosts(self, above: float, orphan_group: ServerGroup | None) -> float:
         """Every server group below its leaves (`above`: the leaf groups' bottom), in as
         few lanes as the spans allow; returns the bottom of the last."""
         sets: dict[tuple[str, ...], list[str]] = defaultdict(list)
@@ -885,13 +743,13 @@ class _Builder:
         groups = []
         for drawn_set, hosts in sorted(sets.items()):
             boxes = [self.nodes[n].box for n in drawn_set]
-            group = _HostGroup(drawn_set, min(b.x for b in boxes), max(b.right for b in boxes),
+            group = ServerGroup(drawn_set, min(b.x for b in boxes), max(b.right for b in boxes),
                                [], [], math.fsum(b.cx for b in boxes) / len(boxes))
-            _size_group(group, self._ranked(hosts))
+            size_group(group, self._ranked(hosts))
             groups.append(group)
         for index, hidden in sorted(gone.items()):  # "+N servers" under a leaves' fold
             fold = self.folds[index].box
-            group = _HostGroup((), fold.x, fold.right, [], sorted(hidden, key=natural))
+            group = ServerGroup((), fold.x, fold.right, [], sorted(hidden, key=natural))
             group.more = f"+{len(hidden)} servers"
             groups.append(group)
         if orphan_group is not None:
@@ -904,7 +762,7 @@ class _Builder:
         lane_y, bottom = y, y
         pending = groups
         while pending:
-            deferred = _place_lane(pending)
+            deferred = place_lane(pending)
             placed = [g for g in pending if g not in deferred]
             if not placed:  # cannot happen: a lone group always fits its span
                 raise AssertionError("a server group fits no lane")
@@ -917,18 +775,14 @@ class _Builder:
             pending = deferred
         return bottom
 
-    def _host_nodes(self, group: _HostGroup) -> None:
-        grid_x = group.x + (group.width - group.grid_w) / 2
-        for i, name in enumerate(group.shown):
-            row, col = divmod(i, group.per_row)
-            box = Box(grid_x + col * (group.box_w + HOST_GAP),
-                      group.y + row * (group.box_h + HOST_GAP), group.box_w, group.box_h)
-            self.nodes[name] = Node(name, box, "host" if group.labelled else "marker")
+    def _host_nodes(self, group: ServerGroup) -> None:
+        for name, x, y in group.slots():
+            self.nodes[name] = Node(name, Box(x, y, group.box_w, group.box_h),
+                                    "host" if group.labelled else "marker")
         if group.folded:
-            width = text_width(group.more, HOST_FONT)
-            self.folds.append(Fold(group.more, Box(grid_x + group.grid_w / 2 - width / 2,
-                                                   group.y + group.grid_h + 2, width, 12),
-                                   tuple(group.folded), boxed=False))
+            x, y, width = group.more_at()
+            self.folds.append(Fold(group.more, Box(x, y, width, 12), tuple(group.folded),
+                                   boxed=False))
 
     # -- links
 

@@ -16,11 +16,6 @@ from html import escape
 
 from flatfab.checks import Finding, Severity
 from flatfab.reports.fabric_layout import (
-    GROUP_FONT,
-    HOST_FONT,
-    NARROW_FONT,
-    SWITCH_FONT,
-    TAG_FONT,
     Fold,
     Group,
     Layout,
@@ -30,6 +25,7 @@ from flatfab.reports.fabric_layout import (
     legend_item_width,
     legend_lines,
 )
+from flatfab.reports.fabric_text import GROUP_FONT, HOST_FONT, NARROW_FONT, SWITCH_FONT, TAG_FONT
 from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary
 from flatfab.reports.statuses import (
     COLOURS,

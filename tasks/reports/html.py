@@ -13,7 +13,8 @@ from __future__ import annotations
 from html import escape
 
 from flatfab.checks import Finding, Severity
-from flatfab.reports.fabric_layout import HOSTS_PER_GROUP, LEAVES_MAX, layout
+from flatfab.reports.fabric_layout import LEAVES_MAX, layout
+from flatfab.reports.fabric_servers import HOSTS_PER_GROUP
 from flatfab.reports.fabric_svg import diagram, standalone_diagram
 from flatfab.reports.json_report import event_key
 from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo

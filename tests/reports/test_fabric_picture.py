@@ -20,13 +20,8 @@ import pytest
 from flatfab.checks import Finding, Severity
 from flatfab.intent.loader import load_intent
 from flatfab.plan.planner import plan
-from flatfab.reports.fabric_layout import (
-    HOSTS_PER_GROUP,
-    LEAVES_MAX,
-    Box,
-    Layout,
-    layout,
-)
+from flatfab.reports.fabric_layout import LEAVES_MAX, Box, Layout, layout
+from flatfab.reports.fabric_servers import HOSTS_PER_GROUP
 from flatfab.reports.fabric_svg import RAIL_COLOURS, diagram, rail_style, standalone_diagram
 from flatfab.reports.model import AuditReport
 from flatfab.reports.statuses import COLOURS, LINK_OK
