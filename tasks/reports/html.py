@@ -10,343 +10,31 @@ devices (findings, diffs) is escaped, since it may contain `<` and `&`.
 
 from __future__ import annotations
 
-import re
-from collections import Counter, defaultdict
-from dataclasses import dataclass
 from html import escape
 
 from flatfab.checks import Finding, Severity
+from flatfab.reports.fabric_layout import LEAVES_MAX, layout
+from flatfab.reports.fabric_servers import HOSTS_PER_GROUP
+from flatfab.reports.fabric_svg import diagram, standalone_diagram
 from flatfab.reports.json_report import event_key
-from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, WatchInfo
-
-RED, AMBER, BLUE = "#d62728", "#ff9f1c", "#1f77b4"
-PURPLE, GREY, GREEN = "#9467bd", "#7f7f7f", "#2ca02c"
-COLOURS = {"critical": RED, "error": RED, "warning": AMBER, "info": BLUE, "drift": PURPLE,
-           "unreachable": GREY, "clean": GREEN}
-# Worst first: which hosts a leaf shows when it has more than HOSTS_PER_LEAF.
-STATUS_ORDER = ("critical", "error", "warning", "unreachable", "drift", "info", "clean")
-LEGEND = (("critical / error", RED), ("warning", AMBER), ("info", BLUE),
-          ("config drift only", PURPLE), ("unreachable", GREY), ("clean", GREEN))
-LINK_OK = "#b4bcc6"
-LINK_COLOURS = {"critical": RED, "error": RED, "warning": AMBER}
-LINK_LAYER = {"warning": 1, "error": 2, "critical": 3}  # drawn last = on top
-HOSTS_PER_LEAF = 4
-NARROW_ABOVE = 64  # leaves; more are drawn as narrow columns
-_VRF_SUFFIX = re.compile(r"\.\d+$")
-
-
-# ---------------------------------------------------------------- statuses
-
-
-def device_statuses(report: AuditReport) -> dict[str, str]:
-    """Device -> diagram status: unreachable wins (nothing it reports can be trusted)."""
-    worst = report.worst_by_device()
-    return {d.name: "unreachable" if not d.reachable else worst.get(d.name, "clean")
-            for d in report.devices}
-
-
-def physical_port(port: str) -> str:
-    """The physical port under a VRF subinterface (`swp51.100` -> `swp51`)."""
-    return _VRF_SUFFIX.sub("", port)
-
-
-def _physical_link_id(link_id: str) -> str:
-    """A VRF sub-link's id mapped onto its physical link's (`a:p.100--b:q.100`)."""
-    ends = []
-    for end in link_id.split("--"):
-        device, sep, port = end.rpartition(":")
-        ends.append(f"{device}{sep}{physical_port(port)}" if sep else end)
-    return "--".join(ends)
-
-
-def _links_named(finding: Finding, ids: set[str],
-                 ends: dict[tuple[str, str], list[str]]) -> set[str]:
-    named = set()
-    if finding.link is not None:
-        named |= {finding.link, _physical_link_id(finding.link)} & ids
-    if finding.device is not None and finding.port is not None:
-        named.update(ends.get((finding.device, physical_port(finding.port)), ()))
-    return named
-
-
-def link_statuses(report: AuditReport) -> dict[str, str]:
-    """Link id -> worst severity of the findings that name it, or "ok"."""
-    ids = {link.id for link in report.links}
-    ends: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for link in report.links:
-        ends[(link.a_device, physical_port(link.a_port))].append(link.id)
-        ends[(link.b_device, physical_port(link.b_port))].append(link.id)
-    worst: dict[str, Severity] = {}
-    for finding in report.findings:
-        for link_id in _links_named(finding, ids, ends):
-            current = worst.get(link_id)
-            if current is None or finding.severity.rank < current.rank:
-                worst[link_id] = finding.severity
-    return {link_id: worst[link_id].value if link_id in worst else "ok" for link_id in ids}
-
-
-# ---------------------------------------------------------------- layout
-
-
-@dataclass(frozen=True)
-class Box:
-    """A device node's rectangle in the diagram."""
-
-    x: float
-    y: float
-    w: float
-    h: float
-
-    @property
-    def cx(self) -> float:
-        return self.x + self.w / 2
-
-
-@dataclass
-class Column:
-    """One slot of the leaf row: a leaf (or None for hosts with no leaf) and its hosts."""
-
-    leaf: str | None
-    hosts: list[str]
-
-
-@dataclass
-class Layout:
-    width: float
-    height: float
-    narrow: bool
-    boxes: dict[str, Box]
-    more: list[tuple[float, float, list[str]]]  # "+N" labels: x, y, hidden hosts
-
-
-def _hosts_by_leaf(report: AuditReport, roles: dict[str, str]) -> dict[str | None, list[str]]:
-    """Each host under the leaf its (first, by link id) host link lands on."""
-    owner: dict[str, str] = {}
-    for link in sorted(report.links, key=lambda lk: lk.id):
-        if link.kind != "host":
-            continue
-        for host, leaf in ((link.a_device, link.b_device), (link.b_device, link.a_device)):
-            if roles.get(host) == "host" and roles.get(leaf, "host") != "host":
-                owner.setdefault(host, leaf)
-    grouped: dict[str | None, list[str]] = defaultdict(list)
-    for name in sorted(n for n, role in roles.items() if role == "host"):
-        grouped[owner.get(name)].append(name)
-    return grouped
-
-
-def _columns(report: AuditReport) -> tuple[list[str], list[str], list[Column]]:
-    """(super-spines, spines, leaf columns), each row in name order."""
-    roles = {d.name: d.role for d in report.devices}
-    hosts = _hosts_by_leaf(report, roles)
-    middle = sorted(n for n, r in roles.items() if r not in ("superspine", "spine", "host"))
-    columns = [Column(name, hosts.get(name, [])) for name in middle]
-    if hosts.get(None):
-        columns.append(Column(None, hosts[None]))
-    # each tier above in the order of what it connects below (pods and planes line up over
-    # their leaves); ties by name
-    spines = _over(report, [n for n, r in roles.items() if r == "spine"], middle)
-    tops = _over(report, [n for n, r in roles.items() if r == "superspine"], spines)
-    return tops, spines, columns
-
-
-def _over(report: AuditReport, names: list[str], below: list[str]) -> list[str]:
-    """`names` ordered by the mean position of the devices below they link to."""
-    position = {name: index for index, name in enumerate(below)}
-    linked: dict[str, list[int]] = defaultdict(list)
-    for link in report.links:
-        for a, b in ((link.a_device, link.b_device), (link.b_device, link.a_device)):
-            if a in position and b in names:
-                linked[b].append(position[a])
-    return sorted(names, key=lambda n: (sum(linked[n]) / len(linked[n]) if linked[n]
-                                        else len(below), n))
-
-
-def _shown_hosts(hosts: list[str], statuses: dict[str, str]) -> tuple[list[str], list[str]]:
-    """The hosts a column draws (its worst first, then by name) and the ones it folds."""
-    ranked = sorted(hosts, key=lambda h: (STATUS_ORDER.index(statuses.get(h, "clean")), h))
-    shown = ranked[:HOSTS_PER_LEAF]
-    return sorted(shown), sorted(ranked[HOSTS_PER_LEAF:])
-
-
-def _row(names: list[str], y: float, slot: float, width: float, h: float,
-         margin: float) -> dict[str, Box]:
-    return {name: Box(margin + (i + 0.5) * slot - width / 2, y, width, h)
-            for i, name in enumerate(names)}
-
-
-def _host_boxes(shown: list[str], leaf_cx: float, y: float, narrow: bool) -> dict[str, Box]:
-    if narrow:  # a stack of small squares under a narrow leaf
-        return {h: Box(leaf_cx - 8, y + i * 13, 16, 10) for i, h in enumerate(shown)}
-    total = len(shown) * 26 + (len(shown) - 1) * 4
-    return {h: Box(leaf_cx - total / 2 + i * 30, y, 26, 18) for i, h in enumerate(shown)}
-
-
-def layout(report: AuditReport) -> Layout:
-    """Super-spines (5 stages) on top, spines, leaves below, up to HOSTS_PER_LEAF hosts
-    under each leaf."""
-    tops, spines, columns = _columns(report)
-    statuses = device_statuses(report)
-    narrow = len(columns) > NARROW_ABOVE
-    base = 30.0 if narrow else 136.0
-    margin = 24.0
-    inner = max(640.0, len(columns) * base, len(spines) * 136.0, len(tops) * 136.0)
-    node_h = 70.0 if narrow else 30.0
-    spine_y = 16 + (30 + 110 if tops else 0)
-    leaf_y = spine_y + 30 + 110
-    host_y = leaf_y + node_h + 36
-    boxes = _row(tops, 16, inner / max(len(tops), 1), 112, 30, margin)
-    boxes.update(_row(spines, spine_y, inner / max(len(spines), 1), 112, 30, margin))
-    slot = inner / max(len(columns), 1)
-    boxes.update(_row([c.leaf or "" for c in columns], leaf_y, slot, min(112, base - 8),
-                      node_h, margin))
-    boxes.pop("", None)
-    more: list[tuple[float, float, list[str]]] = []
-    bottom = leaf_y + node_h
-    for i, col in enumerate(columns):
-        cx = margin + (i + 0.5) * slot
-        shown, folded = _shown_hosts(col.hosts, statuses)
-        hosts = _host_boxes(shown, cx, host_y, narrow)
-        boxes.update(hosts)
-        low = max((b.y + b.h for b in hosts.values()), default=host_y)
-        if folded:
-            more.append((cx, low + 12, folded))
-        bottom = max(bottom, low + (16 if folded else 0))
-    return Layout(inner + 2 * margin, bottom + 16, narrow, boxes, more)
-
-
-# ---------------------------------------------------------------- SVG
-
-
-def _n(value: float) -> str:
-    return f"{value:.1f}".removesuffix(".0")
-
-
-def _fit(name: str, chars: int) -> str:
-    return name if len(name) <= chars else name[: max(chars - 1, 1)] + "…"
-
-
-def _host_label(name: str, leaf: str | None) -> str:
-    if leaf and name.startswith(leaf + "-"):
-        name = name[len(leaf) + 1:]
-    elif leaf and "-" in name and name.split("-", 1)[0] == leaf.split("-", 1)[0]:
-        name = name.split("-", 1)[1]  # su1-s2 under su1-leaf1: s2
-    return name if len(name) <= 4 else name[:4]
-
-
-def _tooltip(device: DeviceSummary, status: str, findings: list[Finding],
-             drift: DeviceDrift | None) -> str:
-    lines = [f"{device.name} ({device.role}, {device.platform})", f"status: {status}"]
-    if not device.reachable:
-        lines.append("unreachable")
-    counts = Counter(f.severity.value for f in findings)
-    if findings:
-        lines.append("findings: " + ", ".join(f"{counts[s.value]} {s.value}"
-                                              for s in Severity if counts[s.value]))
-    if drift is not None:
-        lines.append(f"config drift: {drift.lines} lines" if drift.error is None
-                     else f"config unreadable: {drift.error}")
-    return "\n".join(lines)
-
-
-def _label(name: str, box: Box, status: str, narrow: bool) -> str:
-    if box.w < 20:  # a narrow column's host square: the tooltip names it
-        return ""
-    colour = "#1b1b1b" if status == "warning" else "#ffffff"
-    if narrow and box.w < 60:
-        cx, cy = box.cx, box.y + box.h / 2
-        return (f'<text x="{_n(cx)}" y="{_n(cy)}" fill="{colour}" font-size="9" '
-                f'transform="rotate(-90 {_n(cx)} {_n(cy)})" text-anchor="middle" '
-                f'dominant-baseline="central">{escape(_fit(name, 11))}</text>')
-    size = 12 if box.h >= 30 else 9
-    chars = int((box.w - 6) / (size * 0.6))
-    return (f'<text x="{_n(box.cx)}" y="{_n(box.y + box.h / 2)}" fill="{colour}" '
-            f'font-size="{size}" text-anchor="middle" dominant-baseline="central">'
-            f"{escape(_fit(name, chars))}</text>")
-
-
-def _node(device: DeviceSummary, box: Box, status: str, tooltip: str, label: str,
-          narrow: bool) -> str:
-    dashed = ' stroke-dasharray="4 3"' if status == "unreachable" else ""
-    stroke = "#333333" if status == "unreachable" else "#ffffff"
-    return (f'<g class="device" data-device="{escape(device.name)}" '
-            f'data-status="{status}" tabindex="0"><title>{escape(tooltip)}</title>'
-            f'<rect x="{_n(box.x)}" y="{_n(box.y)}" width="{_n(box.w)}" height="{_n(box.h)}" '
-            f'rx="4" fill="{COLOURS[status]}" stroke="{stroke}" stroke-width="1.5"{dashed}/>'
-            f"{_label(label, box, status, narrow)}</g>")
-
-
-def _link(link: LinkSummary, a: Box, b: Box, status: str) -> str:
-    top, low = (a, b) if a.y <= b.y else (b, a)
-    colour = LINK_COLOURS.get(status, LINK_OK)
-    width = "2.5" if status in LINK_COLOURS else "1.2"
-    title = f"{link.a_device}:{link.a_port} - {link.b_device}:{link.b_port} ({status})"
-    return (f'<line class="link" data-link="{escape(link.id)}" data-status="{status}" '
-            f'x1="{_n(top.cx)}" y1="{_n(top.y + top.h)}" x2="{_n(low.cx)}" y2="{_n(low.y)}" '
-            f'stroke="{colour}" stroke-width="{width}"><title>{escape(title)}</title></line>')
-
-
-def _links_svg(report: AuditReport, boxes: dict[str, Box]) -> list[str]:
-    """Every drawable link, quiet ones first so the coloured ones lie on top."""
-    statuses = link_statuses(report)
-    drawable = [lk for lk in report.links if lk.a_device in boxes and lk.b_device in boxes]
-    drawable.sort(key=lambda lk: (LINK_LAYER.get(statuses[lk.id], 0), lk.id))
-    return [_link(lk, boxes[lk.a_device], boxes[lk.b_device], statuses[lk.id])
-            for lk in drawable]
-
-
-def _more_svg(more: list[tuple[float, float, list[str]]], statuses: dict[str, str]) -> list[str]:
-    out = []
-    for x, y, hidden in more:
-        worst = min((statuses.get(h, "clean") for h in hidden), key=STATUS_ORDER.index)
-        colour = "#555555" if worst == "clean" else COLOURS[worst]
-        title = "\n".join(f"{h}: {statuses.get(h, 'clean')}" for h in hidden)
-        out.append(f'<text class="more" x="{_n(x)}" y="{_n(y)}" fill="{colour}" font-size="10" '
-                   f'text-anchor="middle"><title>{escape(title)}</title>+{len(hidden)}</text>')
-    return out
-
-
-def diagram(report: AuditReport) -> str:
-    """The fabric as inline SVG, every node and link carrying its status as data."""
-    plan = layout(report)
-    statuses = device_statuses(report)
-    findings: dict[str, list[Finding]] = defaultdict(list)
-    for f in report.findings:
-        if f.device is not None:
-            findings[f.device].append(f)
-    drift = {d.device: d for d in report.drift}
-    parts = [f'<svg class="fabric" width="{_n(plan.width)}" height="{_n(plan.height)}" '
-             f'viewBox="0 0 {_n(plan.width)} {_n(plan.height)}" role="img" '
-             f'aria-label="fabric diagram of {escape(report.fabric)}">']
-    parts += _links_svg(report, plan.boxes)
-    hosts = _host_leaves(report)
-    for device in sorted(report.devices, key=lambda d: d.name):
-        box = plan.boxes.get(device.name)
-        if box is None:
-            continue
-        status = statuses[device.name]
-        label = (_host_label(device.name, hosts.get(device.name)) if device.role == "host"
-                 else device.name)
-        parts.append(_node(device, box, status,
-                           _tooltip(device, status, findings[device.name],
-                                    drift.get(device.name)), label, plan.narrow))
-    parts += _more_svg(plan.more, statuses)
-    parts.append("</svg>")
-    return "\n".join(parts)
-
-
-def standalone_diagram(report: AuditReport) -> str:
-    """The diagram as an SVG file of its own (a README picture, `plan --diagram`)."""
-    svg = diagram(report).replace(
-        '<svg class="fabric"', '<svg xmlns="http://www.w3.org/2000/svg" '
-        'font-family="system-ui,sans-serif" class="fabric"', 1)
-    return svg + "\n"
-
-
-def _host_leaves(report: AuditReport) -> dict[str, str]:
-    roles = {d.name: d.role for d in report.devices}
-    grouped = _hosts_by_leaf(report, roles)
-    return {h: leaf for leaf, hosts in grouped.items() if leaf is not None for h in hosts}
-
+from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo
+from flatfab.reports.statuses import (
+    AMBER,
+    BLUE,
+    COLOURS,
+    GREEN,
+    GREY,
+    LEGEND,
+    LINK_OK,
+    PURPLE,
+    RED,
+    device_statuses,
+    link_statuses,
+)
+
+# the page, and the picture and statuses it shows (their own modules draw and judge them)
+__all__ = ["AMBER", "BLUE", "GREEN", "GREY", "PURPLE", "RED", "device_statuses", "diagram",
+           "diff_html", "layout", "link_statuses", "render", "standalone_diagram"]
 
 # ---------------------------------------------------------------- page
 
@@ -495,7 +183,7 @@ def _legend() -> str:
     items = [f'<li><i style="background:{c}"{" class=dashed" if c == GREY else ""}></i>'
              f"{_e(label)}</li>" for label, c in LEGEND]
     items.append(f'<li><i style="background:{LINK_OK};height:3px;vertical-align:3px"></i>'
-                 "link without findings</li>")
+                 "link without findings (a rail's links: the picture's own legend)</li>")
     return f'<ul class="legend">{"".join(items)}</ul>'
 
 
@@ -503,8 +191,10 @@ def _fabric(report: AuditReport) -> str:
     if not report.devices:
         return ""
     return (f'<section><h2>Fabric</h2><div class="diagram">{diagram(report)}</div>'
-            f"{_legend()}<p class=\"sub\">Up to {HOSTS_PER_LEAF} hosts per leaf are drawn "
-            "(the worst first); hover a node for details.</p></section>")
+            f"{_legend()}<p class=\"sub\">Up to {HOSTS_PER_GROUP} servers are drawn per "
+            f"set of leaves, and up to {LEAVES_MAX} leaves (whole scalable units); the worst "
+            "first, the rest counted in a \"+N\" of their status's colour. Hover a node for "
+            "details.</p></section>")
 
 
 def _finding_row(f: Finding) -> str:

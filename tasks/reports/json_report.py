@@ -7,11 +7,16 @@ write byte-identical files and a plain `diff` between two audits shows what chan
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any
 
 from flatfab.checks import Finding
-from flatfab.reports.model import AuditReport, DeviceDrift, FindingEvent, WatchInfo
+from flatfab.reports.model import (
+    AuditReport,
+    DeviceDrift,
+    DeviceSummary,
+    FindingEvent,
+    WatchInfo,
+)
 
 
 def _finding_key(finding: Finding) -> tuple[Any, ...]:
@@ -42,6 +47,13 @@ def _watch(info: WatchInfo) -> dict[str, Any]:
                        for e in sorted(info.events, key=event_key)]}
 
 
+def _device(device: DeviceSummary) -> dict[str, Any]:
+    """A device's name, role, platform and reachability, and where it sits when the fabric
+    says (a classic leaf-spine's devices read as they always did)."""
+    return {"name": device.name, "role": device.role, "platform": device.platform,
+            "reachable": device.reachable, **device.placement}
+
+
 def as_dict(report: AuditReport) -> dict[str, Any]:
     """The report as plain JSON-ready data, in a stable order (a watch's adds `kind` and
     `watch`: its ticks and raised/cleared history; an audit's is as it always was)."""
@@ -58,7 +70,7 @@ def as_dict(report: AuditReport) -> dict[str, Any]:
         "exit_code": status.exit_code,
         "error": report.error,
         "checks_run": sorted(report.checks_run),
-        "devices": [asdict(d) for d in sorted(report.devices, key=lambda d: d.name)],
+        "devices": [_device(d) for d in sorted(report.devices, key=lambda d: d.name)],
         "findings": [f.as_dict() for f in sorted(report.findings, key=_finding_key)],
         "by_severity": report.findings_by_severity(),
         "drift": [_drift(d) for d in sorted(report.drift, key=lambda d: d.device)],

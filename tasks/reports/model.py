@@ -55,10 +55,25 @@ class DeviceDrift:
 
 @dataclass(frozen=True)
 class DeviceSummary:
+    """A device as the reports name and draw it. An AI back-end's devices also say where
+    they sit (absent, None, in a classic leaf-spine): the plane and pod of a switch (a
+    super-spine has a plane only), the scalable unit of a leaf or server, the rail of a rail
+    leaf; the diagram groups and styles by them."""
+
     name: str
-    role: str  # spine | leaf | host
+    role: str  # superspine | spine | leaf | host
     platform: str
     reachable: bool
+    plane: int | None = None
+    pod: int | None = None
+    su: int | None = None
+    rail: int | None = None
+
+    @property
+    def placement(self) -> dict[str, int]:
+        """Where the device sits, the fields that are set only."""
+        found = {"plane": self.plane, "pod": self.pod, "su": self.su, "rail": self.rail}
+        return {key: value for key, value in found.items() if value is not None}
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,8 @@ def audit_report(plan: FabricState, drift: list[DeviceDrift], report: Report, *,
 
 def device_summaries(plan: FabricState, unreachable: set[str | None]) -> list[DeviceSummary]:
     return [DeviceSummary(name=d.name, role=d.role.value, platform=d.platform,
-                          reachable=d.name not in unreachable) for d in plan.devices.values()]
+                          reachable=d.name not in unreachable, plane=d.plane, pod=d.pod,
+                          su=d.su, rail=d.rail) for d in plan.devices.values()]
 
 
 def link_summaries(plan: FabricState) -> list[LinkSummary]:

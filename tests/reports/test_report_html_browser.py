@@ -1,14 +1,18 @@
 """The HTML report in a real browser: headless Chromium runs its script and draws it.
 
-Three Chromium runs go in parallel: the DOM after scripts ran, the DOM with a device filter
-from the URL (`#device=leaf1`, what a click on the node does), and a screenshot whose pixels
-are decoded here (zlib + struct, no imaging library) to see the status colours on screen.
-Set FLATFAB_REPORT_PNG=/some/file.png to keep the screenshot for a look.
+Four Chromium runs go in parallel: the DOM after scripts ran, the DOM with a device filter
+from the URL (`#device=leaf1`, what a click on the node does), a screenshot whose pixels
+are decoded here (zlib + struct, no imaging library) to see the status colours on screen, and
+a page of fabric pictures (the rail lab, lab4x16, the dirty report's, a crowded 80-leaf
+fabric) whose every label the browser measures as it draws it. Set
+FLATFAB_REPORT_PNG=/some/file.png to keep the screenshot for a look.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -20,8 +24,13 @@ from pathlib import Path
 
 import pytest
 
+from flatfab.intent.loader import load_intent
+from flatfab.plan.planner import plan
 from flatfab.reports import html
-from tests.support.reports import DIRTY_STATUSES, dirty_report
+from flatfab.reports.fabric_text import text_width
+from flatfab.workflows.audit import planned_report
+from tests.support.paths import ROOT
+from tests.support.reports import DIRTY_STATUSES, classic_report, dirty_report
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -44,6 +53,42 @@ class Seen:
     dom: str
     filtered_dom: str
     png: bytes
+    measured: str  # the DOM of the pictures page, its measurements in <pre id="measured">
+
+
+# Every label of every picture on the page, as drawn: its text, font size, boldness, drawn
+# length and the room its box gives it (width, or height for upright text), as JSON.
+MEASURE = """
+var found = [];
+function num(e, k) { return parseFloat(e.getAttribute(k)); }
+document.querySelectorAll("g.device, g.fold").forEach(function (g) {
+  var r = g.querySelector("rect");
+  g.querySelectorAll("text").forEach(function (t) {
+    var room = t.hasAttribute("transform") ? num(r, "height") : num(r, "width");
+    found.push([t.textContent, num(t, "font-size"), false, t.getComputedTextLength(), room]);
+  });
+});
+document.querySelectorAll("text.group-label").forEach(function (t) {
+  var svg = t.ownerSVGElement, room = -1;
+  svg.querySelectorAll("rect.group").forEach(function (r) {
+    if (num(r, "x") === num(t, "x") - 6 && num(r, "y") === num(t, "y") - 14) {
+      room = num(r, "width") - 6;
+    }
+  });
+  found.push([t.textContent, num(t, "font-size"), true, t.getComputedTextLength(), room]);
+});
+document.getElementById("measured").textContent = JSON.stringify(found);
+"""
+
+
+def _pictures_page() -> str:
+    rail = planned_report(plan(load_intent(ROOT / "intents" / "rail")))
+    wide = planned_report(plan(load_intent(ROOT / "intents" / "lab4x16")))
+    pictures = [html.diagram(r) for r in (rail, wide, dirty_report(),
+                                          classic_report(leaves=80, spines=4, hosts=6))]
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>svg{display:block;"
+            "font-family:system-ui,sans-serif}</style></head><body>" + "".join(pictures)
+            + f'<pre id="measured"></pre><script>{MEASURE}</script></body></html>')
 
 
 def _launch(binary: str, profile: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -70,16 +115,19 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> Seen:
     page = tmp / "report.html"
     page.write_text(html.render(dirty_report()), encoding="utf-8")
     png = tmp / "report.png"
+    pictures = tmp / "pictures.html"
+    pictures.write_text(_pictures_page(), encoding="utf-8")
     url = page.as_uri()
     procs = [_launch(binary, tmp / "p1", "--dump-dom", url),
              _launch(binary, tmp / "p2", "--dump-dom", url + "#device=leaf1"),
              _launch(binary, tmp / "p3", f"--screenshot={png}", "--window-size=1400,1000",
-                     url)]
-    dom, filtered, _ = (_finish(p).decode("utf-8") for p in procs)
+                     url),
+             _launch(binary, tmp / "p4", "--dump-dom", pictures.as_uri())]
+    dom, filtered, _, measured = (_finish(p).decode("utf-8") for p in procs)
     assert png.exists(), "chromium wrote no screenshot"
     if os.environ.get("FLATFAB_REPORT_PNG"):
         shutil.copyfile(png, os.environ["FLATFAB_REPORT_PNG"])
-    return Seen(dom, filtered, png.read_bytes())
+    return Seen(dom, filtered, png.read_bytes(), measured)
 
 
 # ---------------------------------------------------------------- DOM
@@ -121,6 +169,19 @@ def test_device_filter_shows_only_that_devices_rows(seen: Seen) -> None:
     assert "selected" in dom.nodes["leaf1"][1]
     assert not any("selected" in cls for d, (_, cls) in dom.nodes.items() if d != "leaf1")
     assert "1 of 5 findings shown" in seen.filtered_dom
+
+
+def test_every_label_fits_its_box_as_the_browser_draws_it(seen: Seen) -> None:
+    found = re.search(r'<pre id="measured">(.*?)</pre>', seen.measured, re.S)
+    assert found is not None and found.group(1), "the measuring script did not run"
+    labels = json.loads(found.group(1).replace("&amp;", "&"))
+    texts = {text for text, *_ in labels}
+    assert {"store1", "p1-pod1-spine1", "plane 1 · rails 1, 2", "leaf16-h2", "leaf79",
+            "leaf1-h1"} <= texts
+    for text, size, bold, drawn, room in labels:
+        assert drawn <= room - 2, f"{text!r} is {drawn:.1f} px in a box of {room} px"
+        # the layout sized the box by an estimate no smaller than what is drawn
+        assert text_width(text, size, bold) >= drawn, f"{text!r}: estimate below its width"
 
 
 # ---------------------------------------------------------------- pixels

@@ -304,6 +304,20 @@ def test_markdown_drift_sections() -> None:
     assert "No findings, no drift." not in text
 
 
+def test_json_says_where_an_ai_fabrics_devices_sit() -> None:
+    """Plane, pod, SU and rail, where the plan has them; a classic fabric's devices carry
+    none of those keys (its JSON reads as it always did)."""
+    rail = json.loads(json_report.render(planned_report(plan(load_intent(
+        ROOT / "intents" / "rail")))))
+    devices = {d["name"]: d for d in rail["devices"]}
+    assert devices["su1-leaf3"] == {"name": "su1-leaf3", "role": "leaf", "platform": "frr",
+                                    "reachable": True, "plane": 2, "pod": 1, "su": 1, "rail": 3}
+    assert devices["p2-ss1"]["plane"] == 2 and "pod" not in devices["p2-ss1"]
+    assert devices["su2-s1"]["su"] == 2 and "rail" not in devices["su2-s1"]
+    lab = json.loads(json_report.render(dirty_report()))
+    assert all(set(d) == {"name", "role", "platform", "reachable"} for d in lab["devices"])
+
+
 def test_markdown_clean_and_error() -> None:
     clean = markdown.render(clean_report())
     assert clean.startswith("# flatfab audit `lab`: clean\n")

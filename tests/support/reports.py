@@ -1,6 +1,9 @@
-"""Three fixed audit reports (clean, dirty, error) the report renderers are tested on."""
+"""Three fixed audit reports (clean, dirty, error) the report renderers are tested on, and
+generated reports of big fabrics (classic and AI) for the fabric picture."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from flatfab.checks import Finding, Severity
 from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, SectionDrift
@@ -80,3 +83,52 @@ def error_report() -> AuditReport:
 
 
 REPORTS = {"clean": clean_report, "dirty": dirty_report, "error": error_report}
+
+
+def classic_report(leaves: int, spines: int, hosts: int) -> AuditReport:
+    """A clean report of a leaf-spine of `leaves` leaves (leaf1...), each linked to every
+    spine and with `hosts` one-NIC hosts (leaf1-h1...)."""
+    devices = [DeviceSummary(f"spine{s}", "spine", "frr", True) for s in range(1, spines + 1)]
+    links = []
+    for i in range(1, leaves + 1):
+        leaf = f"leaf{i}"
+        devices.append(DeviceSummary(leaf, "leaf", "frr", True))
+        links += [LinkSummary(f"{leaf}:swp{s}--spine{s}:swp{i}", "fabric", leaf, f"swp{s}",
+                              f"spine{s}", f"swp{i}") for s in range(1, spines + 1)]
+        for j in range(1, hosts + 1):
+            devices.append(DeviceSummary(f"{leaf}-h{j}", "host", "linux_host", True))
+            links.append(LinkSummary(f"{leaf}-h{j}:eth1--{leaf}:swp{100 + j}", "host",
+                                     f"{leaf}-h{j}", "eth1", leaf, f"swp{100 + j}"))
+    return dataclasses.replace(clean_report(), fabric="big", devices=devices, links=links)
+
+
+def ai_report(pods: int, sus: int, rails: int, servers: int) -> AuditReport:
+    """Two planes (odd rails, even rails), `pods` pods of `sus` SUs, 4 pod spines per pod
+    and plane, 16 super-spines per plane."""
+    devices, links = [], []
+    for plane in (1, 2):
+        devices += [DeviceSummary(f"p{plane}-ss{k}", "superspine", "frr", True, plane=plane)
+                    for k in range(1, 17)]
+    for pod in range(1, pods + 1):
+        for plane in (1, 2):
+            for k in range(1, 5):
+                spine = f"p{plane}-pod{pod}-spine{k}"
+                devices.append(DeviceSummary(spine, "spine", "frr", True, plane=plane, pod=pod))
+                links += [LinkSummary(f"{spine}:up{t}--p{plane}-ss{t}:d{pod}", "fabric", spine,
+                                      f"up{t}", f"p{plane}-ss{t}", f"d{pod}")
+                          for t in range(1, 17)]
+        for su in range((pod - 1) * sus + 1, pod * sus + 1):
+            for rail in range(1, rails + 1):
+                leaf, plane = f"su{su}-leaf{rail}", 2 - rail % 2
+                devices.append(DeviceSummary(leaf, "leaf", "frr", True, plane=plane, pod=pod,
+                                             su=su, rail=rail))
+                links += [LinkSummary(f"{leaf}:up{k}--p{plane}-pod{pod}-spine{k}:d{su}{rail}",
+                                      "fabric", leaf, f"up{k}", f"p{plane}-pod{pod}-spine{k}",
+                                      f"d{su}{rail}") for k in range(1, 5)]
+            for s in range(1, servers + 1):
+                server = f"su{su}-s{s}"
+                devices.append(DeviceSummary(server, "host", "linux_host", True, pod=pod, su=su))
+                links += [LinkSummary(f"{server}:eth{r}--su{su}-leaf{r}:p{s}", "host", server,
+                                      f"eth{r}", f"su{su}-leaf{r}", f"p{s}")
+                          for r in range(1, rails + 1)]
+    return dataclasses.replace(clean_report(), fabric="bigai", devices=devices, links=links)
