@@ -1,5 +1,6 @@
-"""The audit (or watch) as one self-contained HTML page: a fabric diagram, findings and config
-drift (a watch's: the findings active at the end and what was raised and cleared).
+"""The audit (or watch) as one self-contained HTML page: a fabric diagram, the devices not
+read (with why), findings and config drift (a watch's: the findings active at the end and
+what was raised and cleared).
 
 Everything is inline (CSS, SVG, a little JS, no external URL), so the file can be mailed,
 attached to a CI run or opened from a jump host without network access. The page is complete
@@ -22,11 +23,11 @@ from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkS
 RED, AMBER, BLUE = "#d62728", "#ff9f1c", "#1f77b4"
 PURPLE, GREY, GREEN = "#9467bd", "#7f7f7f", "#2ca02c"
 COLOURS = {"critical": RED, "error": RED, "warning": AMBER, "info": BLUE, "drift": PURPLE,
-           "unreachable": GREY, "clean": GREEN}
+           "unread": GREY, "clean": GREEN}
 # Worst first: which hosts a leaf shows when it has more than HOSTS_PER_LEAF.
-STATUS_ORDER = ("critical", "error", "warning", "unreachable", "drift", "info", "clean")
+STATUS_ORDER = ("critical", "error", "warning", "unread", "drift", "info", "clean")
 LEGEND = (("critical / error", RED), ("warning", AMBER), ("info", BLUE),
-          ("config drift only", PURPLE), ("unreachable", GREY), ("clean", GREEN))
+          ("config drift only", PURPLE), ("not read", GREY), ("clean", GREEN))
 LINK_OK = "#b4bcc6"
 LINK_COLOURS = {"critical": RED, "error": RED, "warning": AMBER}
 LINK_LAYER = {"warning": 1, "error": 2, "critical": 3}  # drawn last = on top
@@ -39,10 +40,10 @@ _VRF_SUFFIX = re.compile(r"\.\d+$")
 
 
 def device_statuses(report: AuditReport) -> dict[str, str]:
-    """Device -> diagram status: unreachable wins (nothing it reports can be trusted)."""
+    """Device -> diagram status: unread wins (what was not read cannot be judged)."""
     worst = report.worst_by_device()
-    return {d.name: "unreachable" if not d.reachable else worst.get(d.name, "clean")
-            for d in report.devices}
+    return {d.name: "unread" if not d.reachable or d.name in report.unread
+            else worst.get(d.name, "clean") for d in report.devices}
 
 
 def physical_port(port: str) -> str:
@@ -234,17 +235,18 @@ def _host_label(name: str, leaf: str | None) -> str:
 
 
 def _tooltip(device: DeviceSummary, status: str, findings: list[Finding],
-             drift: DeviceDrift | None) -> str:
+             drift: DeviceDrift | None, unread: str | None) -> str:
     lines = [f"{device.name} ({device.role}, {device.platform})", f"status: {status}"]
-    if not device.reachable:
-        lines.append("unreachable")
+    if unread is not None:
+        lines.append(f"not read: {unread}")
+    elif not device.reachable:
+        lines.append("not read")
     counts = Counter(f.severity.value for f in findings)
     if findings:
         lines.append("findings: " + ", ".join(f"{counts[s.value]} {s.value}"
                                               for s in Severity if counts[s.value]))
     if drift is not None:
-        lines.append(f"config drift: {drift.lines} lines" if drift.error is None
-                     else f"config unreadable: {drift.error}")
+        lines.append(f"config drift: {drift.lines} lines")
     return "\n".join(lines)
 
 
@@ -266,8 +268,8 @@ def _label(name: str, box: Box, status: str, narrow: bool) -> str:
 
 def _node(device: DeviceSummary, box: Box, status: str, tooltip: str, label: str,
           narrow: bool) -> str:
-    dashed = ' stroke-dasharray="4 3"' if status == "unreachable" else ""
-    stroke = "#333333" if status == "unreachable" else "#ffffff"
+    dashed = ' stroke-dasharray="4 3"' if status == "unread" else ""
+    stroke = "#333333" if status == "unread" else "#ffffff"
     return (f'<g class="device" data-device="{escape(device.name)}" '
             f'data-status="{status}" tabindex="0"><title>{escape(tooltip)}</title>'
             f'<rect x="{_n(box.x)}" y="{_n(box.y)}" width="{_n(box.w)}" height="{_n(box.h)}" '
@@ -328,7 +330,8 @@ def diagram(report: AuditReport) -> str:
                  else device.name)
         parts.append(_node(device, box, status,
                            _tooltip(device, status, findings[device.name],
-                                    drift.get(device.name)), label, plan.narrow))
+                                    drift.get(device.name), report.unread.get(device.name)),
+                           label, plan.narrow))
     parts += _more_svg(plan.more, statuses)
     parts.append("</svg>")
     return "\n".join(parts)
@@ -363,7 +366,7 @@ h1 code{font-size:20px}
 .badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff;font-size:14px;
  vertical-align:middle}
 .status-clean{background:#2ca02c}.status-drift{background:#ff9f1c;color:#1b1b1b}
-.status-error{background:#d62728}
+.status-error{background:#d62728}.status-incomplete{background:#7f7f7f}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin-top:14px}
 .card{background:#fff;border:1px solid #dde1e6;border-left:6px solid #b4bcc6;border-radius:6px;
  padding:6px 14px;min-width:110px}
@@ -474,12 +477,12 @@ def _summary(report: AuditReport) -> str:
     counts = report.findings_by_severity()
     cards = [_card(counts[s.value], s.value, COLOURS[s.value]) for s in Severity]
     drifted = len(report.drift)
-    unreachable = sum(1 for d in report.devices if not d.reachable)
+    unread = len(set(report.unread) | {d.name for d in report.devices if not d.reachable})
     if report.watch is None:
         cards += [_card(drifted, "drifted devices", PURPLE),
-                  _card(unreachable, "unreachable devices", GREY)]
+                  _card(unread, "devices not read", GREY)]
     else:
-        cards += [_card(unreachable, "devices not heard", GREY),
+        cards += [_card(unread, "devices not heard", GREY),
                   _card(report.watch.ticks, f"intervals of {report.watch.interval_s:g} s",
                         LINK_OK)]
     cards += [_card(len(report.devices), "devices", LINK_OK),
@@ -584,10 +587,20 @@ def diff_html(diff: str) -> str:
     return f'<pre class="diff">{"".join(lines)}</pre>'
 
 
+def _unread(report: AuditReport) -> str:
+    """The devices not read, each with why: never judged, never counted as drift."""
+    if not report.unread:
+        return ""
+    what = "heard" if report.watch is not None else "read"
+    rows = "".join(f'<tr data-device="{_e(name)}"><td>{_e(name)}</td><td>{_e(why)}</td></tr>'
+                   for name, why in sorted(report.unread.items()))
+    return (f'<section id="unread"><h2>Not {what}</h2><p class="sub">Nothing of these '
+            f"devices was judged: neither a pass nor drift.</p><table><thead><tr><th>device"
+            f"</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></section>")
+
+
 def _device_drift(entry: DeviceDrift) -> str:
     out = [f'<h3 id="drift-{_e(entry.device)}">{_e(entry.device)}</h3>']
-    if entry.error is not None:
-        out.append(f"<p><b>Running config could not be read:</b> {_e(entry.error)}</p>")
     for section in sorted(entry.sections, key=lambda s: s.section):
         out.append(f"<h4><code>{_e(section.section)}</code>: {len(section.missing)} missing, "
                    f"{len(section.unexpected)} unexpected</h4>{diff_html(section.diff)}")
@@ -612,8 +625,9 @@ def _timings(report: AuditReport) -> str:
 
 
 def _body(report: AuditReport) -> str:
-    clean = not report.findings and not report.drift and report.error is None
-    parts = [_header(report), _summary(report), _fabric(report)]
+    clean = (not report.findings and not report.drift and not report.unread
+             and report.error is None)
+    parts = [_header(report), _summary(report), _fabric(report), _unread(report)]
     if clean:
         parts.append('<p class="clean">No findings, no drift.</p>' if report.watch is None
                      else '<p class="clean">No findings.</p>')
