@@ -24,9 +24,9 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"
 _PASSWORD_ENV = "FLATFAB_PASSWORD"
 # key=value and 'key': 'value' forms of password-like keys, as dict reprs and URLs show them
 _KEYED = re.compile(r"""(?ix)
-    (?P<key>["']?\b(?:password|passwd|passphrase|secret|auth_password|enable_password|
-                      enablepwd|api_key|token)\b["']?\s*[:=]\s*)
-    (?P<quote>["']?)(?P<value>[^"'\s,}&)]+)(?P=quote)""")
+    (?P<key>["']?\b\w*(?:password|passwd|passphrase|secret|enablepwd|api_key|token)\w*
+            ["']?\s*[:=]\s*)
+    (?:(?P<quote>["'])(?P<quoted>.*?)(?P=quote)|(?P<bare>[^\s,;}&)]+))""")
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+@", re.I)
 
 _hidden: set[str] = set()
@@ -52,7 +52,7 @@ def masked(text: str) -> str:
     """`text` with every secret and every password-like value replaced by MASK."""
     for secret in secrets():
         text = text.replace(secret, MASK)
-    text = _KEYED.sub(lambda m: f"{m['key']}{m['quote']}{MASK}{m['quote']}", text)
+    text = _KEYED.sub(lambda m: f"{m['key']}{m['quote'] or ''}{MASK}{m['quote'] or ''}", text)
     return _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
 
 
