@@ -111,5 +111,12 @@ def unread_reason(exc: BaseException, task: Task) -> str:
 def release(task: Task) -> None:
     """Close the host's connection now that its part of the run is done: a fleet's run then
     holds as many sessions (and, with paramiko, transport threads) as it has workers, not
-    one per device until the end."""
-    task.host.close_connections()
+    one per device until the end. A session that fails to close (the device went away)
+    is logged, never the device's failure: what was read stands."""
+    for name in list(task.host.connections):
+        try:
+            task.host.close_connection(name)
+        except Exception:  # noqa: BLE001 - logged with its traceback (--debug, --log-file)
+            _log.warning("%s: closing its %s session failed", task.host.name, name,
+                         exc_info=True)
+            task.host.connections.pop(name, None)
