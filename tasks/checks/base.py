@@ -6,7 +6,7 @@ state. It sees the subject state and the plan, so "what should be" is always at 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -66,6 +66,22 @@ class Finding:
     def sort_key(self) -> tuple[int, str, str, str, str, str]:
         return (self.severity.rank, self.check, self.device or "", self.port or "",
                 self.vrf or "", self.message)
+
+
+# the checks whose finding on a device says no more than that it was not read (its session,
+# or every sample of its stream): a run names such a device unread, and judges the rest
+NOT_READ_CHECKS = frozenset({"device.reachable", "telemetry.silent"})
+
+
+def about_read(findings: Iterable[Finding], unread: Collection[str]) -> list[Finding]:
+    """The findings on what was read: all but those saying a device of `unread` was not."""
+    return [f for f in findings
+            if not (f.check in NOT_READ_CHECKS and f.device is not None and f.device in unread)]
+
+
+def fails(findings: Iterable[Finding], unread: Collection[str] = ()) -> bool:
+    """Whether a finding on what was read fails the run (exit 1)."""
+    return any(f.severity.fails for f in about_read(findings, unread))
 
 
 @dataclass(frozen=True)

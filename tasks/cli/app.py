@@ -1,6 +1,7 @@
 """flatfab: plan, render, check, roll out and verify a flat L3 AI fabric; run its lab.
 
-Exit codes: 0 all good, 1 findings (or a rollout that did not land), 2 could not run.
+Exit codes: 0 all good; 1 findings, drift, or a rollout that did not land; 2 could not run;
+3 incomplete: some devices could not be read (each named with why), nothing read is wrong.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typer.core import TyperGroup
 
 from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
 from flatfab.cli import distributed as dist
-from flatfab.cli import ops, output
-from flatfab.cli.context import LazyProject, project_of
+from flatfab.cli import logs, ops, output
+from flatfab.cli.context import LazyProject, nornir_for, project_of
 from flatfab.cli.init import init
 from flatfab.cli.lab import lab_app
 from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
@@ -92,15 +93,31 @@ def _global(ctx: typer.Context,
                 "--inventory", help="Nornir inventory (default inventory/<fabric>/)")] = None,
             state_dir: Annotated[Path | None, typer.Option(
                 help="journals and locks (default .flatfab/)")] = None,
+            connect_timeout: Annotated[float | None, typer.Option(
+                min=0.1, max=600, help="seconds a device's session may take to open (TCP, "
+                "SSH, login) before the device is named unread (default: the project "
+                "file's, else 10)")] = None,
+            command_timeout: Annotated[float | None, typer.Option(
+                min=0.1, max=3600, help="seconds one show command may take to answer before "
+                "the device is named unread (default: the project file's, else 60)")] = None,
+            debug: Annotated[bool, typer.Option(
+                "--debug", help="print tracebacks and the connection libraries' logs on "
+                "stderr (never a password)")] = False,
+            log_file: Annotated[Path | None, typer.Option(
+                help="write tracebacks and the connection libraries' logs to this file "
+                "(never a password)", dir_okay=False)] = None,
             _version_option: Annotated[bool, typer.Option(
                 "--version", is_eager=True, callback=_version,
                 help="print flatfab's version and exit")] = False,
             ) -> None:
-    ctx.obj = LazyProject(lambda: project_from(fabric, root, inventory_dir, state_dir))
+    logs.configure(debug=debug, log_file=log_file)
+    ctx.obj = LazyProject(lambda: project_from(fabric, root, inventory_dir, state_dir,
+                                               timeouts=(connect_timeout, command_timeout)))
 
 
 def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | None,
-                 state_dir: Path | None) -> Project:
+                 state_dir: Path | None,
+                 timeouts: tuple[float | None, float | None] = (None, None)) -> Project:
     """The project the options name: the command line first, then the project file."""
     top = root.resolve() if root is not None else (projectfile.find_root(Path.cwd().resolve())
                                                    or Path.cwd().resolve())
@@ -113,7 +130,8 @@ def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | No
     return Project(root=top, fabric=name, settings=settings,
                    inventory_override=inventory_dir.resolve() if inventory_dir else None,
                    state_override=state_dir.resolve() if state_dir else None,
-                   on_warning=output.warn_input)
+                   on_warning=output.warn_input, connect_timeout=timeouts[0],
+                   command_timeout=timeouts[1])
 
 
 @app.command()
@@ -195,8 +213,7 @@ def rollout(ctx: typer.Context,
                             revert_in, gate_timeout)
         return
     plan_state = project.plan
-    nornir = sot_inventory.build(project.inventory_dir, plan_state, workers,
-                             project.address_spaces)
+    nornir = nornir_for(project, workers)
     with fabric_lock(project.state_dir, project.fabric, "rollout", break_lock) as held:
         ops.after_break(project, held)
         if resume is not None:
@@ -226,11 +243,12 @@ def rollout(ctx: typer.Context,
 
 
 def _show_rollout(result: RolloutResult, total: int, fmt: Format) -> None:
+    output.unread_lines(result.unread)
     if fmt is Format.JSON:
         emit_json(result.summary())
     else:
         output.rollout_report(result, total)
-    raise typer.Exit(0 if result.ok else 1)
+    raise typer.Exit(result.exit_code)
 
 
 def distributed_dry_run(project: Project, runbook: Path | None, shard_by: str | None,
@@ -284,8 +302,7 @@ def verify(ctx: typer.Context,
         report = dist.verify(project, shard_by=shard_by, timeout=timeout, probes=probes,
                              probe_fanout=probe_fanout, only_checks=check_ids)
     else:
-        nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                     project.address_spaces)
+        nornir = nornir_for(project, workers)
         report = run_verify(nornir, project.plan, probes=probes, probe_fanout=probe_fanout,
                             only_checks=check_ids,
                             progress=RichProgress(enabled=fmt is Format.TABLE))
@@ -297,18 +314,25 @@ def verify(ctx: typer.Context,
             report.timings["traffic_s"] = flows.timings["total_s"]
             report.timings["traffic_packets"] = flows.packets
         nornir.close_connections()
+    output.unread_lines(report.unread)
     if fmt is Format.JSON:
         emit_json(output.findings_json(report.findings, fabric=project.fabric, stage="live",
                                        checks=report.checks_run, devices=report.devices,
-                                       timings=report.timings))
+                                       timings=report.timings, unread=report.unread,
+                                       exit_code=report.exit_code))
     else:
-        output.checks_table(report.checks_run, report.findings, f"verify {project.fabric}")
-        output.findings_table(report.findings, f"findings on {project.fabric}")
-        status = "[red]FAILED" if report.failed else "[green]passed"
+        output.checks_table(report.checks_run, report.findings, f"verify {project.fabric}",
+                            report.unread, report.devices)
+        output.findings_table(output.read_findings(report.findings, report.unread),
+                              f"findings on {project.fabric}")
+        status = ("[red]FAILED" if report.failed else "[yellow]INCOMPLETE" if report.unread
+                  else "[green]passed")
+        judged = len(output.read_findings(report.findings, report.unread))
         console.print(f"verify {project.fabric}: {status}[/] - {len(report.checks_run)} checks "
-                      f"on {report.devices} devices, {len(report.findings)} findings, "
-                      f"{report.timings['total_s']:.1f} s")
-    raise typer.Exit(1 if report.failed else 0)
+                      f"on {report.devices - len(report.unread)} of {report.devices} devices"
+                      f"{output.unread_note(report.unread)}, {judged} findings, "
+                      f"{report.timings['total_s']:.1f} s", soft_wrap=True)
+    raise typer.Exit(report.exit_code)
 
 
 def main() -> None:
@@ -326,9 +350,11 @@ def main() -> None:
         err_console.print("[red]interrupted")
         sys.exit(2)
     except Exception as exc:
+        logs.log_exception("internal error")  # --debug: on stderr; --log-file: in the file
         if os.environ.get("FLATFAB_DEBUG"):
             raise
-        err_console.print(f"[red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
-                          "(set FLATFAB_DEBUG=1 for a traceback)", soft_wrap=True)
+        err_console.print(f"[red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}"
+                          + ("" if logs.debugging() else " (--debug shows its traceback)"),
+                          soft_wrap=True)
         sys.exit(2)
 

@@ -1,7 +1,8 @@
-"""The Project every subcommand works on, from the top-level callback's options.
+"""The Project every subcommand works on, from the top-level callback's options, and the
+Nornir a command reads devices through.
 
-It is made when a command first asks for it: help, `--version` and `init` never read the
-project file or the intent, so a broken one cannot stand in their way.
+The project is made when a command first asks for it: help, `--version` and `init` never read
+the project file or the intent, so a broken one cannot stand in their way.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import typer
+from nornir.core import Nornir
 
+from flatfab.sot import inventory as sot_inventory
+from flatfab.workflows.connections import with_timeouts
 from flatfab.workflows.project import Project
 
 
@@ -29,3 +33,9 @@ def project_of(ctx: typer.Context) -> Project:
     holder = ctx.find_root().obj
     assert isinstance(holder, LazyProject)
     return holder.get()
+
+
+def nornir_for(project: Project, workers: int) -> Nornir:
+    """The fabric's Nornir (inventory files or Nautobot), with the run's timeouts."""
+    return with_timeouts(sot_inventory.build(project.inventory_dir, project.plan, workers,
+                                             project.address_spaces), project.timeouts)

@@ -151,7 +151,8 @@ def worker(ctx: typer.Context,
     reachable(config, client(config))
     celery_worker.serve(WorkerContext(root=project.root, config=config, workers=workers,
                                       inventory_override=project.inventory_override,
-                                      state_override=project.state_override),
+                                      state_override=project.state_override,
+                                      timeouts=project.timeouts),
                         concurrency=concurrency, name=name, loglevel=_level(loglevel))
 
 

@@ -17,7 +17,7 @@ from flatfab import reports
 from flatfab.checks import CATALOG
 from flatfab.cli import distributed as dist
 from flatfab.cli import output
-from flatfab.cli.context import project_of
+from flatfab.cli.context import nornir_for, project_of
 from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from flatfab.cli.output import Format, console, emit_json, err_console
 from flatfab.cli.sot import audit_checks as sot_checks
@@ -28,7 +28,6 @@ from flatfab.reports.model import AuditReport, AuditStatus
 from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.runbook.model import RolloutPlan, whole_fabric
 from flatfab.runbook.schedule import Schedule, schedule
-from flatfab.sot import inventory as sot_inventory
 from flatfab.workflows.audit import audit as run_audit
 from flatfab.workflows.audit import parse_duration, scheduled
 from flatfab.workflows.journal import Journal
@@ -125,8 +124,7 @@ def rollback(ctx: typer.Context,
             f"restore {len(devices)} devices ({', '.join(devices)}) to their state before "
             f"run {run}?", default=False):
         raise typer.Exit(1)
-    nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
-                             project.address_spaces)
+    nornir = nornir_for(project, workers)
     with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}",
                      break_lock) as held:
         after_break(project, held)
@@ -201,8 +199,7 @@ def audit(ctx: typer.Context,
         raise InputError.single("--count", "", "only with --every")
     dist.refuse_options(distributed, shard_by, timeout)
     plan_state = project.plan
-    nornir = None if distributed else sot_inventory.build(
-        project.inventory_dir, plan_state, workers, project.address_spaces)
+    nornir = None if distributed else nornir_for(project, workers)
 
     def once() -> int:
         if nornir is None:
@@ -224,25 +221,26 @@ def audit(ctx: typer.Context,
 
 
 def _show_audit(report: AuditReport, fmt: Format, written: dict[str, Path]) -> None:
+    output.unread_lines(report.unread)
     if fmt is Format.JSON:
         sys.stdout.write(json_report.render(report))
         sys.stdout.flush()
         return
-    output.findings_table(report.findings, f"findings on {report.fabric}")
+    output.findings_table(report.judged_findings, f"findings on {report.fabric}")
     for device in report.drift:
-        if device.error:
-            err_console.print(f"[red]{device.device}: config not read: {device.error}",
-                              soft_wrap=True)
         for section in device.sections:
             output.diff_text(f"{device.device} [{section.section}] drift", section.diff)
     drifted = [d.device for d in report.drift]
     status = {AuditStatus.CLEAN: "[green]clean", AuditStatus.DRIFT: "[red]DRIFT",
-              AuditStatus.ERROR: "[red]ERROR"}[report.status]
+              AuditStatus.ERROR: "[red]ERROR",
+              AuditStatus.INCOMPLETE: "[yellow]INCOMPLETE"}[report.status]
     console.print(f"audit {report.fabric} {time.strftime('%H:%M:%S')}: {status}[/] - "
-                  f"{len(report.devices)} devices, {len(report.checks_run)} checks, "
-                  f"{len(report.findings)} findings, config drift on {len(drifted)} devices"
+                  f"{len(report.devices) - len(report.unread)} of {len(report.devices)} "
+                  f"devices read{escape(output.unread_note(report.unread))}, "
+                  f"{len(report.checks_run)} checks, {len(report.judged_findings)} findings, "
+                  f"config drift on {len(drifted)} devices"
                   f"{': ' + ', '.join(drifted) if drifted else ''}; "
-                  f"{report.duration_s:.1f} s")
+                  f"{report.duration_s:.1f} s", soft_wrap=True)
     if "html" in written:
         console.print(f"reports: {written['html'].parent} (open {written['html'].name})")
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flatfab.checks import Finding
+from flatfab.checks.base import about_read
 from flatfab.errors import InputProblem
 from flatfab.model.state import FabricState, Role
 from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
@@ -68,6 +69,27 @@ def plan_table(plan: FabricState) -> None:
 SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue"}
 
 
+def unread_lines(unread: dict[str, str]) -> None:
+    """One line per device that could not be read, with why (stderr: stdout may be JSON)."""
+    for name, reason in unread.items():
+        err_console.print(Text(f"{name}: not read: {reason}", style="yellow"), soft_wrap=True)
+
+
+def unread_note(unread: dict[str, str], limit: int = 10) -> str:
+    """", 2 not read (leaf1, leaf2)" for a summary line; nothing when all were read."""
+    if not unread:
+        return ""
+    names = list(unread)
+    shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
+                                        if len(names) > limit else "")
+    return f", {len(names)} not read ({shown})"
+
+
+def read_findings(findings: list[Finding], unread: dict[str, str]) -> list[Finding]:
+    """The findings on what was read (an unread device has its own line, not a row)."""
+    return about_read(findings, unread)
+
+
 def findings_table(findings: list[Finding], title: str) -> None:
     if not findings:
         return
@@ -84,8 +106,10 @@ def findings_table(findings: list[Finding], title: str) -> None:
     console.print(table)
 
 
-def checks_table(check_ids: list[str], findings: list[Finding], title: str) -> None:
-    """One row per check run: passed, or how many findings of which severity."""
+def checks_table(check_ids: list[str], findings: list[Finding], title: str,
+                 unread: dict[str, str] | None = None, total: int = 0) -> None:
+    """One row per check run: passed, how many findings of which severity, or (the check
+    that names unread devices) how many devices were not read."""
     from flatfab.checks import CATALOG  # noqa: PLC0415 - registered on first import
     from flatfab.workflows.traffic import TRAFFIC_CHECKS  # noqa: PLC0415
 
@@ -98,8 +122,14 @@ def checks_table(check_ids: list[str], findings: list[Finding], title: str) -> N
             scope, title, severity = item.scope.value, item.title, item.severity
         else:
             scope, title, severity = TRAFFIC_CHECKS[check_id]
-        hits = [f for f in findings if f.check == check_id]
-        result = (Text("pass", style="green") if not hits else
+        found = [f for f in findings if f.check == check_id]
+        hits = about_read(found, unread or {})
+        result = (Text(f"{len(found)} not read", style="yellow") if found and not hits else
+                  # what was not read was not judged: no pass for the whole fabric
+                  Text(f"pass on {total - len(unread)} of {total} devices" if
+                       total > len(unread) else "not judged: nothing read", style="yellow")
+                  if not hits and unread and total else
+                  Text("pass", style="green") if not hits else
                   Text(f"{len(hits)} {severity.value}", style=SEVERITY_STYLE[
                       max(hits, key=lambda f: -f.severity.rank).severity.value]))
         table.add_row(check_id, scope, title, result)
@@ -129,7 +159,8 @@ def rollout_report(result: RolloutResult, total: int) -> None:
         if outcome.diff:
             diff_text(name, outcome.diff)
     for name, error in result.errors.items():
-        err_console.print(Text(f"{name}: {error}", style="red"))
+        if name not in result.unread:  # unread ones have their line already (unread_lines)
+            err_console.print(Text(f"{name}: {error}", style="red"), soft_wrap=True)
     if result.schedule is not None and len(result.schedule.phases) > 1:
         table = Table(title="phases", title_justify="left")
         for column in ("phase", "batches", "devices that differ"):
@@ -149,7 +180,13 @@ def rollout_report(result: RolloutResult, total: int) -> None:
             console.print(f"[yellow]{escape(name)}: {escape(note)}")
     if result.dry_run:
         would = sum(1 for o in result.devices.values() if o.diff)
-        console.print(f"dry run: {would} of {total} devices would change; nothing was pushed")
+        if result.unread:
+            console.print(f"[yellow]dry run INCOMPLETE:[/] {would} of {total - len(result.unread)}"
+                          f" devices read would change{escape(unread_note(result.unread))}; "
+                          "nothing was pushed", soft_wrap=True)
+        else:
+            console.print(f"dry run: {would} of {total} devices would change; nothing was "
+                          "pushed")
     elif result.status == "halted":
         console.print(f"[red]rollout halted: {escape(result.reason)}; rolled back "
                       f"{len(result.rolled_back)} devices (run {result.run_id})")
@@ -162,6 +199,7 @@ def rollout_report(result: RolloutResult, total: int) -> None:
         console.print(f"no changes: all {total} devices already match the intent")
     elif result.ok:
         console.print(f"changed {len(changed)} of {total} devices; converged and confirmed "
-                      f"in {result.timings.get('total_s', 0):.1f} s (run {result.run_id})")
+                      f"in {result.timings.get('total_s', 0):.1f} s (run {result.run_id})"
+                      f"{escape(unread_note(result.unread))}", soft_wrap=True)
     else:
         console.print(f"[red]rollout did not land (run {result.run_id})")

@@ -10,6 +10,7 @@ from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.thresholds import thresholds_of
 from flatfab.telemetry.watch import NornirPoller, Poller, pollable
+from flatfab.workflows.connections import with_timeouts
 from flatfab.workflows.project import Project
 from flatfab.workflows.telemetry_gate import TelemetrySource
 
@@ -23,8 +24,8 @@ def source_for(project: Project, rollout_plan: RolloutPlan,
         return None
 
     def build() -> Nornir:
-        return sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                   project.address_spaces)
+        return with_timeouts(sot_inventory.build(project.inventory_dir, project.plan, workers,
+                                                 project.address_spaces), project.timeouts)
 
     targets = gnmi_targets(build(), project.inventory_dir)
 

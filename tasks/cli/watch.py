@@ -3,14 +3,14 @@
 Switches with a gNMI target in the inventory (`connection_options.gnmi`, see
 tasks/telemetry/targets.py) are subscribed to; the others are polled for their class
 counters where their platform keeps any. At the end the active findings are printed as
-`verify` prints its own: exit 0 none, 1 findings, 2 could not run. `--report-dir` also
+`verify` prints its own: exit 0 none, 1 findings, 2 could not run, 3 a device watched and
+never heard (each named with why), nothing heard is wrong. `--report-dir` also
 writes them, with what was raised and cleared, in every format `audit --report-dir` writes
 (flatfab-watch-<fabric>.html, .json, .junit.xml, .md, .prom).
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from contextlib import nullcontext
@@ -24,14 +24,13 @@ from rich.markup import escape
 
 from flatfab import reports
 from flatfab.cli import output
-from flatfab.cli.context import project_of
+from flatfab.cli.context import nornir_for, project_of
 from flatfab.cli.options import FormatOpt, WorkersOpt
 from flatfab.cli.output import Format, console, emit_json, err_console
 from flatfab.errors import FlatfabError, InputError
 from flatfab.extras import require
 from flatfab.model.state import FabricState
 from flatfab.outdir import ready_dir
-from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.report import History, watch_report
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.thresholds import thresholds_of
@@ -111,10 +110,7 @@ def watch(ctx: typer.Context,
     limits = thresholds_of(project.intent.qos.telemetry)
     if interval_s is not None:
         limits = replace(limits, interval_s=interval_s)
-    # a failed poll is one line of ours; Nornir would add a traceback per host per interval
-    logging.getLogger("nornir.core").setLevel(logging.CRITICAL)
-    nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                 project.address_spaces)
+    nornir = nornir_for(project, workers)
     targets = gnmi_targets(nornir, project.inventory_dir)
     others = [d for d in project.plan.devices if d not in targets]
     polled, blind = pollable(project.plan, others)
@@ -175,7 +171,7 @@ def watch(ctx: typer.Context,
             history=history), out_dir)
         if fmt is Format.TABLE:
             console.print(f"reports: {out_dir} (open {written['html'].name})", soft_wrap=True)
-    raise typer.Exit(1 if result.failed else 0)
+    raise typer.Exit(result.exit_code)
 
 
 def _notes(streamed: int, polled: list[str], blind: list[str], devices: Any) -> str:
@@ -189,15 +185,21 @@ def _notes(streamed: int, polled: list[str], blind: list[str], devices: Any) -> 
 
 
 def _report(fabric: str, result: WatchResult, fmt: Format, interval_s: float) -> None:
+    output.unread_lines(result.unread)
     if fmt is Format.JSON:
         emit_json(output.findings_json(result.findings, fabric=fabric, stage="telemetry",
                                        ticks=result.ticks, interval_s=interval_s,
-                                       streamed=result.streamed))
+                                       streamed=result.streamed, unread=result.unread,
+                                       exit_code=result.exit_code))
         return
-    output.findings_table(result.findings, f"active findings on {fabric}")
-    status = "[red]FINDINGS" if result.failed else "[green]healthy"
+    judged = output.read_findings(result.findings, result.unread)
+    output.findings_table(judged, f"active findings on {fabric}")
+    status = ("[red]FINDINGS" if result.failed else "[yellow]INCOMPLETE" if result.unread
+              else "[green]healthy")
     ticks = f"{result.ticks} intervals" + (" (stopped by Ctrl-C)" if result.interrupted
                                            else "")
     console.print(f"watch {fabric}: {status}[/] - {ticks} of {interval_s:g} s, "
-                  f"{len(result.streamed)} devices heard, {len(result.findings)} findings")
+                  f"{len(result.streamed)} devices heard"
+                  f"{escape(output.unread_note(result.unread))}, {len(judged)} findings",
+                  soft_wrap=True)
     sys.stdout.flush()

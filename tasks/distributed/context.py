@@ -16,7 +16,9 @@ from nornir.core import Nornir
 from flatfab.distributed.config import Config
 from flatfab.distributed.store import client
 from flatfab.model.state import FabricState
+from flatfab.platforms.base import DEFAULT_TIMEOUTS, Timeouts
 from flatfab.sot import inventory as sot_inventory
+from flatfab.workflows.connections import with_timeouts
 from flatfab.workflows.fingerprint import intent_digest, plan_hash
 from flatfab.workflows.project import Project
 
@@ -28,6 +30,7 @@ class WorkerContext:
     workers: int = 20  # Nornir threads of one shard (devices read at once)
     inventory_override: Path | None = None
     state_override: Path | None = None
+    timeouts: Timeouts = DEFAULT_TIMEOUTS  # the worker's own (its options, its project file)
     _plans: dict[str, tuple[str, Project, FabricState, str]] = field(default_factory=dict,
                                                                     repr=False)
     # per fabric, what every shard of it needs and no shard changes: its Nornir (the
@@ -70,8 +73,8 @@ class WorkerContext:
             cached = self._fabric.get(fabric)
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
-        nornir = sot_inventory.build(project.inventory_dir, plan, self.workers,
-                                     project.address_spaces)
+        nornir = with_timeouts(sot_inventory.build(project.inventory_dir, plan, self.workers,
+                                                   project.address_spaces), self.timeouts)
         with self._lock:
             self._fabric[fabric] = (key, nornir, {})
         return nornir, self._fabric[fabric][2]

@@ -218,6 +218,29 @@ class NotSupportedError(Exception):
     """The platform cannot do this (its capabilities say so)."""
 
 
+@dataclass(frozen=True)
+class Timeouts:
+    """How long a run waits on a device before naming it unread: its session to open (TCP,
+    SSH handshake, login), and one show command to answer. A change (a commit, a reload)
+    keeps its driver's own, longer limit."""
+
+    connect: float = 10.0
+    command: float = 60.0
+
+
+DEFAULT_TIMEOUTS = Timeouts()
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a device's session goes, as errors name it."""
+
+    host: str
+    port: int
+    username: str | None = None
+    known_hosts: str | None = None
+
+
 class Platform(ABC):
     """One switch OS or host kind. Subclasses live in tasks/platforms/<name>/."""
 
@@ -293,14 +316,38 @@ class Platform(ABC):
 
     # ---- connection -----------------------------------------------------------------------
 
-    def connection_extras(self, extras: dict[str, Any], *, read_only: bool) -> dict[str, Any]:
+    # a driver that takes one timeout for connecting and for every request (eAPI) gets the
+    # command timeout: its port is tried first within the connect timeout
+    tries_port_first = False
+
+    def open_timeout(self, timeouts: Timeouts) -> float:
+        """How long opening the connection may take with these timeouts (what a reason that
+        it timed out names)."""
+        return timeouts.command if self.tries_port_first else timeouts.connect
+
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
+                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
         """The connection plugin's `extras` for a run: the inventory's, plus what tells the
-        driver the run's mode (NAPALM drivers: optional_args.read_only)."""
+        driver the run's mode (NAPALM drivers: optional_args.read_only) and the run's
+        timeouts where the inventory sets none of its own. NAPALM drivers: the driver's
+        `timeout` (each request; flatfab's own SSH drivers: each command) and
+        optional_args.timeout (flatfab's own SSH drivers: the session's open)."""
         if self.facts.connection.plugin != "napalm":
             return dict(extras)
         optional = dict(extras.get("optional_args") or {})
         optional["read_only"] = read_only
-        return {**extras, "optional_args": optional}
+        optional.setdefault("timeout", timeouts.connect)
+        return {"timeout": timeouts.command, **extras, "optional_args": optional}
+
+    def endpoint(self, hostname: str, port: int | None, username: str | None,
+                 extras: dict[str, Any]) -> Endpoint:
+        """Where the plugin connects with these `extras` (NAPALM drivers: optional_args.port,
+        else the inventory's port, else the platform's), as errors name it."""
+        optional = extras.get("optional_args") or {}
+        known = optional.get("known_hosts")
+        return Endpoint(hostname, int(optional.get("port") or port
+                                      or self.facts.connection.port),
+                        username, str(known) if known else None)
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
         """The `connection_options` a lab inventory gives a node of this platform: key

@@ -88,8 +88,15 @@ class CliDriver(LoadedCandidate[C]):
         self.read_only = read_only
         self.is_show = is_show
         self.timeout = timeout
+        # a show command's limit: the run's command timeout (flatfab.workflows.connections
+        # sets it); a change keeps `timeout`, the driver's own
+        self.read_timeout: float | None = None
         self._candidate = None
         self._merge = False
+
+    def wait_s(self, *, mutating: bool) -> float:
+        """How long one command may take to answer."""
+        return self.timeout if mutating or self.read_timeout is None else self.read_timeout
 
     def open(self) -> None:
         """Nornir opened the SSH connection already."""

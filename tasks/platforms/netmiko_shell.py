@@ -12,8 +12,9 @@ from typing import Any, Protocol
 
 import paramiko
 
-from flatfab.platforms.base import InventoryOption, ReadOnlyError
+from flatfab.platforms.base import Endpoint, InventoryOption, ReadOnlyError, Timeouts
 from flatfab.platforms.cli_driver import C, CliDriver, last_line
+from flatfab.transport import reasons
 
 RC_MARK = "@@flatfab-rc="
 CHUNK = 3000  # base64 characters per file-writing command line
@@ -48,8 +49,14 @@ class ShellCliDriver(CliDriver[C]):
     def _run(self, command: str, *, mutating: bool = False) -> str:
         if mutating and self.read_only:
             raise ReadOnlyError(f"read-only: refused command {command!r}")
-        output = self.shell.send_command(f"{command}; echo {RC_MARK}$?",
-                                         read_timeout=self.timeout)
+        wait = self.wait_s(mutating=mutating)
+        try:
+            output = self.shell.send_command(f"{command}; echo {RC_MARK}$?",
+                                             read_timeout=wait)
+        except Exception as exc:
+            if reasons.kind(exc) != "timeout":
+                raise
+            raise self.error(f"no answer within {wait:g} s to `{command}`") from exc
         body, mark, status = str(output).rpartition(RC_MARK)
         if not mark:
             raise self.error(f"{self._program(command)}: no exit status in the output")
@@ -90,10 +97,24 @@ def inventory_options() -> tuple[InventoryOption, ...]:
         InventoryOption("extras.conn_timeout", 10,
                         "seconds to open the SSH session (default: flatfab's connect "
                         "timeout)"),
-        InventoryOption("extras.read_timeout_override", 60,
-                        "seconds one command may take (default: flatfab's command "
-                        "timeout)"),
     )
+
+
+def timed_extras(extras: dict[str, Any], timeouts: Timeouts) -> dict[str, Any]:
+    """netmiko's connection options with the run's connect timeout for the TCP connect, the
+    SSH banner and the login, where the inventory sets none of its own (a command's comes
+    from the driver: read_timeout on each send_command)."""
+    return {"conn_timeout": timeouts.connect, "banner_timeout": timeouts.connect,
+            "auth_timeout": timeouts.connect, **extras}
+
+
+def endpoint(hostname: str, port: int | None, username: str | None,
+             extras: dict[str, Any]) -> Endpoint:
+    """Where netmiko connects with these options, as errors name it."""
+    known = (extras.get("alt_key_file") if extras.get("alt_host_keys")
+             else "~/.ssh/known_hosts")
+    return Endpoint(hostname, int(extras.get("port") or port or 22), username,
+                    str(known) if known else None)
 
 
 def strict_connection(connection: Any, platform: str, error: type[Exception]) -> Any:

@@ -155,7 +155,7 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
         try:
             self.session.open()
         except TransportError as exc:
-            raise ConnectionException(str(exc)) from None
+            raise ConnectionException(str(exc)) from exc
 
     def close(self) -> None:
         self.session.close()
@@ -204,7 +204,7 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
         except ReadOnlyError:
             raise  # a refused change is not a connection problem
         except TransportError as exc:
-            raise ConnectionException(str(exc)) from None
+            raise ConnectionException(str(exc)) from exc
         return result
 
     def _batch(self, commands: dict[str, str]) -> dict[str, str]:

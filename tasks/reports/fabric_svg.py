@@ -67,19 +67,20 @@ def _text_colour(status: str) -> str:
 
 
 def _tooltip(device: DeviceSummary, status: str, findings: list[Finding],
-             drift: DeviceDrift | None) -> str:
+             drift: DeviceDrift | None, unread: str | None) -> str:
     where = ", ".join(f"{'SU' if k == 'su' else k} {v}" for k, v in device.placement.items())
     lines = [f"{device.name} ({device.role}, {device.platform}{', ' + where if where else ''})",
              f"status: {status}"]
-    if not device.reachable:
-        lines.append("unreachable")
+    if unread is not None:
+        lines.append(f"not read: {unread}")
+    elif not device.reachable:
+        lines.append("not read")
     counts = Counter(f.severity.value for f in findings)
     if findings:
         lines.append("findings: " + ", ".join(f"{counts[s.value]} {s.value}"
                                               for s in Severity if counts[s.value]))
     if drift is not None:
-        lines.append(f"config drift: {drift.lines} lines" if drift.error is None
-                     else f"config unreadable: {drift.error}")
+        lines.append(f"config drift: {drift.lines} lines")
     return "\n".join(lines)
 
 
@@ -107,8 +108,8 @@ def _label(node: Node, status: str) -> str:
 
 def _node(device: DeviceSummary, node: Node, status: str, tooltip: str) -> str:
     box = node.box
-    dashed = ' stroke-dasharray="4 3"' if status == "unreachable" else ""
-    stroke = "#333333" if status == "unreachable" else "#ffffff"
+    dashed = ' stroke-dasharray="4 3"' if status == "unread" else ""
+    stroke = "#333333" if status == "unread" else "#ffffff"
     return (f'<g class="device" data-device="{escape(device.name)}" '
             f'data-status="{status}" tabindex="0"><title>{escape(tooltip)}</title>'
             f'<rect x="{_n(box.x)}" y="{_n(box.y)}" width="{_n(box.w)}" height="{_n(box.h)}" '
@@ -242,7 +243,8 @@ def diagram(report: AuditReport) -> str:
             continue
         status = statuses[device.name]
         parts.append(_node(device, node, status, _tooltip(
-            device, status, findings[device.name], drift.get(device.name))))
+            device, status, findings[device.name], drift.get(device.name),
+            report.unread.get(device.name))))
     parts += [_fold(f, statuses) for f in plan.folds]
     parts += _legend(plan)
     parts.append("</svg>")

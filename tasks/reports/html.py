@@ -1,5 +1,6 @@
-"""The audit (or watch) as one self-contained HTML page: a fabric diagram, findings and config
-drift (a watch's: the findings active at the end and what was raised and cleared).
+"""The audit (or watch) as one self-contained HTML page: a fabric diagram, the devices not
+read (with why), findings and config drift (a watch's: the findings active at the end and
+what was raised and cleared).
 
 Everything is inline (CSS, SVG, a little JS, no external URL), so the file can be mailed,
 attached to a CI run or opened from a jump host without network access. The page is complete
@@ -51,7 +52,7 @@ h1 code{font-size:20px}
 .badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff;font-size:14px;
  vertical-align:middle}
 .status-clean{background:#2ca02c}.status-drift{background:#ff9f1c;color:#1b1b1b}
-.status-error{background:#d62728}
+.status-error{background:#d62728}.status-incomplete{background:#7f7f7f}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin-top:14px}
 .card{background:#fff;border:1px solid #dde1e6;border-left:6px solid #b4bcc6;border-radius:6px;
  padding:6px 14px;min-width:110px}
@@ -162,12 +163,12 @@ def _summary(report: AuditReport) -> str:
     counts = report.findings_by_severity()
     cards = [_card(counts[s.value], s.value, COLOURS[s.value]) for s in Severity]
     drifted = len(report.drift)
-    unreachable = sum(1 for d in report.devices if not d.reachable)
+    unread = len(set(report.unread) | {d.name for d in report.devices if not d.reachable})
     if report.watch is None:
         cards += [_card(drifted, "drifted devices", PURPLE),
-                  _card(unreachable, "unreachable devices", GREY)]
+                  _card(unread, "devices not read", GREY)]
     else:
-        cards += [_card(unreachable, "devices not heard", GREY),
+        cards += [_card(unread, "devices not heard", GREY),
                   _card(report.watch.ticks, f"intervals of {report.watch.interval_s:g} s",
                         LINK_OK)]
     cards += [_card(len(report.devices), "devices", LINK_OK),
@@ -274,10 +275,20 @@ def diff_html(diff: str) -> str:
     return f'<pre class="diff">{"".join(lines)}</pre>'
 
 
+def _unread(report: AuditReport) -> str:
+    """The devices not read, each with why: never judged, never counted as drift."""
+    if not report.unread:
+        return ""
+    what = "heard" if report.watch is not None else "read"
+    rows = "".join(f'<tr data-device="{_e(name)}"><td>{_e(name)}</td><td>{_e(why)}</td></tr>'
+                   for name, why in sorted(report.unread.items()))
+    return (f'<section id="unread"><h2>Not {what}</h2><p class="sub">Nothing of these '
+            f"devices was judged: neither a pass nor drift.</p><table><thead><tr><th>device"
+            f"</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></section>")
+
+
 def _device_drift(entry: DeviceDrift) -> str:
     out = [f'<h3 id="drift-{_e(entry.device)}">{_e(entry.device)}</h3>']
-    if entry.error is not None:
-        out.append(f"<p><b>Running config could not be read:</b> {_e(entry.error)}</p>")
     for section in sorted(entry.sections, key=lambda s: s.section):
         out.append(f"<h4><code>{_e(section.section)}</code>: {len(section.missing)} missing, "
                    f"{len(section.unexpected)} unexpected</h4>{diff_html(section.diff)}")
@@ -302,8 +313,9 @@ def _timings(report: AuditReport) -> str:
 
 
 def _body(report: AuditReport) -> str:
-    clean = not report.findings and not report.drift and report.error is None
-    parts = [_header(report), _summary(report), _fabric(report)]
+    clean = (not report.findings and not report.drift and not report.unread
+             and report.error is None)
+    parts = [_header(report), _summary(report), _fabric(report), _unread(report)]
     if clean:
         parts.append('<p class="clean">No findings, no drift.</p>' if report.watch is None
                      else '<p class="clean">No findings.</p>')

@@ -1,5 +1,8 @@
 """The audit (or watch) as JSON: the machine-readable record other tools (CI, dashboards) consume.
 
+`unread` lists every device that was not read, with why (status "incomplete", exit code 3,
+when nothing read is wrong); `drift` holds only devices whose config was read and differs.
+
 Keys are sorted and every list has a fixed order, so two runs that find the same things
 write byte-identical files and a plain `diff` between two audits shows what changed.
 """
@@ -29,8 +32,7 @@ def _drift(entry: DeviceDrift) -> dict[str, Any]:
     sections = [{"section": s.section, "missing": list(s.missing),
                  "unexpected": list(s.unexpected), "diff": s.diff}
                 for s in sorted(entry.sections, key=lambda s: s.section)]
-    return {"device": entry.device, "error": entry.error, "lines": entry.lines,
-            "sections": sections}
+    return {"device": entry.device, "lines": entry.lines, "sections": sections}
 
 
 def event_key(event: FindingEvent) -> tuple[Any, ...]:
@@ -74,6 +76,7 @@ def as_dict(report: AuditReport) -> dict[str, Any]:
         "findings": [f.as_dict() for f in sorted(report.findings, key=_finding_key)],
         "by_severity": report.findings_by_severity(),
         "drift": [_drift(d) for d in sorted(report.drift, key=lambda d: d.device)],
+        "unread": [{"device": name, "reason": why} for name, why in sorted(report.unread.items())],
         "timings": dict(report.timings),
     }
 

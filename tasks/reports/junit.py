@@ -2,9 +2,11 @@
 devices as tests.
 
 One testcase per check (fails on a finding that fails verify: info does not) and one per
-device (fails on config drift, errors when its running config could not be read); a watch
-has the checks suite only (its findings are the telemetry checks'). Built
-with ElementTree so device output with `<` or `&` is escaped correctly.
+device (fails on config drift); a device that was not read is an error, never a pass or a
+failure: its testcase in the drift suite errors with why (type "unread"), and so does the
+check that names unread devices when that is all it found. A watch has the checks suite
+only (its findings are the telemetry checks'). Built with ElementTree so device output
+with `<` or `&` is escaped correctly.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from flatfab.checks import Finding
+from flatfab.checks.base import about_read
 from flatfab.reports.model import AuditReport, DeviceDrift
 
 HEADER = '<?xml version="1.0" encoding="utf-8"?>\n'
@@ -49,11 +52,16 @@ def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
     return ET.SubElement(suite, "testcase", {"classname": classname, "name": _clean(name)})
 
 
-def _check_case(suite: ET.Element, check_id: str, findings: list[Finding]) -> None:
+def _check_case(suite: ET.Element, check_id: str, findings: list[Finding],
+                unread: dict[str, str]) -> None:
     case = _case(suite, "flatfab.checks", check_id)
     text = "\n".join(finding_line(f) for f in findings)
-    failing = [f for f in findings if f.severity.fails]
-    if failing:
+    failing = [f for f in about_read(findings, unread) if f.severity.fails]
+    if findings and not about_read(findings, unread):
+        error = ET.SubElement(case, "error", {
+            "message": f"{_plural(len(findings), 'device')} not read", "type": "unread"})
+        error.text = _clean(text + "\n")
+    elif failing:
         worst = min((f.severity for f in failing), key=lambda s: s.rank)
         failure = ET.SubElement(case, "failure", {"message": _plural(len(failing), "finding"),
                                                   "type": worst.value})
@@ -68,7 +76,7 @@ def _checks_suite(root: ET.Element, report: AuditReport) -> ET.Element:
         by_check[finding.check].append(finding)
     suite = ET.SubElement(root, "testsuite", {"name": "checks"})
     for check_id in sorted(set(report.checks_run) | set(by_check)):
-        _check_case(suite, check_id, _ordered(by_check.get(check_id, [])))
+        _check_case(suite, check_id, _ordered(by_check.get(check_id, [])), report.unread)
     return suite
 
 
@@ -82,15 +90,14 @@ def drift_text(entry: DeviceDrift) -> str:
     return "".join(blocks)
 
 
-def _drift_case(suite: ET.Element, device: str, entry: DeviceDrift | None) -> None:
+def _drift_case(suite: ET.Element, device: str, entry: DeviceDrift | None,
+                unread: str | None) -> None:
     case = _case(suite, "flatfab.drift", device)
-    if entry is None:
-        return
-    if entry.error is not None:
-        error = ET.SubElement(case, "error", {"message": _clean(entry.error),
-                                              "type": "unreadable"})
-        error.text = _clean(drift_text(entry)) or None
-    elif entry.sections:
+    if unread is not None:
+        error = ET.SubElement(case, "error", {"message": _clean(unread),
+                                              "type": "unread"})
+        error.text = _clean(unread + "\n")
+    elif entry is not None and entry.sections:
         message = (f"{_plural(entry.lines, 'line')} differ in "
                    f"{', '.join(sorted(s.section for s in entry.sections))}")
         failure = ET.SubElement(case, "failure", {"message": message, "type": "drift"})
@@ -100,8 +107,8 @@ def _drift_case(suite: ET.Element, device: str, entry: DeviceDrift | None) -> No
 def _drift_suite(root: ET.Element, report: AuditReport) -> ET.Element:
     drift = {d.device: d for d in report.drift}
     suite = ET.SubElement(root, "testsuite", {"name": "config-drift"})
-    for device in sorted({d.name for d in report.devices} | set(drift)):
-        _drift_case(suite, device, drift.get(device))
+    for device in sorted({d.name for d in report.devices} | set(drift) | set(report.unread)):
+        _drift_case(suite, device, drift.get(device), report.unread.get(device))
     return suite
 
 

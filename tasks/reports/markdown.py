@@ -1,5 +1,8 @@
 """The audit (or watch) as Markdown, for a CI job summary, a pull request comment or a ticket.
 
+A device that was not read has a row of its own, with why, under "Not read" (a watch's: "Not
+heard"); it is never counted as drift.
+
 Cells are escaped (pipes, HTML, line breaks) because findings quote device output verbatim,
 and diffs are fenced with a fence longer than any backtick run inside them.
 """
@@ -43,8 +46,7 @@ def _summary(report: AuditReport) -> str:
                 f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
                 f"**{info.ticks} intervals** of {info.interval_s:g} s{stopped} · "
                 f"{report.duration_s:.1f} s")
-    unreachable = sum(1 for d in report.devices if not d.reachable)
-    return (f"**{len(report.devices)} devices** ({unreachable} unreachable) · "
+    return (f"**{len(report.devices)} devices** ({len(report.unread)} not read) · "
             f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
             f"**{len(report.drift)} drifted devices** · {report.duration_s:.1f} s")
 
@@ -77,10 +79,17 @@ def _events(info: WatchInfo) -> list[str]:
     return [*lines, ""]
 
 
+def _unread(report: AuditReport) -> list[str]:
+    """The devices not read, with why: never judged, never drift."""
+    what = "heard" if report.watch is not None else "read"
+    lines = [f"## Not {what}", "", "Nothing of these devices was judged: neither a pass nor "
+             "drift.", "", "| device | why |", "|---|---|"]
+    lines += [f"| {cell(name)} | {cell(why)} |" for name, why in sorted(report.unread.items())]
+    return [*lines, ""]
+
+
 def _device_drift(entry: DeviceDrift) -> list[str]:
     lines = [f"### {cell(entry.device)}", ""]
-    if entry.error is not None:
-        lines += [f"Running config could not be read: {cell(entry.error)}", ""]
     for section in sorted(entry.sections, key=lambda s: s.section):
         lines += [f"`{section.section}`: {len(section.missing)} missing, "
                   f"{len(section.unexpected)} unexpected", "", fenced(section.diff, "diff")]
@@ -102,11 +111,14 @@ def render(report: AuditReport) -> str:
              "", _summary(report), ""]
     if report.error is not None:
         lines += [f"**The {report.kind} could not run:** {cell(report.error)}", ""]
+    if report.unread:
+        lines += _unread(report)
     if report.findings:
         lines += _findings(report)
     if report.drift:
         lines += _drift(report)
-    if not report.findings and not report.drift and report.error is None:
+    if (not report.findings and not report.drift and not report.unread
+            and report.error is None):
         lines += ["No findings, no drift." if report.watch is None else "No findings.", ""]
     if report.watch is not None and (report.watch.events or report.watch.events_left_out):
         lines += _events(report.watch)

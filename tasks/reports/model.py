@@ -1,12 +1,14 @@
 """What one audit (or one watch) found: the input of every report format.
 
 An audit compares intended with running config per device and section (config drift) and
-runs the live check catalog on collected state (state drift). A watch (`flatfab watch
---report-dir`) fills the same report with its live telemetry findings: those active at the
-end, plus what was raised and cleared on the way (`watch`, `events`); it has no config
-drift. Every renderer in flatfab.reports is a pure function of an AuditReport, so the same
-report is byte-identical in every run that finds the same things (timestamps are fields,
-never read from a clock here).
+runs the live check catalog on collected state (state drift). A device it could not read
+(its session, or its running config) is unread, with the reason: never drift, never clean.
+A watch (`flatfab watch --report-dir`) fills the same report with its live telemetry
+findings: those active at the end, plus what was raised and cleared on the way (`watch`,
+`events`), and the devices it never heard as unread; it has no config drift. Every renderer
+in flatfab.reports is a pure function of an AuditReport, so the same report is
+byte-identical in every run that finds the same things (timestamps are fields, never read
+from a clock here).
 """
 
 from __future__ import annotations
@@ -15,17 +17,21 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from flatfab import exitcodes
 from flatfab.checks import Finding, Severity
+from flatfab.checks.base import about_read
 
 
 class AuditStatus(StrEnum):
     CLEAN = "clean"  # exit 0
-    DRIFT = "drift"  # config drift or failing findings: exit 1
-    ERROR = "error"  # could not run (no inventory, nothing reachable): exit 2
+    DRIFT = "drift"  # config drift or failing findings on what was read: exit 1
+    ERROR = "error"  # could not run (no inventory, no broker): exit 2
+    INCOMPLETE = "incomplete"  # some devices unread, nothing read is wrong: exit 3
 
     @property
     def exit_code(self) -> int:
-        return {"clean": 0, "drift": 1, "error": 2}[self.value]
+        return {"clean": exitcodes.CLEAN, "drift": exitcodes.FINDINGS,
+                "error": exitcodes.COULD_NOT_RUN, "incomplete": exitcodes.INCOMPLETE}[self.value]
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,12 @@ class SectionDrift:
 
 @dataclass(frozen=True)
 class DeviceDrift:
+    """A device's config drift as a read found it; `error`: its running config could not be
+    read (a report holds such a device as unread, never as drift)."""
+
     device: str
     sections: tuple[SectionDrift, ...] = ()
-    error: str | None = None  # the running config could not be read
+    error: str | None = None
 
     @property
     def lines(self) -> int:
@@ -121,11 +130,23 @@ class AuditReport:
     links: list[LinkSummary]
     checks_run: list[str]
     findings: list[Finding]
-    drift: list[DeviceDrift]  # only devices with drift or a read error, sorted by name
+    drift: list[DeviceDrift]  # only devices whose config drifts, sorted by name
     started_epoch: float = 0.0  # the same instant as `started`, for metrics
     error: str | None = None  # why the audit could not run at all
     timings: dict[str, float] = field(default_factory=dict)
     watch: WatchInfo | None = None  # a watch's report, not an audit's
+    # device -> why it was not read (its session, or its running config: then neither drift
+    # nor clean); a watch's: devices watched and never heard
+    unread: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # a config that could not be read is the device's unread reason, never its drift
+        unread = dict(self.unread)
+        for entry in self.drift:
+            if entry.error is not None:
+                unread.setdefault(entry.device, f"running config not read: {entry.error}")
+        self.drift = [d for d in self.drift if d.error is None]
+        self.unread = dict(sorted(unread.items()))
 
     @property
     def kind(self) -> str:
@@ -137,15 +158,21 @@ class AuditReport:
         """The status as the report says it: a watch has findings, not drift."""
         if self.watch is None:
             return self.status.value
-        return {"clean": "healthy", "drift": "findings", "error": "error"}[self.status.value]
+        return {"clean": "healthy", "drift": "findings", "error": "error",
+                "incomplete": "incomplete"}[self.status.value]
 
     @property
     def status(self) -> AuditStatus:
         if self.error is not None:
             return AuditStatus.ERROR
-        if self.drift or any(f.severity.fails for f in self.findings):
+        if self.drift or any(f.severity.fails for f in self.judged_findings):
             return AuditStatus.DRIFT
-        return AuditStatus.CLEAN
+        return AuditStatus.INCOMPLETE if self.unread else AuditStatus.CLEAN
+
+    @property
+    def judged_findings(self) -> list[Finding]:
+        """The findings on what was read (not those that only say a device was not read)."""
+        return about_read(self.findings, self.unread)
 
     def findings_by_severity(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Severity}
@@ -154,7 +181,8 @@ class AuditReport:
         return counts
 
     def worst_by_device(self) -> dict[str, str]:
-        """Device -> its worst finding severity, or "drift" for config drift alone."""
+        """Device -> its worst finding severity, or "drift" for config drift alone (an
+        unread device's own status is "unread": flatfab.reports.html)."""
         worst: dict[str, str] = {}
         for f in self.findings:
             if f.device is None:

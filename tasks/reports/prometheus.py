@@ -1,6 +1,8 @@
 """The audit (or watch) as Prometheus text exposition, for node_exporter's textfile collector.
 
-Alerts then fire on findings and drift, and on an audit that stopped running or succeeding:
+Alerts then fire on findings and drift, on devices the audit could not read
+(`devices_unread`, and `device_unread` per device: never counted as drift), and on an audit
+that stopped running or succeeding:
 a failed audit keeps the previous success time (read back from the last .prom file) so
 `time() - flatfab_audit_last_success_timestamp_seconds` keeps growing until one succeeds.
 """
@@ -27,7 +29,9 @@ _HELP = {
     "check_findings": "Findings of the last {kind} by check and severity.",
     "device_findings": "Findings of the last {kind} by device and severity.",
     "config_drift_lines": "Lines differing between running and intended config.",
-    "devices_drifted": "Devices whose running config differs or is unreadable.",
+    "devices_drifted": "Devices whose running config was read and differs from the intent.",
+    "devices_unread": "Devices the last {kind} could not read (judged neither way).",
+    "device_unread": "1 for each device the last {kind} could not read.",
     "duration_seconds": "How long the last {kind} took.",
     "last_run_timestamp_seconds": "When the last {kind} started (Unix time).",
     "last_success_timestamp_seconds": "When the last {kind} that could run started (Unix "
@@ -91,6 +95,8 @@ def _families(report: AuditReport, last_success: float | None) -> dict[str, list
             ({**fabric, "device": dev, "section": sec}, float(n)) for dev, sec, n in drift],
         "devices_drifted": [
             (fabric, float(len(report.drift)))],
+        "devices_unread": [(fabric, float(len(report.unread)))],
+        "device_unread": [({**fabric, "device": name}, 1.0) for name in sorted(report.unread)],
         "duration_seconds": [(fabric, report.duration_s)],
         "last_run_timestamp_seconds": [(fabric, report.started_epoch)],
         "last_success_timestamp_seconds": [] if last_success is None else [(fabric, last_success)],

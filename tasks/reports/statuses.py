@@ -12,11 +12,11 @@ from flatfab.reports.model import AuditReport
 RED, AMBER, BLUE = "#d62728", "#ff9f1c", "#1f77b4"
 PURPLE, GREY, GREEN = "#9467bd", "#7f7f7f", "#2ca02c"
 COLOURS = {"critical": RED, "error": RED, "warning": AMBER, "info": BLUE, "drift": PURPLE,
-           "unreachable": GREY, "clean": GREEN}
+           "unread": GREY, "clean": GREEN}
 # Worst first: which devices a crowded picture draws, and the colour of what it folds.
-STATUS_ORDER = ("critical", "error", "warning", "unreachable", "drift", "info", "clean")
+STATUS_ORDER = ("critical", "error", "warning", "unread", "drift", "info", "clean")
 LEGEND = (("critical / error", RED), ("warning", AMBER), ("info", BLUE),
-          ("config drift only", PURPLE), ("unreachable", GREY), ("clean", GREEN))
+          ("config drift only", PURPLE), ("not read", GREY), ("clean", GREEN))
 LINK_OK = "#b4bcc6"
 LINK_COLOURS = {"critical": RED, "error": RED, "warning": AMBER}
 LINK_LAYER = {"warning": 1, "error": 2, "critical": 3}  # drawn last = on top
@@ -24,10 +24,10 @@ _VRF_SUFFIX = re.compile(r"\.\d+$")
 
 
 def device_statuses(report: AuditReport) -> dict[str, str]:
-    """Device -> diagram status: unreachable wins (nothing it reports can be trusted)."""
+    """Device -> diagram status: unread wins (what was not read cannot be judged)."""
     worst = report.worst_by_device()
-    return {d.name: "unreachable" if not d.reachable else worst.get(d.name, "clean")
-            for d in report.devices}
+    return {d.name: "unread" if not d.reachable or d.name in report.unread
+            else worst.get(d.name, "clean") for d in report.devices}
 
 
 def rank(status: str) -> int:

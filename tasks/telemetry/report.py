@@ -49,8 +49,9 @@ class History:
 def watch_report(plan: FabricState, result: WatchResult, *, watched: Iterable[str],
                  started_epoch: float, duration_s: float, interval_s: float,
                  history: History | None = None) -> AuditReport:
-    """The report of one watch run. A device watched but never heard is drawn unreachable;
-    one not watched at all (nothing to read on its platform) is not claimed either way."""
+    """The report of one watch run. A device watched but never heard is unread (drawn so,
+    with why); one not watched at all (nothing to read on its platform) is not claimed
+    either way."""
     heard = set(result.streamed)
     blind: set[str | None] = {d for d in watched if d not in heard}
     stamp = datetime.fromtimestamp(started_epoch, UTC)
@@ -62,4 +63,5 @@ def watch_report(plan: FabricState, result: WatchResult, *, watched: Iterable[st
                        started=iso(started_epoch), duration_s=round(duration_s, 3),
                        devices=device_summaries(plan, blind), links=link_summaries(plan),
                        checks_run=list(CHECKS), findings=list(result.findings), drift=[],
-                       started_epoch=round(started_epoch, 3), watch=info)
+                       started_epoch=round(started_epoch, 3), watch=info,
+                       unread=dict(result.unread))

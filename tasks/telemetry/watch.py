@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Protocol
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from flatfab.checks.base import Finding, Severity
+from flatfab import exitcodes
+from flatfab.checks.base import Finding, Severity, fails
 from flatfab.extras import require
 from flatfab.model.state import FabricState, Role
 from flatfab.platforms import base as platform_base
@@ -29,7 +30,7 @@ from flatfab.telemetry.health import Changes, HealthEngine, collect_less
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
-from flatfab.workflows.connections import driver
+from flatfab.workflows.connections import driver, unread_reason
 
 if TYPE_CHECKING:
     from flatfab.telemetry.gnmi_client import ShardedPool, SubscriberPool
@@ -62,10 +63,17 @@ class WatchResult:
     streamed: list[str]  # devices that delivered at least one sample
     lines: dict[str, str] = field(default_factory=dict)  # device -> last connection line
     interrupted: bool = False  # ended by Ctrl-C (how an open-ended watch ends)
+    # devices watched and never heard from in the whole run, and why (their last line)
+    unread: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
-        return any(f.severity.fails for f in self.findings)
+        """A finding on what was heard fails (a device never heard alone does not: exit 3)."""
+        return fails(self.findings, self.unread)
+
+    @property
+    def exit_code(self) -> int:
+        return exitcodes.judged(failed=self.failed, unread=bool(self.unread))
 
 
 def table_of(platform: str | None) -> paths.PathTable:
@@ -232,13 +240,14 @@ class Watch:
     def result(self, ticks: int, *, interrupted: bool = False) -> WatchResult:
         with self._lock:
             lines = dict(self._lines)
+        unread = {d: "no sample in the whole run" + (f" ({_without(d, lines[d])})"
+                                                     if d in lines else "")
+                  for d in sorted(self.watched) if d not in self._heard}
         never = [Finding(check=conditions.SILENT, severity=Severity.ERROR, device=d,
-                         message=f"{d}: no sample in the whole run"
-                         + (f" ({_without(d, lines[d])})" if d in lines else ""),
-                         expected="samples every interval", actual="none")
-                 for d in self.watched if d not in self._heard]
+                         message=f"{d}: {why}", expected="samples every interval",
+                         actual="none") for d, why in unread.items()]
         findings = sorted([*self.engine.active(), *never], key=lambda f: f.sort_key)
-        return WatchResult(ticks, findings, sorted(self._heard), lines, interrupted)
+        return WatchResult(ticks, findings, sorted(self._heard), lines, interrupted, unread)
 
 
 # --- the polling fallback, through Nornir ----------------------------------------------------
@@ -264,10 +273,14 @@ def _poll_kind(plan: FabricState, device: str) -> str | None:
 
 
 def _counters(task: Task, kinds: dict[str, str]) -> Result:
-    """One device's poll, read-only: class counters of a switch or NIC counters of a host."""
+    """One device's poll, read-only: class counters of a switch or NIC counters of a host
+    (a failure: why, in one line)."""
     platform = get_platform(str(task.host.platform))
     read = platform.nic_counters if kinds[task.host.name] == "nic" else platform.class_counters
-    return Result(host=task.host, result=read(driver(task, read_only=True)))
+    try:
+        return Result(host=task.host, result=read(driver(task, read_only=True)))
+    except Exception as exc:  # noqa: BLE001 - a failed poll is a line, never a traceback
+        return Result(host=task.host, result=unread_reason(exc, task), failed=True)
 
 
 def counter_samples(plan: FabricState, device: str,
@@ -337,7 +350,8 @@ class NornirPoller:
             outcome = results.get(name)
             if outcome is None or outcome.failed:
                 exc = outcome[0].exception if outcome else None
-                errors[name] = _one_line(exc) if exc is not None else "not in the inventory"
+                errors[name] = (_one_line(exc) if exc is not None else
+                                str(outcome[0].result) if outcome else "not in the inventory")
                 # a broken session is reopened on the next poll
                 self._nornir.inventory.hosts[name].close_connections()
                 continue

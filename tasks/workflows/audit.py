@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 
 from nornir.core import Nornir
@@ -23,9 +23,9 @@ from flatfab.model.state import FabricState, LinkKind
 from flatfab.platforms.registry import get as get_platform
 from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
 from flatfab.workflows import device_io
+from flatfab.workflows.connections import ConnectError, unread_reason
 from flatfab.workflows.drift import device_drift
 from flatfab.workflows.progress import RichProgress
-from flatfab.workflows.results import first_line
 from flatfab.workflows.verify import Report, verify
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)?$")
@@ -59,8 +59,11 @@ class DriftRead:
             running, intended = device_io.config_texts(task, intended)
             drift = device_drift(name, running, intended,
                                  get_platform(str(task.host.platform)).sections)
+        except ConnectError as exc:
+            self.found[name] = DeviceDrift(device=name, error=str(exc))
+            raise  # the collect on this session would only try again
         except Exception as exc:  # noqa: BLE001 - an unread config is named, not a crash
-            drift = DeviceDrift(device=name, error=first_line(exc))
+            drift = DeviceDrift(device=name, error=unread_reason(exc, task))
         if drift is not None:
             self.found[name] = drift
 
@@ -102,18 +105,18 @@ def audit_report(plan: FabricState, drift: list[DeviceDrift], report: Report, *,
         sot_ids, judge = sot
         checks_run = sorted({*checks_run, *sot_ids})
         findings = sorted([*findings, *judge(report.observed)], key=lambda f: f.sort_key)
-    unreachable = {f.device for f in findings if f.check == "device.reachable"}
     return AuditReport(
         fabric=plan.fabric,
         run_id=f"{stamp:%Y%m%dT%H%M%SZ}-audit-{plan.fabric}",
         started=f"{stamp:%Y-%m-%dT%H:%M:%SZ}", started_epoch=round(started_epoch, 3),
         duration_s=round(time.monotonic() - started, 3),
-        devices=device_summaries(plan, unreachable), links=link_summaries(plan),
-        checks_run=checks_run, findings=findings, drift=drift,
+        devices=device_summaries(plan, set(report.unread)), links=link_summaries(plan),
+        checks_run=checks_run, findings=findings, drift=drift, unread=dict(report.unread),
         timings=report.timings)
 
 
-def device_summaries(plan: FabricState, unreachable: set[str | None]) -> list[DeviceSummary]:
+def device_summaries(plan: FabricState,
+                     unreachable: Collection[str | None]) -> list[DeviceSummary]:
     return [DeviceSummary(name=d.name, role=d.role.value, platform=d.platform,
                           reachable=d.name not in unreachable, plane=d.plane, pod=d.pod,
                           su=d.su, rail=d.rail) for d in plan.devices.values()]

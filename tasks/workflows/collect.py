@@ -20,7 +20,7 @@ from flatfab.gcpause import YoungSweep, gc_paused
 from flatfab.model.build import share_fields_set
 from flatfab.model.state import DeviceState, FabricState, Probe, Source
 from flatfab.workflows import device_io
-from flatfab.workflows.connections import release
+from flatfab.workflows.connections import release, unread_reason
 from flatfab.workflows.progress import RichProgress
 
 
@@ -31,7 +31,8 @@ def unread(planned: DeviceState, reason: str) -> DeviceState:
 
 
 # more of a read on the device's session, before its state is read (an audit's running
-# config): it records its own outcome and failures, the collect goes on either way
+# config): it records its own outcome and failures, the collect goes on either way (but
+# for a session that did not open: ConnectError, raised again, is the device's reason)
 DeviceRead = Callable[[Task], None]
 
 
@@ -44,9 +45,8 @@ def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
             before(task)
         device = device_io.observe(task, planned, probes.get(planned.name, []), read_only)
         share_fields_set(device)  # a fleet's observed state is millions of small models
-    except Exception as exc:  # noqa: BLE001 - any failure is a finding, not a crash
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        device = unread(planned, reason)
+    except Exception as exc:  # noqa: BLE001 - an unread device is named, not a crash
+        device = unread(planned, unread_reason(exc, task))
     finally:
         if close and task.host.name not in keep_open:
             release(task)

@@ -14,6 +14,7 @@ from flatfab.intent.names import fabric_problem
 from flatfab.intent.semantics import AddressSpace, address_spaces
 from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
+from flatfab.platforms.base import DEFAULT_TIMEOUTS, Timeouts
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.workflows import projectfile
 from flatfab.workflows.projectfile import ProjectFile
@@ -41,6 +42,9 @@ class Project:
     settings: ProjectFile = field(default_factory=ProjectFile)
     # hears the intent's warnings (the CLI prints them); None: not told
     on_warning: Callable[[InputProblem], None] | None = field(default=None, compare=False)
+    # --connect-timeout and --command-timeout (None: the project file's, else flatfab's)
+    connect_timeout: float | None = None
+    command_timeout: float | None = None
 
     def __post_init__(self) -> None:
         # the fabric names a folder, a topology file, journals and locks: never a path
@@ -63,6 +67,16 @@ class Project:
     @property
     def topology_file(self) -> Path:
         return self.labs_dir / f"{self.fabric}.clab.yml"
+
+    @property
+    def timeouts(self) -> Timeouts:
+        """How long a run waits on a device: the command line's, else the project file's,
+        else flatfab's (10 s to open a session, 60 s for a command's answer)."""
+        return Timeouts(
+            connect=self.connect_timeout or self.settings.connect_timeout
+            or DEFAULT_TIMEOUTS.connect,
+            command=self.command_timeout or self.settings.command_timeout
+            or DEFAULT_TIMEOUTS.command)
 
     @property
     def state_dir(self) -> Path:

@@ -22,6 +22,7 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
+from flatfab import exitcodes
 from flatfab.checks import CATALOG, CheckContext, Finding, Severity, Stage, run_checks
 from flatfab.cpupin import threads_on_one_cpu
 from flatfab.gcpause import gc_paused
@@ -32,7 +33,7 @@ from flatfab.runbook.schedule import Schedule, ScheduledPhase
 from flatfab.telemetry import conditions
 from flatfab.workflows import device_io
 from flatfab.workflows.collect import collect
-from flatfab.workflows.connections import driver, release
+from flatfab.workflows.connections import driver, release, unread_reason
 from flatfab.workflows.journal import Journal
 from flatfab.workflows.progress import RichProgress
 from flatfab.workflows.results import first_line, host_values, subset
@@ -70,6 +71,8 @@ class RolloutResult:
     status: str = "done"  # done | halted | stopped
     reason: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    # devices the diff pass could not read, and why: never "no change" (a dry run exits 3)
+    unread: dict[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> list[str]:
@@ -84,11 +87,18 @@ class RolloutResult:
         return (self.status == "done" and not self.gate_findings and not self.rolled_back
                 and not self.tolerated)
 
+    @property
+    def exit_code(self) -> int:
+        """0 done (a dry run: every device diffed), 1 not landed, 3 done with devices the
+        diff pass could not read (a dry run's, or those no phase selects)."""
+        return exitcodes.judged(failed=not self.ok, unread=bool(self.unread))
+
     def summary(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "ok": self.ok,
                 "status": self.status, "reason": self.reason, "changed": self.changed,
                 "errors": self.errors, "confirmed": self.confirmed,
                 "rolled_back": self.rolled_back, "tolerated": self.tolerated,
+                "unread": self.unread, "exit_code": self.exit_code,
                 "diffs": {n: o.diff for n, o in self.devices.items() if o.diff},
                 "notes": {n: o.notes for n, o in self.devices.items() if o.notes},
                 "gate_findings": [f.as_dict() for f in self.gate_findings],
@@ -103,9 +113,11 @@ class RolloutResult:
 def _diff(task: Task, configs: dict[str, str], read_only: bool) -> Result:
     """The device's diff and its platform's notes on it, read without changing anything (its
     session closed after: a commit opens its own, so a fleet's diff pass holds at most
-    --workers sessions)."""
+    --workers sessions). A device it cannot read is an error, the reason in one line."""
     try:
         diff, notes = device_io.config_diff(task, configs[task.host.name], read_only)
+    except Exception as exc:  # noqa: BLE001 - an unread device is named, never "no change"
+        return Result(host=task.host, result=DeviceOutcome(error=unread_reason(exc, task)))
     finally:
         release(task)
     return Result(host=task.host, result=DeviceOutcome(diff=diff, notes=notes))
@@ -120,8 +132,13 @@ def diff_devices(nornir: Nornir, configs: dict[str, str], *, read_only: bool,
     with threads_on_one_cpu(len(configs)):
         values = host_values(runner.run(task=_diff, name="rollout: diff", configs=configs,
                                         read_only=read_only, on_failed=True), list(configs))
-    return {name: value if ok else DeviceOutcome(error=str(value))
-            for name, (ok, value) in values.items()}
+    return {name: value if ok and isinstance(value, DeviceOutcome)
+            else DeviceOutcome(error=str(value)) for name, (ok, value) in values.items()}
+
+
+def unread_in(outcomes: dict[str, DeviceOutcome]) -> dict[str, str]:
+    """The devices a diff pass could not read, and why."""
+    return {name: o.error for name, o in outcomes.items() if o.error}
 
 
 def _commit(task: Task, configs: dict[str, str], revert_in: int, journal: Journal) -> Result:
@@ -403,9 +420,10 @@ def diff_only(plan: FabricState, schedule: Schedule, journal: Journal, diff_pass
     outcomes = diff_pass(configs)
     for name in plan.devices:
         result.devices[name] = outcomes.get(name) or DeviceOutcome(error="not diffed")
+    result.unread = unread_in(result.devices)
     result.timings["diff_s"] = round(time.monotonic() - started, 3)
     differ = sorted(n for n, o in result.devices.items() if o.diff)
-    journal.event("done", dry_run=True, differ=differ)
+    journal.event("done", dry_run=True, differ=differ, unread=result.unread)
     return result
 
 
@@ -443,6 +461,7 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
         state.changed = [d for d in state.changed if d not in state.rolled_back]
         state.rolled_back, result.rolled_back = [], []
     result.devices.update(diff_devices(nornir, configs, read_only=dry_run, progress=progress))
+    result.unread = unread_in(result.devices)
     result.timings["diff_s"] = round(time.monotonic() - started, 3)
     differ = {n for n, o in result.devices.items() if o.diff}
     # the gate checks every device that should work now: all but those still waiting for
@@ -450,7 +469,7 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
     waiting = differ & {d for p in schedule.phases for d in p.devices}
     run.ready = {n for n, o in result.devices.items() if n not in waiting and not o.error}
     if dry_run:
-        journal.event("done", dry_run=True, differ=sorted(differ))
+        journal.event("done", dry_run=True, differ=sorted(differ), unread=result.unread)
         return result
     unreachable = {n: o.error for n, o in result.devices.items() if o.error}
     planned = {d for p in schedule.phases for d in p.devices}

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from nornir.core import Nornir
 
+from flatfab import exitcodes
 from flatfab.checks import CATALOG, CheckContext, Finding, Stage, run_checks
+from flatfab.checks.base import fails
 from flatfab.model.state import FabricState, Probe
 from flatfab.plan.probes import plan_probes
 from flatfab.workflows.collect import DeviceRead, collect
@@ -21,10 +23,28 @@ class Report:
     devices: int
     timings: dict[str, float] = field(default_factory=dict)
     observed: FabricState | None = field(default=None, repr=False)  # what was collected
+    unread: dict[str, str] = field(default_factory=dict)  # device -> why it was not read
 
     @property
     def failed(self) -> bool:
-        return any(f.severity.fails for f in self.findings)
+        """A finding on what was read fails (an unread device alone does not: exit 3)."""
+        return fails(self.findings, self.unread)
+
+    @property
+    def exit_code(self) -> int:
+        return exitcodes.judged(failed=self.failed, unread=bool(self.unread))
+
+
+def unread_devices(plan: FabricState, observed: FabricState) -> dict[str, str]:
+    """Every planned device that was not read, with why, in plan order."""
+    found: dict[str, str] = {}
+    for name in plan.devices:
+        device = observed.devices.get(name)
+        if device is None:
+            found[name] = "not collected"
+        elif not device.reachable:
+            found[name] = "; ".join(device.errors) or "not read"
+    return found
 
 
 def verify_probes(plan: FabricState, probes: bool = True,
@@ -58,7 +78,7 @@ def judge(plan: FabricState, observed: FabricState, only_checks: list[str] | Non
     ran = [c for c in sorted(CATALOG) if Stage.LIVE in CATALOG[c].stages
            and (only_checks is None or c in only_checks)]
     return Report(findings=findings, checks_run=ran, devices=len(plan.devices),
-                  observed=observed,
+                  observed=observed, unread=unread_devices(plan, observed),
                   timings={"collect_s": round(collect_s, 3),
                            "checks_s": round(time.monotonic() - checks_started, 3),
                            "total_s": round(time.monotonic() - started, 3)})

@@ -1,6 +1,7 @@
 """`flatfab watch` as an operator runs it: bad arguments and bad inventory entries are one
-line and exit 2; a fabric with nothing reachable ends with findings, not a traceback; a
-switch with a gNMI target is streamed while the rest are polled."""
+line and exit 2; a fabric with nothing reachable ends incomplete (exit 3), each device named
+with why, never with a traceback; a switch with a gNMI target is streamed while the rest are
+polled."""
 
 from __future__ import annotations
 
@@ -77,16 +78,21 @@ def test_a_bad_target_entry_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     assert "hosts.yaml" in line and "leaf1.connection_options.gnmi.extras.ca_file" in line
 
 
-def test_nothing_reachable_and_no_targets_ends_with_findings(tmp_path: Path) -> None:
+def test_nothing_reachable_and_no_targets_ends_incomplete(tmp_path: Path) -> None:
     proc = _watch("--inventory", str(_inventory(tmp_path)), "watch", "--count", "1",
                   "--interval", "0.3")
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "0 gNMI targets, 14 devices polled" in proc.stderr  # switches and hosts
-    # each switch or host that could not be polled: one line, and a finding at the end
-    assert sum("leaf1: poll failed" in line for line in proc.stderr.splitlines()) == 1
-    assert sum("leaf1-h1: poll failed" in line for line in proc.stderr.splitlines()) == 1
-    assert "no sample in the whole run" in proc.stdout and "FINDINGS" in proc.stdout
+    # each switch or host that could not be polled: one line as it fails, one at the end
+    lines = proc.stderr.splitlines()
+    missing = f"known_hosts file {tmp_path / 'no-known-hosts'} not found"
+    for name in ("leaf1", "leaf1-h1"):
+        assert lines.count(f"{name}: poll failed: {missing}") == 1, proc.stderr
+        assert lines.count(f"{name}: not read: no sample in the whole run (poll failed: "
+                           f"{missing})") == 1, proc.stderr
+    assert "INCOMPLETE" in proc.stdout and "14 not read" in proc.stdout
+    assert "FINDINGS" not in proc.stdout and "0 findings" in proc.stdout
 
 
 def test_ctrl_c_ends_the_watch_with_its_report(tmp_path: Path) -> None:
@@ -107,8 +113,8 @@ def test_ctrl_c_ends_the_watch_with_its_report(tmp_path: Path) -> None:
     stderr = first + stderr
     assert first.startswith("watching"), stderr
     assert "Traceback" not in stdout + stderr
-    assert proc.returncode == 1, stderr  # nothing was heard: findings, reported as usual
-    assert "stopped by Ctrl-C" in stdout and "no sample in the whole run" in stdout
+    assert proc.returncode == 3, stderr  # nothing was heard: incomplete, reported as usual
+    assert "stopped by Ctrl-C" in stdout and "not read: no sample in the whole run" in stderr
 
 
 @pytest.fixture
@@ -134,9 +140,11 @@ def test_a_gnmi_target_is_streamed_as_json(tmp_path: Path, target: tuple[GnmiTar
                   "--format", "json", "--prometheus", "127.0.0.1:0", "--shards", shards,
                   env={"W_USER": "flatfab", "W_PASS": "s3cret"})
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.returncode == 1, proc.stderr  # the other switches were never heard
+    assert proc.returncode == 3, proc.stderr  # the other switches were never heard
     report = yaml.safe_load(proc.stdout)  # JSON alone on stdout
     assert report["streamed"] == ["leaf1"] and report["ticks"] == 4
+    assert report["exit_code"] == 3 and "leaf1" not in report["unread"]
+    assert report["unread"]["leaf2"].startswith("no sample in the whole run")
     assert "leaf1" not in {f["device"] for f in report["findings"]}
     assert "1 gNMI targets" in proc.stderr and "s3cret" not in proc.stderr
     assert "serving metrics for Prometheus on http://127.0.0.1:" in proc.stderr
@@ -170,14 +178,15 @@ def test_report_dir_writes_every_report_format(tmp_path: Path,
     out = tmp_path / "reports"
     proc = _watch("--inventory", str(where), "watch", "--count", "3", "--interval", "0.3",
                   "--report-dir", str(out), env={"W_USER": "flatfab", "W_PASS": "s3cret"})
-    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    assert proc.returncode == 3 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == [
         "flatfab-watch-lab.html", "flatfab-watch-lab.json", "flatfab-watch-lab.junit.xml",
         "flatfab-watch-lab.md", "flatfab-watch-lab.prom"]
     assert f"reports: {out}" in proc.stdout
     report = yaml.safe_load((out / "flatfab-watch-lab.json").read_text())
-    assert report["kind"] == "watch" and report["status"] == "findings"
-    assert report["exit_code"] == 1 and report["watch"]["ticks"] == 3
+    assert report["kind"] == "watch" and report["status"] == "incomplete"
+    assert report["exit_code"] == 3 and report["watch"]["ticks"] == 3
+    assert "leaf2" in {u["device"] for u in report["unread"]}
     assert report["watch"]["streamed"] == ["leaf1"]
     # the switches that could not be polled are named silent; leaf1 streamed
     silent = {f["device"] for f in report["findings"] if f["check"] == "telemetry.silent"}

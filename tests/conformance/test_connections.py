@@ -18,7 +18,14 @@ from nornir.core.plugins.connections import ConnectionPluginRegister
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import registry
-from flatfab.platforms.base import DeviceDriver, Platform, ReadOnlyDriver, ReadOnlyError
+from flatfab.platforms.base import (
+    DEFAULT_TIMEOUTS,
+    DeviceDriver,
+    Platform,
+    ReadOnlyDriver,
+    ReadOnlyError,
+    Timeouts,
+)
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.workflows import connections
 
@@ -61,8 +68,10 @@ class ApiPlatform(Platform):
                 probes: list[Probe]) -> DeviceState:
         return planned
 
-    def connection_extras(self, extras: dict[str, Any], *, read_only: bool) -> dict[str, Any]:
-        return {**extras, "session": "read" if read_only else "write"}
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
+                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
+        return {**extras, "session": "read" if read_only else "write",
+                "timeout_s": timeouts.connect}
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         assert isinstance(connection, _Driver)
@@ -97,9 +106,10 @@ def _host() -> tuple[Host, Nornir]:
 def test_a_platform_s_own_api_client_is_opened_and_adapted(api_platform: Platform) -> None:
     OPENED.clear()
     host, nornir = _host()
+    connections.with_timeouts(nornir, Timeouts(connect=4.0, command=30.0))
     driver = connections.driver(_Task(host, nornir), read_only=True)  # type: ignore[arg-type]
     assert OPENED == [{"hostname": "192.0.2.1", "platform": "apitest",
-                       "verify": "/etc/ssl/ca.pem", "session": "read"}]
+                       "verify": "/etc/ssl/ca.pem", "session": "read", "timeout_s": 4.0}]
     assert isinstance(driver, ReadOnlyDriver)  # the platform's guard wraps it for reads
     assert driver.get_config(retrieve="running") == {"running": "hostname x\n"}
     with pytest.raises(ReadOnlyError):
@@ -113,8 +123,60 @@ def test_napalm_platforms_get_read_only_in_their_optional_args() -> None:
     frr = PLATFORMS["frr"]
     extras = {"optional_args": {"key_file": "k"}}
     assert frr.connection_extras(extras, read_only=True) == {
-        "optional_args": {"key_file": "k", "read_only": True}}
+        "timeout": 60.0, "optional_args": {"key_file": "k", "read_only": True, "timeout": 10.0}}
     assert extras == {"optional_args": {"key_file": "k"}}
+
+
+TIMEOUTS = Timeouts(connect=4.0, command=45.0)
+# what each platform's plugin is told, the inventory setting no timeout of its own: flatfab's
+# SSH drivers (frr, linux_host) connect within optional_args.timeout and wait `timeout` per
+# command; NAPALM eos, junos and srlinux bound each request with `timeout` (junos probes
+# NETCONF's port within auto_probe; srlinux's is httpx's (connect, read, write, pool));
+# netmiko its connect, banner and login; scrapli its socket, transport and operations
+EXPECTED_TIMEOUTS: dict[str, dict[str, Any]] = {
+    "frr": {"timeout": 45.0, "optional_args.timeout": 4.0},
+    "linux_host": {"timeout": 45.0, "optional_args.timeout": 4.0},
+    "eos": {"timeout": 45.0},
+    "junos": {"timeout": 45.0, "optional_args.auto_probe": 4.0},
+    "srlinux": {"timeout": (4.0, 45.0, 45.0, 4.0)},
+    "sonic": {"conn_timeout": 4.0, "banner_timeout": 4.0, "auth_timeout": 4.0},
+    "nvue": {"conn_timeout": 4.0, "banner_timeout": 4.0, "auth_timeout": 4.0},
+    "nxos": {"timeout_socket": 4.0, "timeout_transport": 45.0, "timeout_ops": 45.0},
+}
+
+
+def _at(extras: dict[str, Any], key: str) -> Any:
+    found: Any = extras
+    for part in key.split("."):
+        found = found[part]
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_TIMEOUTS))
+def test_every_platform_s_plugin_gets_the_run_s_timeouts(name: str) -> None:
+    platform = PLATFORMS[name]
+    given = platform.connection_extras({}, read_only=True, timeouts=TIMEOUTS)
+    assert {key: _at(given, key) for key in EXPECTED_TIMEOUTS[name]} == EXPECTED_TIMEOUTS[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_TIMEOUTS))
+def test_an_inventory_s_own_timeouts_win(name: str) -> None:
+    """A timeout the inventory sets for a plugin is kept (every key above, set to 99)."""
+    platform = PLATFORMS[name]
+    own: dict[str, Any] = {}
+    for key in EXPECTED_TIMEOUTS[name]:
+        parent = own
+        *path, last = key.split(".")
+        for part in path:
+            parent = parent.setdefault(part, {})
+        parent[last] = 99
+    given = platform.connection_extras(own, read_only=False, timeouts=TIMEOUTS)
+    assert {key: _at(given, key) for key in EXPECTED_TIMEOUTS[name]} == dict.fromkeys(
+        EXPECTED_TIMEOUTS[name], 99)
+
+
+def test_every_platform_is_covered_by_the_timeout_table() -> None:
+    assert set(EXPECTED_TIMEOUTS) == set(PLATFORMS)
 
 
 def test_every_platform_names_a_registered_plugin() -> None:

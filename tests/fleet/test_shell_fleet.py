@@ -121,14 +121,16 @@ def test_a_change_the_fleet_does_not_model_is_refused() -> None:
     assert device.execute("reboot").status == 127  # not simulated: said, never pretended
 
 
-def test_a_refused_device_is_named_unreachable_and_sessions_stay_within_workers(
+def test_a_refused_device_is_named_unread_and_sessions_stay_within_workers(
         tmp_path: Path) -> None:
     with served(ROOT / "intents" / "lab", tmp_path / "fleet", "--fault", "leaf4-h2=refuse"
                 ) as fleet:
         run = flatfab(fleet, "verify", "--workers", "2", "-f", "json")
         stats = _settled(fleet.folder / "stats.json")
     report = run.json()
-    assert run.code == 1
+    assert run.code == 3  # nothing read is wrong; one device was not read
+    assert report["unread"] == {"leaf4-h2": "authentication failed for leaf4-h2 on "
+                                f"127.0.0.1:{fleet.ready['port']}"}
     assert {(f["check"], f["device"]) for f in report["findings"]
             if f["check"] == "device.reachable"} == {("device.reachable", "leaf4-h2")}
     # each device's session is closed once it is read, so a run holds about as many as it

@@ -39,9 +39,13 @@ from tests.support.reports import (
     MISSING,
     REPORTS,
     UNEXPECTED,
+    UNREAD_CONFIG,
+    UNREAD_HOST,
+    UNREAD_SPINE2,
     clean_report,
     dirty_report,
     error_report,
+    incomplete_report,
 )
 
 GOLDEN = ROOT / "tests" / "golden" / "reports"
@@ -64,7 +68,8 @@ def test_json_round_trips_with_exit_codes() -> None:
     for name, make in REPORTS.items():
         data = json.loads(json_report.render(make()))
         codes[name] = (data["status"], data["exit_code"])
-    assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2)}
+    assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2),
+                     "incomplete": ("incomplete", 3)}
 
 
 def test_json_carries_findings_drift_and_counts() -> None:
@@ -78,10 +83,11 @@ def test_json_carries_findings_drift_and_counts() -> None:
     assert data["findings"][0] == report.findings[0].as_dict()  # critical sorts first
     assert {f["message"] for f in data["findings"]} == {f.message for f in report.findings}
     assert data["drift"] == [
-        {"device": "leaf2", "error": None, "lines": 2,
+        {"device": "leaf2", "lines": 2,
          "sections": [{"section": "frr", "missing": [MISSING], "unexpected": [UNEXPECTED],
-                       "diff": FRR_DIFF}]},
-        {"device": "spine2", "error": report.drift[1].error, "lines": 0, "sections": []}]
+                       "diff": FRR_DIFF}]}]
+    # a device not read is never drift: it is listed with why
+    assert data["unread"] == [{"device": "spine2", "reason": UNREAD_SPINE2}]
     assert [d["name"] for d in data["devices"]] == sorted(DIRTY_STATUSES)
     assert data["devices"][-1] == {"name": "spine2", "role": "spine", "platform": "frr",
                                    "reachable": False}
@@ -150,7 +156,8 @@ def test_junit_drift_suite_fails_and_errors_per_device() -> None:
                                                       "type": "drift"}
     assert "-" + UNEXPECTED in (failure.text or "") and "+" + MISSING in (failure.text or "")
     error = drift["spine2"].find("error")
-    assert error is not None and "Connection refused" in error.attrib["message"]
+    assert error is not None and error.attrib == {"message": UNREAD_SPINE2,
+                                                  "type": "unread"}
     assert [n for n, c in drift.items() if len(c)] == ["leaf2", "spine2"]
     assert root.find("testsuite[@name='audit']") is None
 
@@ -232,11 +239,13 @@ def test_prometheus_dirty_values() -> None:
                 severity="warning") == 1
     assert sum(1 for k in samples if k[0] == "flatfab_audit_device_findings") == 4
     assert _get(samples, "flatfab_audit_config_drift_lines", device="leaf2", section="frr") == 2
-    assert _get(samples, "flatfab_audit_devices_drifted") == 2
+    assert _get(samples, "flatfab_audit_devices_drifted") == 1  # spine2 was not read
+    assert _get(samples, "flatfab_audit_devices_unread") == 1
+    assert _get(samples, "flatfab_audit_device_unread", device="spine2") == 1
     assert _get(samples, "flatfab_audit_duration_seconds") == 12.5
     assert _get(samples, "flatfab_audit_last_run_timestamp_seconds") == EPOCH
     assert _get(samples, "flatfab_audit_last_success_timestamp_seconds") == EPOCH
-    assert text.count("# HELP ") == text.count("# TYPE ") == 9
+    assert text.count("# HELP ") == text.count("# TYPE ") == 11
 
 
 def test_prometheus_clean_has_zero_samples_for_every_severity() -> None:
@@ -244,7 +253,9 @@ def test_prometheus_clean_has_zero_samples_for_every_severity() -> None:
     assert [_get(samples, "flatfab_audit_findings", severity=s.value) for s in Severity] == [
         0, 0, 0, 0]
     assert _get(samples, "flatfab_audit_devices_drifted") == 0
-    assert not any(k[0] == "flatfab_audit_config_drift_lines" for k in samples)
+    assert _get(samples, "flatfab_audit_devices_unread") == 0
+    assert not any(k[0] in ("flatfab_audit_config_drift_lines", "flatfab_audit_device_unread")
+                   for k in samples)
 
 
 def test_prometheus_error_keeps_the_last_success() -> None:
@@ -283,24 +294,26 @@ _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 def test_markdown_table_escapes_pipes_and_html() -> None:
     text = markdown.render(dirty_report())
     assert text.startswith("# flatfab audit `lab`: drift\n")
-    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    findings = text[text.index("## Findings"):]
+    rows = [line for line in findings.splitlines() if line.startswith("| ")]
     assert rows[0].startswith("| severity | check | device | port | VRF |")
     assert len(rows) == 1 + 5
     assert all(len(_UNESCAPED_PIPE.split(r)) == 10 for r in rows), "a cell leaked a pipe"
     ecn = next(r for r in rows if "lossless.ecn" in r)
     assert r"min\|max = 2\|1" in ecn and "(virtual ASIC)" in ecn
     assert "&lt;b&gt;&amp; \"prio 3\"" in text and "<b>" not in text
-    summary = ("**8 devices** (1 unreachable) · **6 checks** · findings: 1 critical, 2 error, "
+    summary = ("**8 devices** (1 not read) · **6 checks** · findings: 1 critical, 2 error, "
                "1 warning, 1 info")
-    assert summary in text and "**2 drifted devices** · 12.5 s" in text
+    assert summary in text and "**1 drifted devices** · 12.5 s" in text
 
 
 def test_markdown_drift_sections() -> None:
     text = markdown.render(dirty_report())
     drift = text[text.index("## Config drift"):]
-    assert "### leaf2" in drift and "### spine2" in drift
+    assert "### leaf2" in drift and "### spine2" not in drift
     assert "```diff\n" + FRR_DIFF + "```\n" in drift
-    assert "Running config could not be read: ssh: connect" in drift
+    unread = text[text.index("## Not read"):text.index("## Findings")]
+    assert f"| spine2 | {UNREAD_SPINE2} |" in unread
     assert "No findings, no drift." not in text
 
 
@@ -360,8 +373,9 @@ def test_html_nodes_and_links_carry_status() -> None:
     svg = text[text.index("<svg"):text.index("</svg>") + 6]
     root = ET.fromstring(svg)  # the diagram is well-formed XML
     nodes = [g for g in root.iter("g") if g.get("class") == "device"]
-    unreachable = next(g for g in nodes if g.get("data-device") == "spine2")
-    rect = unreachable.find("rect")
+    unread = next(g for g in nodes if g.get("data-device") == "spine2")
+    assert f"not read: {UNREAD_SPINE2}" in (unread.findtext("title") or "")
+    rect = unread.find("rect")
     assert rect is not None and rect.get("fill") == "#7f7f7f"
     assert rect.get("stroke-dasharray")
     fills = {g.get("data-device"): g.find("rect").get("fill")  # type: ignore[union-attr]
@@ -416,6 +430,56 @@ def test_link_status_matches_ports_without_vrf_suffix() -> None:
     assert statuses["leaf2:swp52--spine2:swp2"] == "warning"
     assert statuses["leaf2:swp51--spine1:swp2"] == "error"
     assert list(statuses.values()).count("ok") == 6
+
+
+# ---------------------------------------------------------------- unread devices, every format
+
+
+def test_an_unread_device_is_incomplete_in_every_format_never_clean_or_drift() -> None:
+    report = incomplete_report()
+    assert report.unread == {"leaf1-h2": UNREAD_HOST, "spine1": UNREAD_CONFIG}
+    data = json.loads(json_report.render(report))
+    assert (data["status"], data["exit_code"], data["drift"]) == ("incomplete", 3, [])
+    assert data["unread"] == [{"device": "leaf1-h2", "reason": UNREAD_HOST},
+                              {"device": "spine1", "reason": UNREAD_CONFIG}]
+
+    root = _junit(report)
+    _assert_counts_consistent(root)
+    assert (root.attrib["failures"], root.attrib["errors"]) == ("0", "3")
+    reachable = _cases(root, "checks")["device.reachable"].find("error")
+    assert reachable is not None and reachable.attrib == {"message": "1 device not read",
+                                                          "type": "unread"}
+    drift = _cases(root, "config-drift")
+    for name, why in report.unread.items():
+        error = drift[name].find("error")
+        assert error is not None and error.attrib == {"message": why,
+                                                      "type": "unread"}
+
+    text = markdown.render(report)
+    assert text.startswith("# flatfab audit `lab`: incomplete\n") and "(exit code 3)" in text
+    assert "**8 devices** (2 not read)" in text and "**0 drifted devices**" in text
+    assert f"| leaf1-h2 | {UNREAD_HOST} |" in text and "No findings, no drift." not in text
+
+    samples = _parse_prom(prometheus.render(report))
+    assert _get(samples, "flatfab_audit_up") == 1
+    assert _get(samples, "flatfab_audit_devices_unread") == 2
+    assert _get(samples, "flatfab_audit_devices_drifted") == 0
+    assert _get(samples, "flatfab_audit_device_unread", device="spine1") == 1
+
+    page = html.render(report)
+    assert '<span class="badge status-incomplete">incomplete</span>' in page
+    nodes = dict(_NODE.findall(page))
+    assert (nodes["leaf1-h2"], nodes["spine1"]) == ("unread", "unread")
+    assert set(nodes.values()) == {"unread", "clean"}
+    assert "<b>2</b><span>devices not read</span>" in page
+    assert "No findings, no drift." not in page and 'id="unread"' in page
+
+
+def test_a_finding_on_what_was_read_wins_over_unread_devices() -> None:
+    report = dirty_report()
+    assert report.unread and report.status.value == "drift" and report.status.exit_code == 1
+    only_unread = dataclasses.replace(report, findings=[], drift=[])
+    assert only_unread.status.exit_code == 3
 
 
 # ---------------------------------------------------------------- package, determinism

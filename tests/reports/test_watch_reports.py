@@ -58,7 +58,8 @@ def findings_report() -> AuditReport:
     history.record(5, EPOCH + 50, Changes([], [DROPS]))
     history.record(6, EPOCH + 60, Changes([ECN], []))
     result = WatchResult(6, [STORM, ECN, SILENT],
-                         [d for d in SWITCHES if d != "spine2"])
+                         [d for d in SWITCHES if d != "spine2"],
+                         unread={"spine2": SILENT.message.split(": ", 1)[1]})
     return watch_report(lab_plan(), result, watched=SWITCHES, started_epoch=EPOCH,
                         duration_s=61.5, interval_s=INTERVAL, history=history)
 
@@ -87,6 +88,8 @@ def test_json_carries_the_active_findings_and_the_history() -> None:
     assert data["drift"] == [] and conditions.PAUSE_STORM in data["checks_run"]
     devices = {d["name"]: d["reachable"] for d in data["devices"]}
     assert not devices["spine2"] and devices["leaf1"] and devices["leaf1-h1"]  # not watched
+    assert data["unread"] == [{"device": "spine2", "reason": "no sample in the whole run "
+                               "(connect failed: certificate not trusted <ca.pem>)"}]
 
 
 def test_healthy_watch_exits_0_and_says_so() -> None:
@@ -113,8 +116,13 @@ def test_junit_has_one_case_per_telemetry_check_and_no_drift_suite() -> None:
     assert [s.get("name") for s in root.findall("testsuite")] == ["checks"]
     failed = sorted(c.get("name") or "" for c in root.iter("testcase")
                     if c.find("failure") is not None)
-    assert failed == [conditions.ECN_ON_LOSSY, conditions.PAUSE_STORM, conditions.SILENT]
-    passed = [c for c in root.iter("testcase") if c.find("failure") is None]
+    assert failed == [conditions.ECN_ON_LOSSY, conditions.PAUSE_STORM]
+    # spine2, never heard, is not read: an error, neither a failure nor a pass
+    unread = [c for c in root.iter("testcase") if c.find("error") is not None]
+    assert [c.get("name") for c in unread] == [conditions.SILENT]
+    assert unread[0].find("error").attrib == {  # type: ignore[union-attr]
+        "message": "1 device not read", "type": "unread"}
+    passed = [c for c in root.iter("testcase") if len(c) == 0]
     assert len(passed) == 4  # the other telemetry checks ran and found nothing
 
 

@@ -32,3 +32,28 @@ def flatfab(*args: str, cwd: Path = ROOT, timeout: float = 600,
                           timeout=timeout, check=False,
                           env={**os.environ, **env} if env is not None else None)
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def in_process(*argv: str, env: dict[str, str] | None = None) -> Run:
+    """One flatfab command in this process, as the console script runs it (its exit code,
+    stdout and stderr), with `env` set for the run and the environment as it was after."""
+    import contextlib  # noqa: PLC0415 - only the in-process runs need these
+    import io  # noqa: PLC0415
+
+    from flatfab.cli.app import main  # noqa: PLC0415
+
+    saved, old_argv = dict(os.environ), sys.argv
+    os.environ.update(env or {})
+    sys.argv = ["flatfab", *argv]
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        sys.argv = old_argv
+        os.environ.clear()
+        os.environ.update(saved)
+    return Run(code, out.getvalue(), err.getvalue())

@@ -1,5 +1,5 @@
-"""Three fixed audit reports (clean, dirty, error) the report renderers are tested on, and
-generated reports of big fabrics (classic and AI) for the fabric picture."""
+"""Four fixed audit reports (clean, dirty, error, incomplete) the report renderers are tested
+on, and generated reports of big fabrics (classic and AI) for the fabric picture."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkS
 EPOCH = 1795424400.0  # 2026-11-23T09:00:00Z
 CHECKS = ["interface.mtu", "lossless.ecn", "lossless.pfc", "tenancy.isolation", "underlay.bgp",
           "underlay.ecmp"]
-DIRTY_STATUSES = {"spine1": "critical", "spine2": "unreachable", "leaf1": "warning",
+DIRTY_STATUSES = {"spine1": "critical", "spine2": "unread", "leaf1": "warning",
                   "leaf2": "drift", "leaf1-h1": "error", "leaf1-h2": "clean",
                   "leaf2-h1": "info", "leaf2-h2": "clean"}
 DIRTY_LINKS = {"leaf1:swp51--spine1:swp1": "critical", "leaf1:swp52--spine2:swp1": "warning",
@@ -63,16 +63,39 @@ def _findings() -> list[Finding]:
     ]
 
 
+UNREAD_SPINE2 = "connection refused by 172.31.255.12:22"
+
+
 def dirty_report() -> AuditReport:
+    """Findings and drift, and spine2 not read (its session refused; its config read as an
+    audit's DriftRead reports it: an error, which the report holds as unread, not drift)."""
     drift = [DeviceDrift("leaf2", (SectionDrift("frr", (MISSING,), (UNEXPECTED,), FRR_DIFF),)),
-             DeviceDrift("spine2", error="ssh: connect to host 172.31.255.12 port 22: "
-                                         "Connection refused")]
+             DeviceDrift("spine2", error=UNREAD_SPINE2)]
     return AuditReport(fabric="lab", run_id="20261123T090000Z-dirty",
                        started="2026-11-23T09:00:00Z", duration_s=12.5,
                        devices=_devices(unreachable="spine2"), links=_links(),
                        checks_run=list(CHECKS), findings=_findings(), drift=drift,
-                       started_epoch=EPOCH,
+                       started_epoch=EPOCH, unread={"spine2": UNREAD_SPINE2},
                        timings={"checks": 0.75, "collect": 9.5, "drift": 2.25})
+
+
+UNREAD_HOST = "timed out after 10 s connecting to 172.31.255.18:22"
+UNREAD_CONFIG = "running config not read: no answer within 60 s to `vtysh -c 'show running'`"
+
+
+def incomplete_report() -> AuditReport:
+    """Nothing read is wrong, but leaf1-h2 was not read at all and spine1's running config
+    was not: status incomplete, exit 3, never clean and never drift."""
+    reachable = Finding("device.reachable", Severity.CRITICAL, "leaf1-h2",
+                        f"leaf1-h2 could not be read: {UNREAD_HOST}", expected="reachable",
+                        actual=UNREAD_HOST)
+    return AuditReport(fabric="lab", run_id="20261123T090000Z-incomplete",
+                       started="2026-11-23T09:00:00Z", duration_s=18.0,
+                       devices=_devices(unreachable="leaf1-h2"), links=_links(),
+                       checks_run=sorted([*CHECKS, "device.reachable"]), findings=[reachable],
+                       drift=[DeviceDrift("spine1", error=UNREAD_CONFIG.split(": ", 1)[1])],
+                       started_epoch=EPOCH, unread={"leaf1-h2": UNREAD_HOST},
+                       timings={"checks": 0.5, "collect": 17.0})
 
 
 def error_report() -> AuditReport:
@@ -82,7 +105,8 @@ def error_report() -> AuditReport:
                        error="no inventory for fabric lab: inventory/lab/hosts.yaml not found")
 
 
-REPORTS = {"clean": clean_report, "dirty": dirty_report, "error": error_report}
+REPORTS = {"clean": clean_report, "dirty": dirty_report, "error": error_report,
+           "incomplete": incomplete_report}
 
 
 def classic_report(leaves: int, spines: int, hosts: int) -> AuditReport:

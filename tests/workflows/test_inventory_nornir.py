@@ -90,10 +90,12 @@ def test_flatfab_opens_drivers_with_what_nornir_resolves(tmp_path: Path,
 
     monkeypatch.setattr(Host, "open_connection", open_connection)
     for name in ("leaf1", "leaf1-h1"):
-        with pytest.raises(RuntimeError, match="stop here"):
+        with pytest.raises(connections.ConnectError, match="stop here"):
             connections.driver(_Task(built.inventory.hosts[name], built), read_only=True)  # type: ignore[arg-type]
         resolved = built.inventory.hosts[name].get_connection_parameters("napalm").extras
-        assert opened[name] == {**(resolved or {})["optional_args"], "read_only": True}
+        # plus the run's mode and, the inventory setting none, its connect timeout
+        assert opened[name] == {**(resolved or {})["optional_args"], "read_only": True,
+                                "timeout": 10.0}
     assert opened["leaf1"]["lldp_socket"].endswith("/leaf1/lldpd.socket")
     # flatfab's read_only never leaks into the inventory Nornir scripts share
     shared = built.inventory.hosts["leaf1"].get_connection_parameters("napalm").extras or {}
@@ -116,7 +118,7 @@ def test_drivers_get_flatfab_password_where_the_inventory_has_none(
             monkeypatch.delenv("FLATFAB_PASSWORD", raising=False)
         else:
             monkeypatch.setenv("FLATFAB_PASSWORD", password)
-        with pytest.raises(RuntimeError, match="stop here"):
+        with pytest.raises(connections.ConnectError, match="stop here"):
             connections.driver(_Task(host, built), read_only=True)  # type: ignore[arg-type]
     # None: Nornir takes the inventory's (there is none); NAPALM eos and netmiko read no
     # environment, so flatfab hands them FLATFAB_PASSWORD

@@ -78,7 +78,9 @@ def test_a_sharded_verify_equals_the_single_one(fabric: FabricState, nornir: Nor
 def test_a_sharded_audit_writes_the_single_audit_s_reports(
         fabric: FabricState, nornir: Nornir, tmp_path: Path) -> None:
     single = audit(nornir, fabric)
-    assert {d.device for d in single.drift} == set(FAULTS[fabric.fabric])
+    down, *drifting = FAULTS[fabric.fabric]
+    assert {d.device for d in single.drift} == set(drifting)  # the device down is not drift
+    assert list(single.unread) == [down]
     reports.write_all(masked_report(single), tmp_path / "single")
     for spec in _specs(fabric):
         sharding = Sharding.of(fabric, "audit", parse_shard_by(spec))
@@ -126,6 +128,6 @@ def test_a_failed_shard_names_its_devices_and_the_reason(fabric: FabricState,
     named = {f.device: f.message for f in report.findings if f.check == "device.reachable"}
     for device in lost.devices:
         assert named[device] == f"{device} could not be read: shard {lost.id} failed: {why}"
-    drift = {d.device: d.error for d in report.drift}
-    assert all(drift[d] == f"shard {lost.id} failed: {why}" for d in lost.devices)
+    assert not {d.device for d in report.drift} & set(lost.devices)  # unread, never drift
+    assert all(report.unread[d] == f"shard {lost.id} failed: {why}" for d in lost.devices)
     assert {d.name for d in report.devices if not d.reachable} >= set(lost.devices)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
+from flatfab.platforms.base import DeviceDriver, Endpoint, InventoryOption, Platform
 from flatfab.platforms.eos.collect import collect
 from flatfab.platforms.eos.driver import EosDriver
 from flatfab.platforms.eos.render import render
@@ -14,6 +14,17 @@ from flatfab.platforms.eos.sections import owned, split_sections, without_commen
 
 
 class EosPlatform(Platform):
+    # eAPI (pyeapi) takes one timeout for connecting and for each request
+    tries_port_first = True
+
+    def endpoint(self, hostname: str, port: int | None, username: str | None,
+                 extras: dict[str, Any]) -> Endpoint:
+        """eAPI's port: optional_args.port, else the inventory's, else the transport's."""
+        optional = extras.get("optional_args") or {}
+        transport = str(optional.get("transport", "https"))
+        default = {"http": 80, "ssh": 22}.get(transport, 443)
+        return Endpoint(hostname, int(optional.get("port") or port or default), username)
+
     def render(self, device: DeviceState) -> str:
         return render(device, self.facts)
 

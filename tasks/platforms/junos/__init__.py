@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
+from flatfab.platforms.base import (
+    DEFAULT_TIMEOUTS,
+    DeviceDriver,
+    InventoryOption,
+    Platform,
+    Timeouts,
+)
 from flatfab.platforms.junos.collect import collect as collect_device
 from flatfab.platforms.junos.driver import JunosDriver
 from flatfab.platforms.junos.render import render
@@ -32,6 +38,15 @@ _OWNED = {"interfaces": re.compile(r"^(et-\S+|irb|lo0)$"), "routing-instances": 
 
 
 class JunosPlatform(Platform):
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
+                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
+        """PyEZ waits up to its own 30 s for NETCONF to open: its probe (optional_args
+        auto_probe, a TCP connect) names a silent device within the connect timeout; the
+        driver's `timeout` bounds each RPC."""
+        found = super().connection_extras(extras, read_only=read_only, timeouts=timeouts)
+        found["optional_args"].setdefault("auto_probe", timeouts.connect)
+        return found
+
     def render(self, device: DeviceState) -> str:
         return render(device, self.names)
 

@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
+from flatfab.platforms.base import (
+    DEFAULT_TIMEOUTS,
+    DeviceDriver,
+    Endpoint,
+    InventoryOption,
+    Platform,
+    Timeouts,
+)
 from flatfab.platforms.nxos.collect import collect
 from flatfab.platforms.nxos.driver import NxosDriver, NxosError, normalize
 from flatfab.platforms.nxos.render import render
@@ -33,9 +40,18 @@ class NxosPlatform(Platform):
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, self.names)
 
-    def connection_extras(self, extras: dict[str, Any], *, read_only: bool) -> dict[str, Any]:
-        # scrapli checks host keys unless told otherwise: keep its default explicit
-        return {"auth_strict_key": True, **extras}
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
+                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
+        # scrapli checks host keys unless told otherwise: keep its default explicit; the
+        # run's timeouts where the inventory sets none (a change's comes from the driver)
+        return {"auth_strict_key": True, "timeout_socket": timeouts.connect,
+                "timeout_transport": timeouts.command, "timeout_ops": timeouts.command,
+                **extras}
+
+    def endpoint(self, hostname: str, port: int | None, username: str | None,
+                 extras: dict[str, Any]) -> Endpoint:
+        known = extras.get("ssh_known_hosts_file") or "~/.ssh/known_hosts"
+        return Endpoint(hostname, int(extras.get("port") or port or 22), username, str(known))
 
     def inventory_options(self) -> tuple[InventoryOption, ...]:
         return (

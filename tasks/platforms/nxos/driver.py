@@ -23,6 +23,7 @@ from flatfab.platforms import cli_driver
 from flatfab.platforms.base import ReadOnlyError
 from flatfab.platforms.cli_driver import CliDriver
 from flatfab.platforms.nxos.sections import blocks, merge_into
+from flatfab.transport import reasons
 
 CANDIDATE = "bootflash:flatfab-candidate.cfg"
 BACKUP = "bootflash:flatfab-rollback.cfg"
@@ -83,7 +84,13 @@ class NxosDriver(CliDriver[str]):
     def _send(self, command: str, *, mutating: bool = False) -> str:
         if mutating and self.read_only:
             raise ReadOnlyError(f"read-only: refused command {command!r}")
-        reply = self.conn.send_command(command, timeout_ops=self.timeout)
+        wait = self.wait_s(mutating=mutating)
+        try:
+            reply = self.conn.send_command(command, timeout_ops=wait)
+        except Exception as exc:
+            if reasons.kind(exc) != "timeout":
+                raise
+            raise NxosError(f"no answer within {wait:g} s to `{command}`") from exc
         text = str(getattr(reply, "result", reply))
         if getattr(reply, "failed", False):
             raise NxosError(f"`{command}` failed: {_first_line(text)}")

@@ -8,7 +8,14 @@ from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import configdb, netmiko_shell
-from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
+from flatfab.platforms.base import (
+    DEFAULT_TIMEOUTS,
+    DeviceDriver,
+    Endpoint,
+    InventoryOption,
+    Platform,
+    Timeouts,
+)
 from flatfab.platforms.sections import by_header
 from flatfab.platforms.sonic import changes
 from flatfab.platforms.sonic.collect import collect, pfc_counters, queue_counters
@@ -64,6 +71,14 @@ class SonicPlatform(Platform):
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
         return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)
+
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
+                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
+        return netmiko_shell.timed_extras(extras, timeouts)
+
+    def endpoint(self, hostname: str, port: int | None, username: str | None,
+                 extras: dict[str, Any]) -> Endpoint:
+        return netmiko_shell.endpoint(hostname, port, username, extras)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         return SonicDriver(netmiko_shell.strict_connection(connection, self.name, SonicError),

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
+from flatfab.platforms.base import (
+    DEFAULT_TIMEOUTS,
+    DeviceDriver,
+    Endpoint,
+    InventoryOption,
+    Platform,
+    Timeouts,
+)
 from flatfab.platforms.srlinux.collect import collect
 from flatfab.platforms.srlinux.render import render
 from flatfab.platforms.srlinux.sections import entries_of, normalized_running, split
@@ -36,7 +43,32 @@ from flatfab.platforms.srlinux.sections import entries_of, normalized_running, s
 _READ = re.compile(r"^\s*(show|info)(\s+from\s+(state|running))?\s[^;|]*(\|\s*as\s+json\s*)?$")
 
 
+HTTPX_DEFAULT_S = 5.0  # httpx's timeout where none is given
+
+
 class SrlinuxPlatform(Platform):
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
+                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
+        """napalm-srlinux hands its `timeout` to httpx with each JSON-RPC request: given as
+        httpx's (connect, read, write, pool) it bounds the connect and the answer apart
+        (opening the session is httpx's own 5 s HEAD request)."""
+        found = super().connection_extras(extras, read_only=read_only, timeouts=timeouts)
+        if "timeout" not in extras:
+            found["timeout"] = (timeouts.connect, timeouts.command, timeouts.command,
+                                timeouts.connect)
+        return found
+
+    def open_timeout(self, timeouts: Timeouts) -> float:
+        return HTTPX_DEFAULT_S  # the driver's opening HEAD request runs on httpx's default
+
+    def endpoint(self, hostname: str, port: int | None, username: str | None,
+                 extras: dict[str, Any]) -> Endpoint:
+        """napalm-srlinux's JSON-RPC port: optional_args.jsonrpc_port, else 80 for plain
+        HTTP (insecure), else 443."""
+        optional = extras.get("optional_args") or {}
+        default = 80 if optional.get("insecure") else self.facts.connection.port
+        return Endpoint(hostname, int(optional.get("jsonrpc_port") or default), username)
+
     def render(self, device: DeviceState) -> str:
         return render(device, self.names)
 

@@ -385,7 +385,7 @@ def test_the_lab_reaches_a_node_with_keys_and_verified_host_keys(tmp_path: Path)
         "alt_host_keys": True, "alt_key_file": str(tmp_path / "kh")}}}
     assert PLATFORM.facts.connection.plugin == "netmiko"
     assert PLATFORM.connection_extras({"ssh_strict": True}, read_only=True) == {
-        "ssh_strict": True}
+        "ssh_strict": True, "conn_timeout": 10.0, "banner_timeout": 10.0, "auth_timeout": 10.0}
 
 
 # ---- counters ----------------------------------------------------------------------------
