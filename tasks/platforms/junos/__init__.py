@@ -4,11 +4,12 @@ driver (NETCONF): curly-brace config loaded with `load replace`, `commit confirm
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, Login, Platform
 from flatfab.platforms.junos.collect import collect as collect_device
 from flatfab.platforms.junos.driver import JunosDriver
 from flatfab.platforms.junos.render import render
@@ -62,6 +63,19 @@ class JunosPlatform(Platform):
                                  "planned: `load replace` leaves it in place (delete it by "
                                  "hand, or it keeps forwarding)")
         return notes
+
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        """NAPALM's junos driver (PyEZ over ncclient): optional_args key_file, else the
+        agent and the user's own keys; ncclient reads host keys from ~/.ssh/known_hosts
+        (it has no option naming another file)."""
+        optional = extras.get("optional_args")
+        args: Mapping[str, Any] = optional if isinstance(optional, Mapping) else {}
+        key = args.get("key_file")
+        return Login(transport="ssh", port=args.get("port"),
+                     port_key="extras.optional_args.port",
+                     key_file=None if key is None else str(key),
+                     key_file_key="extras.optional_args.key_file",
+                     agent=key is None, default_keys=True)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """NAPALM's JunOSDriver, behind flatfab's push rules (load replace, management

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import netmiko_shell
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, Login, Platform
 from flatfab.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
 from flatfab.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
@@ -38,6 +39,9 @@ class NvuePlatform(Platform):
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
         return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)
+
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        return netmiko_shell.login(extras)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         return NvueDriver(netmiko_shell.strict_connection(connection, self.name, NvueError),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import configdb, netmiko_shell
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, Login, Platform
 from flatfab.platforms.sections import by_header
 from flatfab.platforms.sonic import changes
 from flatfab.platforms.sonic.collect import collect, pfc_counters, queue_counters
@@ -61,6 +62,9 @@ class SonicPlatform(Platform):
 
     def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
         return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)
+
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        return netmiko_shell.login(extras)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         return SonicDriver(netmiko_shell.strict_connection(connection, self.name, SonicError),

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Platform
+from flatfab.platforms.base import DeviceDriver, Login, Platform
 from flatfab.platforms.srlinux.collect import collect
 from flatfab.platforms.srlinux.render import render
 from flatfab.platforms.srlinux.sections import entries_of, normalized_running, split
@@ -62,6 +63,13 @@ class SrlinuxPlatform(Platform):
 
     def show_command(self, command: str) -> bool:
         return bool(_READ.match(command))
+
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        """JSON-RPC over HTTPS: a password is the only way in."""
+        optional = extras.get("optional_args")
+        args: Mapping[str, Any] = optional if isinstance(optional, Mapping) else {}
+        return Login(transport="https", port=args.get("port"),
+                     port_key="extras.optional_args.port")
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The NAPALM connection must be napalm-srlinux's driver (JSON-RPC): the rendered
