@@ -126,7 +126,7 @@ def rollback(ctx: typer.Context,
             f"run {run}?", default=False):
         raise typer.Exit(1)
     nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
-                             project.address_spaces)
+                                 project.address_spaces, credentials=project.credentials)
     with fabric_lock(project.state_dir, project.fabric, f"rollback of {run}",
                      break_lock) as held:
         after_break(project, held)
@@ -200,9 +200,11 @@ def audit(ctx: typer.Context,
     if count is not None and interval is None:
         raise InputError.single("--count", "", "only with --every")
     dist.refuse_options(distributed, shard_by, timeout)
+    dist.refuse_ask_pass(project, distributed)
     plan_state = project.plan
     nornir = None if distributed else sot_inventory.build(
-        project.inventory_dir, plan_state, workers, project.address_spaces)
+        project.inventory_dir, plan_state, workers, project.address_spaces,
+        credentials=project.credentials)
 
     def once() -> int:
         if nornir is None:

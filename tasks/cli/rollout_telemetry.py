@@ -24,7 +24,7 @@ def source_for(project: Project, rollout_plan: RolloutPlan,
 
     def build() -> Nornir:
         return sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                   project.address_spaces)
+                                   project.address_spaces, credentials=project.credentials)
 
     targets = gnmi_targets(build(), project.inventory_dir)
 

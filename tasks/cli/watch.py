@@ -114,7 +114,7 @@ def watch(ctx: typer.Context,
     # a failed poll is one line of ours; Nornir would add a traceback per host per interval
     logging.getLogger("nornir.core").setLevel(logging.CRITICAL)
     nornir = sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                 project.address_spaces)
+                                 project.address_spaces, credentials=project.credentials)
     targets = gnmi_targets(nornir, project.inventory_dir)
     others = [d for d in project.plan.devices if d not in targets]
     polled, blind = pollable(project.plan, others)

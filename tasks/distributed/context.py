@@ -17,6 +17,7 @@ from flatfab.distributed.config import Config
 from flatfab.distributed.store import client
 from flatfab.model.state import FabricState
 from flatfab.sot import inventory as sot_inventory
+from flatfab.workflows.credentials import Credentials
 from flatfab.workflows.fingerprint import intent_digest, plan_hash
 from flatfab.workflows.project import Project
 
@@ -28,6 +29,8 @@ class WorkerContext:
     workers: int = 20  # Nornir threads of one shard (devices read at once)
     inventory_override: Path | None = None
     state_override: Path | None = None
+    # device passwords: the environment, and those typed at `worker --ask-pass` (memory)
+    credentials: Credentials = field(default_factory=Credentials, repr=False)
     _plans: dict[str, tuple[str, Project, FabricState, str]] = field(default_factory=dict,
                                                                     repr=False)
     # per fabric, what every shard of it needs and no shard changes: its Nornir (the
@@ -71,7 +74,7 @@ class WorkerContext:
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
         nornir = sot_inventory.build(project.inventory_dir, plan, self.workers,
-                                     project.address_spaces)
+                                     project.address_spaces, credentials=self.credentials)
         with self._lock:
             self._fabric[fabric] = (key, nornir, {})
         return nornir, self._fabric[fabric][2]

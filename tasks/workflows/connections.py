@@ -7,7 +7,6 @@ from nornir.core.task import Task
 from flatfab.extras import require
 from flatfab.platforms.base import DeviceDriver
 from flatfab.platforms.registry import get as get_platform
-from flatfab.transport.ssh import password_from_env
 
 
 def driver(task: Task, *, read_only: bool) -> DeviceDriver:
@@ -17,10 +16,10 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
     connection_options (host, then groups, then defaults; `extras` whole from the first
     level that has it) and flatfab only adds `read_only` to the optional_args. (Driver
     options in a host's `data` are refused when the inventory is validated.) The password
-    is FLATFAB_PASSWORD where the inventory gives none (it never should): NAPALM's eos and
-    netmiko's drivers take no password of their own from the environment. Read-only is
-    enforced by the platform: in the driver's transport, or by a guard that refuses every
-    config method and every non-show command.
+    is the one the run set on the host (tasks/workflows/credentials.py: a prompt or the
+    environment; never the inventory's). Read-only is enforced by the platform: in the
+    driver's transport, or by a guard that refuses every config method and every non-show
+    command.
     """
     host = task.host
     platform = get_platform(str(host.platform))
@@ -32,7 +31,7 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
         extras = platform.connection_extras(dict(params.extras or {}), read_only=read_only)
         host.open_connection(plugin, task.nornir.config,
                              platform=platform.facts.connection.driver, extras=extras,
-                             password=params.password or password_from_env())
+                             password=params.password)
     opened = platform.adapt(host.connections[plugin].connection, read_only=read_only)
     return platform.read_only(opened) if read_only else opened
 

@@ -15,6 +15,7 @@ from flatfab.intent.semantics import AddressSpace, address_spaces
 from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
 from flatfab.platforms.registry import PLATFORMS
+from flatfab.workflows.credentials import Credentials
 from flatfab.workflows.projectfile import ProjectFile
 
 
@@ -28,6 +29,8 @@ class Project:
     settings: ProjectFile = field(default_factory=ProjectFile)
     # hears the intent's warnings (the CLI prints them); None: not told
     on_warning: Callable[[InputProblem], None] | None = field(default=None, compare=False)
+    # where device passwords come from: the environment, and with --ask-pass a prompt
+    credentials: Credentials = field(default_factory=Credentials, compare=False)
 
     def __post_init__(self) -> None:
         # the fabric names a folder, a topology file, journals and locks: never a path
