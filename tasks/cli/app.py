@@ -24,6 +24,7 @@ from flatfab.cli.init import init
 from flatfab.cli.lab import lab_app
 from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
 from flatfab.cli.output import Format, console, emit_json, err_console
+from flatfab.cli.password_prompt import ask_password
 from flatfab.cli.rollout_telemetry import source_for
 from flatfab.cli.sot import sot_app
 from flatfab.cli.watch import watch
@@ -31,6 +32,7 @@ from flatfab.errors import FlatfabError, InputError
 from flatfab.outdir import ready_dir
 from flatfab.sot import inventory as sot_inventory
 from flatfab.workflows import projectfile
+from flatfab.workflows.credentials import Credentials
 from flatfab.workflows.journal import Journal
 from flatfab.workflows.lock import fabric_lock
 from flatfab.workflows.progress import RichProgress
@@ -106,18 +108,24 @@ def _global(ctx: typer.Context,
             log_file: Annotated[Path | None, typer.Option(
                 help="write tracebacks and the connection libraries' logs to this file "
                 "(never a password)", dir_okay=False)] = None,
+            ask_pass: Annotated[bool, typer.Option(
+                "--ask-pass", help="ask for the password of each credential set (the inventory "
+                "entry that names the user) once, without echo, before connecting; wins over "
+                "FLATFAB_PASSWORD_<SET> and FLATFAB_PASSWORD")] = False,
             _version_option: Annotated[bool, typer.Option(
                 "--version", is_eager=True, callback=_version,
                 help="print flatfab's version and exit")] = False,
             ) -> None:
     logs.configure(debug=debug, log_file=log_file)
     ctx.obj = LazyProject(lambda: project_from(fabric, root, inventory_dir, state_dir,
-                                               timeouts=(connect_timeout, command_timeout)))
+                                               timeouts=(connect_timeout, command_timeout),
+                                               ask_pass=ask_pass))
 
 
 def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | None,
-                 state_dir: Path | None,
-                 timeouts: tuple[float | None, float | None] = (None, None)) -> Project:
+                 state_dir: Path | None, *,
+                 timeouts: tuple[float | None, float | None] = (None, None),
+                 ask_pass: bool = False) -> Project:
     """The project the options name: the command line first, then the project file."""
     top = root.resolve() if root is not None else (projectfile.find_root(Path.cwd().resolve())
                                                    or Path.cwd().resolve())
@@ -131,7 +139,8 @@ def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | No
                    inventory_override=inventory_dir.resolve() if inventory_dir else None,
                    state_override=state_dir.resolve() if state_dir else None,
                    on_warning=output.warn_input, connect_timeout=timeouts[0],
-                   command_timeout=timeouts[1])
+                   command_timeout=timeouts[1],
+                   credentials=Credentials(ask=ask_password if ask_pass else None))
 
 
 @app.command()
@@ -205,6 +214,7 @@ def rollout(ctx: typer.Context,
     """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
     project = project_of(ctx)
     dist.refuse_options(distributed, shard_by, timeout)
+    dist.refuse_ask_pass(project, distributed)
     if distributed:
         if not dry_run or resume is not None:
             raise InputError.single("--distributed", "", "only with --dry-run and without "
@@ -257,8 +267,9 @@ def distributed_dry_run(project: Project, runbook: Path | None, shard_by: str | 
     """rollout --dry-run --distributed: the plan, its schedule and the journal here, the
     diffs from the workers. The inventory is read here only for a runbook's groups."""
     plan_state = project.plan
-    groups = ops.inventory_groups(sot_inventory.build(
-        project.inventory_dir, plan_state, workers, project.address_spaces)) if runbook else {}
+    groups = ops.inventory_groups(sot_inventory.build(  # read only: the workers log in
+        project.inventory_dir, plan_state, workers, project.address_spaces,
+        connects=False)) if runbook else {}
     with fabric_lock(project.state_dir, project.fabric, "rollout", break_lock) as held:
         ops.after_break(project, held)
         rollout_plan, schedule = ops.load_plan(project, groups, runbook, workers, revert_in,
@@ -293,6 +304,7 @@ def verify(ctx: typer.Context,
     if unknown:
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
     dist.refuse_options(distributed, shard_by, timeout)
+    dist.refuse_ask_pass(project, distributed)
     if distributed and traffic:
         raise InputError.single("--traffic", "", "flows are sent and followed from one "
                                 "process: not with --distributed")

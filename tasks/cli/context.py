@@ -36,6 +36,9 @@ def project_of(ctx: typer.Context) -> Project:
 
 
 def nornir_for(project: Project, workers: int) -> Nornir:
-    """The fabric's Nornir (inventory files or Nautobot), with the run's timeouts."""
+    """The fabric's Nornir (inventory files or Nautobot), checked before any connection,
+    with the run's credentials and timeouts."""
     return with_timeouts(sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                             project.address_spaces), project.timeouts)
+                                             project.address_spaces,
+                                             credentials=project.credentials),
+                         project.timeouts)

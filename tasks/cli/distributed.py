@@ -22,6 +22,7 @@ from flatfab.extras import require
 from flatfab.model.state import FabricState
 from flatfab.reports.model import AuditReport
 from flatfab.runbook.schedule import Schedule
+from flatfab.sot import inventory as sot_inventory
 from flatfab.workflows.audit import SotChecks, parse_duration
 from flatfab.workflows.journal import Journal
 from flatfab.workflows.project import Project
@@ -57,6 +58,16 @@ def refuse_options(distributed: bool, shard_by: str | None, timeout: float | Non
     for option, value in (("--shard-by", shard_by), ("--timeout", timeout)):
         if value is not None:
             raise InputError.single(option, "", "only with --distributed")
+
+
+def refuse_ask_pass(project: Project, distributed: bool) -> None:
+    """A distributed run's workers log in, each with its own credentials: a password typed
+    here would go nowhere."""
+    if distributed and project.credentials.asking:
+        raise InputError.single("--ask-pass", "", "a distributed run's workers log in to the "
+                                "devices, with their own credentials: start them with "
+                                "`flatfab --ask-pass worker` (or give them FLATFAB_PASSWORD_* "
+                                "variables)")
 
 
 def _config() -> Config:
@@ -141,7 +152,8 @@ def worker(ctx: typer.Context,
     """Read shards of distributed runs of this project (a Celery worker).
 
     It consumes FLATFAB_BROKER_URL's queue; device credentials come from its own
-    environment and inventory, never from the broker."""
+    environment and inventory, never from the broker. With --ask-pass it asks for the
+    fabric's (--fabric) credential sets once, at start, and keeps them in memory."""
     project = project_of(ctx)
     config = _config()
     from flatfab.distributed import worker as celery_worker  # noqa: PLC0415 - Celery only here
@@ -149,10 +161,17 @@ def worker(ctx: typer.Context,
     from flatfab.distributed.store import client, reachable  # noqa: PLC0415
 
     reachable(config, client(config))
+    credentials = project.credentials
+    if credentials.asking:
+        # checked and asked now, at the terminal: its pool processes have none
+        sot_inventory.build(project.inventory_dir, project.plan, workers,
+                            project.address_spaces, credentials=credentials)
+        credentials = credentials.settled()
     celery_worker.serve(WorkerContext(root=project.root, config=config, workers=workers,
                                       inventory_override=project.inventory_override,
                                       state_override=project.state_override,
-                                      timeouts=project.timeouts),
+                                      timeouts=project.timeouts,
+                                      credentials=credentials),
                         concurrency=concurrency, name=name, loglevel=_level(loglevel))
 
 

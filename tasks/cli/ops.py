@@ -198,6 +198,7 @@ def audit(ctx: typer.Context,
     if count is not None and interval is None:
         raise InputError.single("--count", "", "only with --every")
     dist.refuse_options(distributed, shard_by, timeout)
+    dist.refuse_ask_pass(project, distributed)
     plan_state = project.plan
     nornir = None if distributed else nornir_for(project, workers)
 

@@ -25,7 +25,9 @@ def source_for(project: Project, rollout_plan: RolloutPlan,
 
     def build() -> Nornir:
         return with_timeouts(sot_inventory.build(project.inventory_dir, project.plan, workers,
-                                                 project.address_spaces), project.timeouts)
+                                                 project.address_spaces,
+                                                 credentials=project.credentials),
+                             project.timeouts)
 
     targets = gnmi_targets(build(), project.inventory_dir)
 

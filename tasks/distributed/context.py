@@ -19,6 +19,7 @@ from flatfab.model.state import FabricState
 from flatfab.platforms.base import DEFAULT_TIMEOUTS, Timeouts
 from flatfab.sot import inventory as sot_inventory
 from flatfab.workflows.connections import with_timeouts
+from flatfab.workflows.credentials import Credentials
 from flatfab.workflows.fingerprint import intent_digest, plan_hash
 from flatfab.workflows.project import Project
 
@@ -31,6 +32,8 @@ class WorkerContext:
     inventory_override: Path | None = None
     state_override: Path | None = None
     timeouts: Timeouts = DEFAULT_TIMEOUTS  # the worker's own (its options, its project file)
+    # device passwords: the environment, and those typed at `worker --ask-pass` (memory)
+    credentials: Credentials = field(default_factory=Credentials, repr=False)
     _plans: dict[str, tuple[str, Project, FabricState, str]] = field(default_factory=dict,
                                                                     repr=False)
     # per fabric, what every shard of it needs and no shard changes: its Nornir (the
@@ -74,7 +77,9 @@ class WorkerContext:
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
         nornir = with_timeouts(sot_inventory.build(project.inventory_dir, plan, self.workers,
-                                                   project.address_spaces), self.timeouts)
+                                                   project.address_spaces,
+                                                   credentials=self.credentials),
+                               self.timeouts)
         with self._lock:
             self._fabric[fabric] = (key, nornir, {})
         return nornir, self._fabric[fabric][2]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -108,6 +108,27 @@ class SourceOfTruth(Facts):
     manufacturer: str
     device_type: str
     napalm_driver: str = ""  # "" where flatfab does not reach the platform through NAPALM
+
+
+@dataclass(frozen=True)
+class Login:
+    """How a device's connection plugin logs in, read from its options as the plugin spells
+    them: what the inventory is checked for before any connection. Option keys are relative
+    to the plugin's entry under connection_options (`extras.optional_args.key_file`)."""
+
+    transport: Literal["ssh", "https"]  # https: a password is the only way in
+    port: object = None  # the port the options set (None: Nornir's `port`, else the default)
+    port_key: str = ""
+    key_file: str | None = None  # a private key the options name
+    key_file_key: str = ""
+    # the known_hosts file the plugin checks host keys against (None: ~/.ssh/known_hosts);
+    # reads_known_hosts false: the options name none (a problem says so)
+    known_hosts: str | None = None
+    reads_known_hosts: bool = True
+    agent: bool = False  # the plugin asks an SSH agent, where one runs (SSH_AUTH_SOCK)
+    default_keys: bool = False  # the plugin tries the user's own keys (~/.ssh/id_*)
+    # (option key, why) for options that would leave host keys unchecked or unreadable
+    problems: tuple[tuple[str, str], ...] = ()
 
 
 class LabNode(Facts):
@@ -366,6 +387,25 @@ class Platform(ABC):
         out unless `active`): authentication, host key or certificate checks, ports,
         timeouts."""
         return ()
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        """How the plugin logs in with these `extras` (the inventory's, as Nornir resolves
+        them). NAPALM drivers over flatfab's SSH transport (tasks/transport/ssh.py) read
+        optional_args key_file, known_hosts and port, and ask the agent and the user's own
+        keys when no key_file is given."""
+        plugin = self.facts.connection.plugin
+        if plugin != "napalm":
+            raise NotSupportedError(f"platform {self.name}: no login options for the "
+                                    f"{plugin} plugin")
+        optional = extras.get("optional_args")
+        args: Mapping[str, Any] = optional if isinstance(optional, Mapping) else {}
+        key = args.get("key_file")
+        return Login(transport="ssh", port=args.get("port"),
+                     port_key="extras.optional_args.port",
+                     key_file=None if key is None else str(key),
+                     key_file_key="extras.optional_args.key_file",
+                     known_hosts=None if args.get("known_hosts") is None
+                     else str(args["known_hosts"]),
+                     agent=key is None, default_keys=key is None)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The driver workflows use, from the opened Nornir connection of

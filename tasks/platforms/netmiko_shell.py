@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 import paramiko
 
-from flatfab.platforms.base import Endpoint, InventoryOption, ReadOnlyError, Timeouts
+from flatfab.platforms.base import Endpoint, InventoryOption, Login, ReadOnlyError, Timeouts
 from flatfab.platforms.cli_driver import C, CliDriver, last_line
 from flatfab.transport import reasons
 
@@ -115,6 +115,31 @@ def endpoint(hostname: str, port: int | None, username: str | None,
              else "~/.ssh/known_hosts")
     return Endpoint(hostname, int(extras.get("port") or port or 22), username,
                     str(known) if known else None)
+def login(options: Mapping[str, Any], where: str = "extras") -> Login:
+    """How netmiko logs in with these options (`where`: their key path in the plugin's
+    entry): a key only with use_keys (key_file, else the user's own keys), the agent only
+    with allow_agent; host keys checked only with ssh_strict, against alt_key_file
+    (alt_host_keys) or ~/.ssh/known_hosts (system_host_keys)."""
+    problems: list[tuple[str, str]] = []
+    use_keys = options.get("use_keys") is True
+    key = options.get("key_file")
+    if key is not None and not use_keys:
+        problems.append((f"{where}.use_keys", "must be true for netmiko to use key_file"))
+    if options.get("ssh_strict") is not True:
+        problems.append((f"{where}.ssh_strict", "must be true: netmiko accepts any host key "
+                         "otherwise"))
+    known = options.get("alt_key_file") if options.get("alt_host_keys") is True else None
+    system = options.get("system_host_keys") is True
+    if not known and not system:
+        problems.append((f"{where}.alt_host_keys", "name the host keys netmiko checks: "
+                         "alt_host_keys: true with alt_key_file, or system_host_keys: true "
+                         "(~/.ssh/known_hosts)"))
+    return Login(transport="ssh", key_file=str(key) if use_keys and key else None,
+                 key_file_key=f"{where}.key_file",
+                 known_hosts=str(known) if known else None,
+                 reads_known_hosts=bool(known) or system,
+                 agent=options.get("allow_agent") is True,
+                 default_keys=use_keys and not key, problems=tuple(problems))
 
 
 def strict_connection(connection: Any, platform: str, error: type[Exception]) -> Any:

@@ -36,7 +36,6 @@ from flatfab.transport.ssh import (
     SshOptions,
     SshSession,
     TransportError,
-    password_from_env,
 )
 
 MARK = "@@flatfab@@"
@@ -103,8 +102,9 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
 
     def __init__(self, hostname: str, username: str, password: str | None,
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
-        # NAPALM's signature (its test_method_signatures compares defaults too); a None or
-        # empty password falls back to FLATFAB_PASSWORD, then to the key
+        # NAPALM's signature (its test_method_signatures compares defaults too); without a
+        # password, the key, the agent or the user's own keys (flatfab sets the run's
+        # password on the Nornir host: tasks/workflows/credentials.py)
         args = optional_args or {}
         self.hostname = hostname
         self.username = username
@@ -113,7 +113,7 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
         self.state_dir: str = args.get("state_dir", "/var/lib/flatfab")
         self.session = SshSession(SshOptions(
             host=hostname, username=username, port=int(args.get("port", 22)),
-            password=password or password_from_env(), key_file=args.get("key_file"),
+            password=password or None, key_file=args.get("key_file"),
             known_hosts=args.get("known_hosts"), timeout=float(args.get("timeout", 10)),
             read_only=bool(args.get("read_only", False)), sudo=bool(args.get("sudo", True))))
         self._candidate: str | None = None

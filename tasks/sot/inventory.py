@@ -11,6 +11,7 @@ a file inventory. The API token is read from the environment and never stored or
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,15 @@ from nornir.core.inventory import (
 from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.plugins.runners import ThreadedRunner
 
-from flatfab.errors import InputError
+from flatfab.errors import InputError, InputProblem
 from flatfab.extras import require
 from flatfab.intent.semantics import AddressSpace
 from flatfab.model.state import FabricState
 from flatfab.sot.source import FILE as SOURCE_FILE
 from flatfab.sot.source import NautobotSource, load_source
 from flatfab.workflows import inventory as files
+from flatfab.workflows import inventory_checks
+from flatfab.workflows.credentials import Credentials
 from flatfab.yamlio import load_yaml
 
 
@@ -50,15 +53,34 @@ def _file(directory: Path, name: str) -> dict[str, Any]:
 
 def _options(raw: dict[str, Any]) -> dict[str, ConnectionOptions]:
     return {name: ConnectionOptions(**{k: v for k, v in (value or {}).items()
-                                       if k in ("hostname", "port", "username", "password",
-                                                "platform", "extras")})
+                                       if k in ("hostname", "port", "username", "platform",
+                                                "extras")})
             for name, value in (raw or {}).items()}
 
 
 def _defaults(raw: dict[str, Any]) -> Defaults:
-    return Defaults(username=raw.get("username"), password=raw.get("password"),
-                    port=raw.get("port"), data=raw.get("data") or {},
+    # a password in the folder's files is refused before this (folder_problems)
+    return Defaults(hostname=raw.get("hostname"), username=raw.get("username"),
+                    port=raw.get("port"), platform=raw.get("platform"),
+                    data=raw.get("data") or {},
                     connection_options=_options(raw.get("connection_options") or {}))
+
+
+def _groups(raw: dict[str, Any], defaults: Defaults) -> Groups:
+    """groups.yaml as SimpleInventory reads it: user names, ports, platforms, connection
+    options and parent groups, not only data."""
+    groups = Groups({name: Group(name=name, hostname=(value or {}).get("hostname"),
+                                 username=(value or {}).get("username"),
+                                 port=(value or {}).get("port"),
+                                 platform=(value or {}).get("platform"),
+                                 data=(value or {}).get("data") or {},
+                                 connection_options=_options(
+                                     (value or {}).get("connection_options") or {}),
+                                 defaults=defaults)
+                     for name, value in raw.items()})
+    for name, group in groups.items():
+        group.groups = ParentGroups([groups[g] for g in (raw[name] or {}).get("groups") or []])
+    return groups
 
 
 def nautobot_hosts(source: NautobotSource, token: str, directory: Path,
@@ -79,50 +101,86 @@ def nautobot_hosts(source: NautobotSource, token: str, directory: Path,
     except Exception as exc:  # noqa: BLE001 (the plugin raises requests', pynautobot's, ...)
         raise InputError.single(source.api_url, "dcim.devices", f"inventory: "
                                 f"{type(exc).__name__}") from None
+    return local_hosts(source, directory, {n: (h.hostname, h.platform)
+                                           for n, h in loaded.hosts.items() if n in wanted})
+
+
+def local_hosts(source: NautobotSource, directory: Path,
+                found: dict[str, tuple[str | None, str | None]]) -> tuple[Hosts, Groups, Defaults]:
+    """Nornir hosts of the devices Nautobot holds (name -> address, Nautobot platform),
+    with everything else from the folder's files, as SimpleInventory would read them."""
+    shown = str(directory / "source.yaml")
     defaults = _defaults(_file(directory, "defaults.yaml"))
-    groups = Groups({name: Group(name=name, data=(value or {}).get("data") or {},
-                                 defaults=defaults)
-                     for name, value in _file(directory, "groups.yaml").items()})
+    groups = _groups(_file(directory, "groups.yaml"), defaults)
     extras = _file(directory, "hosts.yaml")
     hosts = Hosts()
-    for name, found in loaded.hosts.items():
-        if name not in wanted:
-            continue
-        driver = found.platform or ""
-        platform = source.platforms.get(driver)
+    for name, (address, driver) in found.items():
+        platform = source.platforms.get(driver or "")
         if platform is None:
             raise InputError.single(source.api_url, f"dcim.device {name}", f"platform "
                                     f"{driver or 'none'!r} is not mapped in {shown}")
         local = extras.get(name) or {}
         hosts[name] = Host(
-            name=name, hostname=found.hostname, platform=platform,
-            username=local.get("username"), password=local.get("password"),
-            port=local.get("port"), data=local.get("data") or {},
-            groups=ParentGroups([groups[g] for g in local.get("groups") or [] if g in groups]),
+            name=name, hostname=address, platform=platform,
+            username=local.get("username"), port=local.get("port"),
+            data=local.get("data") or {},
+            groups=ParentGroups([groups[g] for g in local.get("groups") or []]),
             connection_options=_options(local.get("connection_options") or {}),
             defaults=defaults)
     return hosts, groups, defaults
 
 
 def build(directory: Path, plan: FabricState, workers: int = 20,
-          spaces: Sequence[AddressSpace] = ()) -> Nornir:
+          spaces: Sequence[AddressSpace] = (), *, credentials: Credentials | None = None,
+          connects: bool = True) -> Nornir:
     """The fabric's Nornir: hosts from Nautobot where source.yaml says `inventory: nautobot`,
-    else the inventory files (tasks/workflows/inventory.py)."""
+    else the inventory files (tasks/workflows/inventory.py). Either way every planned
+    device is checked before any connection and gets the run's password (`credentials`;
+    `connects` false: the run reads the inventory only)."""
     if (directory / SOURCE_FILE).exists():
         source = load_source(directory)
         if source.inventory == "nautobot":
-            return _from_nautobot(directory, source, plan, workers, spaces)
-    return files.build(directory, plan, workers, spaces)
+            return _from_nautobot(directory, source, plan, workers, spaces,
+                                  credentials=credentials, connects=connects)
+    return files.build(directory, plan, workers, spaces, credentials=credentials,
+                       connects=connects)
 
 
 def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, workers: int,
-                   spaces: Sequence[AddressSpace]) -> Nornir:
+                   spaces: Sequence[AddressSpace], *, credentials: Credentials | None,
+                   connects: bool) -> Nornir:
     """Hosts from Nautobot (source.yaml `inventory: nautobot`), checked like a file's."""
     token = source.token(str(directory / SOURCE_FILE))
-    files.check_folder_options(directory)
+    found = files.folder_problems(directory)
+    if any(isinstance(p, files.ShapeProblem) for p in found):
+        raise InputError(found)
     hosts, groups, defaults = nautobot_hosts(source, token, directory, set(plan.devices))
-    files.check_hosts(source.api_url, {n: {"hostname": h.hostname, "platform": h.platform}
-                                 for n, h in hosts.items()}, plan, spaces)
+    return checked(directory, source, plan, (hosts, groups, defaults), workers, spaces,
+                   credentials=credentials, connects=connects, found=found)
+
+
+def checked(directory: Path, source: NautobotSource, plan: FabricState,
+            inventory: tuple[Hosts, Groups, Defaults], workers: int,
+            spaces: Sequence[AddressSpace], *, credentials: Credentials | None,
+            connects: bool, found: Sequence[InputProblem] = ()) -> Nornir:
+    """Nornir over hosts read from Nautobot, each planned device checked as a file
+    inventory's is (addresses and platforms named at Nautobot's API), passwords set;
+    `found`: the folder's problems, told with the devices'."""
+    hosts, groups, defaults = inventory
+    logins = (credentials or Credentials()) if connects else None
     ConnectionPluginRegister.auto_register()  # what InitNornir does: napalm, netmiko
-    return Nornir(inventory=Inventory(hosts=hosts, groups=groups, defaults=defaults),
-                  runner=ThreadedRunner(num_workers=workers))
+    nornir = Nornir(inventory=Inventory(hosts=hosts, groups=groups, defaults=defaults),
+                    runner=ThreadedRunner(num_workers=workers))
+
+    def problems(lines: bool) -> list[InputProblem]:
+        docs = {name: load_yaml(directory / name, display=str(directory / name), lines=lines)
+                if (directory / name).exists() else None for name in files.FILES}
+        where = replace(files.sources(directory, docs), host_source=source.api_url)
+        return [*found, *inventory_checks.check(nornir, plan, where, spaces, logins)]
+
+    if problems(lines=False):
+        # read again with line numbers to name each problem's line
+        raise InputError(problems(lines=True))
+    if logins is not None:
+        logins.apply(nornir)
+    return nornir

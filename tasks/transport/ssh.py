@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 import shlex
 import socket
 import time
@@ -57,7 +56,7 @@ class SshOptions:
     host: str
     username: str
     port: int = 22
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)  # never printed
     key_file: str | None = None
     known_hosts: str | None = None
     timeout: float = 10.0
@@ -204,8 +203,3 @@ def _socket_of(client: paramiko.SSHClient) -> socket.socket | None:
     """The TCP socket under a connected client (None through a proxy command)."""
     sock = getattr(client.get_transport(), "sock", None)
     return sock if isinstance(sock, socket.socket) else None
-
-
-def password_from_env() -> str | None:
-    """Device passwords only ever come from the environment, never from files."""
-    return os.environ.get("FLATFAB_PASSWORD") or None

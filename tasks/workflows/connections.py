@@ -16,7 +16,6 @@ from flatfab.platforms.base import DEFAULT_TIMEOUTS, DeviceDriver, Endpoint, Pla
 from flatfab.platforms.cli_driver import CliDriver
 from flatfab.platforms.registry import get as get_platform
 from flatfab.transport import reasons
-from flatfab.transport.ssh import password_from_env
 
 _log = logging.getLogger(__name__)
 # where a run's timeouts ride along with its Nornir (filtered copies share the config)
@@ -48,11 +47,10 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
     connection_options (host, then groups, then defaults; `extras` whole from the first
     level that has it) and flatfab only adds `read_only` and, where the inventory sets none,
     the run's timeouts (Platform.connection_extras). (Driver options in a host's `data` are
-    refused when the inventory is validated.) The password is FLATFAB_PASSWORD where the
-    inventory gives none (it never should): NAPALM's eos and netmiko's drivers take no
-    password of their own from the environment. Read-only is enforced by the platform: in
-    the driver's transport, or by a guard that refuses every config method and every
-    non-show command.
+    refused when the inventory is validated.) The password is the one the run set on the
+    host (tasks/workflows/credentials.py: a prompt or the environment; never the
+    inventory's). Read-only is enforced by the platform: in the driver's transport, or by a
+    guard that refuses every config method and every non-show command.
     """
     host = task.host
     platform = get_platform(str(host.platform))
@@ -79,10 +77,9 @@ def _open(host: Host, config: Config, platform: Platform, params: ConnectionOpti
     try:
         if platform.tries_port_first:
             _try_port(where, timeouts.connect)
-        password = params.password or password_from_env()
         host.open_connection(platform.facts.connection.plugin, config,
                              platform=platform.facts.connection.driver, extras=extras,
-                             password=password)
+                             password=params.password)
     except ConnectError:
         raise
     except Exception as exc:

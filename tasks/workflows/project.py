@@ -17,6 +17,7 @@ from flatfab.plan.planner import plan
 from flatfab.platforms.base import DEFAULT_TIMEOUTS, Timeouts
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.workflows import projectfile
+from flatfab.workflows.credentials import Credentials
 from flatfab.workflows.projectfile import ProjectFile
 
 
@@ -45,6 +46,8 @@ class Project:
     # --connect-timeout and --command-timeout (None: the project file's, else flatfab's)
     connect_timeout: float | None = None
     command_timeout: float | None = None
+    # where device passwords come from: the environment, and with --ask-pass a prompt
+    credentials: Credentials = field(default_factory=Credentials, compare=False)
 
     def __post_init__(self) -> None:
         # the fabric names a folder, a topology file, journals and locks: never a path

@@ -10,7 +10,9 @@ import pytest
 
 from flatfab.lab import system
 from flatfab.lab.system import LabError
+from flatfab.workflows.project import Project
 from tests.support.flatfab import flatfab
+from tests.support.inventory import lab_like
 from tests.support.paths import ROOT
 
 
@@ -106,20 +108,16 @@ def test_inventory_missing_a_planned_device_is_named(tmp_path: Path) -> None:
 ])
 def test_a_management_address_inside_a_fabric_pool_is_refused(tmp_path: Path, address: str,
                                                               pool: str) -> None:
-    inv = tmp_path / "inv"
-    inv.mkdir()
-    names = [*(f"spine{i}" for i in (1, 2)), *(f"leaf{i}" for i in range(1, 5)),
-             *(f"leaf{i}-h{k}" for i in range(1, 5) for k in (1, 2))]
-    hosts = "".join(f"{name}:\n  hostname: {address if name == 'leaf3' else f'192.0.2.{n}'}\n"
-                    for n, name in enumerate(names, start=10))
-    (inv / "hosts.yaml").write_text(hosts)
-    (inv / "groups.yaml").write_text("{}\n")
-    (inv / "defaults.yaml").write_text("{}\n")
+    plan = Project(root=ROOT, fabric="lab").plan
+    addresses = {name: f"192.0.2.{n}" for n, name in enumerate(sorted(plan.devices), 10)}
+    inv = lab_like(tmp_path / "inv", plan, {**addresses, "leaf3": address})
+    text = (inv / "hosts.yaml").read_text().splitlines()
+    line = next(n for n, t in enumerate(text, 1) if t.strip() == f"hostname: {address}")
     result = flatfab("--inventory", str(inv), "verify")
     assert result.code == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert lines == [f"error: {inv / 'hosts.yaml'}:10: leaf3.hostname: management address "
-                     f"{address} lies in the fabric's {pool}"]
+    assert lines == [f"error: {inv / 'hosts.yaml'}:{line}: leaf3.hostname: management "
+                     f"address {address} lies in the fabric's {pool}"]
     _no_traceback(result.stdout, result.stderr)
 
 

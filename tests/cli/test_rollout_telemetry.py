@@ -5,7 +5,6 @@ gNMI entry is refused with its file and key before anything runs."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,16 @@ from flatfab.runbook.loader import load_runbook
 from flatfab.runbook.model import RolloutPlan
 from flatfab.telemetry.watch import NornirPoller
 from flatfab.workflows.project import Project
+from tests.support.inventory import lab_like
 from tests.support.paths import ROOT
 
 GATED, _ = load_runbook(ROOT / "runbooks" / "lossless-change.yaml")
 
 
 def _project(tmp_path: Path, gnmi: dict[str, object] | None) -> Project:
-    where = tmp_path / "inventory"
-    shutil.copytree(ROOT / "inventory" / "lab", where)
+    where = lab_like(tmp_path / "inventory", Project(root=ROOT, fabric="lab").plan)
     hosts = yaml.safe_load((where / "hosts.yaml").read_text())
-    # lab up gives every switch a target whose CA and credentials live under /run: the
-    # test's own entry on leaf1 is the only one, whether a lab is up or not
-    for host in hosts.values():
-        host.get("connection_options", {}).pop("gnmi", None)
+    # the test's own target on leaf1 is the only one (lab up's live under a lab's /run)
     if gnmi is not None:
         hosts["leaf1"].setdefault("connection_options", {})["gnmi"] = gnmi
     (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))

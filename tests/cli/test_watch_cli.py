@@ -20,6 +20,7 @@ import yaml
 
 from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
 from tests.doubles.gnmi import FakeCounters, LabPki
+from tests.support.inventory import login_defaults
 from tests.support.paths import ROOT
 from tests.support.telemetry_streams import lab_plan
 
@@ -33,20 +34,22 @@ def _watch(*args: str, env: dict[str, str] | None = None,
                           timeout=timeout, check=False, env={**os.environ, **(env or {})})
 
 
+CLOSED_PORT = 1  # tcpmux: nothing on this machine listens there
+
+
 def _inventory(where: Path, hosts: dict[str, dict[str, Any]] | None = None) -> Path:
-    """Every planned device at an address nothing answers for (SSH fails fast: the
-    known_hosts file does not exist)."""
+    """Every planned device on a port of this machine nothing listens on (SSH fails fast:
+    connection refused), complete as flatfab checks an inventory (user, key, host keys)."""
     entries: dict[str, Any] = {}
-    for n, (name, device) in enumerate(lab_plan().devices.items()):
-        entries[name] = {"hostname": f"192.0.2.{n + 1}", "platform": device.platform,
+    for name, device in lab_plan().devices.items():
+        entries[name] = {"hostname": "127.0.0.1", "platform": device.platform,
                          "groups": [f"{device.role.value}s"]}
         entries[name].update((hosts or {}).get(name, {}))
     (where / "hosts.yaml").write_text(yaml.safe_dump(entries))
     roles = {f"{d.role.value}s" for d in lab_plan().devices.values()}
     (where / "groups.yaml").write_text(yaml.safe_dump({g: {"data": {}} for g in roles}))
-    (where / "defaults.yaml").write_text(yaml.safe_dump({
-        "username": "nobody", "connection_options": {"napalm": {"extras": {"optional_args": {
-            "known_hosts": str(where / "no-known-hosts"), "timeout": 2}}}}}))
+    (where / "defaults.yaml").write_text(yaml.safe_dump(login_defaults(
+        where, [f"[127.0.0.1]:{CLOSED_PORT}"], extra={"port": CLOSED_PORT, "timeout": 2})))
     return where
 
 

@@ -15,14 +15,17 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from flatfab.lab import topology
 from flatfab.workflows.project import Project
 from tests.support.inprocess import run
 from tests.support.intent_cases import RAIL_REFUSALS, VALUE_CASES
 from tests.support.intent_edits import Edit, append, bad_copy, replace
+from tests.support.inventory import lab_like
 from tests.support.paths import ROOT
 
 INTENT_FILES = ("fabric.yaml", "hosts.yaml", "tenants.yaml", "qos.yaml")
@@ -403,11 +406,16 @@ def test_bad_options_and_side_files_are_one_line(option: str, make: Callable[[Pa
                                                  tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     _copy(tmp_path)
-    shutil.copytree(ROOT / "inventory" / "lab", tmp_path / "inventory" / "lab")
+    _inventory(tmp_path)
     code, _, err = run(["--root", str(tmp_path), "--fabric", "lab", *make(tmp_path)], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and option in lines[0], err
     assert "internal error" not in err
+
+
+def _inventory(root: Path) -> Path:
+    """inventory/lab/ as `lab up` writes it, its key and known_hosts beside it."""
+    return lab_like(root / "inventory" / "lab", Project(root=root, fabric="lab").plan)
 
 
 def _touch(path: Path) -> Path:
@@ -462,9 +470,7 @@ SOT_COMMANDS = (("sot", "check"), ("sot", "import"), ("sot", "sync"), ("audit", 
 def _source_case(make: Callable[[Path], None]) -> Callable[[Path], None]:
     def build(root: Path) -> None:
         _copy(root)
-        inventory = root / "inventory" / "lab"
-        shutil.copytree(ROOT / "inventory" / "lab", inventory)
-        make(inventory / "source.yaml")
+        make(_inventory(root) / "source.yaml")
 
     return build
 
@@ -571,3 +577,101 @@ def test_init_refuses_a_folder_it_cannot_fill_in_one_line(blocker: str, tmp_path
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {target}: "), err
     assert "nothing was written" in lines[0]
     assert (sorted(target.iterdir()) if target.is_dir() else None) == before
+# -- the inventory, checked before any connection: inventory/<fabric>/ -----------------------
+
+def _yaml_edit(file: str, change: Callable[[dict[str, Any]], object]) -> Breaker:
+    """A change to one of the inventory's YAML files (`file`, beside the one broken)."""
+    def edit(folder: Path) -> None:
+        path = folder / file
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        change(doc)
+        path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return edit
+
+
+def _unplatformed(*names: str) -> Breaker:
+    return _yaml_edit("hosts.yaml", lambda h: [h[n].pop("platform") for n in names])
+
+
+def _defaults_options(change: Callable[[dict[str, Any]], object]) -> Breaker:
+    return _yaml_edit("defaults.yaml", lambda d: change(
+        d["connection_options"]["napalm"]["extras"]["optional_args"]))
+
+
+def _without_spine1_key(folder: Path) -> None:
+    hosts = yaml.safe_load((folder / "hosts.yaml").read_text(encoding="utf-8"))
+    known = folder / "known_hosts"
+    known.write_text("".join(line + "\n" for line in known.read_text().splitlines()
+                             if line.split()[0] != hosts["spine1"]["hostname"]))
+
+
+INVENTORY_CASES: dict[str, tuple[str, tuple[Breaker, ...]]] = {
+    "platform-in-a-group": ("lab", (_unplatformed("spine1", "spine2"), _yaml_edit(
+        "groups.yaml", lambda g: g["spines"].update(platform="sonic")))),
+    "platform-in-the-defaults": ("lab", (_unplatformed("leaf1-h1"), _yaml_edit(
+        "defaults.yaml", lambda d: d.update(platform="frr")))),
+    "platform-nowhere": ("lab", (_unplatformed("leaf2"),)),
+    "platform-of-the-host": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h["leaf2"].update(platform="eos")),)),
+    "no-user-name": ("lab", (_yaml_edit("defaults.yaml", lambda d: d.pop("username")),)),
+    "no-way-to-log-in": ("lab", (_defaults_options(lambda o: o.pop("key_file")),)),
+    "key-file-missing": ("lab", (lambda folder: (folder / "id_ed25519").unlink(),)),
+    "known-hosts-missing": ("lab", (lambda folder: (folder / "known_hosts").unlink(),)),
+    "known-hosts-is-a-directory": ("lab", (lambda folder: (folder / "known_hosts").unlink(),
+                                           lambda folder: (folder / "known_hosts").mkdir())),
+    "known-hosts-lacks-a-device": ("lab", (_without_spine1_key,)),
+    "address-not-a-name": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h["leaf1"].update(hostname="leaf1..oob")),)),
+    "address-not-an-ip": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h["leaf1"].update(hostname="192.0.2.256")),)),
+    "port-out-of-range": ("lab", (_defaults_options(lambda o: o.update(port=70000)),)),
+    "port-not-a-number": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h["leaf1"].update(port="ssh")),)),
+    "password-on-a-host": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h["leaf1"].update(password="hunter2")),)),
+    "password-in-a-group-s-options": ("lab", (_yaml_edit("groups.yaml", lambda g: g[
+        "leafs"].update(connection_options={"napalm": {"password": "hunter2"}})),)),
+    "secret-in-driver-options": ("lab", (_defaults_options(
+        lambda o: o.update(passphrase="hunter2")),)),
+    "unknown-group": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h["leaf1"].update(groups=["leafs", "rack9"])),)),
+    "groups-not-a-list": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h["leaf1"].update(groups="leafs")),)),
+    "host-not-a-mapping": ("lab", (_yaml_edit(
+        "hosts.yaml", lambda h: h.update({"leaf1": "192.0.2.1"})),)),
+    # every platform's plugin spelt as lab up spells it; EOS (eAPI) needs a password
+    "eapi-without-a-password": ("mixed", ()),
+    "netmiko-without-strict-host-keys": ("mixed", (_yaml_edit("hosts.yaml", lambda h: h[
+        "leaf1"]["connection_options"]["netmiko"]["extras"].update(ssh_strict=False)),)),
+}
+CONNECTING = (("rollout", "--dry-run"), ("verify",), ("audit",),
+              ("watch", "--count", "1"))
+
+
+@pytest.mark.parametrize("case", sorted(INVENTORY_CASES))
+def test_every_connecting_command_refuses_a_broken_inventory_in_one_line_each(
+        case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before any connection or journal: exit 2, one line per problem naming the
+    inventory's file and key (or its known_hosts file), the secret never repeated."""
+    fabric, breakers = INVENTORY_CASES[case]
+    for name in [n for n in os.environ if n.startswith("FLATFAB_PASSWORD")]:
+        monkeypatch.delenv(name)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no key or known_hosts of the operator's
+    shutil.copytree(ROOT / "intents" / fabric, tmp_path / "intents" / fabric)
+    folder = lab_like(tmp_path / "inventory" / fabric, Project(root=tmp_path,
+                                                               fabric=fabric).plan)
+    for breaker in breakers:
+        breaker(folder)
+    for command in CONNECTING:
+        code, out, err = run(["--root", str(tmp_path), "--fabric", fabric, "--state-dir",
+                              str(tmp_path / "state"), *command], capsys)
+        where = " ".join(command)
+        lines = err.strip().splitlines()
+        assert "internal error" not in err and "Traceback" not in err, f"{where}: {err}"
+        assert code == 2, f"{where}: exit {code}\n{out}{err}"
+        assert lines and all(line.startswith(f"error: {folder}") for line in lines), \
+            f"{where}: {err}"
+        assert "hunter2" not in err
+        assert not (tmp_path / "state").exists(), where  # no journal, no lock

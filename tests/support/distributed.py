@@ -37,6 +37,7 @@ from flatfab.workflows.sharded import Gathered
 from flatfab.workflows.shards import Shard
 from tests.doubles.shard_faults import ENV, launcher
 from tests.support.flatfab import Run
+from tests.support.inventory import login_defaults
 from tests.support.paths import ROOT
 from tests.support.waiting import wait_for
 
@@ -248,8 +249,8 @@ def project(directory: Path, fabric: str = "lab") -> Path:
 
 
 def lab_inventory(directory: Path, plan: FabricState) -> Path:
-    """A SimpleInventory naming every planned device (never connected to: the device
-    double answers for them)."""
+    """A SimpleInventory naming every planned device, complete as flatfab checks it (never
+    connected to: the device double answers for them)."""
     directory.mkdir(parents=True, exist_ok=True)
     hosts = {name: {"hostname": "127.0.0.1", "platform": d.platform,
                     "groups": [f"{d.role.value}s"]} for name, d in plan.devices.items()}
@@ -257,5 +258,6 @@ def lab_inventory(directory: Path, plan: FabricState) -> Path:
               for role in ("superspine", "spine", "leaf", "host")}
     (directory / "hosts.yaml").write_text(json.dumps(hosts, indent=1), encoding="utf-8")
     (directory / "groups.yaml").write_text(json.dumps(groups, indent=1), encoding="utf-8")
-    (directory / "defaults.yaml").write_text("data: {}\n", encoding="utf-8")
+    (directory / "defaults.yaml").write_text(json.dumps(
+        {"data": {}, **login_defaults(directory, ["127.0.0.1"])}, indent=1), encoding="utf-8")
     return directory

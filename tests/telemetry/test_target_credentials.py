@@ -12,6 +12,7 @@ import yaml
 from flatfab.errors import InputError
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.workflows import inventory as files
+from tests.support.inventory import login_defaults
 from tests.support.telemetry_streams import lab_plan
 
 USER, PASSWORD = "FLATFAB_TEST_GNMI_USER", "FLATFAB_TEST_GNMI_PASSWORD"
@@ -28,7 +29,8 @@ def _inventory(where: Path, env_file: Path) -> Path:
     (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))
     groups = {f"{d.role.value}s": {"data": {}} for d in plan.devices.values()}
     (where / "groups.yaml").write_text(yaml.safe_dump(groups))
-    (where / "defaults.yaml").write_text("{}\n")
+    (where / "defaults.yaml").write_text(yaml.safe_dump(
+        login_defaults(where, (h["hostname"] for h in hosts.values()))))
     return where
 
 

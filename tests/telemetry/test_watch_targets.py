@@ -18,6 +18,7 @@ from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.view import PortCounts, render
 from flatfab.telemetry.watch import counter_samples, pollable
 from flatfab.workflows import inventory as files
+from tests.support.inventory import login_defaults
 from tests.support.telemetry_streams import lab_plan
 
 
@@ -33,7 +34,10 @@ def _inventory(where: Path, hosts: dict[str, dict[str, Any]] | None = None,
     group_doc = {g: {"data": {}} for g in roles} | (groups or {})
     (where / "hosts.yaml").write_text(yaml.safe_dump(entries))
     (where / "groups.yaml").write_text(yaml.safe_dump(group_doc))
-    (where / "defaults.yaml").write_text(yaml.safe_dump(defaults or {}))
+    logins = login_defaults(where, (e["hostname"] for e in entries.values()))
+    options = {**logins["connection_options"], **(defaults or {}).get("connection_options", {})}
+    (where / "defaults.yaml").write_text(yaml.safe_dump(
+        {**logins, **(defaults or {}), "connection_options": options}))
     return where
 
 

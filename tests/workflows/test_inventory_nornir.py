@@ -21,11 +21,10 @@ from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
 from flatfab.plan.planner import plan
 from flatfab.workflows import connections, inventory
+from tests.support.inventory import key_file, known_hosts
 from tests.support.paths import ROOT
 
 PLAN = plan(load_intent(ROOT / "intents" / "lab"))
-KEY = Path("/run/flatfab/ffx/ssh/id_ed25519")
-KNOWN = Path("/run/flatfab/ffx/ssh/known_hosts")
 SWITCHES = sorted(n for n, d in PLAN.devices.items() if d.platform == "frr")
 
 
@@ -34,10 +33,13 @@ def sockets() -> dict[str, Path]:
 
 
 def write_lab_inventory(directory: Path) -> Path:
+    """What `lab up` writes, its key and known_hosts (as the lab makes them) in `directory`."""
     nodes = {name: {"mgmt_ipv4": f"172.31.249.{10 + i}"}
              for i, name in enumerate(sorted(PLAN.devices))}
+    known = known_hosts(directory / "known_hosts", (n["mgmt_ipv4"] for n in nodes.values()))
     inventory.write(directory, inventory.lab_inventory(
-        PLAN, nodes, user="ff-admin", key_file=KEY, known_hosts=KNOWN, lldp_sockets=sockets()))
+        PLAN, nodes, user="ff-admin", key_file=key_file(directory), known_hosts=known,
+        lldp_sockets=sockets()))
     return directory
 
 
@@ -51,14 +53,15 @@ def plain_nornir(directory: Path) -> Nornir:
 
 def test_plain_nornir_resolves_every_driver_option(tmp_path: Path) -> None:
     nornir = plain_nornir(write_lab_inventory(tmp_path))
+    key, known = tmp_path / "id_ed25519", tmp_path / "known_hosts"
     assert sorted(nornir.inventory.hosts) == sorted(PLAN.devices)
     for name, host in nornir.inventory.hosts.items():
         params = host.get_connection_parameters("napalm")
         assert params.platform == PLAN.devices[name].platform  # get_network_driver(platform)
         assert params.username == "ff-admin"
         optional = (params.extras or {})["optional_args"]
-        assert optional["key_file"] == str(KEY), name
-        assert optional["known_hosts"] == str(KNOWN), name
+        assert optional["key_file"] == str(key), name
+        assert optional["known_hosts"] == str(known), name
         if name in SWITCHES:
             assert optional["lldp_socket"] == f"/run/flatfab/ffx/nodes/{name}/lldpd.socket"
         else:
@@ -102,9 +105,11 @@ def test_flatfab_opens_drivers_with_what_nornir_resolves(tmp_path: Path,
     assert "read_only" not in shared["optional_args"]
 
 
-def test_drivers_get_flatfab_password_where_the_inventory_has_none(
+def test_drivers_get_the_password_the_run_set_on_the_host(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    built = inventory.build(write_lab_inventory(tmp_path), PLAN)
+    """The password is the run's (a prompt or the environment, resolved once per
+    credential set when the inventory is built): drivers read no environment of their own,
+    and a set without one opens its drivers with none (keys, the agent)."""
     passwords: list[str | None] = []
 
     def open_connection(self: Host, connection: str, configuration: Any, **kwargs: Any) -> None:
@@ -112,17 +117,22 @@ def test_drivers_get_flatfab_password_where_the_inventory_has_none(
         raise RuntimeError("stop here")
 
     monkeypatch.setattr(Host, "open_connection", open_connection)
-    host = built.inventory.hosts["leaf1"]
     for password in (None, "from-the-env"):
         if password is None:
             monkeypatch.delenv("FLATFAB_PASSWORD", raising=False)
         else:
             monkeypatch.setenv("FLATFAB_PASSWORD", password)
+        built = inventory.build(write_lab_inventory(tmp_path), PLAN)
         with pytest.raises(connections.ConnectError, match="stop here"):
-            connections.driver(_Task(host, built), read_only=True)  # type: ignore[arg-type]
-    # None: Nornir takes the inventory's (there is none); NAPALM eos and netmiko read no
-    # environment, so flatfab hands them FLATFAB_PASSWORD
+            connections.driver(_Task(built.inventory.hosts["leaf1"], built),  # type: ignore[arg-type]
+                               read_only=True)
     assert passwords == [None, "from-the-env"]
+    # set after the run began, the environment is not read again
+    monkeypatch.setenv("FLATFAB_PASSWORD", "later")
+    with pytest.raises(RuntimeError, match="stop here"):
+        connections.driver(_Task(built.inventory.hosts["leaf1-h1"], built),  # type: ignore[arg-type]
+                           read_only=True)
+    assert passwords[-1] == "from-the-env"
 
 
 def _edit(path: Path, change: Any) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms.base import DeviceDriver, Endpoint, InventoryOption, Platform
+from flatfab.platforms import netmiko_shell
+from flatfab.platforms.base import DeviceDriver, Endpoint, InventoryOption, Login, Platform
 from flatfab.platforms.eos.collect import collect
 from flatfab.platforms.eos.driver import EosDriver
 from flatfab.platforms.eos.render import render
@@ -49,6 +52,17 @@ class EosPlatform(Platform):
                             "seconds one eAPI call may take (default: flatfab's command "
                             "timeout)"),
         )
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        """NAPALM's eos driver speaks eAPI (https, http: a password is the only way in),
+        or with `transport: ssh` netmiko, whose options it takes from optional_args."""
+        optional = extras.get("optional_args")
+        args: Mapping[str, Any] = optional if isinstance(optional, Mapping) else {}
+        transport = args.get("transport", args.get("eos_transport", "https"))
+        if transport == "ssh":
+            return replace(netmiko_shell.login(args, "extras.optional_args"),
+                           port=args.get("port"), port_key="extras.optional_args.port")
+        return Login(transport="https", port=args.get("port"),
+                     port_key="extras.optional_args.port")
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """NAPALM's EOSDriver, with replaces that keep what flatfab does not own

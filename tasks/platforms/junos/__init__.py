@@ -4,6 +4,7 @@ driver (NETCONF): curly-brace config loaded with `load replace`, `commit confirm
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from flatfab.platforms.base import (
     DEFAULT_TIMEOUTS,
     DeviceDriver,
     InventoryOption,
+    Login,
     Platform,
     Timeouts,
 )
@@ -92,6 +94,18 @@ class JunosPlatform(Platform):
             InventoryOption("extras.timeout", 60,
                             "seconds one RPC may take (default: flatfab's command timeout)"),
         )
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        """NAPALM's junos driver (PyEZ over ncclient): optional_args key_file, else the
+        agent and the user's own keys; ncclient reads host keys from ~/.ssh/known_hosts
+        (it has no option naming another file)."""
+        optional = extras.get("optional_args")
+        args: Mapping[str, Any] = optional if isinstance(optional, Mapping) else {}
+        key = args.get("key_file")
+        return Login(transport="ssh", port=args.get("port"),
+                     port_key="extras.optional_args.port",
+                     key_file=None if key is None else str(key),
+                     key_file_key="extras.optional_args.key_file",
+                     agent=key is None, default_keys=True)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """NAPALM's JunOSDriver, behind flatfab's push rules (load replace, management

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from flatfab.platforms.base import (
     DeviceDriver,
     Endpoint,
     InventoryOption,
+    Login,
     Platform,
     Timeouts,
 )
@@ -81,6 +83,20 @@ class NxosPlatform(Platform):
         return {"scrapli": {"extras": {"auth_private_key": str(key_file),
                                        "auth_strict_key": True,
                                        "ssh_known_hosts_file": str(known_hosts)}}}
+
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        """scrapli: auth_private_key; its system transport (OpenSSH, the default) also asks
+        the agent and the user's own keys; host keys from ssh_known_hosts_file (a path;
+        true or unset: ~/.ssh/known_hosts)."""
+        key = extras.get("auth_private_key")
+        known = extras.get("ssh_known_hosts_file")
+        problems = ([("extras.auth_strict_key", "must be true: scrapli accepts any host key "
+                      "otherwise")] if extras.get("auth_strict_key", True) is not True else [])
+        openssh = extras.get("transport", "system") == "system"
+        return Login(transport="ssh", key_file=str(key) if key else None,
+                     key_file_key="extras.auth_private_key",
+                     known_hosts=known if isinstance(known, str) and known else None,
+                     agent=openssh, default_keys=openssh, problems=tuple(problems))
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         if not (hasattr(connection, "send_command") and hasattr(connection, "send_configs")):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from flatfab.platforms.base import (
     DeviceDriver,
     Endpoint,
     InventoryOption,
+    Login,
     Platform,
     Timeouts,
 )
@@ -79,6 +81,8 @@ class SonicPlatform(Platform):
     def endpoint(self, hostname: str, port: int | None, username: str | None,
                  extras: dict[str, Any]) -> Endpoint:
         return netmiko_shell.endpoint(hostname, port, username, extras)
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        return netmiko_shell.login(extras)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         return SonicDriver(netmiko_shell.strict_connection(connection, self.name, SonicError),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from flatfab.platforms.base import (
     DeviceDriver,
     Endpoint,
     InventoryOption,
+    Login,
     Platform,
     Timeouts,
 )
@@ -107,6 +109,12 @@ class SrlinuxPlatform(Platform):
                             "seconds one JSON-RPC call may take (default: flatfab's command "
                             "timeout)"),
         )
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        """JSON-RPC over HTTPS: a password is the only way in."""
+        optional = extras.get("optional_args")
+        args: Mapping[str, Any] = optional if isinstance(optional, Mapping) else {}
+        return Login(transport="https", port=args.get("port"),
+                     port_key="extras.optional_args.port")
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """The NAPALM connection must be napalm-srlinux's driver (JSON-RPC): the rendered

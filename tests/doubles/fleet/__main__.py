@@ -3,8 +3,9 @@
     python -m tests.doubles.fleet --intent intents/lab --dir /tmp/fleet \
         [--factory] [--gnmi] [--fault leaf1=mtu:swp51=1500]
 
-Serves SSH for frr, linux_host and sonic devices; eAPI for eos devices (one HTTP port: the
-fleet needs FLATFAB_PASSWORD in its environment, the password every eos device takes);
+Serves SSH for frr, linux_host and sonic devices (the fleet's key, or FLATFAB_PASSWORD where
+the environment has it); eAPI for eos devices (one HTTP port: the fleet needs
+FLATFAB_PASSWORD in its environment, the password every eos device takes);
 with --gnmi a gNMI target for every switch. Writes into --dir: the fleet's keys and
 known_hosts, `gnmi/` (CA, credentials file), `inventory/` (a plain Nornir inventory of every
 device), `ready.json` (port, eapi_port, gnmi ports, pid) once it accepts logins, and
@@ -35,10 +36,10 @@ from tests.doubles.fleet.server import FleetServer, Keys
 
 async def _serve(fleet: Fleet, folder: Path, port: int, *, password: str | None,
                  with_gnmi: bool) -> None:
-    server = FleetServer(fleet, Keys.make(folder / "keys"), port)
+    server = FleetServer(fleet, Keys.make(folder / "keys"), port, password=password)
     port = await server.start()
     eapi = None
-    if password is not None:
+    if password is not None and any(d.platform == "eos" for d in fleet.plan.devices.values()):
         eapi = EapiServer(fleet.device, password, count=server.count)
         await eapi.start()
     targets = GnmiFleet(switches(fleet.plan), folder / "gnmi") if with_gnmi else None
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --fault {item}: {exc}", file=sys.stderr)
             return 2
     has_eos = any(d.platform == "eos" for d in fleet.plan.devices.values())
-    password = (os.environ.get(PASSWORD_ENV) or None) if has_eos else None
+    password = os.environ.get(PASSWORD_ENV) or None
     if has_eos and password is None:
         print(f"error: eos devices are served over eAPI with the password in {PASSWORD_ENV}, "
               "which is not set", file=sys.stderr)

@@ -4,8 +4,9 @@
 Each platform gets its connection options as its platform.yaml plugin and `lab_connection`
 spell them: frr and linux_host the NAPALM options in the defaults (the fleet's SSH port, key
 and known_hosts); sonic netmiko's (key, `ssh_strict` with the fleet's known_hosts) with the
-SSH port; eos NAPALM's eos driver with `transport: http` and the eAPI port (its password is
-FLATFAB_PASSWORD, never written here). With gNMI, each switch has its
+SSH port; eos NAPALM's eos driver with `transport: http` and the eAPI port (its password
+comes from the environment or a prompt, each device being its own credential set: never
+written here). With gNMI, each switch has its
 `connection_options.gnmi` (port, the fleet's CA and credentials file)."""
 
 from __future__ import annotations

@@ -2,18 +2,20 @@
 
 One port serves every device: the SSH user names the device (the inventory gives each host
 its own username), so 10,000 devices need one listening socket and one known_hosts line.
-Every login is a public key the fleet made (`Keys`); an unknown user or key is refused, as
-is every login of a device with the `refuse` fault. Each exec request is answered by the
-device (its stdin read to EOF first, as the drivers send it); a SONiC switch's session is
-instead the interactive shell netmiko drives (sonic.py). A `slow` device answers late
-without holding up the others. The server counts connections (open now, peak, total),
-commands and bytes sent, and its own CPU time, for the fleet benchmark.
+A login is a public key the fleet made (`Keys`) or, when the fleet has one, its password
+(FLATFAB_PASSWORD of the fleet's environment, as eAPI takes it); an unknown user, key or
+password is refused, as is every login of a device with the `refuse` fault. Each exec
+request is answered by the device (its stdin read to EOF first, as the drivers send it); a
+SONiC switch's session is instead the interactive shell netmiko drives (sonic.py). A `slow`
+device answers late without holding up the others. The server counts connections (open now,
+peak, total), commands and bytes sent, and its own CPU time, for the fleet benchmark.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import resource
 import sys
@@ -84,15 +86,22 @@ class _Session(asyncssh.SSHServer):
         return True
 
     def password_auth_supported(self) -> bool:
-        return False
+        return self.server.password is not None
 
     def public_key_auth_supported(self) -> bool:
         return True
 
     def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
+        return self._admit(username, key.public_data == self.server.client_public.public_data)
+
+    def validate_password(self, username: str, password: str) -> bool:
+        expected = self.server.password
+        return self._admit(username, expected is not None and hmac.compare_digest(
+            password.encode(), expected.encode()))
+
+    def _admit(self, username: str, credential_ok: bool) -> bool:
         fleet = self.server.fleet
-        ok = (key.public_data == self.server.client_public.public_data
-              and username in fleet.plan.devices
+        ok = (credential_ok and username in fleet.plan.devices
               and not fleet.device(username).faults.refuse)
         if not ok:
             self.server.stats.logins_refused += 1
@@ -102,8 +111,10 @@ class _Session(asyncssh.SSHServer):
 class FleetServer:
     """Serves `fleet` over SSH on 127.0.0.1 (port 0: any free one)."""
 
-    def __init__(self, fleet: Fleet, keys: Keys, port: int = 0) -> None:
+    def __init__(self, fleet: Fleet, keys: Keys, port: int = 0, *,
+                 password: str | None = None) -> None:
         self.fleet, self.keys, self.port = fleet, keys, port
+        self.password = password  # None: keys only
         self.stats = Stats()
         self.client_public = asyncssh.read_private_key(keys.client_key).convert_to_public()
         self._server: asyncssh.SSHAcceptor | None = None
