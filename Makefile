@@ -75,12 +75,12 @@ demo-down: venv
 	$(FLATFAB) --fabric $(FABRIC) lab down
 
 lint: venv
-	$(BIN)/ruff check tasks labs napalm_frr napalm_linux_host tests benchmarks docs/hooks
+	$(BIN)/ruff check tasks labs napalm_frr napalm_linux_host napalm_flatfab_junos tests benchmarks docs/hooks
 
 # mypy knows a package by its folder's name: .typecheck/flatfab is a link to tasks/ (setup.py)
 typecheck: venv
 	@mkdir -p .typecheck && ln -sfn ../tasks .typecheck/flatfab
-	MYPYPATH=.typecheck $(BIN)/mypy .typecheck/flatfab labs napalm_frr napalm_linux_host docs/hooks
+	MYPYPATH=.typecheck $(BIN)/mypy .typecheck/flatfab labs napalm_frr napalm_linux_host napalm_flatfab_junos docs/hooks
 
 unit: venv
 	$(BIN)/pytest -q -m "not live and not nautobot"

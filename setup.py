@@ -20,6 +20,6 @@ def packages(name: str, folder: str) -> list[str]:
 
 setup(
     packages=[*(p for name, folder in FOLDERS.items() for p in packages(name, folder)),
-              "napalm_frr", "napalm_linux_host"],
+              "napalm_frr", "napalm_linux_host", "napalm_flatfab_junos"],
     package_dir=FOLDERS,
 )

@@ -387,6 +387,7 @@ class Platform(ABC):
         out unless `active`): authentication, host key or certificate checks, ports,
         timeouts."""
         return ()
+
     def login(self, extras: Mapping[str, Any]) -> Login:
         """How the plugin logs in with these `extras` (the inventory's, as Nornir resolves
         them). NAPALM drivers over flatfab's SSH transport (tasks/transport/ssh.py) read

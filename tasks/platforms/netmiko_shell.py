@@ -115,6 +115,8 @@ def endpoint(hostname: str, port: int | None, username: str | None,
              else "~/.ssh/known_hosts")
     return Endpoint(hostname, int(extras.get("port") or port or 22), username,
                     str(known) if known else None)
+
+
 def login(options: Mapping[str, Any], where: str = "extras") -> Login:
     """How netmiko logs in with these options (`where`: their key path in the plugin's
     entry): a key only with use_keys (key_file, else the user's own keys), the agent only

@@ -242,7 +242,9 @@ class _Pass:
             self.share(origin, host.name, f"{str(found)!r} differs from the intent's "
                        f"{device.platform!r}")
         extra = PLATFORMS[device.platform].facts.connection.extra
-        if extra is not None and not installed(extra):
+        # only reaching a device needs its platform's extra (a run that logs in nowhere,
+        # such as `init` checking the inventory it writes, does not)
+        if extra is not None and self.credentials is not None and not installed(extra):
             self.extras.setdefault(device.platform, (origin, []))[1].append(host.name)
 
     def _port(self, host: Host, plugin: str, login: Login, options: Origin | None,

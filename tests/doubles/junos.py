@@ -34,6 +34,7 @@ from flatfab.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind
 from flatfab.platforms.junos import PLATFORM
 from flatfab.platforms.junos import collect as junos_collect
 from flatfab.platforms.junos.render import configuration
+from flatfab.platforms.junos.verified import FlatfabJunosDriver
 from tests.doubles import CollectCase
 from tests.doubles.rib import connected, converged_rib, link_local, session_port
 from tests.support.on_platform import fabric_on, switches_on
@@ -358,8 +359,9 @@ class JunosDevice:
 
 
 def napalm_driver(device: JunosDevice) -> JunOSDriver:
-    """NAPALM's real JunOSDriver with the double as its PyEZ device, opened."""
-    driver = JunOSDriver("qfx.example.net", "flatfab", "secret")
+    """NAPALM's real JunOSDriver (flatfab's, host keys checked) with the double as its PyEZ
+    device, opened."""
+    driver = FlatfabJunosDriver("qfx.example.net", "flatfab", "secret")
     driver.device = device
     driver.open()
     return driver

@@ -14,7 +14,7 @@ from tests.support.paths import ROOT
 # repository folder -> where its files land in the installed package (setup.py)
 MAPPED = {"tasks": "flatfab", "intents": "flatfab/examples", "runbooks": "flatfab/runbooks",
           "dashboards": "flatfab/dashboards", "napalm_frr": "napalm_frr",
-          "napalm_linux_host": "napalm_linux_host"}
+          "napalm_linux_host": "napalm_linux_host", "napalm_flatfab_junos": "napalm_flatfab_junos"}
 
 
 def _tracked(folder: str) -> list[str]:
@@ -31,7 +31,8 @@ def test_the_wheel_holds_every_file_of_the_package_and_its_data(
                if f"{MAPPED[folder]}{path[len(folder):]}" not in names]
     assert missing == []
     tops = {name.split("/")[0] for name in names if not name.startswith("flatfab-")}
-    assert tops == {"flatfab", "napalm_frr", "napalm_linux_host"}  # no top-level `tasks`
+    # no top-level `tasks`
+    assert tops == {"flatfab", "napalm_frr", "napalm_linux_host", "napalm_flatfab_junos"}
 
 
 def test_the_wheel_declares_its_console_script_and_extras(dist: tuple[Path, Path]) -> None:

@@ -52,6 +52,7 @@ class EosPlatform(Platform):
                             "seconds one eAPI call may take (default: flatfab's command "
                             "timeout)"),
         )
+
     def login(self, extras: Mapping[str, Any]) -> Login:
         """NAPALM's eos driver speaks eAPI (https, http: a password is the only way in),
         or with `transport: ssh` netmiko, whose options it takes from optional_args."""

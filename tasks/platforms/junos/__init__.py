@@ -94,6 +94,7 @@ class JunosPlatform(Platform):
             InventoryOption("extras.timeout", 60,
                             "seconds one RPC may take (default: flatfab's command timeout)"),
         )
+
     def login(self, extras: Mapping[str, Any]) -> Login:
         """NAPALM's junos driver (PyEZ over ncclient): optional_args key_file, else the
         agent and the user's own keys; ncclient reads host keys from ~/.ssh/known_hosts
@@ -108,15 +109,17 @@ class JunosPlatform(Platform):
                      agent=key is None, default_keys=True)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
-        """NAPALM's JunOSDriver, behind flatfab's push rules (load replace, management
-        refusal, revert time rounded up to minutes)."""
-        from napalm.junos.junos import JunOSDriver  # noqa: PLC0415 - PyEZ is slow to import
+        """NAPALM's JunOSDriver with host keys checked (verified.py), behind flatfab's push
+        rules (load replace, management refusal, revert time rounded up to minutes)."""
+        # PyEZ is slow to import: only when a connection opens
+        from flatfab.platforms.junos.verified import FlatfabJunosDriver  # noqa: PLC0415
 
         if isinstance(connection, JunosDriver):
             return connection
-        if not isinstance(connection, JunOSDriver):
-            raise TypeError(f"platform junos needs NAPALM's junos driver, not "
-                            f"{type(connection).__name__}")
+        if not isinstance(connection, FlatfabJunosDriver):
+            raise TypeError(f"platform junos needs NAPALM driver "
+                            f"{self.facts.connection.driver!r} (NAPALM's junos driver with "
+                            f"host keys checked), not {type(connection).__name__}")
         return JunosDriver(connection, self.facts.management_interfaces)
 
     def show_command(self, command: str) -> bool:

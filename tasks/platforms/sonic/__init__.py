@@ -81,6 +81,7 @@ class SonicPlatform(Platform):
     def endpoint(self, hostname: str, port: int | None, username: str | None,
                  extras: dict[str, Any]) -> Endpoint:
         return netmiko_shell.endpoint(hostname, port, username, extras)
+
     def login(self, extras: Mapping[str, Any]) -> Login:
         return netmiko_shell.login(extras)
 

@@ -109,6 +109,7 @@ class SrlinuxPlatform(Platform):
                             "seconds one JSON-RPC call may take (default: flatfab's command "
                             "timeout)"),
         )
+
     def login(self, extras: Mapping[str, Any]) -> Login:
         """JSON-RPC over HTTPS: a password is the only way in."""
         optional = extras.get("optional_args")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from napalm import get_network_driver
 from napalm.base.exceptions import CommitConfirmException
 
 from flatfab.checks import CheckContext, Stage, run_checks
@@ -29,6 +30,7 @@ from flatfab.platforms.junos import collect as junos_collect
 from flatfab.platforms.junos.driver import JunosDriver, JunosDriverError, revert_minutes
 from flatfab.platforms.junos.render import JunosRenderError, configuration
 from flatfab.platforms.junos.text import split_sections, to_text
+from flatfab.platforms.junos.verified import FlatfabJunosDriver
 from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.junos import (
     RECORDED,
@@ -107,7 +109,9 @@ def test_sections_read_a_running_config_too() -> None:
 
 def test_facts_say_how_junos_is_reached_and_spelled() -> None:
     facts = PLATFORM.facts
-    assert (facts.connection.plugin, facts.connection.driver) == ("napalm", "junos")
+    # NAPALM's junos driver with host keys checked, found by NAPALM as its own drivers are
+    assert (facts.connection.plugin, facts.connection.driver) == ("napalm", "flatfab_junos")
+    assert get_network_driver(facts.connection.driver) is FlatfabJunosDriver
     sot = facts.source_of_truth
     assert (sot.network_driver, sot.manufacturer, sot.napalm_driver) == (
         "juniper_junos", "Juniper", "junos")
@@ -617,3 +621,25 @@ def test_render_cost_on_rail_is_reported(capsys: pytest.CaptureFixture[str]) -> 
         line += f"; with the YANG oracle {checked:.2f} ms/device (modules already loaded)"
     print(line)
     assert plain < 1000
+
+
+def test_the_junos_driver_has_ncclient_check_the_switch_s_host_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """NAPALM's own junos driver leaves PyEZ's hostkey_verify off, and ncclient then takes
+    any key; flatfab's asks for the check, as every other session of flatfab checks it."""
+    asked: dict[str, Any] = {}
+
+    def connect(**kwargs: Any) -> None:
+        asked.update(kwargs)
+        raise ConnectionRefusedError("stop here")
+
+    monkeypatch.setattr("jnpr.junos.device.netconf_ssh.connect", connect)
+    driver = FlatfabJunosDriver("192.0.2.1", "netops", "secret",
+                                optional_args={"port": 830})
+    with pytest.raises(Exception, match=r"stop here|ConnectRefused"):
+        driver.open()
+    assert asked["hostkey_verify"] is True
+    plain = get_network_driver("junos")("192.0.2.1", "netops", "secret")
+    assert plain.device._hostkey_verify is False  # what NAPALM alone would have done
+    with pytest.raises(TypeError, match="flatfab_junos"):
+        PLATFORM.adapt(plain, read_only=True)
