@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from tests.support.flatfab import Run, flatfab, in_process
+from tests.support.inventory import login_defaults
 from tests.support.paths import ROOT
 from tests.support.telemetry_streams import lab_plan
 
@@ -74,19 +75,21 @@ def silent_listener() -> Iterator[int]:
 def write_inventory(folder: Path, port: int, *, spread: bool = True,
                     known_hosts: Path | None = None) -> Path:
     """Every device of the lab fabric at `port` (on its own loopback address when
-    `spread`), with key login and a known_hosts file (created empty unless given)."""
+    `spread`), complete as flatfab checks it before any connection: a user, a key of the
+    test's own and a known_hosts file holding a key for every address (`known_hosts`: that
+    file instead, written by nobody)."""
     folder.mkdir(parents=True, exist_ok=True)
-    known = known_hosts or folder / "known_hosts"
-    if known_hosts is None:
-        known.write_text("")
-    hosts = {name: {"hostname": f"127.0.0.{11 + i}" if spread else "127.0.0.1", "port": port,
-                    "platform": device.platform, "groups": [f"{device.role.value}s"]}
-             for i, (name, device) in enumerate(PLAN.devices.items())}
+    addresses = {name: f"127.0.0.{11 + i}" if spread else "127.0.0.1"
+                 for i, name in enumerate(PLAN.devices)}
+    hosts = {name: {"hostname": addresses[name], "port": port, "platform": device.platform,
+                    "groups": [f"{device.role.value}s"]}
+             for name, device in PLAN.devices.items()}
     groups = {f"{d.role.value}s": {"data": {"role": d.role.value}}
               for d in PLAN.devices.values()}
-    defaults = {"username": "ff-admin", "connection_options": {"napalm": {"extras": {
-        "optional_args": {"key_file": str(folder / "id_ed25519"),
-                          "known_hosts": str(known)}}}}}
+    defaults = login_defaults(folder, sorted({f"[{a}]:{port}" for a in addresses.values()}))
+    if known_hosts is not None:
+        defaults["connection_options"]["napalm"]["extras"]["optional_args"]["known_hosts"] = \
+            str(known_hosts)
     for name, doc in (("hosts", hosts), ("groups", groups), ("defaults", defaults)):
         (folder / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     return folder
@@ -196,13 +199,18 @@ def test_every_report_format_shows_the_unread_as_unread(refused: tuple[Path, int
     assert page.count('data-status="unread"') == 14
 
 
-def test_a_missing_known_hosts_file_is_one_line_per_device(tmp_path: Path) -> None:
+def test_a_missing_known_hosts_file_is_one_line_before_any_connection(tmp_path: Path) -> None:
+    """As reported, a missing known_hosts file gave a traceback per device and "no change";
+    it is now found before any connection: one line naming the file and how to fill it."""
     missing = tmp_path / "no" / "known_hosts"
     inventory = write_inventory(tmp_path / "inv", closed_port(), known_hosts=missing)
     run = _cli(inventory, tmp_path / "state", "rollout", "--dry-run")
-    assert run.code == 3 and "Traceback" not in run.stderr
-    for name in DEVICES:
-        assert f"{name}: not read: known_hosts file {missing} not found" in run.stderr
+    assert run.code == 2 and "Traceback" not in run.stderr and not run.stdout
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {missing}: known_hosts file not "
+                                                   "found"), run.stderr
+    assert "ssh-keyscan -H" in lines[0] and "compare the fingerprints" in lines[0]
+    assert not (tmp_path / "state").exists()  # no journal, no lock: nothing was run
 
 
 # ---- as an operator runs it: the console script, its console and its logs ------------------
