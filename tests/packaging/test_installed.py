@@ -97,11 +97,15 @@ def test_a_new_user_walks_from_init_to_a_dry_run_that_names_every_unread_device(
     assert "would change" not in dry.stdout or "INCOMPLETE" in dry.stdout
 
 
-def _one_line_naming(run: Any, extra: str) -> None:
+def _one_line_naming(run: Any, extra: str, *, alone: bool = True) -> None:
+    """Exit 2, and one line naming the extra (`alone`: the only line; else among the other
+    problems the same pass found, each one line)."""
     _no_traceback(run.stdout, run.stderr)
     lines = [line for line in run.stderr.splitlines() if line.strip()]
-    assert run.code == 2 and len(lines) == 1, run.stderr
-    assert f"pip install 'flatfab[{extra}]'" in lines[0], lines[0]
+    assert run.code == 2 and all(line.startswith("error: ") for line in lines), run.stderr
+    naming = [line for line in lines if f"pip install 'flatfab[{extra}]'" in line]
+    assert len(naming) == 1, run.stderr
+    assert len(lines) == 1 or not alone, run.stderr
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +138,10 @@ def test_a_platform_of_an_extra_is_named_before_any_connection(
         operator: installed.Installed, core_project: Path, fabric: str, extra: str) -> None:
     # planning and rendering need no extra: only reaching the devices does
     assert operator.run("check", cwd=core_project / fabric).code == 0
-    _one_line_naming(operator.run("rollout", "--dry-run", cwd=core_project / fabric), extra)
+    # the inventory init wrote is not filled in for these plugins (the extra's line is one
+    # of the problems the pass names at once, before any connection)
+    _one_line_naming(operator.run("rollout", "--dry-run", cwd=core_project / fabric), extra,
+                     alone=False)
 
 
 def test_a_nautobot_inventory_names_its_extra(operator: installed.Installed,
