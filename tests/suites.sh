@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `make test`'s pytest part: the suite as three sessions at once, split by what they share.
-#   offline  every test without a lab or Nautobot (CPU-bound), and the live tests with a lab
-#            of their own (marker own_lab: test_lab_cycle), as this session ends first
+# `make test`'s pytest part: the suite as four sessions at once, split by what they share.
+#   offline  every test without a lab or Nautobot (CPU-bound)
+#   ownlab   the live tests that bring up a lab of their own, each under its own prefix and
+#            subnet (marker own_lab: the lab cycle, timeouts against a dropping address,
+#            unmanaged hosts, the installed package's project)
 #   lab      the classic lab's live tests (prefix fft; test_zz_lifecycle brings up a second
 #            lab beside it)
 #   sot      Nautobot and the rail lab (its tests are marked `rail`); the SoT audit of a
@@ -33,7 +35,8 @@ start() {
     echo "== $name: started (log: $work/$name.log)"
 }
 
-start offline 0 -- -m "not nautobot and (not live or own_lab)"
+start offline 0 -- -m "not nautobot and not live"
+start ownlab 0 -- -m "own_lab"
 start lab 0 -- -m "live and not nautobot and not rail and not own_lab"
 start sot 0 FLATFAB_TEST_LAB_PREFIX=fts FLATFAB_TEST_LAB_SUBNET=172.31.245.0/24 \
     -- -m "nautobot or rail"
