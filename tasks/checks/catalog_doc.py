@@ -52,7 +52,10 @@ INTRO = (
     "Every check below runs statically on the plan (`flatfab check`, before anything is "
     "pushed), live on what the devices report (`flatfab verify`, `audit`, rollout gates), or "
     "both. The lossless checks run live with `verify --lossless` and in `audit`. A critical, "
-    "error or warning finding makes `check` and `verify` exit 1; an info finding never does. "
+    "error or warning finding makes `check` and `verify` exit 1; an info finding never does, "
+    "nor does a not-judged one, which says what a check could not judge and why. A check "
+    "marked *host-side* reads hosts' own state: live, it reports every unmanaged host "
+    "(hosts.yaml `managed: false`) it would judge as not judged. "
     "This section is generated from each check's docstring (Reads, Expects, Fails when): "
     f"edit those, then run `{REGENERATE}` (part of `make golden`)."
 )
@@ -134,8 +137,9 @@ def render(catalog: Mapping[str, Check] = CATALOG) -> str:
         # in the order of the module's source, which groups related checks
         for item in sorted(areas[module], key=lambda c: (c.func.__code__.co_firstlineno, c.id)):
             doc = parse(item)
+            side = "; host-side" if item.hosts is not None else ""
             head = (f"**`{item.id}`** ({_stages(item)}; {item.severity.value}; "
-                    f"{_SCOPES[item.scope]}): {item.title}.")
+                    f"{_SCOPES[item.scope]}{side}): {item.title}.")
             lines += _wrap(head, "- ", "  ")
             for label, text in zip(LABELS, (doc.reads, doc.expects, doc.fails_when),
                                    strict=True):

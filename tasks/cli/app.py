@@ -25,6 +25,7 @@ from flatfab.cli.sot import sot_app
 from flatfab.cli.watch import watch
 from flatfab.errors import FlatfabError, InputError
 from flatfab.outdir import ready_dir
+from flatfab.reports.model import judged
 from flatfab.sot import inventory as sot_inventory
 from flatfab.workflows import projectfile
 from flatfab.workflows.journal import Journal
@@ -187,10 +188,11 @@ def rollout(ctx: typer.Context,
                              progress=RichProgress(enabled=fmt is Format.TABLE),
                              telemetry=telemetry)
     nornir.close_connections()
-    _show_rollout(result, len(plan_state.devices), fmt)
+    _show_rollout(result, len(plan_state.managed()), fmt)
 
 
 def _show_rollout(result: RolloutResult, total: int, fmt: Format) -> None:
+    """`total`: the devices a rollout may touch (every one but the unmanaged hosts)."""
     if fmt is Format.JSON:
         emit_json(result.summary())
     else:
@@ -213,7 +215,7 @@ def distributed_dry_run(project: Project, runbook: Path | None, shard_by: str | 
         journal = Journal.start(project.state_dir, "rollout", project.fabric)
         journal.write("runbook.yaml", dump_yaml(rollout_plan.model_dump(mode="json")))
         result = dist.dry_run(project, schedule, journal, shard_by=shard_by, timeout=timeout)
-    _show_rollout(result, len(plan_state.devices), fmt)
+    _show_rollout(result, len(plan_state.managed()), fmt)
 
 
 @app.command()
@@ -265,13 +267,18 @@ def verify(ctx: typer.Context,
     if fmt is Format.JSON:
         emit_json(output.findings_json(report.findings, fabric=project.fabric, stage="live",
                                        checks=report.checks_run, devices=report.devices,
-                                       timings=report.timings))
+                                       unmanaged=report.unmanaged, timings=report.timings))
     else:
         output.checks_table(report.checks_run, report.findings, f"verify {project.fabric}")
         output.findings_table(report.findings, f"findings on {project.fabric}")
         status = "[red]FAILED" if report.failed else "[green]passed"
+        unmanaged = (f" ({len(report.unmanaged)} unmanaged hosts never read)"
+                     if report.unmanaged else "")
+        verdicts = judged(report.findings)
+        skipped = len(report.findings) - len(verdicts)
         console.print(f"verify {project.fabric}: {status}[/] - {len(report.checks_run)} checks "
-                      f"on {report.devices} devices, {len(report.findings)} findings, "
+                      f"on {report.devices} devices{unmanaged}, {len(verdicts)} findings"
+                      f"{f', {skipped} not judged' if skipped else ''}, "
                       f"{report.timings['total_s']:.1f} s")
     raise typer.Exit(1 if report.failed else 0)
 

@@ -24,7 +24,7 @@ from flatfab.cli.sot import audit_checks as sot_checks
 from flatfab.errors import FlatfabError, InputError
 from flatfab.outdir import ready_dir
 from flatfab.reports import json_report
-from flatfab.reports.model import AuditReport, AuditStatus
+from flatfab.reports.model import AuditReport, AuditStatus, judged
 from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.runbook.model import RolloutPlan, whole_fabric
 from flatfab.runbook.schedule import Schedule, schedule
@@ -36,7 +36,7 @@ from flatfab.workflows.lock import Held, fabric_lock
 from flatfab.workflows.progress import RichProgress
 from flatfab.workflows.project import Project
 from flatfab.workflows.rollback import rollback_run
-from flatfab.workflows.rollout import Ask, render_all
+from flatfab.workflows.rollout import Ask, managed_configs
 from flatfab.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
 
 
@@ -68,7 +68,7 @@ def resumable(project: Project, nornir: Nornir,
     if state.shown_status not in {"interrupted", "stopped"}:
         raise InputError.single("--resume", "", f"run {run_id} is {state.shown_status}; only "
                                 "an interrupted or stopped run can be resumed")
-    configs = render_all(project.plan)
+    configs = managed_configs(project.plan)
     changed = sorted(n for n, text in configs.items()
                      if journal.read(f"configs/{n}.conf") != text)
     if changed:
@@ -238,10 +238,15 @@ def _show_audit(report: AuditReport, fmt: Format, written: dict[str, Path]) -> N
     drifted = [d.device for d in report.drift]
     status = {AuditStatus.CLEAN: "[green]clean", AuditStatus.DRIFT: "[red]DRIFT",
               AuditStatus.ERROR: "[red]ERROR"}[report.status]
+    unmanaged = sum(1 for d in report.devices if not d.managed)
+    verdicts = judged(report.findings)
+    skipped = len(report.findings) - len(verdicts)
     console.print(f"audit {report.fabric} {time.strftime('%H:%M:%S')}: {status}[/] - "
-                  f"{len(report.devices)} devices, {len(report.checks_run)} checks, "
-                  f"{len(report.findings)} findings, config drift on {len(drifted)} devices"
-                  f"{': ' + ', '.join(drifted) if drifted else ''}; "
+                  f"{len(report.devices)} devices"
+                  f"{f' ({unmanaged} unmanaged hosts never read)' if unmanaged else ''}, "
+                  f"{len(report.checks_run)} checks, {len(verdicts)} findings"
+                  f"{f', {skipped} not judged' if skipped else ''}, config drift on "
+                  f"{len(drifted)} devices{': ' + ', '.join(drifted) if drifted else ''}; "
                   f"{report.duration_s:.1f} s")
     if "html" in written:
         console.print(f"reports: {written['html'].parent} (open {written['html'].name})")

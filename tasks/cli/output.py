@@ -15,6 +15,7 @@ from rich.text import Text
 from flatfab.checks import Finding
 from flatfab.errors import InputProblem
 from flatfab.model.state import FabricState, Role
+from flatfab.reports.model import judged, unjudged
 from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
 
 # wide enough for findings when piped or captured (CI logs), the terminal's width otherwise
@@ -42,6 +43,7 @@ def plan_table(plan: FabricState) -> None:
     for column in ("device", "role", "platform", "ASN", "loopback / address", "VRFs",
                    "BGP peers", "ports"):
         table.add_column(column)
+    unmanaged = plan.unmanaged()
     for device in plan.devices.values():
         if device.role is Role.HOST:
             nic = next(iter(device.interfaces.values()))
@@ -52,9 +54,13 @@ def plan_table(plan: FabricState) -> None:
             vrfs = ", ".join(["default", *device.vrfs])
         peers = sum(len(b.peers) for b in device.bgp.values())
         ports = sum(1 for i in device.interfaces.values() if i.peer is not None)
-        table.add_row(device.name, device.role.value, device.platform,
+        role = device.role.value + ("" if device.managed else " (unmanaged)")
+        table.add_row(device.name, role, device.platform,
                       str(device.asn or ""), address, vrfs, str(peers or ""), str(ports))
     console.print(table)
+    if unmanaged:
+        console.print(f"unmanaged (planned and rendered, never connected to): "
+                      f"{', '.join(unmanaged)}", soft_wrap=True)
     if plan.tenants:
         tenants = Table(title="tenants", title_justify="left")
         for column in ("tenant", "VRF id", "hosts", "leaf subnets"):
@@ -65,10 +71,14 @@ def plan_table(plan: FabricState) -> None:
         console.print(tenants)
 
 
-SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue"}
+SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue",
+                  "not-judged": "magenta"}
 
 
 def findings_table(findings: list[Finding], title: str) -> None:
+    """The verdicts, one row each; then what was not judged, one row per device and reason."""
+    not_judged_table(findings)
+    findings = judged(findings)
     if not findings:
         return
     table = Table(title=title, title_justify="left", show_lines=False)
@@ -84,8 +94,23 @@ def findings_table(findings: list[Finding], title: str) -> None:
     console.print(table)
 
 
+def not_judged_table(findings: list[Finding]) -> None:
+    """What was not judged, per device (and port) and reason, with the checks that say so."""
+    rows = unjudged(findings)
+    if not rows:
+        return
+    table = Table(title="not judged (neither passed nor failed)", title_justify="left")
+    for column in ("device", "port", "why", "checks"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(Text(row.device), Text(row.port), Text(row.message),
+                      Text(", ".join(row.checks)))
+    console.print(table)
+
+
 def checks_table(check_ids: list[str], findings: list[Finding], title: str) -> None:
-    """One row per check run: passed, or how many findings of which severity."""
+    """One row per check run: passed, or how many findings of which severity, and on how
+    many devices it judged nothing."""
     from flatfab.checks import CATALOG  # noqa: PLC0415 - registered on first import
     from flatfab.workflows.traffic import TRAFFIC_CHECKS  # noqa: PLC0415
 
@@ -98,10 +123,15 @@ def checks_table(check_ids: list[str], findings: list[Finding], title: str) -> N
             scope, title, severity = item.scope.value, item.title, item.severity
         else:
             scope, title, severity = TRAFFIC_CHECKS[check_id]
-        hits = [f for f in findings if f.check == check_id]
-        result = (Text("pass", style="green") if not hits else
-                  Text(f"{len(hits)} {severity.value}", style=SEVERITY_STYLE[
-                      max(hits, key=lambda f: -f.severity.rank).severity.value]))
+        mine = [f for f in findings if f.check == check_id]
+        hits = judged(mine)
+        skipped = len(mine) - len(hits)
+        result = (Text(f"{len(hits)} {severity.value}", style=SEVERITY_STYLE[
+            max(hits, key=lambda f: -f.severity.rank).severity.value]) if hits else
+            Text("pass", style="green") if not skipped else Text(""))
+        if skipped:  # never "pass" for what it did not judge
+            result.append(f"{', ' if hits else ''}{skipped} not judged",
+                          style=SEVERITY_STYLE["not-judged"])
         table.add_row(check_id, scope, title, result)
     console.print(table)
 
@@ -142,6 +172,8 @@ def rollout_report(result: RolloutResult, total: int) -> None:
         if result.schedule.unselected:
             console.print(f"not in any phase (left alone): "
                           f"{', '.join(result.schedule.unselected)}")
+    if result.unmanaged:
+        console.print(f"unmanaged, not touched: {', '.join(result.unmanaged)}", soft_wrap=True)
     findings_table(result.gate_findings, "gate: not passed")
     changed = result.changed
     for name, outcome in sorted(result.devices.items()):

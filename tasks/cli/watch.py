@@ -123,6 +123,10 @@ def watch(ctx: typer.Context,
                            "gNMI target (connection_options.gnmi) or class counters to poll")
     live = fmt is Format.TABLE and err_console.is_terminal
     note = _notes(len(targets), polled, blind, project.plan.devices)
+    unmanaged = project.plan.unmanaged()
+    if unmanaged:
+        note += (f"; {len(unmanaged)} unmanaged hosts not watched (never connected to: their "
+                 "NIC counters are not judged)")
     err_console.print(note, soft_wrap=True)
     poller = NornirPoller(nornir, project.plan, polled) if polled else None
     lines: list[str] = []

@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -24,7 +25,15 @@ from pydantic import (
 
 from flatfab.intent.asns import Asn, AsnRange
 from flatfab.intent.base import SPEEDS_MBPS, Strict
-from flatfab.intent.clos import Planes, Pods, ScalableUnits, Server, ServerProfile, SuperSpines
+from flatfab.intent.clos import (
+    MANAGED_HELP,
+    Planes,
+    Pods,
+    ScalableUnits,
+    Server,
+    ServerProfile,
+    SuperSpines,
+)
 from flatfab.intent.names import check_name, check_tenant
 from flatfab.intent.numbers import asn_problem, space_problem, table_problem
 from flatfab.intent.optics import Media, cable_problem, media_problem
@@ -301,11 +310,17 @@ class HostSpec(Strict):
     port: Annotated[int, Field(ge=1, le=512)] | None = None
     nic: Annotated[str, Field(pattern=IFNAME_RE)] | None = None
     mtu: Mtu | None = None
+    managed: StrictBool | None = Field(
+        default=None, description=f"{MANAGED_HELP} Default: the leaf's `managed`, else "
+        "`defaults.managed`.")
 
 
 class LeafHosts(Strict):
     count: Annotated[int, Field(ge=0, le=512)] | None = None
     hosts: list[HostSpec] | None = None
+    managed: StrictBool | None = Field(
+        default=None, description=f"{MANAGED_HELP} For every host of this leaf (a host's "
+        "own `managed` wins). Default: `defaults.managed`.")
 
     @model_validator(mode="after")
     def _one_of(self) -> LeafHosts:
@@ -322,6 +337,9 @@ class HostDefaults(Strict):
     platform: str = "linux_host"
     routes: list[IPv4Prefix] = Field(default_factory=lambda: ["0.0.0.0/0"])
     name_format: str = "{leaf}-h{port}"
+    managed: StrictBool = Field(
+        default=True, description=f"{MANAGED_HELP} For every host and server a leaf, a "
+        "profile or the host itself does not say otherwise of.")
 
     @field_validator("routes")
     @classmethod

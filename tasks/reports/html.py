@@ -16,17 +16,30 @@ from dataclasses import dataclass
 from html import escape
 
 from flatfab.checks import Finding, Severity
+from flatfab.model.state import UNMANAGED
 from flatfab.reports.json_report import event_key
-from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, WatchInfo
+from flatfab.reports.model import (
+    AuditReport,
+    DeviceDrift,
+    DeviceSummary,
+    LinkSummary,
+    WatchInfo,
+    judged,
+    unjudged,
+)
 
 RED, AMBER, BLUE = "#d62728", "#ff9f1c", "#1f77b4"
 PURPLE, GREY, GREEN = "#9467bd", "#7f7f7f", "#2ca02c"
+TEAL, PALE = "#17becf", "#d9dde2"
 COLOURS = {"critical": RED, "error": RED, "warning": AMBER, "info": BLUE, "drift": PURPLE,
-           "unreachable": GREY, "clean": GREEN}
+           "unreachable": GREY, "not-judged": TEAL, "unmanaged": PALE, "clean": GREEN}
 # Worst first: which hosts a leaf shows when it has more than HOSTS_PER_LEAF.
-STATUS_ORDER = ("critical", "error", "warning", "unreachable", "drift", "info", "clean")
+STATUS_ORDER = ("critical", "error", "warning", "unreachable", "drift", "info", "not-judged",
+                "unmanaged", "clean")
 LEGEND = (("critical / error", RED), ("warning", AMBER), ("info", BLUE),
-          ("config drift only", PURPLE), ("unreachable", GREY), ("clean", GREEN))
+          ("config drift only", PURPLE), ("unreachable", GREY),
+          ("not judged", TEAL), ("unmanaged host: never read", PALE), ("clean", GREEN))
+DASHED = {GREY, PALE}  # legend swatches of the statuses drawn with a dashed outline
 LINK_OK = "#b4bcc6"
 LINK_COLOURS = {"critical": RED, "error": RED, "warning": AMBER}
 LINK_LAYER = {"warning": 1, "error": 2, "critical": 3}  # drawn last = on top
@@ -39,10 +52,11 @@ _VRF_SUFFIX = re.compile(r"\.\d+$")
 
 
 def device_statuses(report: AuditReport) -> dict[str, str]:
-    """Device -> diagram status: unreachable wins (nothing it reports can be trusted)."""
+    """Device -> diagram status: an unmanaged host is never read (its own findings are all
+    not judged); unreachable wins otherwise (nothing it reports can be trusted)."""
     worst = report.worst_by_device()
-    return {d.name: "unreachable" if not d.reachable else worst.get(d.name, "clean")
-            for d in report.devices}
+    return {d.name: "unmanaged" if not d.managed else "unreachable" if not d.reachable
+            else worst.get(d.name, "clean") for d in report.devices}
 
 
 def physical_port(port: str) -> str:
@@ -236,7 +250,9 @@ def _host_label(name: str, leaf: str | None) -> str:
 def _tooltip(device: DeviceSummary, status: str, findings: list[Finding],
              drift: DeviceDrift | None) -> str:
     lines = [f"{device.name} ({device.role}, {device.platform})", f"status: {status}"]
-    if not device.reachable:
+    if not device.managed:
+        lines.append(UNMANAGED)
+    elif not device.reachable:
         lines.append("unreachable")
     counts = Counter(f.severity.value for f in findings)
     if findings:
@@ -251,7 +267,7 @@ def _tooltip(device: DeviceSummary, status: str, findings: list[Finding],
 def _label(name: str, box: Box, status: str, narrow: bool) -> str:
     if box.w < 20:  # a narrow column's host square: the tooltip names it
         return ""
-    colour = "#1b1b1b" if status == "warning" else "#ffffff"
+    colour = "#1b1b1b" if status in ("warning", "unmanaged") else "#ffffff"
     if narrow and box.w < 60:
         cx, cy = box.cx, box.y + box.h / 2
         return (f'<text x="{_n(cx)}" y="{_n(cy)}" fill="{colour}" font-size="9" '
@@ -266,8 +282,9 @@ def _label(name: str, box: Box, status: str, narrow: bool) -> str:
 
 def _node(device: DeviceSummary, box: Box, status: str, tooltip: str, label: str,
           narrow: bool) -> str:
-    dashed = ' stroke-dasharray="4 3"' if status == "unreachable" else ""
-    stroke = "#333333" if status == "unreachable" else "#ffffff"
+    outlined = status in ("unreachable", "unmanaged")
+    dashed = ' stroke-dasharray="4 3"' if outlined else ""
+    stroke = "#333333" if outlined else "#ffffff"
     return (f'<g class="device" data-device="{escape(device.name)}" '
             f'data-status="{status}" tabindex="0"><title>{escape(tooltip)}</title>'
             f'<rect x="{_n(box.x)}" y="{_n(box.y)}" width="{_n(box.w)}" height="{_n(box.h)}" '
@@ -475,6 +492,7 @@ def _summary(report: AuditReport) -> str:
     cards = [_card(counts[s.value], s.value, COLOURS[s.value]) for s in Severity]
     drifted = len(report.drift)
     unreachable = sum(1 for d in report.devices if not d.reachable)
+    unmanaged = sum(1 for d in report.devices if not d.managed)
     if report.watch is None:
         cards += [_card(drifted, "drifted devices", PURPLE),
                   _card(unreachable, "unreachable devices", GREY)]
@@ -482,6 +500,8 @@ def _summary(report: AuditReport) -> str:
         cards += [_card(unreachable, "devices not heard", GREY),
                   _card(report.watch.ticks, f"intervals of {report.watch.interval_s:g} s",
                         LINK_OK)]
+    if unmanaged:
+        cards.append(_card(unmanaged, "unmanaged hosts (never read)", PALE))
     cards += [_card(len(report.devices), "devices", LINK_OK),
               _card(len(set(report.checks_run)), "checks run", LINK_OK)]
     out = f'<section class="cards">{"".join(cards)}</section>'
@@ -492,7 +512,7 @@ def _summary(report: AuditReport) -> str:
 
 
 def _legend() -> str:
-    items = [f'<li><i style="background:{c}"{" class=dashed" if c == GREY else ""}></i>'
+    items = [f'<li><i style="background:{c}"{" class=dashed" if c in DASHED else ""}></i>'
              f"{_e(label)}</li>" for label, c in LEGEND]
     items.append(f'<li><i style="background:{LINK_OK};height:3px;vertical-align:3px"></i>'
                  "link without findings</li>")
@@ -523,9 +543,10 @@ def _finding_row(f: Finding) -> str:
 
 def _findings(report: AuditReport) -> str:
     title = "Findings" if report.watch is None else "Findings active at the end"
-    if not report.findings:
+    verdicts = judged(report.findings)
+    if not verdicts:
         return f"<section><h2>{title}</h2><p>No findings.</p></section>"
-    ordered = sorted(report.findings,
+    ordered = sorted(verdicts,
                      key=lambda f: (*f.sort_key, f.link or "", f.expected, f.actual))
     head = "".join(f"<th>{h}</th>" for h in ("severity", "check", "device", "port", "VRF",
                                               "expected", "actual", "finding"))
@@ -537,6 +558,22 @@ def _findings(report: AuditReport) -> str:
             '<span id="shown"></span></div>'
             f'<table id="findings"><thead><tr>{head}</tr></thead><tbody>'
             + "\n".join(_finding_row(f) for f in ordered) + "</tbody></table></section>")
+
+
+def _not_judged(report: AuditReport) -> str:
+    """What was not judged: one row per device (and port) and reason, with its checks."""
+    rows = unjudged(report.findings)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("device", "port", "why", "checks"))
+    body = "\n".join(
+        f'<tr data-device="{_e(row.device)}" data-severity="not-judged">'
+        + "".join(f"<td>{_e(c)}</td>" for c in (row.device, row.port, row.message,
+                                                ", ".join(row.checks))) + "</tr>"
+        for row in rows)
+    return ('<section><h2>Not judged</h2><p class="sub">Neither passed nor failed: flatfab '
+            f'could not judge these.</p><table id="not-judged"><thead><tr>{head}</tr>'
+            f"</thead><tbody>{body}</tbody></table></section>")
 
 
 def _events(info: WatchInfo) -> str:
@@ -612,13 +649,14 @@ def _timings(report: AuditReport) -> str:
 
 
 def _body(report: AuditReport) -> str:
-    clean = not report.findings and not report.drift and report.error is None
+    clean = not judged(report.findings) and not report.drift and report.error is None
     parts = [_header(report), _summary(report), _fabric(report)]
     if clean:
         parts.append('<p class="clean">No findings, no drift.</p>' if report.watch is None
                      else '<p class="clean">No findings.</p>')
     else:
         parts += [_findings(report), _drift(report)]
+    parts.append(_not_judged(report))
     if report.watch is not None:
         parts.append(_events(report.watch))
     parts.append(_timings(report))

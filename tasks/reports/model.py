@@ -11,6 +11,7 @@ never read from a clock here).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
@@ -59,6 +60,34 @@ class DeviceSummary:
     role: str  # spine | leaf | host
     platform: str
     reachable: bool
+    managed: bool = True  # false: an unmanaged host, never read (its own state not judged)
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """What was not judged on one device (and port), and why, with every check that says so:
+    the not-judged findings as a report lists them (one row per unmanaged host, not one per
+    host and check)."""
+
+    device: str
+    port: str
+    message: str
+    checks: tuple[str, ...]
+
+
+def unjudged(findings: Iterable[Finding]) -> list[Unjudged]:
+    """The not-judged findings grouped by device, port and message, in a stable order."""
+    grouped: dict[tuple[str, str, str], set[str]] = {}
+    for f in findings:
+        if f.severity is Severity.NOT_JUDGED:
+            grouped.setdefault((f.device or "", f.port or "", f.message), set()).add(f.check)
+    return [Unjudged(device, port, message, tuple(sorted(checks)))
+            for (device, port, message), checks in sorted(grouped.items())]
+
+
+def judged(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that are a verdict (every severity but not-judged)."""
+    return [f for f in findings if f.severity is not Severity.NOT_JUDGED]
 
 
 @dataclass(frozen=True)

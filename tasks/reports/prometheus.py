@@ -28,6 +28,8 @@ _HELP = {
     "device_findings": "Findings of the last {kind} by device and severity.",
     "config_drift_lines": "Lines differing between running and intended config.",
     "devices_drifted": "Devices whose running config differs or is unreadable.",
+    "devices_unmanaged": "Planned hosts flatfab never reads (unmanaged): their own state is "
+                         "not judged.",
     "duration_seconds": "How long the last {kind} took.",
     "last_run_timestamp_seconds": "When the last {kind} started (Unix time).",
     "last_success_timestamp_seconds": "When the last {kind} that could run started (Unix "
@@ -91,6 +93,8 @@ def _families(report: AuditReport, last_success: float | None) -> dict[str, list
             ({**fabric, "device": dev, "section": sec}, float(n)) for dev, sec, n in drift],
         "devices_drifted": [
             (fabric, float(len(report.drift)))],
+        "devices_unmanaged": [
+            (fabric, float(sum(1 for d in report.devices if not d.managed)))],
         "duration_seconds": [(fabric, report.duration_s)],
         "last_run_timestamp_seconds": [(fabric, report.started_epoch)],
         "last_success_timestamp_seconds": [] if last_success is None else [(fabric, last_success)],

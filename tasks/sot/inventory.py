@@ -120,7 +120,8 @@ def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, w
     """Hosts from Nautobot (source.yaml `inventory: nautobot`), checked like a file's."""
     token = source.token(str(directory / SOURCE_FILE))
     files.check_folder_options(directory)
-    hosts, groups, defaults = nautobot_hosts(source, token, directory, set(plan.devices))
+    hosts, groups, defaults = nautobot_hosts(source, token, directory,
+                                             set(files.required_devices(plan)))
     files.check_hosts(source.api_url, {n: {"hostname": h.hostname, "platform": h.platform}
                                  for n, h in hosts.items()}, plan, spaces)
     ConnectionPluginRegister.auto_register()  # what InitNornir does: napalm, netmiko

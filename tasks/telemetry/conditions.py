@@ -20,6 +20,9 @@ PAUSE_WITHOUT_ECN = "telemetry.pause_without_ecn"
 ECN_ON_LOSSY = "telemetry.ecn_on_lossy"
 DCQCN_IDLE = "telemetry.dcqcn_idle"
 SILENT = "telemetry.silent"
+# what a host's own NIC counters feed (the pauses it sends and receives, DCQCN's CNPs): not
+# judged for an unmanaged host, which is never polled
+NIC_CONDITIONS = (PAUSE_STORM, DCQCN_IDLE)
 
 SEVERITY: dict[str, Severity] = {
     LOSSLESS_DROPS: Severity.CRITICAL,  # the lossless promise is broken: RoCE retransmits

@@ -1,5 +1,9 @@
 """The Nornir inventory of a fabric: validate it against the plan, build Nornir from it,
-and write the one `flatfab lab up` points at the lab."""
+and write the one `flatfab lab up` points at the lab.
+
+Which planned devices the inventory must hold is `required_devices`, and only those are ever
+connected to: an unmanaged host (hosts.yaml `managed: false`) need not be listed, and an
+entry for one is ignored, never validated."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from nornir.core import Nornir
 
 from flatfab.errors import InputError, InputProblem
 from flatfab.intent.semantics import AddressSpace
-from flatfab.model.state import FabricState, Role
+from flatfab.model.state import DeviceState, FabricState, Role
 from flatfab.platforms.registry import get as get_platform
 from flatfab.yamlio import dump_yaml, line_of, load_yaml
 
@@ -33,8 +37,15 @@ def _inside(address: object, spaces: Sequence[AddressSpace]) -> str | None:
     return None
 
 
+def required_devices(plan: FabricState) -> dict[str, DeviceState]:
+    """The planned devices the inventory must hold, the only ones flatfab connects to: every
+    switch and every managed host, in plan order."""
+    return plan.managed()
+
+
 def validate(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace] = ()) -> None:
-    """Every planned device is in the inventory with an address and the planned platform;
+    """Every required device (`required_devices`) is in the inventory with an address and the
+    planned platform;
     no management address lies in a pool the fabric allocates from (`spaces`): a loopback
     or tenant route to it would steer management traffic into the fabric."""
     missing = [f for f in FILES if not (directory / f).exists()]
@@ -131,9 +142,10 @@ def check_options(shown: str, doc: Any, where: tuple[str, ...]) -> list[InputPro
 
 def check_hosts(shown: str, hosts: dict[str, Any], plan: FabricState,
                 spaces: Sequence[AddressSpace]) -> None:
-    """The host entries (name -> hostname, platform) of a file or a source of truth."""
+    """The host entries (name -> hostname, platform) of a file or a source of truth, for
+    every required device (`required_devices`)."""
     problems = []
-    for name, device in plan.devices.items():
+    for name, device in required_devices(plan).items():
         entry = hosts.get(name)
         if not isinstance(entry, dict):
             problems.append(InputProblem(shown, name, f"planned device {name!r} is not in the "
@@ -158,7 +170,8 @@ def check_hosts(shown: str, hosts: dict[str, Any], plan: FabricState,
 def build(directory: Path, plan: FabricState, workers: int = 20,
           spaces: Sequence[AddressSpace] = ()) -> Nornir:
     """Nornir over the inventory files of `directory` (SimpleInventory), checked against the
-    plan first. (Hosts from a source of truth: tasks/sot/inventory.py.)"""
+    plan first; only the required devices are in it (`required_devices`). (Hosts from a
+    source of truth: tasks/sot/inventory.py.)"""
     validate(directory, plan, spaces)
     nornir = InitNornir(
         runner={"plugin": "threaded", "options": {"num_workers": workers}},
@@ -168,7 +181,8 @@ def build(directory: Path, plan: FabricState, workers: int = 20,
             "defaults_file": str(directory / "defaults.yaml")}},
         logging={"enabled": False},  # no nornir.log in the working directory
     )
-    return nornir.filter(filter_func=lambda host: host.name in plan.devices)
+    wanted = required_devices(plan)
+    return nornir.filter(filter_func=lambda host: host.name in wanted)
 
 
 def lab_inventory(plan: FabricState, nodes: dict[str, dict[str, Any]], *, user: str,

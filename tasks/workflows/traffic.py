@@ -3,7 +3,9 @@ every hop queued them in the right class with no drops in the lossless class.
 
 Counters are read from every switch before and after (read-only), the hosts send at the same
 time, and each flow group is then followed hop by hop (flatfab.plan.traffic). A hop that
-queued the packets in another class is named with the classes they went to.
+queued the packets in another class is named with the classes they went to. An unmanaged
+host sends nothing (flatfab never logs in to it): its flow groups are reported not judged; a
+flow from a managed host to an unmanaged one is sent and judged like any other.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from flatfab.checks.base import Finding, Severity
+from flatfab.checks.base import Finding, Severity, not_judged
 from flatfab.errors import InputError
-from flatfab.model.state import FabricState, Role
+from flatfab.model.state import UNMANAGED, FabricState, Role
 from flatfab.plan.traffic import FlowGroup, Hop, hops, plan_flows
 from flatfab.platforms.registry import get as get_platform
 from flatfab.workflows.connections import driver
@@ -101,9 +103,8 @@ def _by_class(before: Counters, after: Counters, hop: Hop) -> dict[int, int | No
 
 def _unread(hop: Hop, tc: int, key: str) -> Finding:
     port = ",".join(hop.ports)
-    return Finding(check=CHECK, severity=Severity.INFO, device=hop.device, port=port,
-                   message=f"{hop.device}:{port} keeps no {key} counter for TC {tc}: not "
-                   "judged", expected=f"TC {tc} {key} counted", actual="unknown")
+    return not_judged(CHECK, hop.device, f"it keeps no {key} counter for TC {tc}", port=port,
+                      what=f"{hop.device}:{port}", expected=f"TC {tc} {key} counted")
 
 
 def _judge(plan: FabricState, group: FlowGroup, before: Counters,
@@ -197,7 +198,9 @@ def counted_switches(plan: FabricState) -> set[str]:
 
 def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     started = time.monotonic()
-    groups = plan_flows(plan)
+    planned = plan_flows(plan)
+    groups = [g for g in planned if plan.devices[g.source].managed]
+    unsent = sorted({g.source for g in planned} - {g.source for g in groups})
     sources = {g.source for g in groups}
     unable = sorted({plan.devices[s].platform for s in sources
                      if not get_platform(plan.devices[s].platform).facts.capabilities
@@ -227,6 +230,9 @@ def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     if not findings:
         for group in groups:
             findings += _judge(plan, group, before, after)
+    findings += [not_judged(check, host, UNMANAGED, what=f"{host}'s test traffic",
+                            expected="sent", actual="unmanaged")
+                 for host in unsent for check in TRAFFIC_CHECKS]
     # flow groups that share a hop name the same unread counter once
     return TrafficReport(findings=sorted(set(findings), key=lambda f: f.sort_key), groups=groups,
                          packets=packets,

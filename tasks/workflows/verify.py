@@ -20,6 +20,7 @@ class Report:
     checks_run: list[str]
     devices: int
     timings: dict[str, float] = field(default_factory=dict)
+    unmanaged: list[str] = field(default_factory=list)  # planned hosts never read: not judged
     observed: FabricState | None = field(default=None, repr=False)  # what was collected
 
     @property
@@ -29,8 +30,12 @@ class Report:
 
 def verify_probes(plan: FabricState, probes: bool = True,
                   probe_fanout: int | None = None) -> dict[str, list[Probe]]:
-    """The pings each host sends in a verify (none without probes)."""
-    return plan_probes(plan, probe_fanout) if probes else {}
+    """The pings each managed host sends in a verify (none without probes); an unmanaged
+    host sends none, but is a target like any other."""
+    if not probes:
+        return {}
+    return {host: sent for host, sent in plan_probes(plan, probe_fanout).items()
+            if plan.devices[host].managed}
 
 
 def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
@@ -58,6 +63,7 @@ def judge(plan: FabricState, observed: FabricState, only_checks: list[str] | Non
     ran = [c for c in sorted(CATALOG) if Stage.LIVE in CATALOG[c].stages
            and (only_checks is None or c in only_checks)]
     return Report(findings=findings, checks_run=ran, devices=len(plan.devices),
+                  unmanaged=plan.unmanaged(),
                   observed=observed,
                   timings={"collect_s": round(collect_s, 3),
                            "checks_s": round(time.monotonic() - checks_started, 3),

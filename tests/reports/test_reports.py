@@ -36,12 +36,15 @@ from tests.support.reports import (
     DIRTY_STATUSES,
     EPOCH,
     FRR_DIFF,
+    HOST_SIDE,
     MISSING,
     REPORTS,
     UNEXPECTED,
+    UNMANAGED_HOSTS,
     clean_report,
     dirty_report,
     error_report,
+    unmanaged_report,
 )
 
 GOLDEN = ROOT / "tests" / "golden" / "reports"
@@ -64,7 +67,8 @@ def test_json_round_trips_with_exit_codes() -> None:
     for name, make in REPORTS.items():
         data = json.loads(json_report.render(make()))
         codes[name] = (data["status"], data["exit_code"])
-    assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2)}
+    assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2),
+                     "unmanaged": ("clean", 0)}
 
 
 def test_json_carries_findings_drift_and_counts() -> None:
@@ -72,7 +76,8 @@ def test_json_carries_findings_drift_and_counts() -> None:
     text = json_report.render(report)
     data = json.loads(text)
     assert text.endswith("}\n") and text.startswith("{\n \"")
-    assert data["by_severity"] == {"critical": 1, "error": 2, "warning": 1, "info": 1}
+    assert data["by_severity"] == {"critical": 1, "error": 2, "warning": 1, "info": 1,
+                                   "not-judged": 0}
     assert data["checks_run"] == CHECKS and data["timings"] == report.timings
     assert len(data["findings"]) == 5
     assert data["findings"][0] == report.findings[0].as_dict()  # critical sorts first
@@ -84,7 +89,7 @@ def test_json_carries_findings_drift_and_counts() -> None:
         {"device": "spine2", "error": report.drift[1].error, "lines": 0, "sections": []}]
     assert [d["name"] for d in data["devices"]] == sorted(DIRTY_STATUSES)
     assert data["devices"][-1] == {"name": "spine2", "role": "spine", "platform": "frr",
-                                   "reachable": False}
+                                   "reachable": False, "managed": True}
     assert json.loads(json_report.render(error_report()))["error"].startswith("no inventory")
 
 
@@ -104,14 +109,16 @@ def _cases(root: ET.Element, suite: str) -> dict[str, ET.Element]:
 
 
 def _assert_counts_consistent(root: ET.Element) -> None:
-    totals = [0, 0, 0]
+    totals = [0, 0, 0, 0]
+    kinds = ("tests", "failures", "errors", "skipped")
     for suite in root.findall("testsuite"):
         cases = suite.findall("testcase")
         counts = [len(cases), sum(c.find("failure") is not None for c in cases),
-                  sum(c.find("error") is not None for c in cases)]
-        assert [int(suite.attrib[k]) for k in ("tests", "failures", "errors")] == counts
+                  sum(c.find("error") is not None for c in cases),
+                  sum(c.find("skipped") is not None for c in cases)]
+        assert [int(suite.attrib[k]) for k in kinds] == counts
         totals = [t + c for t, c in zip(totals, counts, strict=True)]
-    assert [int(root.attrib[k]) for k in ("tests", "failures", "errors")] == totals
+    assert [int(root.attrib[k]) for k in kinds] == totals
 
 
 def test_junit_dirty_counts_and_failure_texts() -> None:
@@ -221,7 +228,8 @@ def test_prometheus_dirty_values() -> None:
     assert all(dict(k[1]).get("fabric") == "lab" for k in samples)
     assert _get(samples, "flatfab_audit_up") == 1
     assert {s.value: _get(samples, "flatfab_audit_findings", severity=s.value)
-            for s in Severity} == {"critical": 1, "error": 2, "warning": 1, "info": 1}
+            for s in Severity} == {"critical": 1, "error": 2, "warning": 1, "info": 1,
+                                   "not-judged": 0}
     assert _get(samples, "flatfab_audit_check_findings", check="lossless.pfc",
                 severity="error") == 1
     assert _get(samples, "flatfab_audit_check_findings", check="underlay.ecmp",
@@ -236,13 +244,14 @@ def test_prometheus_dirty_values() -> None:
     assert _get(samples, "flatfab_audit_duration_seconds") == 12.5
     assert _get(samples, "flatfab_audit_last_run_timestamp_seconds") == EPOCH
     assert _get(samples, "flatfab_audit_last_success_timestamp_seconds") == EPOCH
-    assert text.count("# HELP ") == text.count("# TYPE ") == 9
+    assert _get(samples, "flatfab_audit_devices_unmanaged") == 0
+    assert text.count("# HELP ") == text.count("# TYPE ") == 10
 
 
 def test_prometheus_clean_has_zero_samples_for_every_severity() -> None:
     samples = _parse_prom(prometheus.render(clean_report()))
     assert [_get(samples, "flatfab_audit_findings", severity=s.value) for s in Severity] == [
-        0, 0, 0, 0]
+        0, 0, 0, 0, 0]
     assert _get(samples, "flatfab_audit_devices_drifted") == 0
     assert not any(k[0] == "flatfab_audit_config_drift_lines" for k in samples)
 
@@ -291,7 +300,7 @@ def test_markdown_table_escapes_pipes_and_html() -> None:
     assert r"min\|max = 2\|1" in ecn and "(virtual ASIC)" in ecn
     assert "&lt;b&gt;&amp; \"prio 3\"" in text and "<b>" not in text
     summary = ("**8 devices** (1 unreachable) · **6 checks** · findings: 1 critical, 2 error, "
-               "1 warning, 1 info")
+               "1 warning, 1 info, 0 not-judged")
     assert summary in text and "**2 drifted devices** · 12.5 s" in text
 
 
@@ -308,6 +317,7 @@ def test_markdown_clean_and_error() -> None:
     clean = markdown.render(clean_report())
     assert clean.startswith("# flatfab audit `lab`: clean\n")
     assert clean.rstrip().endswith("No findings, no drift.") and "## Findings" not in clean
+    assert "## Not judged" not in clean
     error = markdown.render(error_report())
     assert "**The audit could not run:** no inventory" in error
     assert "No findings, no drift." not in error
@@ -402,6 +412,90 @@ def test_link_status_matches_ports_without_vrf_suffix() -> None:
     assert statuses["leaf2:swp52--spine2:swp2"] == "warning"
     assert statuses["leaf2:swp51--spine1:swp2"] == "error"
     assert list(statuses.values()).count("ok") == 6
+
+
+# ---------------------------------------------------------------- unmanaged hosts: not judged
+
+UNMANAGED_WHY = "unmanaged: flatfab does not log in to it"
+
+
+def test_json_names_unmanaged_hosts_and_what_was_not_judged() -> None:
+    data = json.loads(json_report.render(unmanaged_report()))
+    assert (data["status"], data["exit_code"]) == ("clean", 0)
+    assert {d["name"] for d in data["devices"] if not d["managed"]} == set(UNMANAGED_HOSTS)
+    assert data["by_severity"] == {"critical": 0, "error": 0, "warning": 0, "info": 0,
+                                   "not-judged": 7}
+    unmanaged = [f for f in data["findings"] if f["actual"] == "unmanaged"]
+    assert sorted((f["check"], f["device"]) for f in unmanaged) == sorted(
+        (c, h) for h in UNMANAGED_HOSTS for c in HOST_SIDE)
+    assert {f["message"] for f in unmanaged} == {f"{h} is not judged: {UNMANAGED_WHY}"
+                                                 for h in UNMANAGED_HOSTS}
+    assert {f["severity"] for f in data["findings"]} == {"not-judged"}
+
+
+def test_junit_skips_what_was_not_judged_never_passes_it() -> None:
+    root = _junit(unmanaged_report())
+    _assert_counts_consistent(root)
+    checks = _cases(root, "checks")
+    for host in UNMANAGED_HOSTS:
+        for check in HOST_SIDE:
+            skipped = checks[f"{check} [{host}]"].find("skipped")
+            assert skipped is not None
+            assert skipped.attrib["message"] == f"{host} is not judged: {UNMANAGED_WHY}"
+    unknown = checks["state.unknown [leaf1]"].find("skipped")
+    assert unknown is not None and "PFC_WD|swp1 has no action" in unknown.attrib["message"]
+    # a check's own case holds its verdicts: none failed
+    assert all(c.find("failure") is None and c.find("error") is None for c in checks.values())
+    drift = _cases(root, "config-drift")
+    for host in UNMANAGED_HOSTS:
+        skipped = drift[host].find("skipped")
+        assert skipped is not None and skipped.attrib["message"] == (
+            f"config not compared: {UNMANAGED_WHY}")
+    assert len(drift["leaf1-h1"]) == 0  # a managed host's clean config passes
+    assert (root.attrib["failures"], root.attrib["errors"], root.attrib["skipped"]) == (
+        "0", "0", str(2 * len(HOST_SIDE) + 1 + 2))
+
+
+def test_prometheus_counts_not_judged_and_unmanaged() -> None:
+    samples = _parse_prom(prometheus.render(unmanaged_report()))
+    assert _get(samples, "flatfab_audit_findings", severity="not-judged") == 7
+    assert _get(samples, "flatfab_audit_findings", severity="error") == 0
+    assert _get(samples, "flatfab_audit_devices_unmanaged") == 2
+    assert _get(samples, "flatfab_audit_device_findings", device="leaf2-h1",
+                severity="not-judged") == len(HOST_SIDE)
+
+
+def test_markdown_lists_not_judged_apart_from_findings() -> None:
+    text = markdown.render(unmanaged_report())
+    assert text.startswith("# flatfab audit `lab`: clean\n")
+    assert "(0 unreachable, 2 unmanaged: never read)" in text
+    assert "## Findings" not in text and "No findings, no drift." in text
+    section = text[text.index("## Not judged"):]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    checks = ", ".join(sorted(HOST_SIDE))
+    assert rows == [
+        r"| leaf1 | swp1 | leaf1:swp1 watchdog.action is not judged: PFC_WD\|swp1 has no "
+        "action | state.unknown |",
+        *(f"| {h} |  | {h} is not judged: {UNMANAGED_WHY} | {checks} |"
+          for h in UNMANAGED_HOSTS)]
+
+
+def test_html_draws_unmanaged_hosts_and_lists_what_was_not_judged() -> None:
+    text = html.render(unmanaged_report())
+    statuses = dict(_NODE.findall(text))
+    assert {n for n, s in statuses.items() if s == "unmanaged"} == set(UNMANAGED_HOSTS)
+    assert statuses["leaf1"] == "not-judged" and statuses["leaf1-h1"] == "clean"
+    assert "No findings, no drift." in text and 'id="findings"' not in text
+    table = text[text.index('<table id="not-judged">'):]
+    rows = re.findall(r'<tr data-device="([^"]*)" data-severity="not-judged">', table)
+    assert rows == ["leaf1", *UNMANAGED_HOSTS]
+    assert "unmanaged hosts (never read)" in text and UNMANAGED_WHY in text
+    svg = text[text.index("<svg"):text.index("</svg>") + 6]
+    root = ET.fromstring(svg)
+    node = next(g for g in root.iter("g") if g.get("data-device") == "leaf2-h1")
+    rect = node.find("rect")
+    assert rect is not None and rect.get("stroke-dasharray")
+    assert UNMANAGED_WHY in (node.findtext("title") or "")
 
 
 # ---------------------------------------------------------------- package, determinism
