@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`'s pytest part: the suite as three sessions at once, split by what they share.
 #   offline  every test without a lab or Nautobot (CPU-bound), and the live tests with a lab
-#            of their own (marker own_lab: test_lab_cycle), as this session ends first
+#            of their own (marker own_lab: test_lab_cycle, test_unmanaged), as this session
+#            ends first
 #   lab      the classic lab's live tests (prefix fft; test_zz_lifecycle brings up a second
 #            lab beside it)
 #   sot      Nautobot and the rail lab (its tests are marked `rail`); the SoT audit of a

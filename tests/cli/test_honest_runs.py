@@ -26,6 +26,8 @@ import pytest
 import yaml
 
 from tests.support.flatfab import Run, flatfab, in_process
+from tests.support.inventory import key_file
+from tests.support.inventory import known_hosts as write_known_hosts
 from tests.support.paths import ROOT
 from tests.support.telemetry_streams import lab_plan
 
@@ -74,14 +76,15 @@ def silent_listener() -> Iterator[int]:
 def write_inventory(folder: Path, port: int, *, spread: bool = True,
                     known_hosts: Path | None = None) -> Path:
     """Every device of the lab fabric at `port` (on its own loopback address when
-    `spread`), with key login and a known_hosts file (created empty unless given)."""
+    `spread`), complete as flatfab checks it before any connection: key login, and a
+    known_hosts file holding a (made-up) host key for every device, unless one is given."""
     folder.mkdir(parents=True, exist_ok=True)
-    known = known_hosts or folder / "known_hosts"
-    if known_hosts is None:
-        known.write_text("")
     hosts = {name: {"hostname": f"127.0.0.{11 + i}" if spread else "127.0.0.1", "port": port,
                     "platform": device.platform, "groups": [f"{device.role.value}s"]}
              for i, (name, device) in enumerate(PLAN.devices.items())}
+    known = known_hosts or write_known_hosts(
+        folder / "known_hosts", {f"[{h['hostname']}]:{port}" for h in hosts.values()})
+    key_file(folder)
     groups = {f"{d.role.value}s": {"data": {"role": d.role.value}}
               for d in PLAN.devices.values()}
     defaults = {"username": "ff-admin", "connection_options": {"napalm": {"extras": {
@@ -196,13 +199,19 @@ def test_every_report_format_shows_the_unread_as_unread(refused: tuple[Path, int
     assert page.count('data-status="unread"') == 14
 
 
-def test_a_missing_known_hosts_file_is_one_line_per_device(tmp_path: Path) -> None:
+def test_a_missing_known_hosts_file_is_one_line_before_any_connection(tmp_path: Path) -> None:
+    """No device is read without its host key: a missing known_hosts file is found by the
+    inventory checks before any connection or journal, one line naming the file, the
+    devices that need it and how to fill it (exit 2, nothing unread: nothing was tried)."""
     missing = tmp_path / "no" / "known_hosts"
     inventory = write_inventory(tmp_path / "inv", closed_port(), known_hosts=missing)
     run = _cli(inventory, tmp_path / "state", "rollout", "--dry-run")
-    assert run.code == 3 and "Traceback" not in run.stderr
-    for name in DEVICES:
-        assert f"{name}: not read: known_hosts file {missing} not found" in run.stderr
+    assert run.code == 2 and "Traceback" not in run.stderr and "not read" not in run.stderr
+    [line] = [line for line in run.stderr.splitlines() if str(missing) in line]
+    assert line.startswith(f"error: {missing}: known_hosts file not found (host keys of 14 "
+                           "devices: spine1, spine2, leaf1")
+    assert "ssh-keyscan -H" in line
+    assert not (tmp_path / "state" / "runs").exists()  # no journal was started
 
 
 # ---- as an operator runs it: the console script, its console and its logs ------------------

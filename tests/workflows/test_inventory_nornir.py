@@ -129,7 +129,7 @@ def test_drivers_get_the_password_the_run_set_on_the_host(
     assert passwords == [None, "from-the-env"]
     # set after the run began, the environment is not read again
     monkeypatch.setenv("FLATFAB_PASSWORD", "later")
-    with pytest.raises(RuntimeError, match="stop here"):
+    with pytest.raises(connections.ConnectError, match="stop here"):
         connections.driver(_Task(built.inventory.hosts["leaf1-h1"], built),  # type: ignore[arg-type]
                            read_only=True)
     assert passwords[-1] == "from-the-env"
