@@ -2,6 +2,11 @@
 
 A check runs statically on the plan (before anything is pushed) and/or live on observed
 state. It sees the subject state and the plan, so "what should be" is always at hand.
+
+What a check cannot judge (a setting the device does not state, a counter a switch does not
+keep, a host flatfab never logs in to) is a finding of severity `not-judged` that says why:
+never a pass, never a failure. Live, every check that reads hosts (`hosts=`) reports each
+unmanaged host it would have judged that way, here, in one place.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from flatfab.gcpause import gc_paused
-from flatfab.model.state import DeviceState, FabricState
+from flatfab.model.state import UNMANAGED, DeviceState, FabricState, Role
 
 
 class Severity(StrEnum):
@@ -21,15 +26,21 @@ class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
+    # not a verdict: what could not be judged, and why (a setting the device does not state,
+    # an unmanaged host); a device that could not be read is unread, never this
+    NOT_JUDGED = "not-judged"
 
     @property
     def rank(self) -> int:
-        return list(Severity).index(self)
+        return _RANK[self]
 
     @property
     def fails(self) -> bool:
         """Whether a finding of this severity makes verify/check exit 1."""
-        return self is not Severity.INFO
+        return self not in (Severity.INFO, Severity.NOT_JUDGED)
+
+
+_RANK = {severity: index for index, severity in enumerate(Severity)}
 
 
 class Scope(StrEnum):
@@ -111,6 +122,28 @@ class CheckContext:
 
 
 CheckFunc = Callable[["Check", CheckContext], Iterable[Finding]]
+# which hosts a check judges from what it reads on them (the plan, a planned host): an
+# unmanaged one of those is reported not judged by that check
+HostScope = Callable[[FabricState, DeviceState], bool]
+
+
+def every_host(_plan: FabricState, _host: DeviceState) -> bool:
+    return True
+
+
+def not_judged(check_id: str, device: str, why: str, *, port: str | None = None,
+               what: str | None = None, expected: str = "read from the device",
+               actual: str = "unknown", virtual: bool = False) -> Finding:
+    """What a check could not judge on `device` (`what`: which part of it, else the device
+    itself), and why: neither a pass nor a failure."""
+    return Finding(check=check_id, severity=Severity.NOT_JUDGED, device=device,
+                   message=f"{what or device} is not judged: {why}", port=port,
+                   expected=expected, actual=actual, virtual=virtual)
+
+
+def unmanaged_finding(check_id: str, host: str) -> Finding:
+    """`check_id` did not judge `host`: flatfab never logs in to an unmanaged host."""
+    return not_judged(check_id, host, UNMANAGED, actual="unmanaged")
 
 
 @dataclass(frozen=True)
@@ -121,6 +154,7 @@ class Check:
     severity: Severity
     stages: frozenset[Stage]
     func: CheckFunc = field(repr=False)
+    hosts: HostScope | None = field(default=None, repr=False)  # None: it reads no host
 
     def finding(self, device: str | None, message: str, **details: Any) -> Finding:
         return Finding(check=self.id, severity=details.pop("severity", self.severity),
@@ -152,26 +186,36 @@ class FindingKind:
 
 
 def check(check_id: str, title: str, *, scope: Scope, severity: Severity,
-          stages: Iterable[Stage] = (Stage.STATIC, Stage.LIVE)) -> Callable[[CheckFunc], CheckFunc]:
-    """Register a check function in the catalog under `check_id`."""
+          stages: Iterable[Stage] = (Stage.STATIC, Stage.LIVE),
+          hosts: HostScope | None = None) -> Callable[[CheckFunc], CheckFunc]:
+    """Register a check function in the catalog under `check_id`. `hosts`: the hosts whose
+    own state it judges live (None: it reads none; what a switch shows of a host is not a
+    host's own state)."""
 
     def register(func: CheckFunc) -> CheckFunc:
         if check_id in CATALOG:
             raise ValueError(f"check {check_id} is registered twice")
         CATALOG[check_id] = Check(id=check_id, title=title, scope=scope, severity=severity,
-                                  stages=frozenset(stages), func=func)
+                                  stages=frozenset(stages), func=func, hosts=hosts)
         return func
 
     return register
 
 
 def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Finding]:
-    """Run every check of the stage (or the named ones); findings in a stable order."""
+    """Run every check of the stage (or the named ones); findings in a stable order. Live,
+    each unmanaged host a host-side check would judge is reported not judged by it."""
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
+    unmanaged = ([d for d in ctx.plan.devices.values() if not d.managed and d.role is Role.HOST]
+                 if ctx.live else [])
     with gc_paused():
         for check_id in sorted(CATALOG):
             item = CATALOG[check_id]
             if ctx.stage in item.stages and (wanted is None or check_id in wanted):
                 findings.extend(item.run(ctx))
+                scope = item.hosts
+                if scope is not None:
+                    findings += [unmanaged_finding(check_id, host.name) for host in unmanaged
+                                 if scope(ctx.plan, host)]
     return sorted(findings, key=lambda f: f.sort_key)

@@ -4,23 +4,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.base import (
+    Check,
+    CheckContext,
+    Finding,
+    Scope,
+    Severity,
+    Stage,
+    check,
+    every_host,
+)
 from flatfab.model.state import IfKind, Interface, LinkKind
 
 
 @check("device.reachable", "Every planned device answers on its management address",
-       scope=Scope.DEVICE, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+       scope=Scope.DEVICE, severity=Severity.CRITICAL, stages=[Stage.LIVE], hosts=every_host)
 def reachable(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the collect result of every planned device, switches and hosts.
     Expects: each device was collected and read through its management address.
     Fails when: a device was not collected or could not be read, with collect's errors. The other
-    checks skip unreadable devices: this is the check that names them.
+    checks skip unreadable devices: this is the check that names them. An unmanaged host is never
+    read: it is not judged (never unread).
     Fix: Read the reason the finding gives (refused, timed out, authentication, host key) and repair
     that path from this machine: the device's management address and its SSH or API service, the
     credentials the inventory and environment give it, its known_hosts entry. Every other check
     skips the device until it is read.
     """
-    for name in ctx.plan.devices:
+    for name, planned in ctx.plan.devices.items():
+        if not planned.managed:
+            continue  # never connected to: run_checks reports it not judged
         device = ctx.state.devices.get(name)
         if device is None or not device.reachable:
             reason = "; ".join(device.errors) if device else "not collected"
@@ -38,7 +50,7 @@ def _planned_interfaces(ctx: CheckContext) -> Iterator[tuple[str, Interface, Int
 
 
 @check("interface.present", "Every planned interface exists, in its planned VRF",
-       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=every_host)
 def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, every planned interface of each readable device and the interface the device
     reports by that name.
@@ -60,7 +72,7 @@ def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 @check("interface.up", "Every planned interface is up",
-       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=every_host)
 def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the oper state each readable device reports for every interface planned up.
     Expects: the interface is up.
@@ -77,7 +89,7 @@ def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 @check("interface.mtu", "Every interface has the MTU of its link class",
-       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=every_host)
 def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the MTU each readable device reports for every planned interface with an MTU.
     Expects: the planned MTU (its link class's).
@@ -95,7 +107,7 @@ def mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 @check("link.mtu_match", "Both ends of every link have the same MTU",
-       scope=Scope.LINK, severity=Severity.ERROR)
+       scope=Scope.LINK, severity=Severity.ERROR, hosts=every_host)
 def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the MTU of both ends of every planned link, VRF sub-links included (planned
     statically, observed live).

@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from ipaddress import ip_network
 
-from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.base import (
+    Check,
+    CheckContext,
+    Finding,
+    Scope,
+    Severity,
+    Stage,
+    check,
+    every_host,
+)
 from flatfab.model.state import DEFAULT_VRF, DeviceState, Interface, NextHop, Probe, Role
 
 
@@ -48,7 +57,7 @@ def _failed(ctx: CheckContext, *, expect_reply: bool,
 
 
 @check("tenant.reachability", "Hosts reach every leaf of their own tenant",
-       scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+       scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE], hosts=every_host)
 def reachability(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the outcome of each host's small probes that must be answered: the next host on
     its own leaf and the first host of each of the next leaves on its tenant's ring (a multi-NIC
@@ -67,7 +76,7 @@ def reachability(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 @check("tenant.mtu", "Full-MTU frames with don't-fragment cross the fabric",
-       scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
+       scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=every_host)
 def jumbo(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the outcome of each host's full-MTU probes with don't-fragment set, to the first
     host of each of the next leaves on its tenant's ring.
@@ -85,7 +94,7 @@ def jumbo(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 @check("tenant.isolation", "Hosts cannot reach hosts of another tenant",
-       scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+       scope=Scope.PATH, severity=Severity.CRITICAL, stages=[Stage.LIVE], hosts=every_host)
 def isolation(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the outcome of each host's probes that must go unanswered: to one host of every
     other tenant on its own leaf and one behind another leaf (in its plane).

@@ -13,7 +13,21 @@ from collections.abc import Iterator
 
 from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
 from flatfab.checks.tenancy import same_tenant
-from flatfab.model.state import DeviceState, IfKind, Interface, LinkKind, Role
+from flatfab.model.state import DeviceState, FabricState, IfKind, Interface, LinkKind, Role
+
+
+def multi_nic(_plan: FabricState, host: DeviceState) -> bool:
+    """A server whose NICs are routed each on its own (what host.routing judges)."""
+    return len(host.interfaces) > 1
+
+
+def in_a_plane(plan: FabricState, host: DeviceState) -> bool:
+    """A host cabled into a plane (whose probes into other planes are judged)."""
+    for nic in host.interfaces.values():
+        leaf = plan.devices.get(nic.peer.device) if nic.peer is not None else None
+        if leaf is not None and leaf.plane is not None:
+            return True
+    return False
 
 
 def _railed_nics(ctx: CheckContext) -> Iterator[tuple[DeviceState, Interface]]:
@@ -85,7 +99,7 @@ def _plane_prefixes(ctx: CheckContext, planes: dict[str, int],
 
 
 @check("plane.independence", "No link, BGP session or route joins two planes",
-       scope=Scope.FABRIC, severity=Severity.CRITICAL)
+       scope=Scope.FABRIC, severity=Severity.CRITICAL, hosts=in_a_plane)
 def plane_independence(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: each switch's plane from the plan and the planned fabric links; live, also every
     switch port's LLDP neighbour, every BGP session's peer, every routing table, and the hosts'
@@ -221,7 +235,7 @@ def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 @check("host.routing", "Traffic from each NIC of a multi-NIC server leaves through that NIC",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=multi_nic)
 def host_routing(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: each multi-NIC server's policy rules, routing tables and per-NIC `arp_ignore`,
     `arp_announce` and `rp_filter` (planned statically, collected live); live, also the NIC each

@@ -30,6 +30,7 @@ from flatfab.cli.sot import sot_app
 from flatfab.cli.watch import watch
 from flatfab.errors import FlatfabError, InputError
 from flatfab.outdir import ready_dir
+from flatfab.reports.model import judged
 from flatfab.sot import inventory as sot_inventory
 from flatfab.workflows import projectfile
 from flatfab.workflows.credentials import Credentials
@@ -249,10 +250,11 @@ def rollout(ctx: typer.Context,
                              progress=RichProgress(enabled=fmt is Format.TABLE),
                              telemetry=telemetry)
     nornir.close_connections()
-    _show_rollout(result, len(plan_state.devices), fmt)
+    _show_rollout(result, len(plan_state.managed()), fmt)
 
 
 def _show_rollout(result: RolloutResult, total: int, fmt: Format) -> None:
+    """`total`: the devices a rollout may touch (every one but the unmanaged hosts)."""
     output.unread_lines(result.unread)
     if fmt is Format.JSON:
         emit_json(result.summary())
@@ -277,7 +279,7 @@ def distributed_dry_run(project: Project, runbook: Path | None, shard_by: str | 
         journal = Journal.start(project.state_dir, "rollout", project.fabric)
         journal.write("runbook.yaml", dump_yaml(rollout_plan.model_dump(mode="json")))
         result = dist.dry_run(project, schedule, journal, shard_by=shard_by, timeout=timeout)
-    _show_rollout(result, len(plan_state.devices), fmt)
+    _show_rollout(result, len(plan_state.managed()), fmt)
 
 
 @app.command()
@@ -331,18 +333,25 @@ def verify(ctx: typer.Context,
         emit_json(output.findings_json(report.findings, fabric=project.fabric, stage="live",
                                        checks=report.checks_run, devices=report.devices,
                                        timings=report.timings, unread=report.unread,
+                                       unmanaged=report.unmanaged,
                                        exit_code=report.exit_code))
     else:
+        read = report.devices - len(report.unmanaged)  # the devices verify reads
         output.checks_table(report.checks_run, report.findings, f"verify {project.fabric}",
-                            report.unread, report.devices)
+                            report.unread, read)
         output.findings_table(output.read_findings(report.findings, report.unread),
                               f"findings on {project.fabric}")
         status = ("[red]FAILED" if report.failed else "[yellow]INCOMPLETE" if report.unread
                   else "[green]passed")
-        judged = len(output.read_findings(report.findings, report.unread))
+        found = output.read_findings(report.findings, report.unread)
+        verdicts = judged(found)
+        skipped = len(found) - len(verdicts)
+        unmanaged = (f" ({len(report.unmanaged)} unmanaged hosts never read)"
+                     if report.unmanaged else "")
         console.print(f"verify {project.fabric}: {status}[/] - {len(report.checks_run)} checks "
-                      f"on {report.devices - len(report.unread)} of {report.devices} devices"
-                      f"{output.unread_note(report.unread)}, {judged} findings, "
+                      f"on {read - len(report.unread)} of {read} devices"
+                      f"{output.unread_note(report.unread)}{unmanaged}, {len(verdicts)} findings"
+                      f"{f', {skipped} not judged' if skipped else ''}, "
                       f"{report.timings['total_s']:.1f} s", soft_wrap=True)
     raise typer.Exit(report.exit_code)
 

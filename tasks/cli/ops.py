@@ -35,7 +35,7 @@ from flatfab.workflows.lock import Held, fabric_lock
 from flatfab.workflows.progress import RichProgress
 from flatfab.workflows.project import Project
 from flatfab.workflows.rollback import rollback_run
-from flatfab.workflows.rollout import Ask, render_all
+from flatfab.workflows.rollout import Ask, managed_configs
 from flatfab.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
 
 
@@ -67,7 +67,7 @@ def resumable(project: Project, nornir: Nornir,
     if state.shown_status not in {"interrupted", "stopped"}:
         raise InputError.single("--resume", "", f"run {run_id} is {state.shown_status}; only "
                                 "an interrupted or stopped run can be resumed")
-    configs = render_all(project.plan)
+    configs = managed_configs(project.plan)
     changed = sorted(n for n, text in configs.items()
                      if journal.read(f"configs/{n}.conf") != text)
     if changed:
@@ -227,7 +227,7 @@ def _show_audit(report: AuditReport, fmt: Format, written: dict[str, Path]) -> N
         sys.stdout.write(json_report.render(report))
         sys.stdout.flush()
         return
-    output.findings_table(report.judged_findings, f"findings on {report.fabric}")
+    output.findings_table(report.read_findings, f"findings on {report.fabric}")
     for device in report.drift:
         for section in device.sections:
             output.diff_text(f"{device.device} [{section.section}] drift", section.diff)
@@ -235,10 +235,15 @@ def _show_audit(report: AuditReport, fmt: Format, written: dict[str, Path]) -> N
     status = {AuditStatus.CLEAN: "[green]clean", AuditStatus.DRIFT: "[red]DRIFT",
               AuditStatus.ERROR: "[red]ERROR",
               AuditStatus.INCOMPLETE: "[yellow]INCOMPLETE"}[report.status]
+    unmanaged = sum(1 for d in report.devices if not d.managed)
+    read = len(report.devices) - unmanaged  # the devices an audit reads
+    skipped = len(report.read_findings) - len(report.judged_findings)
     console.print(f"audit {report.fabric} {time.strftime('%H:%M:%S')}: {status}[/] - "
-                  f"{len(report.devices) - len(report.unread)} of {len(report.devices)} "
-                  f"devices read{escape(output.unread_note(report.unread))}, "
-                  f"{len(report.checks_run)} checks, {len(report.judged_findings)} findings, "
+                  f"{read - len(report.unread)} of {read} "
+                  f"devices read{escape(output.unread_note(report.unread))}"
+                  f"{f' ({unmanaged} unmanaged hosts never read)' if unmanaged else ''}, "
+                  f"{len(report.checks_run)} checks, {len(report.judged_findings)} findings"
+                  f"{f', {skipped} not judged' if skipped else ''}, "
                   f"config drift on {len(drifted)} devices"
                   f"{': ' + ', '.join(drifted) if drifted else ''}; "
                   f"{report.duration_s:.1f} s", soft_wrap=True)

@@ -16,6 +16,7 @@ from flatfab.checks import Finding
 from flatfab.checks.base import about_read
 from flatfab.errors import InputProblem
 from flatfab.model.state import FabricState, Role
+from flatfab.reports.model import judged, unjudged
 from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
 
 # wide enough for findings when piped or captured (CI logs), the terminal's width otherwise
@@ -43,6 +44,7 @@ def plan_table(plan: FabricState) -> None:
     for column in ("device", "role", "platform", "ASN", "loopback / address", "VRFs",
                    "BGP peers", "ports"):
         table.add_column(column)
+    unmanaged = plan.unmanaged()
     for device in plan.devices.values():
         if device.role is Role.HOST:
             nic = next(iter(device.interfaces.values()))
@@ -53,9 +55,13 @@ def plan_table(plan: FabricState) -> None:
             vrfs = ", ".join(["default", *device.vrfs])
         peers = sum(len(b.peers) for b in device.bgp.values())
         ports = sum(1 for i in device.interfaces.values() if i.peer is not None)
-        table.add_row(device.name, device.role.value, device.platform,
+        role = device.role.value + ("" if device.managed else " (unmanaged)")
+        table.add_row(device.name, role, device.platform,
                       str(device.asn or ""), address, vrfs, str(peers or ""), str(ports))
     console.print(table)
+    if unmanaged:
+        console.print(f"unmanaged (planned and rendered, never connected to): "
+                      f"{', '.join(unmanaged)}", soft_wrap=True)
     if plan.tenants:
         tenants = Table(title="tenants", title_justify="left")
         for column in ("tenant", "VRF id", "hosts", "leaf subnets"):
@@ -66,7 +72,8 @@ def plan_table(plan: FabricState) -> None:
         console.print(tenants)
 
 
-SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue"}
+SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue",
+                  "not-judged": "magenta"}
 
 
 def unread_lines(unread: dict[str, str]) -> None:
@@ -91,6 +98,9 @@ def read_findings(findings: list[Finding], unread: dict[str, str]) -> list[Findi
 
 
 def findings_table(findings: list[Finding], title: str) -> None:
+    """The verdicts, one row each; then what was not judged, one row per device and reason."""
+    not_judged_table(findings)
+    findings = judged(findings)
     if not findings:
         return
     table = Table(title=title, title_justify="left", show_lines=False)
@@ -106,10 +116,25 @@ def findings_table(findings: list[Finding], title: str) -> None:
     console.print(table)
 
 
+def not_judged_table(findings: list[Finding]) -> None:
+    """What was not judged, per device (and port) and reason, with the checks that say so."""
+    rows = unjudged(findings)
+    if not rows:
+        return
+    table = Table(title="not judged (neither passed nor failed)", title_justify="left")
+    for column in ("device", "port", "why", "checks"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(Text(row.device), Text(row.port), Text(row.message),
+                      Text(", ".join(row.checks)))
+    console.print(table)
+
+
 def checks_table(check_ids: list[str], findings: list[Finding], title: str,
                  unread: dict[str, str] | None = None, total: int = 0) -> None:
     """One row per check run: passed, how many findings of which severity, or (the check
-    that names unread devices) how many devices were not read."""
+    that names unread devices) how many devices were not read; and on how many devices it
+    judged nothing. `total`: the devices the run reads (every one but the unmanaged hosts)."""
     from flatfab.checks import CATALOG  # noqa: PLC0415 - registered on first import
     from flatfab.workflows.traffic import TRAFFIC_CHECKS  # noqa: PLC0415
 
@@ -123,15 +148,20 @@ def checks_table(check_ids: list[str], findings: list[Finding], title: str,
         else:
             scope, title, severity = TRAFFIC_CHECKS[check_id]
         found = [f for f in findings if f.check == check_id]
-        hits = about_read(found, unread or {})
-        result = (Text(f"{len(found)} not read", style="yellow") if found and not hits else
-                  # what was not read was not judged: no pass for the whole fabric
-                  Text(f"pass on {total - len(unread)} of {total} devices" if
-                       total > len(unread) else "not judged: nothing read", style="yellow")
-                  if not hits and unread and total else
-                  Text("pass", style="green") if not hits else
-                  Text(f"{len(hits)} {severity.value}", style=SEVERITY_STYLE[
-                      max(hits, key=lambda f: -f.severity.rank).severity.value]))
+        read = about_read(found, unread or {})
+        hits = judged(read)
+        skipped = len(read) - len(hits)  # not judged (an unmanaged host, an unstated setting)
+        missed = len(found) - len(read)  # findings that only say a device was not read
+        result = (Text(f"{len(hits)} {severity.value}", style=SEVERITY_STYLE[
+            max(hits, key=lambda f: -f.severity.rank).severity.value]) if hits else
+            Text(f"{missed} not read", style="yellow") if missed else
+            # what was not read was not judged: no pass for the whole fabric
+            Text(f"pass on {total - len(unread)} of {total} devices" if total > len(unread)
+                 else "nothing read", style="yellow") if unread and total else
+            Text("pass", style="green") if not skipped else Text(""))
+        if skipped:  # never "pass" for what it did not judge
+            result.append(f"{', ' if result.plain else ''}{skipped} not judged",
+                          style=SEVERITY_STYLE["not-judged"])
         table.add_row(check_id, scope, title, result)
     console.print(table)
 
@@ -173,6 +203,8 @@ def rollout_report(result: RolloutResult, total: int) -> None:
         if result.schedule.unselected:
             console.print(f"not in any phase (left alone): "
                           f"{', '.join(result.schedule.unselected)}")
+    if result.unmanaged:
+        console.print(f"unmanaged, not touched: {', '.join(result.unmanaged)}", soft_wrap=True)
     findings_table(result.gate_findings, "gate: not passed")
     changed = result.changed
     for name, outcome in sorted(result.devices.items()):

@@ -41,7 +41,7 @@ def audit_checks(project: Project) -> SotChecks:
     source, snapshot = read(project)
 
     def judge(observed: FabricState) -> list[Finding]:
-        return sot_findings(snapshot, observed, source.mapping)
+        return sot_findings(snapshot, observed, source.mapping, project.plan)
 
     return list(SOT_CHECKS), judge
 

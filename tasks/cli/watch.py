@@ -31,6 +31,7 @@ from flatfab.errors import FlatfabError, InputError
 from flatfab.extras import require
 from flatfab.model.state import FabricState
 from flatfab.outdir import ready_dir
+from flatfab.reports.model import judged
 from flatfab.telemetry.report import History, watch_report
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.thresholds import thresholds_of
@@ -119,6 +120,10 @@ def watch(ctx: typer.Context,
                            "gNMI target (connection_options.gnmi) or class counters to poll")
     live = fmt is Format.TABLE and err_console.is_terminal
     note = _notes(len(targets), polled, blind, project.plan.devices)
+    unmanaged = project.plan.unmanaged()
+    if unmanaged:
+        note += (f"; {len(unmanaged)} unmanaged hosts not watched (never connected to: their "
+                 "NIC counters are not judged)")
     err_console.print(note, soft_wrap=True)
     poller = NornirPoller(nornir, project.plan, polled) if polled else None
     lines: list[str] = []
@@ -192,14 +197,16 @@ def _report(fabric: str, result: WatchResult, fmt: Format, interval_s: float) ->
                                        streamed=result.streamed, unread=result.unread,
                                        exit_code=result.exit_code))
         return
-    judged = output.read_findings(result.findings, result.unread)
-    output.findings_table(judged, f"active findings on {fabric}")
+    found = output.read_findings(result.findings, result.unread)
+    output.findings_table(found, f"active findings on {fabric}")
+    verdicts = judged(found)
+    skipped = len(found) - len(verdicts)  # an unmanaged host's NIC counters: never polled
     status = ("[red]FINDINGS" if result.failed else "[yellow]INCOMPLETE" if result.unread
               else "[green]healthy")
     ticks = f"{result.ticks} intervals" + (" (stopped by Ctrl-C)" if result.interrupted
                                            else "")
     console.print(f"watch {fabric}: {status}[/] - {ticks} of {interval_s:g} s, "
                   f"{len(result.streamed)} devices heard"
-                  f"{escape(output.unread_note(result.unread))}, {len(judged)} findings",
-                  soft_wrap=True)
+                  f"{escape(output.unread_note(result.unread))}, {len(verdicts)} findings"
+                  f"{f', {skipped} not judged' if skipped else ''}", soft_wrap=True)
     sys.stdout.flush()

@@ -56,7 +56,9 @@ def markdown() -> str:
     for heading, checks in areas:
         lines += ["", f"## {heading}"]
         for item in checks:
-            tags = f"{stages(item)}; {item.severity.value}; {SCOPES[item.scope]}"
+            # host-side: it judges hosts' own state, so it names each unmanaged host not judged
+            side = "; host-side" if item.hosts is not None else ""
+            tags = f"{stages(item)}; {item.severity.value}; {SCOPES[item.scope]}{side}"
             lines += _entry(item.id, item.title, tags, parse(item))
     for heading, where, kinds in OTHERS:
         lines += ["", f"## {heading}", "", f"Raised by {where}, not by the catalog's run."]

@@ -16,13 +16,18 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
 from flatfab.intent.asns import AsnRange
 from flatfab.intent.base import Strict
 
 Count = Annotated[int, Field(ge=1, le=4096)]
 IFNAME_PATTERN = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
+# what `managed:` means wherever hosts.yaml takes it
+MANAGED_HELP = ("false: another team runs the host (a network team without SSH to the "
+                "servers). flatfab plans and renders it and checks what the switches show "
+                "of it, but never logs in to it: rollouts leave it alone, every host-side "
+                "check is reported not judged for it, and the inventory need not list it.")
 
 
 def check_format(value: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> str:
@@ -228,6 +233,9 @@ class ServerProfile(Strict):
         None, description="The NICs' MTU. Default: `defaults.mtu`.")
     platform: str | None = Field(None, description="The servers' platform. Default: "
                                  "`defaults.platform`.")
+    managed: StrictBool | None = Field(
+        default=None, description=f"{MANAGED_HELP} For every server of this profile (a "
+        "server's own `managed` wins). Default: `defaults.managed`.")
 
 
 class NicCable(Strict):
@@ -250,6 +258,9 @@ class Server(Strict):
         None, description="Its slot in the SU: port `port` of the SU's leaves.")
     cabling: list[NicCable] | None = Field(None, description="Where each NIC is cabled, in "
                                            "NIC order (instead of `su` and `port`).")
+    managed: StrictBool | None = Field(
+        default=None, description=f"{MANAGED_HELP} Default: its profile's `managed`, else "
+        "`defaults.managed`.")
 
     @model_validator(mode="after")
     def _placed(self) -> Server:

@@ -118,6 +118,7 @@ class HostSlot:
     nics: int = 1  # NICs of the server
     file: str = "hosts"  # the intent file `path` is in
     server: str = ""  # which declaration made the server ("" for a one-NIC host)
+    managed: bool = True  # false: flatfab never connects to the host (hosts.yaml `managed`)
 
 
 def planes_of(fabric: FabricIntent) -> dict[int, int]:
@@ -307,6 +308,7 @@ def _one_nic_hosts(intent: Intent) -> list[HostSlot]:
               if intent.fabric.scalable_units is None else list(hosts.leaves))
     for leaf in leaves:
         spec = hosts.leaves.get(leaf)
+        on_leaf = _first(spec.managed if spec is not None else None, defaults.managed)
         if spec is not None and spec.hosts is not None:
             for index, host in enumerate(spec.hosts):
                 port = host.port if host.port is not None else index + 1
@@ -315,7 +317,8 @@ def _one_nic_hosts(intent: Intent) -> list[HostSlot]:
                     leaf=leaf, port=port, nic=host.nic or defaults.nic,
                     mtu=host.mtu or defaults.mtu, path=("leaves", leaf, "hosts", index),
                     mtu_path=(("leaves", leaf, "hosts", index, "mtu") if host.mtu
-                              else ("defaults", "mtu"))))
+                              else ("defaults", "mtu")),
+                    managed=_first(host.managed, on_leaf)))
             continue
         count = spec.count if spec is not None and spec.count is not None else defaults.count
         if intent.fabric.scalable_units is not None and (spec is None or spec.count is None):
@@ -326,8 +329,13 @@ def _one_nic_hosts(intent: Intent) -> list[HostSlot]:
             slots.append(HostSlot(
                 name=defaults.name_format.format(leaf=leaf, port=port), leaf=leaf,
                 port=port, nic=defaults.nic, mtu=defaults.mtu, path=path,
-                mtu_path=("defaults", "mtu")))
+                mtu_path=("defaults", "mtu"), managed=on_leaf))
     return slots
+
+
+def _first(value: bool | None, default: bool) -> bool:
+    """A `managed:` as written, else what the level above says."""
+    return default if value is None else value
 
 
 def _profile_mtu(intent: Intent, profile: ServerProfile, name: str,
@@ -353,6 +361,7 @@ class _Profile:
     mtu_path: tuple[PathPart, ...]
     role: str
     platform: str | None
+    managed: bool
 
 
 class _Placer:
@@ -374,8 +383,10 @@ class _Placer:
                 self.profiles[name] = None
             else:
                 mtu, mtu_path = _profile_mtu(self.intent, profile, name)
-                self.profiles[name] = _Profile(profile.nics.resolved(), mtu, mtu_path,
-                                               profile.role.value, profile.platform)
+                self.profiles[name] = _Profile(
+                    profile.nics.resolved(), mtu, mtu_path, profile.role.value,
+                    profile.platform,
+                    _first(profile.managed, self.intent.hosts.defaults.managed))
         return self.profiles[name]
 
     def leaf(self, su: int, index: int) -> str:
@@ -389,20 +400,24 @@ class _Placer:
         return name
 
     def in_su(self, name: str, profile_name: str, su: int, server: int,
-              path: tuple[PathPart, ...], file: str, label: str) -> list[HostSlot]:
+              path: tuple[PathPart, ...], file: str, label: str,
+              managed: bool | None = None) -> list[HostSlot]:
         """The NICs of server number `server` of SU `su`, cabled by the SU's scheme;
-        `label`: the declaration that made the server."""
+        `label`: the declaration that made the server; `managed`: the server's own, else
+        its profile's."""
         units = self.units
         profile = self.profile(profile_name)
         if units is None or profile is None:
             return []  # the rules report the missing SU or profile
         nics, count = profile.nics, len(profile.nics)
+        managed = _first(managed, profile.managed)
         if units.attach is Attach.RAIL:
             leaf = self.leaf
             return [HostSlot(name=name, leaf=leaf(su, k), port=server, nic=nic,
                              mtu=profile.mtu, path=path, mtu_path=profile.mtu_path,
                              nic_index=k, rail=k, su=su, role=profile.role,
-                             platform=profile.platform, nics=count, file=file, server=label)
+                             platform=profile.platform, nics=count, file=file, server=label,
+                             managed=managed)
                     for k, nic in enumerate(nics, 1)]
         per_leaf = math.ceil(units.servers / (units.leaves or 1))
         leaf_name = self.leaf(su, (server - 1) // per_leaf + 1)
@@ -410,7 +425,7 @@ class _Placer:
         return [HostSlot(name=name, leaf=leaf_name, port=first + k, nic=nic, mtu=profile.mtu,
                          path=path, mtu_path=profile.mtu_path, nic_index=k, su=su,
                          role=profile.role, platform=profile.platform, nics=count, file=file,
-                         server=label)
+                         server=label, managed=managed)
                 for k, nic in enumerate(nics, 1)]
 
 
@@ -434,17 +449,19 @@ def _placed_servers(intent: Intent, placer: _Placer) -> list[HostSlot]:
         if server.cabling is None:
             assert server.su is not None and server.port is not None
             out += placer.in_su(server.name, server.profile, server.su, server.port, path,
-                                "hosts", f"servers[{index}]")
+                                "hosts", f"servers[{index}]", server.managed)
             continue
         profile = intent.hosts.profiles.get(server.profile)
         if profile is None:
             continue
         nics = profile.nics.resolved()
         mtu, mtu_path = _profile_mtu(intent, profile, server.profile)
+        managed = _first(server.managed, _first(profile.managed,
+                                                intent.hosts.defaults.managed))
         for k, (nic, cable) in enumerate(zip(nics, server.cabling, strict=False), 1):
             out.append(HostSlot(name=server.name, leaf=cable.leaf, port=cable.port, nic=nic,
                                 mtu=mtu, path=(*path, "cabling", k - 1), mtu_path=mtu_path,
                                 nic_index=k, role=profile.role.value,
                                 platform=profile.platform, nics=len(nics),
-                                server=f"servers[{index}]"))
+                                server=f"servers[{index}]", managed=managed))
     return out

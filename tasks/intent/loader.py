@@ -40,6 +40,9 @@ def _reason(error: Any) -> str:
         message = message.removeprefix(prefix)
     if kind in {"int_parsing", "float_parsing"}:
         return f"{error['input']!r} is not {'an integer' if kind == 'int_parsing' else 'a number'}"
+    if kind == "bool_type":
+        shown = "null" if error["input"] is None else repr(error["input"])
+        return f"{shown} is not true or false"
     if kind.startswith("string_pattern"):
         return f"{error['input']!r} is not a valid name ({message})"
     return message

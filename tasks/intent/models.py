@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -24,7 +25,15 @@ from pydantic import (
 
 from flatfab.intent.asns import Asn, AsnRange
 from flatfab.intent.base import SPEEDS_MBPS, Kind, Strict
-from flatfab.intent.clos import Planes, Pods, ScalableUnits, Server, ServerProfile, SuperSpines
+from flatfab.intent.clos import (
+    MANAGED_HELP,
+    Planes,
+    Pods,
+    ScalableUnits,
+    Server,
+    ServerProfile,
+    SuperSpines,
+)
 from flatfab.intent.names import check_name, check_tenant
 from flatfab.intent.numbers import asn_problem, space_problem, table_problem
 from flatfab.intent.optics import Media, cable_problem, media_problem
@@ -383,6 +392,9 @@ class HostSpec(Strict):
     nic: Annotated[str, Field(pattern=IFNAME_RE)] | None = Field(
         None, description="Its data NIC. Default: `defaults.nic`.")
     mtu: Mtu | None = Field(None, description="Its NIC's MTU. Default: `defaults.mtu`.")
+    managed: StrictBool | None = Field(
+        default=None, description=f"{MANAGED_HELP} Default: the leaf's `managed`, else "
+        "`defaults.managed`.")
 
 
 class LeafHosts(Strict):
@@ -391,6 +403,9 @@ class LeafHosts(Strict):
     count: Annotated[int, Field(ge=0, le=512)] | None = Field(
         None, description="Hosts on ports 1..count, named by `defaults.name_format`.")
     hosts: list[HostSpec] | None = Field(None, description="The hosts, one by one.")
+    managed: StrictBool | None = Field(
+        default=None, description=f"{MANAGED_HELP} For every host of this leaf (a host's "
+        "own `managed` wins). Default: `defaults.managed`.")
 
     @model_validator(mode="after")
     def _one_of(self) -> LeafHosts:
@@ -418,6 +433,9 @@ class HostDefaults(Strict):
     name_format: str = Field(
         "{leaf}-h{port}", description="How hosts without a name are named, from `{leaf}` "
         "and `{port}`; a generated name must be a valid name too.")
+    managed: StrictBool = Field(
+        default=True, description=f"{MANAGED_HELP} For every host and server a leaf, a "
+        "profile or the host itself does not say otherwise of.")
 
     @field_validator("routes")
     @classmethod

@@ -18,6 +18,15 @@ def _empty(value: object) -> bool:
     return not value
 
 
+def _true(value: object) -> bool:
+    """A flag that is true by default stays out of serialized state while true."""
+    return value is True
+
+
+# why flatfab reads nothing from an unmanaged host: every host-side check names it
+UNMANAGED = "unmanaged: flatfab does not log in to it"
+
+
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -311,6 +320,9 @@ class DeviceState(Model):
     qos: DeviceQos | None = None
     reachable: bool = True
     errors: list[str] = Field(default_factory=list)
+    # planned: false for a host another team runs (hosts.yaml `managed: false`): planned and
+    # rendered, checked from the switches' side, never connected to
+    managed: bool = Field(default=True, exclude_if=_true)
 
 
 class Link(Model):
@@ -344,3 +356,12 @@ class FabricState(Model):
 
     def of_role(self, role: Role) -> list[DeviceState]:
         return [d for d in self.devices.values() if d.role is role]
+
+    def managed(self) -> dict[str, DeviceState]:
+        """The devices flatfab connects to, in plan order: every switch and every managed
+        host. An unmanaged host is planned and rendered, but never read or changed."""
+        return {n: d for n, d in self.devices.items() if d.managed}
+
+    def unmanaged(self) -> list[str]:
+        """The hosts flatfab plans but never connects to, in plan order."""
+        return [n for n, d in self.devices.items() if not d.managed]

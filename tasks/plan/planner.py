@@ -248,7 +248,7 @@ def _plan(intent: Intent) -> FabricState:
                 name=host.name, role=Role.HOST,
                 platform=host.platform or intent.hosts.defaults.platform,
                 tenant=vrf if vrf_id is not None else None, su=host.su, pod=leaf.pod,
-                server_role=host.role)
+                server_role=host.role, managed=host.managed)
         device.interfaces[host.nic] = _nic(
             name=host.nic, mtu=host.mtu, addresses=[address],
             speed_mbps=host_speed, peer=leaf_end, rail=host.rail)

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from html import escape
 
 from flatfab.checks import Finding, Severity
+from flatfab.model.state import UNMANAGED
 from flatfab.reports.fabric_layout import (
     Fold,
     Group,
@@ -29,9 +30,11 @@ from flatfab.reports.fabric_text import GROUP_FONT, HOST_FONT, NARROW_FONT, SWIT
 from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary
 from flatfab.reports.statuses import (
     COLOURS,
+    DARK_TEXT,
     LINK_COLOURS,
     LINK_LAYER,
     LINK_OK,
+    OUTLINED,
     device_statuses,
     link_statuses,
     rank,
@@ -60,7 +63,7 @@ def _n(value: float) -> str:
 
 
 def _text_colour(status: str) -> str:
-    return "#1b1b1b" if status == "warning" else "#ffffff"
+    return "#1b1b1b" if status in DARK_TEXT else "#ffffff"
 
 
 # ---------------------------------------------------------------- nodes
@@ -71,7 +74,9 @@ def _tooltip(device: DeviceSummary, status: str, findings: list[Finding],
     where = ", ".join(f"{'SU' if k == 'su' else k} {v}" for k, v in device.placement.items())
     lines = [f"{device.name} ({device.role}, {device.platform}{', ' + where if where else ''})",
              f"status: {status}"]
-    if unread is not None:
+    if not device.managed:
+        lines.append(UNMANAGED)
+    elif unread is not None:
         lines.append(f"not read: {unread}")
     elif not device.reachable:
         lines.append("not read")
@@ -108,8 +113,9 @@ def _label(node: Node, status: str) -> str:
 
 def _node(device: DeviceSummary, node: Node, status: str, tooltip: str) -> str:
     box = node.box
-    dashed = ' stroke-dasharray="4 3"' if status == "unread" else ""
-    stroke = "#333333" if status == "unread" else "#ffffff"
+    outlined = status in OUTLINED  # unread or unmanaged: nothing of it was read
+    dashed = ' stroke-dasharray="4 3"' if outlined else ""
+    stroke = "#333333" if outlined else "#ffffff"
     return (f'<g class="device" data-device="{escape(device.name)}" '
             f'data-status="{status}" tabindex="0"><title>{escape(tooltip)}</title>'
             f'<rect x="{_n(box.x)}" y="{_n(box.y)}" width="{_n(box.w)}" height="{_n(box.h)}" '

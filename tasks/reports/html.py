@@ -1,6 +1,7 @@
 """The audit (or watch) as one self-contained HTML page: a fabric diagram, the devices not
-read (with why), findings and config drift (a watch's: the findings active at the end and
-what was raised and cleared).
+read (with why), findings, config drift and, apart, what was not judged (an unmanaged host,
+a setting a device does not state); a watch's: the findings active at the end and what was
+raised and cleared.
 
 Everything is inline (CSS, SVG, a little JS, no external URL), so the file can be mailed,
 attached to a CI run or opened from a jump host without network access. The page is complete
@@ -18,15 +19,17 @@ from flatfab.reports.fabric_layout import LEAVES_MAX, layout
 from flatfab.reports.fabric_servers import HOSTS_PER_GROUP
 from flatfab.reports.fabric_svg import diagram, standalone_diagram
 from flatfab.reports.json_report import event_key
-from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo
+from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo, judged, unjudged
 from flatfab.reports.statuses import (
     AMBER,
     BLUE,
     COLOURS,
+    DASHED,
     GREEN,
     GREY,
     LEGEND,
     LINK_OK,
+    PALE,
     PURPLE,
     RED,
     device_statuses,
@@ -164,6 +167,7 @@ def _summary(report: AuditReport) -> str:
     cards = [_card(counts[s.value], s.value, COLOURS[s.value]) for s in Severity]
     drifted = len(report.drift)
     unread = len(set(report.unread) | {d.name for d in report.devices if not d.reachable})
+    unmanaged = sum(1 for d in report.devices if not d.managed)
     if report.watch is None:
         cards += [_card(drifted, "drifted devices", PURPLE),
                   _card(unread, "devices not read", GREY)]
@@ -171,6 +175,8 @@ def _summary(report: AuditReport) -> str:
         cards += [_card(unread, "devices not heard", GREY),
                   _card(report.watch.ticks, f"intervals of {report.watch.interval_s:g} s",
                         LINK_OK)]
+    if unmanaged:
+        cards.append(_card(unmanaged, "unmanaged hosts (never read)", PALE))
     cards += [_card(len(report.devices), "devices", LINK_OK),
               _card(len(set(report.checks_run)), "checks run", LINK_OK)]
     out = f'<section class="cards">{"".join(cards)}</section>'
@@ -181,7 +187,7 @@ def _summary(report: AuditReport) -> str:
 
 
 def _legend() -> str:
-    items = [f'<li><i style="background:{c}"{" class=dashed" if c == GREY else ""}></i>'
+    items = [f'<li><i style="background:{c}"{" class=dashed" if c in DASHED else ""}></i>'
              f"{_e(label)}</li>" for label, c in LEGEND]
     items.append(f'<li><i style="background:{LINK_OK};height:3px;vertical-align:3px"></i>'
                  "link without findings (a rail's links: the picture's own legend)</li>")
@@ -214,9 +220,10 @@ def _finding_row(f: Finding) -> str:
 
 def _findings(report: AuditReport) -> str:
     title = "Findings" if report.watch is None else "Findings active at the end"
-    if not report.findings:
+    verdicts = judged(report.findings)
+    if not verdicts:
         return f"<section><h2>{title}</h2><p>No findings.</p></section>"
-    ordered = sorted(report.findings,
+    ordered = sorted(verdicts,
                      key=lambda f: (*f.sort_key, f.link or "", f.expected, f.actual))
     head = "".join(f"<th>{h}</th>" for h in ("severity", "check", "device", "port", "VRF",
                                               "expected", "actual", "finding"))
@@ -228,6 +235,22 @@ def _findings(report: AuditReport) -> str:
             '<span id="shown"></span></div>'
             f'<table id="findings"><thead><tr>{head}</tr></thead><tbody>'
             + "\n".join(_finding_row(f) for f in ordered) + "</tbody></table></section>")
+
+
+def _not_judged(report: AuditReport) -> str:
+    """What was not judged: one row per device (and port) and reason, with its checks."""
+    rows = unjudged(report.findings)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{h}</th>" for h in ("device", "port", "why", "checks"))
+    body = "\n".join(
+        f'<tr data-device="{_e(row.device)}" data-severity="not-judged">'
+        + "".join(f"<td>{_e(c)}</td>" for c in (row.device, row.port, row.message,
+                                                ", ".join(row.checks))) + "</tr>"
+        for row in rows)
+    return ('<section><h2>Not judged</h2><p class="sub">Neither passed nor failed: flatfab '
+            f'could not judge these.</p><table id="not-judged"><thead><tr>{head}</tr>'
+            f"</thead><tbody>{body}</tbody></table></section>")
 
 
 def _events(info: WatchInfo) -> str:
@@ -313,7 +336,7 @@ def _timings(report: AuditReport) -> str:
 
 
 def _body(report: AuditReport) -> str:
-    clean = (not report.findings and not report.drift and not report.unread
+    clean = (not judged(report.findings) and not report.drift and not report.unread
              and report.error is None)
     parts = [_header(report), _summary(report), _fabric(report), _unread(report)]
     if clean:
@@ -321,6 +344,7 @@ def _body(report: AuditReport) -> str:
                      else '<p class="clean">No findings.</p>')
     else:
         parts += [_findings(report), _drift(report)]
+    parts.append(_not_judged(report))
     if report.watch is not None:
         parts.append(_events(report.watch))
     parts.append(_timings(report))

@@ -2,6 +2,9 @@
 
 `unread` lists every device that was not read, with why (status "incomplete", exit code 3,
 when nothing read is wrong); `drift` holds only devices whose config was read and differs.
+An unmanaged host (a device's `managed` false) is never read by design: it is not in
+`unread`, and what the checks did not judge on it are findings of severity `not-judged`,
+which never change the status.
 
 Keys are sorted and every list has a fixed order, so two runs that find the same things
 write byte-identical files and a plain `diff` between two audits shows what changed.
@@ -50,10 +53,10 @@ def _watch(info: WatchInfo) -> dict[str, Any]:
 
 
 def _device(device: DeviceSummary) -> dict[str, Any]:
-    """A device's name, role, platform and reachability, and where it sits when the fabric
-    says (a classic leaf-spine's devices read as they always did)."""
+    """A device's name, role, platform, reachability and whether flatfab manages it, and
+    where it sits when the fabric says (a classic leaf-spine's devices have no placement)."""
     return {"name": device.name, "role": device.role, "platform": device.platform,
-            "reachable": device.reachable, **device.placement}
+            "reachable": device.reachable, "managed": device.managed, **device.placement}
 
 
 def as_dict(report: AuditReport) -> dict[str, Any]:

@@ -2,10 +2,14 @@
 devices as tests.
 
 One testcase per check (fails on a finding that fails verify: info does not) and one per
+One testcase per check (fails on a finding that fails verify: info does not) and one per
 device (fails on config drift); a device that was not read is an error, never a pass or a
 failure: its testcase in the drift suite errors with why (type "unread"), and so does the
-check that names unread devices when that is all it found. A watch has the checks suite
-only (its findings are the telemetry checks'). Built with ElementTree so device output
+check that names unread devices when that is all it found. What a check could not judge on
+a device (an unmanaged host, a setting a device does not state) is a skipped testcase of its
+own, `<check> [<device>]`, and an unmanaged host's config-drift case is skipped: never a pass,
+never a failure, never an error (flatfab never reads it by design). A watch has the checks
+suite only (its findings are the telemetry checks'). Built with ElementTree so device output
 with `<` or `&` is escaped correctly.
 """
 
@@ -15,9 +19,10 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from flatfab.checks import Finding
+from flatfab.checks import Finding, Severity
 from flatfab.checks.base import about_read
-from flatfab.reports.model import AuditReport, DeviceDrift
+from flatfab.model.state import UNMANAGED
+from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary
 
 HEADER = '<?xml version="1.0" encoding="utf-8"?>\n'
 # Characters XML 1.0 cannot carry at all, even escaped (device output may hold them).
@@ -70,13 +75,33 @@ def _check_case(suite: ET.Element, check_id: str, findings: list[Finding],
         ET.SubElement(case, "system-out").text = _clean(text + "\n")
 
 
+def _unjudged_case(suite: ET.Element, check_id: str, device: str,
+                   findings: list[Finding]) -> None:
+    """What `check_id` did not judge on `device`: skipped, with each reason."""
+    case = _case(suite, "flatfab.checks", f"{check_id} [{device}]")
+    reasons = sorted({f.message for f in findings})
+    message = reasons[0] if len(reasons) == 1 else _plural(len(reasons), "setting") + \
+        " not judged"
+    skipped = ET.SubElement(case, "skipped", {"message": _clean(message)})
+    skipped.text = _clean("\n".join(finding_line(f) for f in findings) + "\n")
+
+
 def _checks_suite(root: ET.Element, report: AuditReport) -> ET.Element:
     by_check: dict[str, list[Finding]] = defaultdict(list)
+    unjudged: dict[tuple[str, str], list[Finding]] = defaultdict(list)
     for finding in report.findings:
-        by_check[finding.check].append(finding)
+        if finding.severity is Severity.NOT_JUDGED:
+            unjudged[(finding.check, finding.device or "")].append(finding)
+        else:
+            by_check[finding.check].append(finding)
     suite = ET.SubElement(root, "testsuite", {"name": "checks"})
-    for check_id in sorted(set(report.checks_run) | set(by_check)):
+    skipped_by = defaultdict(list)
+    for check_id, device in sorted(unjudged):
+        skipped_by[check_id].append(device)
+    for check_id in sorted(set(report.checks_run) | set(by_check) | set(skipped_by)):
         _check_case(suite, check_id, _ordered(by_check.get(check_id, [])), report.unread)
+        for device in skipped_by.get(check_id, []):
+            _unjudged_case(suite, check_id, device, _ordered(unjudged[(check_id, device)]))
     return suite
 
 
@@ -91,9 +116,11 @@ def drift_text(entry: DeviceDrift) -> str:
 
 
 def _drift_case(suite: ET.Element, device: str, entry: DeviceDrift | None,
-                unread: str | None) -> None:
+                unread: str | None, summary: DeviceSummary | None) -> None:
     case = _case(suite, "flatfab.drift", device)
-    if unread is not None:
+    if summary is not None and not summary.managed:
+        ET.SubElement(case, "skipped", {"message": f"config not compared: {UNMANAGED}"})
+    elif unread is not None:
         error = ET.SubElement(case, "error", {"message": _clean(unread),
                                               "type": "unread"})
         error.text = _clean(unread + "\n")
@@ -106,9 +133,11 @@ def _drift_case(suite: ET.Element, device: str, entry: DeviceDrift | None,
 
 def _drift_suite(root: ET.Element, report: AuditReport) -> ET.Element:
     drift = {d.device: d for d in report.drift}
+    devices = {d.name: d for d in report.devices}
     suite = ET.SubElement(root, "testsuite", {"name": "config-drift"})
-    for device in sorted({d.name for d in report.devices} | set(drift) | set(report.unread)):
-        _drift_case(suite, device, drift.get(device), report.unread.get(device))
+    for device in sorted(set(devices) | set(drift) | set(report.unread)):
+        _drift_case(suite, device, drift.get(device), report.unread.get(device),
+                    devices.get(device))
     return suite
 
 
@@ -120,16 +149,17 @@ def _audit_suite(root: ET.Element, error: str, kind: str) -> ET.Element:
     return suite
 
 
-def _count(suite: ET.Element) -> tuple[int, int, int]:
-    """(tests, failures, errors) of a suite, also written onto it."""
+def _count(suite: ET.Element) -> tuple[int, int, int, int]:
+    """(tests, failures, errors, skipped) of a suite, also written onto it."""
     cases = suite.findall("testcase")
     failures = sum(1 for c in cases if c.find("failure") is not None)
     errors = sum(1 for c in cases if c.find("error") is not None)
+    skipped = sum(1 for c in cases if c.find("skipped") is not None)
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
-    suite.set("skipped", "0")
-    return len(cases), failures, errors
+    suite.set("skipped", str(skipped))
+    return len(cases), failures, errors, skipped
 
 
 def render(report: AuditReport) -> str:
@@ -142,7 +172,7 @@ def render(report: AuditReport) -> str:
     suites.append(_checks_suite(root, report))
     if report.watch is None:
         suites.append(_drift_suite(root, report))
-    totals = [0, 0, 0]
+    totals = [0, 0, 0, 0]
     for suite in suites:
         suite.set("timestamp", report.started)
         for i, value in enumerate(_count(suite)):
@@ -150,6 +180,7 @@ def render(report: AuditReport) -> str:
     root.set("tests", str(totals[0]))
     root.set("failures", str(totals[1]))
     root.set("errors", str(totals[2]))
+    root.set("skipped", str(totals[3]))
     root.set("time", f"{report.duration_s:.3f}")
     ET.indent(root, space=" ")
     return HEADER + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,7 +1,9 @@
 """The audit (or watch) as Markdown, for a CI job summary, a pull request comment or a ticket.
 
 A device that was not read has a row of its own, with why, under "Not read" (a watch's: "Not
-heard"); it is never counted as drift.
+heard"); it is never counted as drift. What was not judged (an unmanaged host, which flatfab
+never reads, or a setting a device does not state) is listed apart under "Not judged": never
+a finding, never a pass.
 
 Cells are escaped (pipes, HTML, line breaks) because findings quote device output verbatim,
 and diffs are fenced with a fence longer than any backtick run inside them.
@@ -13,7 +15,7 @@ import re
 
 from flatfab.checks import Finding, Severity
 from flatfab.reports.json_report import event_key
-from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo
+from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo, judged, unjudged
 
 _BACKTICKS = re.compile(r"`+")
 _HEADER = "| severity | check | device | port | VRF | expected | actual | finding |"
@@ -46,7 +48,9 @@ def _summary(report: AuditReport) -> str:
                 f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
                 f"**{info.ticks} intervals** of {info.interval_s:g} s{stopped} · "
                 f"{report.duration_s:.1f} s")
-    return (f"**{len(report.devices)} devices** ({len(report.unread)} not read) · "
+    unmanaged = sum(1 for d in report.devices if not d.managed)
+    never = f", {unmanaged} unmanaged: never read" if unmanaged else ""
+    return (f"**{len(report.devices)} devices** ({len(report.unread)} not read{never}) · "
             f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
             f"**{len(report.drift)} drifted devices** · {report.duration_s:.1f} s")
 
@@ -59,10 +63,20 @@ def _row(finding: Finding) -> str:
 
 
 def _findings(report: AuditReport) -> list[str]:
-    ordered = sorted(report.findings,
+    ordered = sorted(judged(report.findings),
                      key=lambda f: (*f.sort_key, f.link or "", f.expected, f.actual))
     title = "## Findings" if report.watch is None else "## Findings active at the end"
     return [title, "", _HEADER, "|" + "---|" * 8, *(_row(f) for f in ordered), ""]
+
+
+def _not_judged(report: AuditReport) -> list[str]:
+    """What was not judged: one row per device (and port) and reason, with its checks."""
+    lines = ["## Not judged", "", "Neither passed nor failed: flatfab could not judge these.",
+             "", "| device | port | why | checks |", "|" + "---|" * 4]
+    for row in unjudged(report.findings):
+        cells = [row.device, row.port, row.message, ", ".join(row.checks)]
+        lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
+    return [*lines, ""]
 
 
 def _events(info: WatchInfo) -> list[str]:
@@ -113,11 +127,14 @@ def render(report: AuditReport) -> str:
         lines += [f"**The {report.kind} could not run:** {cell(report.error)}", ""]
     if report.unread:
         lines += _unread(report)
-    if report.findings:
+    verdicts = judged(report.findings)
+    if verdicts:
         lines += _findings(report)
+    if len(verdicts) < len(report.findings):
+        lines += _not_judged(report)
     if report.drift:
         lines += _drift(report)
-    if (not report.findings and not report.drift and not report.unread
+    if (not verdicts and not report.drift and not report.unread
             and report.error is None):
         lines += ["No findings, no drift." if report.watch is None else "No findings.", ""]
     if report.watch is not None and (report.watch.events or report.watch.events_left_out):

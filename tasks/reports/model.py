@@ -13,6 +13,7 @@ from a clock here).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
@@ -77,12 +78,41 @@ class DeviceSummary:
     pod: int | None = None
     su: int | None = None
     rail: int | None = None
+    # false: an unmanaged host, never read (its own state not judged; never unread either)
+    managed: bool = True
 
     @property
     def placement(self) -> dict[str, int]:
         """Where the device sits, the fields that are set only."""
         found = {"plane": self.plane, "pod": self.pod, "su": self.su, "rail": self.rail}
         return {key: value for key, value in found.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """What was not judged on one device (and port), and why, with every check that says so:
+    the not-judged findings as a report lists them (one row per unmanaged host, not one per
+    host and check)."""
+
+    device: str
+    port: str
+    message: str
+    checks: tuple[str, ...]
+
+
+def unjudged(findings: Iterable[Finding]) -> list[Unjudged]:
+    """The not-judged findings grouped by device, port and message, in a stable order."""
+    grouped: dict[tuple[str, str, str], set[str]] = {}
+    for f in findings:
+        if f.severity is Severity.NOT_JUDGED:
+            grouped.setdefault((f.device or "", f.port or "", f.message), set()).add(f.check)
+    return [Unjudged(device, port, message, tuple(sorted(checks)))
+            for (device, port, message), checks in sorted(grouped.items())]
+
+
+def judged(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that are a verdict (every severity but not-judged)."""
+    return [f for f in findings if f.severity is not Severity.NOT_JUDGED]
 
 
 @dataclass(frozen=True)
@@ -170,9 +200,16 @@ class AuditReport:
         return AuditStatus.INCOMPLETE if self.unread else AuditStatus.CLEAN
 
     @property
-    def judged_findings(self) -> list[Finding]:
-        """The findings on what was read (not those that only say a device was not read)."""
+    def read_findings(self) -> list[Finding]:
+        """The findings on what was read (not those that only say a device was not read),
+        verdicts and not-judged alike."""
         return about_read(self.findings, self.unread)
+
+    @property
+    def judged_findings(self) -> list[Finding]:
+        """The verdicts on what was read: neither a device's "not read" nor what was not
+        judged (an unmanaged host, a setting a device does not state)."""
+        return judged(self.read_findings)
 
     def findings_by_severity(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Severity}
@@ -181,15 +218,17 @@ class AuditReport:
         return counts
 
     def worst_by_device(self) -> dict[str, str]:
-        """Device -> its worst finding severity, or "drift" for config drift alone (an
-        unread device's own status is "unread": flatfab.reports.html)."""
+        """Device -> its worst finding severity, or "drift" for config drift with no verdict
+        (what was not judged is no verdict: it never hides drift); an unread device's own
+        status is "unread", an unmanaged host's "unmanaged" (flatfab.reports.statuses)."""
         worst: dict[str, str] = {}
         for f in self.findings:
             if f.device is None:
                 continue
             current = worst.get(f.device)
-            if current is None or current == "drift" or Severity(current).rank > f.severity.rank:
+            if current is None or Severity(current).rank > f.severity.rank:
                 worst[f.device] = f.severity.value
         for d in self.drift:
-            worst.setdefault(d.device, "drift")
+            if worst.get(d.device, Severity.NOT_JUDGED.value) == Severity.NOT_JUDGED.value:
+                worst[d.device] = "drift"
         return worst

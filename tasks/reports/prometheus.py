@@ -2,7 +2,9 @@
 
 Alerts then fire on findings and drift, on devices the audit could not read
 (`devices_unread`, and `device_unread` per device: never counted as drift), and on an audit
-that stopped running or succeeding:
+that stopped running or succeeding. Unmanaged hosts (never read by design, never unread) are
+counted apart, `devices_unmanaged`, and what was not judged has its own severity label,
+`not-judged`, which no alert on failing severities matches:
 a failed audit keeps the previous success time (read back from the last .prom file) so
 `time() - flatfab_audit_last_success_timestamp_seconds` keeps growing until one succeeds.
 """
@@ -32,6 +34,8 @@ _HELP = {
     "devices_drifted": "Devices whose running config was read and differs from the intent.",
     "devices_unread": "Devices the last {kind} could not read (judged neither way).",
     "device_unread": "1 for each device the last {kind} could not read.",
+    "devices_unmanaged": "Planned hosts flatfab never reads (unmanaged): their own state is "
+                         "not judged.",
     "duration_seconds": "How long the last {kind} took.",
     "last_run_timestamp_seconds": "When the last {kind} started (Unix time).",
     "last_success_timestamp_seconds": "When the last {kind} that could run started (Unix "
@@ -97,6 +101,8 @@ def _families(report: AuditReport, last_success: float | None) -> dict[str, list
             (fabric, float(len(report.drift)))],
         "devices_unread": [(fabric, float(len(report.unread)))],
         "device_unread": [({**fabric, "device": name}, 1.0) for name in sorted(report.unread)],
+        "devices_unmanaged": [
+            (fabric, float(sum(1 for d in report.devices if not d.managed)))],
         "duration_seconds": [(fabric, report.duration_s)],
         "last_run_timestamp_seconds": [(fabric, report.started_epoch)],
         "last_success_timestamp_seconds": [] if last_success is None else [(fabric, last_success)],

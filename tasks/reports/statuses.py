@@ -11,12 +11,21 @@ from flatfab.reports.model import AuditReport
 
 RED, AMBER, BLUE = "#d62728", "#ff9f1c", "#1f77b4"
 PURPLE, GREY, GREEN = "#9467bd", "#7f7f7f", "#2ca02c"
+OLIVE, PALE = "#bcbd22", "#d9dde2"  # apart from every rail colour too
+# "unread": flatfab tried and could not read the device; "unmanaged": a host it never
+# logs in to by design (hosts.yaml `managed: false`); "not-judged": a device with nothing
+# wrong but something a check could not judge (a setting it does not state)
 COLOURS = {"critical": RED, "error": RED, "warning": AMBER, "info": BLUE, "drift": PURPLE,
-           "unread": GREY, "clean": GREEN}
+           "unread": GREY, "not-judged": OLIVE, "unmanaged": PALE, "clean": GREEN}
 # Worst first: which devices a crowded picture draws, and the colour of what it folds.
-STATUS_ORDER = ("critical", "error", "warning", "unread", "drift", "info", "clean")
+STATUS_ORDER = ("critical", "error", "warning", "unread", "drift", "info", "not-judged",
+                "unmanaged", "clean")
 LEGEND = (("critical / error", RED), ("warning", AMBER), ("info", BLUE),
-          ("config drift only", PURPLE), ("not read", GREY), ("clean", GREEN))
+          ("config drift only", PURPLE), ("not read", GREY), ("not judged", OLIVE),
+          ("unmanaged host: never read", PALE), ("clean", GREEN))
+OUTLINED = frozenset({"unread", "unmanaged"})  # statuses drawn with a dashed outline
+DASHED = frozenset(COLOURS[s] for s in OUTLINED)  # their legend swatches
+DARK_TEXT = frozenset({"warning", "not-judged", "unmanaged"})  # light fills: a label in dark text
 LINK_OK = "#b4bcc6"
 LINK_COLOURS = {"critical": RED, "error": RED, "warning": AMBER}
 LINK_LAYER = {"warning": 1, "error": 2, "critical": 3}  # drawn last = on top
@@ -24,9 +33,12 @@ _VRF_SUFFIX = re.compile(r"\.\d+$")
 
 
 def device_statuses(report: AuditReport) -> dict[str, str]:
-    """Device -> diagram status: unread wins (what was not read cannot be judged)."""
+    """Device -> diagram status: an unmanaged host is "unmanaged" (never read by design: its
+    own findings are all not judged); otherwise unread wins (what was not read cannot be
+    judged)."""
     worst = report.worst_by_device()
-    return {d.name: "unread" if not d.reachable or d.name in report.unread
+    return {d.name: "unmanaged" if not d.managed
+            else "unread" if not d.reachable or d.name in report.unread
             else worst.get(d.name, "clean") for d in report.devices}
 
 

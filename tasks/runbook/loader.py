@@ -74,9 +74,11 @@ def check_against_fabric(rollout: RolloutPlan, doc: Any, file: str, plan: Fabric
     if not problems:
         for scheduled in result.phases:
             if not scheduled.batches:
+                why = ("earlier phases took every match, and no rollout takes an "
+                       "unmanaged host" if result.unmanaged else "earlier phases took every "
+                       "match")
                 problem(("phases", scheduled.index, "select"),
-                        f"phase {scheduled.phase.name!r} selects no device (earlier phases "
-                        "took every match)")
+                        f"phase {scheduled.phase.name!r} selects no device ({why})")
     if problems:
         raise InputError(problems)
     return result

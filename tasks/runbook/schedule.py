@@ -1,7 +1,8 @@
 """Which devices each phase of a rollout plan takes, in which batches. Pure and deterministic.
 
 A device belongs to the first phase that selects it, so "canary, then the rest" is two
-phases whose second selects everything. Devices no phase selects are left alone.
+phases whose second selects everything. Devices no phase selects are left alone, and so is
+every unmanaged host (hosts.yaml `managed: false`): no phase ever takes one.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ class ScheduledPhase:
 class Schedule:
     phases: tuple[ScheduledPhase, ...]
     unselected: tuple[str, ...]  # planned devices no phase takes
+    unmanaged: tuple[str, ...] = ()  # planned hosts no rollout touches
 
 
 def hosts_by_leaf(plan: FabricState) -> dict[str, list[str]]:
-    """Leaf -> the hosts cabled to it, in plan order."""
+    """Leaf -> the managed hosts cabled to it, in plan order."""
     out: dict[str, list[str]] = {}
     for device in plan.devices.values():
-        if device.role is Role.HOST:
+        if device.role is Role.HOST and device.managed:
             for iface in device.interfaces.values():
                 if iface.kind is IfKind.NIC and iface.peer is not None:
                     out.setdefault(iface.peer.device, []).append(device.name)
@@ -57,14 +59,15 @@ def matches(select: Select, device: DeviceState, groups: Sequence[str]) -> bool:
 
 def schedule(rollout: RolloutPlan, plan: FabricState,
              groups: Mapping[str, Sequence[str]]) -> Schedule:
-    """Assign every planned device to at most one phase and batch."""
+    """Assign every planned device but the unmanaged hosts to at most one phase and batch."""
     attached = hosts_by_leaf(plan)
     taken: set[str] = set()
     phases: list[ScheduledPhase] = []
     for index, phase in enumerate(rollout.phases):
         units: list[list[str]] = []  # a selected device, with its hosts when attached
         for name, device in plan.devices.items():
-            if name in taken or not matches(phase.select, device, groups.get(name, ())):
+            if name in taken or not device.managed or not matches(phase.select, device,
+                                                                   groups.get(name, ())):
                 continue
             unit = [name]
             taken.add(name)
@@ -84,5 +87,6 @@ def schedule(rollout: RolloutPlan, plan: FabricState,
         batches = tuple(tuple(d for unit in units[i:i + size] for d in unit)
                         for i in range(0, len(units), size))
         phases.append(ScheduledPhase(index=index, phase=phase, batches=batches))
-    unselected = tuple(n for n in plan.devices if n not in taken)
-    return Schedule(phases=tuple(phases), unselected=unselected)
+    unmanaged = tuple(plan.unmanaged())
+    unselected = tuple(n for n, d in plan.devices.items() if n not in taken and d.managed)
+    return Schedule(phases=tuple(phases), unselected=unselected, unmanaged=unmanaged)

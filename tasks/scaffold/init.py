@@ -120,7 +120,8 @@ def build(example: str, fabric: str, choice: choices.PlatformChoice, command: st
     with tempfile.TemporaryDirectory(prefix="flatfab-init-") as scratch:
         for name, text in inventory.items():
             (Path(scratch) / name).write_text(text, encoding="utf-8")
-        # its shape and platforms: logins and host keys are the operator's to fill in
+        # as Nornir reads it and against the plan; its logins are the operator's to fill in
+        # (placeholder addresses, no keys yet), so they are checked at the first connection
         inventory_check.validate(Path(scratch), plan, connects=False)
     groups = inventory_files.layout(plan).host_groups
     plans = runbooks.fitting(bundled.folder("runbooks"), plan, groups, CATALOG)

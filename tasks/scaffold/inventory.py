@@ -2,8 +2,10 @@
 operator fills in: management addresses, user names, where passwords come from, SSH keys and
 the agent, known_hosts, each platform's connection options, timeouts, gNMI targets.
 
-Every planned device is a host, each in its role's group (`spines`, `leafs`, `hosts`, as
-the lab's inventory names them, so a runbook's `group:` selects the same devices in both).
+Every device flatfab connects to (`required_devices`: every switch and every managed host)
+is a host, each in its role's group (`spines`, `leafs`, `hosts`, as the lab's inventory
+names them, so a runbook's `group:` selects the same devices in both); an unmanaged host
+(the intent's `managed: false`) needs no entry and gets none, only its name in a comment.
 A role whose switches share one platform carries that platform and its plugin's options;
 a role that mixes platforms gets one group per platform (`leafs-eos`), listed before the
 role's own, so the platform and options come from it and the user name from the role.
@@ -25,6 +27,7 @@ from ruamel.yaml.error import YAMLError
 from flatfab.errors import FlatfabError
 from flatfab.model.state import FabricState, Role
 from flatfab.platforms.base import InventoryOption, Platform
+from flatfab.workflows.inventory_checks import required_devices
 
 # RFC 5737: TEST-NET-1, -2 and -3, for documentation; never routed
 PLACEHOLDER_NETS = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
@@ -68,8 +71,9 @@ def placeholders() -> Iterator[str]:
 def layout(plan: FabricState) -> Layout:
     groups: list[Group] = []
     host_groups: dict[str, list[str]] = {}
+    listed = required_devices(plan)
     for role in ROLE_ORDER:
-        members = [name for name, d in plan.devices.items() if d.role is role]
+        members = [name for name, d in listed.items() if d.role is role]
         if not members:
             continue
         used = sorted({plan.devices[m].platform for m in members})
@@ -86,10 +90,10 @@ def layout(plan: FabricState) -> Layout:
             host_groups.update((m, [sub.name, main.name]) for m in sub.members)
     free = placeholders()
     addresses: dict[str, str] = {}
-    for name in plan.devices:
+    for name in listed:
         address = next(free, None)
         if address is None:
-            raise FlatfabError(f"{len(plan.devices)} devices: more than the documentation "
+            raise FlatfabError(f"{len(listed)} devices: more than the documentation "
                                "ranges hold for placeholder addresses")
         addresses[name] = address
     return Layout(groups, host_groups, addresses)
@@ -220,8 +224,10 @@ def _group_lines(group: Group, platforms: Mapping[str, Platform]) -> list[str]:
 def hosts_text(plan: FabricState, fabric: str, shape: Layout) -> str:
     lines = _header(
         f"The devices of fabric {fabric}, for flatfab and any Nornir script "
-        "(SimpleInventory), written by `flatfab init`: every device of the plan, with its "
-        "groups (groups.yaml: role, platform, user name, connection options).",
+        "(SimpleInventory), written by `flatfab init`: every device of the plan flatfab "
+        "logs in to, with its groups (groups.yaml: role, platform, user name, connection "
+        "options). A host the intent marks `managed: false` (hosts.yaml: another team runs "
+        "it) needs no entry: flatfab never logs in to it, and an entry for it is ignored.",
         "",
         "hostname: the device's management address or DNS name. The placeholders "
         f"({', '.join(PLACEHOLDER_NETS)}) are documentation addresses (RFC 5737) that "
@@ -231,7 +237,10 @@ def hosts_text(plan: FabricState, fabric: str, shape: Layout) -> str:
         "A host may set anything its groups do: its own `username` (then it is a credential "
         "set of its own, password FLATFAB_PASSWORD_<HOST>), `port`, or `connection_options` "
         "(a plugin's `extras` set here replace its groups' whole: repeat the ones you keep).")
-    for name in plan.devices:
+    unmanaged = plan.unmanaged()
+    if unmanaged:
+        lines += _comment(f"unmanaged, no entry needed: {', '.join(unmanaged)}")
+    for name in shape.addresses:
         lines += [f"{name}:", f"  hostname: {shape.addresses[name]}",
                   f"  groups: [{', '.join(shape.host_groups[name])}]"]
     return "\n".join(lines) + "\n"

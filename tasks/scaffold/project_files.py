@@ -97,9 +97,11 @@ def readme(fabric: str, example: str, command: str, plan: FabricState,
         "finds it from any folder inside it. It names the fabric and holds the defaults "
         "(inventory, state folder, timeouts); each key is explained there.",
         f"- `intents/{fabric}/`: the fabric's intent. `fabric.yaml`: switches, underlay, "
-        "link classes; `hosts.yaml`: the GPU servers and how they attach; `tenants.yaml`: "
-        "tenant VRFs; `qos.yaml` (where present): the lossless RoCEv2 profile, every key "
-        "not written there at its canonical default.",
+        "link classes; `hosts.yaml`: the GPU servers and how they attach (`managed: false` "
+        "for those another team runs: planned and checked from the switches, never logged "
+        "in to, no inventory entry); `tenants.yaml`: tenant VRFs; `qos.yaml` (where "
+        "present): the lossless RoCEv2 profile, every key not written there at its canonical "
+        "default.",
         f"- `inventory/{fabric}/`: the Nornir inventory of the real devices (hosts, groups, "
         "defaults). Replace every `hostname` (documentation addresses that nothing answers) "
         "and `username`; the comments show every option: passwords (never in the files: "

@@ -6,7 +6,7 @@ port and the source object an operator has to look at:
   every neighbour LLDP sees has a cable in the source; a multi-NIC server is compared cable by
   cable, so a NIC on another rail's leaf is named by server, NIC, leaf, port and rails;
 - sot.devices: every fabric device in the source is reachable, and every reachable device
-  is in the source.
+  is in the source. An unmanaged host of the plan is never read: not judged.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from flatfab.checks.base import Finding, FindingKind, Scope, Severity
+from flatfab.checks.base import Finding, FindingKind, Scope, Severity, unmanaged_finding
 from flatfab.model.state import FabricState, Role
 from flatfab.sot.importer import SotMapping
 from flatfab.sot.snapshot import Snapshot, SotCable
@@ -42,25 +42,33 @@ KINDS = (
         Expects: every such device is managed by the intent and reachable, and every
         reachable device is in the source.
         Fails when: a device in the source is unreachable (an error) or unknown to the
-        intent, or a reachable device has no entry with a fabric role (warnings).
+        intent, or a reachable device has no entry with a fabric role (warnings). An
+        unmanaged host of the intent (hosts.yaml `managed: false`) is never read: it is not
+        judged, and a host's cable LLDP does not see is never a finding.
         Fix: Bring the unreachable device back (`device.reachable` names why), or mark it so
         in Nautobot; add a missing device to Nautobot (`flatfab sot sync --create`) or to
         the intent (`flatfab sot import`), whichever is behind."""),
 )
 
 
-def sot_findings(snapshot: Snapshot, observed: FabricState,
-                 mapping: SotMapping) -> list[Finding]:
-    found = [*_devices(snapshot, observed, mapping), *_cabling(snapshot, observed, mapping)]
+def sot_findings(snapshot: Snapshot, observed: FabricState, mapping: SotMapping,
+                 plan: FabricState | None = None) -> list[Finding]:
+    """`plan`: where the fabric has unmanaged hosts, which are never read (absent from
+    `observed`, not unknown to the intent)."""
+    unmanaged = set(plan.unmanaged()) if plan is not None else set()
+    found = [*_devices(snapshot, observed, mapping, unmanaged),
+             *_cabling(snapshot, observed, mapping, unmanaged)]
     return sorted(found, key=lambda f: f.sort_key)
 
 
-def _devices(snapshot: Snapshot, observed: FabricState,
-             mapping: SotMapping) -> Iterator[Finding]:
+def _devices(snapshot: Snapshot, observed: FabricState, mapping: SotMapping,
+             unmanaged: set[str]) -> Iterator[Finding]:
     in_sot = {d.name: d for d in snapshot.devices if mapping.roles.get(d.role or "")}
     for name, device in sorted(in_sot.items()):
         state = observed.devices.get(name)
-        if state is None:
+        if name in unmanaged:
+            yield unmanaged_finding(DEVICES, name)
+        elif state is None:
             yield Finding(DEVICES, Severity.WARNING, name, f"{device.ref} is in the source of "
                           "truth, but not in the fabric flatfab manages", expected="managed",
                           actual="unknown to the intent")
@@ -118,8 +126,8 @@ def _nics(snapshot: Snapshot, mapping: SotMapping) -> _Nics:
     return _Nics(cabled, servers, rails)
 
 
-def _cabling(snapshot: Snapshot, observed: FabricState,
-             mapping: SotMapping) -> Iterator[Finding]:
+def _cabling(snapshot: Snapshot, observed: FabricState, mapping: SotMapping,
+             unmanaged: set[str]) -> Iterator[Finding]:
     nics = _nics(snapshot, mapping)
     cable_at: dict[tuple[str, str], tuple[SotCable, tuple[str, str]]] = {}
     for cable in snapshot.cables:
@@ -143,7 +151,9 @@ def _cabling(snapshot: Snapshot, observed: FabricState,
                 continue
             cable, far = recorded
             if seen is None:
-                if observed.devices.get(far[0], device).role is not Role.HOST:
+                # a host need not send LLDP (an unmanaged one is never read: a host too)
+                if far[0] not in unmanaged and \
+                        observed.devices.get(far[0], device).role is not Role.HOST:
                     yield Finding(CABLING, Severity.WARNING, name, f"{name}:{port}: LLDP sees "
                                   f"no neighbour; {cable.ref} goes to {far[0]}:{far[1]}",
                                   port=port, expected=f"{far[0]}:{far[1]}", actual="none")

@@ -154,7 +154,8 @@ def _from_nautobot(directory: Path, source: NautobotSource, plan: FabricState, w
     found = files.folder_problems(directory)
     if any(isinstance(p, files.ShapeProblem) for p in found):
         raise InputError(found)
-    hosts, groups, defaults = nautobot_hosts(source, token, directory, set(plan.devices))
+    hosts, groups, defaults = nautobot_hosts(source, token, directory,
+                                             set(inventory_checks.required_devices(plan)))
     return checked(directory, source, plan, (hosts, groups, defaults), workers, spaces,
                    credentials=credentials, connects=connects, found=found)
 
@@ -163,7 +164,7 @@ def checked(directory: Path, source: NautobotSource, plan: FabricState,
             inventory: tuple[Hosts, Groups, Defaults], workers: int,
             spaces: Sequence[AddressSpace], *, credentials: Credentials | None,
             connects: bool, found: Sequence[InputProblem] = ()) -> Nornir:
-    """Nornir over hosts read from Nautobot, each planned device checked as a file
+    """Nornir over hosts read from Nautobot, each required device checked as a file
     inventory's is (addresses and platforms named at Nautobot's API), passwords set;
     `found`: the folder's problems, told with the devices'."""
     hosts, groups, defaults = inventory

@@ -20,6 +20,9 @@ PAUSE_WITHOUT_ECN = "telemetry.pause_without_ecn"
 ECN_ON_LOSSY = "telemetry.ecn_on_lossy"
 DCQCN_IDLE = "telemetry.dcqcn_idle"
 SILENT = "telemetry.silent"
+# what a host's own NIC counters feed (the pauses it sends and receives, DCQCN's CNPs): not
+# judged for an unmanaged host, which is never polled
+NIC_CONDITIONS = (PAUSE_STORM, DCQCN_IDLE)
 
 SEVERITY: dict[str, Severity] = {
     LOSSLESS_DROPS: Severity.CRITICAL,  # the lossless promise is broken: RoCE retransmits
@@ -54,7 +57,8 @@ KINDS = (
         Expects: a port's priority stays at or below `telemetry.pause_storm.pps` pauses per
         second, or goes above it for less than `pause_storm.for_s` seconds.
         Fails when: the rate stays above `pps` for `for_s` seconds of sample time; cleared
-        once it drops below.
+        once it drops below. A polled host NIC's pauses count too, but an unmanaged host
+        (hosts.yaml `managed: false`) is never polled: not judged.
         Fix: Follow the storm to its source: pauses received come from the far end, so walk
         towards the receiver that cannot drain (a stuck or slow host, a NIC without DCQCN:
         `telemetry.dcqcn_idle`) and drain, fix or isolate it. The PFC watchdog should keep it
@@ -76,7 +80,8 @@ KINDS = (
         packets) per interval arrive.
         Fails when: they arrive and the counter stays flat: for two intervals at the reaction
         point (its counters and the leaf's are read at different moments), for one at the
-        notification point.
+        notification point. An unmanaged host (hosts.yaml `managed: false`) is never
+        polled: not judged.
         Fix: Turn DCQCN on for the NIC's lossless priorities (qos.yaml `hosts.dcqcn`,
         `ecn_np`, `ecn_rp`, then `flatfab rollout`) and check the NIC's firmware settings;
         meanwhile congestion is left to PFC alone."""),

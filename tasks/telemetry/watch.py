@@ -19,9 +19,9 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from flatfab import exitcodes
-from flatfab.checks.base import Finding, Severity, fails
+from flatfab.checks.base import Finding, Severity, fails, not_judged
 from flatfab.extras import require
-from flatfab.model.state import FabricState, Role
+from flatfab.model.state import UNMANAGED, FabricState, Role
 from flatfab.platforms import base as platform_base
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.platforms.registry import get as get_platform
@@ -106,6 +106,8 @@ class Watch:
         interval = thresholds.interval_s
         self.pool: SubscriberPool | ShardedPool | None = None
         self.watched = [t.device for t in targets] + (poller.devices if poller else [])
+        # never polled: their NIC counters are not judged (said once, in the result)
+        self.unwatched = [n for n in unmanaged_nics(plan) if n not in self.watched]
         if not targets:  # polled only: no gNMI, which a core install may not have
             return
         require("telemetry", "a gNMI subscription")
@@ -246,18 +248,30 @@ class Watch:
         never = [Finding(check=conditions.SILENT, severity=Severity.ERROR, device=d,
                          message=f"{d}: {why}", expected="samples every interval",
                          actual="none") for d, why in unread.items()]
-        findings = sorted([*self.engine.active(), *never], key=lambda f: f.sort_key)
+        # never polled by design: an unmanaged host is not judged, never unread
+        unmanaged = [not_judged(check, d, UNMANAGED, what=f"{d}'s NIC telemetry",
+                                expected="polled", actual="unmanaged")
+                     for d in self.unwatched for check in conditions.NIC_CONDITIONS]
+        findings = sorted([*self.engine.active(), *never, *unmanaged],
+                          key=lambda f: f.sort_key)
         return WatchResult(ticks, findings, sorted(self._heard), lines, interrupted, unread)
 
 
 # --- the polling fallback, through Nornir ----------------------------------------------------
 
+def unmanaged_nics(plan: FabricState) -> list[str]:
+    """The unmanaged hosts whose NICs a watch would poll, were they managed."""
+    return [d.name for d in plan.devices.values() if not d.managed and d.role is Role.HOST
+            and any(i.nic is not None for i in d.interfaces.values())]
+
+
 def pollable(plan: FabricState, devices: Iterable[str]) -> tuple[list[str], list[str]]:
     """Of `devices` (those without a gNMI target): which can be polled (switches for class
-    counters, hosts for NIC counters), and which offer nothing to poll on their platform."""
+    counters, hosts for NIC counters), and which offer nothing to poll on their platform. An
+    unmanaged host is neither: it is never connected to."""
     can: list[str] = []
     cannot: list[str] = []
-    for name in sorted(devices):
+    for name in sorted(d for d in devices if plan.devices[d].managed):
         (can if _poll_kind(plan, name) else cannot).append(name)
     return can, cannot
 

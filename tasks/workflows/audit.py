@@ -3,7 +3,8 @@
 Config drift: every device's running config against the rendered intent, per section.
 State drift: the same live checks verify runs (underlay, tenancy and, by default, the
 lossless catalog). Drivers are opened read-only, so the transport itself refuses any
-command that could change a device.
+command that could change a device. An unmanaged host is never read: its config is not
+compared and its own state is not judged (the reports say so).
 """
 
 from __future__ import annotations
@@ -118,8 +119,9 @@ def audit_report(plan: FabricState, drift: list[DeviceDrift], report: Report, *,
 def device_summaries(plan: FabricState,
                      unreachable: Collection[str | None]) -> list[DeviceSummary]:
     return [DeviceSummary(name=d.name, role=d.role.value, platform=d.platform,
-                          reachable=d.name not in unreachable, plane=d.plane, pod=d.pod,
-                          su=d.su, rail=d.rail) for d in plan.devices.values()]
+                          reachable=d.name not in unreachable, managed=d.managed,
+                          plane=d.plane, pod=d.pod, su=d.su, rail=d.rail)
+            for d in plan.devices.values()]
 
 
 def link_summaries(plan: FabricState) -> list[LinkSummary]:

@@ -90,12 +90,15 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
                     keep_open: Container[str] = (),
                     before: DeviceRead | None = None) -> dict[str, DeviceState]:
     """Observed state of the plan's devices (or only some), one Nornir run, in plan order.
+    An unmanaged host is never read (nor is it in `nornir`): it is left out.
 
     `probes`: the pings each host sends (flatfab.plan.probes), none when omitted. `close`:
     each device's connection is closed once it is read (a run that reads it only once),
     but those of `keep_open`. `before`: read first on each device's session.
     """
-    target = nornir.filter(filter_func=lambda h: only is None or h.name in only)
+    wanted = plan.managed()  # an unmanaged host is never read, whatever the inventory lists
+    target = nornir.filter(filter_func=lambda h: h.name in wanted
+                           and (only is None or h.name in only))
     hosts = target.inventory.hosts  # the filter's own dict: reordering it touches no other
     ordered = {n: hosts[n] for n in spread_heaviest(
         list(hosts), lambda n: len(plan.devices[n].interfaces) if n in plan.devices else 0)}
@@ -111,8 +114,8 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
                              read_only=read_only, close=close, keep_open=keep_open,
                              sweep=YoungSweep(), before=before, on_failed=True)
     devices: dict[str, DeviceState] = {}
-    for host in plan.devices:
-        if only is not None and host not in only:
+    for host, planned in plan.devices.items():
+        if (only is not None and host not in only) or not planned.managed:
             continue
         outcome = results.get(host)
         if outcome is None or outcome.failed or not isinstance(outcome[0].result, DeviceState):
@@ -124,8 +127,8 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
 
 
 def observed_state(plan: FabricState, devices: Mapping[str, DeviceState]) -> FabricState:
-    """The fabric as observed: the devices read (in plan order), the plan's links and
-    tenants."""
+    """The fabric as observed: the devices read (in plan order; never an unmanaged host),
+    the plan's links and tenants."""
     ordered = {name: devices[name] for name in plan.devices if name in devices}
     return FabricState(fabric=plan.fabric, source=Source.OBSERVED, roce_mtu=plan.roce_mtu,
                        devices=ordered, links=plan.links, tenants=plan.tenants)

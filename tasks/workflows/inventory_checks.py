@@ -1,10 +1,11 @@
-"""Every planned device's inventory entry, checked as Nornir resolves it, before any
-connection or journal: its platform (host, groups, defaults) is the intent's and its extra is
-installed; its address is an IP address or a DNS name outside the fabric's pools, its port a
-TCP port; and, where the run logs in, it has a user name, a way to log in (a password, a key
-file that exists, an agent or a key of the user's own; HTTPS platforms: a password) and its
-host key in the known_hosts file its plugin checks. Every problem is one line naming the
-file and key to fix (the known_hosts file for host keys), all found in one pass.
+"""Every required device's inventory entry (`required_devices`: every switch and every
+managed host), checked as Nornir resolves it, before any connection or journal: its platform
+(host, groups, defaults) is the intent's and its extra is installed; its address is an IP
+address or a DNS name outside the fabric's pools, its port a TCP port; and, where the run
+logs in, it has a user name, a way to log in (a password, a key file that exists, an agent
+or a key of the user's own; HTTPS platforms: a password) and its host key in the
+known_hosts file its plugin checks. Every problem is one line naming the file and key to
+fix (the known_hosts file for host keys), all found in one pass.
 """
 
 from __future__ import annotations
@@ -343,14 +344,21 @@ class _Pass:
         return list(dict.fromkeys([*self.problems, *self.known.file_problems()]))
 
 
+def required_devices(plan: FabricState) -> dict[str, DeviceState]:
+    """The planned devices the inventory must hold, the only ones flatfab connects to: every
+    switch and every managed host, in plan order. An unmanaged host (hosts.yaml `managed:
+    false`) need not be listed, and an entry for one is never checked."""
+    return plan.managed()
+
+
 def check(nornir: Nornir, plan: FabricState, sources: Sources,
           spaces: Sequence[AddressSpace] = (),
           credentials: Credentials | None = None) -> list[InputProblem]:
-    """Every problem of every planned device's entry. `credentials`: where this run's
+    """Every problem of every required device's entry. `credentials`: where this run's
     passwords come from (None: the run logs in nowhere, and logins are not checked)."""
     found = _Pass(sources, spaces, credentials)
     hosts = nornir.inventory.hosts
-    for name, device in plan.devices.items():  # which devices are checked: decided here only
+    for name, device in required_devices(plan).items():  # which devices are checked
         host = hosts.get(name)
         if host is None:
             found.add(InputProblem(sources.host_source or sources.hosts, name,

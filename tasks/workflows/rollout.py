@@ -7,7 +7,8 @@ counters of the batch's devices for new storms and drops when the phase asks for
 the batch is confirmed. A device error beyond the plan's
 tolerance, or a gate that does not pass, halts the run and rolls back the plan's scope
 (device, phase or run). The journal (.flatfab/runs/<id>/) keeps plan, configs, backups,
-diffs, the run state and every event.
+diffs, the run state and every event. An unmanaged host (hosts.yaml `managed: false`) is never
+diffed, committed or read by a gate: the result names it as not touched.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ def render_all(plan: FabricState, only: set[str] | None = None) -> dict[str, str
                 if only is None or name in only}
 
 
+def managed_configs(plan: FabricState) -> dict[str, str]:
+    """The intended configs a rollout diffs and pushes: every device but the unmanaged hosts
+    (their configs are `flatfab render`'s, for the team that runs them)."""
+    return render_all(plan, set(plan.managed()))
+
+
 @dataclass
 class DeviceOutcome:
     diff: str = ""
@@ -79,6 +86,11 @@ class RolloutResult:
         return [n for n, o in self.devices.items() if o.changed]
 
     @property
+    def unmanaged(self) -> list[str]:
+        """Planned hosts the run never touched (not diffed, not changed, not read)."""
+        return list(self.schedule.unmanaged) if self.schedule is not None else []
+
+    @property
     def errors(self) -> dict[str, str]:
         return {n: o.error for n, o in self.devices.items() if o.error}
 
@@ -105,6 +117,7 @@ class RolloutResult:
                 "phases": [{"name": p.phase.name, "batches": [list(b) for b in p.batches]}
                            for p in (self.schedule.phases if self.schedule else ())],
                 "unselected": list(self.schedule.unselected) if self.schedule else [],
+                "unmanaged": self.unmanaged,
                 "timings": self.timings}
 
 
@@ -273,9 +286,10 @@ def run_gate(nornir: Nornir, plan: FabricState, gate: Gate, ready: set[str],
         attempt += 1
         observed = collect(nornir, expected, read_only=False, only=ready, name="gate",
                            close=True, keep_open=batch).state
+        # what fails verify holds a gate; an info or not-judged finding never does
         findings = [f for f in run_checks(CheckContext(state=observed, plan=expected,
                                                        stage=Stage.LIVE), checks)
-                    if relevant(f, plan, ready)]
+                    if f.severity.fails and relevant(f, plan, ready)]
         if not findings or time.monotonic() > deadline:
             journal.event("gate", passed=not findings, attempts=attempt,
                           findings=[f.as_dict() for f in findings[:50]])
@@ -412,13 +426,13 @@ def diff_only(plan: FabricState, schedule: Schedule, journal: Journal, diff_pass
     nothing. `diff_pass` diffs the devices of the configs it is given: this process's
     Nornir, or the shards of a distributed run."""
     started = time.monotonic() if started is None else started
-    configs = render_all(plan)
+    configs = managed_configs(plan)
     result = RolloutResult(run_id=journal.run_id, dry_run=True, schedule=schedule)
     journal.write_model("plan.json", plan)
     for name, text in configs.items():
         journal.write(f"configs/{name}.conf", text)
     outcomes = diff_pass(configs)
-    for name in plan.devices:
+    for name in configs:
         result.devices[name] = outcomes.get(name) or DeviceOutcome(error="not diffed")
     result.unread = unread_in(result.devices)
     result.timings["diff_s"] = round(time.monotonic() - started, 3)
@@ -437,7 +451,7 @@ def rollout(nornir: Nornir, plan: FabricState, rollout_plan: RolloutPlan, schedu
     if dry_run and resume is None:
         return diff_only(plan, schedule, journal, lambda configs: diff_devices(
             nornir, configs, read_only=True, progress=progress), started=started)
-    configs = render_all(plan)
+    configs = managed_configs(plan)
     result = RolloutResult(run_id=journal.run_id, dry_run=dry_run, schedule=schedule)
     if resume is None:
         journal.write_model("plan.json", plan)

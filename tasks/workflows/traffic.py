@@ -3,7 +3,9 @@ every hop queued them in the right class with no drops in the lossless class.
 
 Counters are read from every switch before and after (read-only), the hosts send at the same
 time, and each flow group is then followed hop by hop (flatfab.plan.traffic). A hop that
-queued the packets in another class is named with the classes they went to.
+queued the packets in another class is named with the classes they went to. An unmanaged
+host sends nothing (flatfab never logs in to it): its flow groups are reported not judged; a
+flow from a managed host to an unmanaged one is sent and judged like any other.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from flatfab.checks.base import Finding, FindingKind, Scope, Severity
+from flatfab.checks.base import Finding, FindingKind, Scope, Severity, not_judged
 from flatfab.errors import InputError
-from flatfab.model.state import FabricState, Role
+from flatfab.model.state import UNMANAGED, FabricState, Role
 from flatfab.plan.traffic import FlowGroup, Hop, hops, plan_flows
 from flatfab.platforms.registry import get as get_platform
 from flatfab.workflows.connections import driver
@@ -43,7 +45,8 @@ KINDS = (
         CNP in its own).
         Fails when: a hop queued them in another class, or fewer than were sent. A switch
         whose counters cannot be read, or a host that cannot send, is critical; a counter a
-        switch does not keep is an info finding, not judged.
+        switch does not keep is a not-judged finding, and so is each flow group of an
+        unmanaged host (hosts.yaml `managed: false`), which flatfab never makes send.
         Fix: A hop classifies the traffic wrongly: run `verify --lossless` on it
         (`qos.trust`, `qos.dscp_map`, `qos.class_chain` name the map or setting) and `flatfab
         rollout` to restore it. A host that could not send needs its traffic tool and
@@ -134,9 +137,8 @@ def _by_class(before: Counters, after: Counters, hop: Hop) -> dict[int, int | No
 
 def _unread(hop: Hop, tc: int, key: str) -> Finding:
     port = ",".join(hop.ports)
-    return Finding(check=CHECK, severity=Severity.INFO, device=hop.device, port=port,
-                   message=f"{hop.device}:{port} keeps no {key} counter for TC {tc}: not "
-                   "judged", expected=f"TC {tc} {key} counted", actual="unknown")
+    return not_judged(CHECK, hop.device, f"it keeps no {key} counter for TC {tc}", port=port,
+                      what=f"{hop.device}:{port}", expected=f"TC {tc} {key} counted")
 
 
 def _judge(plan: FabricState, group: FlowGroup, before: Counters,
@@ -230,7 +232,9 @@ def counted_switches(plan: FabricState) -> set[str]:
 
 def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     started = time.monotonic()
-    groups = plan_flows(plan)
+    planned = plan_flows(plan)
+    groups = [g for g in planned if plan.devices[g.source].managed]
+    unsent = sorted({g.source for g in planned} - {g.source for g in groups})
     sources = {g.source for g in groups}
     unable = sorted({plan.devices[s].platform for s in sources
                      if not get_platform(plan.devices[s].platform).facts.capabilities
@@ -260,6 +264,9 @@ def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     if not findings:
         for group in groups:
             findings += _judge(plan, group, before, after)
+    findings += [not_judged(check, host, UNMANAGED, what=f"{host}'s test traffic",
+                            expected="sent", actual="unmanaged")
+                 for host in unsent for check in TRAFFIC_CHECKS]
     # flow groups that share a hop name the same unread counter once
     return TrafficReport(findings=sorted(set(findings), key=lambda f: f.sort_key), groups=groups,
                          packets=packets,

@@ -22,6 +22,7 @@ class Report:
     checks_run: list[str]
     devices: int
     timings: dict[str, float] = field(default_factory=dict)
+    unmanaged: list[str] = field(default_factory=list)  # planned hosts never read: not judged
     observed: FabricState | None = field(default=None, repr=False)  # what was collected
     unread: dict[str, str] = field(default_factory=dict)  # device -> why it was not read
 
@@ -36,9 +37,10 @@ class Report:
 
 
 def unread_devices(plan: FabricState, observed: FabricState) -> dict[str, str]:
-    """Every planned device that was not read, with why, in plan order."""
+    """Every planned device that was not read, with why, in plan order. An unmanaged host
+    is never read by design: it is not judged, never unread."""
     found: dict[str, str] = {}
-    for name in plan.devices:
+    for name in plan.managed():
         device = observed.devices.get(name)
         if device is None:
             found[name] = "not collected"
@@ -49,8 +51,12 @@ def unread_devices(plan: FabricState, observed: FabricState) -> dict[str, str]:
 
 def verify_probes(plan: FabricState, probes: bool = True,
                   probe_fanout: int | None = None) -> dict[str, list[Probe]]:
-    """The pings each host sends in a verify (none without probes)."""
-    return plan_probes(plan, probe_fanout) if probes else {}
+    """The pings each managed host sends in a verify (none without probes); an unmanaged
+    host sends none, but is a target like any other."""
+    if not probes:
+        return {}
+    return {host: sent for host, sent in plan_probes(plan, probe_fanout).items()
+            if plan.devices[host].managed}
 
 
 def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
@@ -78,7 +84,8 @@ def judge(plan: FabricState, observed: FabricState, only_checks: list[str] | Non
     ran = [c for c in sorted(CATALOG) if Stage.LIVE in CATALOG[c].stages
            and (only_checks is None or c in only_checks)]
     return Report(findings=findings, checks_run=ran, devices=len(plan.devices),
-                  observed=observed, unread=unread_devices(plan, observed),
+                  unmanaged=plan.unmanaged(), observed=observed,
+                  unread=unread_devices(plan, observed),
                   timings={"collect_s": round(collect_s, 3),
                            "checks_s": round(time.monotonic() - checks_started, 3),
                            "total_s": round(time.monotonic() - started, 3)})

@@ -422,7 +422,7 @@ def test_what_a_device_does_not_state_is_reported_unknown_not_judged() -> None:
     device.pools["ingress_lossless"].size = 0
     device.unknown["pools.ingress_lossless.size"] = "BUFFER_POOL|ingress_lossless_pool has no size"
     found = live(state)
-    assert [f for f in found if f.severity is not Severity.INFO] == []
+    assert [f for f in found if f.severity is not Severity.NOT_JUDGED] == []
     assert sorted((f.check, f.device, f.port or "", f.message) for f in found) == [
         ("state.unknown", "leaf3", "", "leaf3 pools.ingress_lossless.size is not judged: "
          "BUFFER_POOL|ingress_lossless_pool has no size"),

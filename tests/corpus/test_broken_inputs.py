@@ -80,6 +80,22 @@ VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
         replace("qos.yaml", "  frr: {family: spectrum-4}", "  eos: {family: trident-4}")),
     # the folder is intents/lab/, the name in it another: --fabric and fabric.yaml disagree
     "fabric-name-is-not-the-folder": (replace("fabric.yaml", "name: lab", "name: lab2"),),
+    # unmanaged hosts: `managed` is true or false, nothing YAML 1.2 reads as a string or number
+    "managed-is-yaml-1-1-no": (replace("hosts.yaml", "nic: eth1", "nic: eth1\n  managed: no"),),
+    "managed-is-null": (replace("hosts.yaml", "nic: eth1", "nic: eth1\n  managed: null"),),
+    "managed-of-a-leaf-is-a-number": (
+        append("hosts.yaml", "leaves:\n  leaf1: {count: 2, managed: 0}\n"),),
+    "managed-of-a-host-is-a-string": (
+        append("hosts.yaml", "leaves:\n  leaf1:\n    hosts: [{managed: 'false'}, {}]\n"),),
+    "managed-misspelt": (replace("hosts.yaml", "nic: eth1", "nic: eth1\n  unmanaged: true"),),
+}
+# the same on an AI back-end's server profiles and hand-placed servers
+RAIL_MANAGED: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "profile-managed-is-a-string": (
+        ("hosts.yaml", "storage: {role: storage, nics: {names: [eth1, eth2]}}",
+         "storage: {role: storage, nics: {names: [eth1, eth2]}, managed: 'no'}"),),
+    "server-managed-is-a-number": (
+        ("hosts.yaml", "    profile: storage\n", "    profile: storage\n    managed: 1\n"),),
 }
 # inputs that load but deserve a word: every static command says why, as one warning line
 WARNED: dict[str, tuple[tuple[Edit, ...], str]] = {
@@ -307,11 +323,16 @@ def _corpus() -> list[Corpus]:
         Corpus("intents-is-a-file", lambda root: (root / "intents").touch(),
                names="intents/lab"),
         Corpus("valid-lab", lambda root: _copy(root) and None, broken=False),
+        Corpus("valid-lab-every-host-unmanaged",
+               _value_case((replace("hosts.yaml", "nic: eth1", "nic: eth1\n  managed: false"),)),
+               broken=False),
         Corpus("valid-rail", _rail_case(()), broken=False, names="intents/rail/",
                fabric="rail"),
     ]
     cases += [Corpus(f"rail-{case.id}", _rail_case(case.edits), names="intents/rail/",
                      fabric="rail") for case in RAIL_REFUSALS]
+    cases += [Corpus(f"rail-{name}", _rail_case(edits), names="intents/rail/", fabric="rail")
+              for name, edits in RAIL_MANAGED.items()]
     cases += [Corpus(f"project-file-{kind}", _project_file_case(breaker),
                      names="flatfab.yaml") for kind, breaker in FILE_BREAKERS.items()]
     cases += [Corpus(f"project-file-{kind}", _project_file_case(_write_bytes(text.encode())),

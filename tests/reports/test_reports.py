@@ -18,6 +18,7 @@ import pytest
 
 from flatfab import reports
 from flatfab.checks import Finding, Severity
+from flatfab.checks.base import not_judged, unmanaged_finding
 from flatfab.intent.loader import load_intent
 from flatfab.plan.planner import plan
 from flatfab.reports import html, json_report, junit, markdown, prometheus
@@ -27,6 +28,7 @@ from flatfab.reports.model import (
     DeviceSummary,
     LinkSummary,
 )
+from flatfab.reports.statuses import COLOURS, device_statuses
 from flatfab.workflows.audit import planned_report
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
@@ -36,9 +38,11 @@ from tests.support.reports import (
     DIRTY_STATUSES,
     EPOCH,
     FRR_DIFF,
+    HOST_SIDE,
     MISSING,
     REPORTS,
     UNEXPECTED,
+    UNMANAGED_HOSTS,
     UNREAD_CONFIG,
     UNREAD_HOST,
     UNREAD_SPINE2,
@@ -46,6 +50,7 @@ from tests.support.reports import (
     dirty_report,
     error_report,
     incomplete_report,
+    unmanaged_report,
 )
 
 GOLDEN = ROOT / "tests" / "golden" / "reports"
@@ -69,7 +74,7 @@ def test_json_round_trips_with_exit_codes() -> None:
         data = json.loads(json_report.render(make()))
         codes[name] = (data["status"], data["exit_code"])
     assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2),
-                     "incomplete": ("incomplete", 3)}
+                     "incomplete": ("incomplete", 3), "unmanaged": ("clean", 0)}
 
 
 def test_json_carries_findings_drift_and_counts() -> None:
@@ -77,7 +82,8 @@ def test_json_carries_findings_drift_and_counts() -> None:
     text = json_report.render(report)
     data = json.loads(text)
     assert text.endswith("}\n") and text.startswith("{\n \"")
-    assert data["by_severity"] == {"critical": 1, "error": 2, "warning": 1, "info": 1}
+    assert data["by_severity"] == {"critical": 1, "error": 2, "warning": 1, "info": 1,
+                                   "not-judged": 0}
     assert data["checks_run"] == CHECKS and data["timings"] == report.timings
     assert len(data["findings"]) == 5
     assert data["findings"][0] == report.findings[0].as_dict()  # critical sorts first
@@ -90,7 +96,7 @@ def test_json_carries_findings_drift_and_counts() -> None:
     assert data["unread"] == [{"device": "spine2", "reason": UNREAD_SPINE2}]
     assert [d["name"] for d in data["devices"]] == sorted(DIRTY_STATUSES)
     assert data["devices"][-1] == {"name": "spine2", "role": "spine", "platform": "frr",
-                                   "reachable": False}
+                                   "reachable": False, "managed": True}
     assert json.loads(json_report.render(error_report()))["error"].startswith("no inventory")
 
 
@@ -110,14 +116,16 @@ def _cases(root: ET.Element, suite: str) -> dict[str, ET.Element]:
 
 
 def _assert_counts_consistent(root: ET.Element) -> None:
-    totals = [0, 0, 0]
+    totals = [0, 0, 0, 0]
+    kinds = ("tests", "failures", "errors", "skipped")
     for suite in root.findall("testsuite"):
         cases = suite.findall("testcase")
         counts = [len(cases), sum(c.find("failure") is not None for c in cases),
-                  sum(c.find("error") is not None for c in cases)]
-        assert [int(suite.attrib[k]) for k in ("tests", "failures", "errors")] == counts
+                  sum(c.find("error") is not None for c in cases),
+                  sum(c.find("skipped") is not None for c in cases)]
+        assert [int(suite.attrib[k]) for k in kinds] == counts
         totals = [t + c for t, c in zip(totals, counts, strict=True)]
-    assert [int(root.attrib[k]) for k in ("tests", "failures", "errors")] == totals
+    assert [int(root.attrib[k]) for k in kinds] == totals
 
 
 def test_junit_dirty_counts_and_failure_texts() -> None:
@@ -228,7 +236,8 @@ def test_prometheus_dirty_values() -> None:
     assert all(dict(k[1]).get("fabric") == "lab" for k in samples)
     assert _get(samples, "flatfab_audit_up") == 1
     assert {s.value: _get(samples, "flatfab_audit_findings", severity=s.value)
-            for s in Severity} == {"critical": 1, "error": 2, "warning": 1, "info": 1}
+            for s in Severity} == {"critical": 1, "error": 2, "warning": 1, "info": 1,
+                                   "not-judged": 0}
     assert _get(samples, "flatfab_audit_check_findings", check="lossless.pfc",
                 severity="error") == 1
     assert _get(samples, "flatfab_audit_check_findings", check="underlay.ecmp",
@@ -245,13 +254,14 @@ def test_prometheus_dirty_values() -> None:
     assert _get(samples, "flatfab_audit_duration_seconds") == 12.5
     assert _get(samples, "flatfab_audit_last_run_timestamp_seconds") == EPOCH
     assert _get(samples, "flatfab_audit_last_success_timestamp_seconds") == EPOCH
-    assert text.count("# HELP ") == text.count("# TYPE ") == 11
+    assert _get(samples, "flatfab_audit_devices_unmanaged") == 0
+    assert text.count("# HELP ") == text.count("# TYPE ") == 12
 
 
 def test_prometheus_clean_has_zero_samples_for_every_severity() -> None:
     samples = _parse_prom(prometheus.render(clean_report()))
     assert [_get(samples, "flatfab_audit_findings", severity=s.value) for s in Severity] == [
-        0, 0, 0, 0]
+        0, 0, 0, 0, 0]
     assert _get(samples, "flatfab_audit_devices_drifted") == 0
     assert _get(samples, "flatfab_audit_devices_unread") == 0
     assert not any(k[0] in ("flatfab_audit_config_drift_lines", "flatfab_audit_device_unread")
@@ -303,7 +313,7 @@ def test_markdown_table_escapes_pipes_and_html() -> None:
     assert r"min\|max = 2\|1" in ecn and "(virtual ASIC)" in ecn
     assert "&lt;b&gt;&amp; \"prio 3\"" in text and "<b>" not in text
     summary = ("**8 devices** (1 not read) · **6 checks** · findings: 1 critical, 2 error, "
-               "1 warning, 1 info")
+               "1 warning, 1 info, 0 not-judged")
     assert summary in text and "**1 drifted devices** · 12.5 s" in text
 
 
@@ -319,22 +329,25 @@ def test_markdown_drift_sections() -> None:
 
 def test_json_says_where_an_ai_fabrics_devices_sit() -> None:
     """Plane, pod, SU and rail, where the plan has them; a classic fabric's devices carry
-    none of those keys (its JSON reads as it always did)."""
+    none of those keys. Whether flatfab manages a device is said of every one."""
     rail = json.loads(json_report.render(planned_report(plan(load_intent(
         ROOT / "intents" / "rail")))))
     devices = {d["name"]: d for d in rail["devices"]}
     assert devices["su1-leaf3"] == {"name": "su1-leaf3", "role": "leaf", "platform": "frr",
-                                    "reachable": True, "plane": 2, "pod": 1, "su": 1, "rail": 3}
+                                    "reachable": True, "managed": True, "plane": 2, "pod": 1,
+                                    "su": 1, "rail": 3}
     assert devices["p2-ss1"]["plane"] == 2 and "pod" not in devices["p2-ss1"]
     assert devices["su2-s1"]["su"] == 2 and "rail" not in devices["su2-s1"]
     lab = json.loads(json_report.render(dirty_report()))
-    assert all(set(d) == {"name", "role", "platform", "reachable"} for d in lab["devices"])
+    assert all(set(d) == {"name", "role", "platform", "reachable", "managed"}
+               for d in lab["devices"])
 
 
 def test_markdown_clean_and_error() -> None:
     clean = markdown.render(clean_report())
     assert clean.startswith("# flatfab audit `lab`: clean\n")
     assert clean.rstrip().endswith("No findings, no drift.") and "## Findings" not in clean
+    assert "## Not judged" not in clean
     error = markdown.render(error_report())
     assert "**The audit could not run:** no inventory" in error
     assert "No findings, no drift." not in error
@@ -480,6 +493,167 @@ def test_a_finding_on_what_was_read_wins_over_unread_devices() -> None:
     assert report.unread and report.status.value == "drift" and report.status.exit_code == 1
     only_unread = dataclasses.replace(report, findings=[], drift=[])
     assert only_unread.status.exit_code == 3
+
+
+# ---------------------------------------------------------------- unmanaged hosts: not judged
+
+UNMANAGED_WHY = "unmanaged: flatfab does not log in to it"
+
+
+def test_json_names_unmanaged_hosts_and_what_was_not_judged() -> None:
+    data = json.loads(json_report.render(unmanaged_report()))
+    assert (data["status"], data["exit_code"]) == ("clean", 0)
+    assert {d["name"] for d in data["devices"] if not d["managed"]} == set(UNMANAGED_HOSTS)
+    assert data["by_severity"] == {"critical": 0, "error": 0, "warning": 0, "info": 0,
+                                   "not-judged": 7}
+    unmanaged = [f for f in data["findings"] if f["actual"] == "unmanaged"]
+    assert sorted((f["check"], f["device"]) for f in unmanaged) == sorted(
+        (c, h) for h in UNMANAGED_HOSTS for c in HOST_SIDE)
+    assert {f["message"] for f in unmanaged} == {f"{h} is not judged: {UNMANAGED_WHY}"
+                                                 for h in UNMANAGED_HOSTS}
+    assert {f["severity"] for f in data["findings"]} == {"not-judged"}
+
+
+def test_junit_skips_what_was_not_judged_never_passes_it() -> None:
+    root = _junit(unmanaged_report())
+    _assert_counts_consistent(root)
+    checks = _cases(root, "checks")
+    for host in UNMANAGED_HOSTS:
+        for check in HOST_SIDE:
+            skipped = checks[f"{check} [{host}]"].find("skipped")
+            assert skipped is not None
+            assert skipped.attrib["message"] == f"{host} is not judged: {UNMANAGED_WHY}"
+    unknown = checks["state.unknown [leaf1]"].find("skipped")
+    assert unknown is not None and "PFC_WD|swp1 has no action" in unknown.attrib["message"]
+    # a check's own case holds its verdicts: none failed
+    assert all(c.find("failure") is None and c.find("error") is None for c in checks.values())
+    drift = _cases(root, "config-drift")
+    for host in UNMANAGED_HOSTS:
+        skipped = drift[host].find("skipped")
+        assert skipped is not None and skipped.attrib["message"] == (
+            f"config not compared: {UNMANAGED_WHY}")
+    assert len(drift["leaf1-h1"]) == 0  # a managed host's clean config passes
+    assert (root.attrib["failures"], root.attrib["errors"], root.attrib["skipped"]) == (
+        "0", "0", str(2 * len(HOST_SIDE) + 1 + 2))
+
+
+def test_prometheus_counts_not_judged_and_unmanaged() -> None:
+    samples = _parse_prom(prometheus.render(unmanaged_report()))
+    assert _get(samples, "flatfab_audit_findings", severity="not-judged") == 7
+    assert _get(samples, "flatfab_audit_findings", severity="error") == 0
+    assert _get(samples, "flatfab_audit_devices_unmanaged") == 2
+    assert _get(samples, "flatfab_audit_device_findings", device="leaf2-h1",
+                severity="not-judged") == len(HOST_SIDE)
+
+
+def test_markdown_lists_not_judged_apart_from_findings() -> None:
+    text = markdown.render(unmanaged_report())
+    assert text.startswith("# flatfab audit `lab`: clean\n")
+    assert "(0 not read, 2 unmanaged: never read)" in text
+    assert "## Findings" not in text and "No findings, no drift." in text
+    section = text[text.index("## Not judged"):]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    checks = ", ".join(sorted(HOST_SIDE))
+    assert rows == [
+        r"| leaf1 | swp1 | leaf1:swp1 watchdog.action is not judged: PFC_WD\|swp1 has no "
+        "action | state.unknown |",
+        *(f"| {h} |  | {h} is not judged: {UNMANAGED_WHY} | {checks} |"
+          for h in UNMANAGED_HOSTS)]
+
+
+def test_html_draws_unmanaged_hosts_and_lists_what_was_not_judged() -> None:
+    text = html.render(unmanaged_report())
+    statuses = dict(_NODE.findall(text))
+    assert {n for n, s in statuses.items() if s == "unmanaged"} == set(UNMANAGED_HOSTS)
+    assert statuses["leaf1"] == "not-judged" and statuses["leaf1-h1"] == "clean"
+    assert "No findings, no drift." in text and 'id="findings"' not in text
+    table = text[text.index('<table id="not-judged">'):]
+    rows = re.findall(r'<tr data-device="([^"]*)" data-severity="not-judged">', table)
+    assert rows == ["leaf1", *UNMANAGED_HOSTS]
+    assert "unmanaged hosts (never read)" in text and UNMANAGED_WHY in text
+    svg = text[text.index("<svg"):text.index("</svg>") + 6]
+    root = ET.fromstring(svg)
+    node = next(g for g in root.iter("g") if g.get("data-device") == "leaf2-h1")
+    rect = node.find("rect")
+    assert rect is not None and rect.get("stroke-dasharray")
+    assert UNMANAGED_WHY in (node.findtext("title") or "")
+
+
+# ---------------------------------------------------------------- unread beside unmanaged
+
+
+def _unread_and_unmanaged() -> AuditReport:
+    """The incomplete report (leaf1-h2 not read, spine1's config not read) with leaf2's
+    hosts unmanaged: two kinds of "nothing of it judged" side by side."""
+    report = incomplete_report()
+    devices = [dataclasses.replace(d, managed=d.name not in UNMANAGED_HOSTS)
+               for d in report.devices]
+    findings = [*report.findings, *(unmanaged_finding(check, host) for host in UNMANAGED_HOSTS
+                                    for check in ("device.reachable", "interface.up"))]
+    return dataclasses.replace(report, devices=devices, findings=findings)
+
+
+def test_an_unmanaged_host_is_never_unread_and_an_unread_device_never_not_judged() -> None:
+    report = _unread_and_unmanaged()
+    unread = {"leaf1-h2", "spine1"}
+    assert set(report.unread) == unread and report.status.exit_code == 3  # not-judged: no say
+    assert {f.device for f in report.findings if f.severity is Severity.NOT_JUDGED} == set(
+        UNMANAGED_HOSTS)
+    assert COLOURS["unread"] != COLOURS["unmanaged"]
+
+    data = json.loads(json_report.render(report))
+    assert (data["status"], data["exit_code"]) == ("incomplete", 3)
+    assert {u["device"] for u in data["unread"]} == unread
+    assert {d["name"] for d in data["devices"] if not d["managed"]} == set(UNMANAGED_HOSTS)
+    assert {d["name"] for d in data["devices"] if not d["reachable"]} == {"leaf1-h2"}
+
+    root = _junit(report)
+    _assert_counts_consistent(root)
+    checks, drift = _cases(root, "checks"), _cases(root, "config-drift")
+    reachable = checks["device.reachable"].find("error")
+    assert reachable is not None and reachable.attrib == {"message": "1 device not read",
+                                                          "type": "unread"}
+    for host in UNMANAGED_HOSTS:
+        assert checks[f"device.reachable [{host}]"].find("skipped") is not None
+        assert drift[host].find("skipped") is not None and drift[host].find("error") is None
+    for name in unread:
+        error = drift[name].find("error")
+        assert error is not None and error.attrib["type"] == "unread"
+        assert drift[name].find("skipped") is None
+    assert (root.attrib["errors"], root.attrib["skipped"]) == ("3", str(2 * 2 + 2))
+
+    text = markdown.render(report)
+    assert "**8 devices** (2 not read, 2 unmanaged: never read)" in text
+    not_read = text[text.index("## Not read"):text.index("## Findings")]
+    not_judged = text[text.index("## Not judged"):]
+    assert all(f"| {n} |" in not_read for n in unread)
+    assert not any(h in not_read for h in UNMANAGED_HOSTS)
+    assert all(f"| {h} |" in not_judged for h in UNMANAGED_HOSTS)
+    assert not any(n in not_judged for n in unread)
+
+    samples = _parse_prom(prometheus.render(report))
+    assert _get(samples, "flatfab_audit_devices_unread") == 2
+    assert _get(samples, "flatfab_audit_devices_unmanaged") == 2
+    assert not any(k[0] == "flatfab_audit_device_unread" and ("device", h) in k[1]
+                   for k in samples for h in UNMANAGED_HOSTS)
+
+    page = html.render(report)
+    nodes = dict(_NODE.findall(page))
+    assert {n: s for n, s in nodes.items() if s != "clean"} == {
+        "leaf1-h2": "unread", "spine1": "unread", "leaf2-h1": "unmanaged",
+        "leaf2-h2": "unmanaged"}
+    assert "<b>2</b><span>devices not read</span>" in page
+    assert "<b>2</b><span>unmanaged hosts (never read)</span>" in page
+    unread_table = page[page.index('<section id="unread">'):]
+    unread_table = unread_table[:unread_table.index("</section>")]
+    assert not any(h in unread_table for h in UNMANAGED_HOSTS)
+
+
+def test_not_judged_never_hides_drift_in_the_picture() -> None:
+    report = dataclasses.replace(dirty_report(), findings=[
+        not_judged("state.unknown", "leaf2", "no watchdog action", what="leaf2 watchdog")])
+    assert device_statuses(report)["leaf2"] == "drift"
+    assert report.status.exit_code == 1  # the drift, not what was not judged
 
 
 # ---------------------------------------------------------------- package, determinism

@@ -16,15 +16,20 @@ from nornir.core import Nornir
 from flatfab import bundled
 from flatfab.checks import CATALOG
 from flatfab.errors import InputError
+from flatfab.intent.loader import load_intent
 from flatfab.model.state import FabricState
+from flatfab.plan.planner import plan as make_plan
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.scaffold import files as scaffold_files
 from flatfab.scaffold.inventory import PLACEHOLDER_NETS, password_variable
+from flatfab.scaffold.inventory import files as inventory_files
 from flatfab.workflows import inventory
+from flatfab.workflows.credentials import Credentials
 from flatfab.workflows.project import Project
 from flatfab.yamlio import load_yaml
 from tests.support.inprocess import run
+from tests.support.inventory import key_file, known_hosts
 from tests.support.paths import ROOT
 
 EXAMPLES = bundled.examples()
@@ -66,11 +71,26 @@ def _keys(node: object) -> set[str]:
     return set()
 
 
+def _operator_home(home: Path, nornir: Nornir) -> dict[str, str]:
+    """An operator's environment once the inventory is filled in: a key of their own and
+    every device's host key in ~/.ssh, FLATFAB_PASSWORD exported (HTTPS platforms)."""
+    ssh = home / ".ssh"
+    key_file(ssh)
+    known_hosts(ssh / "known_hosts", {str(h.hostname) for h in nornir.inventory.hosts.values()})
+    return {"HOME": str(home), "FLATFAB_PASSWORD": "typed-by-the-operator"}
+
+
 def _check_inventory(project: Path, fabric: str, plan: FabricState) -> Nornir:
     folder = project / "inventory" / fabric
     spaces = Project(root=project, fabric=fabric).address_spaces
-    # as every command validates it, but for logins and host keys: the operator's to fill
+    # as a command that reads the inventory validates it; one that logs in checks the logins
+    # too, which only the operator can fill (placeholders, no key or password yet)
     inventory.validate(folder, plan, spaces, connects=False)
+    with pytest.raises(InputError):
+        inventory.validate(folder, plan, spaces, credentials=Credentials(environ={
+            "HOME": str(project.parent / "empty-home")}))
+    environ = _operator_home(project.parent / "home", _nornir(folder))
+    inventory.validate(folder, plan, spaces, credentials=Credentials(environ=environ))
     nornir = _nornir(folder)
     assert set(nornir.inventory.hosts) == set(plan.devices)
     placeholders = [ipaddress.ip_network(n) for n in PLACEHOLDER_NETS]
@@ -322,3 +342,29 @@ def test_the_global_root_and_fabric_options_serve_init_too(
     assert (tmp_path / "p" / "intents" / "east" / "fabric.yaml").is_file()
     assert sorted(p.name for p in (tmp_path / "p" / "runbooks").iterdir()) == [
         "add-leaf.yaml", "rail-bring-up.yaml"]
+
+
+def test_the_inventory_init_writes_leaves_unmanaged_hosts_out(tmp_path: Path) -> None:
+    """A plan with hosts another team runs (`managed: false`): the written inventory lists
+    every device flatfab logs in to, names the unmanaged hosts in a comment only, and
+    validates, logins included once the operator's key, host keys and password are there."""
+    intent_dir = tmp_path / "intent"
+    shutil.copytree(bundled.folder("examples") / "lab", intent_dir)
+    hosts = intent_dir / "hosts.yaml"
+    hosts.write_text(hosts.read_text().replace("  count: 2\n", "  count: 2\n  managed: false\n"))
+    plan = make_plan(load_intent(intent_dir))
+    assert len(plan.unmanaged()) == 8
+    folder = tmp_path / "inventory"
+    folder.mkdir()
+    for name, text in inventory_files(plan, "lab", PLATFORMS).items():
+        (folder / name).write_text(text)
+    text = (folder / "hosts.yaml").read_text()
+    assert "managed: false" in text and "needs no entry" in text
+    assert f"# unmanaged, no entry needed: {', '.join(plan.unmanaged()[:3])}" in text
+    nornir = _nornir(folder)
+    assert set(nornir.inventory.hosts) == set(plan.managed()) == {
+        n for n, d in plan.devices.items() if d.role.value != "host"}
+    assert "hosts" not in nornir.inventory.groups  # no group of hosts nobody logs in to
+    inventory.validate(folder, plan, connects=False)
+    environ = _operator_home(tmp_path / "home", nornir)
+    inventory.validate(folder, plan, credentials=Credentials(environ=environ))

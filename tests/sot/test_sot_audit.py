@@ -64,3 +64,17 @@ def test_devices_unreachable_unknown_or_missing_are_named() -> None:
                               "has no such device (with a fabric role)"),
         ("sot.devices", None, "warning leaf9: dcim.device leaf9 (id-leaf9) is in the source "
                               "of truth, but not in the fabric flatfab manages")]
+
+
+def test_an_unmanaged_host_is_not_judged_never_unknown_to_the_intent() -> None:
+    """An unmanaged host is never read: absent from the observed state, it is neither a
+    device unknown to the intent nor a missing LLDP neighbour behind its leaf's port."""
+    planned = LAB.model_copy(deep=True)
+    planned.devices["leaf1-h1"].managed = False
+    observed = LAB.model_copy(deep=True)
+    del observed.devices["leaf1-h1"]
+    observed.devices["leaf1"].interfaces["swp1"].peer = None  # it sends no LLDP
+    found = sot_findings(snapshot_of(LAB), observed, MAPPING, planned)
+    assert [(f.check, f.device, f.severity.value, f.message) for f in found] == [
+        ("sot.devices", "leaf1-h1", "not-judged",
+         "leaf1-h1 is not judged: unmanaged: flatfab does not log in to it")]

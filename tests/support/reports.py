@@ -1,11 +1,13 @@
-"""Four fixed audit reports (clean, dirty, error, incomplete) the report renderers are tested
-on, and generated reports of big fabrics (classic and AI) for the fabric picture."""
+"""Five fixed audit reports (clean, dirty, error, incomplete, and a clean one with unmanaged
+hosts) the report renderers are tested on, and generated reports of big fabrics (classic and
+AI) for the fabric picture."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from flatfab.checks import Finding, Severity
+from flatfab.checks.base import not_judged, unmanaged_finding
 from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, SectionDrift
 
 EPOCH = 1795424400.0  # 2026-11-23T09:00:00Z
@@ -24,11 +26,13 @@ FRR_DIFF = ("--- leaf2 running frr\n+++ leaf2 intended frr\n@@ -4,3 +4,3 @@\n"
             " router bgp 65102\n-" + UNEXPECTED + "\n+" + MISSING + "\n !\n")
 
 
-def _devices(unreachable: str | None = None) -> list[DeviceSummary]:
+def _devices(unreachable: str | None = None,
+             unmanaged: tuple[str, ...] = ()) -> list[DeviceSummary]:
     names = [("spine1", "spine"), ("spine2", "spine"), ("leaf1", "leaf"), ("leaf2", "leaf")]
     names += [(f"leaf{i}-h{j}", "host") for i in (1, 2) for j in (1, 2)]
     return [DeviceSummary(n, role, "linux_host" if role == "host" else "frr",
-                          reachable=n != unreachable) for n, role in names]
+                          reachable=n != unreachable, managed=n not in unmanaged)
+            for n, role in names]
 
 
 def _links() -> list[LinkSummary]:
@@ -105,8 +109,27 @@ def error_report() -> AuditReport:
                        error="no inventory for fabric lab: inventory/lab/hosts.yaml not found")
 
 
+UNMANAGED_HOSTS = ("leaf2-h1", "leaf2-h2")
+HOST_SIDE = ("device.reachable", "host.intent", "interface.up")
+
+
+def unmanaged_report() -> AuditReport:
+    """The switches audited clean; two hosts unmanaged (every host-side check not judged on
+    them) and one setting a switch does not state (not judged either)."""
+    findings = [unmanaged_finding(check, host) for host in UNMANAGED_HOSTS
+                for check in HOST_SIDE]
+    findings.append(not_judged("state.unknown", "leaf1", "PFC_WD|swp1 has no action",
+                               port="swp1", what="leaf1:swp1 watchdog.action", virtual=True))
+    return AuditReport(fabric="lab", run_id="20261123T090000Z-unmanaged",
+                       started="2026-11-23T09:00:00Z", duration_s=6.5,
+                       devices=_devices(unmanaged=UNMANAGED_HOSTS), links=_links(),
+                       checks_run=sorted({*CHECKS, *HOST_SIDE, "state.unknown"}),
+                       findings=findings, drift=[], started_epoch=EPOCH,
+                       timings={"checks": 0.5, "collect": 5.0})
+
+
 REPORTS = {"clean": clean_report, "dirty": dirty_report, "error": error_report,
-           "incomplete": incomplete_report}
+           "incomplete": incomplete_report, "unmanaged": unmanaged_report}
 
 
 def classic_report(leaves: int, spines: int, hosts: int) -> AuditReport:

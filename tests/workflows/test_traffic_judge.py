@@ -52,10 +52,10 @@ def test_a_counter_the_switch_does_not_keep_is_unknown_not_zero() -> None:
     for counters in (before, after):
         del counters[last.device][last.ports[0]][3]  # no RoCE-class counter on that port
     found = _judge(PLAN, GROUP, before, after)
-    assert [f.severity for f in found] == [Severity.INFO, Severity.INFO]
+    assert [f.severity for f in found] == [Severity.NOT_JUDGED, Severity.NOT_JUDGED]
     assert sorted(f.message for f in found) == [
-        f"{last.device}:{last.ports[0]} keeps no drops counter for TC 3: not judged",
-        f"{last.device}:{last.ports[0]} keeps no packets counter for TC 3: not judged"]
+        f"{last.device}:{last.ports[0]} is not judged: it keeps no drops counter for TC 3",
+        f"{last.device}:{last.ports[0]} is not judged: it keeps no packets counter for TC 3"]
 
 
 def test_a_spine_without_counters_leaves_the_spread_unjudged() -> None:
@@ -64,5 +64,5 @@ def test_a_spine_without_counters_leaves_the_spread_unjudged() -> None:
     for counters in (before, after):
         counters[spine.device][spine.ports[0]] = {}
     found = _judge(PLAN, GROUP, before, after)
-    assert {f.severity for f in found} == {Severity.INFO}
+    assert {f.severity for f in found} == {Severity.NOT_JUDGED}
     assert {f.device for f in found} == {spine.device}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
+from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check, not_judged
 from flatfab.checks.lossless.common import (
     Issue,
     PerObject,
@@ -213,7 +213,7 @@ def coverage(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     priority maps to is lossless and no other is; the lossless TCs' queues exist with an egress
     lossless profile and every other queue has a lossy one.
     Fails when: any of these does not hold. A PFC PG whose profile the switch leaves to its buffer
-    manager is not judged; a switch with no buffer state gets one info finding (not judged). PFC on
+    manager is not judged; a switch with no buffer state gets one not-judged finding. PFC on
     priority 0 is `pfc.lossy_class`'s.
     Fix: Live: `flatfab rollout` restores the PG and queue profiles (`flatfab audit` names them).
     From `flatfab check`: qos.yaml's PFC priorities, maps and buffers disagree; every PFC priority
@@ -234,8 +234,9 @@ def coverage(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         for port in group.ports if issues else []:
             yield from port_findings(item, port, issues)
     for name in sorted(unjudged):
-        yield item.finding(name, f"{name} buffers are the switch's own: PG and queue "
-                           "profiles not judged", severity=Severity.INFO)
+        yield not_judged(item.id, name, "its buffers are the switch's own",
+                         what=f"{name} PG and queue profiles", expected="buffer state read",
+                         actual="the switch's own")
 
 
 def _reserved(qos: PortQos, dev: DeviceQos) -> int:

@@ -12,6 +12,7 @@ from flatfab.checks.lossless.common import (
     egress_lossless,
     fmt_set,
     grouped_findings,
+    lossless_host,
     nic_findings,
     nics,
     port_findings,
@@ -28,7 +29,7 @@ def _trust(trust: str) -> list[Issue]:
 
 
 @check("qos.trust", "Every switch port and host NIC trusts DSCP",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=lossless_host)
 def trust(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the trust mode of every physical switch port and host NIC with lossless state.
     Expects: DSCP.
@@ -87,7 +88,7 @@ def _full_map(table: list[int], lossless: LosslessProfile, *, kernel: bool) -> l
 
 
 @check("qos.dscp_map", "Every port and NIC maps all 64 DSCPs, RoCE and CNP alone in their TCs",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=lossless_host)
 def dscp_map(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the DSCP to TC map of every switch port (VRF sub-interfaces included) and the DSCP to
     priority map of every host NIC; the plan's lossless profile.

@@ -18,6 +18,7 @@ from flatfab.model.state import (
     DeviceQos,
     DeviceState,
     Endpoint,
+    FabricState,
     Interface,
     Link,
     LosslessProfile,
@@ -174,6 +175,11 @@ def planned_port_findings(item: Check, ctx: CheckContext,
             if planned_iface is None or planned_iface.qos is None:
                 continue
             yield from port_findings(item, port, cached(group.qos, planned_iface.qos))
+
+
+def lossless_host(_plan: FabricState, host: DeviceState) -> bool:
+    """A host with a NIC the plan gives lossless settings (what the NIC checks judge)."""
+    return any(iface.nic is not None for iface in host.interfaces.values())
 
 
 def nics(ctx: CheckContext) -> list[Nic]:

@@ -16,6 +16,7 @@ from flatfab.checks.lossless.common import (
     at,
     fmt_set,
     interface,
+    lossless_host,
     nic_findings,
     nics,
     physical_links,
@@ -119,7 +120,7 @@ def _leaf_moved(field: str, nic: Nic, port: Port, nic_plan: Interface | None,
 
 
 @check("host.agreement", "Every host NIC marks, classifies and reacts like its leaf port",
-       scope=Scope.LINK, severity=Severity.ERROR)
+       scope=Scope.LINK, severity=Severity.ERROR, hosts=lossless_host)
 def agreement(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: on every host link, the NIC's RoCE ToS, CNP DSCP and priority, ECN notification and
     reaction point priorities, trust and DSCP to priority map, and the leaf port's trust, PFC and
@@ -199,7 +200,7 @@ def _against_intent(seen: NicQos, plan: NicQos) -> list[Issue]:
 
 
 @check("host.intent", "Every host NIC carries the lossless settings its intent gives it",
-       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=lossless_host)
 def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, every NIC setting the host config sets: trust, PFC, CNP priority, ECN
     notification and reaction point priorities, DCQCN, strict-priority TCs, TC bandwidth, PFC storm

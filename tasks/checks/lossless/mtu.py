@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from flatfab.checks.lossless.common import nics, profile
+from flatfab.checks.lossless.common import lossless_host, nics, profile
 from flatfab.intent.models import ROCE_HEADER_BYTES
 from flatfab.model.state import Role
 
 
 @check("mtu.roce_chain", "Every lossless hop's MTU fits a RoCE frame and the largest host MTU",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=lossless_host)
 def roce_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the MTU of every host NIC with lossless settings, of every switch port with lossless
     state and of its VRF sub-interfaces; the profile's RoCE MTU (else the plan's).
     Expects: every NIC's MTU is at least the RoCE MTU plus RoCE headers; every switch port's is at
-    least that and the largest host NIC MTU.
+    least that and the largest host NIC MTU (an unmanaged host's as planned).
     Fails when: an MTU is below that. An MTU not reported is not judged. Findings are never virtual:
     MTUs are the interfaces' own (the kernel's in the lab).
     Fix: Raise the MTU the finding names (a link class's `mtu`, a host's `mtu`) to at least
@@ -37,6 +37,10 @@ def roce_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         if mtu < need:
             yield item.finding(nic.device.name, f"{nic.name} MTU {mtu} is below {need} ({why})",
                                port=nic.iface.name, expected=f">= {need}", actual=str(mtu))
+    if ctx.live:  # an unmanaged host is never read: the switches must carry its planned MTU
+        host_mtu = max([host_mtu, *(iface.mtu or 0 for host in ctx.plan.devices.values()
+                                    if not host.managed for iface in host.interfaces.values()
+                                    if iface.nic is not None)])
     floor, floor_why = (host_mtu, f"the largest host MTU {host_mtu}") if host_mtu > need else (
         need, why)
     for name in ctx.state.devices:

@@ -14,6 +14,7 @@ from flatfab.checks.lossless.common import (
     fmt_set,
     grouped_findings,
     interface,
+    lossless_host,
     nic_findings,
     nics,
     physical_links,
@@ -68,7 +69,7 @@ def _end(ctx: CheckContext, endpoint: Endpoint) -> _End | None:
 
 
 @check("pfc.link_symmetry", "Every link has the same PFC priorities on both ends",
-       scope=Scope.LINK, severity=Severity.ERROR)
+       scope=Scope.LINK, severity=Severity.ERROR, hosts=lossless_host)
 def link_symmetry(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the PFC priorities of both ends of every planned physical link, switch ports and NICs
     (planned statically, observed live), and those the plan gives each end.
@@ -122,7 +123,7 @@ def _lossy(pfc: list[int], lossless: frozenset[int]) -> list[Issue]:
 
 
 @check("pfc.lossy_class", "Every port and NIC has PFC on lossless priorities only",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=lossless_host)
 def lossy_class(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the PFC priorities of every physical switch port and host NIC, and the lossless
     priorities of the plan's lossless profile.
@@ -176,7 +177,7 @@ def _watchdog(qos: PortQos) -> list[Issue]:
 
 
 @check("pfc.watchdog", "Every port and NIC with PFC has a storm watchdog on its priorities",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=lossless_host)
 def watchdog(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the PFC watchdog of every physical switch port with PFC (priorities, detection,
     restoration, polling, action) and the PFC storm prevention of every host NIC with PFC.

@@ -11,6 +11,7 @@ from flatfab.checks.lossless.common import (
     at,
     fmt_set,
     grouped_findings,
+    lossless_host,
     nic_findings,
     nics,
     profile,
@@ -32,7 +33,7 @@ def _cnp_port(qos: PortQos, tc: int) -> list[Issue]:
 
 
 @check("sched.cnp_strict", "Every port and NIC sends CNPs in a strict-priority, lossy class",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=lossless_host)
 def cnp_strict(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the lossless profile's CNP priority, each physical switch port's TC to queue map and
     queue scheduling, and each host NIC's strict-priority TCs.
@@ -94,7 +95,7 @@ def _nic_bandwidth(nic: NicQos, tc: int) -> list[Issue]:
 
 
 @check("sched.lossless_bandwidth", "Every port and NIC gives the RoCE class a bandwidth share",
-       scope=Scope.DEVICE, severity=Severity.ERROR)
+       scope=Scope.DEVICE, severity=Severity.ERROR, hosts=lossless_host)
 def lossless_bandwidth(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: each physical switch port's RoCE TC queue and DWRR weights, and each host NIC's
     strict-priority TCs and TC bandwidth.

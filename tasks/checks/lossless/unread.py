@@ -10,19 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from flatfab.checks.lossless.common import nics, port_groups
+from flatfab.checks.base import (
+    Check,
+    CheckContext,
+    Finding,
+    Scope,
+    Severity,
+    Stage,
+    check,
+    not_judged,
+)
+from flatfab.checks.lossless.common import lossless_host, nics, port_groups
 from flatfab.model.state import Role
 
 
 @check("state.unknown", "Every lossless setting a check judges was read from the device",
-       scope=Scope.DEVICE, severity=Severity.INFO, stages=[Stage.LIVE])
+       scope=Scope.DEVICE, severity=Severity.NOT_JUDGED, stages=[Stage.LIVE],
+       hosts=lossless_host)
 def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the `unknown` reasons collect left on switches' buffers, physical ports, their
     PFC watchdogs and host NICs.
     Expects: none: every lossless setting a check judges was read from the device.
-    Fails when: never: each unread setting is an info finding with the reason, saying it was not
-    judged.
+    Fails when: never: each unread setting is a not-judged finding with the reason.
     Fix: Nothing is known to be wrong: a setting was not read, so no check judged it, and the reason
     says why (the OS does not state it, a buffer manager sizes it, a counter is not kept). Where it
     matters, read it on the device by hand; treat the checks that skipped it as not done.
@@ -32,20 +41,17 @@ def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         if device is None or device.role is Role.HOST or device.qos is None:
             continue
         for setting, why in sorted(device.qos.unknown.items()):
-            yield item.finding(name, f"{name} {setting} is not judged: {why}",
-                               expected="read from the device", actual="unknown",
-                               virtual=device.qos.virtual)
+            yield not_judged(item.id, name, why, what=f"{name} {setting}",
+                             virtual=device.qos.virtual)
     for group in port_groups(ctx):
         reasons = dict(group.qos.unknown)
         if group.qos.watchdog is not None:
             reasons.update({f"watchdog.{k}": v for k, v in group.qos.watchdog.unknown.items()})
         for port in group.ports if reasons else []:
             for setting, why in sorted(reasons.items()):
-                yield item.finding(port.device.name, f"{port.name} {setting} is not judged: "
-                                   f"{why}", port=port.iface.name, expected="read from the device",
-                                   actual="unknown", virtual=port.virtual)
+                yield not_judged(item.id, port.device.name, why, port=port.iface.name,
+                                 what=f"{port.name} {setting}", virtual=port.virtual)
     for nic in nics(ctx):
         for setting, why in sorted(nic.nic.unknown.items()):
-            yield item.finding(nic.device.name, f"{nic.name} {setting} is not judged: {why}",
-                               port=nic.iface.name, expected="read from the device",
-                               actual="unknown", virtual=nic.nic.virtual)
+            yield not_judged(item.id, nic.device.name, why, port=nic.iface.name,
+                             what=f"{nic.name} {setting}", virtual=nic.nic.virtual)

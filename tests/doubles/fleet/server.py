@@ -8,7 +8,8 @@ password is refused, as is every login of a device with the `refuse` fault. Each
 request is answered by the device (its stdin read to EOF first, as the drivers send it); a
 SONiC switch's session is instead the interactive shell netmiko drives (sonic.py). A `slow`
 device answers late without holding up the others. The server counts connections (open now,
-peak, total), commands and bytes sent, and its own CPU time, for the fleet benchmark.
+peak, total), commands and bytes sent, and its own CPU time, for the fleet benchmark, and the
+logins attempted per device (user name), so a test can tell which devices a run connected to.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import resource
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import asyncssh
@@ -67,6 +68,7 @@ class Stats:
     bytes_sent: int = 0
     cpu_s: float = 0.0
     max_rss_mb: float = 0.0
+    logins: dict[str, int] = field(default_factory=dict)  # user (device) -> attempts
 
 
 class _Session(asyncssh.SSHServer):
@@ -83,6 +85,8 @@ class _Session(asyncssh.SSHServer):
         self.server.stats.connections_open -= 1
 
     def begin_auth(self, username: str) -> bool:
+        logins = self.server.stats.logins
+        logins[username] = logins.get(username, 0) + 1
         return True
 
     def password_auth_supported(self) -> bool:

@@ -135,7 +135,7 @@ def test_switch_managed_buffers_are_said_not_judged() -> None:
     state = plan.model_copy(update={"devices": {**plan.devices, "lf-a": seen}})
     findings = [f for f in run_checks(CheckContext(state=state, plan=plan, stage=Stage.LIVE))
                 if f.device == "lf-a" and (f.check.startswith(("buffer.", "qos.", "state.")))]
-    assert {(f.check, f.severity.value) for f in findings} == {("state.unknown", "info")}
+    assert {(f.check, f.severity.value) for f in findings} == {("state.unknown", "not-judged")}
     assert all("is not judged: Tomahawk EOS switches expose no configurable buffer profiles"
                in f.message for f in findings)
 
