@@ -17,6 +17,7 @@ Kind = Literal["examples", "runbooks", "dashboards"]
 CHECKOUT_FOLDERS: Final[dict[str, str]] = {"examples": "intents", "runbooks": "runbooks",
                                            "dashboards": "dashboards"}
 PACKAGE: Final = Path(__file__).resolve().parent
+DEFAULT_EXAMPLE: Final = "lab"  # what `flatfab init` starts from unless told
 
 
 def folder(kind: Kind) -> Path:

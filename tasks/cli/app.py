@@ -8,43 +8,27 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
 from flatfab.cli import distributed as dist
-from flatfab.cli import logs, ops, output
+from flatfab.cli import logs, ops
+from flatfab.cli.console import Format, console, emit_json, err_console, warn_input
 from flatfab.cli.context import LazyProject, nornir_for, project_of
 from flatfab.cli.init import init
 from flatfab.cli.lab import lab_app
-from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
-from flatfab.cli.output import Format, console, emit_json, err_console
-from flatfab.cli.password_prompt import ask_password
-from flatfab.cli.rollout_telemetry import source_for
+from flatfab.cli.options import BreakLockOpt, FormatOpt, ShardByOpt, TimeoutOpt, WorkersOpt
 from flatfab.cli.sot import sot_app
 from flatfab.cli.watch import watch
 from flatfab.errors import FlatfabError, InputError
-from flatfab.outdir import ready_dir
-from flatfab.reports.model import judged
-from flatfab.sot import inventory as sot_inventory
-from flatfab.workflows import projectfile
-from flatfab.workflows.credentials import Credentials
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.lock import fabric_lock
-from flatfab.workflows.progress import RichProgress
-from flatfab.workflows.project import Project
-from flatfab.workflows.render_files import write_configs, write_diagram
-from flatfab.workflows.rollout import RolloutResult
-from flatfab.workflows.rollout import rollout as run_rollout
-from flatfab.workflows.runstate import refuse_if_interrupted
-from flatfab.workflows.traffic import TRAFFIC_CHECKS, run_traffic
-from flatfab.workflows.verify import verify as run_verify
-from flatfab.yamlio import dump_yaml
+
+if TYPE_CHECKING:
+    from flatfab.workflows.project import Project
+    from flatfab.workflows.rollout import RolloutResult
 
 # the order an operator meets the commands in (typer lists them as registered, groups last):
 # start a project, plan and check it, try it in a lab, roll it out, verify, audit and watch
@@ -76,6 +60,8 @@ app.command()(watch)
 def _version(value: bool) -> None:
     if not value:
         return
+    from importlib import metadata
+
     try:
         number = metadata.version("flatfab")
     except metadata.PackageNotFoundError:  # run from a checkout that was never installed
@@ -91,7 +77,7 @@ def _global(ctx: typer.Context,
             ] = None,
             root: Annotated[Path | None, typer.Option(
                 help="project root (default: the nearest folder upwards with a "
-                f"{projectfile.FILE_NAME}, else this one)", file_okay=False)] = None,
+                "flatfab.yaml, else this one)", file_okay=False)] = None,
             inventory_dir: Annotated[Path | None, typer.Option(
                 "--inventory", help="Nornir inventory (default inventory/<fabric>/)")] = None,
             state_dir: Annotated[Path | None, typer.Option(
@@ -128,6 +114,11 @@ def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | No
                  timeouts: tuple[float | None, float | None] = (None, None),
                  ask_pass: bool = False) -> Project:
     """The project the options name: the command line first, then the project file."""
+    from flatfab.cli.password_prompt import ask_password
+    from flatfab.workflows import projectfile
+    from flatfab.workflows.credentials import Credentials
+    from flatfab.workflows.project import Project
+
     top = root.resolve() if root is not None else (projectfile.find_root(Path.cwd().resolve())
                                                    or Path.cwd().resolve())
     settings = projectfile.load(top)
@@ -139,7 +130,7 @@ def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | No
     return Project(root=top, fabric=name, settings=settings,
                    inventory_override=inventory_dir.resolve() if inventory_dir else None,
                    state_override=state_dir.resolve() if state_dir else None,
-                   on_warning=output.warn_input, connect_timeout=timeouts[0],
+                   on_warning=warn_input, connect_timeout=timeouts[0],
                    command_timeout=timeouts[1],
                    credentials=Credentials(ask=ask_password if ask_pass else None))
 
@@ -149,6 +140,9 @@ def plan(ctx: typer.Context, fmt: FormatOpt = Format.TABLE,
          diagram: Annotated[Path | None, typer.Option(
              help="also write the fabric's diagram to this SVG file")] = None) -> None:
     """Show the planned state of every device (addresses, ASNs, sessions, VRFs)."""
+    from flatfab.cli import output
+    from flatfab.workflows.render_files import write_diagram
+
     project = project_of(ctx)
     if diagram is not None:
         write_diagram(project.plan, diagram)
@@ -164,6 +158,9 @@ def render(ctx: typer.Context,
            device: Annotated[list[str] | None, typer.Option(help="only these devices")] = None,
            ) -> None:
     """Write every device's configuration (byte-identical for the same intent)."""
+    from flatfab.outdir import ready_dir
+    from flatfab.workflows.render_files import write_configs
+
     project = project_of(ctx)
     unknown = [d for d in device or [] if d not in project.plan.devices]
     if unknown:
@@ -176,6 +173,9 @@ def render(ctx: typer.Context,
 @app.command()
 def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
     """Run the static checks on the plan, before anything is pushed."""
+    from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
+    from flatfab.cli import output
+
     project = project_of(ctx)
     findings = run_checks(CheckContext(state=project.plan, plan=project.plan,
                                        stage=Stage.STATIC))
@@ -210,9 +210,17 @@ def rollout(ctx: typer.Context,
             distributed: Annotated[bool, typer.Option(
                 "--distributed", help="with --dry-run: diff in shards on flatfab workers "
                 "(FLATFAB_BROKER_URL)")] = False,
-            shard_by: dist.ShardByOpt = None, timeout: dist.TimeoutOpt = None,
+            shard_by: ShardByOpt = None, timeout: TimeoutOpt = None,
             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
+    from flatfab.cli.rollout_telemetry import source_for
+    from flatfab.workflows.journal import Journal
+    from flatfab.workflows.lock import fabric_lock
+    from flatfab.workflows.progress import RichProgress
+    from flatfab.workflows.rollout import rollout as run_rollout
+    from flatfab.workflows.runstate import refuse_if_interrupted
+    from flatfab.yamlio import dump_yaml
+
     project = project_of(ctx)
     dist.refuse_options(distributed, shard_by, timeout)
     dist.refuse_ask_pass(project, distributed)
@@ -255,6 +263,8 @@ def rollout(ctx: typer.Context,
 
 def _show_rollout(result: RolloutResult, total: int, fmt: Format) -> None:
     """`total`: the devices a rollout may touch (every one but the unmanaged hosts)."""
+    from flatfab.cli import output
+
     output.unread_lines(result.unread)
     if fmt is Format.JSON:
         emit_json(result.summary())
@@ -268,6 +278,11 @@ def distributed_dry_run(project: Project, runbook: Path | None, shard_by: str | 
                         revert_in: int | None, gate_timeout: float) -> None:
     """rollout --dry-run --distributed: the plan, its schedule and the journal here, the
     diffs from the workers. The inventory is read here only for a runbook's groups."""
+    from flatfab.sot import inventory as sot_inventory
+    from flatfab.workflows.journal import Journal
+    from flatfab.workflows.lock import fabric_lock
+    from flatfab.yamlio import dump_yaml
+
     plan_state = project.plan
     groups = ops.inventory_groups(sot_inventory.build(  # read only: the workers log in
         project.inventory_dir, plan_state, workers, project.address_spaces,
@@ -298,9 +313,16 @@ def verify(ctx: typer.Context,
            distributed: Annotated[bool, typer.Option(
                "--distributed", help="read the devices in shards on flatfab workers "
                "(FLATFAB_BROKER_URL) and judge here")] = False,
-           shard_by: dist.ShardByOpt = None, timeout: dist.TimeoutOpt = None,
+           shard_by: ShardByOpt = None, timeout: TimeoutOpt = None,
            workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read every device (read-only) and run the live checks: BGP, ECMP, MTU, tenancy."""
+    from flatfab.checks import CATALOG
+    from flatfab.cli import output
+    from flatfab.reports.model import judged
+    from flatfab.workflows.progress import RichProgress
+    from flatfab.workflows.traffic import TRAFFIC_CHECKS, run_traffic
+    from flatfab.workflows.verify import verify as run_verify
+
     project = project_of(ctx)
     unknown = [c for c in check_ids or [] if c not in CATALOG]
     if unknown:

@@ -14,40 +14,27 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from flatfab.cli.console import err_console
 from flatfab.cli.context import project_of
-from flatfab.cli.options import WorkersOpt
-from flatfab.cli.output import err_console
+from flatfab.cli.options import ShardByOpt, WorkersOpt
 from flatfab.errors import InputError
 from flatfab.extras import require
-from flatfab.model.state import FabricState
-from flatfab.reports.model import AuditReport
-from flatfab.runbook.schedule import Schedule
-from flatfab.sot import inventory as sot_inventory
-from flatfab.workflows.audit import SotChecks, parse_duration
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.project import Project
-from flatfab.workflows.rollout import RolloutResult, diff_only
-from flatfab.workflows.shard_run import Kind
-from flatfab.workflows.sharded import (
-    Gathered,
-    ShardedDiffs,
-    Sharding,
-    audit_sharded,
-    verify_sharded,
-)
-from flatfab.workflows.shards import ShardBy, default_shard_by, parse_shard_by, shards
-from flatfab.workflows.verify import Report
 
 if TYPE_CHECKING:
     from flatfab.distributed.config import Config
     from flatfab.distributed.coordinator import CeleryGather
+    from flatfab.model.state import FabricState
+    from flatfab.reports.model import AuditReport
+    from flatfab.runbook.schedule import Schedule
+    from flatfab.workflows.audit import SotChecks
+    from flatfab.workflows.journal import Journal
+    from flatfab.workflows.project import Project
+    from flatfab.workflows.rollout import RolloutResult
+    from flatfab.workflows.shard_run import Kind
+    from flatfab.workflows.sharded import Gathered, Sharding
+    from flatfab.workflows.shards import ShardBy
+    from flatfab.workflows.verify import Report
 
-ShardByOpt = Annotated[str | None, typer.Option(
-    "--shard-by", help="with --distributed: pod, plane, su or leaves:N (default: pod where "
-    "the fabric has pods, else leaves:8)")]
-TimeoutOpt = Annotated[float | None, typer.Option(
-    "--timeout", min=1, help="with --distributed: seconds to wait for every shard (default "
-    "900)")]
 DEFAULT_TIMEOUT = 900.0
 
 
@@ -72,25 +59,30 @@ def refuse_ask_pass(project: Project, distributed: bool) -> None:
 
 def _config() -> Config:
     require("distributed", "a distributed run (Celery on Redis)")
-    from flatfab.distributed.config import from_env  # noqa: PLC0415 - Celery only here
+    from flatfab.distributed.config import from_env
 
     return from_env()
 
 
 def _gather(timeout: float | None) -> CeleryGather:
     config = _config()
-    from flatfab.distributed.coordinator import CeleryGather  # noqa: PLC0415 - Celery only here
+    from flatfab.distributed.coordinator import CeleryGather
 
     return CeleryGather(config, timeout or DEFAULT_TIMEOUT)
 
 
 def _sharding(plan: FabricState, kind: Kind, by: ShardBy | None, *, probes: bool = True,
               probe_fanout: int | None = None) -> Sharding:
+    from flatfab.workflows.sharded import Sharding
+    from flatfab.workflows.shards import default_shard_by
+
     return Sharding.of(plan, kind, by or default_shard_by(plan), probes=probes,
                        probe_fanout=probe_fanout)
 
 
 def _by(shard_by: str | None) -> ShardBy | None:
+    from flatfab.workflows.shards import parse_shard_by
+
     return parse_shard_by(shard_by) if shard_by else None
 
 
@@ -109,6 +101,8 @@ def _tell(sharding: Sharding, gather: CeleryGather, gathered: Gathered) -> None:
 
 def verify(project: Project, *, shard_by: str | None, timeout: float | None, probes: bool,
            probe_fanout: int | None, only_checks: list[str] | None) -> Report:
+    from flatfab.workflows.sharded import verify_sharded
+
     by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
@@ -120,6 +114,8 @@ def verify(project: Project, *, shard_by: str | None, timeout: float | None, pro
 
 def audit(project: Project, *, shard_by: str | None, timeout: float | None, lossless: bool,
           probes: bool, sot: SotChecks | None) -> AuditReport:
+    from flatfab.workflows.sharded import audit_sharded
+
     by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
@@ -132,6 +128,9 @@ def audit(project: Project, *, shard_by: str | None, timeout: float | None, loss
 def dry_run(project: Project, schedule: Schedule, journal: Journal, *, shard_by: str | None,
             timeout: float | None) -> RolloutResult:
     """rollout --dry-run with its diff pass in shards (nothing else of a rollout is)."""
+    from flatfab.workflows.rollout import diff_only
+    from flatfab.workflows.sharded import ShardedDiffs
+
     by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
@@ -154,11 +153,13 @@ def worker(ctx: typer.Context,
     It consumes FLATFAB_BROKER_URL's queue; device credentials come from its own
     environment and inventory, never from the broker. With --ask-pass it asks for the
     fabric's (--fabric) credential sets once, at start, and keeps them in memory."""
+    from flatfab.sot import inventory as sot_inventory
+
     project = project_of(ctx)
     config = _config()
-    from flatfab.distributed import worker as celery_worker  # noqa: PLC0415 - Celery only here
-    from flatfab.distributed.context import WorkerContext  # noqa: PLC0415
-    from flatfab.distributed.store import client, reachable  # noqa: PLC0415
+    from flatfab.distributed import worker as celery_worker
+    from flatfab.distributed.context import WorkerContext
+    from flatfab.distributed.store import client, reachable
 
     reachable(config, client(config))
     credentials = project.credentials
@@ -196,14 +197,17 @@ def beat(ctx: typer.Context,
 
     The workers read it in shards; the one that merges writes the reports once every
     shard ended."""
+    from flatfab.workflows.audit import parse_duration
+    from flatfab.workflows.shards import default_shard_by, shards
+
     project = project_of(ctx)
     interval = parse_duration(every, "--every")
     by = _by(shard_by)
     plan = project.plan  # a bad intent or shard spec is refused here, not on every round
     shards(plan, by or default_shard_by(plan))
     config = _config()
-    from flatfab.distributed.beat import run_beat  # noqa: PLC0415 - Celery only here
-    from flatfab.distributed.store import client, reachable  # noqa: PLC0415
+    from flatfab.distributed.beat import run_beat
+    from flatfab.distributed.store import client, reachable
 
     reachable(config, client(config))
     project.state_dir.mkdir(parents=True, exist_ok=True)

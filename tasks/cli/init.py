@@ -9,10 +9,11 @@ import typer
 from rich.markup import escape
 
 from flatfab import bundled
-from flatfab.cli.output import console
-from flatfab.scaffold.choices import ROLES
-from flatfab.scaffold.init import DEFAULT_EXAMPLE
-from flatfab.scaffold.init import init as write_project
+from flatfab.cli.console import console
+
+# the switch roles --platform takes (flatfab.scaffold.choices.ROLES, which a test keeps equal:
+# naming them here keeps the planner's models out of `--help`)
+ROLES = ("superspine", "spine", "leaf")
 
 
 def init(ctx: typer.Context,
@@ -21,7 +22,7 @@ def init(ctx: typer.Context,
              show_default=False)] = None,
          example: Annotated[str, typer.Option(
              help="the example fabric to start from: "
-             + ", ".join(bundled.examples()))] = DEFAULT_EXAMPLE,
+             + ", ".join(bundled.examples()))] = bundled.DEFAULT_EXAMPLE,
          fabric: Annotated[str | None, typer.Option(
              help="the new fabric's name (intents/<fabric>/; default: the global --fabric, "
              "else the example's)", show_default=False)] = None,
@@ -32,6 +33,8 @@ def init(ctx: typer.Context,
              show_default=False)] = None,
          ) -> None:
     """Write a new project: flatfab.yaml, the intent, a commented inventory, runbooks."""
+    from flatfab.scaffold.init import init as write_project
+
     top = ctx.find_root().params
     fabric = fabric or top.get("fabric")
     target = directory if directory is not None else top.get("root") or Path()

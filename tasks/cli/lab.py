@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import time
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from flatfab import extras
+from flatfab.cli.console import Format, console, emit_json, err_console
 from flatfab.cli.context import project_of
-from flatfab.cli.output import Format, console, emit_json, err_console
 from flatfab.errors import InputError
-from flatfab.lab import clab, topology
-from flatfab.lab import gnmi as lab_gnmi
-from flatfab.lab.netns import LabPaths, LabState, NetnsRuntime, teardown
-from flatfab.workflows import inventory
-from flatfab.workflows.project import Project
-from flatfab.workflows.runstate import abandon_interrupted
-from flatfab.yamlio import dump_yaml, read_text_file
+
+if TYPE_CHECKING:
+    from flatfab.lab import topology
+    from flatfab.workflows.project import Project
 
 lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
                       "realized without Docker (embedded) or by containerlab.")
@@ -39,6 +34,8 @@ RuntimeOpt = Annotated[Runtime, typer.Option(help="embedded (netns) or clab (con
 
 def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, Any],
                                                                    dict[str, str]]:
+    from flatfab.lab import topology
+
     options = topology.LabOptions(prefix=prefix, mgmt_subnet=subnet)
     return topology.generate(project.plan, options, project.address_spaces)
 
@@ -46,6 +43,8 @@ def _generate(project: Project, prefix: str, subnet: str) -> tuple[dict[str, Any
 @lab_app.command()
 def generate(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None) -> None:
     """Write labs/<fabric>.clab.yml (and the files it binds) from the intent."""
+    from flatfab.lab import topology
+
     project = project_of(ctx)
     defaults = topology.LabOptions()
     doc, files = _generate(project, prefix or defaults.prefix,
@@ -56,6 +55,9 @@ def generate(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOp
 
 
 def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.LabSpec:
+    from flatfab.lab import topology
+    from flatfab.yamlio import dump_yaml, read_text_file
+
     path = project.topology_file
     if not path.exists():
         raise InputError.single(str(path), "", "topology not found; run `flatfab lab generate`")
@@ -79,6 +81,13 @@ def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.
 def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None,
        runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
     """Bring the lab up and write a Nornir inventory that points at it (see --inventory)."""
+    from flatfab import extras
+    from flatfab.lab import clab
+    from flatfab.lab import gnmi as lab_gnmi
+    from flatfab.lab.netns import NetnsRuntime
+    from flatfab.workflows import inventory
+    from flatfab.workflows.runstate import abandon_interrupted
+
     project = project_of(ctx)
     spec = _spec(project, prefix, mgmt_subnet)
     started = time.monotonic()
@@ -116,6 +125,8 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
 
 
 def _prefix(project: Project, prefix: str | None) -> str:
+    from flatfab.lab import topology
+
     if prefix:
         return topology.check_prefix(prefix)
     if project.topology_file.exists():
@@ -129,6 +140,9 @@ def down(ctx: typer.Context, prefix: PrefixOpt = None,
              "--sweep", help="remove everything of the prefix even without lab state")] = False,
          runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
     """Tear the lab down and leave nothing behind."""
+    from flatfab.lab import clab
+    from flatfab.lab.netns import LabPaths, LabState, teardown
+
     project = project_of(ctx)
     started = time.monotonic()
     if runtime is Runtime.CLAB:
@@ -147,6 +161,11 @@ def down(ctx: typer.Context, prefix: PrefixOpt = None,
 def status(ctx: typer.Context, prefix: PrefixOpt = None, runtime: RuntimeOpt = Runtime.EMBEDDED,
            fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.TABLE) -> None:
     """List nodes, their namespaces, management addresses and health."""
+    from rich.table import Table
+
+    from flatfab.lab import clab
+    from flatfab.lab.netns import LabPaths, LabState, NetnsRuntime
+
     project = project_of(ctx)
     if runtime is Runtime.CLAB:
         rows = clab.status(project.topology_file)

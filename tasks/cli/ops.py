@@ -6,38 +6,28 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from nornir.core import Nornir
 from rich.markup import escape
-from rich.table import Table
 
-from flatfab import reports
-from flatfab.checks import CATALOG
 from flatfab.cli import distributed as dist
-from flatfab.cli import output
+from flatfab.cli.console import Format, console, emit_json, err_console
 from flatfab.cli.context import nornir_for, project_of
-from flatfab.cli.options import BreakLockOpt, FormatOpt, WorkersOpt
-from flatfab.cli.output import Format, console, emit_json, err_console
-from flatfab.cli.sot import audit_checks as sot_checks
+from flatfab.cli.options import BreakLockOpt, FormatOpt, ShardByOpt, TimeoutOpt, WorkersOpt
 from flatfab.errors import FlatfabError, InputError
-from flatfab.outdir import ready_dir
-from flatfab.reports import json_report
-from flatfab.reports.model import AuditReport, AuditStatus
-from flatfab.runbook.loader import check_against_fabric, load_runbook
-from flatfab.runbook.model import RolloutPlan, whole_fabric
-from flatfab.runbook.schedule import Schedule, schedule
-from flatfab.workflows.audit import audit as run_audit
-from flatfab.workflows.audit import parse_duration, scheduled
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.lock import Held, fabric_lock
-from flatfab.workflows.progress import RichProgress
-from flatfab.workflows.project import Project
-from flatfab.workflows.rollback import rollback_run
-from flatfab.workflows.rollout import Ask, managed_configs
-from flatfab.workflows.runstate import RunState, mark_lock_broken, refuse_if_interrupted, runs
 
+if TYPE_CHECKING:
+    from nornir.core import Nornir
+
+    from flatfab.reports.model import AuditReport
+    from flatfab.runbook.model import RolloutPlan
+    from flatfab.runbook.schedule import Schedule
+    from flatfab.workflows.journal import Journal
+    from flatfab.workflows.lock import Held
+    from flatfab.workflows.project import Project
+    from flatfab.workflows.rollout import Ask
+    from flatfab.workflows.runstate import RunState
 
 def inventory_groups(nornir: Nornir) -> dict[str, list[str]]:
     """Device -> its inventory groups (what a runbook's `group:` selects)."""
@@ -48,6 +38,11 @@ def load_plan(project: Project, groups: Mapping[str, Sequence[str]], runbook: Pa
               workers: int, revert_in: int | None,
               gate_timeout: float) -> tuple[RolloutPlan, Schedule]:
     """The rollout plan (a runbook, or the whole fabric at once) and its device schedule."""
+    from flatfab.checks import CATALOG
+    from flatfab.runbook.loader import check_against_fabric, load_runbook
+    from flatfab.runbook.model import whole_fabric
+    from flatfab.runbook.schedule import schedule
+
     if runbook is None:
         whole = whole_fabric(revert_in or 180, gate_timeout, workers)
         return whole, schedule(whole, project.plan, groups)
@@ -59,6 +54,12 @@ def load_plan(project: Project, groups: Mapping[str, Sequence[str]], runbook: Pa
 def resumable(project: Project, nornir: Nornir,
               run_id: str) -> tuple[Journal, RunState, RolloutPlan, Schedule]:
     """An interrupted or stopped run, ready to continue where it left off."""
+    from flatfab.checks import CATALOG
+    from flatfab.runbook.loader import check_against_fabric, load_runbook
+    from flatfab.workflows.journal import Journal
+    from flatfab.workflows.rollout import managed_configs
+    from flatfab.workflows.runstate import RunState
+
     journal = Journal.open(project.state_dir, run_id)
     state = RunState.load(journal)
     if state is None or state.kind != "rollout" or state.fabric != project.fabric:
@@ -83,6 +84,8 @@ def resumable(project: Project, nornir: Nornir,
 
 def after_break(project: Project, held: Held) -> None:
     """Say whose lock was broken; the runs it left marked running count as interrupted."""
+    from flatfab.workflows.runstate import mark_lock_broken
+
     if held.broken is None:
         return
     marked = mark_lock_broken(project.state_dir, project.fabric, held.broken)
@@ -111,6 +114,12 @@ def rollback(ctx: typer.Context,
              break_lock: BreakLockOpt = False, workers: WorkersOpt = 20,
              fmt: FormatOpt = Format.TABLE) -> None:
     """Restore every device a past run changed to the backup that run took."""
+    from flatfab.workflows.journal import Journal
+    from flatfab.workflows.lock import fabric_lock
+    from flatfab.workflows.progress import RichProgress
+    from flatfab.workflows.rollback import rollback_run
+    from flatfab.workflows.runstate import RunState, refuse_if_interrupted
+
     project = project_of(ctx)
     target = Journal.open(project.state_dir, run)
     target_state = RunState.load(target)
@@ -152,6 +161,10 @@ def list_runs(ctx: typer.Context,
               limit: Annotated[int, typer.Option(min=1, help="newest runs shown")] = 20,
               fmt: FormatOpt = Format.TABLE) -> None:
     """Recent change runs of the fabric, newest first; interrupted ones need a decision."""
+    from rich.table import Table
+
+    from flatfab.workflows.runstate import runs
+
     project = project_of(ctx)
     found = runs(project.state_dir, project.fabric)[:limit]
     rows = [{"run_id": s.run_id, "kind": s.kind, "plan": s.runbook, "status": s.shown_status,
@@ -188,9 +201,16 @@ def audit(ctx: typer.Context,
           distributed: Annotated[bool, typer.Option(
               "--distributed", help="read the devices in shards on flatfab workers "
               "(FLATFAB_BROKER_URL) and judge here")] = False,
-          shard_by: dist.ShardByOpt = None, timeout: dist.TimeoutOpt = None,
+          shard_by: ShardByOpt = None, timeout: TimeoutOpt = None,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Read-only drift audit: running vs intended config, and the live checks."""
+    from flatfab import reports
+    from flatfab.cli.sot import audit_checks as sot_checks
+    from flatfab.outdir import ready_dir
+    from flatfab.workflows.audit import audit as run_audit
+    from flatfab.workflows.audit import parse_duration, scheduled
+    from flatfab.workflows.progress import RichProgress
+
     project = project_of(ctx)
     interval = parse_duration(every, "--every") if every else None
     spread = (parse_duration(jitter, "--jitter") if jitter else
@@ -222,6 +242,10 @@ def audit(ctx: typer.Context,
 
 
 def _show_audit(report: AuditReport, fmt: Format, written: dict[str, Path]) -> None:
+    from flatfab.cli import output
+    from flatfab.reports import json_report
+    from flatfab.reports.model import AuditStatus
+
     output.unread_lines(report.unread)
     if fmt is Format.JSON:
         sys.stdout.write(json_report.render(report))

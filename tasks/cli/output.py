@@ -2,40 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import sys
-from enum import StrEnum
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from flatfab.checks import Finding
 from flatfab.checks.base import about_read
-from flatfab.errors import InputProblem
+from flatfab.cli.console import console, err_console
 from flatfab.model.state import FabricState, Role
 from flatfab.reports.model import judged, unjudged
 from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
-
-# wide enough for findings when piped or captured (CI logs), the terminal's width otherwise
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
-
-
-class Format(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-
-
-def warn_input(problem: InputProblem) -> None:
-    """An input that loads but deserves a word: one line on stderr, shaped like an error."""
-    err_console.print(f"[yellow]warning:[/] {escape(str(problem))}", soft_wrap=True)
-
-
-def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def plan_table(plan: FabricState) -> None:
@@ -135,8 +113,8 @@ def checks_table(check_ids: list[str], findings: list[Finding], title: str,
     """One row per check run: passed, how many findings of which severity, or (the check
     that names unread devices) how many devices were not read; and on how many devices it
     judged nothing. `total`: the devices the run reads (every one but the unmanaged hosts)."""
-    from flatfab.checks import CATALOG  # noqa: PLC0415 - registered on first import
-    from flatfab.workflows.traffic import TRAFFIC_CHECKS  # noqa: PLC0415
+    from flatfab.checks import CATALOG
+    from flatfab.workflows.traffic import TRAFFIC_CHECKS
 
     table = Table(title=title, title_justify="left")
     for column in ("check", "scope", "what it asserts", "result"):

@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from flatfab.checks import Finding
+from flatfab.cli.console import Format, console, emit_json, err_console
 from flatfab.cli.context import project_of
 from flatfab.cli.options import FormatOpt
-from flatfab.cli.output import Format, console, emit_json, err_console
-from flatfab.model.state import FabricState
-from flatfab.platforms.registry import loopback_names
-from flatfab.sot.audit import SOT_CHECKS, sot_findings
-from flatfab.sot.client import Nautobot
-from flatfab.sot.nautobot import read_snapshot
-from flatfab.sot.snapshot import Snapshot
-from flatfab.sot.source import NautobotSource, load_source
-from flatfab.sot.sync import sync as run_sync
-from flatfab.sot.workflow import run_check, run_import
-from flatfab.workflows.audit import SotChecks
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.project import Project
+
+if TYPE_CHECKING:
+    from flatfab.checks import Finding
+    from flatfab.model.state import FabricState
+    from flatfab.sot.snapshot import Snapshot
+    from flatfab.sot.source import NautobotSource
+    from flatfab.workflows.audit import SotChecks
+    from flatfab.workflows.project import Project
 
 sot_app = typer.Typer(no_args_is_help=True, help="The source of truth (Nautobot): import the "
                       "fabric from it, check where it and the intent disagree.")
 
 
 def read(project: Project) -> tuple[NautobotSource, Snapshot]:
+    from flatfab.platforms.registry import loopback_names
+    from flatfab.sot.client import Nautobot
+    from flatfab.sot.nautobot import read_snapshot
+    from flatfab.sot.source import load_source
+
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
     with Nautobot(source.url, token) as api:
@@ -38,6 +37,8 @@ def read(project: Project) -> tuple[NautobotSource, Snapshot]:
 
 def audit_checks(project: Project) -> SotChecks:
     """The source-of-truth checks an audit adds (the snapshot is read once, up front)."""
+    from flatfab.sot.audit import SOT_CHECKS, sot_findings
+
     source, snapshot = read(project)
 
     def judge(observed: FabricState) -> list[Finding]:
@@ -52,6 +53,8 @@ def import_(ctx: typer.Context,
                 "--write", help="write the intent files (default: show the diff only)")] = False,
             fmt: FormatOpt = Format.TABLE) -> None:
     """Edit intents/<fabric>/ to what the source of truth holds; a dry run by default."""
+    from flatfab.sot.workflow import run_import
+
     project = project_of(ctx)
     source, snapshot = read(project)
     report = run_import(snapshot, project.intent_dir, source.mapping, write=write)
@@ -80,6 +83,11 @@ def sync(ctx: typer.Context,
     """Write what the planner allocated (ASNs, where each switch sits, VRFs, loopbacks,
     sub-interfaces, link addresses) onto the devices Nautobot holds, with --create also the
     devices, ports and cables; never deletes; a dry run by default."""
+    from flatfab.sot.client import Nautobot
+    from flatfab.sot.source import load_source
+    from flatfab.sot.sync import sync as run_sync
+    from flatfab.workflows.journal import Journal
+
     project = project_of(ctx)
     source = load_source(project.inventory_dir)
     token = source.token(str(project.inventory_dir / "source.yaml"))
@@ -112,6 +120,10 @@ def sync(ctx: typer.Context,
 @sot_app.command()
 def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
     """Where the source of truth and the intent disagree, each naming the source object."""
+    from rich.table import Table
+
+    from flatfab.sot.workflow import run_check
+
     project = project_of(ctx)
     source, snapshot = read(project)
     found = run_check(snapshot, project.intent_dir, source.mapping)

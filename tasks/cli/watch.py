@@ -22,25 +22,16 @@ import typer
 from rich.live import Live
 from rich.markup import escape
 
-from flatfab import reports
-from flatfab.cli import output
+from flatfab.cli.console import Format, console, emit_json, err_console
 from flatfab.cli.context import nornir_for, project_of
 from flatfab.cli.options import FormatOpt, WorkersOpt
-from flatfab.cli.output import Format, console, emit_json, err_console
 from flatfab.errors import FlatfabError, InputError
 from flatfab.extras import require
-from flatfab.model.state import FabricState
-from flatfab.outdir import ready_dir
-from flatfab.reports.model import judged
-from flatfab.telemetry.report import History, watch_report
-from flatfab.telemetry.targets import gnmi_targets
-from flatfab.telemetry.thresholds import thresholds_of
-from flatfab.telemetry.view import PortCounts, render
-from flatfab.telemetry.watch import NornirPoller, TickView, Watch, WatchResult, pollable
-from flatfab.workflows.audit import parse_duration
 
 if TYPE_CHECKING:
+    from flatfab.model.state import FabricState
     from flatfab.telemetry.metrics import MetricsServer, TelemetryMetrics
+    from flatfab.telemetry.watch import TickView, WatchResult
 
 def parse_listen(value: str) -> tuple[str, int]:
     """HOST:PORT (IPv6 in brackets) for --prometheus."""
@@ -56,6 +47,8 @@ def parse_args(interval: str | None, duration: str | None, count: str | None,
                ) -> tuple[float | None, float | None, int | None]:
     """The timing options, parsed here so a bad value is one line like every other error
     (seconds, or 30s / 15m / 1h)."""
+    from flatfab.workflows.audit import parse_duration
+
     seconds = [None if text is None else parse_duration(text, option)
                for text, option in ((interval, "--interval"), (duration, "--duration"))]
     rounds = None
@@ -73,7 +66,7 @@ def _exporter(listen: tuple[str, int] | None, plan: FabricState, devices: list[s
     """The Prometheus exporter on HOST:PORT (a port it cannot bind: one line, exit 2)."""
     if listen is None:
         return None
-    from flatfab.telemetry.metrics import TelemetryMetrics  # noqa: PLC0415 - the extra
+    from flatfab.telemetry.metrics import TelemetryMetrics
 
     metrics = TelemetryMetrics(targets=devices, plan=plan)
     server = metrics.serve(listen[0], listen[1])
@@ -101,6 +94,14 @@ def watch(ctx: typer.Context,
               "hundreds of switches; 1: all in this process)")] = 1,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
+    from flatfab import reports
+    from flatfab.outdir import ready_dir
+    from flatfab.telemetry.report import History, watch_report
+    from flatfab.telemetry.targets import gnmi_targets
+    from flatfab.telemetry.thresholds import thresholds_of
+    from flatfab.telemetry.view import PortCounts, render
+    from flatfab.telemetry.watch import NornirPoller, Watch, pollable
+
     interval_s, duration_s, rounds = parse_args(interval, duration, count)
     listen = parse_listen(prometheus) if prometheus is not None else None
     if listen is not None:
@@ -190,6 +191,9 @@ def _notes(streamed: int, polled: list[str], blind: list[str], devices: Any) -> 
 
 
 def _report(fabric: str, result: WatchResult, fmt: Format, interval_s: float) -> None:
+    from flatfab.cli import output
+    from flatfab.reports.model import judged
+
     output.unread_lines(result.unread)
     if fmt is Format.JSON:
         emit_json(output.findings_json(result.findings, fabric=fabric, stage="telemetry",

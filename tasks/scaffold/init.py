@@ -29,7 +29,7 @@ from flatfab.scaffold import inventory as inventory_files
 from flatfab.workflows import inventory as inventory_check
 from flatfab.workflows.projectfile import FILE_NAME
 
-DEFAULT_EXAMPLE = "lab"
+DEFAULT_EXAMPLE = bundled.DEFAULT_EXAMPLE
 
 
 @dataclass(frozen=True)

@@ -322,7 +322,7 @@ def test_lab_up_never_writes_over_the_inventory_init_wrote(
     def no_lab(*_: object) -> None:
         raise AssertionError("a lab was started")
 
-    monkeypatch.setattr("flatfab.cli.lab.NetnsRuntime", no_lab)
+    monkeypatch.setattr("flatfab.lab.netns.NetnsRuntime", no_lab)
     code, _, err = run(["--root", str(project), "lab", "up"], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
@@ -368,3 +368,12 @@ def test_the_inventory_init_writes_leaves_unmanaged_hosts_out(tmp_path: Path) ->
     inventory.validate(folder, plan, connects=False)
     environ = _operator_home(tmp_path / "home", nornir)
     inventory.validate(folder, plan, credentials=Credentials(environ=environ))
+
+
+def test_the_cli_names_the_switch_roles_the_scaffold_takes() -> None:
+    """`init --platform ROLE=P`: the CLI names the roles without importing the planner's
+    models (its help loads fast); they must be the scaffold's own."""
+    from flatfab.cli import init as init_cli  # noqa: PLC0415
+    from flatfab.scaffold.choices import ROLES  # noqa: PLC0415
+
+    assert set(init_cli.ROLES) == set(ROLES)
