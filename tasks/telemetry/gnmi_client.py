@@ -26,6 +26,10 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Final
 
+# gRPC's core logs a failed TLS handshake on stderr by itself, at every retry; what went
+# wrong reaches the operator as one line of ours instead (read when gRPC loads)
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 

@@ -313,10 +313,14 @@ def test_a_target_with_a_certificate_the_watcher_does_not_trust_is_refused_in_on
     watched = Lab(prefix=rolled_out.prefix, inventory=inventory,
                   state_dir=rolled_out.state_dir, fabric=rolled_out.fabric)
     result = watched.cli("watch", "--interval", "1", "--count", "3", "--format", "json")
-    assert result.code == 1, result.stderr
+    # never heard, so never judged: incomplete (3), and leaf3 named unread with why
+    assert result.code == 3, result.stderr
     refused = [line for line in result.stderr.splitlines() if line.startswith("leaf3 ")]
     assert len(refused) == 1, result.stderr
     assert "certificate" in refused[0].lower(), refused
+    unread = [line for line in result.stderr.splitlines() if line.startswith("leaf3: not read")]
+    assert len(unread) == 1 and "TLS certificate not trusted" in unread[0], result.stderr
+    assert "Handshake failed" not in result.stderr  # gRPC's own log stays quiet
     data = json.loads(result.stdout)
     assert {(f["check"], f["device"]) for f in data["findings"]} == {
         (conditions.SILENT, "leaf3")}
