@@ -12,7 +12,15 @@ from typing import Any, Protocol
 
 import paramiko
 
-from flatfab.platforms.base import Endpoint, InventoryOption, Login, ReadOnlyError, Timeouts
+from flatfab.platforms.base import (
+    DEFAULT_TIMEOUTS,
+    Endpoint,
+    InventoryOption,
+    Login,
+    Platform,
+    ReadOnlyError,
+    Timeouts,
+)
 from flatfab.platforms.cli_driver import C, CliDriver, last_line
 from flatfab.transport import reasons
 
@@ -155,3 +163,25 @@ def strict_connection(connection: Any, platform: str, error: type[Exception]) ->
         raise error(f"platform {platform}: set ssh_strict: true (and system_host_keys or "
                     "alt_host_keys) in the netmiko connection options")
     return connection
+
+
+class NetmikoShellPlatform(Platform):
+    """A platform reached through nornir_netmiko's shell (SONiC, NVUE): how it connects,
+    logs in and is named in errors is netmiko's, the same for each."""
+
+    def inventory_options(self) -> tuple[InventoryOption, ...]:
+        return inventory_options()
+
+    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
+        return lab_connection(key_file=key_file, known_hosts=known_hosts)
+
+    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
+                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
+        return timed_extras(extras, timeouts)
+
+    def endpoint(self, hostname: str, port: int | None, username: str | None,
+                 extras: dict[str, Any]) -> Endpoint:
+        return endpoint(hostname, port, username, extras)
+
+    def login(self, extras: Mapping[str, Any]) -> Login:
+        return login(extras)

@@ -15,11 +15,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,48 +24,12 @@ import yaml
 from tests.support.flatfab import Run, flatfab, in_process
 from tests.support.inventory import login_defaults
 from tests.support.paths import ROOT
+from tests.support.sockets import closed_port, silent_listener
 from tests.support.telemetry_streams import lab_plan
 
 PLAN = lab_plan()
 DEVICES = list(PLAN.devices)
 PASSWORD = "never-in-a-log-7f3a"  # FLATFAB_PASSWORD of the runs that log
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def silent_listener() -> Iterator[int]:
-    """A TCP port on 127.0.0.1 that accepts every connection and never sends a byte."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(5)
-        for conn in held:
-            conn.close()
-        server.close()
 
 
 def write_inventory(folder: Path, port: int, *, spread: bool = True,

@@ -4,7 +4,6 @@ in this process against it, as the fleet tests use them."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import shutil
@@ -16,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flatfab.cli.app import main
-from tests.support.flatfab import Run
+from tests.support.flatfab import Run, in_process
 from tests.support.paths import ROOT
 
 PASSWORD = "fleet-tests-only"  # FLATFAB_PASSWORD of the fleet and of flatfab: eos over eAPI
@@ -79,24 +77,9 @@ def served(intent: Path, folder: Path, *args: str) -> Iterator[Served]:
 def flatfab(fleet: Served, *argv: str) -> Run:
     """One flatfab command in this process against `fleet` (as the console script runs it),
     with FLATFAB_PASSWORD set and the environment as it was afterwards (watch loads the
-    fleet's gNMI credentials into it)."""
-    saved = dict(os.environ)
-    os.environ["FLATFAB_PASSWORD"] = PASSWORD
-    for name in ("FLATFAB_GNMI_USERNAME", "FLATFAB_GNMI_PASSWORD"):
-        os.environ.pop(name, None)  # the fleet's env_file must supply them
-    old_argv = sys.argv
-    sys.argv = ["flatfab", "--root", str(fleet.root), "--fabric", fleet.fabric,
-                "--inventory", str(fleet.inventory),
-                "--state-dir", str(fleet.folder / "state"), *argv]
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    finally:
-        sys.argv = old_argv
-        os.environ.clear()
-        os.environ.update(saved)
-    return Run(code, out.getvalue(), err.getvalue())
+    fleet's gNMI credentials into it, from the fleet's env_file alone)."""
+    return in_process("--root", str(fleet.root), "--fabric", fleet.fabric,
+                      "--inventory", str(fleet.inventory),
+                      "--state-dir", str(fleet.folder / "state"), *argv,
+                      env={"FLATFAB_PASSWORD": PASSWORD},
+                      unset=("FLATFAB_GNMI_USERNAME", "FLATFAB_GNMI_PASSWORD"))

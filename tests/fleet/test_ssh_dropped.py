@@ -8,11 +8,8 @@ error): true, but they hide that the device hung up.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import asyncssh
@@ -20,49 +17,23 @@ import pytest
 
 from flatfab.transport.ssh import SshOptions, SshSession, TransportError
 from tests.doubles.fleet.server import Keys
+from tests.doubles.ssh_device import ssh_device
 
 
-@contextmanager
-def hanging_up(keys: Keys) -> Iterator[int]:
+async def _echo_or_hang_up(process: asyncssh.SSHServerProcess[str]) -> None:
+    """Answers `echo`, and ends the connection on `bye`."""
+    await process.stdin.read()
+    if process.command == "bye":
+        process.channel.get_connection().disconnect(asyncssh.DISC_BY_APPLICATION,
+                                                    "going away")
+        return
+    process.stdout.write("hello\n")
+    process.exit(0)
+
+
+def hanging_up(keys: Keys) -> AbstractContextManager[int]:
     """An SSH server on 127.0.0.1 that answers `echo`, and ends the connection on `bye`."""
-    loop = asyncio.new_event_loop()
-    client_key = asyncssh.read_private_key(keys.client_key).convert_to_public()
-
-    class Server(asyncssh.SSHServer):
-        def begin_auth(self, username: str) -> bool:
-            return True
-
-        def public_key_auth_supported(self) -> bool:
-            return True
-
-        def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
-            return key.public_data == client_key.public_data
-
-    async def handle(process: asyncssh.SSHServerProcess[str]) -> None:
-        await process.stdin.read()
-        if process.command == "bye":
-            process.channel.get_connection().disconnect(
-                asyncssh.DISC_BY_APPLICATION, "going away")
-            return
-        process.stdout.write("hello\n")
-        process.exit(0)
-
-    async def start() -> asyncssh.SSHAcceptor:
-        return await asyncssh.create_server(
-            Server, "127.0.0.1", 0, server_host_keys=[str(keys.host_key)],
-            process_factory=handle)
-
-    acceptor = loop.run_until_complete(start())
-    port = acceptor.sockets[0].getsockname()[1]
-    keys.write_known_hosts(port)
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield port
-    finally:
-        loop.call_soon_threadsafe(acceptor.close)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
+    return ssh_device(keys, _echo_or_hang_up)
 
 
 def test_a_connection_the_device_ended_is_named(tmp_path: Path) -> None:

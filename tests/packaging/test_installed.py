@@ -10,7 +10,6 @@ report "no change". Then every optional command, on the core alone, names its ex
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,9 @@ import pytest
 import yaml
 
 from tests.support import installed
+from tests.support.sockets import closed_port
 
 UNREAD = 3
-
-
-def _free_port() -> int:
-    """A loopback port nothing listens on (bound, then closed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _nothing_answers(project: Path, fabric: str, operator: installed.Installed) -> list[str]:
@@ -39,7 +32,7 @@ def _nothing_answers(project: Path, fabric: str, operator: installed.Installed) 
     subprocess.run(["runuser", "-u", installed.USER, "--", "ssh-keygen", "-q", "-t",
                     "ed25519", "-N", "", "-f", str(key)], check=True)
     public = (ssh / "id_ed25519.pub").read_text(encoding="utf-8").split()[:2]
-    port = _free_port()
+    port = closed_port()
     hosts: dict[str, Any] = yaml.safe_load((folder / "hosts.yaml").read_text(encoding="utf-8"))
     known = []
     for index, entry in enumerate(hosts.values(), start=2):

@@ -1,25 +1,15 @@
-"""Running one flatfab command in this process, as the console script runs it: much cheaper
-than a subprocess where a test runs many."""
+"""`flatfab *argv` in this process, as the tests that run many commands call it: (exit code,
+stdout, stderr) of tests/support/flatfab.py's `in_process`."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from flatfab.cli.app import main
+from tests.support.flatfab import in_process
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `flatfab *argv`."""
-    old = sys.argv
-    sys.argv = ["flatfab", *argv]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    finally:
-        sys.argv = old
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    """`capsys`: the test's capture, emptied first (a test reads only this run's output)."""
+    capsys.readouterr()
+    done = in_process(*argv)
+    return done.code, done.stdout, done.stderr

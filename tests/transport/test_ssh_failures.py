@@ -7,11 +7,8 @@ server stands in for the device."""
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import asyncssh
@@ -19,89 +16,24 @@ import pytest
 
 from flatfab.transport.ssh import SshOptions, SshSession, TransportError
 from tests.doubles.fleet.server import KEY_TYPE, Keys
+from tests.doubles.ssh_device import ssh_device
+from tests.support.sockets import closed_port, silent_listener
 
 USER = "leaf1"
 
 
-@contextmanager
-def ssh_server(keys: Keys) -> Iterator[int]:
-    """An SSH server on 127.0.0.1 that logs in the fleet's client key: `echo` answers, any
-    other command never does."""
-    loop = asyncio.new_event_loop()
-    client_key = asyncssh.read_private_key(keys.client_key).convert_to_public()
-
-    class Server(asyncssh.SSHServer):
-        def begin_auth(self, username: str) -> bool:
-            return True
-
-        def public_key_auth_supported(self) -> bool:
-            return True
-
-        def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
-            return key.public_data == client_key.public_data
-
-    async def handle(process: asyncssh.SSHServerProcess[str]) -> None:
-        await process.stdin.read()
-        if process.command == "echo":
-            process.stdout.write("hello\n")
-            process.exit(0)
-            return
-        await asyncio.Event().wait()  # hangs: the client's timeout must end it
-
-    async def start() -> asyncssh.SSHAcceptor:
-        return await asyncssh.create_server(
-            Server, "127.0.0.1", 0, server_host_keys=[str(keys.host_key)],
-            process_factory=handle)
-
-    acceptor = loop.run_until_complete(start())
-    port = acceptor.sockets[0].getsockname()[1]
-    keys.write_known_hosts(port)
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield port
-    finally:
-        loop.call_soon_threadsafe(acceptor.close)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
+async def _echo_or_hang(process: asyncssh.SSHServerProcess[str]) -> None:
+    """`echo` answers, any other command never does (the client's timeout must end it)."""
+    await process.stdin.read()
+    if process.command == "echo":
+        process.stdout.write("hello\n")
+        process.exit(0)
+        return
+    await asyncio.Event().wait()
 
 
-@contextmanager
-def silent_listener() -> Iterator[int]:
-    """A TCP port that accepts connections and never sends a byte."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(5)
-        for conn in held:
-            conn.close()
-        server.close()
-
-
-def closed_port() -> int:
-    """A port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def ssh_server(keys: Keys) -> AbstractContextManager[int]:
+    return ssh_device(keys, _echo_or_hang)
 
 
 def _session(keys: Keys, port: int, *, timeout: float = 5.0,

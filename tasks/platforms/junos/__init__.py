@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -96,17 +97,10 @@ class JunosPlatform(Platform):
         )
 
     def login(self, extras: Mapping[str, Any]) -> Login:
-        """NAPALM's junos driver (PyEZ over ncclient): optional_args key_file, else the
-        agent and the user's own keys; ncclient reads host keys from ~/.ssh/known_hosts
-        (it has no option naming another file)."""
-        optional = extras.get("optional_args")
-        args: Mapping[str, Any] = optional if isinstance(optional, Mapping) else {}
-        key = args.get("key_file")
-        return Login(transport="ssh", port=args.get("port"),
-                     port_key="extras.optional_args.port",
-                     key_file=None if key is None else str(key),
-                     key_file_key="extras.optional_args.key_file",
-                     agent=key is None, default_keys=True)
+        """NAPALM's junos driver (PyEZ over ncclient) logs in as flatfab's own SSH drivers
+        do, but reads host keys from ~/.ssh/known_hosts only (ncclient has no option naming
+        another file) and tries the user's own keys even beside a key_file."""
+        return replace(super().login(extras), known_hosts=None, default_keys=True)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         """NAPALM's JunOSDriver with host keys checked (verified.py), behind flatfab's push

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import netmiko_shell
-from flatfab.platforms.base import (
-    DEFAULT_TIMEOUTS,
-    DeviceDriver,
-    Endpoint,
-    InventoryOption,
-    Login,
-    Platform,
-    Timeouts,
-)
+from flatfab.platforms.base import DeviceDriver
 from flatfab.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
 from flatfab.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
@@ -34,7 +25,7 @@ _READS = (
 )
 
 
-class NvuePlatform(Platform):
+class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
     def render(self, device: DeviceState) -> str:
         return render(device, self.names)
 
@@ -45,22 +36,9 @@ class NvuePlatform(Platform):
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, probes, self.names)
 
-    def inventory_options(self) -> tuple[InventoryOption, ...]:
-        return netmiko_shell.inventory_options()
 
-    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
-        return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)
 
-    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
-                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
-        return netmiko_shell.timed_extras(extras, timeouts)
 
-    def endpoint(self, hostname: str, port: int | None, username: str | None,
-                 extras: dict[str, Any]) -> Endpoint:
-        return netmiko_shell.endpoint(hostname, port, username, extras)
-
-    def login(self, extras: Mapping[str, Any]) -> Login:
-        return netmiko_shell.login(extras)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         return NvueDriver(netmiko_shell.strict_connection(connection, self.name, NvueError),

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import configdb, netmiko_shell
-from flatfab.platforms.base import (
-    DEFAULT_TIMEOUTS,
-    DeviceDriver,
-    Endpoint,
-    InventoryOption,
-    Login,
-    Platform,
-    Timeouts,
-)
+from flatfab.platforms.base import DeviceDriver
 from flatfab.platforms.sections import by_header
 from flatfab.platforms.sonic import changes
 from flatfab.platforms.sonic.collect import collect, pfc_counters, queue_counters
@@ -38,7 +29,7 @@ def _config_db(text: str) -> configdb.ConfigDb:
     return configdb.load("\n".join(by_header(text).get(CONFIG_DB, [])) or "{}")
 
 
-class SonicPlatform(Platform):
+class SonicPlatform(netmiko_shell.NetmikoShellPlatform):
     def render(self, device: DeviceState) -> str:
         return render(device, self.names)
 
@@ -68,22 +59,9 @@ class SonicPlatform(Platform):
                             changes.project(changes.target(now, wanted), wanted))
         return [str(r) for r in changes.refusals(ops)]
 
-    def inventory_options(self) -> tuple[InventoryOption, ...]:
-        return netmiko_shell.inventory_options()
 
-    def lab_connection(self, *, key_file: Path, known_hosts: Path) -> dict[str, Any]:
-        return netmiko_shell.lab_connection(key_file=key_file, known_hosts=known_hosts)
 
-    def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
-                          timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:
-        return netmiko_shell.timed_extras(extras, timeouts)
 
-    def endpoint(self, hostname: str, port: int | None, username: str | None,
-                 extras: dict[str, Any]) -> Endpoint:
-        return netmiko_shell.endpoint(hostname, port, username, extras)
-
-    def login(self, extras: Mapping[str, Any]) -> Login:
-        return netmiko_shell.login(extras)
 
     def adapt(self, connection: Any, *, read_only: bool) -> DeviceDriver:
         return SonicDriver(netmiko_shell.strict_connection(connection, self.name, SonicError),
