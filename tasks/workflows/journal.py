@@ -44,8 +44,26 @@ class Journal:
 
     def event(self, event: str, **fields: Any) -> None:
         record = {"ts": round(time.time(), 3), "event": event, **fields}
-        with (self.directory / "events.jsonl").open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, sort_keys=True) + "\n")
+        line = json.dumps(record, sort_keys=True).encode() + b"\n"
+        with (self.directory / "events.jsonl").open("ab+") as handle:
+            if handle.seek(0, os.SEEK_END) > 0:
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    line = b"\n" + line  # a killed run cut its last line short: not this one
+            handle.write(line)
+
+    def events(self) -> list[dict[str, Any]]:
+        """The events so far, in order; a last line a killed run left half-written is not one."""
+        text = self.read("events.jsonl") or ""
+        found: list[dict[str, Any]] = []
+        for line in text.splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                found.append(record)
+        return found
 
     def write(self, relative: str, content: str) -> Path:
         """Write a file of the run atomically: a killed run leaves the old or the new one."""

@@ -71,10 +71,27 @@ class RunState:
             return None
         try:
             data: dict[str, Any] = json.loads(text)
-            return cls(**data)
+            state = cls(**data)
         except (ValueError, TypeError) as exc:
             raise FlatfabError(f"{journal.directory / STATE_FILE}: unreadable run state "
                                f"({exc})") from None
+        if state.status == "running":
+            state.changed += _committing(journal, state)
+        return state
+
+
+def _committing(journal: Journal, state: RunState) -> list[str]:
+    """Devices the journal says a commit was sent to that the state does not count yet: a run
+    saves its state once a batch's commits are all back, so one killed in between left them
+    out, and their revert timers may be running (a resume or rollback must see them)."""
+    counted = set(state.changed) | set(state.rolled_back)
+    sent: list[str] = []
+    for event in journal.events():
+        if event.get("event") == "resume":
+            sent = []  # a resume settled the commits before it and saved the state
+        elif event.get("event") == "commit" and "device" in event:
+            sent.append(str(event["device"]))
+    return [d for d in dict.fromkeys(sent) if d not in counted]
 
 
 def runs(state_dir: Path, fabric: str | None = None) -> list[tuple[Journal, RunState]]:

@@ -78,6 +78,14 @@ def _restore(lab: Lab) -> None:
     assert lab.wait_verified().code == 0
 
 
+@pytest.fixture
+def restored(lab: Lab) -> Iterator[None]:
+    """The lab is back on its intent after the test, passed or failed: a later test's
+    rollout must not find this one's change."""
+    yield
+    _restore(lab)
+
+
 def _newest_run(lab: Lab) -> Path:
     return sorted((lab.state_dir / "runs").iterdir())[-1]
 
@@ -239,7 +247,8 @@ phases:
 
 
 def test_unreachable_device_mid_phase_halts_and_rolls_the_phase_back(
-        lab: Lab, tmp_path: Path, ecn_root: Path, sshd_restart: list[str]) -> None:
+        lab: Lab, tmp_path: Path, ecn_root: Path, restored: None,
+        sshd_restart: list[str]) -> None:
     plan = _runbook(tmp_path, CANARY_THEN_LEAVES
                     + "failure: {max_failed_devices: 0, rollback: phase}\n")
     before = _running(lab, LEAVES)
@@ -253,11 +262,11 @@ def test_unreachable_device_mid_phase_halts_and_rolls_the_phase_back(
     assert after == {n: before[n] for n in after}
     events = (lab.state_dir / "runs" / report["run_id"] / "events.jsonl").read_text()
     assert '"event": "halt"' in events and '"scope": "phase"' in events
-    _restore(lab)
 
 
 def test_a_tolerated_failure_lets_the_run_finish_without_that_device(
-        lab: Lab, tmp_path: Path, ecn_root: Path, sshd_restart: list[str]) -> None:
+        lab: Lab, tmp_path: Path, ecn_root: Path, restored: None,
+        sshd_restart: list[str]) -> None:
     """max_failed_devices: 1 - leaf3 fails, the others land and are confirmed; the run says
     done but not ok (exit 1), and a later rollout brings leaf3 along."""
     plan = _runbook(tmp_path, CANARY_THEN_LEAVES
@@ -279,7 +288,6 @@ def test_a_tolerated_failure_lets_the_run_finish_without_that_device(
     again = lab.cli("--root", str(ecn_root), "rollout", "--format", "json")
     assert again.code == 0, again.stdout + again.stderr
     assert sorted(again.json()["changed"]) == ["leaf3", "spine2"]
-    _restore(lab)
 
 
 def _answer_prompt(args: list[str], prompt: str, answer: str,
@@ -314,7 +322,7 @@ def _answer_prompt(args: list[str], prompt: str, answer: str,
 
 
 def test_a_pause_asks_the_operator_and_no_stops_the_run(lab: Lab, tmp_path: Path,
-                                                         ecn_root: Path) -> None:
+                                                         ecn_root: Path, restored: None) -> None:
     plan = _runbook(tmp_path, """
 name: canary-pause
 phases:
@@ -347,7 +355,6 @@ failure: {rollback: run}
     assert resumed.code == 0, resumed.stdout + resumed.stderr
     assert resumed.json()["status"] == "done"
     assert sorted(resumed.json()["confirmed"]) == sorted(SWITCHES)
-    _restore(lab)
 
 
 def _start_and_kill(lab: Lab, root: Path, plan: Path) -> tuple[str, subprocess.Popen[str]]:
@@ -399,7 +406,8 @@ def test_killed_rollout_is_reported_and_rolled_back(lab: Lab, tmp_path: Path,
     assert lab.wait_verified().code == 0
 
 
-def test_killed_rollout_can_be_resumed(lab: Lab, tmp_path: Path, ecn_root: Path) -> None:
+def test_killed_rollout_can_be_resumed(lab: Lab, tmp_path: Path, ecn_root: Path,
+                                       restored: None) -> None:
     plan = _runbook(tmp_path, SLOW_PLAN)
     run_id, proc = _start_and_kill(lab, ecn_root, plan)
     proc.send_signal(signal.SIGKILL)
@@ -412,4 +420,3 @@ def test_killed_rollout_can_be_resumed(lab: Lab, tmp_path: Path, ecn_root: Path)
     assert sorted(report["confirmed"]) == sorted(SWITCHES)
     again = lab.cli("--root", str(ecn_root), "rollout", "--dry-run", "--format", "json")
     assert again.json()["diffs"] == {}
-    _restore(lab)

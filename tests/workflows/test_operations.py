@@ -116,6 +116,40 @@ def test_a_killed_run_is_found_and_blocks_the_next_one(tmp_path: Path) -> None:
     refuse_if_interrupted(tmp_path, "other")  # another fabric is not held up
 
 
+def test_a_run_killed_before_its_batch_was_saved_counts_the_commits_it_sent(
+        tmp_path: Path) -> None:
+    """The state is saved once a batch's commits are back; the journal's commit events are
+    written before each one is sent, so a kill in between still leaves them pending."""
+    journal = Journal.start(tmp_path, "rollout", "lab")
+    state = RunState(run_id=journal.run_id, kind="rollout", fabric="lab", runbook="p",
+                     changed=["leaf1"], confirmed=["leaf1"])
+    state.pid = _dead_pid()
+    state.save(journal)
+    journal.event("commit", device="leaf1", revert_in=120)  # saved already
+    journal.event("commit", device="spine1", revert_in=120)
+    journal.event("committed", device="spine1")
+    journal.event("commit", device="spine2", revert_in=120)  # killed while it was sent
+    with (journal.directory / "events.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write('{"ts": 1, "event": "comm')  # the kill cut the last line short
+    [(_, found)] = runs(tmp_path, "lab")
+    assert found.changed == ["leaf1", "spine1", "spine2"]
+    assert found.pending == ["spine1", "spine2"]
+    with pytest.raises(InterruptedRunError, match="unconfirmed on spine1, spine2"):
+        refuse_if_interrupted(tmp_path, "lab")
+    # a resume settles what came before it: only commits after it are counted again
+    journal.event("resume", pending=["spine1", "spine2"], phase=None)
+    found.changed, found.rolled_back = ["leaf1"], []
+    found.save(journal)
+    journal.event("commit", device="leaf2", revert_in=120)
+    [(_, again)] = runs(tmp_path, "lab")
+    assert again.changed == ["leaf1", "leaf2"]
+    # a finished run's state is what it saved
+    again.status = "done"
+    again.save(journal)
+    [(_, done)] = runs(tmp_path, "lab")
+    assert done.changed == ["leaf1", "leaf2"]
+
+
 def test_a_running_or_finished_run_is_not_interrupted(tmp_path: Path) -> None:
     journal = Journal.start(tmp_path, "rollout", "lab")
     RunState(run_id=journal.run_id, kind="rollout", fabric="lab", runbook="p").save(journal)
