@@ -95,10 +95,10 @@ def watch(ctx: typer.Context,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
     from flatfab import reports
+    from flatfab.intent.thresholds import thresholds_of
     from flatfab.outdir import ready_dir
     from flatfab.telemetry.report import History, watch_report
     from flatfab.telemetry.targets import gnmi_targets
-    from flatfab.telemetry.thresholds import thresholds_of
     from flatfab.telemetry.view import PortCounts, render
     from flatfab.telemetry.watch import NornirPoller, Watch, pollable
 

@@ -24,13 +24,13 @@ from nornir.plugins.runners import ThreadedRunner
 from flatfab.checks import CATALOG, CheckContext, Finding, Severity, Stage, run_checks
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
+from flatfab.intent.thresholds import thresholds_of
 from flatfab.model.state import UNMANAGED, DeviceState, FabricState, IfKind, Role
 from flatfab.plan.planner import plan
 from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.runbook.model import Gate, whole_fabric
 from flatfab.runbook.schedule import schedule
 from flatfab.telemetry import conditions
-from flatfab.telemetry.thresholds import thresholds_of
 from flatfab.telemetry.watch import Watch, pollable
 from flatfab.workflows import collect as collect_mod
 from flatfab.workflows import inventory
