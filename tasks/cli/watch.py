@@ -31,7 +31,7 @@ from flatfab.extras import require
 if TYPE_CHECKING:
     from flatfab.model.state import FabricState
     from flatfab.telemetry.metrics import MetricsServer, TelemetryMetrics
-    from flatfab.telemetry.watch import TickView, WatchResult
+    from flatfab.workflows.watch import TickView, WatchResult
 
 def parse_listen(value: str) -> tuple[str, int]:
     """HOST:PORT (IPv6 in brackets) for --prometheus."""
@@ -97,10 +97,10 @@ def watch(ctx: typer.Context,
     from flatfab import reports
     from flatfab.intent.thresholds import thresholds_of
     from flatfab.outdir import ready_dir
-    from flatfab.telemetry.report import History, watch_report
     from flatfab.telemetry.targets import gnmi_targets
     from flatfab.telemetry.view import PortCounts, render
-    from flatfab.telemetry.watch import NornirPoller, Watch, pollable
+    from flatfab.workflows.watch import NornirPoller, Watch, pollable
+    from flatfab.workflows.watch_report import History, watch_report
 
     interval_s, duration_s, rounds = parse_args(interval, duration, count)
     listen = parse_listen(prometheus) if prometheus is not None else None
