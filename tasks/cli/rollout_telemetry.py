@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from nornir.core import Nornir
 
+from flatfab.intent.thresholds import thresholds_of
 from flatfab.runbook.model import RolloutPlan
 from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.targets import gnmi_targets
-from flatfab.telemetry.thresholds import thresholds_of
-from flatfab.telemetry.watch import NornirPoller, Poller, pollable
 from flatfab.workflows.connections import with_timeouts
 from flatfab.workflows.project import Project
 from flatfab.workflows.telemetry_gate import TelemetrySource
+from flatfab.workflows.watch import NornirPoller, Poller, pollable
 
 
 def source_for(project: Project, rollout_plan: RolloutPlan,

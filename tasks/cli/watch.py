@@ -31,7 +31,7 @@ from flatfab.extras import require
 if TYPE_CHECKING:
     from flatfab.model.state import FabricState
     from flatfab.telemetry.metrics import MetricsServer, TelemetryMetrics
-    from flatfab.telemetry.watch import TickView, WatchResult
+    from flatfab.workflows.watch import TickView, WatchResult
 
 def parse_listen(value: str) -> tuple[str, int]:
     """HOST:PORT (IPv6 in brackets) for --prometheus."""
@@ -95,12 +95,12 @@ def watch(ctx: typer.Context,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
     from flatfab import reports
+    from flatfab.intent.thresholds import thresholds_of
     from flatfab.outdir import ready_dir
-    from flatfab.telemetry.report import History, watch_report
     from flatfab.telemetry.targets import gnmi_targets
-    from flatfab.telemetry.thresholds import thresholds_of
     from flatfab.telemetry.view import PortCounts, render
-    from flatfab.telemetry.watch import NornirPoller, Watch, pollable
+    from flatfab.workflows.watch import NornirPoller, Watch, pollable
+    from flatfab.workflows.watch_report import History, watch_report
 
     interval_s, duration_s, rounds = parse_args(interval, duration, count)
     listen = parse_listen(prometheus) if prometheus is not None else None

@@ -42,8 +42,6 @@ from flatfab.intent.qos import QosIntent
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
 
 ROCE_MTUS = (256, 512, 1024, 2048, 4096)
-# GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (kernel iboe_get_mtu).
-ROCE_HEADER_BYTES = 96
 MIN_MTU = 1280
 MAX_MTU = 9216
 

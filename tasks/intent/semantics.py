@@ -20,7 +20,6 @@ from flatfab.intent.layout import (
     spine_loopback,
 )
 from flatfab.intent.models import (
-    ROCE_HEADER_BYTES,
     BgpMode,
     FabricIntent,
     HostsIntent,
@@ -30,6 +29,7 @@ from flatfab.intent.models import (
 )
 from flatfab.intent.names import name_problem
 from flatfab.intent.problem import FABRIC, HOSTS, QOS, TENANTS, Problem
+from flatfab.model.wire import ROCE_HEADER_BYTES
 from flatfab.yamlio import PathPart
 
 

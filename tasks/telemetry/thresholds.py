@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flatfab.intent.qos import TelemetryIntent
-
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
-    """What counts as unhealthy; defaults are the intent's (qos.yaml `telemetry:`)."""
+    """What counts as unhealthy; defaults are the intent's (qos.yaml `telemetry:`, resolved by
+    flatfab.intent.thresholds.thresholds_of)."""
 
     interval_s: float = 10.0
     storm_pps: float = 1000.0
@@ -31,16 +30,3 @@ class Thresholds:
         """Seconds without a sample after which a target is silent."""
         return self.interval_s * self.silent_after
 
-
-def thresholds_of(intent: TelemetryIntent) -> Thresholds:
-    """The intent's `telemetry:` section as engine thresholds."""
-    return Thresholds(
-        interval_s=float(intent.interval_s),
-        storm_pps=float(intent.pause_storm.pps),
-        storm_for_s=float(intent.pause_storm.for_s),
-        lossless_drops=intent.lossless_drops,
-        ecn_on_lossy=intent.ecn_on_lossy,
-        pause_without_ecn_pps=float(intent.pause_without_ecn_pps),
-        dcqcn_min=intent.dcqcn_min,
-        silent_after=intent.silent_after,
-    )

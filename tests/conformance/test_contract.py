@@ -4,13 +4,17 @@ Per-platform suites (tests/platforms/<platform>/) drive each driver against a st
 of its device (tests/doubles/); this module holds what every platform must satisfy alike:
 facts that load and name things the platform can spell, a render in some example fabric, a
 section split that loses no line, a read-only guard, layers above the platforms that speak
-no platform's vocabulary, and layers that import only downwards.
+no platform's vocabulary, and layers that import only downwards: every part of the package
+placed in one declared order, none in a cycle.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
+from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -187,49 +191,226 @@ def test_checks_never_import_the_planner() -> None:
                 assert not node.module.startswith("flatfab.plan"), (path, node.module)
 
 
-# what each layer must never import: layers depend downwards only (model, qos, platforms' base,
-# intent, plan, checks, platforms, then workflows, lab, sot, distributed, cli, and the
-# documentation site's generators on top)
-ABOVE = ("flatfab.workflows", "flatfab.lab", "flatfab.sot", "flatfab.distributed", "flatfab.cli",
-         "flatfab.reports", "flatfab.runbook", "flatfab.docsite",
-         "flatfab.scaffold")
-FORBIDDEN_IMPORTS = {
-    "tasks/model": ("flatfab.intent", "flatfab.plan", "flatfab.checks", "flatfab.platforms",
-                    *ABOVE),
-    "tasks/qos": ("flatfab.intent", "flatfab.plan", "flatfab.checks", "flatfab.platforms",
-                  *ABOVE),
-    "tasks/intent": ("flatfab.plan", "flatfab.checks", *ABOVE),  # platforms.base: the contract
-    "tasks/plan": ("flatfab.checks", *ABOVE),
-    "tasks/checks": ("flatfab.plan", *ABOVE),
-    "tasks/platforms": ("flatfab.plan", "flatfab.checks", *ABOVE),
-    "tasks/workflows": ("flatfab.sot", "flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
-    "tasks/lab": ("flatfab.sot", "flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
-    "tasks/sot": ("flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
-    # Celery stays out of every layer below it
-    "tasks/distributed": ("flatfab.cli", "flatfab.docsite"),
-    "tasks/scaffold": ("flatfab.sot", "flatfab.distributed", "flatfab.cli", "flatfab.docsite"),
-    "tasks/cli": ("flatfab.docsite",),  # the CLI never needs its own documentation
-}
+# The layers of the package (tasks/, imported as flatfab), bottom to top: a module imports only
+# its own layer and the layers below it. Every folder and top-level module of tasks/ is in
+# exactly one layer, so a new one is refused until it is placed. No import goes upwards.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # helpers that know no fabric (errors, exit codes, files, YAML, optional extras) and the
+    # package's own __init__
+    ("__init__", "errors", "exitcodes", "asn", "atomic", "bundled", "cpupin", "devicejson",
+     "extras", "gcpause", "outdir", "yamlio"),
+    ("model",),  # the neutral fabric state, planned and observed, and wire constants
+    ("qos",),  # the lossless plane's arithmetic
+    ("checks",),  # the check catalog; checks.base is the findings' vocabulary
+    ("telemetry",),  # samples, gNMI paths, client and target, health engine: a library
+    ("transport",),  # the SSH transports of the drivers
+    ("platforms",),  # render, collect and drive each platform (platforms.base: the contract)
+    ("intent",),  # the operator's files, validated against the platforms' contract
+    ("plan",),
+    ("reports",),
+    ("runbook",),
+    ("workflows",),  # the commands over Nornir: rollout, verify, audit, watch
+    ("lab",),
+    ("scaffold",),
+    ("sot",),
+    ("distributed",),  # Celery stays out of every layer below it
+    ("cli",),
+    ("docsite",),  # the CLI never needs its own documentation
+)
+RANK = {part: rank for rank, layer in enumerate(LAYERS) for part in layer}
+# below them in the order, yet never imported by them: the checks judge what the intent asks,
+# the plan promises and the platforms collect, so none of these leans on the judge's code
+APART = {"intent": ("checks",), "plan": ("checks",), "platforms": ("checks",)}
+PACKAGE = ROOT / "tasks"
 
 
-def _imports(path: Path) -> list[str]:
+def _parts_on_disk() -> set[str]:
+    """The folders of tasks/ that hold Python files, and its top-level modules."""
+    return {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+            if (p.is_file() and p.suffix == ".py")
+            or (p.is_dir() and p.name != "__pycache__" and any(p.rglob("*.py")))}
+
+
+def _part_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def _package_of(path: Path) -> str:
+    """The dotted package a module of tasks/ is in (its relative imports start there)."""
+    relative = path.relative_to(PACKAGE).with_suffix("")
+    parts = ["flatfab", *relative.parts]
+    return ".".join(parts[:-1])
+
+
+def _imports(source: str, package: str = "flatfab") -> list[tuple[int, str]]:
+    """(line, dotted name) of every module and module attribute the source imports, wherever
+    the statement is: a function's lazy import counts, as does one under TYPE_CHECKING.
+    Relative imports are resolved against `package`."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            found += [a.name for a in node.names]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found += [(node.lineno, base)] + [(node.lineno, f"{base}.{a.name}")
+                                               for a in node.names]
     return found
 
 
-@pytest.mark.parametrize("layer", sorted(FORBIDDEN_IMPORTS))
-def test_layers_import_only_downwards(layer: str) -> None:
-    """No cycle between layers: a layer that imported one above it (the workflows and the
-    source of truth once did, both ways) could not be tested or replaced on its own."""
-    found = [f"{path.relative_to(ROOT)}: {module}"
-             for path in _python_files(layer) for module in _imports(path)
-             if any(module == f or module.startswith(f"{f}.") for f in FORBIDDEN_IMPORTS[layer])]
+def _imported_part(dotted: str, parts: Collection[str]) -> str | None:
+    """The part of the package a dotted name is in (None: not flatfab); a name of the
+    package's own __init__ (`from flatfab import __version__`) is "__init__"."""
+    head, _, rest = dotted.partition(".")
+    if head != "flatfab":
+        return None
+    first = rest.split(".", 1)[0]
+    return first if first in parts else "__init__"
+
+
+@cache
+def _part_imports() -> dict[tuple[str, str], list[str]]:
+    """(importing part, imported part) -> where: every import between two parts of tasks/."""
+    parts = _parts_on_disk()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = _part_of(path)
+        seen: set[tuple[int, str]] = set()
+        for line, dotted in _imports(path.read_text(encoding="utf-8"), _package_of(path)):
+            target = _imported_part(dotted, parts)
+            if target is not None and target != source and (line, target) not in seen:
+                seen.add((line, target))  # a statement once, not once per name it imports
+                edges.setdefault((source, target), []).append(
+                    f"{path.relative_to(ROOT)}:{line}: {dotted}")
+    return edges
+
+
+def _cycles(edges: Collection[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan): every set of parts
+    that import each other, directly or around a loop."""
+    graph: dict[str, list[str]] = {}
+    for source, target in sorted(edges):
+        graph.setdefault(source, []).append(target)
+        graph.setdefault(target, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    """A new folder (or top-level module) of tasks/ cannot escape the fence: it fails here
+    until LAYERS places it; a part that is gone fails too, so the order stays the code's."""
+    declared = [part for layer in LAYERS for part in layer]
+    assert len(declared) == len(set(declared)), "a part is declared in two layers"
+    on_disk = _parts_on_disk()
+    assert not on_disk - set(declared), f"not in LAYERS: {sorted(on_disk - set(declared))}"
+    assert not set(declared) - on_disk, f"in LAYERS, not in tasks/: " \
+                                        f"{sorted(set(declared) - on_disk)}"
+    assert set(APART) | {p for apart in APART.values() for p in apart} <= set(declared)
+
+
+@pytest.mark.parametrize("part", sorted(RANK))
+def test_layers_import_only_downwards(part: str) -> None:
+    """A part imports only its own layer and those below it: a layer that imported one above
+    it (the workflows and the source of truth once did, both ways; so did telemetry and the
+    platforms) could not be tested or replaced on its own."""
+    found = [f"{where} ({target} is {'above' if RANK[target] > RANK[part] else 'kept apart'})"
+             for (source, target), wheres in sorted(_part_imports().items()) if source == part
+             and (RANK.get(target, len(LAYERS)) > RANK[part] or target in APART.get(part, ()))
+             for where in wheres]
     assert not found, "\n".join(found)
+
+
+def _loop(component: list[str], edges: Collection[tuple[str, str]]) -> list[str]:
+    """A shortest loop from the component's first part back to it, e.g. [a, b, a]."""
+    start, inside = component[0], set(component)
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for source, target in sorted(edges):
+                if source != node or target not in inside:
+                    continue
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return [*reversed(path), start]
+                if target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{component} is no loop")
+
+
+def test_no_parts_import_each_other() -> None:
+    """No cycle between the parts of tasks/, read from the actual imports (lazy ones too),
+    whatever LAYERS says: two folders that import each other are one in disguise. Each loop
+    is shown by one of its shortest cycles, with an import that makes each step, and by every
+    pair in it that imports each other directly."""
+    edges = _part_imports()
+    found = []
+    for component in _cycles(edges):
+        loop = _loop(component, edges)
+        found.append(f"{' -> '.join(loop)} (a loop among {', '.join(component)})")
+        for source, target in pairwise(loop):
+            wheres = edges[(source, target)]
+            more = f" (+{len(wheres) - 1} more)" if len(wheres) > 1 else ""
+            found.append(f"  {source} -> {target}: {wheres[0]}{more}")
+        found += [f"  {a} <-> {b}: {edges[(a, b)][0]} and {edges[(b, a)][0]}"
+                  for a in component for b in component if a < b and (b, a) in edges
+                  and (a, b) in edges]
+    assert not found, "\n".join(found)
+
+
+def test_the_layer_guards_see_what_they_guard() -> None:
+    """The import reader sees lazy, TYPE_CHECKING and relative imports; the cycle finder
+    finds a pair and a longer loop, and nothing in a chain."""
+    source = ("from typing import TYPE_CHECKING\n"
+              "if TYPE_CHECKING:\n    from flatfab.workflows import audit\n"
+              "def f() -> None:\n    import flatfab.cli.app\n"
+              "from ..model import state\n")
+    found = {dotted for _, dotted in _imports(source, "flatfab.telemetry")}
+    assert {"flatfab.workflows.audit", "flatfab.cli.app", "flatfab.model.state"} <= found
+    parts = {"workflows", "cli", "model"}
+    assert _imported_part("flatfab.workflows.audit", parts) == "workflows"
+    assert _imported_part("flatfab.__version__", parts) == "__init__"
+    assert _imported_part("nornir.core", parts) is None
+    assert _cycles([("a", "b"), ("b", "a"), ("c", "d"), ("d", "e"), ("e", "c"),
+                    ("e", "f")]) == [["a", "b"], ["c", "d", "e"]]
+    assert _cycles([("a", "b"), ("b", "c")]) == []
+    assert _loop(["c", "d", "e"], [("c", "d"), ("d", "e"), ("e", "c"), ("d", "c")]) == \
+        ["c", "d", "c"]
 
 
 # the option of each connection plugin that keeps host keys checked: a real inventory

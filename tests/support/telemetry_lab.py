@@ -11,12 +11,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from flatfab.checks.base import Finding
+from flatfab.intent.thresholds import thresholds_of
 from flatfab.lab.netns import node_exec
 from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.targets import gnmi_targets
-from flatfab.telemetry.thresholds import Thresholds, thresholds_of
-from flatfab.telemetry.watch import NornirPoller, TickView, Watch, pollable
+from flatfab.telemetry.thresholds import Thresholds
 from flatfab.workflows.project import Project
+from flatfab.workflows.watch import NornirPoller, TickView, Watch, pollable
 from tests.support.lab import Lab
 from tests.support.paths import ROOT
 

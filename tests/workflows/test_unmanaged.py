@@ -24,14 +24,13 @@ from nornir.plugins.runners import ThreadedRunner
 from flatfab.checks import CATALOG, CheckContext, Finding, Severity, Stage, run_checks
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
+from flatfab.intent.thresholds import thresholds_of
 from flatfab.model.state import UNMANAGED, DeviceState, FabricState, IfKind, Role
 from flatfab.plan.planner import plan
 from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.runbook.model import Gate, whole_fabric
 from flatfab.runbook.schedule import schedule
 from flatfab.telemetry import conditions
-from flatfab.telemetry.thresholds import thresholds_of
-from flatfab.telemetry.watch import Watch, pollable
 from flatfab.workflows import collect as collect_mod
 from flatfab.workflows import inventory
 from flatfab.workflows import rollout as rollout_mod
@@ -40,6 +39,7 @@ from flatfab.workflows.credentials import Credentials
 from flatfab.workflows.journal import Journal
 from flatfab.workflows.rollout import DeviceOutcome
 from flatfab.workflows.verify import judge, verify_probes
+from flatfab.workflows.watch import Watch, pollable
 from tests.doubles.rollout import FakeDevice
 from tests.support.checks import healthy
 from tests.support.inventory import login_defaults

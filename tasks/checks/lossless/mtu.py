@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
 from flatfab.checks.lossless.common import lossless_host, nics, profile
-from flatfab.intent.models import ROCE_HEADER_BYTES
 from flatfab.model.state import Role
+from flatfab.model.wire import ROCE_HEADER_BYTES
 
 
 @check("mtu.roce_chain", "Every lossless hop's MTU fits a RoCE frame and the largest host MTU",

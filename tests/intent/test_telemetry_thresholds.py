@@ -9,8 +9,9 @@ import pytest
 
 from flatfab.intent.loader import load_intent
 from flatfab.intent.qos import TelemetryIntent
+from flatfab.intent.thresholds import thresholds_of
 from flatfab.plan.planner import plan
-from flatfab.telemetry.thresholds import Thresholds, thresholds_of
+from flatfab.telemetry.thresholds import Thresholds
 from tests.support.intent_edits import LAB, append, bad_copy, describe, line_of, load_error
 
 QOS = "qos.yaml"
