@@ -174,9 +174,10 @@ CATALOG: dict[str, Check] = {}
 
 @dataclass(frozen=True)
 class FindingKind:
-    """A kind of finding raised outside the catalog (`flatfab watch`, `verify --traffic`,
+    """A kind of finding raised outside the checks' run (`flatfab watch`, `verify --traffic`,
     `audit --sot`): its id, title, severity and scope, and `doc` in a check docstring's form
-    (`Reads:`, `Expects:`, `Fails when:`, `Fix:`), for the documentation's check catalog."""
+    (`Reads:`, `Expects:`, `Fails when:`, `Fix:`). Declared in the `KINDS` of the module that
+    raises it, which the one catalog of every finding collects (flatfab.catalog)."""
 
     id: str
     title: str

@@ -4,8 +4,8 @@ A check's docstring has four labelled parts, in this order: `Reads:` (the state 
 at), `Expects:` (the invariant), `Fails when:` (what makes a finding, and what it leaves
 unjudged) and `Fix:` (what an operator does about a finding). A `FindingKind` (the findings
 of `flatfab watch`, `verify --traffic` and `audit --sot`) carries the same four parts. The
-documentation site's check catalog is made from them at build time (flatfab.docsite), and a
-test fails while a check lacks one.
+one catalog of every finding (flatfab.catalog) is made from them, and from it `flatfab
+checks` and the documentation site's check catalog; a test fails while a check lacks one.
 """
 
 from __future__ import annotations

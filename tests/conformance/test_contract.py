@@ -37,8 +37,8 @@ from flatfab.platforms.registry import PLATFORMS
 ROOT = Path(__file__).resolve().parents[2]
 INTENTS = sorted(p for p in (ROOT / "intents").iterdir() if (p / "fabric.yaml").exists())
 NEUTRAL_LAYERS = ("tasks/plan", "tasks/checks", "tasks/workflows", "tasks/lab", "tasks/reports",
-                  "tasks/intent", "tasks/runbook", "tasks/sot", "tasks/distributed",
-                  "tasks/scaffold")
+                  "tasks/intent", "tasks/runbook", "tasks/sot", "tasks/catalog",
+                  "tasks/distributed", "tasks/scaffold")
 
 
 def _spellings(platform: Platform) -> list[str]:
@@ -213,6 +213,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lab",),
     ("scaffold",),
     ("sot",),
+    # the one catalog of every finding: it collects what the checks, telemetry, workflows and
+    # sot declare; the CLI lists it, the docs' check catalog is made from it
+    ("catalog",),
     ("distributed",),  # Celery stays out of every layer below it
     ("cli",),
     ("docsite",),  # the CLI never needs its own documentation
