@@ -1,7 +1,6 @@
 """The check catalog documents itself: every check's docstring says what it reads, what it
-expects, when it fails and what an operator does about a finding, and so does every finding
-raised outside the catalog (watch, verify --traffic, audit --sot). The documentation's
-catalog page is made from them at build time (tests/docs/ builds it)."""
+expects, when it fails and what an operator does about a finding. The one catalog of every
+finding (tests/catalog/) and the documentation's catalog page are made from them."""
 
 from __future__ import annotations
 
@@ -12,16 +11,7 @@ import pytest
 
 from flatfab.checks import CATALOG
 from flatfab.checks.base import Check, CheckContext, CheckFunc, Finding, Scope, Severity, Stage
-from flatfab.checks.catalog_doc import LABELS, CatalogDocError, parse, parse_kind
-from flatfab.docsite import check_catalog
-from flatfab.sot.audit import KINDS as SOT_KINDS
-from flatfab.sot.audit import SOT_CHECKS
-from flatfab.telemetry.conditions import KINDS as TELEMETRY_KINDS
-from flatfab.telemetry.conditions import SEVERITY
-from flatfab.workflows.traffic import KINDS as TRAFFIC_KINDS
-from flatfab.workflows.traffic import TRAFFIC_CHECKS
-
-OTHER_KINDS = (*TELEMETRY_KINDS, *TRAFFIC_KINDS, *SOT_KINDS)
+from flatfab.checks.catalog_doc import CatalogDocError, parse
 
 
 @pytest.mark.parametrize("check_id", sorted(CATALOG))
@@ -29,29 +19,6 @@ def test_every_check_says_what_it_reads_expects_when_it_fails_and_the_fix(
         check_id: str) -> None:
     doc = parse(CATALOG[check_id])
     assert doc.reads and doc.expects and doc.fails_when and doc.fix
-
-
-@pytest.mark.parametrize("kind", OTHER_KINDS, ids=lambda k: k.id)
-def test_every_finding_outside_the_catalog_is_documented_alike(kind: object) -> None:
-    doc = parse_kind(kind)  # type: ignore[arg-type]
-    assert doc.reads and doc.expects and doc.fails_when and doc.fix
-
-
-def test_every_finding_id_outside_the_catalog_has_a_kind() -> None:
-    assert sorted(k.id for k in TELEMETRY_KINDS) == sorted(SEVERITY)
-    assert {k.id: k.severity for k in TELEMETRY_KINDS} == SEVERITY
-    assert sorted(k.id for k in TRAFFIC_KINDS) == sorted(TRAFFIC_CHECKS)
-    assert sorted(k.id for k in SOT_KINDS) == sorted(SOT_CHECKS)
-    assert not {k.id for k in OTHER_KINDS} & set(CATALOG)
-
-
-def test_the_page_lists_every_check_and_finding_once_in_a_stable_order() -> None:
-    page = check_catalog.markdown()
-    assert page == check_catalog.markdown()
-    entries = re.findall(r"^### `([^`]+)`", page, flags=re.MULTILINE)
-    assert sorted(entries) == sorted([*CATALOG, *(k.id for k in OTHER_KINDS)])
-    for label in LABELS:
-        assert page.count(f"- **{label}:**") == len(entries)
 
 
 def _check(func: CheckFunc) -> Check:
