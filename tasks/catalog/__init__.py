@@ -129,12 +129,18 @@ class Entry:
         return ", ".join(place.value for place in self.places)
 
     @property
-    def description(self) -> str:
-        """One sentence: what it holds, how bad a finding is, on what, and who raises it."""
+    def facts(self) -> str:
+        """How bad a finding is, on what, and who raises it: "an error finding per link,
+        raised by flatfab audit --sot"."""
         article = "an" if self.severity.value[0] in "aeiou" else "a"
         side = " (hosts' own state too)" if self.host_side else ""
-        return (f"{self.title}: {article} {self.severity.value} finding "
-                f"{SCOPES[self.scope]}{side}, raised by {raised_by(self.places)}.")
+        return (f"{article} {self.severity.value} finding {SCOPES[self.scope]}{side}, raised "
+                f"by {raised_by(self.places)}")
+
+    @property
+    def description(self) -> str:
+        """One sentence: what it holds, then its facts."""
+        return f"{self.title}: {self.facts}."
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "severity": self.severity.value,

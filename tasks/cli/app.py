@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from flatfab.cli import distributed as dist
 from flatfab.cli import logs, ops
+from flatfab.cli.checks import checks
 from flatfab.cli.console import Format, console, emit_json, err_console, warn_input
 from flatfab.cli.context import LazyProject, nornir_for, project_of
 from flatfab.cli.init import init
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 # the order an operator meets the commands in (typer lists them as registered, groups last):
 # start a project, plan and check it, try it in a lab, roll it out, verify, audit and watch
 # it, then the runs and their rollback, the source of truth, the distributed workers
-COMMAND_ORDER: Final = ("init", "plan", "check", "render", "lab", "rollout", "verify",
+COMMAND_ORDER: Final = ("init", "plan", "check", "checks", "render", "lab", "rollout", "verify",
                         "audit", "watch", "runs", "rollback", "sot", "worker", "beat")
 
 
@@ -50,6 +51,7 @@ class OperatorOrder(TyperGroup):
 app = typer.Typer(cls=OperatorOrder, no_args_is_help=True, pretty_exceptions_enable=False,
                   help=__doc__, context_settings={"help_option_names": ["-h", "--help"]})
 app.command()(init)
+app.command()(checks)
 app.add_typer(lab_app, name="lab")
 app.add_typer(sot_app, name="sot")
 ops.register(app)
