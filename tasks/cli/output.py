@@ -76,11 +76,19 @@ def read_findings(findings: list[Finding], unread: dict[str, str]) -> list[Findi
 
 
 def findings_table(findings: list[Finding], title: str) -> None:
-    """The verdicts, one row each; then what was not judged, one row per device and reason."""
+    """What was not judged, one row per device and reason; then the verdicts, one row each;
+    then, under any of them, how to look a finding up in the catalog."""
     not_judged_table(findings)
-    findings = judged(findings)
-    if not findings:
-        return
+    verdicts = judged(findings)
+    if verdicts:
+        _verdicts_table(verdicts, title)
+    if findings:
+        top = (verdicts or findings)[0].check
+        console.print(Text(f"explain a finding: flatfab checks <id> (e.g. flatfab checks {top})"),
+                      soft_wrap=True)
+
+
+def _verdicts_table(findings: list[Finding], title: str) -> None:
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in ("severity", "check", "device", "port", "VRF", "expected", "actual",
                    "finding"):

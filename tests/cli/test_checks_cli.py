@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from flatfab.catalog import entries
+from flatfab.checks.base import Finding, Severity, not_judged
+from flatfab.cli import output
+from flatfab.cli.checks import _complete
 from flatfab.docsite import check_catalog
 from tests.support.inprocess import run
 
@@ -95,7 +98,20 @@ def test_help_and_completion_do_not_load_the_catalog() -> None:
 
 
 def test_completion_offers_the_ids() -> None:
-    from flatfab.cli.checks import _complete  # noqa: PLC0415 - the callback itself
-
     assert _complete("sot.") == ["sot.cabling", "sot.devices"]
     assert set(_complete("")) == set(IDS)
+
+
+def test_a_findings_table_points_to_the_catalog_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """verify, audit, watch, check and a rollout's gate print findings through it."""
+    capsys.readouterr()
+    output.findings_table([
+        Finding("bgp.session", Severity.CRITICAL, "leaf1", "leaf1 swp51 is Idle"),
+        not_judged("state.unknown", "leaf2", "it does not state it")], "findings on lab")
+    out = capsys.readouterr().out
+    assert out.count("explain a finding: flatfab checks <id>") == 1
+    assert out.rstrip().endswith("(e.g. flatfab checks bgp.session)")
+    output.findings_table([not_judged("state.unknown", "leaf2", "unstated")], "findings")
+    assert "(e.g. flatfab checks state.unknown)" in capsys.readouterr().out
+    output.findings_table([], "findings on lab")
+    assert capsys.readouterr().out == ""
