@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from flatfab.checks import CATALOG
+from flatfab.catalog import entries
 from flatfab.docsite import generators, intent_reference
 from flatfab.docsite.markdown import anchor, cell, lists_after_paragraphs, prose
 from flatfab.intent.loader import INTENT_FILES
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.telemetry.conditions import SEVERITY
 from tests.support.paths import ROOT
 
 DOCS = ROOT / "docs"
@@ -46,12 +45,13 @@ def _text(page: Path) -> str:
 
 def test_the_reference_pages_hold_what_the_code_holds(site: Path) -> None:
     checks = _text(site / "reference" / "checks.html")
-    for check_id in [*CATALOG, *SEVERITY, "traffic.class", "sot.cabling"]:
-        assert f'id="{anchor(check_id)}"' in checks, check_id
+    for finding_id in entries():  # the one catalog: checks, telemetry, traffic, sot
+        assert f'id="{anchor(finding_id)}"' in checks, finding_id
     platforms = _text(site / "reference" / "platforms.html")
     assert all(f'id="{anchor(name)}"' in platforms for name in PLATFORMS)
     cli = _text(site / "reference" / "cli.html")
-    for command in ("flatfab-rollout", "flatfab-verify", "flatfab-lab-up", "flatfab-sot-sync"):
+    for command in ("flatfab-rollout", "flatfab-verify", "flatfab-checks", "flatfab-lab-up",
+                    "flatfab-sot-sync"):
         assert f'id="{command}"' in cli
     assert "--dry-run" in cli and "--gate-timeout" in cli
     intent = _text(site / "reference" / "intent.html")
