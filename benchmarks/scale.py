@@ -33,7 +33,7 @@ from flatfab.intent import capabilities, ports, semantics
 from flatfab.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
 from flatfab.plan.planner import plan
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.workflows.render_files import write_configs
+from flatfab.workflows.commands.render_files import write_configs
 
 RAM_DIR = "/dev/shm"
 

@@ -6,7 +6,7 @@ Each id is declared once, next to the code that raises it, and this package only
   reads, expects, when it fails and the fix (`flatfab.checks.catalog_doc`);
 - a `FindingKind` in the `KINDS` of the module that raises it, outside the checks' run:
   `flatfab.telemetry.conditions` (`watch`, a rollout gate's `telemetry:`),
-  `flatfab.workflows.traffic` (`verify --traffic`), `flatfab.sot.audit` (`audit --sot`).
+  `flatfab.workflows.commands.traffic` (`verify --traffic`), `flatfab.sot.audit` (`audit --sot`).
 
 It sits above every module it collects (only the CLI and the documentation site import
 it): `flatfab checks` lists and explains its entries, and the documentation's check catalog
@@ -28,7 +28,7 @@ from flatfab.checks.base import Check, FindingKind, Scope, Severity, Stage
 from flatfab.checks.catalog_doc import AREAS, SCOPES, CheckDoc, area, parse, parse_kind
 from flatfab.sot import audit as sot_audit
 from flatfab.telemetry import conditions
-from flatfab.workflows import traffic
+from flatfab.workflows.commands import traffic
 
 
 def _and(words: Sequence[str]) -> str:

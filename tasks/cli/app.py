@@ -28,8 +28,8 @@ from flatfab.cli.watch import watch
 from flatfab.errors import FlatfabError, InputError
 
 if TYPE_CHECKING:
-    from flatfab.workflows.project import Project
-    from flatfab.workflows.rollout import RolloutResult
+    from flatfab.workflows.commands.rollout import RolloutResult
+    from flatfab.workflows.project.layout import Project
 
 # the order an operator meets the commands in (typer lists them as registered, groups last):
 # start a project, plan and check it, try it in a lab, roll it out, verify, audit and watch
@@ -117,9 +117,9 @@ def project_from(fabric: str | None, root: Path | None, inventory_dir: Path | No
                  ask_pass: bool = False) -> Project:
     """The project the options name: the command line first, then the project file."""
     from flatfab.cli.password_prompt import ask_password
-    from flatfab.workflows import projectfile
-    from flatfab.workflows.credentials import Credentials
-    from flatfab.workflows.project import Project
+    from flatfab.workflows.devices.credentials import Credentials
+    from flatfab.workflows.project import projectfile
+    from flatfab.workflows.project.layout import Project
 
     top = root.resolve() if root is not None else (projectfile.find_root(Path.cwd().resolve())
                                                    or Path.cwd().resolve())
@@ -143,7 +143,7 @@ def plan(ctx: typer.Context, fmt: FormatOpt = Format.TABLE,
              help="also write the fabric's diagram to this SVG file")] = None) -> None:
     """Show the planned state of every device (addresses, ASNs, sessions, VRFs)."""
     from flatfab.cli import output
-    from flatfab.workflows.render_files import write_diagram
+    from flatfab.workflows.commands.render_files import write_diagram
 
     project = project_of(ctx)
     if diagram is not None:
@@ -161,7 +161,7 @@ def render(ctx: typer.Context,
            ) -> None:
     """Write every device's configuration (byte-identical for the same intent)."""
     from flatfab.outdir import ready_dir
-    from flatfab.workflows.render_files import write_configs
+    from flatfab.workflows.commands.render_files import write_configs
 
     project = project_of(ctx)
     unknown = [d for d in device or [] if d not in project.plan.devices]
@@ -216,11 +216,11 @@ def rollout(ctx: typer.Context,
             workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Diff every device, then commit phase by phase with a revert timer, gate, confirm."""
     from flatfab.cli.rollout_telemetry import source_for
-    from flatfab.workflows.journal import Journal
-    from flatfab.workflows.lock import fabric_lock
-    from flatfab.workflows.progress import RichProgress
-    from flatfab.workflows.rollout import rollout as run_rollout
-    from flatfab.workflows.runstate import refuse_if_interrupted
+    from flatfab.workflows.commands.rollout import rollout as run_rollout
+    from flatfab.workflows.devices.progress import RichProgress
+    from flatfab.workflows.runs.journal import Journal
+    from flatfab.workflows.runs.lock import fabric_lock
+    from flatfab.workflows.runs.runstate import refuse_if_interrupted
     from flatfab.yamlio import dump_yaml
 
     project = project_of(ctx)
@@ -281,8 +281,8 @@ def distributed_dry_run(project: Project, runbook: Path | None, shard_by: str | 
     """rollout --dry-run --distributed: the plan, its schedule and the journal here, the
     diffs from the workers. The inventory is read here only for a runbook's groups."""
     from flatfab.sot import inventory as sot_inventory
-    from flatfab.workflows.journal import Journal
-    from flatfab.workflows.lock import fabric_lock
+    from flatfab.workflows.runs.journal import Journal
+    from flatfab.workflows.runs.lock import fabric_lock
     from flatfab.yamlio import dump_yaml
 
     plan_state = project.plan
@@ -321,9 +321,9 @@ def verify(ctx: typer.Context,
     from flatfab.checks import CATALOG
     from flatfab.cli import output
     from flatfab.reports.model import judged
-    from flatfab.workflows.progress import RichProgress
-    from flatfab.workflows.traffic import TRAFFIC_CHECKS, run_traffic
-    from flatfab.workflows.verify import verify as run_verify
+    from flatfab.workflows.commands.traffic import TRAFFIC_CHECKS, run_traffic
+    from flatfab.workflows.commands.verify import verify as run_verify
+    from flatfab.workflows.devices.progress import RichProgress
 
     project = project_of(ctx)
     unknown = [c for c in check_ids or [] if c not in CATALOG]

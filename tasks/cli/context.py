@@ -18,7 +18,7 @@ import typer
 if TYPE_CHECKING:
     from nornir.core import Nornir
 
-    from flatfab.workflows.project import Project
+    from flatfab.workflows.project.layout import Project
 
 
 @dataclass
@@ -42,7 +42,7 @@ def nornir_for(project: Project, workers: int) -> Nornir:
     """The fabric's Nornir (inventory files or Nautobot), checked before any connection,
     with the run's credentials and timeouts."""
     from flatfab.sot import inventory as sot_inventory
-    from flatfab.workflows.connections import with_timeouts
+    from flatfab.workflows.devices.connections import with_timeouts
 
     return with_timeouts(sot_inventory.build(project.inventory_dir, project.plan, workers,
                                              project.address_spaces,

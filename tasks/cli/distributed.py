@@ -26,14 +26,14 @@ if TYPE_CHECKING:
     from flatfab.model.state import FabricState
     from flatfab.reports.model import AuditReport
     from flatfab.runbook.schedule import Schedule
-    from flatfab.workflows.audit import SotChecks
-    from flatfab.workflows.journal import Journal
-    from flatfab.workflows.project import Project
-    from flatfab.workflows.rollout import RolloutResult
-    from flatfab.workflows.shard_run import Kind
-    from flatfab.workflows.sharded import Gathered, Sharding
-    from flatfab.workflows.shards import ShardBy
-    from flatfab.workflows.verify import Report
+    from flatfab.workflows.commands.audit import SotChecks
+    from flatfab.workflows.commands.rollout import RolloutResult
+    from flatfab.workflows.commands.verify import Report
+    from flatfab.workflows.project.layout import Project
+    from flatfab.workflows.runs.journal import Journal
+    from flatfab.workflows.sharding.shard_run import Kind
+    from flatfab.workflows.sharding.sharded import Gathered, Sharding
+    from flatfab.workflows.sharding.shards import ShardBy
 
 DEFAULT_TIMEOUT = 900.0
 
@@ -73,15 +73,15 @@ def _gather(timeout: float | None) -> CeleryGather:
 
 def _sharding(plan: FabricState, kind: Kind, by: ShardBy | None, *, probes: bool = True,
               probe_fanout: int | None = None) -> Sharding:
-    from flatfab.workflows.sharded import Sharding
-    from flatfab.workflows.shards import default_shard_by
+    from flatfab.workflows.sharding.sharded import Sharding
+    from flatfab.workflows.sharding.shards import default_shard_by
 
     return Sharding.of(plan, kind, by or default_shard_by(plan), probes=probes,
                        probe_fanout=probe_fanout)
 
 
 def _by(shard_by: str | None) -> ShardBy | None:
-    from flatfab.workflows.shards import parse_shard_by
+    from flatfab.workflows.sharding.shards import parse_shard_by
 
     return parse_shard_by(shard_by) if shard_by else None
 
@@ -101,7 +101,7 @@ def _tell(sharding: Sharding, gather: CeleryGather, gathered: Gathered) -> None:
 
 def verify(project: Project, *, shard_by: str | None, timeout: float | None, probes: bool,
            probe_fanout: int | None, only_checks: list[str] | None) -> Report:
-    from flatfab.workflows.sharded import verify_sharded
+    from flatfab.workflows.sharding.sharded import verify_sharded
 
     by = _by(shard_by)
     gather = _gather(timeout)
@@ -114,7 +114,7 @@ def verify(project: Project, *, shard_by: str | None, timeout: float | None, pro
 
 def audit(project: Project, *, shard_by: str | None, timeout: float | None, lossless: bool,
           probes: bool, sot: SotChecks | None) -> AuditReport:
-    from flatfab.workflows.sharded import audit_sharded
+    from flatfab.workflows.sharding.sharded import audit_sharded
 
     by = _by(shard_by)
     gather = _gather(timeout)
@@ -128,8 +128,8 @@ def audit(project: Project, *, shard_by: str | None, timeout: float | None, loss
 def dry_run(project: Project, schedule: Schedule, journal: Journal, *, shard_by: str | None,
             timeout: float | None) -> RolloutResult:
     """rollout --dry-run with its diff pass in shards (nothing else of a rollout is)."""
-    from flatfab.workflows.rollout import diff_only
-    from flatfab.workflows.sharded import ShardedDiffs
+    from flatfab.workflows.commands.rollout import diff_only
+    from flatfab.workflows.sharding.sharded import ShardedDiffs
 
     by = _by(shard_by)
     gather = _gather(timeout)
@@ -197,8 +197,8 @@ def beat(ctx: typer.Context,
 
     The workers read it in shards; the one that merges writes the reports once every
     shard ended."""
-    from flatfab.workflows.audit import parse_duration
-    from flatfab.workflows.shards import default_shard_by, shards
+    from flatfab.workflows.commands.audit import parse_duration
+    from flatfab.workflows.sharding.shards import default_shard_by, shards
 
     project = project_of(ctx)
     interval = parse_duration(every, "--every")

@@ -14,7 +14,7 @@ from flatfab.errors import InputError
 
 if TYPE_CHECKING:
     from flatfab.lab import topology
-    from flatfab.workflows.project import Project
+    from flatfab.workflows.project.layout import Project
 
 lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
                       "realized without Docker (embedded) or by containerlab.")
@@ -85,8 +85,8 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
     from flatfab.lab import clab
     from flatfab.lab import gnmi as lab_gnmi
     from flatfab.lab.netns import NetnsRuntime
-    from flatfab.workflows import inventory
-    from flatfab.workflows.runstate import abandon_interrupted
+    from flatfab.workflows.devices import inventory
+    from flatfab.workflows.runs.runstate import abandon_interrupted
 
     project = project_of(ctx)
     spec = _spec(project, prefix, mgmt_subnet)

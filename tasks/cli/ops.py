@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from flatfab.reports.model import AuditReport
     from flatfab.runbook.model import RolloutPlan
     from flatfab.runbook.schedule import Schedule
-    from flatfab.workflows.journal import Journal
-    from flatfab.workflows.lock import Held
-    from flatfab.workflows.project import Project
-    from flatfab.workflows.rollout import Ask
-    from flatfab.workflows.runstate import RunState
+    from flatfab.workflows.commands.rollout import Ask
+    from flatfab.workflows.project.layout import Project
+    from flatfab.workflows.runs.journal import Journal
+    from flatfab.workflows.runs.lock import Held
+    from flatfab.workflows.runs.runstate import RunState
 
 def inventory_groups(nornir: Nornir) -> dict[str, list[str]]:
     """Device -> its inventory groups (what a runbook's `group:` selects)."""
@@ -56,9 +56,9 @@ def resumable(project: Project, nornir: Nornir,
     """An interrupted or stopped run, ready to continue where it left off."""
     from flatfab.checks import CATALOG
     from flatfab.runbook.loader import check_against_fabric, load_runbook
-    from flatfab.workflows.journal import Journal
-    from flatfab.workflows.rollout import managed_configs
-    from flatfab.workflows.runstate import RunState
+    from flatfab.workflows.commands.rollout import managed_configs
+    from flatfab.workflows.runs.journal import Journal
+    from flatfab.workflows.runs.runstate import RunState
 
     journal = Journal.open(project.state_dir, run_id)
     state = RunState.load(journal)
@@ -84,7 +84,7 @@ def resumable(project: Project, nornir: Nornir,
 
 def after_break(project: Project, held: Held) -> None:
     """Say whose lock was broken; the runs it left marked running count as interrupted."""
-    from flatfab.workflows.runstate import mark_lock_broken
+    from flatfab.workflows.runs.runstate import mark_lock_broken
 
     if held.broken is None:
         return
@@ -114,11 +114,11 @@ def rollback(ctx: typer.Context,
              break_lock: BreakLockOpt = False, workers: WorkersOpt = 20,
              fmt: FormatOpt = Format.TABLE) -> None:
     """Restore every device a past run changed to the backup that run took."""
-    from flatfab.workflows.journal import Journal
-    from flatfab.workflows.lock import fabric_lock
-    from flatfab.workflows.progress import RichProgress
-    from flatfab.workflows.rollback import rollback_run
-    from flatfab.workflows.runstate import RunState, refuse_if_interrupted
+    from flatfab.workflows.commands.rollback import rollback_run
+    from flatfab.workflows.devices.progress import RichProgress
+    from flatfab.workflows.runs.journal import Journal
+    from flatfab.workflows.runs.lock import fabric_lock
+    from flatfab.workflows.runs.runstate import RunState, refuse_if_interrupted
 
     project = project_of(ctx)
     target = Journal.open(project.state_dir, run)
@@ -163,7 +163,7 @@ def list_runs(ctx: typer.Context,
     """Recent change runs of the fabric, newest first; interrupted ones need a decision."""
     from rich.table import Table
 
-    from flatfab.workflows.runstate import runs
+    from flatfab.workflows.runs.runstate import runs
 
     project = project_of(ctx)
     found = runs(project.state_dir, project.fabric)[:limit]
@@ -207,9 +207,9 @@ def audit(ctx: typer.Context,
     from flatfab import reports
     from flatfab.cli.sot import audit_checks as sot_checks
     from flatfab.outdir import ready_dir
-    from flatfab.workflows.audit import audit as run_audit
-    from flatfab.workflows.audit import parse_duration, scheduled
-    from flatfab.workflows.progress import RichProgress
+    from flatfab.workflows.commands.audit import audit as run_audit
+    from flatfab.workflows.commands.audit import parse_duration, scheduled
+    from flatfab.workflows.devices.progress import RichProgress
 
     project = project_of(ctx)
     interval = parse_duration(every, "--every") if every else None

@@ -13,7 +13,7 @@ from flatfab.checks.base import about_read
 from flatfab.cli.console import console, err_console
 from flatfab.model.state import FabricState, Role
 from flatfab.reports.model import judged, unjudged
-from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
+from flatfab.workflows.commands.rollout import DeviceOutcome, RolloutResult
 
 
 def plan_table(plan: FabricState) -> None:
@@ -122,7 +122,7 @@ def checks_table(check_ids: list[str], findings: list[Finding], title: str,
     that names unread devices) how many devices were not read; and on how many devices it
     judged nothing. `total`: the devices the run reads (every one but the unmanaged hosts)."""
     from flatfab.checks import CATALOG
-    from flatfab.workflows.traffic import TRAFFIC_CHECKS
+    from flatfab.workflows.commands.traffic import TRAFFIC_CHECKS
 
     table = Table(title=title, title_justify="left")
     for column in ("check", "scope", "what it asserts", "result"):

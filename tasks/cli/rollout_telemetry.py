@@ -9,10 +9,10 @@ from flatfab.intent.thresholds import thresholds_of
 from flatfab.runbook.model import RolloutPlan
 from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.targets import gnmi_targets
-from flatfab.workflows.connections import with_timeouts
-from flatfab.workflows.project import Project
-from flatfab.workflows.telemetry_gate import TelemetrySource
-from flatfab.workflows.watch import NornirPoller, Poller, pollable
+from flatfab.workflows.commands.telemetry_gate import TelemetrySource
+from flatfab.workflows.commands.watch import NornirPoller, Poller, pollable
+from flatfab.workflows.devices.connections import with_timeouts
+from flatfab.workflows.project.layout import Project
 
 
 def source_for(project: Project, rollout_plan: RolloutPlan,

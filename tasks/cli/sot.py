@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from flatfab.model.state import FabricState
     from flatfab.sot.snapshot import Snapshot
     from flatfab.sot.source import NautobotSource
-    from flatfab.workflows.audit import SotChecks
-    from flatfab.workflows.project import Project
+    from flatfab.workflows.commands.audit import SotChecks
+    from flatfab.workflows.project.layout import Project
 
 sot_app = typer.Typer(no_args_is_help=True, help="The source of truth (Nautobot): import the "
                       "fabric from it, check where it and the intent disagree.")
@@ -86,7 +86,7 @@ def sync(ctx: typer.Context,
     from flatfab.sot.client import Nautobot
     from flatfab.sot.source import load_source
     from flatfab.sot.sync import sync as run_sync
-    from flatfab.workflows.journal import Journal
+    from flatfab.workflows.runs.journal import Journal
 
     project = project_of(ctx)
     source = load_source(project.inventory_dir)

@@ -31,7 +31,7 @@ from flatfab.extras import require
 if TYPE_CHECKING:
     from flatfab.model.state import FabricState
     from flatfab.telemetry.metrics import MetricsServer, TelemetryMetrics
-    from flatfab.workflows.watch import TickView, WatchResult
+    from flatfab.workflows.commands.watch import TickView, WatchResult
 
 def parse_listen(value: str) -> tuple[str, int]:
     """HOST:PORT (IPv6 in brackets) for --prometheus."""
@@ -47,7 +47,7 @@ def parse_args(interval: str | None, duration: str | None, count: str | None,
                ) -> tuple[float | None, float | None, int | None]:
     """The timing options, parsed here so a bad value is one line like every other error
     (seconds, or 30s / 15m / 1h)."""
-    from flatfab.workflows.audit import parse_duration
+    from flatfab.workflows.commands.audit import parse_duration
 
     seconds = [None if text is None else parse_duration(text, option)
                for text, option in ((interval, "--interval"), (duration, "--duration"))]
@@ -99,8 +99,8 @@ def watch(ctx: typer.Context,
     from flatfab.outdir import ready_dir
     from flatfab.telemetry.targets import gnmi_targets
     from flatfab.telemetry.view import PortCounts, render
-    from flatfab.workflows.watch import NornirPoller, Watch, pollable
-    from flatfab.workflows.watch_report import History, watch_report
+    from flatfab.workflows.commands.watch import NornirPoller, Watch, pollable
+    from flatfab.workflows.commands.watch_report import History, watch_report
 
     interval_s, duration_s, rounds = parse_args(interval, duration, count)
     listen = parse_listen(prometheus) if prometheus is not None else None

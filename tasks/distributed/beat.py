@@ -6,7 +6,7 @@ backlog never piles up). A worker takes it, plans and shards the fabric, stores 
 spec and fans the shards out as a chord: the shard tasks are the ones a distributed CLI
 run sends, and the chord's callback (`flatfab.audit_report`) runs once every shard ended.
 It reads the outcomes, refuses results from another plan, builds the audit with the
-coordinator's functions (flatfab.workflows.sharded) and writes every report format into
+coordinator's functions (flatfab.workflows.sharding.sharded) and writes every report format into
 `--report-dir` on the worker that runs it, each file atomically (flatfab.reports.write_all):
 put the report directory on storage every worker sees, or run one worker.
 """
@@ -29,9 +29,9 @@ from flatfab.distributed.coordinator import PlanMismatchError, forget, outcomes
 from flatfab.distributed.keys import RunKeys, new_run_id
 from flatfab.model.state import FabricState
 from flatfab.outdir import ready_dir
-from flatfab.workflows.shard_run import RunSpec
-from flatfab.workflows.sharded import Gathered, Sharding, audit_sharded
-from flatfab.workflows.shards import Shard, ShardBy, default_shard_by, parse_shard_by
+from flatfab.workflows.sharding.shard_run import RunSpec
+from flatfab.workflows.sharding.sharded import Gathered, Sharding, audit_sharded
+from flatfab.workflows.sharding.shards import Shard, ShardBy, default_shard_by, parse_shard_by
 
 log = logging.getLogger("flatfab.beat")
 

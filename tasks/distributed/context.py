@@ -18,10 +18,10 @@ from flatfab.distributed.store import client
 from flatfab.model.state import FabricState
 from flatfab.platforms.base import DEFAULT_TIMEOUTS, Timeouts
 from flatfab.sot import inventory as sot_inventory
-from flatfab.workflows.connections import with_timeouts
-from flatfab.workflows.credentials import Credentials
-from flatfab.workflows.fingerprint import intent_digest, plan_hash
-from flatfab.workflows.project import Project
+from flatfab.workflows.devices.connections import with_timeouts
+from flatfab.workflows.devices.credentials import Credentials
+from flatfab.workflows.project.layout import Project
+from flatfab.workflows.runs.fingerprint import intent_digest, plan_hash
 
 
 @dataclass

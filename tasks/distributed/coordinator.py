@@ -22,11 +22,11 @@ from flatfab.distributed.config import Config
 from flatfab.distributed.keys import RunKeys, new_run_id
 from flatfab.distributed.store import LOST, BrokerError, blob, client, reachable, text
 from flatfab.errors import FlatfabError
-from flatfab.workflows.results import first_line
-from flatfab.workflows.shard_codec import from_data, unpack
-from flatfab.workflows.shard_run import RunSpec
-from flatfab.workflows.sharded import Gathered
-from flatfab.workflows.shards import Shard
+from flatfab.workflows.devices.results import first_line
+from flatfab.workflows.sharding.shard_codec import from_data, unpack
+from flatfab.workflows.sharding.shard_run import RunSpec
+from flatfab.workflows.sharding.sharded import Gathered
+from flatfab.workflows.sharding.shards import Shard
 
 
 class PlanMismatchError(FlatfabError):
@@ -78,7 +78,7 @@ def forget(store: redis.Redis, run_id: str, found: list[Shard]) -> None:
 
 @dataclass
 class CeleryGather:
-    """flatfab.workflows.sharded.Gather over Celery workers (see the module docstring)."""
+    """flatfab.workflows.sharding.sharded.Gather over Celery workers (see the module docstring)."""
 
     config: Config
     timeout_s: float

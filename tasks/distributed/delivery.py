@@ -25,9 +25,9 @@ import redis
 
 from flatfab.distributed.keys import MAX_DELIVERIES, RunKeys
 from flatfab.distributed.store import text
-from flatfab.workflows.results import first_line
-from flatfab.workflows.shard_codec import pack
-from flatfab.workflows.shard_run import RunSpec
+from flatfab.workflows.devices.results import first_line
+from flatfab.workflows.sharding.shard_codec import pack
+from flatfab.workflows.sharding.shard_run import RunSpec
 
 
 class Step(Enum):

@@ -6,7 +6,7 @@ import redis
 
 from flatfab.distributed.config import Config
 from flatfab.errors import FlatfabError
-from flatfab.workflows.results import first_line
+from flatfab.workflows.devices.results import first_line
 
 # what redis-py raises when the server is not there or goes away
 LOST = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)

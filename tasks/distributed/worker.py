@@ -18,11 +18,11 @@ from flatfab import cpupin
 from flatfab.distributed import beat, context
 from flatfab.distributed.app import SHARD_TASK, make_app
 from flatfab.distributed.delivery import Step, deliver
-from flatfab.workflows import shard_run
-from flatfab.workflows.shard_codec import as_data
-from flatfab.workflows.shard_run import RunSpec
-from flatfab.workflows.shards import by_id, parse_shard_by, shards
-from flatfab.workflows.verify import verify_probes
+from flatfab.workflows.commands.verify import verify_probes
+from flatfab.workflows.sharding import shard_run
+from flatfab.workflows.sharding.shard_codec import as_data
+from flatfab.workflows.sharding.shard_run import RunSpec
+from flatfab.workflows.sharding.shards import by_id, parse_shard_by, shards
 
 
 def read_shard(ctx: context.WorkerContext, spec: RunSpec, shard_id: str,

@@ -88,7 +88,7 @@ class CliDriver(LoadedCandidate[C]):
         self.read_only = read_only
         self.is_show = is_show
         self.timeout = timeout
-        # a show command's limit: the run's command timeout (flatfab.workflows.connections
+        # a show command's limit: the run's command timeout (flatfab.workflows.devices.connections
         # sets it); a change keeps `timeout`, the driver's own
         self.read_timeout: float | None = None
         self._candidate = None

@@ -104,7 +104,7 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
                  timeout: int = 60, optional_args: dict[str, Any] | None = None) -> None:
         # NAPALM's signature (its test_method_signatures compares defaults too); without a
         # password, the key, the agent or the user's own keys (flatfab sets the run's
-        # password on the Nornir host: tasks/workflows/credentials.py)
+        # password on the Nornir host: tasks/workflows/devices/credentials.py)
         args = optional_args or {}
         self.hostname = hostname
         self.username = username

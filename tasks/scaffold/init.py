@@ -26,8 +26,8 @@ from flatfab.platforms.base import Platform
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.scaffold import choices, files, intent_files, project_files, runbooks
 from flatfab.scaffold import inventory as inventory_files
-from flatfab.workflows import inventory as inventory_check
-from flatfab.workflows.projectfile import FILE_NAME
+from flatfab.workflows.devices import inventory as inventory_check
+from flatfab.workflows.project.projectfile import FILE_NAME
 
 DEFAULT_EXAMPLE = bundled.DEFAULT_EXAMPLE
 

@@ -27,7 +27,7 @@ from ruamel.yaml.error import YAMLError
 from flatfab.errors import FlatfabError
 from flatfab.model.state import FabricState, Role
 from flatfab.platforms.base import InventoryOption, Platform
-from flatfab.workflows.inventory_checks import required_devices
+from flatfab.workflows.devices.inventory_checks import required_devices
 
 # RFC 5737: TEST-NET-1, -2 and -3, for documentation; never routed
 PLACEHOLDER_NETS = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")

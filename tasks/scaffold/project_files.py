@@ -9,7 +9,7 @@ from typing import Final
 
 from flatfab.model.state import FabricState
 from flatfab.platforms.base import Platform
-from flatfab.workflows.projectfile import FILE_NAME, ProjectFile
+from flatfab.workflows.project.projectfile import FILE_NAME, ProjectFile
 
 # what each key of the project file is when not set (flatfab's defaults), written commented
 DEFAULTS: Final[dict[str, str]] = {

@@ -35,9 +35,9 @@ from flatfab.intent.semantics import AddressSpace
 from flatfab.model.state import FabricState
 from flatfab.sot.source import FILE as SOURCE_FILE
 from flatfab.sot.source import NautobotSource, load_source
-from flatfab.workflows import inventory as files
-from flatfab.workflows import inventory_checks
-from flatfab.workflows.credentials import Credentials
+from flatfab.workflows.devices import inventory as files
+from flatfab.workflows.devices import inventory_checks
+from flatfab.workflows.devices.credentials import Credentials
 from flatfab.yamlio import load_yaml
 
 
@@ -134,7 +134,7 @@ def build(directory: Path, plan: FabricState, workers: int = 20,
           spaces: Sequence[AddressSpace] = (), *, credentials: Credentials | None = None,
           connects: bool = True) -> Nornir:
     """The fabric's Nornir: hosts from Nautobot where source.yaml says `inventory: nautobot`,
-    else the inventory files (tasks/workflows/inventory.py). Either way every planned
+    else the inventory files (tasks/workflows/devices/inventory.py). Either way every planned
     device is checked before any connection and gets the run's password (`credentials`;
     `connects` false: the run reads the inventory only)."""
     if (directory / SOURCE_FILE).exists():

@@ -38,8 +38,8 @@ from flatfab.sot.mapping import (
     role_name,
 )
 from flatfab.sot.nautobot import ASN_FIELD, POSITION_FIELDS, POSITION_LABELS
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.project import Project
+from flatfab.workflows.project.layout import Project
+from flatfab.workflows.runs.journal import Journal
 
 LOCATION_TYPE = "Fabric"
 NAMESPACE = "Global"  # Nautobot's default IPAM namespace

@@ -46,7 +46,7 @@ from flatfab.sot.seed import (
     ensure_tenants,
     port_docs,
 )
-from flatfab.workflows.journal import Journal
+from flatfab.workflows.runs.journal import Journal
 
 TAG = "flatfab"
 TAGGED = ["dcim.interface", "ipam.ipaddress", "ipam.prefix", "ipam.vrf"]

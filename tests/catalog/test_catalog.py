@@ -19,8 +19,8 @@ from flatfab.sot.audit import KINDS as SOT_KINDS
 from flatfab.sot.audit import SOT_CHECKS
 from flatfab.telemetry.conditions import KINDS as TELEMETRY_KINDS
 from flatfab.telemetry.conditions import SEVERITY
-from flatfab.workflows.traffic import KINDS as TRAFFIC_KINDS
-from flatfab.workflows.traffic import TRAFFIC_CHECKS
+from flatfab.workflows.commands.traffic import KINDS as TRAFFIC_KINDS
+from flatfab.workflows.commands.traffic import TRAFFIC_CHECKS
 
 ENTRIES = entries()
 

@@ -36,7 +36,7 @@ from flatfab.sot.audit import sot_findings
 from flatfab.telemetry import conditions
 from flatfab.telemetry.health import HealthEngine
 from flatfab.telemetry.samples import Metric
-from flatfab.workflows.traffic import Counters, _judge
+from flatfab.workflows.commands.traffic import Counters, _judge
 from tests.support.checks import PLAN, healthy
 from tests.support.paths import ROOT
 from tests.support.sot_snapshot import LAB, MAPPING, snapshot_of

@@ -24,7 +24,7 @@ from flatfab.model.state import (
 )
 from flatfab.plan.planner import plan
 from flatfab.plan.probes import plan_probes
-from flatfab.workflows.rollout import restrict
+from flatfab.workflows.commands.rollout import restrict
 from tests.support.paths import ROOT
 
 RAIL = plan(load_intent(ROOT / "intents" / "rail"))

@@ -21,7 +21,7 @@ from nornir.core.inventory import Host
 from typer.testing import CliRunner
 
 from flatfab.cli.app import app
-from flatfab.workflows.project import Project
+from flatfab.workflows.project.layout import Project
 from tests.support.inventory import lab_like
 from tests.support.paths import ROOT
 

@@ -10,7 +10,7 @@ import pytest
 
 from flatfab.lab import system
 from flatfab.lab.system import LabError
-from flatfab.workflows.project import Project
+from flatfab.workflows.project.layout import Project
 from tests.support.flatfab import flatfab
 from tests.support.inventory import lab_like
 from tests.support.paths import ROOT

@@ -14,8 +14,8 @@ from flatfab.cli.rollout_telemetry import source_for
 from flatfab.errors import InputError
 from flatfab.runbook.loader import load_runbook
 from flatfab.runbook.model import RolloutPlan
-from flatfab.workflows.project import Project
-from flatfab.workflows.watch import NornirPoller
+from flatfab.workflows.commands.watch import NornirPoller
+from flatfab.workflows.project.layout import Project
 from tests.support.inventory import lab_like
 from tests.support.paths import ROOT
 

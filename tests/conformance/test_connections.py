@@ -27,7 +27,7 @@ from flatfab.platforms.base import (
     Timeouts,
 )
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.workflows import connections
+from flatfab.workflows.devices import connections
 
 OPENED: list[dict[str, Any]] = []
 

@@ -396,6 +396,35 @@ def test_no_parts_import_each_other() -> None:
     assert not found, "\n".join(found)
 
 
+# inside the workflows, bottom to top: what a run keeps (journal, lock, state), how devices
+# are reached (inventory, credentials, connections, reads), the project on disk, the commands,
+# and the distributed form of the commands (a shard runs a command's per-device phase)
+WORKFLOWS = ("runs", "devices", "project", "commands", "sharding")
+
+
+def test_the_workflows_are_grouped_and_import_only_downwards() -> None:
+    """Every module of tasks/workflows/ is in one of its groups, and a group imports only its
+    own and those below it (bookkeeping never calls a command)."""
+    folder = PACKAGE / "workflows"
+    loose = sorted(p.name for p in folder.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"tasks/workflows/ modules in no group: {loose}"
+    groups = {p.name for p in folder.iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    assert groups == set(WORKFLOWS), f"groups on disk {sorted(groups)}, declared {WORKFLOWS}"
+    rank = {group: index for index, group in enumerate(WORKFLOWS)}
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        source = path.relative_to(folder).parts[0]
+        if source not in rank:
+            continue
+        for line, dotted in _imports(path.read_text(encoding="utf-8"), _package_of(path)):
+            head, _, rest = dotted.partition("flatfab.workflows.")
+            target = rest.split(".", 1)[0]
+            if not head and target in rank and rank[target] > rank[source]:
+                found.append(f"{path.relative_to(ROOT)}:{line}: {dotted} ({target} is above "
+                             f"{source})")
+    assert not found, "\n".join(found)
+
+
 def test_the_layer_guards_see_what_they_guard() -> None:
     """The import reader sees lazy, TYPE_CHECKING and relative imports; the cycle finder
     finds a pair and a longer loop, and nothing in a chain."""
@@ -406,7 +435,7 @@ def test_the_layer_guards_see_what_they_guard() -> None:
     found = {dotted for _, dotted in _imports(source, "flatfab.telemetry")}
     assert {"flatfab.workflows.audit", "flatfab.cli.app", "flatfab.model.state"} <= found
     parts = {"workflows", "cli", "model"}
-    assert _imported_part("flatfab.workflows.audit", parts) == "workflows"
+    assert _imported_part("flatfab.workflows.commands.audit", parts) == "workflows"
     assert _imported_part("flatfab.__version__", parts) == "__init__"
     assert _imported_part("nornir.core", parts) is None
     assert _cycles([("a", "b"), ("b", "a"), ("c", "d"), ("d", "e"), ("e", "c"),

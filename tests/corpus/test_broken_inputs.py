@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from flatfab.lab import topology
-from flatfab.workflows.project import Project
+from flatfab.workflows.project.layout import Project
 from tests.support.inprocess import run
 from tests.support.intent_cases import RAIL_REFUSALS, VALUE_CASES
 from tests.support.intent_edits import Edit, append, bad_copy, replace

@@ -16,9 +16,9 @@ import redis
 from flatfab.distributed.coordinator import PlanMismatchError, forget, outcomes
 from flatfab.distributed.delivery import Step, deliver
 from flatfab.distributed.keys import RunKeys
-from flatfab.workflows.shard_codec import as_data, unpack
-from flatfab.workflows.shard_run import RunSpec, ShardOutput
-from flatfab.workflows.shards import Shard
+from flatfab.workflows.sharding.shard_codec import as_data, unpack
+from flatfab.workflows.sharding.shard_run import RunSpec, ShardOutput
+from flatfab.workflows.sharding.shards import Shard
 from tests.support.distributed import REDIS, RedisServer
 
 pytestmark = pytest.mark.skipif(not Path(REDIS).exists(),

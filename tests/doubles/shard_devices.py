@@ -1,5 +1,5 @@
 """The devices of a fabric as the per-device phase sees them, without a network: a double of
-flatfab.workflows.device_io for tests that run shards in this process.
+flatfab.workflows.devices.device_io for tests that run shards in this process.
 
 Every device answers as a healthy fabric would (the plan, sessions up, every leaf's routes
 over all its uplinks, probes answered as planned); faults are per device (unreachable,
@@ -28,7 +28,7 @@ from flatfab.model.state import (
     Route,
 )
 from flatfab.platforms.cli_driver import unified_diff
-from flatfab.workflows import device_io
+from flatfab.workflows.devices import device_io
 
 
 @dataclass

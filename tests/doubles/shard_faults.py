@@ -1,5 +1,6 @@
 """Faults of a whole shard in a `flatfab worker`: a double around
-flatfab.workflows.shard_run.run_shard (its devices are still read for real, from the fleet).
+flatfab.workflows.sharding.shard_run.run_shard (its devices are still read for real, from the
+fleet).
 
 A shard named in `fail` raises on its first N deliveries; one named in `die` kills the
 process reading it (a pool process lost mid-shard) on its first N. Deliveries are counted
@@ -21,8 +22,8 @@ from typing import Any
 from nornir.core import Nornir
 
 from flatfab.model.state import FabricState, Probe
-from flatfab.workflows import shard_run
-from flatfab.workflows.shard_run import RunSpec, ShardOutput
+from flatfab.workflows.sharding import shard_run
+from flatfab.workflows.sharding.shard_run import RunSpec, ShardOutput
 
 ENV = "FLATFAB_TEST_SHARD_FAULTS"
 

@@ -14,7 +14,7 @@ from cryptography import x509
 from flatfab.lab import gnmi
 from flatfab.lab.topology import LabNode
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
-from flatfab.workflows import inventory
+from flatfab.workflows.devices import inventory
 from tests.support.telemetry_streams import lab_plan
 
 NODES = [LabNode("leaf1", "leaf", "frr", "172.31.9.13"), LabNode("spine1", "spine", "frr",

@@ -20,9 +20,9 @@ import pytest
 
 from flatfab.platforms.base import Timeouts
 from flatfab.sot import inventory as sot_inventory
-from flatfab.workflows.collect import collect_devices
-from flatfab.workflows.connections import with_timeouts
-from flatfab.workflows.project import Project
+from flatfab.workflows.devices.collect import collect_devices
+from flatfab.workflows.devices.connections import with_timeouts
+from flatfab.workflows.project.layout import Project
 from tests.support.flatfab import flatfab
 from tests.support.lab import Lab
 from tests.support.paths import ROOT

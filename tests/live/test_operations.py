@@ -141,9 +141,9 @@ def test_audit_of_the_clean_lab_reports_nothing(lab: Lab, tmp_path: Path) -> Non
 def test_audit_runs_no_mutating_command(lab: Lab) -> None:
     """Read-only is enforced in the driver layer: audit's sessions log no changing command
     and never enter FRR's configuration mode."""
-    from flatfab.workflows import inventory  # noqa: PLC0415
-    from flatfab.workflows.audit import audit  # noqa: PLC0415
-    from flatfab.workflows.project import Project  # noqa: PLC0415
+    from flatfab.workflows.commands.audit import audit  # noqa: PLC0415
+    from flatfab.workflows.devices import inventory  # noqa: PLC0415
+    from flatfab.workflows.project.layout import Project  # noqa: PLC0415
 
     project = Project(root=ROOT, fabric="lab", inventory_override=lab.inventory)
     nornir = inventory.build(lab.inventory, project.plan, 20)

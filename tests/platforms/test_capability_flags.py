@@ -15,7 +15,7 @@ from flatfab.plan.planner import plan
 from flatfab.platforms.eos import EosPlatform
 from flatfab.platforms.linux_host import LinuxHostPlatform
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.workflows.traffic import counted_switches, run_traffic
+from flatfab.workflows.commands.traffic import counted_switches, run_traffic
 from tests.support.paths import ROOT
 
 

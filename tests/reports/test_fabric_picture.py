@@ -25,7 +25,7 @@ from flatfab.reports.fabric_servers import HOSTS_PER_GROUP
 from flatfab.reports.fabric_svg import RAIL_COLOURS, diagram, rail_style, standalone_diagram
 from flatfab.reports.model import AuditReport
 from flatfab.reports.statuses import COLOURS, LINK_OK
-from flatfab.workflows.audit import planned_report
+from flatfab.workflows.commands.audit import planned_report
 from tests.support.paths import ROOT
 from tests.support.reports import ai_report, classic_report
 

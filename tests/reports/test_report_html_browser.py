@@ -28,7 +28,7 @@ from flatfab.intent.loader import load_intent
 from flatfab.plan.planner import plan
 from flatfab.reports import html
 from flatfab.reports.fabric_text import text_width
-from flatfab.workflows.audit import planned_report
+from flatfab.workflows.commands.audit import planned_report
 from tests.support.paths import ROOT
 from tests.support.reports import DIRTY_STATUSES, classic_report, dirty_report
 

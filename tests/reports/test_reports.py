@@ -29,7 +29,7 @@ from flatfab.reports.model import (
     LinkSummary,
 )
 from flatfab.reports.statuses import COLOURS, device_statuses
-from flatfab.workflows.audit import planned_report
+from flatfab.workflows.commands.audit import planned_report
 from tests.support.flatfab import flatfab
 from tests.support.paths import ROOT
 from tests.support.reports import (

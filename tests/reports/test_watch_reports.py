@@ -20,8 +20,8 @@ from flatfab.reports import html, json_report, junit, markdown, prometheus
 from flatfab.reports.model import AuditReport
 from flatfab.telemetry import conditions
 from flatfab.telemetry.health import Changes
-from flatfab.workflows.watch import WatchResult
-from flatfab.workflows.watch_report import History, watch_report
+from flatfab.workflows.commands.watch import WatchResult
+from flatfab.workflows.commands.watch_report import History, watch_report
 from tests.support.paths import ROOT
 from tests.support.telemetry_streams import lab_plan
 

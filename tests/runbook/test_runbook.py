@@ -12,8 +12,8 @@ from flatfab.model.state import FabricState
 from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.runbook.model import RolloutPlan
 from flatfab.runbook.schedule import schedule
-from flatfab.workflows.project import Project
-from flatfab.workflows.rollout import relevant, restrict
+from flatfab.workflows.commands.rollout import relevant, restrict
+from flatfab.workflows.project.layout import Project
 from tests.support.paths import ROOT
 
 SHIPPED = sorted((ROOT / "runbooks").glob("*.yaml"))

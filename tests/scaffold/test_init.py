@@ -24,9 +24,9 @@ from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.scaffold import files as scaffold_files
 from flatfab.scaffold.inventory import PLACEHOLDER_NETS, password_variable
 from flatfab.scaffold.inventory import files as inventory_files
-from flatfab.workflows import inventory
-from flatfab.workflows.credentials import Credentials
-from flatfab.workflows.project import Project
+from flatfab.workflows.devices import inventory
+from flatfab.workflows.devices.credentials import Credentials
+from flatfab.workflows.project.layout import Project
 from flatfab.yamlio import load_yaml
 from tests.support.inprocess import run
 from tests.support.inventory import key_file, known_hosts

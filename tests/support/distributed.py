@@ -30,11 +30,11 @@ from typer.testing import CliRunner
 from flatfab.cli.app import app
 from flatfab.model.state import FabricState
 from flatfab.reports.model import AuditReport
-from flatfab.workflows.project import Project
-from flatfab.workflows.shard_codec import as_data, from_data, pack, unpack
-from flatfab.workflows.shard_run import RunSpec, run_shard
-from flatfab.workflows.sharded import Gathered
-from flatfab.workflows.shards import Shard
+from flatfab.workflows.project.layout import Project
+from flatfab.workflows.sharding.shard_codec import as_data, from_data, pack, unpack
+from flatfab.workflows.sharding.shard_run import RunSpec, run_shard
+from flatfab.workflows.sharding.sharded import Gathered
+from flatfab.workflows.sharding.shards import Shard
 from tests.doubles.shard_faults import ENV, launcher
 from tests.support.flatfab import Run
 from tests.support.inventory import login_defaults

@@ -12,7 +12,7 @@ from typing import Any
 import asyncssh
 
 from flatfab.model.state import FabricState
-from flatfab.workflows import inventory
+from flatfab.workflows.devices import inventory
 
 USER = "flatfab-test"
 

@@ -16,8 +16,8 @@ from flatfab.lab.netns import node_exec
 from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.thresholds import Thresholds
-from flatfab.workflows.project import Project
-from flatfab.workflows.watch import NornirPoller, TickView, Watch, pollable
+from flatfab.workflows.commands.watch import NornirPoller, TickView, Watch, pollable
+from flatfab.workflows.project.layout import Project
 from tests.support.lab import Lab
 from tests.support.paths import ROOT
 

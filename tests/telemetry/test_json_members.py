@@ -12,7 +12,7 @@ from flatfab.platforms.registry import PLATFORMS
 from flatfab.telemetry import paths
 from flatfab.telemetry.gnmi_client import GnmiSubscriber
 from flatfab.telemetry.samples import Metric, Sample
-from flatfab.workflows.watch import table_of
+from flatfab.workflows.commands.watch import table_of
 
 SONIC = PLATFORMS["sonic"].telemetry_paths()
 

@@ -11,7 +11,7 @@ import yaml
 
 from flatfab.errors import InputError
 from flatfab.telemetry.targets import gnmi_targets
-from flatfab.workflows import inventory as files
+from flatfab.workflows.devices import inventory as files
 from tests.support.inventory import login_defaults
 from tests.support.telemetry_streams import lab_plan
 

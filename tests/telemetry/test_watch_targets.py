@@ -16,8 +16,8 @@ from flatfab.errors import InputError
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.view import PortCounts, render
-from flatfab.workflows import inventory as files
-from flatfab.workflows.watch import counter_samples, pollable
+from flatfab.workflows.commands.watch import counter_samples, pollable
+from flatfab.workflows.devices import inventory as files
 from tests.support.inventory import login_defaults
 from tests.support.telemetry_streams import lab_plan
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flatfab.workflows.collect import spread_heaviest
+from flatfab.workflows.devices.collect import spread_heaviest
 
 
 def test_spines_are_spaced_evenly_through_the_leaves() -> None:

@@ -13,13 +13,13 @@ import yaml
 from nornir import InitNornir
 from nornir.core import Nornir
 
-from flatfab.workflows.credentials import (
+from flatfab.workflows.devices.credentials import (
     Credentials,
     account_of,
     env_name,
     variable_of,
 )
-from flatfab.workflows.nornir_origin import DEFAULTS, Entry
+from flatfab.workflows.devices.nornir_origin import DEFAULTS, Entry
 
 
 def _nornir(where: Path, hosts: dict[str, Any], groups: dict[str, Any] | None = None,

@@ -22,9 +22,9 @@ from flatfab.model.state import FabricState
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.sot.inventory import checked, local_hosts
 from flatfab.sot.source import NautobotSource
-from flatfab.workflows import inventory, inventory_checks
-from flatfab.workflows.credentials import Credentials
-from flatfab.workflows.project import Project
+from flatfab.workflows.devices import inventory, inventory_checks
+from flatfab.workflows.devices.credentials import Credentials
+from flatfab.workflows.project.layout import Project
 from tests.support.inventory import USER, key_file, known_hosts, lab_like
 from tests.support.paths import ROOT
 

@@ -20,7 +20,7 @@ from nornir.core.inventory import Host
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
 from flatfab.plan.planner import plan
-from flatfab.workflows import connections, inventory
+from flatfab.workflows.devices import connections, inventory
 from tests.support.inventory import key_file, known_hosts
 from tests.support.paths import ROOT
 

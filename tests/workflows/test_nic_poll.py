@@ -15,7 +15,7 @@ from flatfab.platforms.linux_host import PLATFORM
 from flatfab.telemetry.health import HealthEngine
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.thresholds import Thresholds
-from flatfab.workflows.watch import NornirPoller, nic_samples, pollable
+from flatfab.workflows.commands.watch import NornirPoller, nic_samples, pollable
 from tests.doubles.frr import Reply, leaf1_driver
 from tests.doubles.linux_host import NFT_READ, counting_host_driver, variant_output
 from tests.support.telemetry_streams import Stream, lab_plan

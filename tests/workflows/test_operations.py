@@ -20,11 +20,11 @@ from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan as plan_fabric
 from flatfab.platforms.sections import by_first_word, by_header
 from flatfab.runbook.model import RolloutPlan
-from flatfab.workflows.audit import parse_duration, scheduled
-from flatfab.workflows.drift import device_drift
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.lock import LockedError, fabric_lock
-from flatfab.workflows.runstate import (
+from flatfab.workflows.commands.audit import parse_duration, scheduled
+from flatfab.workflows.devices.drift import device_drift
+from flatfab.workflows.runs.journal import Journal
+from flatfab.workflows.runs.lock import LockedError, fabric_lock
+from flatfab.workflows.runs.runstate import (
     InterruptedRunError,
     RunState,
     mark_lock_broken,
@@ -169,7 +169,7 @@ def test_journal_refuses_run_ids_outside_its_directory(tmp_path: Path) -> None:
 
 
 def test_recreating_the_lab_abandons_runs_against_the_old_one(tmp_path: Path) -> None:
-    from flatfab.workflows.runstate import abandon_interrupted  # noqa: PLC0415
+    from flatfab.workflows.runs.runstate import abandon_interrupted  # noqa: PLC0415
 
     journal = Journal.start(tmp_path, "rollout", "lab")
     state = RunState(run_id=journal.run_id, kind="rollout", fabric="lab", runbook="p")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flatfab.errors import InputError
-from flatfab.workflows import projectfile
+from flatfab.workflows.project import projectfile
 
 
 def _problem(root: Path, text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from nornir.core.inventory import Host
 
-from flatfab.workflows.connections import release
+from flatfab.workflows.devices.connections import release
 
 
 class _Broken:

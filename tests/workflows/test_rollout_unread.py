@@ -23,10 +23,10 @@ from nornir.plugins.runners import ThreadedRunner
 from flatfab.model.state import FabricState
 from flatfab.runbook.model import whole_fabric
 from flatfab.runbook.schedule import schedule
-from flatfab.workflows import device_io
-from flatfab.workflows import rollout as rollout_mod
-from flatfab.workflows.connections import ConnectError
-from flatfab.workflows.journal import Journal
+from flatfab.workflows.commands import rollout as rollout_mod
+from flatfab.workflows.devices import device_io
+from flatfab.workflows.devices.connections import ConnectError
+from flatfab.workflows.runs.journal import Journal
 from tests.doubles.rollout import FakeDevice
 from tests.support.telemetry_streams import lab_plan
 

@@ -20,10 +20,10 @@ from flatfab.model.state import (
     StaticRoute,
 )
 from flatfab.reports.model import DeviceDrift, SectionDrift
-from flatfab.workflows.project import Project
-from flatfab.workflows.rollout import DeviceOutcome
-from flatfab.workflows.shard_codec import as_data, from_data, pack, unpack
-from flatfab.workflows.shard_run import ShardOutput
+from flatfab.workflows.commands.rollout import DeviceOutcome
+from flatfab.workflows.project.layout import Project
+from flatfab.workflows.sharding.shard_codec import as_data, from_data, pack, unpack
+from flatfab.workflows.sharding.shard_run import ShardOutput
 from tests.doubles.shard_devices import HealthyFabric
 from tests.support.paths import ROOT
 

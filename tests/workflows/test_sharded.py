@@ -17,14 +17,14 @@ from flatfab.model.state import FabricState
 from flatfab.reports import json_report
 from flatfab.runbook.model import whole_fabric
 from flatfab.runbook.schedule import schedule
-from flatfab.workflows.audit import audit
-from flatfab.workflows.inventory import build
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.project import Project
-from flatfab.workflows.rollout import RolloutResult, diff_devices, diff_only
-from flatfab.workflows.sharded import ShardedDiffs, Sharding, audit_sharded, verify_sharded
-from flatfab.workflows.shards import parse_shard_by
-from flatfab.workflows.verify import verify
+from flatfab.workflows.commands.audit import audit
+from flatfab.workflows.commands.rollout import RolloutResult, diff_devices, diff_only
+from flatfab.workflows.commands.verify import verify
+from flatfab.workflows.devices.inventory import build
+from flatfab.workflows.project.layout import Project
+from flatfab.workflows.runs.journal import Journal
+from flatfab.workflows.sharding.sharded import ShardedDiffs, Sharding, audit_sharded, verify_sharded
+from flatfab.workflows.sharding.shards import parse_shard_by
 from tests.doubles.shard_devices import Faults, ShardDevices
 from tests.support.distributed import in_process, lab_inventory, masked, masked_report
 from tests.support.paths import ROOT

@@ -11,8 +11,8 @@ from flatfab.model.state import FabricState, Role
 from flatfab.plan.planner import plan
 from flatfab.runbook.model import Select
 from flatfab.runbook.schedule import hosts_by_leaf, matches
-from flatfab.workflows.project import Project
-from flatfab.workflows.shards import ShardBy, default_shard_by, parse_shard_by, shards
+from flatfab.workflows.project.layout import Project
+from flatfab.workflows.sharding.shards import ShardBy, default_shard_by, parse_shard_by, shards
 from tests.support.paths import ROOT
 
 

@@ -26,10 +26,10 @@ from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
 from flatfab.telemetry.samples import Metric
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
-from flatfab.workflows import rollout as rollout_mod
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.rollout import DeviceOutcome, RolloutResult
-from flatfab.workflows.telemetry_gate import TelemetrySource, facing_ports
+from flatfab.workflows.commands import rollout as rollout_mod
+from flatfab.workflows.commands.rollout import DeviceOutcome, RolloutResult
+from flatfab.workflows.commands.telemetry_gate import TelemetrySource, facing_ports
+from flatfab.workflows.runs.journal import Journal
 from tests.doubles.gnmi import LAB_LOSSLESS_Q as LOSSLESS_Q
 from tests.doubles.gnmi import HealthyCounters as Counters
 from tests.doubles.gnmi import LabPki

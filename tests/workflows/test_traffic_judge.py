@@ -1,5 +1,5 @@
-"""verify --traffic's judgement of per-class counters (tasks/workflows/traffic.py), offline:
-a counter a switch does not keep is unknown and said so, never read as zero."""
+"""verify --traffic's judgement of per-class counters (tasks/workflows/commands/traffic.py),
+offline: a counter a switch does not keep is unknown and said so, never read as zero."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from flatfab.intent.loader import load_intent
 from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
 from flatfab.plan.traffic import FlowGroup, hops, plan_flows
-from flatfab.workflows.traffic import CHECK, DROPS, Counters, _judge
+from flatfab.workflows.commands.traffic import CHECK, DROPS, Counters, _judge
 from tests.support.paths import ROOT
 
 PLAN: FabricState = plan(load_intent(ROOT / "intents" / "lab"))

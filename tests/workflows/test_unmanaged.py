@@ -31,15 +31,15 @@ from flatfab.runbook.loader import check_against_fabric, load_runbook
 from flatfab.runbook.model import Gate, whole_fabric
 from flatfab.runbook.schedule import schedule
 from flatfab.telemetry import conditions
-from flatfab.workflows import collect as collect_mod
-from flatfab.workflows import inventory
-from flatfab.workflows import rollout as rollout_mod
-from flatfab.workflows import traffic as traffic_mod
-from flatfab.workflows.credentials import Credentials
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.rollout import DeviceOutcome
-from flatfab.workflows.verify import judge, verify_probes
-from flatfab.workflows.watch import Watch, pollable
+from flatfab.workflows.commands import rollout as rollout_mod
+from flatfab.workflows.commands import traffic as traffic_mod
+from flatfab.workflows.commands.rollout import DeviceOutcome
+from flatfab.workflows.commands.verify import judge, verify_probes
+from flatfab.workflows.commands.watch import Watch, pollable
+from flatfab.workflows.devices import collect as collect_mod
+from flatfab.workflows.devices import inventory
+from flatfab.workflows.devices.credentials import Credentials
+from flatfab.workflows.runs.journal import Journal
 from tests.doubles.rollout import FakeDevice
 from tests.support.checks import healthy
 from tests.support.inventory import login_defaults

@@ -19,7 +19,7 @@ from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
 from flatfab.telemetry.samples import Metric
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
-from flatfab.workflows.watch import TickView, Watch, WatchResult
+from flatfab.workflows.commands.watch import TickView, Watch, WatchResult
 from tests.doubles.gnmi import HealthyCounters as Counters
 from tests.doubles.gnmi import LabPki
 from tests.support.telemetry_streams import lab_plan

@@ -16,7 +16,7 @@ from typing import Any
 
 from flatfab.model.state import FabricState, Role
 from flatfab.platforms.registry import get as get_platform
-from flatfab.workflows.inventory import write
+from flatfab.workflows.devices.inventory import write
 from flatfab.yamlio import dump_yaml
 from tests.doubles.fleet.server import Keys
 

@@ -12,7 +12,7 @@ from napalm.eos.eos import EOSDriver
 
 from flatfab.platforms.eos import PLATFORM
 from flatfab.platforms.eos.driver import EosDriver, EosPushError
-from flatfab.workflows.drift import device_drift
+from flatfab.workflows.devices.drift import device_drift
 from tests.doubles.eos import EosDouble
 
 # what an operator's switch holds besides flatfab's config (indented as EOS shows it)

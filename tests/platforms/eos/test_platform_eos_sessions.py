@@ -106,7 +106,7 @@ def test_dry_run_diff_opens_no_config_session(driver: EOSDriver, device: EosDoub
     """`rollout --dry-run` diffs EOS from the running config: no session, no change."""
     from types import SimpleNamespace  # noqa: PLC0415
 
-    from flatfab.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
+    from flatfab.workflows.commands.rollout import DeviceOutcome, _diff  # noqa: PLC0415
 
     host = SimpleNamespace(name="leaf1", platform="eos",
                            connections={"napalm": SimpleNamespace(connection=driver)},

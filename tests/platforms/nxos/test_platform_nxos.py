@@ -34,7 +34,7 @@ from flatfab.platforms.nxos.driver import BACKUP, CANDIDATE, NxosDriver, NxosErr
 from flatfab.platforms.nxos.render import NxosRenderError, capability_problems, dscp_list
 from flatfab.platforms.nxos.running import NxosConfig, dscp_map, port_qos
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.workflows import connections
+from flatfab.workflows.devices import connections
 from tests.doubles.nxos import NxosDouble, collect_cases, recorded
 from tests.support.golden import match_golden
 from tests.support.nxos import nxos_fabric, nxos_intent, nxos_switches
@@ -417,7 +417,7 @@ def test_the_lab_kind_is_one_containerlab_knows() -> None:
 
 def test_a_nornir_run_reaches_the_switch_through_nornir_scrapli(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """flatfab's own connection path (tasks/workflows/connections.py) on a plain Nornir
+    """flatfab's own connection path (tasks/workflows/devices/connections.py) on a plain Nornir
     inventory: nornir-scrapli builds scrapli's NXOSDriver, whose channel is the double."""
     double = NxosDouble()
     monkeypatch.setattr(NXOSDriver, "open", lambda self: None)

@@ -502,7 +502,7 @@ def test_rollout_diff_carries_the_change_notes(leaf1: DeviceState) -> None:
     beyond a commit, read through the read-only guard."""
     from types import SimpleNamespace  # noqa: PLC0415
 
-    from flatfab.workflows.rollout import DeviceOutcome, _diff  # noqa: PLC0415
+    from flatfab.workflows.commands.rollout import DeviceOutcome, _diff  # noqa: PLC0415
 
     double = SonicDouble(factory_config_db("leaf1"), outputs=recorded("leaf1"))
     host = SimpleNamespace(name="leaf1", platform="sonic",

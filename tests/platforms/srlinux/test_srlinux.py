@@ -419,7 +419,7 @@ def test_nornir_napalm_opens_napalm_srlinux_and_the_guard_wraps_it(
     from nornir.core.inventory import ConnectionOptions, Host, Hosts, Inventory  # noqa: PLC0415
     from nornir.core.plugins.connections import ConnectionPluginRegister  # noqa: PLC0415
 
-    from flatfab.workflows import connections  # noqa: PLC0415
+    from flatfab.workflows.devices import connections  # noqa: PLC0415
 
     double = SrlinuxDouble(running={"interface": [{"name": "mgmt0"}]})
     made: list[Any] = []

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.errors import FlatfabError
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.lock import LockOwner, alive
+from flatfab.workflows.runs.journal import Journal
+from flatfab.workflows.runs.lock import LockOwner, alive
 
 STATE_FILE = "state.json"
 

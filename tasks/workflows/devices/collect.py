@@ -19,9 +19,9 @@ from flatfab.cpupin import threads_on_one_cpu
 from flatfab.gcpause import YoungSweep, gc_paused
 from flatfab.model.build import share_fields_set
 from flatfab.model.state import DeviceState, FabricState, Probe, Source
-from flatfab.workflows import device_io
-from flatfab.workflows.connections import release, unread_reason
-from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.devices import device_io
+from flatfab.workflows.devices.connections import release, unread_reason
+from flatfab.workflows.devices.progress import RichProgress
 
 
 def unread(planned: DeviceState, reason: str) -> DeviceState:

@@ -23,8 +23,8 @@ from nornir.core import Nornir
 from nornir.core.inventory import Host
 
 from flatfab.platforms.registry import get as get_platform
-from flatfab.workflows import nornir_origin
-from flatfab.workflows.nornir_origin import Entry
+from flatfab.workflows.devices import nornir_origin
+from flatfab.workflows.devices.nornir_origin import Entry
 
 ENV = "FLATFAB_PASSWORD"
 ASK_PASS = "--ask-pass"

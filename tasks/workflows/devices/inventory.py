@@ -19,9 +19,9 @@ from flatfab.intent.semantics import AddressSpace
 from flatfab.model.state import FabricState, Role
 from flatfab.platforms.registry import get as get_platform
 from flatfab.telemetry.targets import PLUGIN as GNMI
-from flatfab.workflows import inventory_checks
-from flatfab.workflows.credentials import ENV, Credentials, variable_of
-from flatfab.workflows.inventory_checks import required_devices
+from flatfab.workflows.devices import inventory_checks
+from flatfab.workflows.devices.credentials import ENV, Credentials, variable_of
+from flatfab.workflows.devices.inventory_checks import required_devices
 from flatfab.yamlio import dump_yaml, line_of, load_yaml, read_text_file
 
 FILES = ("hosts.yaml", "groups.yaml", "defaults.yaml")
@@ -32,7 +32,7 @@ def validate(directory: Path, plan: FabricState, spaces: Sequence[AddressSpace] 
              credentials: Credentials | None = None, connects: bool = True,
              workers: int = 20) -> Nornir:
     """Nornir over the folder's files, every required device (`required_devices`) checked as
-    Nornir resolves its entry (tasks/workflows/inventory_checks.py): every problem in one
+    Nornir resolves its entry (tasks/workflows/devices/inventory_checks.py): every problem in one
     InputError, one line each. No management address may lie in a pool the fabric allocates
     from (`spaces`): a loopback or tenant route to it would steer management traffic into the
     fabric. `credentials`: where the run's passwords come from (None: the environment); with

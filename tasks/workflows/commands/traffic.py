@@ -22,7 +22,7 @@ from flatfab.errors import InputError
 from flatfab.model.state import UNMANAGED, FabricState, Role
 from flatfab.plan.traffic import FlowGroup, Hop, hops, plan_flows
 from flatfab.platforms.registry import get as get_platform
-from flatfab.workflows.connections import driver
+from flatfab.workflows.devices.connections import driver
 
 CHECK = "traffic.class"
 DROPS = "traffic.lossless_drops"

@@ -48,7 +48,7 @@ def driver(task: Task, *, read_only: bool) -> DeviceDriver:
     level that has it) and flatfab only adds `read_only` and, where the inventory sets none,
     the run's timeouts (Platform.connection_extras). (Driver options in a host's `data` are
     refused when the inventory is validated.) The password is the one the run set on the
-    host (tasks/workflows/credentials.py: a prompt or the environment; never the
+    host (tasks/workflows/devices/credentials.py: a prompt or the environment; never the
     inventory's). Read-only is enforced by the platform: in the driver's transport, or by a
     guard that refuses every config method and every non-show command.
     """

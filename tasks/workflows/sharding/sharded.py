@@ -1,10 +1,10 @@
 """The coordinator's side of a distributed run: shard the plan, have the shards read
-(`Gather`: Celery workers, or anything that runs flatfab.workflows.shard_run), then build the
-one report a single run gives, through the same functions.
+(`Gather`: Celery workers, or anything that runs flatfab.workflows.sharding.shard_run), then
+build the one report a single run gives, through the same functions.
 
 Equality with a single run holds by construction: shards read each device with the single
 run's per-device functions, their DeviceStates come back field for field
-(flatfab.workflows.shard_codec), and the judging phase (observed_state, verify.judge,
+(flatfab.workflows.sharding.shard_codec), and the judging phase (observed_state, verify.judge,
 audit.audit_report, rollout.diff_only) is the single run's own, on the whole fabric in plan
 order. Only timings and run ids differ.
 
@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from flatfab.errors import FlatfabError
 from flatfab.model.state import DeviceState, FabricState
 from flatfab.reports.model import AuditReport, DeviceDrift
-from flatfab.workflows.audit import SotChecks, audit_checks, audit_report
-from flatfab.workflows.collect import observed_state, unread
-from flatfab.workflows.fingerprint import plan_hash
-from flatfab.workflows.rollout import DeviceOutcome
-from flatfab.workflows.shard_run import Kind, RunSpec, ShardOutput
-from flatfab.workflows.shards import Shard, ShardBy, shards
-from flatfab.workflows.verify import Report, judge
+from flatfab.workflows.commands.audit import SotChecks, audit_checks, audit_report
+from flatfab.workflows.commands.rollout import DeviceOutcome
+from flatfab.workflows.commands.verify import Report, judge
+from flatfab.workflows.devices.collect import observed_state, unread
+from flatfab.workflows.runs.fingerprint import plan_hash
+from flatfab.workflows.sharding.shard_run import Kind, RunSpec, ShardOutput
+from flatfab.workflows.sharding.shards import Shard, ShardBy, shards
 
 
 @dataclass
@@ -127,8 +127,8 @@ def audit_sharded(plan: FabricState, sharding: Sharding, gather: Gather, *,
 
 
 class ShardedDiffs:
-    """rollout --dry-run's diff pass (flatfab.workflows.rollout.DiffPass) run by shards; each
-    worker renders its devices' configs itself, so the configs given are not sent."""
+    """rollout --dry-run's diff pass (flatfab.workflows.commands.rollout.DiffPass) run by shards;
+    each worker renders its devices' configs itself, so the configs given are not sent."""
 
     def __init__(self, plan: FabricState, sharding: Sharding, gather: Gather) -> None:
         self.plan, self.sharding, self.gather = plan, sharding, gather

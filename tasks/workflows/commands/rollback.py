@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from flatfab.workflows.connections import driver
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.progress import RichProgress
-from flatfab.workflows.results import first_line, host_values, subset
-from flatfab.workflows.rollout import undo
-from flatfab.workflows.runstate import RunState
+from flatfab.workflows.commands.rollout import undo
+from flatfab.workflows.devices.connections import driver
+from flatfab.workflows.devices.progress import RichProgress
+from flatfab.workflows.devices.results import first_line, host_values, subset
+from flatfab.workflows.runs.journal import Journal
+from flatfab.workflows.runs.runstate import RunState
 
 
 @dataclass

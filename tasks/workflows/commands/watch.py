@@ -30,7 +30,7 @@ from flatfab.telemetry.health import Changes, HealthEngine, collect_less
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
-from flatfab.workflows.connections import driver, unread_reason
+from flatfab.workflows.devices.connections import driver, unread_reason
 
 if TYPE_CHECKING:
     from flatfab.telemetry.gnmi_client import ShardedPool, SubscriberPool

@@ -18,7 +18,7 @@ from flatfab.gcpause import gc_paused
 from flatfab.model.state import FabricState
 from flatfab.platforms.registry import get as get_platform
 from flatfab.reports.html import standalone_diagram
-from flatfab.workflows.audit import planned_report
+from flatfab.workflows.commands.audit import planned_report
 
 PARALLEL_FROM = 2000  # devices; below this a single process is faster than forking
 _SHARED: FabricState | None = None  # the plan, inherited by forked workers

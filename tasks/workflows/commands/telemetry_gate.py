@@ -14,8 +14,8 @@ decides:
    telemetry is not quiet.
 
 Counters come from the devices' gNMI targets, and from a poller for the rest, exactly as
-`flatfab watch` reads them (flatfab.workflows.watch.Watch). Hosts are watched where they have
-a target; a host without one does not fail the gate (no NIC counters are polled yet).
+`flatfab watch` reads them (flatfab.workflows.commands.watch.Watch). Hosts are watched where
+they have a target; a host without one does not fail the gate (no NIC counters are polled yet).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from flatfab.runbook.model import TelemetryGate
 from flatfab.telemetry import conditions
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
-from flatfab.workflows.watch import Poller, TickView, Watch, WatchResult
+from flatfab.workflows.commands.watch import Poller, TickView, Watch, WatchResult
 
 # a finding's identity across ticks (the engine's subject, from what a Finding carries:
 # `expected` names the priority/queue and direction, and does not change while it is active)

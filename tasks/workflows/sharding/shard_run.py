@@ -2,9 +2,9 @@
 
 A shard reads its devices with the very functions a single verify, audit or rollout
 --dry-run runs on every device (collect_devices with audit.DriftRead, diff_devices, all through
-flatfab.workflows.device_io, drivers opened read-only), and nothing else: checks read peers'
+flatfab.workflows.devices.device_io, drivers opened read-only), and nothing else: checks read peers'
 observed state, so a shard never judges; the coordinator judges the whole fabric once
-(flatfab.workflows.sharded).
+(flatfab.workflows.sharding.sharded).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from nornir.core import Nornir
 from flatfab.errors import InputError
 from flatfab.model.state import DeviceState, FabricState, Probe
 from flatfab.reports.model import DeviceDrift
-from flatfab.workflows.audit import DriftRead
-from flatfab.workflows.collect import collect_devices
-from flatfab.workflows.rollout import DeviceOutcome, diff_devices, render_all
-from flatfab.workflows.verify import verify_probes
+from flatfab.workflows.commands.audit import DriftRead
+from flatfab.workflows.commands.rollout import DeviceOutcome, diff_devices, render_all
+from flatfab.workflows.commands.verify import verify_probes
+from flatfab.workflows.devices.collect import collect_devices
 
 Kind = Literal["verify", "audit", "diff"]
 KINDS: tuple[Kind, ...] = ("verify", "audit", "diff")
@@ -34,8 +34,8 @@ class RunSpec:
 
     kind: Kind
     fabric: str
-    shard_by: str  # flatfab.workflows.shards.ShardBy, as text
-    plan_hash: str  # the coordinator's plan (flatfab.workflows.fingerprint)
+    shard_by: str  # flatfab.workflows.sharding.shards.ShardBy, as text
+    plan_hash: str  # the coordinator's plan (flatfab.workflows.runs.fingerprint)
     probes: bool = True
     probe_fanout: int | None = None
 

@@ -23,11 +23,11 @@ from flatfab.errors import InputError
 from flatfab.model.state import FabricState, LinkKind
 from flatfab.platforms.registry import get as get_platform
 from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary
-from flatfab.workflows import device_io
-from flatfab.workflows.connections import ConnectError, unread_reason
-from flatfab.workflows.drift import device_drift
-from flatfab.workflows.progress import RichProgress
-from flatfab.workflows.verify import Report, verify
+from flatfab.workflows.commands.verify import Report, verify
+from flatfab.workflows.devices import device_io
+from flatfab.workflows.devices.connections import ConnectError, unread_reason
+from flatfab.workflows.devices.drift import device_drift
+from flatfab.workflows.devices.progress import RichProgress
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)?$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, None: 1}

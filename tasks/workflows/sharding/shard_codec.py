@@ -26,14 +26,15 @@ from pydantic import BaseModel
 from flatfab.model.state import DeviceState, NextHop, Route
 from flatfab.platforms.readback import Routes
 from flatfab.reports.model import DeviceDrift, SectionDrift
-from flatfab.workflows.rollout import DeviceOutcome
-from flatfab.workflows.shard_run import ShardOutput
+from flatfab.workflows.commands.rollout import DeviceOutcome
+from flatfab.workflows.sharding.shard_run import ShardOutput
 
 FORMAT = 1
 # the RIB is written field by field: a field added to these models must be added here
 if tuple(Route.model_fields) != ("protocol", "nexthops") or \
         tuple(NextHop.model_fields) != ("interface", "address"):
-    raise RuntimeError("Route or NextHop changed: teach flatfab.workflows.shard_codec its fields")
+    raise RuntimeError("Route or NextHop changed: teach flatfab.workflows.sharding.shard_codec "
+                       "its fields")
 Hop = tuple[str | None, str | None]
 
 

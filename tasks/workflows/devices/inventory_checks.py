@@ -29,15 +29,15 @@ from flatfab.intent.semantics import AddressSpace
 from flatfab.model.state import DeviceState, FabricState
 from flatfab.platforms.base import Login, Platform
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.workflows import nornir_origin
-from flatfab.workflows.credentials import (
+from flatfab.workflows.devices import nornir_origin
+from flatfab.workflows.devices.credentials import (
     ENV,
     Account,
     Credentials,
     account_of,
     env_name,
 )
-from flatfab.workflows.nornir_origin import DEFAULTS, Entry, Origin
+from flatfab.workflows.devices.nornir_origin import DEFAULTS, Entry, Origin
 from flatfab.yamlio import line_of
 
 # the keys OpenSSH and paramiko try on their own (~/.ssh/<name>)

@@ -2,7 +2,7 @@
 
 Every device is diffed first. Then, phase by phase and batch by batch (flatfab.runbook), the
 devices that differ are committed with a revert timer, the phase's gate checks run until
-they pass or time out, a telemetry gate (flatfab.workflows.telemetry_gate) watches the live
+they pass or time out, a telemetry gate (flatfab.workflows.commands.telemetry_gate) watches the live
 counters of the batch's devices for new storms and drops when the phase asks for one, and
 the batch is confirmed. A device error beyond the plan's
 tolerance, or a gate that does not pass, halts the run and rolls back the plan's scope
@@ -32,14 +32,14 @@ from flatfab.platforms.registry import get as get_platform
 from flatfab.runbook.model import Gate, RollbackScope, RolloutPlan
 from flatfab.runbook.schedule import Schedule, ScheduledPhase
 from flatfab.telemetry import conditions
-from flatfab.workflows import device_io
-from flatfab.workflows.collect import collect
-from flatfab.workflows.connections import driver, release, unread_reason
-from flatfab.workflows.journal import Journal
-from flatfab.workflows.progress import RichProgress
-from flatfab.workflows.results import first_line, host_values, subset
-from flatfab.workflows.runstate import RunState
-from flatfab.workflows.telemetry_gate import BatchWatch, TelemetrySource
+from flatfab.workflows.commands.telemetry_gate import BatchWatch, TelemetrySource
+from flatfab.workflows.devices import device_io
+from flatfab.workflows.devices.collect import collect
+from flatfab.workflows.devices.connections import driver, release, unread_reason
+from flatfab.workflows.devices.progress import RichProgress
+from flatfab.workflows.devices.results import first_line, host_values, subset
+from flatfab.workflows.runs.journal import Journal
+from flatfab.workflows.runs.runstate import RunState
 
 Ask = Callable[[str], bool]
 

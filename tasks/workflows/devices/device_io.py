@@ -14,7 +14,7 @@ from nornir.core.task import Task
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms.registry import get as get_platform
-from flatfab.workflows.connections import driver
+from flatfab.workflows.devices.connections import driver
 
 
 def observe(task: Task, planned: DeviceState, probes: list[Probe],

@@ -12,8 +12,8 @@ from flatfab.checks import CATALOG, CheckContext, Finding, Stage, run_checks
 from flatfab.checks.base import fails
 from flatfab.model.state import FabricState, Probe
 from flatfab.plan.probes import plan_probes
-from flatfab.workflows.collect import DeviceRead, collect
-from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.devices.collect import DeviceRead, collect
+from flatfab.workflows.devices.progress import RichProgress
 
 
 @dataclass

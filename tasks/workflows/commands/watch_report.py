@@ -12,8 +12,8 @@ from flatfab.model.state import FabricState
 from flatfab.reports.model import AuditReport, FindingEvent, WatchInfo
 from flatfab.telemetry import conditions
 from flatfab.telemetry.health import Changes
-from flatfab.workflows.audit import device_summaries, link_summaries
-from flatfab.workflows.watch import WatchResult
+from flatfab.workflows.commands.audit import device_summaries, link_summaries
+from flatfab.workflows.commands.watch import WatchResult
 
 CHECKS = sorted((conditions.PAUSE_STORM, conditions.WATCHDOG, conditions.LOSSLESS_DROPS,
                  conditions.PAUSE_WITHOUT_ECN, conditions.ECN_ON_LOSSY, conditions.DCQCN_IDLE,

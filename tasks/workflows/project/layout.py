@@ -16,9 +16,9 @@ from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
 from flatfab.platforms.base import DEFAULT_TIMEOUTS, Timeouts
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.workflows import projectfile
-from flatfab.workflows.credentials import Credentials
-from flatfab.workflows.projectfile import ProjectFile
+from flatfab.workflows.devices.credentials import Credentials
+from flatfab.workflows.project import projectfile
+from flatfab.workflows.project.projectfile import ProjectFile
 
 
 def _missing(path: Path) -> bool:

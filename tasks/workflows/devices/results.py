@@ -8,7 +8,7 @@ from nornir.core import Nornir
 from nornir.core.task import AggregatedResult
 from nornir.plugins.runners import ThreadedRunner
 
-from flatfab.workflows.progress import RichProgress
+from flatfab.workflows.devices.progress import RichProgress
 
 
 def first_line(exc: BaseException) -> str:

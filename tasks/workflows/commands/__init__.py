@@ -1,0 +1,1 @@
+"""The commands' workflows: what verify, audit, rollout, rollback, watch and render do."""

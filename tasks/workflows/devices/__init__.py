@@ -1,0 +1,1 @@
+"""Reaching devices through Nornir: inventory, credentials, connections, reading."""
