@@ -2,8 +2,9 @@
 
 Planner, checks, drift, audit, traffic, lab and rollout use a platform only through
 `Platform` below and the `DeviceDriver` protocol its connection yields. A platform is one
-folder under tasks/platforms/, one data file (`platform.yaml`: naming, capabilities,
-connection, lab node) and one registry line.
+Python package (flatfab's own under tasks/platforms/, or a package of its own), one data
+file beside its module (`platform.yaml`: naming, capabilities, connection, lab node) and one
+entry point in the group `flatfab.platforms` (registry.py).
 """
 
 from __future__ import annotations
@@ -263,9 +264,13 @@ class Endpoint:
 
 
 class Platform(ABC):
-    """One switch OS or host kind. Subclasses live in tasks/platforms/<name>/."""
+    """One switch OS or host kind: a subclass per platform package, built once as the
+    package's `PLATFORM` from the data file beside it
+    (`Path(__file__).with_name("platform.yaml")`), so the package works wherever it is
+    installed; its other data files (`telemetry.yaml`, templates) are found beside it."""
 
     def __init__(self, facts_file: Path) -> None:
+        self.facts_file = facts_file
         self.facts = PlatformFacts.model_validate(load_yaml(facts_file))
         self._check_capabilities(facts_file)
         self._folder = facts_file.parent
