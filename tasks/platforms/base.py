@@ -73,18 +73,32 @@ class Capabilities(Facts):
     traffic_source: bool = False  # send_test_traffic: the sources of verify --traffic
     class_counters: bool = False  # class_counters: per-TC queue counters verify --traffic reads
     nic_counters: bool = False  # nic_counters: a host NIC's pause, CNP, ECN and buffer counters
-    # what the platform (or a hardware family of it) cannot express: feature -> why
+    # what the platform (or a hardware family of it) cannot express: feature -> why. The
+    # intent's load refuses what is listed here; renders rely on that and check none of it
     unsupported: dict[str, str] = Field(default_factory=dict)
-    # family (or family line: "tomahawk" covers tomahawk-3..5) -> unsupported
+    # the ASIC families (or family lines: "tomahawk" covers tomahawk-3..5) the OS runs on;
+    # an intent that gives the platform another (qos.asics) is refused at load. Empty: any
+    asic_families: tuple[str, ...] = ()
+    # family (or family line) -> unsupported
     families: dict[str, dict[str, str]] = Field(default_factory=dict)
 
     def family_limits(self, family: str) -> dict[str, str]:
         """What an ASIC family cannot express: its own entry or its family line's."""
         found: dict[str, str] = {}
         for line, unsupported in sorted(self.families.items()):
-            if family == line or family.startswith(f"{line}-"):
+            if _in_line(family, line):
                 found.update(unsupported)
         return found
+
+    def runs_on(self, family: str) -> bool:
+        """Whether the OS runs on switches of this ASIC family."""
+        return not self.asic_families or any(_in_line(family, line)
+                                             for line in self.asic_families)
+
+
+def _in_line(family: str, line: str) -> bool:
+    """A family is its own line and in the line its name starts with ("tomahawk-5")."""
+    return family == line or family.startswith(f"{line}-")
 
 
 class Connection(Facts):
