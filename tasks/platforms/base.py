@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.yamlio import load_yaml
@@ -146,11 +146,46 @@ class Login:
     problems: tuple[tuple[str, str], ...] = ()
 
 
+class EmbeddedRuntime(Facts):
+    """How the embedded lab (network namespaces on this machine's own binaries,
+    tasks/lab/netns.py) runs a node of the platform: what is the node's own, what starts
+    it, what `lab status` looks at, what serves its telemetry."""
+
+    # folders of the node's own, bind-mounted over these paths inside its mount namespace
+    binds: tuple[str, ...]
+    # where the day-0 files `lab_node` writes for containerlab go (copied in from the
+    # topology's binds, through `Platform.embedded_config`), and which of them there must be
+    config_dir: str | None = None
+    config_files: tuple[str, ...] = ()
+    # bound folder -> its owner (user:group), for daemons that run as a user of their own
+    owners: dict[str, str] = Field(default_factory=dict)
+    # what the machine must have installed to run it (beyond the lab's own tools)
+    commands: tuple[str, ...] = ()
+    # groups the lab's login user joins where they exist (the OS's CLI without sudo)
+    user_groups: tuple[str, ...] = ()
+    # the command, inside the node, that starts its daemons; their pid files in pid_dir,
+    # one per daemon, are what `lab status` checks
+    start: tuple[str, ...] = ()
+    pid_dir: str | None = None
+    daemons: tuple[str, ...] = ()
+    # `module:function` serving a switch's gNMI telemetry in the lab
+    # (flatfab.telemetry.gnmi_target's `source`)
+    telemetry: str | None = None
+
+
 class LabNode(Facts):
     kind: str  # containerlab kind
     image: str
     type: str | None = None  # containerlab node type (a hardware model the kind emulates)
     embedded: bool  # the embedded netns lab can run it
+    runtime: EmbeddedRuntime | None = None  # how it does (an embedded platform's only)
+
+    @model_validator(mode="after")
+    def _runtime_of_embedded(self) -> LabNode:
+        if self.embedded != (self.runtime is not None):
+            raise ValueError("lab.runtime is how the embedded lab runs the platform: give it "
+                             "exactly when lab.embedded is true")
+        return self
 
 
 class LabNodeSpec(Facts):
@@ -457,6 +492,11 @@ class Platform(ABC):
         """How a lab runs this device (containerlab kind, image, day-0 files)."""
         return LabNodeSpec(kind=self.facts.lab.kind, image=self.facts.lab.image,
                            type=self.facts.lab.type)
+
+    def embedded_config(self, name: str, text: str) -> str:
+        """One of `facts.lab.runtime.config_files` as the embedded lab runs it, from the
+        text `lab_node` wrote for containerlab (unchanged unless the platform says)."""
+        return text
 
     # ---- optional capabilities ----------------------------------------------------------
 
