@@ -38,8 +38,10 @@ def _reached(platform: Platform) -> str:
 
 def _cannot(platform: Platform) -> list[str]:
     caps = platform.facts.capabilities
-    lines = [f"- {code(feature)}: {prose(why)}"
-             for feature, why in sorted(caps.unsupported.items())]
+    lines = [f"- ASIC families other than {', '.join(code(f) for f in caps.asic_families)}: "
+             "the OS runs on these only"] if caps.asic_families else []
+    lines += [f"- {code(feature)}: {prose(why)}"
+              for feature, why in sorted(caps.unsupported.items())]
     for family, limits in sorted(caps.families.items()):
         lines += [f"- {code(feature)} on ASIC family {code(family)}: {prose(why)}"
                   for feature, why in sorted(limits.items())]

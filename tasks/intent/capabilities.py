@@ -107,6 +107,12 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
             continue
         caps = platform.facts.capabilities
         family = intent.qos.asics.get(name, AsicIntent()).family
+        if not caps.runs_on(family):
+            given = name in intent.qos.asics
+            found.append(Problem(QOS, ("asics", name, "family") if given else ("asics",),
+                                 f"platform {name} does not run on ASIC family {family!r}"
+                                 f"{'' if given else f' (the default: asics names no {name})'}"
+                                 f"; it runs on {', '.join(caps.asic_families)}"))
         for feature, reason in sorted(caps.unsupported.items()):
             if feature in used:
                 where_file, where = used[feature]

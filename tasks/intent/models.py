@@ -38,6 +38,7 @@ from flatfab.intent.names import check_name, check_tenant
 from flatfab.intent.numbers import asn_problem, space_problem, table_problem
 from flatfab.intent.optics import Media, cable_problem, media_problem
 from flatfab.intent.qos import QosIntent
+from flatfab.platforms.registry import DEFAULT_HOST, DEFAULT_SWITCH
 
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
 
@@ -302,7 +303,7 @@ class FabricIntent(Strict):
 
     name: Name = Field(description="The fabric's name, as in reports and the lab's files "
                        "(the folder under intents/ is what `--fabric` names).")
-    platform: str = Field("frr", description="The OS of every switch that names no "
+    platform: str = Field(DEFAULT_SWITCH, description="The OS of every switch that names no "
                           "`platform` of its own (a platform name: the platforms page).")
     roce_mtu: int = Field(4096, description="RoCE path MTU (256, 512, 1024, 2048 or 4096): "
                           "every lossless hop's MTU must carry it plus 96 B of RoCEv2 headers.")
@@ -424,7 +425,7 @@ class HostDefaults(Strict):
                      "(`roce_mtu` + 96 B) and no larger than the switch port's.")
     link_class: str = Field("host", description="The link class of host links (speed, "
                             "cable and the leaf port's MTU).")
-    platform: str = Field("linux_host", description="The hosts' platform.")
+    platform: str = Field(DEFAULT_HOST, description="The hosts' platform.")
     routes: list[IPv4Prefix] = Field(
         default_factory=lambda: ["0.0.0.0/0"],
         description="Prefixes each host routes through its leaf's gateway on the data NIC.")

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from flatfab.intent.base import SPEEDS_MBPS, Kind, Strict
+from flatfab.platforms.registry import DEFAULT_SWITCH
 from flatfab.qos.headroom import ASICS
 
 Dscp = Annotated[int, Field(ge=0, le=63), Kind("DSCP")]
@@ -337,7 +338,7 @@ class QosIntent(Strict):
     buffers: BuffersIntent = Field(BuffersIntent(), description="Buffer pools and "
                                    "thresholds.")
     asics: dict[str, AsicIntent] = Field(
-        default_factory=lambda: {"frr": AsicIntent()},
+        default_factory=lambda: {DEFAULT_SWITCH: AsicIntent()},
         description="Per platform (by name), the ASIC its switches have: headroom model, "
         "buffer size and what the OS can set on it. A platform not listed gets the "
         "defaults.")

@@ -24,12 +24,23 @@ import yaml
 from flatfab.atomic import write_atomic
 from flatfab.lab.system import LabError
 from flatfab.lab.topology import LabNode
+from flatfab.platforms.registry import DEFAULT_SWITCH, PLATFORMS
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 from flatfab.telemetry.tls import make_ca, make_server_cert
 
 PORT: Final = 9339  # IANA's port for gNMI
 USERNAME: Final = "flatfab"
-SOURCE: Final = "flatfab.platforms.frr.asic_telemetry:source"
+
+
+def source(node: LabNode) -> str:
+    """What serves a switch's telemetry (`module:function`): its platform's, as its data
+    file's lab.runtime.telemetry declares."""
+    name = node.platform or DEFAULT_SWITCH
+    runtime = PLATFORMS[name].facts.lab.runtime if name in PLATFORMS else None
+    if runtime is None or runtime.telemetry is None:
+        raise LabError(f"node {node.name}: platform {name!r} declares no telemetry source "
+                       "for the embedded lab (lab.runtime.telemetry)")
+    return runtime.telemetry
 
 
 def gnmi_dir(root: Path) -> Path:
@@ -71,7 +82,7 @@ def prepare(root: Path, switches: list[LabNode]) -> None:
                   "tls_cert": str(folder / f"{node.name}.crt"),
                   "tls_key": str(folder / f"{node.name}.key"),
                   "username_env": USERNAME_ENV, "password_env": PASSWORD_ENV,
-                  "source": SOURCE, "source_args": {"state_dir": "/var/lib/flatfab"}}
+                  "source": source(node), "source_args": {"state_dir": "/var/lib/flatfab"}}
         write_atomic(folder / f"{node.name}.yaml", yaml.safe_dump(config, sort_keys=True))
 
 

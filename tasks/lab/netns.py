@@ -1,9 +1,11 @@
 """The embedded lab runtime: a containerlab topology realized with network namespaces.
 
-Per node: a network namespace, a persistent mount + UTS namespace (so FRR, sshd and lldpd
-see the node's own /etc/frr, /run/frr, /etc/hosts and VRFs as a real box would), and an sshd
-on the management network. Switch VRFs are extra namespaces (FRR's netns VRF backend);
-VRF subinterfaces are veth pairs between the VRF namespaces of both ends.
+Per node: a network namespace, a persistent mount + UTS namespace (so its daemons, sshd and
+lldpd see the node's own folders, /etc/hosts and VRFs as a real box would), and an sshd on
+the management network. What is a node's own, what starts it and what serves its telemetry
+are its platform's (the data file's `lab.runtime`: the frr platform binds /etc/frr, /run/frr
+and /var/log/frr and starts FRR). Switch VRFs are extra namespaces (FRR's netns VRF
+backend); VRF subinterfaces are veth pairs between the VRF namespaces of both ends.
 Everything the lab creates is under /run/flatfab/<prefix>/ or named <prefix>-*, so
 `down --sweep` can find it without any state.
 """
@@ -27,15 +29,35 @@ from flatfab.atomic import write_atomic
 from flatfab.lab import gnmi, procs
 from flatfab.lab.system import LabError, ip_batch, require_commands, require_root, run
 from flatfab.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
-from flatfab.platforms.registry import PLATFORMS
+from flatfab.platforms.base import EmbeddedRuntime, Platform
+from flatfab.platforms.registry import DEFAULT_HOST, DEFAULT_SWITCH, PLATFORMS
 
 RUN_ROOT = Path("/run/flatfab")
-FRRINIT = "/usr/lib/frr/frrinit.sh"
-# Paths inside a node's mount namespace that hold that node's own files.
-SWITCH_BINDS = ("/etc/frr", "/run/frr", "/var/log/frr", "/var/lib/flatfab")
-HOST_BINDS = ("/var/lib/flatfab",)
+# what the lab itself runs on every node (each platform's own: its lab.runtime.commands)
 COMMANDS = ("ip", "unshare", "nsenter", "mount", "umount", "sysctl", "useradd", "userdel",
-            "ssh-keygen", "/usr/sbin/sshd", "lldpd", FRRINIT, "vtysh")
+            "ssh-keygen", "/usr/sbin/sshd", "lldpd")
+STATE_DIR = "/var/lib/flatfab"  # flatfab's own state on a node (a platform binds its own)
+
+
+def platform_of(node: LabNode) -> Platform:
+    """The node's platform (a topology without the label: the default one of its role)."""
+    name = node.platform or (DEFAULT_HOST if node.role == "host" else DEFAULT_SWITCH)
+    if name not in PLATFORMS:
+        raise LabError(f"node {node.name} runs platform {name!r}, which is not installed "
+                       f"({', '.join(PLATFORMS)})")
+    return PLATFORMS[name]
+
+
+def runtime_of(node: LabNode) -> EmbeddedRuntime:
+    runtime = platform_of(node).facts.lab.runtime
+    if runtime is None:
+        raise LabError(f"node {node.name}: the embedded lab cannot run {node.platform}")
+    return runtime
+
+
+def node_folder(ndir: Path, target: str) -> Path:
+    """The folder of a node's own that is bound over `target` inside it."""
+    return ndir / target.strip("/").replace("/", "-")
 
 
 @dataclass(frozen=True)
@@ -171,7 +193,7 @@ class NetnsRuntime:
     def up(self, progress: Callable[[str], None] = lambda _: None) -> LabState:
         self._refuse_foreign_nodes()
         require_root("up")
-        require_commands(COMMANDS)
+        require_commands(self._commands())
         paths = self.paths
         existing = LabState.load(paths)
         if existing is not None:
@@ -224,7 +246,8 @@ class NetnsRuntime:
         paths.ns_dir.mkdir(parents=True, exist_ok=True)
         run(["mount", "--bind", str(paths.ns_dir), str(paths.ns_dir)])
         run(["mount", "--make-private", str(paths.ns_dir)])
-        for mountpoint in ("/var/lib/flatfab", "/run/frr", "/run/sshd"):
+        binds = [b for node in self.spec.nodes.values() for b in runtime_of(node).binds]
+        for mountpoint in dict.fromkeys((STATE_DIR, *binds, "/run/sshd")):
             if not Path(mountpoint).exists():
                 Path(mountpoint).mkdir(parents=True, mode=0o755)
                 state.created_dirs.append(mountpoint)
@@ -256,6 +279,7 @@ class NetnsRuntime:
             lines.append(f"link add eth0 netns {paths.netns(node.name)} type veth "
                          f"peer name m{index} netns {paths.mgmt_ns}")
             state.nodes[node.name] = {"netns": paths.netns(node.name), "role": node.role,
+                                      "platform": platform_of(node).name,
                                       "mgmt_ipv4": node.mgmt_ipv4, "mgmt_port": f"m{index}"}
         ip_batch(lines)
         ip_batch([f"addr add {state.controller}/{subnet.prefixlen} dev {paths.mgmt_if}",
@@ -277,9 +301,15 @@ class NetnsRuntime:
                 ip_batch(["link set lo up"], netns=vns)
                 run(["ip", "netns", "exec", vns, "sysctl", "-q", "-w", *SWITCH_SYSCTLS])
 
+    def _commands(self) -> tuple[str, ...]:
+        """The lab's own commands, then those of the platforms its nodes run."""
+        own = [c for node in self.spec.nodes.values() for c in runtime_of(node).commands]
+        return tuple(dict.fromkeys((*COMMANDS, *own)))
+
     def _refuse_foreign_nodes(self) -> None:
-        """Only platforms whose lab node is Linux + FRR run in namespaces; the rest need
-        their vendor image under containerlab."""
+        """Only platforms whose data file says how the embedded lab runs them (Linux + FRR,
+        Linux hosts) run in namespaces; the rest need their vendor image under
+        containerlab."""
         for node in self.spec.nodes.values():
             if not node.platform or node.platform not in PLATFORMS:
                 continue
@@ -300,7 +330,9 @@ class NetnsRuntime:
         (paths.ssh_dir / "authorized_keys").write_text(public, encoding="utf-8")
         (paths.ssh_dir / "authorized_keys").chmod(0o644)
         if run(["id", paths.user], check=False).returncode != 0:
-            groups = ",".join(g for g in ("frr", "frrvty") if _group_exists(g))
+            wanted = [g for node in self.spec.nodes.values()
+                      for g in runtime_of(node).user_groups]
+            groups = ",".join(g for g in dict.fromkeys(wanted) if _group_exists(g))
             run(["useradd", "--create-home", "--shell", "/bin/bash", "--comment",
                  f"flatfab lab {paths.prefix}", *(["--groups", groups] if groups else []),
                  paths.user])
@@ -320,9 +352,10 @@ class NetnsRuntime:
     def _start_node(self, node: LabNode, state: LabState) -> None:
         paths = self.paths
         ndir = paths.node_dir(node.name)
-        binds = SWITCH_BINDS if node.role != "host" else HOST_BINDS
+        runtime = runtime_of(node)
+        binds = runtime.binds
         for target in binds:
-            (ndir / target.strip("/").replace("/", "-")).mkdir(parents=True, exist_ok=True)
+            node_folder(ndir, target).mkdir(parents=True, exist_ok=True)
         (ndir / "vrfns").mkdir(exist_ok=True)
         (ndir / "hosts").write_text(f"127.0.0.1 localhost\n127.0.1.1 {node.name}\n",
                                     encoding="utf-8")
@@ -331,8 +364,8 @@ class NetnsRuntime:
             stage = ndir / "vrfns" / vrf
             stage.touch()
             run(["mount", "--bind", f"/run/netns/{paths.vrf_netns(node.name, vrf)}", str(stage)])
-        if node.role != "host":
-            self._prepare_frr(node, ndir)
+        if runtime.config_dir is not None:
+            self._prepare_config(node, ndir, runtime)
         for ns_file in (paths.mnt_file(node.name), paths.uts_file(node.name)):
             ns_file.touch()
         script = [f"hostname {node.name}",
@@ -340,7 +373,7 @@ class NetnsRuntime:
                   "umount -l /sys", "mount -t sysfs sysfs /sys",
                   f"mount --bind {ndir}/hosts /etc/hosts",
                   f"mount --bind {ndir}/hostname /etc/hostname"]
-        script += [f"mount --bind {ndir}/{t.strip('/').replace('/', '-')} {t}" for t in binds]
+        script += [f"mount --bind {node_folder(ndir, t)} {t}" for t in binds]
         if node.role != "host":
             script.append(f"mount --rbind {ndir}/vrfns /run/netns")
         # nsenter (unlike `ip netns exec`) keeps our mount namespace, so the namespace files
@@ -348,8 +381,8 @@ class NetnsRuntime:
         run(["nsenter", f"--net=/run/netns/{paths.netns(node.name)}", "unshare",
              f"--mount={paths.mnt_file(node.name)}", f"--uts={paths.uts_file(node.name)}",
              "--propagation", "slave", "sh", "-ec", " && ".join(script)])
-        if node.role != "host":
-            node_exec(paths, node.name, [FRRINIT, "start"])
+        if runtime.start:
+            node_exec(paths, node.name, list(runtime.start))
         # GPU servers run lldpd too (as real ones do): the leaves then see which server NIC
         # is on each host port, so a NIC cabled to another rail is named
         self._start_lldpd(node, ndir, state)
@@ -367,27 +400,35 @@ class NetnsRuntime:
             state.nodes[node.name]["gnmi_pid"] = pid
         state.save(self.paths)
 
-    def _prepare_frr(self, node: LabNode, ndir: Path) -> None:
-        etc = ndir / "etc-frr"
-        for name in ("daemons", "frr.conf", "vtysh.conf"):
-            source = node.binds.get(f"/etc/frr/{name}")
+    def _prepare_config(self, node: LabNode, ndir: Path, runtime: EmbeddedRuntime) -> None:
+        """The node's day-0 files from the topology's binds, as its platform runs them here,
+        and its folders given to the users its daemons run as."""
+        assert runtime.config_dir is not None
+        platform = platform_of(node)
+        folder = node_folder(ndir, runtime.config_dir)
+        for name in runtime.config_files:
+            target = f"{runtime.config_dir}/{name}"
+            source = node.binds.get(target)
             if source is None or not source.exists():
                 raise LabError(f"{self.spec.file}: node {node.name} has no bind for "
-                               f"/etc/frr/{name} (regenerate with `flatfab lab generate`)")
-            text = source.read_text(encoding="utf-8")
-            if name == "daemons":
-                # the netns VRF backend: zebra learns VRFs from /run/netns (-n)
-                text = text.replace('zebra_options="', 'zebra_options=" -n')
-            (etc / name).write_text(text, encoding="utf-8")
-        run(["chown", "-R", "frr:frr", str(etc), str(ndir / "run-frr")])
-        run(["chown", "frr:adm", str(ndir / "var-log-frr")])
+                               f"{target} (regenerate with `flatfab lab generate`)")
+            text = platform.embedded_config(name, source.read_text(encoding="utf-8"))
+            (folder / name).write_text(text, encoding="utf-8")
+        owners: dict[str, list[str]] = {}
+        for target, owner in runtime.owners.items():
+            owners.setdefault(owner, []).append(str(node_folder(ndir, target)))
+        for owner, folders in owners.items():
+            run(["chown", "-R", owner, *folders])
 
     def _start_lldpd(self, node: LabNode, ndir: Path, state: LabState) -> None:
         conf = ndir / "lldpd.conf"
         conf.write_text("configure lldp tx-interval 5\nconfigure lldp portidsubtype ifname\n",
                         encoding="utf-8")
-        # data ports only: never the management port (eth0), where the lab's nodes meet
-        ports = "eth*,!eth0" if node.role == "host" else "swp*"
+        # data ports only: never the management port (eth0), where the lab's nodes meet; a
+        # switch's, as its platform names them
+        naming = platform_of(node).facts.naming
+        physical = "" if naming is None else naming.physical.split("{", 1)[0]
+        ports = "eth*,!eth0" if node.role == "host" else f"{physical}*"
         out = node_exec(self.paths, node.name, [
             "sh", "-c", f"lldpd -d -u {self.paths.lldp_socket(node.name)} -O {conf} "
             f"-I '{ports}' </dev/null >{ndir}/lldpd.log 2>&1 & echo $!"])
@@ -398,7 +439,7 @@ class NetnsRuntime:
             socket = self.paths.lldp_vrf_socket(node.name, vrf)
             out = run([*_nsenter(self.paths, node.name,
                                  net=self.paths.vrf_netns(node.name, vrf)),
-                       "sh", "-c", f"lldpd -d -u {socket} -O {conf} -I 'swp*,!swp*.*' "
+                       "sh", "-c", f"lldpd -d -u {socket} -O {conf} -I '{ports},!{ports}.*' "
                        f"</dev/null >{ndir}/lldpd-{vrf}.log 2>&1 & echo $!"]).stdout
             state.nodes[node.name].setdefault("lldpd_vrf_pids", {})[vrf] = int(out.strip())
 
@@ -451,9 +492,13 @@ class NetnsRuntime:
         for name, info in state.nodes.items():
             ndir = paths.node_dir(name)
             processes = {"sshd": _pid_alive(_read_pid(ndir / "sshd.pid"))}
-            if info["role"] != "host":
-                for daemon in ("watchfrr", "zebra", "bgpd", "staticd"):
-                    processes[daemon] = _pid_alive(_read_pid(ndir / "run-frr" / f"{daemon}.pid"))
+            platform = info.get("platform") or (DEFAULT_HOST if info["role"] == "host"
+                                                else DEFAULT_SWITCH)
+            runtime = PLATFORMS[platform].facts.lab.runtime if platform in PLATFORMS else None
+            if runtime is not None and runtime.pid_dir is not None:
+                for daemon in runtime.daemons:
+                    processes[daemon] = _pid_alive(_read_pid(
+                        node_folder(ndir, runtime.pid_dir) / f"{daemon}.pid"))
             processes["lldpd"] = _pid_alive(info.get("lldpd_pid"))
             ssh = _port_open(info["mgmt_ipv4"], 22, timeout=0.5)
             healthy = info["netns"] in namespaces and all(processes.values()) and ssh

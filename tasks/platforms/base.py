@@ -2,8 +2,9 @@
 
 Planner, checks, drift, audit, traffic, lab and rollout use a platform only through
 `Platform` below and the `DeviceDriver` protocol its connection yields. A platform is one
-folder under tasks/platforms/, one data file (`platform.yaml`: naming, capabilities,
-connection, lab node) and one registry line.
+Python package (flatfab's own under tasks/platforms/, or a package of its own), one data
+file beside its module (`platform.yaml`: naming, capabilities, connection, lab node) and one
+entry point in the group `flatfab.platforms` (registry.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from flatfab.model.state import DeviceState, Probe
 from flatfab.yamlio import load_yaml
@@ -72,18 +73,32 @@ class Capabilities(Facts):
     traffic_source: bool = False  # send_test_traffic: the sources of verify --traffic
     class_counters: bool = False  # class_counters: per-TC queue counters verify --traffic reads
     nic_counters: bool = False  # nic_counters: a host NIC's pause, CNP, ECN and buffer counters
-    # what the platform (or a hardware family of it) cannot express: feature -> why
+    # what the platform (or a hardware family of it) cannot express: feature -> why. The
+    # intent's load refuses what is listed here; renders rely on that and check none of it
     unsupported: dict[str, str] = Field(default_factory=dict)
-    # family (or family line: "tomahawk" covers tomahawk-3..5) -> unsupported
+    # the ASIC families (or family lines: "tomahawk" covers tomahawk-3..5) the OS runs on;
+    # an intent that gives the platform another (qos.asics) is refused at load. Empty: any
+    asic_families: tuple[str, ...] = ()
+    # family (or family line) -> unsupported
     families: dict[str, dict[str, str]] = Field(default_factory=dict)
 
     def family_limits(self, family: str) -> dict[str, str]:
         """What an ASIC family cannot express: its own entry or its family line's."""
         found: dict[str, str] = {}
         for line, unsupported in sorted(self.families.items()):
-            if family == line or family.startswith(f"{line}-"):
+            if _in_line(family, line):
                 found.update(unsupported)
         return found
+
+    def runs_on(self, family: str) -> bool:
+        """Whether the OS runs on switches of this ASIC family."""
+        return not self.asic_families or any(_in_line(family, line)
+                                             for line in self.asic_families)
+
+
+def _in_line(family: str, line: str) -> bool:
+    """A family is its own line and in the line its name starts with ("tomahawk-5")."""
+    return family == line or family.startswith(f"{line}-")
 
 
 class Connection(Facts):
@@ -131,11 +146,46 @@ class Login:
     problems: tuple[tuple[str, str], ...] = ()
 
 
+class EmbeddedRuntime(Facts):
+    """How the embedded lab (network namespaces on this machine's own binaries,
+    tasks/lab/netns.py) runs a node of the platform: what is the node's own, what starts
+    it, what `lab status` looks at, what serves its telemetry."""
+
+    # folders of the node's own, bind-mounted over these paths inside its mount namespace
+    binds: tuple[str, ...]
+    # where the day-0 files `lab_node` writes for containerlab go (copied in from the
+    # topology's binds, through `Platform.embedded_config`), and which of them there must be
+    config_dir: str | None = None
+    config_files: tuple[str, ...] = ()
+    # bound folder -> its owner (user:group), for daemons that run as a user of their own
+    owners: dict[str, str] = Field(default_factory=dict)
+    # what the machine must have installed to run it (beyond the lab's own tools)
+    commands: tuple[str, ...] = ()
+    # groups the lab's login user joins where they exist (the OS's CLI without sudo)
+    user_groups: tuple[str, ...] = ()
+    # the command, inside the node, that starts its daemons; their pid files in pid_dir,
+    # one per daemon, are what `lab status` checks
+    start: tuple[str, ...] = ()
+    pid_dir: str | None = None
+    daemons: tuple[str, ...] = ()
+    # `module:function` serving a switch's gNMI telemetry in the lab
+    # (flatfab.telemetry.gnmi_target's `source`)
+    telemetry: str | None = None
+
+
 class LabNode(Facts):
     kind: str  # containerlab kind
     image: str
     type: str | None = None  # containerlab node type (a hardware model the kind emulates)
     embedded: bool  # the embedded netns lab can run it
+    runtime: EmbeddedRuntime | None = None  # how it does (an embedded platform's only)
+
+    @model_validator(mode="after")
+    def _runtime_of_embedded(self) -> LabNode:
+        if self.embedded != (self.runtime is not None):
+            raise ValueError("lab.runtime is how the embedded lab runs the platform: give it "
+                             "exactly when lab.embedded is true")
+        return self
 
 
 class LabNodeSpec(Facts):
@@ -263,9 +313,13 @@ class Endpoint:
 
 
 class Platform(ABC):
-    """One switch OS or host kind. Subclasses live in tasks/platforms/<name>/."""
+    """One switch OS or host kind: a subclass per platform package, built once as the
+    package's `PLATFORM` from the data file beside it
+    (`Path(__file__).with_name("platform.yaml")`), so the package works wherever it is
+    installed; its other data files (`telemetry.yaml`, templates) are found beside it."""
 
     def __init__(self, facts_file: Path) -> None:
+        self.facts_file = facts_file
         self.facts = PlatformFacts.model_validate(load_yaml(facts_file))
         self._check_capabilities(facts_file)
         self._folder = facts_file.parent
@@ -438,6 +492,11 @@ class Platform(ABC):
         """How a lab runs this device (containerlab kind, image, day-0 files)."""
         return LabNodeSpec(kind=self.facts.lab.kind, image=self.facts.lab.image,
                            type=self.facts.lab.type)
+
+    def embedded_config(self, name: str, text: str) -> str:
+        """One of `facts.lab.runtime.config_files` as the embedded lab runs it, from the
+        text `lab_node` wrote for containerlab (unchanged unless the platform says)."""
+        return text
 
     # ---- optional capabilities ----------------------------------------------------------
 

@@ -29,6 +29,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from flatfab.intent.models import Intent
 from flatfab.intent.qos import AsicIntent, WatchdogIntent
 from flatfab.platforms.base import Platform
+from flatfab.platforms.registry import DEFAULT_SWITCH
 from flatfab.yamlio import dump_roundtrip, load_yaml
 
 ACTIONS = ("drop", "forward", "alert")  # the PFC watchdog's, in order of preference
@@ -103,8 +104,8 @@ def _fit_asics(doc: CommentedMap, running: set[str], catalogue: Mapping[str, Asi
     """`asics:` for exactly the platforms that run; platform -> its family."""
     asics = doc.get("asics")
     if asics is None:
-        if running == {"frr"}:  # the profile's default is frr's
-            return {"frr": AsicIntent().family}
+        if running == {DEFAULT_SWITCH}:  # the profile's default is the default platform's
+            return {DEFAULT_SWITCH: AsicIntent().family}
         asics = doc["asics"] = CommentedMap()
     for platform in [p for p in asics if p not in running]:
         del asics[platform]

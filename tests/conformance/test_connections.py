@@ -17,7 +17,6 @@ from nornir.core.inventory import ConnectionOptions, Host, Hosts, Inventory
 from nornir.core.plugins.connections import ConnectionPluginRegister
 
 from flatfab.model.state import DeviceState, Probe
-from flatfab.platforms import registry
 from flatfab.platforms.base import (
     DEFAULT_TIMEOUTS,
     DeviceDriver,
@@ -80,8 +79,7 @@ class ApiPlatform(Platform):
 
 @pytest.fixture
 def api_platform(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Platform]:
-    facts = yaml.safe_load((Path(registry.__file__).parent / "eos" / "platform.yaml")
-                           .read_text(encoding="utf-8"))
+    facts = yaml.safe_load(PLATFORMS["eos"].facts_file.read_text(encoding="utf-8"))
     facts.update(name="apitest", connection={"plugin": "apitest_jsonrpc", "driver": "apitest",
                                              "port": 443})
     (tmp_path / "platform.yaml").write_text(yaml.safe_dump(facts), encoding="utf-8")
@@ -127,70 +125,8 @@ def test_napalm_platforms_get_read_only_in_their_optional_args() -> None:
     assert extras == {"optional_args": {"key_file": "k"}}
 
 
-TIMEOUTS = Timeouts(connect=4.0, command=45.0)
-# what each platform's plugin is told, the inventory setting no timeout of its own: flatfab's
-# SSH drivers (frr, linux_host) connect within optional_args.timeout and wait `timeout` per
-# command; NAPALM eos, junos and srlinux bound each request with `timeout` (junos probes
-# NETCONF's port within auto_probe; srlinux's is httpx's (connect, read, write, pool));
-# netmiko its connect, banner and login; scrapli its socket, transport and operations
-EXPECTED_TIMEOUTS: dict[str, dict[str, Any]] = {
-    "frr": {"timeout": 45.0, "optional_args.timeout": 4.0},
-    "linux_host": {"timeout": 45.0, "optional_args.timeout": 4.0},
-    "eos": {"timeout": 45.0},
-    "junos": {"timeout": 45.0, "optional_args.auto_probe": 4.0},
-    "srlinux": {"timeout": (4.0, 45.0, 45.0, 4.0)},
-    "sonic": {"conn_timeout": 4.0, "banner_timeout": 4.0, "auth_timeout": 4.0},
-    "nvue": {"conn_timeout": 4.0, "banner_timeout": 4.0, "auth_timeout": 4.0},
-    "nxos": {"timeout_socket": 4.0, "timeout_transport": 45.0, "timeout_ops": 45.0},
-}
-
-
-def _at(extras: dict[str, Any], key: str) -> Any:
-    found: Any = extras
-    for part in key.split("."):
-        found = found[part]
-    return found
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED_TIMEOUTS))
-def test_every_platform_s_plugin_gets_the_run_s_timeouts(name: str) -> None:
-    platform = PLATFORMS[name]
-    given = platform.connection_extras({}, read_only=True, timeouts=TIMEOUTS)
-    assert {key: _at(given, key) for key in EXPECTED_TIMEOUTS[name]} == EXPECTED_TIMEOUTS[name]
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED_TIMEOUTS))
-def test_an_inventory_s_own_timeouts_win(name: str) -> None:
-    """A timeout the inventory sets for a plugin is kept (every key above, set to 99)."""
-    platform = PLATFORMS[name]
-    own: dict[str, Any] = {}
-    for key in EXPECTED_TIMEOUTS[name]:
-        parent = own
-        *path, last = key.split(".")
-        for part in path:
-            parent = parent.setdefault(part, {})
-        parent[last] = 99
-    given = platform.connection_extras(own, read_only=False, timeouts=TIMEOUTS)
-    assert {key: _at(given, key) for key in EXPECTED_TIMEOUTS[name]} == dict.fromkeys(
-        EXPECTED_TIMEOUTS[name], 99)
-
-
-def test_every_platform_is_covered_by_the_timeout_table() -> None:
-    assert set(EXPECTED_TIMEOUTS) == set(PLATFORMS)
-
-
-def test_every_platform_names_a_registered_plugin() -> None:
+def test_the_plugins_flatfab_s_platforms_name_are_installed() -> None:
+    """Each platform names a registered plugin (the suite checks that per platform); nxos's,
+    nornir-scrapli, comes with the dev install."""
     ConnectionPluginRegister.auto_register()
-    for platform in PLATFORMS.values():
-        assert platform.facts.connection.plugin in ConnectionPluginRegister.available
-    assert "scrapli" in ConnectionPluginRegister.available  # nornir-scrapli is installed
-
-
-def test_every_platform_spells_its_lab_connection_for_its_own_plugin(tmp_path: Path) -> None:
-    """A lab inventory reaches every node with key auth and verified host keys, whatever
-    the plugin (the lab writes NAPALM's in the defaults, the others per host)."""
-    for platform in PLATFORMS.values():
-        options = platform.lab_connection(key_file=tmp_path / "id", known_hosts=tmp_path / "kh")
-        assert list(options) == [platform.facts.connection.plugin], platform.name
-        text = repr(options)
-        assert str(tmp_path / "id") in text and str(tmp_path / "kh") in text, platform.name
+    assert "scrapli" in ConnectionPluginRegister.available

@@ -284,7 +284,7 @@ def healthy_shows(fabric: FabricState, name: str, *,
     }
 
 
-# ---- the shared collect test (tests/conformance/test_collect.py) ---------------------------
+# ---- the conformance suite's collect test (tests/conformance/test_platforms.py) --------
 
 
 def collect_cases() -> list[CollectCase]:

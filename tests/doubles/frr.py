@@ -203,7 +203,7 @@ class FakeSession:
         return "\n".join(out) + "\n"
 
 
-# ---- the shared collect test (tests/conformance/test_collect.py) ---------------------------
+# ---- the conformance suite's collect test (tests/conformance/test_platforms.py) --------
 
 # leaf1 after a full rollout of intents/lab: the NAPALM getter tests' mocked data, recorded
 # by tests/fixtures/napalm/capture.py on the embedded lab (FRR 8.4.4, iproute2, tc, lldpd;

@@ -334,7 +334,7 @@ def healthy_outputs(fabric: FabricState, name: str, vrf_name: Callable[[str], st
     return out
 
 
-# ---- the shared collect test (tests/conformance/test_collect.py) ---------------------------
+# ---- the conformance suite's collect test (tests/conformance/test_platforms.py) --------
 
 
 def collect_cases() -> list[CollectCase]:

@@ -12,6 +12,7 @@ import yaml
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
 from flatfab.platforms.registry import PLATFORMS
+from tests.support.flatfab import in_process
 from tests.support.paths import ROOT
 
 
@@ -88,6 +89,7 @@ def test_an_unknown_platform_is_refused_with_the_known_ones(tmp_path: Path) -> N
 def test_a_forwarding_watchdog_on_eos_is_refused(tmp_path: Path, qos: dict[str, object],
                                                  path: str) -> None:
     """EOS cannot express it: rendering drop instead would be silently wrong."""
+    qos = {**qos, "asics": {"eos": {"family": "trident-4"}}}
     with pytest.raises(InputError) as refused:
         load_intent(_intent(tmp_path, "lab", "eos", qos), known_platforms=PLATFORMS)
     [problem] = refused.value.problems
@@ -102,3 +104,31 @@ def test_a_forwarding_watchdog_on_frr_and_sonic_loads(tmp_path: Path) -> None:
                          {"pfc": {"watchdog": {"action": "forward"}}})
         assert load_intent(folder, known_platforms=PLATFORMS).qos.pfc.watchdog.action == \
             "forward"
+
+
+@pytest.mark.parametrize(("platform", "qos", "line"), [
+    ("eos", {"asics": {"eos": {"family": "spectrum-4"}}},
+     "asics.eos.family: platform eos does not run on ASIC family 'spectrum-4'; it runs on "
+     "generic, trident, tomahawk, jericho"),
+    ("eos", {}, "asics: platform eos does not run on ASIC family 'spectrum-4' (the default: "
+     "asics names no eos); it runs on generic, trident, tomahawk, jericho"),
+    ("nxos", {"asics": {"nxos": {"family": "generic"}}, "pfc": {"watchdog": {"action": "alert"}}},
+     "pfc.watchdog.action: platform nxos cannot do this (pfc_watchdog_alert): the NX-OS PFC "
+     "watchdog drops the stuck queue's traffic; it has no alert-only mode"),
+])
+def test_what_a_platform_s_data_file_refuses_is_one_line_before_any_render(
+        tmp_path: Path, platform: str, qos: dict[str, object], line: str) -> None:
+    """Whether a platform can express a setting is answered once, from its data file, when
+    the intent loads: `render` fails there in one line naming the platform and the setting,
+    and writes nothing (the renders check none of it again)."""
+    folder = _intent(tmp_path / "intents", "lab", platform, qos)
+    if "buffers" in PLATFORMS[platform].facts.capabilities.unsupported:
+        body = yaml.safe_load((folder / "qos.yaml").read_text())
+        del body["buffers"]  # refused there as well: one problem at a time
+        (folder / "qos.yaml").write_text(yaml.safe_dump(body))
+    out = tmp_path / "configs"
+    run = in_process("--root", str(tmp_path), "--fabric", "lab", "render", "--out", str(out))
+    assert run.code == 2, run.stdout + run.stderr
+    [error] = run.stderr.splitlines()
+    assert error.startswith("error: ") and "qos.yaml:" in error and error.endswith(line), error
+    assert not out.exists()

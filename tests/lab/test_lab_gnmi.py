@@ -35,7 +35,8 @@ def test_each_switch_gets_a_certificate_and_a_config_and_the_secret_stays_privat
     assert sans.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("172.31.9.13")]
     config = yaml.safe_load((folder / "leaf1.yaml").read_text())
     assert config["address"] == "172.31.9.13" and config["port"] == gnmi.PORT
-    assert config["source"] == gnmi.SOURCE
+    # the frr platform's data file names what serves it
+    assert config["source"] == "flatfab.platforms.frr.asic_telemetry:source"
     assert creds[PASSWORD_ENV] not in (folder / "leaf1.yaml").read_text()
     gnmi.prepare(tmp_path, NODES)  # every up makes a new password
     assert gnmi.credentials(tmp_path)[PASSWORD_ENV] != creds[PASSWORD_ENV]

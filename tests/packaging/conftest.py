@@ -10,6 +10,10 @@ import pytest
 
 from tests.support import installed
 
+# a platform package of its own (tests/packaging/test_platform_package.py builds and installs
+# it): its tests run in its own install, not in flatfab's session
+collect_ignore = ["flatfab_acme"]
+
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import tomllib
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,14 @@ def build_dist(out: Path) -> tuple[Path, Path]:
     sdist = next(out.glob("flatfab-*.tar.gz"))
     wheel = next(out.glob("flatfab-*-py3-none-any.whl"))
     return sdist, wheel
+
+
+def build_wheel(source: Path, out: Path) -> Path:
+    """The wheel of the package in `source` (another package than flatfab: a platform's),
+    as `python -m build --wheel` makes it (the build backend from the package index)."""
+    _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(source)],
+         timeout=900)
+    return next(out.glob("*.whl"))
 
 
 def wheel_names(wheel: Path) -> list[str]:
@@ -99,24 +108,48 @@ class Installed:
         _run(["runuser", "-u", USER, "--", "mkdir", "-p", str(path)])
         return path
 
+    def _as_user(self) -> list[str]:
+        return ["runuser", "-u", USER, "--", "env", "-i",
+                *(f"{k}={v}" for k, v in self.env().items())]
 
-def install(wheel: Path) -> Installed:
-    """A fresh home for the user, the pinned dependencies in a wheelhouse there, and the
-    user's own venv with the wheel installed from it, offline."""
+    def pip_install(self, *wheels: Path) -> None:
+        """More wheels into the user's venv, offline: their dependencies from the
+        wheelhouse or already installed."""
+        mine = []
+        for wheel in wheels:
+            shutil.copy2(wheel, self.home / wheel.name)
+            _run(["chown", f"{USER}:", str(self.home / wheel.name)])
+            mine.append(str(self.home / wheel.name))
+        _run([*self._as_user(), str(self.venv / "bin" / "pip"), "install", "-q",
+              "--disable-pip-version-check", "--no-index", "--find-links",
+              str(self.home / "wheelhouse"), *mine], timeout=900)
+
+    def command(self, program: str, *args: str, cwd: Path, timeout: float = 600) -> Run:
+        """Another program of the user's venv (`python`, `pytest`), as the user."""
+        proc = subprocess.run([*self._as_user(), str(self.venv / "bin" / program), *args],
+                              cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def install(wheel: Path, extras: Sequence[str] = ()) -> Installed:
+    """A fresh home for the user, the pinned dependencies (and those of `extras`) in a
+    wheelhouse there, and the user's own venv with the wheel installed from it, offline."""
     home = Path(tempfile.mkdtemp(prefix="flatfab-operator-"))
     wheelhouse = home / "wheelhouse"
+    with_extras = f"[{','.join(extras)}]" if extras else ""
     _run([sys.executable, "-m", "pip", "download", "-q", "--dest", str(wheelhouse),
-          "--constraint", str(ROOT / "constraints.txt"), str(wheel)], timeout=900)
+          "--constraint", str(ROOT / "constraints.txt"), f"{wheel}{with_extras}"],
+         timeout=900)
     shutil.copy2(wheel, home / wheel.name)
     home.chmod(0o755)
     _run(["chown", "-R", f"{USER}:", str(home)])
     installed = Installed(home=home, wheel=home / wheel.name)
-    as_user = ["runuser", "-u", USER, "--", "env", "-i",
-               *(f"{k}={v}" for k, v in installed.env().items())]
+    as_user = installed._as_user()
     _run([*as_user, SYSTEM_PYTHON, "-m", "venv", str(installed.venv)])
     _run([*as_user, str(installed.venv / "bin" / "pip"), "install", "-q",
           "--disable-pip-version-check", "--no-index", "--find-links", str(wheelhouse),
-          str(installed.wheel)], timeout=900)
+          f"{installed.wheel}{with_extras}"], timeout=900)
     return installed
 
 

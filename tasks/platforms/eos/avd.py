@@ -38,36 +38,21 @@ class EosRenderError(FlatfabError):
     """The device's plan cannot be written as EOS config (names the device and why)."""
 
 
-GENERIC = "generic"  # no vendor buffer knobs: EOS keeps its own buffer defaults
-TRIDENT = "trident"  # the one EOS family line with buffer knobs (platform trident mmu)
-BROADCOM = (TRIDENT, "tomahawk", "jericho")
-
-
-def _family_problem(qos: DeviceQos) -> str | None:
-    """Why this ASIC family cannot be an EOS switch's (None when it can)."""
-    family = qos.asic.family
-    if family == GENERIC or family.partition("-")[0] in BROADCOM:
-        return None
-    return (f"ASIC family {family!r} is not an EOS switch's; EOS runs on Broadcom "
-            "Trident, Tomahawk and Jericho (or name family 'generic')")
-
-
 def sets_buffers(qos: DeviceQos | None, facts: PlatformFacts) -> bool:
-    """Whether the render carries buffer settings. Families that cannot express them keep
-    the switch's defaults; an intent that asks for buffers there is refused at load."""
-    return (qos is not None and qos.asic.family.startswith(TRIDENT)
-            and "buffers" not in facts.capabilities.family_limits(qos.asic.family))
+    """Whether the render carries buffer settings (Trident's `platform trident mmu`): the
+    data file's families that cannot express them keep the switch's defaults. The load
+    refuses what the data file says EOS cannot do (a family it does not run on, buffers on
+    one of those), so the render relies on it and checks none of it again."""
+    return qos is not None and "buffers" not in facts.capabilities.family_limits(
+        qos.asic.family)
 
 
 def capability_problems(device: DeviceState, facts: PlatformFacts) -> list[str]:
-    """What of the device's plan EOS cannot express, one sentence each (empty when fine)."""
+    """What of the device's plan EOS qos profiles cannot write, one sentence each (empty
+    when fine): plan shapes the data file does not describe."""
     problems: list[str] = []
-    if device.qos is not None:
-        why = _family_problem(device.qos)
-        if why is not None:
-            problems.append(f"{device.name}: {why}")
-        elif sets_buffers(device.qos, facts):
-            problems += [f"{device.name}: {p}" for p in _mmu_problems(device.qos)]
+    if device.qos is not None and sets_buffers(device.qos, facts):
+        problems += [f"{device.name}: {p}" for p in _mmu_problems(device.qos)]
     for iface in device.interfaces.values():
         if iface.qos is not None and iface.qos.trust not in TRUST:
             problems.append(f"{device.name}: {iface.name} trusts {iface.qos.trust!r}; EOS "

@@ -9,5 +9,5 @@ from flatfab.platforms.templating import environment
 
 
 def render(device: DeviceState, facts: PlatformFacts) -> str:
-    template = environment("eos").get_template("eos.cfg.j2")
+    template = environment("flatfab.platforms.eos").get_template("eos.cfg.j2")
     return template.render(sc=structured_config(device, facts))

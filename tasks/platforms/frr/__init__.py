@@ -7,7 +7,7 @@ from pathlib import Path
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms.base import DeviceDriver, InventoryOption, LabNodeSpec, Platform
 from flatfab.platforms.frr.collect import collect, reader
-from flatfab.platforms.frr.lab import lab_node
+from flatfab.platforms.frr.lab import lab_node, netns_daemons
 from flatfab.platforms.frr.render import render
 from flatfab.platforms.sections import by_header
 from flatfab.platforms.shell_options import ARGS, ssh_driver_options
@@ -39,7 +39,12 @@ class FrrPlatform(Platform):
                                 "with dcb: the ASIC's devlink handle (`devlink dev show`)"))
 
     def lab_node(self, device: DeviceState) -> LabNodeSpec:
-        return lab_node(device, self.facts.lab.kind, self.facts.lab.image)
+        lab = self.facts.lab
+        assert lab.runtime is not None and lab.runtime.config_dir is not None
+        return lab_node(device, lab.kind, lab.image, lab.runtime.config_dir)
+
+    def embedded_config(self, name: str, text: str) -> str:
+        return netns_daemons(text) if name == "daemons" else text
 
     def class_counters(self, driver: DeviceDriver) -> dict[str, dict[int, dict[str, int]]]:
         counters = reader(driver).get_lossless()["counters"]

@@ -5,8 +5,6 @@ from __future__ import annotations
 from flatfab.model.state import DeviceState
 from flatfab.platforms.base import LabNodeSpec
 
-ETC = "/etc/frr"
-
 
 def daemons_file() -> str:
     return "\n".join([
@@ -58,9 +56,18 @@ def switch_exec(device: DeviceState) -> list[str]:
     return cmds
 
 
-def lab_node(device: DeviceState, kind: str, image: str) -> LabNodeSpec:
+def lab_node(device: DeviceState, kind: str, image: str, etc: str) -> LabNodeSpec:
+    """The node with its day-0 files in `etc` (FRR's /etc/frr, the data file's
+    lab.runtime.config_dir)."""
     return LabNodeSpec(kind=kind, image=image, files={
-        f"{ETC}/daemons": daemons_file(),
-        f"{ETC}/frr.conf": day0_frr_conf(device.name),
-        f"{ETC}/vtysh.conf": "service integrated-vtysh-config\n",
+        f"{etc}/daemons": daemons_file(),
+        f"{etc}/frr.conf": day0_frr_conf(device.name),
+        f"{etc}/vtysh.conf": "service integrated-vtysh-config\n",
     }, exec=tuple(switch_exec(device)))
+
+
+def netns_daemons(text: str) -> str:
+    """The daemons file as the embedded lab runs it: zebra with FRR's netns VRF backend
+    (`-n`: it learns VRFs from /run/netns, where the lab binds the switch's VRF
+    namespaces)."""
+    return text.replace('zebra_options="', 'zebra_options=" -n')

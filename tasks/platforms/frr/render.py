@@ -49,7 +49,7 @@ def _frr_order(interfaces: list[Interface]) -> list[Interface]:
 def render_frr(device: DeviceState) -> str:
     interfaces = _frr_order([i for i in device.interfaces.values() if i.addresses])
     bgp = sorted(device.bgp.values(), key=lambda b: (b.vrf != DEFAULT_VRF, b.vrf))
-    template = environment("frr").get_template("frr.conf.j2")
+    template = environment("flatfab.platforms.frr").get_template("frr.conf.j2")
     # the peers go in as models: dumping a spine's thousands of them to dicts is wasted work
     return template.render(device=device, vrfs=sorted(device.vrfs), interfaces=interfaces,
                            bgp_instances=[{**b.model_dump(exclude={"peers"}),

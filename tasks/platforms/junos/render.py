@@ -53,7 +53,6 @@ CLASSIFIER = "roce-dscp"
 # the buffer one egress queue may take under the default shared-buffer split, taken per
 # family as a fixed share of the ASIC's buffer [assumption, not measured on a QFX].
 QUEUE_SHARE = 0.05
-QFX_FAMILIES = ("tomahawk-3", "tomahawk-4", "tomahawk-5")  # QFX5220, QFX5230, QFX5240
 
 
 class JunosRenderError(FlatfabError):
@@ -336,10 +335,6 @@ class _Render:
         qos = self.device.qos
         if qos is None:
             self.problems.append("ports have lossless settings but the device has no ASIC")
-            return None
-        if qos.asic.family not in QFX_FAMILIES:
-            self.problems.append(f"ASIC family {qos.asic.family!r} is not a QFX52xx's "
-                                 f"({', '.join(QFX_FAMILIES)}: QFX5220, QFX5230, QFX5240)")
             return None
         reference = queue_reference_bytes(qos.asic.buffer_bytes)
         first = next(iter(ports.values()))

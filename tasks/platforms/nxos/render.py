@@ -44,7 +44,6 @@ QUEUES = 8  # the 8q templates: qos-group n -> c-8q-nq<n> / c-out-8q-q<n>
 WATCHDOG_INTERVAL = (100, 1000)
 SHUTDOWN_MULTIPLIER = (1, 10)
 RESTORE_MULTIPLIER = (0, 100)
-ACCEPTED_FAMILIES = ("generic", "trident")  # Cloud Scale is "generic" in flatfab's table
 
 
 class NxosRenderError(FlatfabError):
@@ -81,9 +80,8 @@ def watchdog_timers(device: str, dog: Watchdog) -> WatchdogTimers:
                                   f"{least}-{most} times the {interval} ms interval (NX-OS "
                                   "sets it as a multiplier)")
         out.append(value // interval)
-    if dog.action not in ("drop", None):
-        raise NxosRenderError(f"{device}: PFC watchdog action {dog.action!r}; the NX-OS "
-                              "watchdog drops the stuck queue's traffic")
+    # the action: drop, the one the NX-OS watchdog has (the load refuses the others, as the
+    # data file's capabilities say)
     return WatchdogTimers(interval, out[0], out[1])
 
 
@@ -94,13 +92,11 @@ def _qos_ports(device: DeviceState) -> list[Interface]:
 
 
 def capability_problems(device: DeviceState) -> list[str]:
-    """What of the plan NX-OS cannot express, one sentence each (empty when fine)."""
+    """What of the plan the NX-OS policies cannot write, one sentence each (empty when
+    fine): plan shapes the data file does not describe. What it does describe (the ASIC
+    families NX-OS runs on, the watchdog actions it lacks, buffers) the load refuses, and
+    the render relies on that."""
     problems: list[str] = []
-    if device.qos is not None:
-        family = device.qos.asic.family
-        if family.partition("-")[0] not in ACCEPTED_FAMILIES:
-            problems.append(f"ASIC family {family!r} is not a Nexus 9000's; name 'generic' "
-                            "(Cisco Cloud Scale) or a 'trident' family")
     for iface in _qos_ports(device):
         qos = iface.qos
         assert qos is not None

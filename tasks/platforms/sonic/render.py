@@ -123,7 +123,7 @@ def device_view(device: DeviceState, names: InterfaceNames) -> DeviceState:
 def render_frr(device: DeviceState, names: InterfaceNames) -> str:
     view = device_view(device, names)
     bgp = sorted(view.bgp.values(), key=lambda b: (b.vrf != DEFAULT_VRF, b.vrf))
-    template = environment("sonic").get_template("frr.conf.j2")
+    template = environment("flatfab.platforms.sonic").get_template("frr.conf.j2")
     return template.render(device=view, vrfs=sorted(view.vrfs),
                            bgp_instances=[{**b.model_dump(), "peers": list(b.peers.values())}
                                           for b in bgp])

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from flatfab.errors import FlatfabError
+from flatfab.errors import FlatfabError, InputError
+from flatfab.intent.loader import load_intent
 from flatfab.platforms.eos import PLATFORM
 from flatfab.platforms.eos.avd import EosRenderError, capability_problems
 from flatfab.platforms.registry import PLATFORMS
 from tests.support.eos import eos_fabric, eos_switches
+from tests.support.on_platform import intent_on
 from tests.support.oracles import EOS, usable
 from tests.support.paths import ROOT
 
@@ -99,14 +102,24 @@ def test_numbered_render_has_addressed_neighbors() -> None:
     assert "ip routing ipv6 interfaces" not in text
 
 
-def test_a_family_eos_never_runs_on_is_refused_at_render() -> None:
+def test_a_family_eos_never_runs_on_is_refused_at_load(tmp_path: Path) -> None:
+    """The data file names the families EOS runs on: the load refuses another, so the
+    render never meets one (and checks no family itself)."""
+    intent_on(ROOT / "intents" / "lab", tmp_path, "eos", "spectrum-4")
+    with pytest.raises(InputError) as caught:
+        load_intent(tmp_path, known_platforms=PLATFORMS)
+    [problem] = caught.value.problems
+    assert (Path(problem.file).name, problem.path) == ("qos.yaml", "asics.eos.family")
+    assert problem.reason == ("platform eos does not run on ASIC family 'spectrum-4'; it runs "
+                              "on generic, trident, tomahawk, jericho")
+
+
+def test_a_plan_eos_cannot_write_is_one_clear_render_error() -> None:
     device = eos_fabric("lab").devices["leaf1"].model_copy(deep=True)
-    assert device.qos is not None
-    device.qos.asic.family = "spectrum-4"
-    problems = capability_problems(device, PLATFORM.facts)
-    assert problems == ["leaf1: ASIC family 'spectrum-4' is not an EOS switch's; EOS runs on "
-                        "Broadcom Trident, Tomahawk and Jericho (or name family 'generic')"]
-    with pytest.raises(EosRenderError, match=r"^leaf1: ASIC family 'spectrum-4'") as caught:
+    port = next(i for i in device.interfaces.values() if i.qos is not None)
+    assert port.qos is not None
+    port.qos = port.qos.model_copy(update={"trust": "none"})
+    with pytest.raises(EosRenderError, match=rf"^leaf1: {port.name} trusts 'none'") as caught:
         PLATFORM.render(device)
     assert isinstance(caught.value, FlatfabError)
 

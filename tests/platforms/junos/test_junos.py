@@ -45,6 +45,7 @@ from tests.doubles.junos import (
     recorded,
 )
 from tests.support.golden import match_golden
+from tests.support.on_platform import intent_on
 from tests.support.oracles import JUNOS, usable
 from tests.support.paths import SHARED
 
@@ -179,11 +180,17 @@ def test_a_plan_junos_cannot_express_is_one_clear_error(leaf1: DeviceState) -> N
     bad.interfaces["et-0/0/50"].qos = odd
     with pytest.raises(JunosRenderError, match=r"^leaf1: .*250 ms is not a whole number"):
         PLATFORM.render(bad)
-    assert leaf1.qos is not None
-    foreign = leaf1.model_copy(update={"qos": leaf1.qos.model_copy(update={
-        "asic": leaf1.qos.asic.model_copy(update={"family": "spectrum-4"})})})
-    with pytest.raises(JunosRenderError, match="not a QFX52xx"):
-        PLATFORM.render(foreign)
+
+
+@pytest.mark.parametrize("family", ["spectrum-4", "generic", "trident-4"])
+def test_a_family_that_is_no_qfx52xx_is_refused_at_load(tmp_path: Path, family: str) -> None:
+    """The data file names the QFX52xx families; the render checks none itself."""
+    intent_on(ROOT / "intents" / "lab", tmp_path, "junos", family)
+    with pytest.raises(InputError) as caught:
+        load_intent(tmp_path, known_platforms=PLATFORMS)
+    assert [p.reason for p in caught.value.problems] == [
+        f"platform junos does not run on ASIC family {family!r}; it runs on tomahawk-3, "
+        "tomahawk-4, tomahawk-5"]
 
 
 # ---- the YANG oracle ---------------------------------------------------------------------

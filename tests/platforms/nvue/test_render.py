@@ -187,10 +187,13 @@ def test_a_non_spectrum_family_is_refused_at_load(tmp_path: Path) -> None:
     assert "Spectrum switches only" in message
 
 
-def test_a_forwarding_pfc_watchdog_is_refused_at_load(tmp_path: Path) -> None:
+@pytest.mark.parametrize("action", ["forward", "alert"])
+def test_a_pfc_watchdog_that_does_not_drop_is_refused_at_load(tmp_path: Path,
+                                                               action: str) -> None:
+    """The data file says NVUE's watchdog only drops: the render checks no action."""
     with pytest.raises(InputError) as caught:
-        _load(tmp_path, "lab", {"qos.yaml": (r"action: drop", "action: forward")})
-    assert "platform nvue cannot do this (pfc_watchdog_forward)" in str(caught.value)
+        _load(tmp_path, "lab", {"qos.yaml": (r"action: drop", f"action: {action}")})
+    assert f"platform nvue cannot do this (pfc_watchdog_{action})" in str(caught.value)
 
 
 def test_what_nvue_cannot_express_is_one_clear_render_error(leaf1: DeviceState) -> None:

@@ -153,13 +153,14 @@ def test_numbered_fabric_peers_by_address() -> None:
     assert "use-link-local-only" not in text
 
 
-def test_a_family_nexus_never_has_is_refused_at_render() -> None:
-    device = nxos_fabric("lab").devices["leaf1"].model_copy(deep=True)
-    assert device.qos is not None
-    device.qos.asic.family = "spectrum-4"
-    assert capability_problems(device)[0].startswith("leaf1: ASIC family 'spectrum-4'")
-    with pytest.raises(NxosRenderError, match=r"^leaf1: ASIC family 'spectrum-4'"):
-        PLATFORM.render(device)
+def test_a_family_nexus_never_has_is_refused_at_load(tmp_path: Path) -> None:
+    """The data file names the families NX-OS runs on; the render checks none itself."""
+    nxos_intent(ROOT / "intents" / "lab", tmp_path, "spectrum-4")
+    with pytest.raises(FlatfabError) as caught:
+        load_intent(tmp_path, known_platforms=PLATFORMS)
+    assert "asics.nxos.family: platform nxos does not run on ASIC family 'spectrum-4'; it " \
+        "runs on generic, trident" in str(caught.value)
+    assert capability_problems(nxos_fabric("lab").devices["leaf1"]) == []
 
 
 def test_watchdog_timers_that_are_no_multiple_are_refused() -> None:
@@ -181,6 +182,8 @@ def _intent(tmp_path: Path, qos: str) -> Path:
     ("buffers: {mode: dynamic}\nasics:\n  nxos: {family: generic}\n", "buffers"),
     ("pfc:\n  priorities: [3]\n  watchdog: {enabled: true, action: forward}\n"
      "asics:\n  nxos: {family: generic}\n", "pfc_watchdog_forward"),
+    ("pfc:\n  priorities: [3]\n  watchdog: {enabled: true, action: alert}\n"
+     "asics:\n  nxos: {family: generic}\n", "pfc_watchdog_alert"),
     ("asics:\n  nxos: {family: trident-3}\n", "pfc_watchdog"),
 ])
 def test_what_nxos_cannot_express_is_refused_at_load(tmp_path: Path, qos: str,
