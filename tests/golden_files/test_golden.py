@@ -17,7 +17,7 @@ from flatfab.lab import topology
 from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
 from flatfab.platforms.registry import PLATFORMS
-from flatfab.workflows.rollout import render_all
+from flatfab.workflows.commands.rollout import render_all
 from flatfab.yamlio import dump_yaml
 from tests.support.oracles import ORACLES, usable
 from tests.support.paths import ROOT
