@@ -81,9 +81,10 @@ class Produced:
     def golden(self) -> dict[str, str]:
         """The files of tests/golden/<fabric>/."""
         why = None if self.kept is None else (
-            f"The files of the {len(self.devices) - len(self.kept)} devices not kept: each is "
-            f"one of {', '.join(self.kept)}\nwith other numbers (tests/support/golden.py "
-            "`representatives`); sha256 and path, as sha256sum prints them.")
+            f"The files of the {len(self.devices) - len(self.kept)} devices not kept, as "
+            "sha256sum prints them. Each device is one of\n"
+            "these with other numbers (tests/support/golden.py `representatives`):\n"
+            f"{', '.join(self.kept)}.")
         return golden_files(self.files(), self.keep(), why or "")
 
 
