@@ -172,23 +172,38 @@ def fail_on(found: list[str]) -> None:
                     "`git diff tests/golden`)", pytrace=False)
 
 
+def represented(texts: Mapping[str, str], roles: Mapping[str, str], suffix: str,
+                judged_by: str) -> tuple[dict[str, str], set[str]]:
+    """A platform's renders of one fabric (<device><suffix> -> text; `roles`: device -> role,
+    in plan order) as golden files when its oracle (`judged_by`: the test) judges every
+    render: the representatives' files and not-kept.sha256. Returns the files and the kept."""
+    names = representatives((d, role, texts[f"{d}{suffix}"]) for d, role in roles.items())
+    kept = {f"{d}{suffix}" for d in names}
+    why = ("The renders not kept, as sha256sum prints them. Each is a render of one of these\n"
+           "with other numbers (tests/support/golden.py `representatives`):\n"
+           f"{', '.join(names)}.\nEvery render is judged by\n{judged_by}.")
+    return golden_files(texts, kept, why), kept
+
+
 def match_golden(folder: Path, fabric: str, produced: dict[str, str], suffix: str,
-                 keep: Collection[str] | None = None, why: str = "") -> None:
+                 roles: Mapping[str, str] | None = None, judged_by: str = "") -> None:
     """`produced` (<fabric>/<device><suffix> -> text) equals the files of folder/<fabric>:
     the same names, byte for byte, regenerated (stale files removed) when REGEN is set.
-    With `keep` (device names), only their files are kept and the others are held by their
-    sha256 in folder/<fabric>/not-kept.sha256 (the platform's oracle judges every render)."""
+    With `roles` (device -> role, plan order), only representatives keep their files and the
+    others are held by their sha256 in folder/<fabric>/not-kept.sha256: for a platform whose
+    oracle (`judged_by`) judges every device's render."""
     assert produced, f"{fabric}: nothing rendered"
     texts = {r.removeprefix(f"{fabric}/"): t for r, t in produced.items()}
-    kept = None if keep is None else {f"{d}{suffix}" for d in keep}
-    files = golden_files(texts, kept, why)
+    files, kept = (dict(texts), None) if roles is None else represented(
+        texts, roles, suffix, judged_by)
     if REGEN:
         regenerate(folder / fabric, files, (f"*{suffix}", NOT_KEPT))
+    shown = f"{folder.name}/{fabric}"
     on_disk = {p.name for p in (folder / fabric).glob(f"*{suffix}")} | (
         {NOT_KEPT} if (folder / fabric / NOT_KEPT).is_file() else set())
     assert on_disk == set(files), (
-        f"golden files of {folder.name}/{fabric} differ in number: `make golden`; "
-        f"missing {sorted(set(files) - on_disk)}, stale {sorted(on_disk - set(files))}")
+        f"golden files of {shown} differ in number (`make golden`): missing "
+        f"{sorted(set(files) - on_disk)}, stale {sorted(on_disk - set(files))}")
     assert set(not_kept(folder / fabric)) == set(texts) - set(files), (
-        f"{folder.name}/{fabric}/{NOT_KEPT} lists other files than those not kept: `make golden`")
-    fail_on(differences(folder / fabric, texts, kept, f"{folder.name}/{fabric}"))
+        f"{shown}/{NOT_KEPT} lists other files than those not kept: `make golden`")
+    fail_on(differences(folder / fabric, texts, kept, shown))
