@@ -204,7 +204,8 @@ def _pool(addresses: Iterable[str]) -> Any:
     if first.version != last.version:
         return f"{len(networks)} prefixes, {first} .. {last}"
     pool = first
-    while not (pool.network_address <= last.network_address <= pool.broadcast_address):
+    while not (int(pool.network_address) <= int(last.network_address)
+               <= int(pool.broadcast_address)):
         pool = pool.supernet()
     return f"{len(networks)} in {pool}: {first} .. {last}"
 
