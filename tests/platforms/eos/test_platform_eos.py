@@ -1,8 +1,13 @@
-"""The EOS platform: render (checked against the pyavd oracle), sections, capabilities."""
+"""The EOS platform: render (checked against the pyavd oracle), sections, capabilities.
+
+Golden files: tests/golden/platforms/eos/<fabric>/<device>.cfg of representative switches
+(not-kept.sha256 holds the others'; pyavd judges every switch's render), regenerated with
+FLATFAB_REGEN_GOLDEN=1."""
 
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -13,6 +18,7 @@ from flatfab.platforms.eos import PLATFORM
 from flatfab.platforms.eos.avd import EosRenderError, capability_problems
 from flatfab.platforms.registry import PLATFORMS
 from tests.support.eos import eos_fabric, eos_switches
+from tests.support.golden import NOT_KEPT, differences, fail_on, not_kept, regenerate, represented
 from tests.support.on_platform import intent_on
 from tests.support.oracles import EOS, usable
 from tests.support.paths import ROOT
@@ -53,23 +59,40 @@ def test_render_equals_the_pyavd_oracle(fabric: str, device: str) -> None:
     assert found == [], "\n".join(found)  # byte for byte what pyavd prints
 
 
+@cache
+def _goldens(fabric: str) -> tuple[dict[str, str], dict[str, str], set[str]]:
+    """The fabric's renders (<device>.cfg -> text), its golden files (the representatives'
+    renders and not-kept.sha256: pyavd judges every device's render, above) and the kept."""
+    switches = eos_switches(eos_fabric(fabric))
+    texts = {f"{d.name}.cfg": PLATFORM.render(d) for d in switches}
+    files, kept = represented(texts, {d.name: d.role.value for d in switches}, ".cfg",
+                              "tests/platforms/eos/test_platform_eos.py::"
+                              "test_render_equals_the_pyavd_oracle")
+    if REGEN:
+        regenerate(GOLDEN / fabric, files, ("*.cfg", NOT_KEPT))
+    return texts, files, kept
+
+
 @pytest.mark.parametrize(("fabric", "device"), CASES)
 def test_render_matches_golden_file(fabric: str, device: str) -> None:
-    rendered = PLATFORM.render(eos_fabric(fabric).devices[device])
-    path = GOLDEN / fabric / f"{device}.cfg"
-    if REGEN:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(rendered, encoding="utf-8")
-    assert rendered == path.read_text(encoding="utf-8"), f"{path.name}: regenerate golden"
+    """A representative's render is its golden file; another's, its sha256 line."""
+    texts, _, kept = _goldens(fabric)
+    relative = f"{device}.cfg"
+    fail_on(differences(GOLDEN / fabric, {relative: texts[relative]}, kept, f"eos/{fabric}"))
 
 
 def test_every_golden_file_is_rendered() -> None:
-    if REGEN:  # a device the fabric no longer has (an example intent that changed)
-        for stale in GOLDEN.rglob("*.cfg"):
-            if (stale.parent.name, stale.stem) not in CASES:
+    expected = {f"{f}/{r}" for f in FABRICS for r in _goldens(f)[1]}
+    if REGEN:  # a fabric no longer rendered
+        for stale in [*GOLDEN.rglob("*.cfg"), *GOLDEN.rglob(NOT_KEPT)]:
+            if str(stale.relative_to(GOLDEN)) not in expected:
                 stale.unlink()
-    on_disk = {str(p.relative_to(GOLDEN)) for p in GOLDEN.rglob("*.cfg")}
-    assert on_disk == {f"{f}/{d}.cfg" for f, d in CASES}
+    on_disk = {str(p.relative_to(GOLDEN)) for p in [*GOLDEN.rglob("*.cfg"),
+                                                    *GOLDEN.rglob(NOT_KEPT)]}
+    assert on_disk == expected, "golden files differ in number: `make golden`"
+    for fabric in FABRICS:
+        texts, files, _ = _goldens(fabric)
+        assert set(not_kept(GOLDEN / fabric)) == set(texts) - set(files), fabric
 
 
 def test_render_is_deterministic() -> None:
