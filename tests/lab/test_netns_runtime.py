@@ -52,6 +52,7 @@ def _lab() -> tuple[NetnsRuntime, LabState]:
                      mgmt_subnet=str(spec.mgmt_subnet), controller=str(spec.mgmt_subnet[1]),
                      nodes={name: {} for name in spec.nodes})
     runtime = NetnsRuntime(spec)
+    assert netns.RUN_ROOT != Path("/run/flatfab"), "use the recorded fixture"
     runtime.paths.ns_dir.mkdir(parents=True, exist_ok=True)  # under the test's RUN_ROOT
     return runtime, state
 
@@ -62,6 +63,7 @@ def _script(recorded: Recorded) -> list[str]:
     return unshare[-1].split(" && ")
 
 
+@pytest.mark.usefixtures("recorded")  # its RUN_ROOT: the test writes nothing under /run
 def test_the_lab_needs_its_own_commands_and_its_platforms() -> None:
     runtime, _ = _lab()
     assert runtime._commands() == (*netns.COMMANDS, FRRINIT, "vtysh")
