@@ -9,10 +9,17 @@ inventory guide, read from the checkout at build time.
 from __future__ import annotations
 
 import re
+import runpy
 from collections.abc import Callable
 from pathlib import Path
 
-from flatfab.docsite import check_catalog, cli_reference, intent_reference, platform_table
+from flatfab.docsite import (
+    check_catalog,
+    cli_reference,
+    intent_reference,
+    layers_picture,
+    platform_table,
+)
 from flatfab.docsite import runbooks as runbook_pages
 from flatfab.docsite.markdown import lists_after_paragraphs
 from flatfab.platforms.registry import PLATFORMS
@@ -40,7 +47,7 @@ class UnknownInsertError(ValueError):
 
 def fill(page: str, markdown: str) -> str:
     """`markdown` (the page `page`) with every marker replaced by what it names, its lists
-    read as GitHub reads them (the runbooks and DEVELOPING.md are read there too)."""
+    read as GitHub reads them (the runbooks and the developers' pages are read there too)."""
 
     def made(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -57,4 +64,12 @@ def virtual_pages(root: Path) -> dict[str, str]:
     pages = runbook_pages.pages(root / "runbooks")
     guide = root / "inventory" / "README.md"
     pages["reference/inventory.md"] = runbook_pages.inventory_page(guide)
+    pages["development/layers.svg"] = layers_svg(root)
     return pages
+
+
+def layers_svg(root: Path) -> str:
+    """The developers' picture of the layers, from the declaration the layering tests
+    enforce (tests/conformance/layers.py: data only, read as a file)."""
+    declared = runpy.run_path(str(root / "tests" / "conformance" / "layers.py"))
+    return layers_picture.svg(declared["LAYERS"], declared["WORKFLOWS"])

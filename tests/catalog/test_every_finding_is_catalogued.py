@@ -11,7 +11,7 @@
   made meanwhile (whoever made it) has a catalog id.
 
 A new finding id is declared where it is raised: a check (`@check` with its docstring) or
-a `FindingKind` in the `KINDS` that flatfab.catalog collects (docs/DEVELOPING.md).
+a `FindingKind` in the `KINDS` that flatfab.catalog collects (docs/development/index.md).
 """
 
 from __future__ import annotations

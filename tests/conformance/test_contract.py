@@ -23,6 +23,7 @@ import pytest
 
 from flatfab.platforms.base import DeviceDriver, Platform
 from flatfab.platforms.registry import PLATFORMS
+from tests.conformance import layers
 
 ROOT = Path(__file__).resolve().parents[2]
 NEUTRAL_LAYERS = ("tasks/plan", "tasks/checks", "tasks/workflows", "tasks/lab", "tasks/reports",
@@ -92,38 +93,9 @@ def test_checks_never_import_the_planner() -> None:
 # The layers of the package (tasks/, imported as flatfab), bottom to top: a module imports only
 # its own layer and the layers below it. Every folder and top-level module of tasks/ is in
 # exactly one layer, so a new one is refused until it is placed. No import goes upwards.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    # helpers that know no fabric (errors, exit codes, files, YAML, optional extras) and the
-    # package's own __init__
-    ("__init__", "errors", "exitcodes", "asn", "atomic", "bundled", "cpupin", "devicejson",
-     "extras", "gcpause", "outdir", "yamlio"),
-    ("model",),  # the neutral fabric state, planned and observed, and wire constants
-    ("qos",),  # the lossless plane's arithmetic
-    ("checks",),  # the check catalog; checks.base is the findings' vocabulary
-    ("telemetry",),  # samples, gNMI paths, client and target, health engine: a library
-    ("transport",),  # the SSH transports of the drivers
-    ("platforms",),  # render, collect and drive each platform (platforms.base: the contract)
-    ("intent",),  # the operator's files, validated against the platforms' contract
-    ("plan",),
-    ("reports",),
-    ("runbook",),
-    ("workflows",),  # the commands over Nornir: rollout, verify, audit, watch
-    ("lab",),
-    ("scaffold",),
-    ("sot",),
-    # the one catalog of every finding: it collects what the checks, telemetry, workflows and
-    # sot declare; the CLI lists it, the docs' check catalog is made from it
-    ("catalog",),
-    ("distributed",),  # Celery stays out of every layer below it
-    ("cli",),
-    ("docsite",),  # the CLI never needs its own documentation
-    # the platform contract as tests a platform package runs on itself: nothing imports it
-    ("testing",),
-)
+LAYERS: tuple[tuple[str, ...], ...] = tuple(parts for parts, _ in layers.LAYERS)
 RANK = {part: rank for rank, layer in enumerate(LAYERS) for part in layer}
-# below them in the order, yet never imported by them: the checks judge what the intent asks,
-# the plan promises and the platforms collect, so none of these leans on the judge's code
-APART = {"intent": ("checks",), "plan": ("checks",), "platforms": ("checks",)}
+APART = layers.APART
 PACKAGE = ROOT / "tasks"
 
 
@@ -296,10 +268,7 @@ def test_no_parts_import_each_other() -> None:
     assert not found, "\n".join(found)
 
 
-# inside the workflows, bottom to top: what a run keeps (journal, lock, state), how devices
-# are reached (inventory, credentials, connections, reads), the project on disk, the commands,
-# and the distributed form of the commands (a shard runs a command's per-device phase)
-WORKFLOWS = ("runs", "devices", "project", "commands", "sharding")
+WORKFLOWS = tuple(group for group, _ in layers.WORKFLOWS)
 
 
 def test_the_workflows_are_grouped_and_import_only_downwards() -> None:

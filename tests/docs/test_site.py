@@ -123,3 +123,20 @@ def test_readme_is_the_front_page() -> None:
     assert "make demo" in readme and "make test" in readme
     for link in re.findall(r"\]\(([^)#]+)", readme):
         assert (ROOT / link).exists(), link
+
+
+def test_the_developers_picture_draws_every_layer_in_the_enforced_order(site: Path) -> None:
+    """The layers picture is made from the declaration the layering tests enforce: every
+    layer, top one first, the workflows' groups inside their band; the house page shows it."""
+    from tests.conformance import layers  # noqa: PLC0415
+
+    picture = _text(site / "development" / "layers.svg")
+    labels = re.findall(r'font-weight="bold"[^>]*>([^<]+)</text>', picture)
+    expected = [parts[0] if len(parts) == 1 else "top-level modules"
+                for parts, _ in reversed(layers.LAYERS)]
+    assert labels == expected
+    groups = re.findall(r'font-family="monospace" font-size="13" fill="[^"]+" '
+                        r'dominant-baseline="middle">([a-z]+)/</text>', picture)
+    assert groups == [name for name, _ in reversed(layers.WORKFLOWS)]
+    assert 'src="layers.svg"' in _text(site / "development" / "index.html")
+    assert generators.layers_svg(ROOT) == picture  # deterministic: the same text twice

@@ -1,5 +1,5 @@
 """Golden files: every example fabric's plan, rendered configs and lab topology, in files a
-reviewer reads (tests/golden/<fabric>/; docs/DEVELOPING.md "Golden files").
+reviewer reads (tests/golden/<fabric>/; docs/development/running.md "Golden files").
 
 - plan-digest.yaml: the plan in brief, and the sha256 of the whole plan;
 - plan/fabric.json, plan/links.json, plan/devices/<device>.json: the plan itself, split so a

@@ -52,7 +52,7 @@ def _lab() -> tuple[NetnsRuntime, LabState]:
                      mgmt_subnet=str(spec.mgmt_subnet), controller=str(spec.mgmt_subnet[1]),
                      nodes={name: {} for name in spec.nodes})
     runtime = NetnsRuntime(spec)
-    assert netns.RUN_ROOT != Path("/run/flatfab"), "use the recorded fixture"
+    assert Path("/run/flatfab") != netns.RUN_ROOT, "use the recorded fixture"
     runtime.paths.ns_dir.mkdir(parents=True, exist_ok=True)  # under the test's RUN_ROOT
     return runtime, state
 
