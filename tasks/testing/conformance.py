@@ -1,12 +1,13 @@
 """flatfab's platform contract as a pytest suite a platform package runs on itself, the way
 NAPALM's community drivers run NAPALM's shared getter tests (`BaseTestGetters`).
 
-A platform package's test module subclasses `PlatformConformance` and names its platform
-(its entry point's name in the group `flatfab.platforms`):
+A platform package's test module subclasses `SwitchConformance` (a switch platform) or
+`PlatformConformance` (a host platform) and names its platform (its entry point's name in
+the group `flatfab.platforms`):
 
-    from flatfab.testing.conformance import CollectCase, PlatformConformance, example_plan
+    from flatfab.testing.conformance import CollectCase, SwitchConformance, example_plan
 
-    class TestAcme(PlatformConformance):
+    class TestAcme(SwitchConformance):
         platform = "acme"
         # what its connection plugin is told of the run's timeouts (TIMEOUTS), the
         # inventory setting none: dotted keys into the plugin's extras
@@ -19,13 +20,13 @@ A platform package's test module subclasses `PlatformConformance` and names its 
 pytest then checks what every platform must satisfy alike: the entry point loads a Platform
 of that name whose data file lies in its own package and validates; the capabilities it
 declares are the methods it implements; its facts are consistent (sections, naming for
-switches, a registered Nornir connection plugin); its names are ones it accepts; the
-example fabrics render deterministically and split into its sections without losing a
-line; the read-only guard refuses every change; its inventory options say why and keep
-host keys checked; it reads its recorded outputs back as planned, through the read-only
-guard, sending reads only; its plugin gets the run's timeouts, and an inventory's own win;
-its lab connection is spelt for its plugin. flatfab's own eight platforms run this same
-suite (tests/conformance/test_platforms.py).
+switches, a registered Nornir connection plugin); its names are ones it accepts; the example
+fabrics render deterministically and split into its sections without losing a line (a switch
+platform's: every role, too); the read-only guard refuses every change; its inventory
+options say why and keep host keys checked; it reads its recorded outputs back as planned,
+through the read-only guard, sending reads only; its plugin gets the run's timeouts, and an
+inventory's own win; its lab connection is spelt for its plugin. flatfab's own eight
+platforms run this same suite (tests/conformance/test_platforms.py).
 
 Needs pytest (`pip install 'flatfab[testing]'`).
 """
@@ -154,13 +155,14 @@ class PlatformConformance:
             names = [case.name for case in self.collect_cases()]
             metafunc.parametrize("collect_case", range(len(names)), ids=names)
 
-    def _switch(self) -> Platform:
-        platform = self.subject()
-        if platform.facts.role != "switch":
-            pytest.skip(f"{self.platform} is a host platform: it names no switch ports")
-        return platform
-
     # ---- the data file and the entry point ---------------------------------------------
+
+    def test_runs_the_suite_of_its_role(self) -> None:
+        """A switch platform runs the switch checks too: its class is a SwitchConformance."""
+        role = self.subject().facts.role
+        assert (role == "switch") == isinstance(self, SwitchConformance), (
+            f"{self.platform} is a {role} platform: subclass "
+            f"{'SwitchConformance' if role == 'switch' else 'PlatformConformance'}")
 
     def test_is_registered_under_its_name(self) -> None:
         plugins = registry.discover(registry.installed())
@@ -197,18 +199,6 @@ class PlatformConformance:
         assert platform.commit_confirm == (facts.capabilities.commit_confirm
                                            is not CommitConfirm.NONE)
 
-    def test_switch_names_are_names_the_platform_accepts(self) -> None:
-        names = self._switch().names
-        for number in range(1, 129):
-            port = names.physical(number)
-            assert names.is_port(port), port
-            assert names.problem(port) is None
-            for vlan in (1, 100, 4094):
-                assert names.problem(names.subinterface(port, vlan)) is None
-        assert names.problem(names.loopback) is None
-        assert names.problem(names.gateway(None)) is None
-        assert names.tenant_of(names.vrf("blue")) == "blue"
-
     # ---- render ------------------------------------------------------------------------
 
     def test_has_example_devices_to_render(self) -> None:
@@ -226,11 +216,6 @@ class PlatformConformance:
             body = sorted(line for line in text.splitlines()
                           if line.strip() and not line.startswith("!! "))
             assert kept == body, f"{device.name}: the section split lost or added lines"
-
-    def test_switch_platforms_render_every_role(self) -> None:
-        self._switch()
-        roles = {d.role for d in self.example_devices()}
-        assert roles & {Role.SPINE, Role.LEAF}
 
     # ---- read-only and the inventory ---------------------------------------------------
 
@@ -350,3 +335,23 @@ class PlatformConformance:
         assert list(options) == [platform.facts.connection.plugin]
         text = repr(options)
         assert str(tmp_path / "id") in text and str(tmp_path / "kh") in text
+
+
+class SwitchConformance(PlatformConformance):
+    """The contract of a switch platform: every platform's, and its port names and roles."""
+
+    def test_switch_names_are_names_the_platform_accepts(self) -> None:
+        names = self.subject().names
+        for number in range(1, 129):
+            port = names.physical(number)
+            assert names.is_port(port), port
+            assert names.problem(port) is None
+            for vlan in (1, 100, 4094):
+                assert names.problem(names.subinterface(port, vlan)) is None
+        assert names.problem(names.loopback) is None
+        assert names.problem(names.gateway(None)) is None
+        assert names.tenant_of(names.vrf("blue")) == "blue"
+
+    def test_switch_platforms_render_every_role(self) -> None:
+        roles = {d.role for d in self.example_devices()}
+        assert roles & {Role.SPINE, Role.LEAF}

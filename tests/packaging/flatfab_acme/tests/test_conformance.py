@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from acme_platform.double import RecordedAcme
 
-from flatfab.testing.conformance import CollectCase, PlatformConformance, example_plan
+from flatfab.testing.conformance import CollectCase, SwitchConformance, example_plan
 
 
-class TestAcme(PlatformConformance):
+class TestAcme(SwitchConformance):
     platform = "acme"
     # acme is reached through NAPALM: flatfab gives its driver the command timeout for each
     # request and, in optional_args, the connect timeout
