@@ -273,20 +273,17 @@ class PlatformConformance:
             assert got is not None, f"{where}: planned port {port} not read"
             if want.mtu is not None:
                 assert got.mtu == want.mtu, f"{where}: {port} MTU {got.mtu}, planned {want.mtu}"
-            if want.qos is not None and got.qos is not None:
+            # the switch port's lossless settings, then the NIC's: what was read must agree
+            for side, what in (("qos", "lossless"), ("nic", "NIC lossless")):
+                planned_side, read_side = getattr(want, side), getattr(got, side)
+                if planned_side is None:
+                    continue
+                if read_side is None:
+                    pytest.fail(f"{where}: {port} has planned {what} settings, none read")
                 for field in ("trust", "pfc"):
-                    if field not in got.qos.unknown:
-                        assert getattr(got.qos, field) == getattr(want.qos, field), (
+                    if field not in read_side.unknown:
+                        assert getattr(read_side, field) == getattr(planned_side, field), (
                             f"{where}: {port} {field}")
-            elif want.qos is not None:
-                pytest.fail(f"{where}: {port} has planned lossless settings, none read")
-            if want.nic is not None and got.nic is not None:
-                for field in ("trust", "pfc"):
-                    if field not in got.nic.unknown:
-                        assert getattr(got.nic, field) == getattr(want.nic, field), (
-                            f"{where}: {port} {field}")
-            elif want.nic is not None:
-                pytest.fail(f"{where}: {port} has planned NIC lossless settings, none read")
         for vrf, instance in planned.bgp.items():
             found = seen.bgp.get(vrf)
             assert found is not None, f"{where}: BGP in VRF {vrf} not read"
