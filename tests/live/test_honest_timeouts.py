@@ -7,12 +7,11 @@ it, the kernel would retry the SYN for two minutes); verify and rollout --dry-ru
 unread, "timed out after 3 s connecting to <its address>:22", judge the rest of the fabric
 as usual (nothing else is found: leaf2's data plane still forwards) and exit 3. Prefix `fh`
 and 172.31.238.0/24 are this module's own; `make test` runs it (marker own_lab) in the
-offline session.
+ownlab session.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 
@@ -23,8 +22,7 @@ from flatfab.sot import inventory as sot_inventory
 from flatfab.workflows.devices.collect import collect_devices
 from flatfab.workflows.devices.connections import with_timeouts
 from flatfab.workflows.project.layout import Project
-from tests.support.flatfab import flatfab
-from tests.support.lab import Lab
+from tests.support.lab import Lab, own_lab
 from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.live, pytest.mark.own_lab]
@@ -36,26 +34,11 @@ CONNECT_S = 3
 TABLE = "fh_drop"
 
 
-def _sweep() -> None:
-    flatfab("lab", "down", "--sweep", "--prefix", PREFIX)
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     """The classic lab, rolled out (so every device but the one dropped verifies clean)."""
-    if os.geteuid() != 0:
-        pytest.fail("live lab tests need root (network namespaces, mounts, users)")
-    work = tmp_path_factory.mktemp("honest")
-    handle = Lab(prefix=PREFIX, inventory=work / "inventory", state_dir=work / "state")
-    _sweep()
-    try:
-        up = handle.cli("lab", "up", "--prefix", PREFIX, "--mgmt-subnet", SUBNET)
-        assert up.code == 0, up.stderr
-        rolled = handle.cli("rollout", "--format", "json", timeout=1200)
-        assert rolled.code == 0, rolled.stdout[-3000:] + rolled.stderr
+    with own_lab(tmp_path_factory.mktemp("honest"), PREFIX, SUBNET, rolled_out=True) as handle:
         yield handle
-    finally:
-        _sweep()
 
 
 def _address(lab: Lab, node: str) -> str:

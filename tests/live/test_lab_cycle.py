@@ -4,8 +4,7 @@ After each `down` nothing of the lab is left: no process in its namespaces, no n
 no mount, no runtime directory. After each `up` the lab is healthy and a node answers over
 SSH. Its prefix and management subnet are its own, so it never touches the session lab
 (`fft`, 172.31.250.0/24) or the second one of test_zz_lifecycle (`fft2`, 172.31.249.0/24):
-marked `own_lab`, `make test` runs it in its offline session, which ends long before the
-lab's.
+marked `own_lab`, `make test` runs it in its ownlab session, beside the lab's.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ driver, through the lab's full inventory), as a server team would.
    unmanaged and a managed host is found on the managed one only, and the rollout that
    repairs it leaves the unmanaged one as it was.
 
-Marked `own_lab`: `make test` runs it in its offline session.
+Marked `own_lab`: `make test` runs it in its ownlab session.
 """
 
 from __future__ import annotations

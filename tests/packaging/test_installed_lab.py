@@ -2,7 +2,7 @@
 package (the core alone: its switches serve no gNMI, so nothing of the telemetry extra is
 needed): its embedded lab comes up, the fabric rolls out in phases, verifies and audits
 clean. The lab has a prefix and subnet of its own (marker `own_lab`: `make test` runs it in
-the offline session)."""
+the ownlab session)."""
 
 from __future__ import annotations
 

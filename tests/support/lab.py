@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,3 +68,22 @@ def open_driver(lab: Lab, node: str, *, read_only: bool) -> Any:
                                                   optional_args=optional)
     driver.open()
     return driver
+
+
+@contextmanager
+def own_lab(work: Path, prefix: str, subnet: str, *, rolled_out: bool) -> Iterator[Lab]:
+    """The classic lab under a module's own prefix and subnet (swept before and after), rolled
+    out from the factory when asked: for modules that `make test` runs in its ownlab session."""
+    if os.geteuid() != 0:
+        raise RuntimeError("live lab tests need root (network namespaces, mounts, users)")
+    handle = Lab(prefix=prefix, inventory=work / "inventory", state_dir=work / "state")
+    flatfab("lab", "down", "--sweep", "--prefix", prefix)
+    try:
+        up = handle.cli("lab", "up", "--prefix", prefix, "--mgmt-subnet", subnet)
+        assert up.code == 0, up.stderr
+        if rolled_out:
+            rolled = handle.cli("rollout", "--format", "json", timeout=1200)
+            assert rolled.code == 0, rolled.stdout[-3000:] + rolled.stderr
+        yield handle
+    finally:
+        flatfab("lab", "down", "--sweep", "--prefix", prefix)
