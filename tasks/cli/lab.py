@@ -13,7 +13,7 @@ from flatfab.cli.context import project_of
 from flatfab.errors import InputError
 
 if TYPE_CHECKING:
-    from flatfab.lab import topology
+    from flatfab.lab import topology, which
     from flatfab.workflows.project.layout import Project
 
 lab_app = typer.Typer(no_args_is_help=True, help="The fabric's lab: containerlab topology, "
@@ -124,14 +124,15 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
                   f"{time.monotonic() - started:.1f} s; inventory in {target}")
 
 
-def _prefix(project: Project, prefix: str | None) -> str:
-    from flatfab.lab import topology
+def _target(project: Project, prefix: str | None, *, sweep: bool = False) -> which.Target:
+    """The lab this fabric's `lab up` made (or the prefix named, if no other fabric's lab is
+    up there)."""
+    from flatfab.lab import topology, which
 
-    if prefix:
-        return topology.check_prefix(prefix)
-    if project.topology_file.exists():
-        return topology.read(project.topology_file).prefix
-    return topology.LabOptions().prefix
+    default = (topology.read(project.topology_file).prefix if project.topology_file.exists()
+               else topology.LabOptions().prefix)
+    return which.target(project.topology_file, project.fabric, default,
+                        topology.check_prefix(prefix) if prefix else None, sweep=sweep)
 
 
 @lab_app.command()
@@ -141,19 +142,20 @@ def down(ctx: typer.Context, prefix: PrefixOpt = None,
          runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
     """Tear the lab down and leave nothing behind."""
     from flatfab.lab import clab
-    from flatfab.lab.netns import LabPaths, LabState, teardown
+    from flatfab.lab.netns import teardown
 
     project = project_of(ctx)
     started = time.monotonic()
     if runtime is Runtime.CLAB:
         clab.down(project.topology_file)
         return
-    paths = LabPaths(_prefix(project, prefix))
-    state = None if sweep else LabState.load(paths)
-    if state is None and not sweep:
-        console.print(f"no lab with prefix {paths.prefix!r} is up (use --sweep after a crash)")
+    lab = _target(project, prefix, sweep=sweep)
+    paths = lab.paths
+    if lab.state is None and not sweep:
+        console.print(f"no lab of fabric {project.fabric} is up (prefix {paths.prefix!r}; use "
+                      "--sweep after a crash)")
         return
-    teardown(paths, state)
+    teardown(paths, None if sweep else lab.state)
     console.print(f"lab {paths.prefix} down in {time.monotonic() - started:.1f} s")
 
 
@@ -164,20 +166,19 @@ def status(ctx: typer.Context, prefix: PrefixOpt = None, runtime: RuntimeOpt = R
     from rich.table import Table
 
     from flatfab.lab import clab
-    from flatfab.lab.netns import LabPaths, LabState, NetnsRuntime
+    from flatfab.lab.netns import NetnsRuntime
 
     project = project_of(ctx)
     if runtime is Runtime.CLAB:
         rows = clab.status(project.topology_file)
     else:
-        paths = LabPaths(_prefix(project, prefix))
-        state = LabState.load(paths)
-        rows = NetnsRuntime.status_of(paths) if state else []
+        lab = _target(project, prefix)
+        rows = NetnsRuntime.status_of(lab.paths) if lab.state else []
     healthy = bool(rows) and all(r["healthy"] for r in rows)
     if fmt is Format.JSON:
         emit_json({"up": bool(rows), "healthy": healthy, "nodes": rows})
     elif not rows:
-        console.print("no lab is up")
+        console.print(f"no lab of fabric {project.fabric} is up")
     else:
         table = Table(title_justify="left", title="lab status")
         for column in ("node", "role", "netns", "mgmt", "ssh", "processes", "health"):

@@ -204,7 +204,8 @@ class NetnsRuntime:
             raise LabError(f"namespaces of prefix {paths.prefix!r} exist without lab state "
                            f"({leftovers[0]}, ...); run `flatfab lab down --sweep`")
         subnet = self.spec.mgmt_subnet
-        state = LabState(name=self.spec.name, prefix=paths.prefix, topology=str(self.spec.file),
+        state = LabState(name=self.spec.name, prefix=paths.prefix,
+                         topology=str(self.spec.file.resolve()),
                          mgmt_subnet=str(subnet), controller=str(subnet[1]),
                          started=time.time())
         state.save(paths)
