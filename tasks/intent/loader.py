@@ -81,9 +81,10 @@ def _directory_problem(directory: Path) -> str | None:
 
 
 def _listing(directory: Path) -> list[Path]:
-    """The folder's YAML files, or one InputError when the folder cannot be listed."""
+    """The folder's YAML files, whatever the case of their extension (a `qos.YAML` is named,
+    never skipped), or one InputError when the folder cannot be listed."""
     try:
-        return sorted(directory.glob("*.y*ml"))
+        return sorted(p for p in directory.iterdir() if p.suffix.lower() in (".yaml", ".yml"))
     except OSError as exc:
         raise InputError.single(str(directory), "", "cannot list the intent directory: "
                                 f"{exc.strerror or exc}") from None

@@ -126,8 +126,9 @@ class Underlay(Strict):
         "ids (pods x planes) must fit.")
     timers: BgpTimers = Field(BgpTimers(), description="BGP keepalive and hold times.")
     maximum_paths: Annotated[int, Field(ge=1, le=256)] = Field(
-        64, description="Equal-cost paths BGP installs per prefix: at least the number of "
-        "spines, or ECMP is cut short (`ecmp.leaf_paths` names missing next hops).")
+        64, description="Equal-cost paths BGP installs per prefix: refused below the "
+        "uplinks a switch has (a leaf's spines, a pod spine's super-spines), which would "
+        "leave the rest idle.")
 
     @field_validator("loopback_pool", "p2p_pool")
     @classmethod

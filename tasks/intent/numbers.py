@@ -15,6 +15,8 @@ RESERVED_ASNS = (
     (65552, 131071, "ASNs 65552-131071 are reserved by IANA"),
     (4294967295, 4294967295, "AS 4294967295 is reserved (RFC 7300)"),
 )
+# RFC 6996: the ASNs for private use (a fabric's underlay, RFC 7938 section 5.2.1)
+PRIVATE_ASNS = ((64512, 65534), (4200000000, 4294967294))
 # Linux routing tables VRFs cannot take: unspec 0, default 253, main 254, local 255
 RESERVED_TABLES = {0: "unspec", 253: "default", 254: "main", 255: "local"}
 SPECIAL_SPACE = (
@@ -33,6 +35,10 @@ def asn_problem(first: int, last: int | None = None) -> str | None:
         if first <= high and low <= end:
             return why if last is None else f"the range {first}-{end} crosses: {why}"
     return None
+
+
+def is_private_asn(asn: int) -> bool:
+    return any(low <= asn <= high for low, high in PRIVATE_ASNS)
 
 
 def table_problem(table: int) -> str | None:

@@ -28,6 +28,7 @@ from flatfab.intent.models import (
     TenantsIntent,
 )
 from flatfab.intent.names import name_problem
+from flatfab.intent.numbers import is_private_asn
 from flatfab.intent.problem import FABRIC, HOSTS, QOS, TENANTS, Problem
 from flatfab.model.wire import ROCE_HEADER_BYTES
 from flatfab.yamlio import PathPart
@@ -60,7 +61,33 @@ def check(intent: Intent) -> list[Problem]:
 def warnings(intent: Intent) -> list[Problem]:
     """What loads but an operator should hear about: each says why. Only for a sound intent
     (after check() found nothing)."""
-    return [*_tenant_warnings(intent), *_pfc_warnings(intent), *_class_move_warnings(intent)]
+    return [*_tenant_warnings(intent), *_pfc_warnings(intent), *_class_move_warnings(intent),
+            *_public_asn_warnings(intent.fabric)]
+
+
+def _underlay_asns(fabric: FabricIntent) -> Iterator[tuple[tuple[PathPart, ...], int]]:
+    """Every AS number fabric.yaml gives the underlay, by key path (ranges by both ends)."""
+    underlay = fabric.underlay
+    yield ("underlay", "spine_asn"), underlay.spine_asn
+    for end in ("first", "last"):
+        yield ("underlay", "leaf_asns", end), getattr(underlay.leaf_asns, end)
+        if fabric.pods is not None:
+            yield ("pods", "asns", end), getattr(fabric.pods.asns, end)
+    for key, switches in (("spines", fabric.spines), ("leaves", fabric.leaves)):
+        for index, switch in enumerate(switches):
+            if switch.asn is not None:
+                yield (key, index, "asn"), switch.asn
+
+
+def _public_asn_warnings(fabric: FabricIntent) -> Iterator[Problem]:
+    """Public ASNs in the underlay: legal, but only the holder's to use (RFC 7938 5.2.1 builds
+    a fabric on private ones); a typo of a private ASN reads the same."""
+    for path, asn in _underlay_asns(fabric):
+        if not is_private_asn(asn):
+            yield Problem(FABRIC, path,
+                          f"AS {asn} is a public AS number: an underlay runs on private ones "
+                          "(64512-65534, 4200000000-4294967294, RFC 6996) unless this one is "
+                          "assigned to you")
 
 
 def _tenant_warnings(intent: Intent) -> Iterator[Problem]:
@@ -99,6 +126,7 @@ def _all(intent: Intent) -> Iterator[Problem]:
         yield from found
         if found:
             return  # the generated devices cannot be judged further
+    yield from _maximum_paths(fabric)
     yield from _link_classes(fabric, intent.hosts)
     hosts = expand_hosts(intent)
     bad_names = list(_generated_names(hosts))
@@ -278,6 +306,28 @@ def _links(fabric: FabricIntent) -> Iterator[Problem]:
     for index, leaf in enumerate(fabric.leaves):
         if leaf.name not in linked:
             yield Problem(FABRIC, ("leaves", index), f"leaf {leaf.name!r} has no link to any spine")
+
+
+def _ecmp_width(fabric: FabricIntent) -> int:
+    """The most equal-cost paths a switch has towards a prefix: a leaf's spines (3 stages,
+    by the links where listed), a pod spine's super-spines and a super-spine's pod spines."""
+    if fabric.pods is not None and fabric.superspines is not None:
+        return max(fabric.pods.spines, fabric.superspines.count)
+    if fabric.links is None:
+        return len(fabric.spines)
+    per_leaf: dict[str, int] = {}
+    for link in fabric.links:
+        per_leaf[link.leaf] = per_leaf.get(link.leaf, 0) + 1
+    return max(per_leaf.values(), default=0)
+
+
+def _maximum_paths(fabric: FabricIntent) -> Iterator[Problem]:
+    width, paths = _ecmp_width(fabric), fabric.underlay.maximum_paths
+    if paths < width:
+        yield Problem(FABRIC, ("underlay", "maximum_paths"),
+                      f"{paths} is below the {width} equal-cost uplinks a switch has: BGP "
+                      f"would install {paths} of them and leave the rest idle (raise it to "
+                      f"{width} or more)")
 
 
 def _asns(fabric: FabricIntent) -> Iterator[Problem]:

@@ -60,6 +60,9 @@ VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
     "asn-float": (replace("fabric.yaml", "spine_asn: 65000", "spine_asn: 65000.0"),),
     "asn-range-float": (replace("fabric.yaml", "last: 65199}", "last: 65199.0}"),),
     "asn-unquoted-asdot": (replace("fabric.yaml", "spine_asn: 65000", "spine_asn: 1.10"),),
+    # ECMP cut short: fewer paths than a leaf has spines
+    "maximum-paths-below-the-spines": (
+        replace("fabric.yaml", "  max_spines: 16\n", "  max_spines: 16\n  maximum_paths: 1\n"),),
     # a GPU host's fabric NIC
     "nic-is-loopback": (replace("hosts.yaml", "nic: eth1", "nic: lo"),),
     "nic-is-management": (
@@ -117,6 +120,9 @@ WARNED: dict[str, tuple[tuple[Edit, ...], str]] = {
         (replace("qos.yaml", "  frr: {family: spectrum-4}",
                  "  frr: {family: spectrum-4}\n  eos: {family: tomahawk-5}"),),
         "asics.eos: no switch of this fabric runs eos"),
+    "public-asn-in-the-underlay": (
+        (replace("fabric.yaml", "spine_asn: 65000", "spine_asn: 3356"),),
+        "underlay.spine_asn: AS 3356 is a public AS number"),
 }
 STATIC = (("plan",), ("check",), ("render", "--out", "{root}/out"), ("lab", "generate"),
           ("rollout", "--dry-run"))
@@ -154,6 +160,10 @@ def _shadow(path: Path) -> None:
 
 def _renamed(path: Path) -> None:
     path.rename(path.with_suffix(".yml"))
+
+
+def _upper_case_extension(path: Path) -> None:
+    path.rename(path.with_suffix(".YAML"))
 
 
 def _utf16(path: Path) -> None:
@@ -201,6 +211,7 @@ FILE_BREAKERS: dict[str, Breaker] = {
     "dangling-symlink": _dangling,
     "shadowed-by-yml": _shadow,
     "yml-spelling": _renamed,
+    "upper-case-extension": _upper_case_extension,
     "utf-16": _utf16,
     "utf-32": _write_bytes("name: lab\n".encode("utf-32")),
     "nul-byte": _nul,

@@ -21,7 +21,7 @@ from flatfab.intent.names import fabric_problem
 from flatfab.yamlio import line_of, load_yaml
 
 FILE_NAME: Final = "flatfab.yaml"
-OTHER_SPELLING: Final = "flatfab.yml"  # refused, never silently passed over
+SPELLINGS: Final = ("flatfab.yaml", "flatfab.yml")  # in any case: all but FILE_NAME refused
 DEFAULT_FABRIC: Final = "lab"
 
 
@@ -55,10 +55,20 @@ class ProjectFile(BaseModel):
         return value
 
 
+def _other_spellings(folder: Path) -> list[Path]:
+    """Project files under another name (flatfab.yml, Flatfab.YAML): refused, never passed
+    over."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [e for e in entries if e.name.lower() in SPELLINGS and e.name != FILE_NAME]
+
+
 def find_root(start: Path) -> Path | None:
     """The nearest folder from `start` upwards that holds a project file."""
     for folder in (start, *start.parents):
-        if (folder / FILE_NAME).is_file() or os.path.lexists(folder / OTHER_SPELLING):
+        if (folder / FILE_NAME).is_file() or _other_spellings(folder):
             return folder
     return None
 
@@ -66,9 +76,9 @@ def find_root(start: Path) -> Path | None:
 def load(root: Path) -> ProjectFile:
     """The project file of `root` (flatfab's defaults where there is none)."""
     path = root / FILE_NAME
-    other = root / OTHER_SPELLING
-    if os.path.lexists(other):
-        raise InputError.single(str(other), "", f"shadows {FILE_NAME}; keep one"
+    others = _other_spellings(root)
+    if others:
+        raise InputError.single(str(others[0]), "", f"shadows {FILE_NAME}; keep one"
                                 if os.path.lexists(path) else
                                 f"flatfab reads {FILE_NAME}; rename this file")
     if not os.path.lexists(path):  # a dangling link is read, and refused
