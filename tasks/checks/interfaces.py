@@ -49,6 +49,27 @@ def _planned_interfaces(ctx: CheckContext) -> Iterator[tuple[str, Interface, Int
                 yield name, iface, device.interfaces.get(iface.name)
 
 
+@check("device.not_modelled", "What a device has beyond flatfab's model is named, never dropped",
+       scope=Scope.DEVICE, severity=Severity.INFO, stages=[Stage.LIVE], hosts=every_host)
+def not_modelled(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, what collect found on each device that flatfab's model has no place for (a
+    port outside the platform's port naming, an OS-internal routing table or unit), with why.
+    Expects: nothing: these are listed so that nothing a device has is silently left out.
+    Fails when: never: each object is an information finding naming it and why it is not
+    modelled; no other check judges it.
+    Fix: Nothing, unless the object should be part of the fabric: then the intent lacks it (a
+    port the plan does not know), or the device carries configuration flatfab does not manage;
+    look at it on the device.
+    """
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        if device is None:
+            continue
+        for thing, why in sorted(device.not_modelled.items()):
+            yield item.finding(name, f"{name} {thing} is not modelled: {why}",
+                               expected="modelled or absent", actual=why)
+
+
 @check("interface.present", "Every planned interface exists, in its planned VRF",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=every_host)
 def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:

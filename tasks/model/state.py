@@ -320,6 +320,10 @@ class DeviceState(Model):
     qos: DeviceQos | None = None
     reachable: bool = True
     errors: list[str] = Field(default_factory=list)
+    # observed: what the device has that flatfab does not model (a port outside its
+    # platform's naming, an OS-internal table), by name, with why: named, never dropped
+    # and never read as something else
+    not_modelled: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
     # planned: false for a host another team runs (hosts.yaml `managed: false`): planned and
     # rendered, checked from the switches' side, never connected to
     managed: bool = Field(default=True, exclude_if=_true)
