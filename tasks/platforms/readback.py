@@ -187,6 +187,15 @@ def port_speed_to_subinterfaces(device: DeviceState) -> None:
             iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
 
 
+def lldp_device(system_name: object) -> str:
+    """A neighbour's LLDP system name as flatfab names devices: its host label, in lower case.
+
+    Device names are one DNS label (flatfab refuses dots in them), so a domain an OS appends
+    (`leaf1.example.net`) is cut, and case does not matter in host names (RFC 4343): every
+    platform's reader names a neighbour the same way, whatever its OS prints."""
+    return str(system_name).strip().split(".", maxsplit=1)[0].lower()
+
+
 def peers_from_lldp(device: DeviceState,
                     locate: Callable[[BgpPeer], Interface | None] | None = None) -> None:
     """Name the peer device of every session that has none by the LLDP neighbour of the

@@ -27,7 +27,7 @@ from flatfab.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
 from flatfab.platforms.eos import running
 from flatfab.platforms.eos.avd import sets_buffers
 from flatfab.platforms.eos.running import EosConfig
-from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
+from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_device, tenant
 
 RUNNING = "show running-config"
 INTERFACES = "show interfaces"
@@ -95,7 +95,7 @@ def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
     for entry in reply.get("lldpNeighbors", []):
         if isinstance(entry, dict) and entry.get("port") and entry.get("neighborDevice"):
             peers[long_name(str(entry["port"]))] = Endpoint(
-                device=str(entry["neighborDevice"]).split(".")[0],
+                device=lldp_device(entry["neighborDevice"]),
                 port=long_name(str(entry.get("neighborPort", ""))))
     return peers
 

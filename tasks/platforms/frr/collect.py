@@ -29,6 +29,7 @@ from flatfab.platforms.readback import (
     frr_ipv4_unicast,
     frr_table_routes,
     identity_from_bgp,
+    lldp_device,
 )
 
 # FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
@@ -200,7 +201,7 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
             device.errors.append(f"interface {name}: the kernel does not report its {what}")
         ipv4 = addresses.get(name, {}).get("ipv4", {})
         neighbours = lldp.get(name, [])
-        peer = (Endpoint(device=neighbours[0]["hostname"], port=neighbours[0]["port"])
+        peer = (Endpoint(device=lldp_device(neighbours[0]["hostname"]), port=neighbours[0]["port"])
                 if neighbours and neighbours[0]["hostname"] and neighbours[0]["port"]
                 else None)
         speed = info.get("speed", -1.0)

@@ -41,7 +41,7 @@ from flatfab.model.state import (
 from flatfab.platforms import readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
-from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
+from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_device, tenant
 
 CONFIG = "show configuration | display json"
 INTERFACES = "show interfaces | display json"
@@ -174,7 +174,7 @@ def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
             port = data(entry, "lldp-remote-port-id") or data(entry,
                                                               "lldp-remote-port-description")
             if local and system:
-                peers[local] = Endpoint(device=system.split(".")[0], port=port or "")
+                peers[local] = Endpoint(device=lldp_device(system), port=port or "")
     return peers
 
 

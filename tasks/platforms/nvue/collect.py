@@ -45,7 +45,7 @@ from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.nvue.driver import NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import Tree
 from flatfab.platforms.nvue.render import GLOBAL, LOSSLESS_POOL, LOSSY_POOL, SPEEDS
-from flatfab.platforms.readback import asn_of, identity_from_bgp, tenant
+from flatfab.platforms.readback import asn_of, identity_from_bgp, lldp_device, tenant
 
 APPLIED = "nv config show -o json"
 INTERFACES = "nv show interface -o json"
@@ -195,7 +195,7 @@ def _lldp(output: Any) -> Endpoint | None:
         device = chassis.get("system-name") or key
         name = port.get("name") or port.get("description") or _dict(port.get("id")).get("value")
         if device and name:
-            return Endpoint(device=str(device), port=str(name))
+            return Endpoint(device=lldp_device(device), port=str(name))
     return None
 
 

@@ -28,7 +28,7 @@ from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.nxos import running
 from flatfab.platforms.nxos.driver import NxosError, parse_json
 from flatfab.platforms.nxos.running import NxosConfig
-from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, tenant
+from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_device, tenant
 
 INTERFACES = "show interface"
 LLDP = "show lldp neighbors detail"
@@ -105,7 +105,7 @@ def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
     for row in rows(reply, "nbor_detail"):
         port, system = row.get("l_port_id"), row.get("sys_name")
         if port and system:
-            peers[long_name(str(port))] = Endpoint(device=str(system).split(".")[0],
+            peers[long_name(str(port))] = Endpoint(device=lldp_device(system),
                                                    port=long_name(str(row.get("port_id", ""))))
     return peers
 

@@ -36,6 +36,7 @@ from flatfab.platforms.readback import (
     frr_ipv4_unicast,
     frr_routes,
     identity_from_bgp,
+    lldp_device,
     tenant,
 )
 from flatfab.platforms.sonic.driver import SonicError, parse_json, read_running_db
@@ -98,7 +99,7 @@ def lldp_peers(text: str, names: InterfaceNames) -> dict[str, Endpoint]:
     for line in text.splitlines():
         cols = line.split()
         if len(cols) >= 3 and names.is_port(cols[0]):
-            peers[cols[0]] = Endpoint(device=cols[1], port=cols[2])
+            peers[cols[0]] = Endpoint(device=lldp_device(cols[1]), port=cols[2])
     return peers
 
 

@@ -38,7 +38,14 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
-from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, read_errors, tenant
+from flatfab.platforms.readback import (
+    Routes,
+    asn_of,
+    identity_from_bgp,
+    lldp_device,
+    read_errors,
+    tenant,
+)
 from flatfab.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
 from flatfab.platforms.srlinux.sections import unprefixed
 
@@ -142,7 +149,7 @@ def _lldp(reply: Json) -> dict[str, Endpoint]:
         for neighbor in _list(iface.get("neighbor")):
             if neighbor.get("system-name") and neighbor.get("port-id"):
                 found[str(iface["name"])] = Endpoint(
-                    device=str(neighbor["system-name"]).split(".")[0],
+                    device=lldp_device(neighbor["system-name"]),
                     port=str(neighbor["port-id"]))
     return found
 
