@@ -64,6 +64,10 @@ class LinkKind(StrEnum):
 class Endpoint(Model):
     device: str
     port: str
+    # observed from LLDP, where the OS states them: seconds since the neighbour was last
+    # heard, and seconds its entry has left before it expires (its hold time)
+    age_s: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    expires_s: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def __str__(self) -> str:
         return f"{self.device}:{self.port}"
@@ -215,6 +219,10 @@ class Interface(Model):
     parent: str | None = None  # physical port of a VRF subinterface
     speed_mbps: int | None = None
     peer: Endpoint | None = None  # cabling: planned from intent, observed from LLDP
+    # observed: every LLDP neighbour the port has an entry for, freshest first, when it has
+    # more than one (a recabled port keeps the old one until its hold time runs out); `peer`
+    # is the first
+    lldp_neighbours: list[Endpoint] = Field(default_factory=list, exclude_if=_empty)
     qos: PortQos | None = None  # switch ports
     nic: NicQos | None = None  # host data NICs
     counters: PortCounters | None = None  # observed switch ports, where the OS reports them
