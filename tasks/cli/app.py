@@ -365,7 +365,7 @@ def verify(ctx: typer.Context,
                             report.unread, read)
         output.findings_table(output.read_findings(report.findings, report.unread),
                               f"findings on {project.fabric}")
-        status = ("[red]FAILED" if report.failed else "[yellow]INCOMPLETE" if report.unread
+        status = ("[red]FAILED" if report.failed else "[yellow]INCOMPLETE" if report.incomplete
                   else "[green]passed")
         found = output.read_findings(report.findings, report.unread)
         verdicts = judged(found)
@@ -375,7 +375,8 @@ def verify(ctx: typer.Context,
         console.print(f"verify {project.fabric}: {status}[/] - {len(report.checks_run)} checks "
                       f"on {read - len(report.unread)} of {read} devices"
                       f"{output.unread_note(report.unread)}{unmanaged}, {len(verdicts)} findings"
-                      f"{f', {skipped} not judged' if skipped else ''}, "
+                      f"{f', {skipped} not judged' if skipped else ''}"
+                      f"{output.settings_note(found)}, "
                       f"{report.timings['total_s']:.1f} s", soft_wrap=True)
     raise typer.Exit(report.exit_code)
 

@@ -267,7 +267,8 @@ def _show_audit(report: AuditReport, fmt: Format, written: dict[str, Path]) -> N
                   f"devices read{escape(output.unread_note(report.unread))}"
                   f"{f' ({unmanaged} unmanaged hosts never read)' if unmanaged else ''}, "
                   f"{len(report.checks_run)} checks, {len(report.judged_findings)} findings"
-                  f"{f', {skipped} not judged' if skipped else ''}, "
+                  f"{f', {skipped} not judged' if skipped else ''}"
+                  f"{output.settings_note(report.read_findings)}, "
                   f"config drift on {len(drifted)} devices"
                   f"{': ' + ', '.join(drifted) if drifted else ''}; "
                   f"{report.duration_s:.1f} s", soft_wrap=True)

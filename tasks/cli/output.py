@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flatfab.checks import Finding
-from flatfab.checks.base import about_read
+from flatfab.checks.base import about_read, unread_settings
 from flatfab.cli.console import console, err_console
 from flatfab.model.state import FabricState, Role
 from flatfab.reports.model import judged, unjudged
@@ -68,6 +68,12 @@ def unread_note(unread: dict[str, str], limit: int = 10) -> str:
     shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
                                         if len(names) > limit else "")
     return f", {len(names)} not read ({shown})"
+
+
+def settings_note(findings: list[Finding]) -> str:
+    """" (N of them settings not read)": what makes a run incomplete beside unread devices."""
+    unread = len(unread_settings(findings))
+    return f" ({unread} of them settings not read)" if unread else ""
 
 
 def read_findings(findings: list[Finding], unread: dict[str, str]) -> list[Finding]:
@@ -156,7 +162,9 @@ def findings_json(findings: list[Finding], **extra: Any) -> dict[str, Any]:
     by_severity: dict[str, int] = {}
     for f in findings:
         by_severity[f.severity.value] = by_severity.get(f.severity.value, 0) + 1
-    return {**extra, "passed": not any(f.severity.fails for f in findings),
+    # never passed while a device or a setting it should state was not read
+    passed = not any(f.severity.fails for f in findings) and not unread_settings(findings)
+    return {**extra, "passed": passed,
             "findings": [f.as_dict() for f in findings], "by_severity": by_severity}
 
 

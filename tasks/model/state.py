@@ -332,6 +332,9 @@ class DeviceState(Model):
     # platform's naming, an OS-internal table), by name, with why: named, never dropped
     # and never read as something else
     not_modelled: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
+    # observed: lossless settings this device's OS never states (its platform's data file
+    # declares them), by the pattern declared, with why: listed once, never as unread
+    limitations: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
     # planned: false for a host another team runs (hosts.yaml `managed: false`): planned and
     # rendered, checked from the switches' side, never connected to
     managed: bool = Field(default=True, exclude_if=_true)

@@ -10,6 +10,7 @@ entry point in the group `flatfab.platforms` (registry.py).
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -81,6 +82,17 @@ class Capabilities(Facts):
     asic_families: tuple[str, ...] = ()
     # family (or family line) -> unsupported
     families: dict[str, dict[str, str]] = Field(default_factory=dict)
+    # lossless settings the OS never states, whatever the device's configuration: a pattern
+    # of the setting as collect's `unknown` maps name it (fnmatch: "pools.*.mode",
+    # "watchdog.poll_ms") -> why. Each is a limitation of the platform, listed once per run;
+    # any other setting a device leaves unread makes the run incomplete
+    unreadable: dict[str, str] = Field(default_factory=dict)
+
+    def unreadable_match(self, setting: str) -> tuple[str, str] | None:
+        """(the declared pattern, why) if the OS never states `setting`; None: it should
+        have been read."""
+        return next(((pattern, why) for pattern, why in self.unreadable.items()
+                     if fnmatch.fnmatchcase(setting, pattern)), None)
 
     def family_limits(self, family: str) -> dict[str, str]:
         """What an ASIC family cannot express: its own entry or its family line's."""

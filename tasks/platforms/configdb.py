@@ -362,10 +362,9 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
             continue
         where = f"PORT_QOS_MAP|{port_name}"
         unknown: dict[str, str] = {}
+        # a row that binds no map is a stated value, never unknown: the port classifies by
+        # none (every packet to TC 0), and qos.trust names it
         trust, dscp_map = _trust(qmap, global_map)
-        if trust == "none":
-            unknown["trust"] = (f"{where} binds neither dscp_to_tc_map nor dot1p_to_tc_map: "
-                                "the port classifies by no map")
         named = tuple(dscp_map if attr == "dscp_to_tc" else ref(qmap.get(field))
                       for attr, field in MAP_TABLES.values())
         maps = bound.get(named)

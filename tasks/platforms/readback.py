@@ -187,6 +187,40 @@ def port_speed_to_subinterfaces(device: DeviceState) -> None:
             iface.speed_mbps = iface.speed_mbps or device.interfaces[iface.parent].speed_mbps
 
 
+def separate_limitations(device: DeviceState,
+                         unreadable: Callable[[str], tuple[str, str] | None]) -> None:
+    """Move the unread settings the OS never states (`unreadable`: the platform's declared
+    pattern and why, None for any other setting) out of the device's `unknown` maps into its
+    `limitations`, by pattern: what remains unknown should have been read and was not."""
+    def keep(unknown: dict[str, str], prefix: str = "") -> dict[str, str]:
+        kept = {}
+        for setting, said in unknown.items():
+            declared = unreadable(prefix + setting)
+            if declared is None:
+                kept[setting] = said
+            else:
+                device.limitations[declared[0]] = declared[1]
+        return kept
+
+    if device.qos is not None and device.qos.unknown:
+        device.qos = device.qos.model_copy(update={"unknown": keep(device.qos.unknown)})
+    for name, iface in list(device.interfaces.items()):
+        update: dict[str, object] = {}
+        if iface.qos is not None:
+            qos = iface.qos
+            if qos.unknown:
+                qos = qos.model_copy(update={"unknown": keep(qos.unknown)})
+            if qos.watchdog is not None and qos.watchdog.unknown:
+                qos = qos.model_copy(update={"watchdog": qos.watchdog.model_copy(
+                    update={"unknown": keep(qos.watchdog.unknown, "watchdog.")})})
+            if qos is not iface.qos:
+                update["qos"] = qos
+        if iface.nic is not None and iface.nic.unknown:
+            update["nic"] = iface.nic.model_copy(update={"unknown": keep(iface.nic.unknown)})
+        if update:
+            device.interfaces[name] = iface.model_copy(update=update)
+
+
 def lldp_device(system_name: object) -> str:
     """A neighbour's LLDP system name as flatfab names devices: its host label, in lower case.
 

@@ -20,14 +20,14 @@ from typing import Literal
 
 from flatfab import exitcodes
 from flatfab.checks import Finding, Severity
-from flatfab.checks.base import about_read
+from flatfab.checks.base import about_read, unread_settings
 
 
 class AuditStatus(StrEnum):
     CLEAN = "clean"  # exit 0
     DRIFT = "drift"  # config drift or failing findings on what was read: exit 1
     ERROR = "error"  # could not run (no inventory, no broker): exit 2
-    INCOMPLETE = "incomplete"  # some devices unread, nothing read is wrong: exit 3
+    INCOMPLETE = "incomplete"  # some devices or settings unread, nothing read is wrong: exit 3
 
     @property
     def exit_code(self) -> int:
@@ -197,7 +197,8 @@ class AuditReport:
             return AuditStatus.ERROR
         if self.drift or any(f.severity.fails for f in self.judged_findings):
             return AuditStatus.DRIFT
-        return AuditStatus.INCOMPLETE if self.unread else AuditStatus.CLEAN
+        incomplete = self.unread or unread_settings(self.read_findings)
+        return AuditStatus.INCOMPLETE if incomplete else AuditStatus.CLEAN
 
     @property
     def read_findings(self) -> list[Finding]:

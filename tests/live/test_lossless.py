@@ -101,6 +101,10 @@ class LiveFault:
 LIVE_FAULTS = [
     LiveFault("pfc-off-on-one-end", "leaf1", "d['PORT_QOS_MAP']['swp51'].pop('pfc_enable')",
               "pfc.link_symmetry", {("leaf1", "swp51")}),
+    # a port row that binds no DSCP map: a stated value (every packet to TC 0), never unknown
+    LiveFault("dscp-map-removed-from-the-port-row", "leaf1",
+              "d['PORT_QOS_MAP']['swp51'].pop('dscp_to_tc_map')", "qos.trust",
+              {("leaf1", "swp51")}),
     LiveFault("pfc-priority-mismatch", "spine1", "d['PORT_QOS_MAP']['swp1']['pfc_enable'] = '4'",
               "pfc.link_symmetry", {("spine1", "swp1")}),
     LiveFault("dscp-to-tc-mismatch-on-a-spine", "spine2",

@@ -3,7 +3,10 @@
 Collectors record a lossless setting they could not read (a watchdog action no line gives,
 a PG profile or pool size a switch's buffer manager computes) in the `unknown` maps of the
 port, its watchdog or the device, and the other checks leave those settings alone. This
-check says so, once per setting, so a report shows what was not judged and why.
+check names each, so a report shows what was not judged and why, and the run is
+incomplete (exit 3), never passed. What the OS never states on any device (its platform's
+data file declares it: the collect sets it apart as the device's `limitations`) is listed
+once per platform instead, as information.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     says why (the OS does not state it, a buffer manager sizes it, a counter is not kept). Where it
     matters, read it on the device by hand; treat the checks that skipped it as not done.
     """
+    yield from _limitations(item, ctx)
     for name in ctx.state.devices:
         device = ctx.observed(name)
         if device is None or device.role is Role.HOST or device.qos is None:
@@ -55,3 +59,20 @@ def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         for setting, why in sorted(nic.nic.unknown.items()):
             yield not_judged(item.id, nic.device.name, why, port=nic.iface.name,
                              what=f"{nic.name} {setting}", virtual=nic.nic.virtual)
+
+
+def _limitations(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """One information finding per platform and setting its OS never states, naming how many
+    devices it concerns."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for name in ctx.state.devices:
+        device = ctx.observed(name)
+        for pattern, why in (device.limitations.items() if device is not None else ()):
+            found.setdefault((device.platform, pattern, why), []).append(name)
+    for (platform, pattern, why), devices in sorted(found.items()):
+        shown = ", ".join(devices[:5]) + (f" and {len(devices) - 5} more" if len(devices) > 5
+                                          else "")
+        yield Finding(check=item.id, severity=Severity.INFO, device=None,
+                      message=f"{platform} never states {pattern}: {why} (a limitation of the "
+                      f"platform, on {shown})", expected="read from the device",
+                      actual="not stated by the OS")

@@ -9,7 +9,7 @@ from nornir.core import Nornir
 
 from flatfab import exitcodes
 from flatfab.checks import CATALOG, CheckContext, Finding, Stage, run_checks
-from flatfab.checks.base import fails
+from flatfab.checks.base import fails, unread_settings
 from flatfab.model.state import FabricState, Probe
 from flatfab.plan.probes import plan_probes
 from flatfab.workflows.devices.collect import DeviceRead, collect
@@ -32,8 +32,13 @@ class Report:
         return fails(self.findings, self.unread)
 
     @property
+    def incomplete(self) -> bool:
+        """Some device, or some setting a device should state, was not read."""
+        return bool(self.unread) or bool(unread_settings(self.findings))
+
+    @property
     def exit_code(self) -> int:
-        return exitcodes.judged(failed=self.failed, unread=bool(self.unread))
+        return exitcodes.judged(failed=self.failed, unread=self.incomplete)
 
 
 def unread_devices(plan: FabricState, observed: FabricState) -> dict[str, str]:

@@ -13,15 +13,19 @@ from __future__ import annotations
 from nornir.core.task import Task
 
 from flatfab.model.state import DeviceState, Probe
+from flatfab.platforms.readback import separate_limitations
 from flatfab.platforms.registry import get as get_platform
 from flatfab.workflows.devices.connections import driver
 
 
 def observe(task: Task, planned: DeviceState, probes: list[Probe],
             read_only: bool) -> DeviceState:
-    """The device's observed state (its probes sent), through its platform's collect."""
-    return get_platform(planned.platform).collect(driver(task, read_only=read_only),
-                                                  planned, probes)
+    """The device's observed state (its probes sent), through its platform's collect; the
+    settings its OS never states (the platform's data file) set apart as limitations."""
+    platform = get_platform(planned.platform)
+    device = platform.collect(driver(task, read_only=read_only), planned, probes)
+    separate_limitations(device, platform.facts.capabilities.unreadable_match)
+    return device
 
 
 def config_texts(task: Task, intended: str) -> tuple[str, str]:
