@@ -36,12 +36,12 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "buffer.profile", "buffer.coverage", "buffer.budget", "mtu.roce_chain",
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
         "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent", "state.unknown",
-        "ecn.intent"])
+        "ecn.intent", "buffer.intent"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
         # counters exist only on a running switch; a device differs from its plan only live
         live_only = check_id in ("ecn.pause_without_marks", "host.intent", "pfc.intent",
-                                 "state.unknown", "ecn.intent")
+                                 "state.unknown", "ecn.intent", "buffer.intent")
         want = {Stage.LIVE} if live_only else {Stage.STATIC, Stage.LIVE}
         assert item.stages == want, check_id
         assert item.title.startswith("Every") and len(item.title) <= 70, check_id
@@ -253,6 +253,12 @@ def _profile_size(s: FabricState) -> None:
     leaf.profiles[qos_of(s, "leaf2", "swp1").pgs[3]].size = 1000  # the host ports' profile
 
 
+def _pool_shrunk(s: FabricState) -> None:
+    spine = s.devices["spine2"].qos
+    assert spine is not None
+    spine.pools["ingress_lossless"].size -= 1_000_000
+
+
 def _small_asic(s: FabricState) -> None:
     spine = s.devices["spine1"].qos
     assert spine is not None
@@ -307,10 +313,13 @@ LIVE: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str | None, 
                                                  ("pfc.intent", "leaf2", "swp51", True)}),
     ("host mtu", _host_mtu, {("mtu.roce_chain", "leaf4-h2", "eth1", False)}),
     ("headroom", _small_headroom, {("buffer.headroom", "leaf1", "swp51", True),
-                                   ("buffer.headroom", "leaf1", "swp52", True)}),
+                                   ("buffer.headroom", "leaf1", "swp52", True),
+                                   ("buffer.intent", "leaf1", None, True)}),
     ("host ecn off", _host_ecn_off, {("host.agreement", "leaf2-h2", "eth1", True),
                                      ("host.intent", "leaf2-h2", "eth1", True)}),
-    ("profile size", _profile_size, {("buffer.profile", "leaf2", None, True)}),
+    ("profile size", _profile_size, {("buffer.profile", "leaf2", None, True),
+                                     ("buffer.intent", "leaf2", None, True)}),
+    ("pool shrunk", _pool_shrunk, {("buffer.intent", "spine2", None, True)}),
     ("buffer budget", _small_asic, {("buffer.budget", "spine1", None, True)}),
     ("dwrr weights", _weights, {("sched.lossless_bandwidth", "leaf1", "swp2", True)}),
     ("slow uplinks", _slow_uplinks, {("fabric.nonblocking", "leaf3", None, False)}),
@@ -334,6 +343,15 @@ def test_live_drift_is_named_and_marked_virtual(
     state = collected()
     fault(state)
     assert {(f.check, f.device, f.port, f.virtual) for f in live(state)} == expected
+
+
+def test_a_shrunk_pool_is_named_as_the_pool_with_both_sizes() -> None:
+    state = collected()
+    _pool_shrunk(state)
+    [finding] = [f for f in live(state) if f.check == "buffer.intent"]
+    assert finding.message == ("spine2 pool ingress_lossless size is 47000000 B, the intent "
+                               "sets 48000000 B")
+    assert (finding.expected, finding.actual) == ("48000000 B", "47000000 B")
 
 
 def test_a_link_whose_ends_both_drifted_is_one_finding_naming_both() -> None:

@@ -153,6 +153,10 @@ LIVE_FAULTS = [
     LiveFault("pool-below-reserved", "spine1",
               "d['BUFFER_POOL']['ingress_lossless_pool']['size'] = '100000'",
               "buffer.budget", {("spine1", None)}),
+    # a lossless pool shrunk by hand, still above what its PGs reserve: named as the pool
+    LiveFault("lossless-pool-shrunk", "spine2",
+              "d['BUFFER_POOL']['ingress_lossless_pool']['size'] = '47000000'",
+              "buffer.intent", {("spine2", None)}),
     # RoCE leaving the NIC not ECN-capable: no switch can mark it, DCQCN never slows down
     LiveFault("host-roce-not-ect", "leaf4-h2",
               "nft flush chain inet flatfab roce_marking && nft add rule inet flatfab "

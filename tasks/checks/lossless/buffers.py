@@ -5,7 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check, not_judged
+from pydantic import BaseModel
+
+from flatfab.checks.base import (
+    Check,
+    CheckContext,
+    Finding,
+    Scope,
+    Severity,
+    Stage,
+    check,
+    not_judged,
+)
 from flatfab.checks.lossless.common import (
     Issue,
     PerObject,
@@ -299,3 +310,60 @@ def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                expected=f"<= {dev.asic.buffer_bytes}", actual=str(total),
                                virtual=dev.virtual)
 
+
+
+POOL_FIELDS = ("direction", "mode", "size")
+PROFILE_FIELDS = ("pool", "size", "xon", "xoff", "dynamic_th", "static_th")
+
+
+def _unit(field_name: str, value: object) -> str:
+    return f"{value} B" if field_name in ("size", "xon", "xoff") else str(value)
+
+
+def _differences(kind: str, name: str, seen: BaseModel | None, want: BaseModel,
+                 fields: tuple[str, ...], unknown: dict[str, str]) -> Iterator[Issue]:
+    """How a pool or profile the device holds differs from the plan's of the same name
+    (what the device does not state is left to state.unknown)."""
+    key = f"{kind}s.{name}"
+    if key in unknown:
+        return
+    if seen is None:
+        yield Issue(f"{kind} {name} is missing", f"{kind} {name}", "missing")
+        return
+    for field_name in fields:
+        got, wanted = getattr(seen, field_name), getattr(want, field_name)
+        if got != wanted and f"{key}.{field_name}" not in unknown:
+            yield Issue(f"{kind} {name} {field_name} is {_unit(field_name, got)}, the intent "
+                        f"sets {_unit(field_name, wanted)}", _unit(field_name, wanted),
+                        _unit(field_name, got))
+
+
+@check("buffer.intent", "Every switch's buffer pools and profiles are the intent's, by name",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
+def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, each switch's buffer pools (direction, mode, size) and profiles (pool, size,
+    XON, XOFF, alpha or static threshold), and the plan's for the same switch.
+    Expects: every pool and profile the plan gives the switch, by name, with the plan's values: a
+    pool shrunk by hand still passes every sanity check while it holds less than the headroom
+    and thresholds were sized for.
+    Fails when: a planned pool or profile is missing or differs, each named with the value held
+    and the value planned. What the switch does not state is not judged (`state.unknown`).
+    Fix: `flatfab rollout` restores the planned pools and profiles (`flatfab audit` names the
+    drift). If the new sizes are wanted, set them in qos.yaml `buffers`, then check that
+    `buffer.budget` and `ecn.before_pfc` still pass.
+    """
+    for name in ctx.state.devices:
+        device, planned = ctx.observed(name), ctx.plan.devices.get(name)
+        if device is None or device.qos is None or planned is None or planned.qos is None:
+            continue
+        seen, want, unknown = device.qos, planned.qos, device.qos.unknown
+        issues = [*(issue for role, pool in sorted(want.pools.items())
+                    for issue in _differences("pool", role, seen.pools.get(role), pool,
+                                              POOL_FIELDS, unknown)),
+                  *(issue for profile_name, buffer in sorted(want.profiles.items())
+                    for issue in _differences("profile", profile_name,
+                                              seen.profiles.get(profile_name), buffer,
+                                              PROFILE_FIELDS, unknown))]
+        for issue in issues:
+            yield item.finding(name, f"{name} {issue.text}", expected=issue.expected,
+                               actual=issue.actual, virtual=seen.virtual)
