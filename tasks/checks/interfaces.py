@@ -92,6 +92,30 @@ def present(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                expected=iface.vrf, actual=seen.vrf)
 
 
+@check("host.address", "Every host NIC has its planned addresses",
+       scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=every_host)
+def host_address(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the addresses of every planned data NIC of each readable host, and the plan's.
+    Expects: each NIC holds every address the plan gives it.
+    Fails when: a planned address is missing from its NIC, naming what the NIC holds instead: a
+    NIC moved to another address is named here, where routes and probes only show the symptom.
+    A NIC that is missing is `interface.present`'s.
+    Fix: The address was changed on the host by hand (or by another tool): a rollout restores the
+    planned one on a managed host; on an unmanaged one, give its team the rendered config. If the
+    new address is wanted, it belongs in the intent (hosts.yaml pools), not on the host alone.
+    """
+    for name, iface, seen in _planned_interfaces(ctx):
+        if iface.kind is not IfKind.NIC or seen is None or not iface.addresses:
+            continue
+        absent = [a for a in iface.addresses if a not in seen.addresses]
+        if absent:
+            held = ", ".join(seen.addresses) or "no address"
+            yield item.finding(name, f"{name}:{iface.name} holds {held}, planned "
+                               f"{', '.join(iface.addresses)}", port=iface.name,
+                               vrf=iface.vrf, expected=", ".join(iface.addresses),
+                               actual=held)
+
+
 @check("interface.up", "Every planned interface is up",
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE], hosts=every_host)
 def up(item: Check, ctx: CheckContext) -> Iterator[Finding]:

@@ -164,9 +164,14 @@ def plane_independence(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                       and prefixes[p][0] != plane]
             if leaked:
                 shown = ", ".join(f"{p} ({origin})" for p, (_, origin) in leaked[:4])
+                # the port the leak leaves through: the first leaked route's next hop's
+                ports = sorted({hop.interface for p, _ in leaked for hop in table[p].nexthops
+                                if hop.interface is not None})
+                via = f" via {', '.join(ports[:4])}" if ports else ""
                 yield item.finding(name, f"{name} (plane {plane}) VRF {vrf} routes "
-                                   f"{len(leaked)} prefixes of another plane: {shown}",
-                                   vrf=vrf, expected="no route into another plane",
+                                   f"{len(leaked)} prefixes of another plane{via}: {shown}",
+                                   port=ports[0] if ports else None, vrf=vrf,
+                                   expected="no route into another plane",
                                    actual=f"{len(leaked)} routes")
 
 
@@ -311,6 +316,7 @@ def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     plan = ctx.plan
     rank = {Role.LEAF: 0, Role.SPINE: 1, Role.SUPERSPINE: 2}
     widths: dict[tuple[Role, int | None], dict[str, int]] = {}
+    missing: dict[str, list[str]] = {}  # planned uplinks down or absent, by switch
     # a 3-stage spine is the top tier: only leaves (and pod spines under super-spines) have
     # uplinks to count
     tiers = (Role.LEAF, Role.SPINE) if plan.of_role(Role.SUPERSPINE) else (Role.LEAF,)
@@ -320,7 +326,7 @@ def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         device = ctx.observed(name)
         if device is None:
             continue
-        count = 0
+        count, lost = 0, []
         for iface in planned.interfaces.values():
             if iface.parent is not None or iface.kind is not IfKind.FABRIC or not iface.peer:
                 continue
@@ -330,14 +336,20 @@ def ecmp_width(item: Check, ctx: CheckContext) -> Iterator[Finding]:
             seen = device.interfaces.get(iface.name)
             if seen is not None and seen.up is not False:
                 count += 1
+            else:
+                lost.append(iface.name)
         if count or planned.role is Role.LEAF:
             widths.setdefault((planned.role, planned.plane), {})[name] = count
+            missing[name] = lost
     for (role, plane), counts in sorted(widths.items(), key=lambda kv: (kv[0][0].value,
                                                                          kv[0][1] or 0)):
         widest = max(counts.values(), default=0)
         tier = f"{role.value}s" + (f" of plane {plane}" if plane is not None else "")
         for name, count in sorted(counts.items()):
             if count < widest:
-                yield item.finding(name, f"{name} has {count} uplinks, the other {tier} have "
-                                   f"{widest}: its ECMP is narrower", expected=str(widest),
+                lost = missing.get(name, [])
+                which = f" ({', '.join(lost)} down or missing)" if lost else ""
+                yield item.finding(name, f"{name} has {count} uplinks{which}, the other {tier} "
+                                   f"have {widest}: its ECMP is narrower",
+                                   port=lost[0] if lost else None, expected=str(widest),
                                    actual=str(count))

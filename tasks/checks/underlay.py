@@ -48,6 +48,32 @@ def sessions(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                vrf=vrf, expected=want, actual=str(got.state))
 
 
+@check("bgp.local_asn", "Every switch runs BGP as its planned ASN, in every VRF",
+       scope=Scope.DEVICE, severity=Severity.CRITICAL, stages=[Stage.LIVE])
+def local_asn(item: Check, ctx: CheckContext) -> Iterator[Finding]:
+    """Reads: live, the ASN of each readable switch's BGP instance in every VRF the plan gives it.
+    Expects: the planned ASN (its own, its tier's or its pod's: RFC 7938).
+    Fails when: an instance runs as another ASN, naming both. Its sessions then stay down, and
+    `bgp.session` names them too; this finding says why. An instance that is missing or states no
+    ASN is `bgp.session`'s.
+    Fix: The switch's BGP was renumbered by hand: `flatfab audit` shows it and `flatfab rollout`
+    restores the planned ASN (on most OSes a new ASN restarts BGP: plan a window). If the new
+    ASN is wanted, set it in fabric.yaml (a pinned `asn`, `spine_asn`, `leaf_asns`, `pods.asns`).
+    """
+    for name, planned in ctx.plan.devices.items():
+        device = ctx.observed(name)
+        if device is None or planned.role is Role.HOST:
+            continue
+        for vrf, instance in sorted(planned.bgp.items()):
+            seen = device.bgp.get(vrf)
+            want = instance.asn if instance.asn is not None else planned.asn
+            if seen is None or seen.asn is None or want is None or seen.asn == want:
+                continue
+            yield item.finding(name, f"{name} runs BGP as AS {seen.asn} (VRF {vrf}), planned "
+                               f"AS {want}", vrf=vrf, expected=f"AS {want}",
+                               actual=f"AS {seen.asn}")
+
+
 @check("bgp.remote_asn", "Every BGP peer has the ASN of the device at the other end",
        scope=Scope.LINK, severity=Severity.CRITICAL)
 def remote_asn(item: Check, ctx: CheckContext) -> Iterator[Finding]:

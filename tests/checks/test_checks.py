@@ -91,6 +91,14 @@ def _duplicate_router_id(state: FabricState) -> None:
     state.devices["leaf2"].router_id = state.devices["leaf1"].router_id
 
 
+def _renumbered_asn(state: FabricState) -> None:
+    state.devices["spine1"].bgp["default"].asn = 65099
+
+
+def _nic_moved(state: FabricState) -> None:
+    state.devices["leaf2-h1"].interfaces["eth1"].addresses = ["10.100.2.99/24"]
+
+
 FAULTS: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str, str | None]]]] = [
     ("mtu", _set_mtu, {("interface.mtu", "leaf3", "swp52"),
                        ("link.mtu_match", "leaf3", "swp52"),
@@ -107,7 +115,21 @@ FAULTS: list[tuple[str, Callable[[FabricState], None], set[tuple[str, str, str |
     ("down", _interface_down, {("interface.up", "spine2", "swp3")}),
     ("missing", _interface_missing, {("interface.present", "leaf4", "br200")}),
     ("router id", _duplicate_router_id, {("bgp.router_id_unique", "leaf2", None)}),
+    # the cause beside its symptoms: an own ASN changed, a NIC moved to another address
+    ("own asn", _renumbered_asn, {("bgp.local_asn", "spine1", None)}),
+    ("nic address", _nic_moved, {("host.address", "leaf2-h1", "eth1")}),
 ]
+
+
+def test_a_renumbered_switch_and_a_moved_nic_are_named_with_both_values() -> None:
+    state = healthy()
+    _renumbered_asn(state)
+    _nic_moved(state)
+    found = {f.check: f.message for f in live(state)}
+    assert found["bgp.local_asn"] == "spine1 runs BGP as AS 65099 (VRF default), planned AS 65000"
+    planned = healthy().devices["leaf2-h1"].interfaces["eth1"].addresses
+    assert found["host.address"] == (f"leaf2-h1:eth1 holds 10.100.2.99/24, planned "
+                                     f"{', '.join(planned)}")
 
 
 @pytest.mark.parametrize(("fault", "expected"), [(f, e) for _, f, e in FAULTS],

@@ -133,8 +133,10 @@ def test_a_leaf_cabled_into_the_other_plane_is_named_by_lldp_session_and_route()
     messages = " | ".join(m for *_, m in found)
     assert "su1-leaf1:swp51 (plane 1) is cabled to p2-pod1-spine1:swp1 (plane 2)" in messages
     assert "BGP session with p2-pod1-spine1 (plane 2)" in messages
-    assert "routes 1 prefixes of another plane: 10.0.0.23/32 (su1-leaf3)" in messages
+    assert "routes 1 prefixes of another plane via swp51: 10.0.0.23/32 (su1-leaf3)" in messages
     assert {d for _, d, _, _ in found} == {"su1-leaf1"}
+    # every finding names its port, the route leak the port it leaves through
+    assert {port for _, _, port, _ in found} == {"swp51"}
 
 
 def test_a_link_planned_across_planes_is_refused_statically() -> None:
@@ -306,6 +308,6 @@ def test_a_narrower_tier_member_is_named() -> None:
         state.devices["p2-pod1-spine1"].interfaces["swp34"].up = False
 
     found = [f for f in _findings(_observed(down)) if f[0] == "ecmp.width"]
-    assert [(d, m) for _, d, _, m in found] == [
-        ("p2-pod1-spine1", "p2-pod1-spine1 has 1 uplinks, the other spines of plane 2 have 2: "
-                           "its ECMP is narrower")]
+    assert [(d, p, m) for _, d, p, m in found] == [
+        ("p2-pod1-spine1", "swp34", "p2-pod1-spine1 has 1 uplinks (swp34 down or missing), the "
+                                    "other spines of plane 2 have 2: its ECMP is narrower")]
