@@ -157,3 +157,21 @@ def test_each_rail_fault_is_named_and_repaired(rail: Lab, fault: RailFault) -> N
             _rollout(rail)
     clean = _verify_until(rail, lambda d: bool(d["passed"]), "--lossless", timeout=90)
     assert clean["passed"], [f["message"] for f in clean["findings"]]
+
+
+def test_a_mis_marked_nic_beside_a_correct_neighbour_is_named_at_its_hops(rail: Lab) -> None:
+    """su1-s1's NIC 1 marks its RoCE AF11 (DSCP 10): its flows cross su1-leaf1's uplink in a
+    lossy class, beside su1-s2's correctly marked ones on the same uplink; verify --traffic
+    names the mis-marked flows at each hop they crossed, never the neighbour's."""
+    rail.sh("su1-s1", "nft insert rule inet flatfab roce_marking oifname eth1 udp dport 4791 "
+                      "ip dscp set 10 accept")
+    try:
+        data = _json(rail, "verify", "--traffic", "--no-probes")
+        assert not data["passed"]
+        wrong = [f for f in data["findings"] if f["check"] == "traffic.class"]
+        assert ("su1-leaf1", "swp51.100") in {(f["device"], f["port"]) for f in wrong}
+        assert all("su1-s1 eth1 -> " in f["message"] for f in wrong), wrong
+    finally:
+        _rollout(rail)
+    clean = _json(rail, "verify", "--traffic", "--no-probes")
+    assert clean["passed"], [f["message"] for f in clean["findings"]]

@@ -8,7 +8,7 @@ from flatfab.intent.loader import load_intent
 from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
 from flatfab.plan.traffic import FlowGroup, hops, plan_flows
-from flatfab.workflows.commands.traffic import CHECK, DROPS, Counters, _judge
+from flatfab.workflows.commands.traffic import CHECK, DROPS, Counters, _judge, waves
 from tests.support.paths import ROOT
 
 PLAN: FabricState = plan(load_intent(ROOT / "intents" / "lab"))
@@ -66,3 +66,40 @@ def test_a_spine_without_counters_leaves_the_spread_unjudged() -> None:
     found = _judge(PLAN, GROUP, before, after)
     assert {f.severity for f in found} == {Severity.NOT_JUDGED}
     assert {f.device for f in found} == {spine.device}
+
+
+RAIL: FabricState = plan(load_intent(ROOT / "intents" / "rail"))
+
+
+def test_flow_groups_that_share_a_port_are_sent_in_different_waves() -> None:
+    """Each group is judged on counters no other group's packets touched: on the rail lab,
+    su1-leaf1's uplink carries two servers' flows, which go in two waves."""
+    groups = plan_flows(RAIL)
+    sent = waves(RAIL, groups)
+    assert sum(map(len, sent)) == len(groups) and all(any(g in w for w in sent) for g in groups)
+    assert sorted(map(len, sent)) == [2, 4, 4, 8]
+    for wave in sent:
+        crossed = [(hop.device, port) for g in wave for hop in hops(RAIL, g)
+                   for port in hop.ports]
+        assert len(crossed) == len(set(crossed))
+    uplink = [i for i, wave in enumerate(sent) for g in wave
+              if hops(RAIL, g)[0] == hops(RAIL, groups[0])[0]]
+    assert len(uplink) == len(set(uplink)) >= 2
+
+
+def test_the_classic_lab_sends_every_group_at_once() -> None:
+    assert len(waves(PLAN, plan_flows(PLAN))) == 1
+
+
+def test_a_mis_marked_group_judged_alone_is_named_at_the_hop_it_crossed() -> None:
+    """What a wave's counters show for one group whose RoCE left in TC 0: named at every
+    hop it crossed in the wrong class, with its route."""
+    before, after = _counters(GROUP.roce_packets + GROUP.cnp_packets)
+    for hop in hops(PLAN, GROUP):
+        for port in hop.ports:
+            after[hop.device][port][0] = {"packets": GROUP.roce_packets, "drops": 0}
+            after[hop.device][port][3] = {"packets": 0, "drops": 0}
+    found = [f for f in _judge(PLAN, GROUP, before, after) if f.check == CHECK]
+    route = f"{GROUP.source} -> {GROUP.target} (VRF {GROUP.vrf})"
+    assert {f.device for f in found} == {h.device for h in hops(PLAN, GROUP)}
+    assert all(route in f.message for f in found)

@@ -3,7 +3,10 @@ every hop queued them in the right class with no drops in the lossless class.
 
 Counters are read from every switch before and after (read-only), the hosts send at the same
 time, and each flow group is then followed hop by hop (flatfab.plan.traffic). A hop that
-queued the packets in another class is named with the classes they went to. An unmanaged
+queued the packets in another class is named with the classes they went to. Flow groups are
+sent in waves in which no two cross the same port, so every group is judged on counters no
+other group's packets touched: a mis-marked flow beside correctly marked ones is named at
+each hop it crossed, never hidden by its neighbours' packets. An unmanaged
 host sends nothing (flatfab never logs in to it): its flow groups are reported not judged; a
 flow from a managed host to an unmanaged one is sent and judged like any other.
 """
@@ -230,6 +233,40 @@ def counted_switches(plan: FabricState) -> set[str]:
             and get_platform(d.platform).facts.capabilities.class_counters}
 
 
+def waves(plan: FabricState, groups: list[FlowGroup]) -> list[list[FlowGroup]]:
+    """The flow groups in waves, in order: each group joins the first wave none of whose
+    groups crosses a port it crosses (first fit), so the counters of a port grow by one
+    group's packets per wave."""
+    found: list[tuple[list[FlowGroup], set[tuple[str, str]]]] = []
+    for group in groups:
+        ports = {(hop.device, port) for hop in hops(plan, group) for port in hop.ports}
+        wave = next((w for w in found if not w[1] & ports), None)
+        if wave is None:
+            found.append(([group], ports))
+        else:
+            wave[0].append(group)
+            wave[1].update(ports)
+    return [wave for wave, _ in found]
+
+
+def _send_wave(nornir: Nornir, wave: list[FlowGroup]) -> tuple[int, list[Finding]]:
+    """Packets the wave's sources sent, and a finding per source that could not send."""
+    sources = {g.source for g in wave}
+    results = nornir.filter(filter_func=lambda h: h.name in sources).run(
+        task=_send, name="traffic: send", groups=wave, on_failed=True)
+    packets, findings = 0, []
+    for name in sorted(sources):
+        outcome = results.get(name)
+        if outcome is None or outcome.failed:
+            reason = str(outcome[0].exception) if outcome else "not in the inventory"
+            findings.append(Finding(check=CHECK, severity=Severity.CRITICAL, device=name,
+                                    message=f"{name} could not send: {reason}",
+                                    expected="sent", actual=reason))
+        else:
+            packets += int(outcome[0].result)
+    return packets, findings
+
+
 def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     started = time.monotonic()
     planned = plan_flows(plan)
@@ -246,24 +283,18 @@ def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
     switches = counted_switches(plan)
     before, findings = _read(nornir, switches)
     sent_at = time.monotonic()
-    results = nornir.filter(filter_func=lambda h: h.name in sources).run(
-        task=_send, name="traffic: send", groups=groups, on_failed=True)
     packets = 0
-    for name in sorted(sources):
-        outcome = results.get(name)
-        if outcome is None or outcome.failed:
-            reason = str(outcome[0].exception) if outcome else "not in the inventory"
-            findings.append(Finding(check=CHECK, severity=Severity.CRITICAL, device=name,
-                                    message=f"{name} could not send: {reason}",
-                                    expected="sent", actual=reason))
-        else:
-            packets += int(outcome[0].result)
-    time.sleep(SETTLE_S)
-    after, later = _read(nornir, switches)
-    findings += later
-    if not findings:
-        for group in groups:
+    for wave in waves(plan, groups) if not findings else []:
+        sent, failed = _send_wave(nornir, wave)
+        packets += sent
+        time.sleep(SETTLE_S)
+        after, unread = _read(nornir, switches)
+        findings += failed + unread
+        if findings:
+            break  # a source or a switch failed: what the counters say is not the flows'
+        for group in wave:
             findings += _judge(plan, group, before, after)
+        before = after
     findings += [not_judged(check, host, UNMANAGED, what=f"{host}'s test traffic",
                             expected="sent", actual="unmanaged")
                  for host in unsent for check in TRAFFIC_CHECKS]
