@@ -1,8 +1,8 @@
 """What flatfab's exit codes say, one rule for every command that reads devices.
 
 0 clean; 1 findings, drift, changes that did not land; 2 could not run (bad input, no
-inventory, no broker); 3 incomplete: some devices were not read, and nothing that was read
-is wrong. Findings on the devices read win over unread ones: a run that found a fault says
+inventory, no broker); 3 incomplete: some devices (or a setting a device should state) were
+not read, and nothing that was read is wrong. Findings on the devices read win over unread ones: a run that found a fault says
 so with 1, and still names each device it could not read.
 """
 
