@@ -3,7 +3,7 @@
 #   offline  every test without a lab or Nautobot (CPU-bound)
 #   ownlab   the live tests that bring up a lab of their own, each under its own prefix and
 #            subnet (marker own_lab: the lab cycle, timeouts against a dropping address,
-#            the lossless fault matrix, unmanaged hosts, the installed package's project)
+#            unmanaged hosts, the installed package's project)
 #   lab      the classic lab's live tests (prefix fft; test_zz_lifecycle brings up a second
 #            lab beside it)
 #   sot      Nautobot and the rail lab (its tests are marked `rail`); the SoT audit of a

@@ -1,25 +1,18 @@
 """The lossless plane on the live lab: applied, read back, traffic followed by class
 counters, and a fault matrix where each injected fault is found by the right check, on the
-right device and port. Every fault is repaired by a rollout, which must bring it back.
-
-The faults are injected one after the other on one lab, so the module has a lab of its own
-(prefix `ffl`, 172.31.236.0/24): `make test` runs it (marker own_lab) in its ownlab session,
-beside the classic lab's other live tests rather than after them."""
+right device and port. Every fault is repaired by a rollout, which must bring it back."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.support.lab import Lab, own_lab
+from tests.support.lab import Lab
 
-pytestmark = [pytest.mark.live, pytest.mark.own_lab]
-PREFIX = "ffl"
-SUBNET = "172.31.236.0/24"
+pytestmark = pytest.mark.live
 ASIC = "/var/lib/flatfab/asic/config_db.json"
 NIC = "/var/lib/flatfab/nic/qos.conf"
 
@@ -35,9 +28,10 @@ def _named(data: dict[str, Any], check: str) -> set[tuple[str, str | None]]:
 
 
 @pytest.fixture(scope="module")
-def rolled_out(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    with own_lab(tmp_path_factory.mktemp("lossless"), PREFIX, SUBNET, rolled_out=True) as lab:
-        yield lab
+def rolled_out(lab: Lab) -> Lab:
+    result = lab.cli("rollout", "--format", "json")
+    assert result.code == 0, result.stdout[-2000:] + result.stderr
+    return lab
 
 
 def _repair(lab: Lab) -> None:

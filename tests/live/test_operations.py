@@ -1,6 +1,6 @@
 """Operations on the live lab: phased rollouts that fail for real, recovery, audits.
 
-Runs after test_fabric on the same session lab (fully rolled out). Changes
+Runs after test_fabric/test_lossless on the same session lab (fully rolled out). Changes
 come from a copy of the lab intent with one value changed; every test puts the lab back
 to the original intent and waits until verify passes before it ends.
 """

@@ -4,6 +4,7 @@ that records every tick, and floods of real UDP packets sent from a lab host."""
 from __future__ import annotations
 
 import shlex
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from flatfab.checks.base import Finding
 from flatfab.intent.thresholds import thresholds_of
-from flatfab.lab.netns import node_exec
+from flatfab.lab.netns import node_exec, nsenter_args
 from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.thresholds import Thresholds
@@ -36,6 +37,8 @@ while time.monotonic() - start < seconds:
     for _ in range(burst):
         s.sendto(payload, (address, port))
         sent += 1
+    if sent == burst:
+        print("sending", flush=True)  # the fault begins now, not when the process was asked
     time.sleep(max(0.0, start + sent / pps - time.monotonic()))
 print(sent)
 """
@@ -136,20 +139,25 @@ def flood(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
                                                    first_byte))
     out = node_exec(lab.paths, host, ["sh", "-c", f"python3 -c {shlex.quote(SENDER)} {args}"],
                     timeout=seconds + 30)
-    return int(out.strip() or 0)
+    return int(out.split()[-1]) if out.split() else 0
 
 
 @contextmanager
 def flooding(lab: Lab, host: str, address: str, *, port: int, tos: int, pps: int,
              seconds: float, first_byte: int = 0) -> Iterator[float]:
-    """A flood in a thread; yields when it started (monotonic), joins it on exit."""
-    thread = threading.Thread(target=flood, args=(lab, host, address),
-                              kwargs={"port": port, "tos": tos, "pps": pps,
-                                      "seconds": seconds, "first_byte": first_byte},
-                              daemon=True)
-    started = time.monotonic()
-    thread.start()
+    """A flood from a lab host; yields when its first packets left (monotonic: what a
+    deadline counts from, however long the sender took to start), waits for it on exit."""
+    args = [str(a) for a in (address, port, tos, pps, seconds, first_byte)]
+    sender = subprocess.Popen([*nsenter_args(lab.paths, host), "python3", "-c", SENDER, *args],
+                              stdout=subprocess.PIPE, text=True)
     try:
-        yield started
+        assert sender.stdout is not None
+        first = sender.stdout.readline()
+        assert first.strip() == "sending", f"the flood from {host} did not start: {first!r}"
+        yield time.monotonic()
     finally:
-        thread.join(seconds + 30)
+        try:
+            sender.wait(seconds + 30)
+        except subprocess.TimeoutExpired:
+            sender.kill()
+            sender.wait()
