@@ -246,7 +246,12 @@ def _lldp(reply: dict[str, Any]) -> tuple[dict[str, list[Endpoint]], dict[str, s
         for entry in items(info, "lldp-neighbor-information"):
             local = _local_port(entry)
             system = data(entry, "lldp-remote-system-name")
-            if not local or not system:
+            if not local:
+                continue
+            if not system:  # LLDP's system name is optional (IEEE 802.1AB 8.5.6)
+                chassis = data(entry, "lldp-remote-chassis-id") or "?"
+                unnamed[f"{local} LLDP neighbour {chassis}"] = (
+                    "it sent no system name: the neighbouring device cannot be named")
                 continue
             port, why = readback.lldp_port(data(entry, "lldp-remote-port-id-subtype"),
                                            data(entry, "lldp-remote-port-id"),

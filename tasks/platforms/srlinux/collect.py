@@ -66,8 +66,8 @@ COMMANDS = (INTERFACES, INSTANCES, LLDP)
 # counters: a box without PFC statistics (or a container lab) may refuse it: not an error;
 # without the clock, LLDP ages are unknown
 COUNTER_COMMANDS = (QOS_STATE, CLOCK)
-SPEEDS = {"10G": 10_000, "25G": 25_000, "40G": 40_000, "50G": 50_000, "100G": 100_000,
-          "200G": 200_000, "400G": 400_000, "800G": 800_000}
+SPEEDS = {"1G": 1_000, "10G": 10_000, "25G": 25_000, "40G": 40_000, "50G": 50_000,
+          "100G": 100_000, "200G": 200_000, "400G": 400_000, "800G": 800_000}
 _OWN_FC = re.compile(r"^ff-tc([0-7])$")
 _PROTOCOLS = {"bgp": "bgp", "local": "connected", "host": "connected", "static": "static"}
 
@@ -204,7 +204,10 @@ def _lldp(device: DeviceState, lldp: Json, now: datetime | None) -> dict[str, li
         heard = sorted(_list(iface.get("neighbor")), key=lambda n: str(n.get("last-update", "")),
                        reverse=True)
         for neighbor in heard:
-            if not neighbor.get("system-name"):
+            if not neighbor.get("system-name"):  # optional in LLDP (IEEE 802.1AB 8.5.6)
+                device.not_modelled[
+                    f"{iface.get('name')} LLDP neighbour {neighbor.get('chassis-id', '?')}"] = (
+                    "it sent no system name: the neighbouring device cannot be named")
                 continue
             system = lldp_device(neighbor["system-name"])
             port, why = readback.lldp_port(neighbor.get("port-id-type"), neighbor.get("port-id"),

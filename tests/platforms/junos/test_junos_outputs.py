@@ -171,6 +171,12 @@ def test_an_alias_that_is_a_name_is_the_port(qfx: DeviceState) -> None:
     assert peer is not None and (peer.device, peer.port) == ("spine5", "swp12")
 
 
+def test_a_neighbour_without_a_system_name_is_named_by_its_chassis(qfx: DeviceState) -> None:
+    assert qfx.not_modelled["et-0/0/53 LLDP neighbour 0c:42:a1:00:00:70"] == (
+        "it sent no system name: the neighbouring device cannot be named")
+    assert qfx.interfaces["et-0/0/53"].lldp_neighbours == []  # the named one only
+
+
 def test_every_neighbour_of_a_port_freshest_first(qfx: DeviceState) -> None:
     port = qfx.interfaces["et-0/0/49"]
     assert port.lldp_neighbours == [

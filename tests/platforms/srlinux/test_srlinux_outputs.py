@@ -129,7 +129,11 @@ def test_lldp_is_read_in_both_forms(form: str) -> None:
     assert seen.interfaces["ethernet-1/2"].peer is None
     why = seen.not_modelled["ethernet-1/2 LLDP neighbour leaf1-h2"]
     assert "'612' is locally assigned" in why
-    assert list(seen.not_modelled) == ["ethernet-1/2 LLDP neighbour leaf1-h2"]
+    # a neighbour that sends no system name (optional in LLDP) is named by its chassis
+    assert list(seen.not_modelled) == ["ethernet-1/2 LLDP neighbour leaf1-h2",
+                                       "ethernet-1/52 LLDP neighbour 0C:42:A1:00:00:70"]
+    assert "no system name" in seen.not_modelled[
+        "ethernet-1/52 LLDP neighbour 0C:42:A1:00:00:70"]
     # a VRF sub-interface's far end: the freshest neighbour's port, same index
     assert seen.interfaces["ethernet-1/51.100"].peer == Endpoint(device="spine1",
                                                                  port="ethernet-1/1.100")
