@@ -466,10 +466,10 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
                             {"ifa-local": _d("fe80::5200:ff:fe01:1"),
                              "ifa-destination": _d("fe80::/64")}]}]
         phys["logical-interface"].append({"name": _d(unit), "address-family": families})
-    for name, phys in physical.items():
-        if len(phys["logical-interface"]) > 1 and name not in ("irb", names.loopback):
+    for port_name, phys in physical.items():
+        if len(phys["logical-interface"]) > 1 and port_name not in ("irb", names.loopback):
             # a vlan-tagging port's untagged control unit, which Junos makes itself
-            phys["logical-interface"].append({"name": _d(f"{name}.32767")})
+            phys["logical-interface"].append({"name": _d(f"{port_name}.32767")})
         phys["logical-interface"].sort(key=lambda u: u["name"][0]["data"])
     # Junos's own interfaces, and the management port (named by collect, not modelled)
     physical.update({

@@ -204,7 +204,10 @@ def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]
     for command in COMMANDS:
         try:
             out[command] = parse_reply(command, driver.cli([command])[command])
-        except (JunosCollectError, OSError, KeyError) as exc:
+        except JunosCollectError as exc:  # names the command itself: one line
+            device.errors.append(str(exc))
+            out[command] = {}
+        except (OSError, KeyError) as exc:
             device.errors.append(f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
             out[command] = {}
         except Exception as exc:  # noqa: BLE001 - NAPALM/PyEZ raise their own RpcError types
@@ -366,7 +369,7 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: JunosConfig,
                 name = state_name(full, names)
                 # a unit of lo0 other than 0 is a VRF's loopback (lo0.N in an instance)
                 loopback = port == names.loopback
-                parent = port if name != port and port != "irb" and not loopback else None
+                parent = port if port not in (name, "irb") and not loopback else None
                 gateway = config.access_vlan(port) if name == port else None
                 vrf = config.vrf_of(gateway or full)
                 iface = device.interfaces[name] = Interface(
