@@ -246,3 +246,18 @@ def test_an_unreadable_lldp_reply_is_one_error_naming_the_command() -> None:
     seen = _collect(outputs)
     assert seen.errors == [f"{junos_collect.LLDP}: not JSON"]
     assert seen.interfaces["et-0/0/48"].peer is None
+
+
+@pytest.mark.parametrize(("address", "read"), [
+    ({"ifa-local": [{"data": "10.0.1.1"}], "ifa-destination": [{"data": "10.0.1.0/31"}]},
+     "10.0.1.1/31"),
+    ({"ifa-local": [{"data": "10.0.0.11"}]}, "10.0.0.11/32"),  # lo0 in the normal form
+    # the terse form: a host address's destination "0/0", a prefix printed with the address
+    ({"ifa-local": [{"data": "10.0.0.11"}], "ifa-destination": [
+        {"data": "0/0", "attributes": {"junos:emit": "emit"}}]}, "10.0.0.11/32"),
+    ({"ifa-local": [{"data": "10.0.12.1/30"}]}, "10.0.12.1/30"),
+])
+def test_addresses_in_every_form(address: dict[str, object], read: str) -> None:
+    unit = {"address-family": [{"address-family-name": [{"data": "inet"}],
+                                "interface-address": [address]}]}
+    assert junos_collect._addresses(unit) == [read]
