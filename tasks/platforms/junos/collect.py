@@ -220,7 +220,7 @@ def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]
 _UNIT = re.compile(r"\.[0-9]+$")
 
 
-def _local_port(entry: dict[str, Any]) -> str | None:
+def _lldp_local(entry: dict[str, Any]) -> str | None:
     """The local port of an LLDP entry. The detail form names it in lldp-local-interface and
     puts the port's ifIndex in lldp-local-port-id; the brief form names it in
     lldp-local-port-id (lldp-local-interface with its unit, ge-0/0/0.0, before Junos 13)."""
@@ -247,7 +247,7 @@ def _lldp(reply: dict[str, Any]) -> tuple[dict[str, list[Endpoint]], dict[str, s
     unnamed: dict[str, str] = {}
     for info in items(reply, "lldp-neighbors-information"):
         for entry in items(info, "lldp-neighbor-information"):
-            local = _local_port(entry)
+            local = _lldp_local(entry)
             system = data(entry, "lldp-remote-system-name")
             if not local:
                 continue
@@ -656,7 +656,15 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     shown = _read(driver, device)
     config = JunosConfig(shown[CONFIG], names)
-    lldp, unnamed = _lldp(shown[LLDP])
+    lldp: dict[str, list[Endpoint]] = {}
+    unnamed: dict[str, str] = {}
+
+    def read_lldp() -> None:
+        found, why = _lldp(shown[LLDP])
+        lldp.update(found)
+        unnamed.update(why)
+
+    readback.guarded(device, "lldp", read_lldp)
     readback.guarded(device, "interfaces",
                      lambda: _interfaces(device, planned, config, shown[INTERFACES], lldp, names))
     readback.guarded(device, "bgp", lambda: _bgp(device, shown[BGP], names))

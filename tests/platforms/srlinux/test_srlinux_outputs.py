@@ -13,12 +13,22 @@ import pytest
 
 from flatfab.model.state import DeviceState, Endpoint, PortCounters
 from flatfab.platforms.srlinux import PLATFORM
-from flatfab.platforms.srlinux import collect as srl_collect
-from flatfab.platforms.srlinux.collect import entries, maximum_paths, node, timestamp
+from flatfab.platforms.srlinux.collect import (
+    CLOCK,
+    INSTANCES,
+    LLDP,
+    PATHS,
+    QOS_STATE,
+    entries,
+    maximum_paths,
+    node,
+    timestamp,
+)
 from flatfab.platforms.srlinux.sections import unprefixed
 from tests.doubles.srlinux import FIXTURES, SrlinuxDouble, recorded
 
 CASES = FIXTURES / "cases"
+COMMANDS = {"INSTANCES": INSTANCES, "LLDP": LLDP, "QOS_STATE": QOS_STATE}
 
 
 def _case(name: str) -> Any:
@@ -33,7 +43,7 @@ def _collect(**replaced: str) -> DeviceState:
     """leaf1's recorded outputs, with some commands answered by case files instead."""
     outputs = recorded("leaf1")
     for command, name in replaced.items():
-        outputs[getattr(srl_collect, command)] = _case(name)
+        outputs[COMMANDS[command]] = _case(name)
     double = SrlinuxDouble(running=json.loads((FIXTURES / "leaf1.running.json").read_text()),
                            outputs=outputs)
     driver = double.driver()
@@ -141,8 +151,8 @@ def test_lldp_is_read_in_both_forms(form: str) -> None:
 
 def test_without_the_box_s_clock_no_age_is_made_up() -> None:
     outputs = recorded("leaf1")
-    outputs[srl_collect.LLDP] = _case("lldp_25_10_node_contents.json")
-    del outputs[srl_collect.CLOCK]  # a box refusing it: optional, no error
+    outputs[LLDP] = _case("lldp_25_10_node_contents.json")
+    del outputs[CLOCK]  # a box refusing it: optional, no error
     double = SrlinuxDouble(running=json.loads((FIXTURES / "leaf1.running.json").read_text()),
                            outputs=outputs)
     driver = double.driver()
@@ -175,8 +185,8 @@ def test_the_node_contents_form_of_qos_interfaces_is_read() -> None:
 def test_node_and_entries_read_both_forms() -> None:
     lldp = _case("lldp_25_10_node_contents.json")
     full = _case("lldp_25_3_full_path.json")
-    assert node(unprefixed(full), srl_collect.PATHS[srl_collect.LLDP]) == lldp
-    assert node(lldp, srl_collect.PATHS[srl_collect.LLDP]) == lldp
+    assert node(unprefixed(full), PATHS[LLDP]) == lldp
+    assert node(lldp, PATHS[LLDP]) == lldp
     assert [e["name"] for e in entries(lldp, "interface")][:2] == ["ethernet-1/1",
                                                                     "ethernet-1/2"]
     one = {"name": "ethernet-1/1", "oper-state": "up"}
