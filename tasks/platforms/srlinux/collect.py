@@ -283,8 +283,8 @@ def maximum_paths(multipath: Any) -> int | None:
     when nothing else is stated."""
     if not isinstance(multipath, dict):
         return None
-    ebgp, ibgp = (multipath.get(k) if isinstance(multipath.get(k), dict) else {}
-                  for k in ("ebgp", "ibgp"))
+    ebgp: Json = multipath["ebgp"] if isinstance(multipath.get("ebgp"), dict) else {}
+    ibgp: Json = multipath["ibgp"] if isinstance(multipath.get("ibgp"), dict) else {}
     stated = [n for n in (_count(multipath.get("maximum-paths")),
                           _count(ebgp.get("maximum-paths"))) if n is not None]
     if stated:
