@@ -14,6 +14,7 @@ from flatfab.model.state import (
     BgpInstance,
     BgpPeer,
     DeviceState,
+    Endpoint,
     IfKind,
     Interface,
     NextHop,
@@ -228,6 +229,63 @@ def lldp_device(system_name: object) -> str:
     (`leaf1.example.net`) is cut, and case does not matter in host names (RFC 4343): every
     platform's reader names a neighbour the same way, whatever its OS prints."""
     return str(system_name).strip().split(".", maxsplit=1)[0].lower()
+
+
+# IEEE 802.1AB port ID subtypes (Table 8-3 / LldpPortIdSubtype), keyed by how OSes spell them:
+# Junos "Interface name", "Locally assigned", "Mac address"; SR Linux INTERFACE_NAME, LOCAL,
+# MAC_ADDRESS; lldpd ifname, local, mac; or the number itself
+_PORT_SUBTYPES = {"interface alias": 1, "ifalias": 1, "port component": 2,
+                  "mac address": 3, "mac": 3, "network address": 4, "interface name": 5,
+                  "ifname": 5, "agent circuit id": 6, "locally assigned": 7, "local": 7}
+PORT_SUBTYPE_NAMES = {1: "an interface alias", 2: "a port component", 3: "a MAC address",
+                      4: "a network address", 5: "an interface name",
+                      6: "an agent circuit id", 7: "locally assigned"}
+
+
+def lldp_port_subtype(text: object) -> int | None:
+    """The IEEE 802.1AB port ID subtype an OS names (None: not stated or not known)."""
+    if text is None:
+        return None
+    key = str(text).strip().lower().replace("_", " ").replace("-", " ")
+    key = key.split("(", 1)[0].strip()  # "Locally assigned (7)"
+    if key.isdigit():
+        return int(key) if 1 <= int(key) <= 7 else None
+    return _PORT_SUBTYPES.get(key)
+
+
+def lldp_port(subtype: object, port_id: object, description: object) -> tuple[str | None, str]:
+    """(the neighbour's port name, '') or (None, why it cannot be named), by the port ID
+    subtype (IEEE 802.1AB 8.5.3): an interface name is the port id; any other id (an index
+    the neighbour assigned, a MAC or network address, a circuit id) names no port, so the
+    port description (its ifDescr, the port's name on most OSes) does. With no subtype
+    stated, the id, else the description. An alias or a locally assigned id that is not a
+    number (lldpd's way of sending a name) is taken as the name when no description came."""
+    port = str(port_id).strip() if port_id not in (None, "") else ""
+    described = str(description).strip() if description not in (None, "") else ""
+    kind = lldp_port_subtype(subtype)
+    if kind == 5 or (kind is None and subtype is None):
+        return (port or described or None), ("" if port or described else
+                                             "the neighbour sent no port id")
+    if described:
+        return described, ""
+    if kind in (1, 2, 7) and port and not port.isdigit():
+        return port, ""
+    what = PORT_SUBTYPE_NAMES.get(kind or 0, f"of subtype {subtype!r}")
+    return None, (f"its port id {port!r} is {what} (IEEE 802.1AB), not a port name, and it "
+                  "sent no port description")
+
+
+def freshest_first(neighbours: list[Endpoint]) -> list[Endpoint]:
+    """LLDP neighbours of one port, the most recently heard first (those with no age, in the
+    order the OS listed them, after)."""
+    return sorted(neighbours, key=lambda n: (n.age_s is None, n.age_s or 0))
+
+
+def set_lldp(iface: Interface, neighbours: list[Endpoint]) -> None:
+    """A port's LLDP neighbours, freshest first: `peer` is the freshest; every one is in
+    `lldp_neighbours` when there are more than one."""
+    iface.peer = neighbours[0] if neighbours else None
+    iface.lldp_neighbours = list(neighbours) if len(neighbours) > 1 else []
 
 
 def peers_from_lldp(device: DeviceState,

@@ -43,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "junos"
 FAMILY = "tomahawk-5"  # QFX5240-64OD
 VERSION = "24.4R1.9-EVO"
+LLDP_TTL, LLDP_AGE = 120, 7  # seconds: the hold time every neighbour sends, heard 7 s ago
+MANAGEMENT_ADDRESS = "198.51.100.11/24"  # re0:mgmt-0 (documentation range, RFC 5737)
 SOURCE = ("derived from Juniper's documentation of the JSON output shapes (no Junos device "
           "available); see tests/fixtures/junos/README.md")
 
@@ -417,7 +419,9 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
                      "interface-address": [_destination(a) for a in iface.addresses]}]},
                 {"name": _d(f"{iface.name}.16384"), "address-family": [
                     {"address-family-name": _d("inet"),
-                     "interface-address": [{"ifa-local": _d("127.0.0.1")}]}]}]
+                     "interface-address": [{"ifa-local": _d("127.0.0.1")}]}]},
+                {"name": _d(f"{iface.name}.16385"), "address-family": [
+                    {"address-family-name": _d("inet")}]}]
             continue
         if iface.kind is IfKind.BRIDGE:
             phys = physical.setdefault("irb", {"name": _d("irb"), "oper-status": _d("up"),
@@ -434,12 +438,21 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
             phys["mtu"] = _d(iface.mtu)
             phys["speed"] = _d(_gbps(iface.speed_mbps))
             if iface.peer is not None:
-                lldp.append({"lldp-local-port-id": _d(port),
+                # `show lldp neighbors detail`: the local port by name and by ifIndex, the
+                # neighbour's hold time and how long ago it was heard
+                index = len(lldp) + 1
+                lldp.append({"lldp-index": _d(index), "lldp-ttl": _d(LLDP_TTL),
+                             "lldp-timemark": _d("Mon Nov 24 16:00:00 2025"),
+                             "lldp-age": _d(LLDP_AGE),
+                             "lldp-local-interface": _d(port),
                              "lldp-local-parent-interface-name": _d("-"),
+                             "lldp-local-port-id": _d(500 + index),
+                             "lldp-local-port-ageout-count": _d(0),
                              "lldp-remote-chassis-id-subtype": _d("Mac address"),
                              "lldp-remote-chassis-id": _d("50:00:00:00:00:01"),
                              "lldp-remote-port-id-subtype": _d("Interface name"),
                              "lldp-remote-port-id": _d(iface.peer.port),
+                             "lldp-remote-port-description": _d(iface.peer.port),
                              "lldp-remote-system-name": _d(iface.peer.device)})
         unit = iface.name if iface.parent else f"{iface.name}.0"
         families: list[dict[str, Any]]
@@ -453,8 +466,23 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
                             {"ifa-local": _d("fe80::5200:ff:fe01:1"),
                              "ifa-destination": _d("fe80::/64")}]}]
         phys["logical-interface"].append({"name": _d(unit), "address-family": families})
-    for phys in physical.values():
+    for port_name, phys in physical.items():
+        if len(phys["logical-interface"]) > 1 and port_name not in ("irb", names.loopback):
+            # a vlan-tagging port's untagged control unit, which Junos makes itself
+            phys["logical-interface"].append({"name": _d(f"{port_name}.32767")})
         phys["logical-interface"].sort(key=lambda u: u["name"][0]["data"])
+    # Junos's own interfaces, and the management port (named by collect, not modelled)
+    physical.update({
+        "dsc": {"name": _d("dsc"), "oper-status": _d("up"), "mtu": _d("Unlimited")},
+        "esi": {"name": _d("esi"), "oper-status": _d("up"), "mtu": _d("Unlimited")},
+        "pfe-0/0/0": {"name": _d("pfe-0/0/0"), "oper-status": _d("up"), "logical-interface": [
+            {"name": _d("pfe-0/0/0.16383"), "address-family": [
+                {"address-family-name": _d("inet")}, {"address-family-name": _d("inet6")}]}]},
+        "re0:mgmt-0": {"name": _d("re0:mgmt-0"), "oper-status": _d("up"), "mtu": _d("1514"),
+                       "speed": _d("1000mbps"), "logical-interface": [
+            {"name": _d("re0:mgmt-0.0"), "address-family": [
+                {"address-family-name": _d("inet"), "interface-address": [
+                    _destination(MANAGEMENT_ADDRESS)]}]}]}})
     interfaces = {"interface-information": [{"physical-interface": [
         physical[k] for k in sorted(physical)]}]}
     peers = []

@@ -36,6 +36,7 @@ from tests.doubles import CollectCase
 
 Json = dict[str, Any]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "srlinux"
+LLDP_HEARD, CLOCK_NOW, LLDP_AGE = "2025-11-24T16:00:00.000Z", "2025-11-24T16:00:07.000Z", 7
 _ENTRY_PATH = re.compile(r"^/([a-z-]+)(?:\[name=([^\]]+)\])?$")
 
 
@@ -297,9 +298,13 @@ def state_outputs(device: DeviceState, tree: Json, speed: str = "100G") -> dict[
     for name, planned in sorted(device.interfaces.items()):
         if planned.peer is not None and planned.parent is None and "." not in name \
                 and not name.startswith(("irb", "system")):
-            lldp.append({"name": name, "neighbor": [{
-                "id": f"1A:2B:3C:00:00:{len(lldp):02X}", "system-name": planned.peer.device,
-                "port-id": planned.peer.port}]})
+            chassis = f"1A:2B:3C:00:00:{len(lldp):02X}"
+            lldp.append({"name": name, "oper-state": "up", "neighbor": [{
+                "id": chassis, "first-message": "2025-11-24T15:00:00.000Z",
+                "last-update": LLDP_HEARD, "system-name": planned.peer.device,
+                "chassis-id": chassis, "chassis-id-type": "MAC_ADDRESS",
+                "port-id": planned.peer.port, "port-id-type": "INTERFACE_NAME",
+                "port-description": planned.peer.port}]})
     instances = []
     for ni in copy.deepcopy(tree.get("network-instance", [])):
         ni["oper-state"] = "up"
@@ -329,6 +334,13 @@ def state_outputs(device: DeviceState, tree: Json, speed: str = "100G") -> dict[
             ni["route-table"] = {"ipv4-unicast": {"route": []}}
         ni["type"] = f"srl_nokia-network-instance:{ni['type']}"
         instances.append(ni)
+    # the factory's management instance, holding mgmt0.0: never a tenant's VRF
+    instances.append({"name": "mgmt", "type": "srl_nokia-network-instance:ip-vrf",
+                      "admin-state": "enable", "oper-state": "up",
+                      "interface": [{"name": "mgmt0.0"}],
+                      "route-table": {"ipv4-unicast": {"route": [
+                          {"ipv4-prefix": "0.0.0.0/0", "id": 0,
+                           "route-type": "srl_nokia-common:static", "active": True}]}}})
     bindings = []
     for binding in copy.deepcopy((tree.get("qos") or {}).get("interfaces", {}).get("interface",
                                                                                    [])):
@@ -343,4 +355,10 @@ def state_outputs(device: DeviceState, tree: Json, speed: str = "100G") -> dict[
                 "interfaces": {"interface": bindings}}},
             "info from state /network-instance": {
                 "srl_nokia-network-instance:network-instance": instances},
-            "info from state /system lldp": {"system": {"lldp": {"interface": lldp}}}}
+            "info from state /system lldp": {"system": {"lldp": {"interface": lldp}}},
+            # the box's clock: every neighbour was last heard LLDP_AGE seconds before it
+            "info from state /system information": {"srl_nokia-system:system": {
+                "srl_nokia-system-info:information": {
+                    "description": "SRLinux-v25.3.1-128-g4e5c4a6 leaf1 7220 IXR-H4",
+                    "current-datetime": CLOCK_NOW, "last-booted": "2025-11-20T08:00:00.000Z",
+                    "version": "v25.3.1-128-g4e5c4a6"}}}}

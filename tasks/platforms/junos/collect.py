@@ -8,12 +8,19 @@ Every read is a `| display json` CLI command through NAPALM's cli() (NAPALM hand
   schedulers, drop profiles). Junos keeps CoS in configuration only, as EOS does.
 - `show interfaces | display json` (get-interface-information): link state, MTU, speed,
   addresses per logical unit.
-- `show lldp neighbors | display json`: cabling.
+- `show lldp neighbors detail | display json`: cabling, every neighbour of a port with its
+  time to live and age (the brief form, without them, reads too).
 - `show bgp neighbor | display json`: sessions of every instance (peer-cfg-rti).
 - `show route | display json`: the RIB of every instance (`<instance>.inet.0`).
 
 Operational JSON wraps every value as `[{"data": "..."}]` (Juniper, "Junos XML API
 Operational Developer Reference" / "Displaying operational output in JSON format").
+
+What the switch has beyond flatfab's model is named in `not_modelled` with why, never
+dropped: a port outside the platform's port naming, a LAG, a management port, a routing
+instance that is no VRF, the VXLAN underlay table. What is Junos's own plumbing (internal
+interfaces, units and routing instances; see the lists below) is left out, as it carries
+nothing an operator configured.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
@@ -45,13 +53,44 @@ from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_d
 
 CONFIG = "show configuration | display json"
 INTERFACES = "show interfaces | display json"
-LLDP = "show lldp neighbors | display json"
+LLDP = "show lldp neighbors detail | display json"
 BGP = "show bgp neighbor | display json"
 ROUTES = "show route | display json"
 COMMANDS = (CONFIG, INTERFACES, LLDP, BGP, ROUTES)
 DEFAULT_INSTANCE = "master"  # Junos's name of the default routing instance
 _PROTOCOLS = {"BGP": "bgp", "Direct": "connected", "Local": "local", "Static": "static"}
+# the management instance (`system management-instance`): the management port's own table,
+# no fabric VRF (Juniper, "Management Interface in a Non-Default Instance")
 _IGNORED_INSTANCES = ("mgmt_junos",)
+# routing-instance types that are a VRF (an IPv4 table of their own); the others (evpn,
+# mac-vrf, virtual-switch, forwarding, l2vpn, vpls, ...) are not, and are named
+_VRF_TYPES = ("virtual-router", "vrf")
+# Junos's internal routing instances (Juniper, "Routing Instances Overview": names starting
+# `__` are reserved): __juniper_private1__ (RE-PFE communication, 128.0.0.0/2),
+# __juniper_private2__/4__, __juniper_services__, __master.anon__ (the anonymous master
+# instance), __pfe_private__, __default_evpn__, __mpls-oam__ ...; their tables hold no
+# operator's route
+_INTERNAL_INSTANCE = re.compile(r"^__")
+# a physical interface named type-fpc/pic/port (channelized :n)
+_PORT_SHAPED = re.compile(r"^([a-z]+)-[0-9]+/[0-9]+/[0-9]+(:[0-9]+)?$")
+# Junos's internal physical interfaces (Juniper, "Interface Naming Overview" and "Understanding
+# Interface Naming Conventions" for switches): the PFE host and switch-fabric ports (pfe-,
+# pfh-, sxe-), tunnel and service PICs (gr-, ip-, lt-, mt-, pd-, pe-, ut-, vt-, lc-, sp-,
+# ms-), and the software interfaces below: none is a cable, none carries an operator's address
+_INTERNAL_PORT_TYPES = frozenset({"pfe", "pfh", "sxe", "gr", "ip", "lt", "mt", "pd", "pe", "ut",
+                                  "vt", "lc", "sp", "ms", "rms"})
+_INTERNAL_INTERFACES = re.compile(
+    r"^(\.local\.|bme[0-9]*|cbp[0-9]*|demux[0-9]*|dsc|esi|fti[0-9]*|gre|ipip|jsrv|lsi|mtun|"
+    r"pimd|pime|pip[0-9]*|pp[0-9]*|ppd[0-9]*|ppe[0-9]*|rbeb|tap|vtep)$")
+# management Ethernet (fxp0, em0/em1, me0 on Junos OS; re0:mgmt-0 on Junos OS Evolved)
+_MANAGEMENT = re.compile(r"^(fxp[0-9]+|em[0-9]+|me[0-9]+|vme[0-9]*|re[0-9]+:mgmt-[0-9]+)$")
+_LAG = re.compile(r"^ae[0-9]+$")
+# logical units Junos creates itself: 16383-16386 (lo0.16384 127.0.0.1, lo0.16385 for the RE's
+# internal instance, .16386 on a port with no unit configured) and 32767 (the untagged
+# control unit of a vlan-tagging port), 32768 (em2): at or above 16383 and not configured
+_FIRST_INTERNAL_UNIT = 16383
+# the table Junos keeps for VXLAN underlay resolution once VXLAN is configured
+VXLAN_TABLE = ":vxlan.inet.0"
 
 
 class JunosCollectError(ValueError):
@@ -127,9 +166,15 @@ class JunosConfig:
         self.root: dict[str, Any] = reply.get("configuration", {}) if reply else {}
         self.names = names
         self.interfaces = by_name(self.root.get("interfaces", {}).get("interface"))
-        self.instances = {n: e for n, e in by_name(
+        configured = {n: e for n, e in by_name(
             self.root.get("routing-instances", {}).get("instance")).items()
             if n not in _IGNORED_INSTANCES}
+        # an instance without instance-type is read as before (a VRF); an evpn, mac-vrf or
+        # virtual-switch instance has no IPv4 table of its own: named, not counted as a VRF
+        self.instances = {n: e for n, e in configured.items()
+                          if str(e.get("instance-type", "virtual-router")) in _VRF_TYPES}
+        self.other_instances = {n: str(e.get("instance-type")) for n, e in configured.items()
+                                if n not in self.instances}
         self.vlans = by_name(self.root.get("vlans", {}).get("vlan"))
         self.cos: dict[str, Any] = self.root.get("class-of-service", {}) or {}
 
@@ -138,6 +183,10 @@ class JunosConfig:
             if logical in by_name(instance.get("interface")):
                 return name
         return DEFAULT_VRF
+
+    def has_unit(self, port: str, unit: str) -> bool:
+        """Whether the configuration holds this unit (a unit Junos made itself does not)."""
+        return unit in by_name(self.interfaces.get(port, {}).get("unit"))
 
     def access_vlan(self, port: str) -> str | None:
         """The IRB gateway of a host port's access VLAN (None for a routed port)."""
@@ -155,7 +204,10 @@ def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]
     for command in COMMANDS:
         try:
             out[command] = parse_reply(command, driver.cli([command])[command])
-        except (JunosCollectError, OSError, KeyError) as exc:
+        except JunosCollectError as exc:  # names the command itself: one line
+            device.errors.append(str(exc))
+            out[command] = {}
+        except (OSError, KeyError) as exc:
             device.errors.append(f"{command}: {(str(exc) or type(exc).__name__).splitlines()[0]}")
             out[command] = {}
         except Exception as exc:  # noqa: BLE001 - NAPALM/PyEZ raise their own RpcError types
@@ -165,27 +217,67 @@ def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]
     return out
 
 
-def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
-    peers = {}
+_UNIT = re.compile(r"\.[0-9]+$")
+
+
+def _lldp_local(entry: dict[str, Any]) -> str | None:
+    """The local port of an LLDP entry. The detail form names it in lldp-local-interface and
+    puts the port's ifIndex in lldp-local-port-id; the brief form names it in
+    lldp-local-port-id (lldp-local-interface with its unit, ge-0/0/0.0, before Junos 13)."""
+    for key in ("lldp-local-interface", "lldp-local-port-id"):
+        name = data(entry, key)
+        if name and not name.isdigit():
+            return _UNIT.sub("", name)
+    return None
+
+
+def _age(entry: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(seconds since the neighbour was last heard, seconds before its entry expires): the
+    detail form's lldp-age and lldp-ttl (the hold time the neighbour sent)."""
+    age, ttl = as_int(data(entry, "lldp-age")), as_int(data(entry, "lldp-ttl"))
+    if ttl is None:
+        return age, None
+    return age, max(ttl - (age or 0), 0)
+
+
+def _lldp(reply: dict[str, Any]) -> tuple[dict[str, list[Endpoint]], dict[str, str]]:
+    """(local port -> its LLDP neighbours, freshest first; neighbour -> why its port cannot
+    be named). The far port is picked by its port ID subtype (readback.lldp_port)."""
+    found: dict[str, list[Endpoint]] = {}
+    unnamed: dict[str, str] = {}
     for info in items(reply, "lldp-neighbors-information"):
         for entry in items(info, "lldp-neighbor-information"):
-            local = data(entry, "lldp-local-port-id") or data(entry, "lldp-local-interface")
+            local = _lldp_local(entry)
             system = data(entry, "lldp-remote-system-name")
-            port = data(entry, "lldp-remote-port-id") or data(entry,
-                                                              "lldp-remote-port-description")
-            if local and system:
-                peers[local] = Endpoint(device=lldp_device(system), port=port or "")
-    return peers
+            if not local:
+                continue
+            if not system:  # LLDP's system name is optional (IEEE 802.1AB 8.5.6)
+                chassis = data(entry, "lldp-remote-chassis-id") or "?"
+                unnamed[f"{local} LLDP neighbour {chassis}"] = (
+                    "it sent no system name: the neighbouring device cannot be named")
+                continue
+            port, why = readback.lldp_port(data(entry, "lldp-remote-port-id-subtype"),
+                                           data(entry, "lldp-remote-port-id"),
+                                           data(entry, "lldp-remote-port-description"))
+            device = lldp_device(system)
+            if port is None:
+                unnamed[f"{local} LLDP neighbour {device}"] = why
+                continue
+            age, expires = _age(entry)
+            found.setdefault(local, []).append(
+                Endpoint(device=device, port=port, age_s=age, expires_s=expires))
+    return {port: readback.freshest_first(n) for port, n in found.items()}, unnamed
 
 
 def _kind(planned: DeviceState, name: str, names: InterfaceNames) -> IfKind:
     if name in planned.interfaces:
         return planned.interfaces[name].kind
-    if name == names.loopback:
+    port = name.split(".", maxsplit=1)[0]
+    if port == names.loopback:
         return IfKind.LOOPBACK
-    if name.startswith("irb."):
+    if port == "irb":
         return IfKind.BRIDGE
-    return IfKind.FABRIC if names.is_port(name.split(".", maxsplit=1)[0]) else IfKind.OTHER
+    return IfKind.FABRIC if names.is_port(port) else IfKind.OTHER
 
 
 def _addresses(logical: dict[str, Any]) -> list[str]:
@@ -198,9 +290,14 @@ def _addresses(logical: dict[str, Any]) -> list[str]:
             local = data(address, "ifa-local")
             if not local or local.lower().startswith("fe80:"):
                 continue
+            if "/" in local:  # the terse form prints the prefix with the address
+                found.append(local)
+                continue
+            # the subnet is the destination; a host address has none, or the terse form's
+            # "0/0" (lo0.0 10.0.0.1 --> 0/0), and is a /32 (/128)
             destination = data(address, "ifa-destination") or ""
-            length = destination.rsplit("/", 1)[1] if "/" in destination else (
-                "128" if name == "inet6" else "32")
+            length = destination.rsplit("/", 1)[1] if "/" in destination \
+                and destination != "0/0" else ("128" if name == "inet6" else "32")
             found.append(f"{local}/{length}")
     return sorted(found)
 
@@ -212,39 +309,91 @@ def _family_mtu(logical: dict[str, Any]) -> int | None:
     return None
 
 
+def _outside(port: str, names: InterfaceNames) -> str | None:
+    """Why a physical interface outside flatfab's model is named (None: Junos's own, left
+    out). Modelled ports, lo0 and irb never come here."""
+    shaped = _PORT_SHAPED.match(port)
+    if (shaped and shaped.group(1) in _INTERNAL_PORT_TYPES) or _INTERNAL_INTERFACES.match(port):
+        return None
+    if shaped:
+        return (f"a port outside junos's port naming ({names.naming.ports}): flatfab "
+                "models only the fabric's ports")
+    if _LAG.match(port):
+        return "an aggregated Ethernet (LAG) bundle: flatfab plans no LAG on junos"
+    if _MANAGEMENT.match(port):
+        return "the management port: flatfab does not model the management network"
+    return "an interface flatfab does not know"
+
+
+def _internal_unit(config: JunosConfig, port: str, unit: str) -> bool:
+    """A logical unit Junos made itself (lo0.16384, et-0/0/0.32767, et-0/0/1.16386): at
+    or above 16383 and not in the configuration."""
+    return unit.isdigit() and int(unit) >= _FIRST_INTERNAL_UNIT \
+        and not config.has_unit(port, unit)
+
+
+def _not_modelled(device: DeviceState, config: JunosConfig, phys: dict[str, Any], port: str,
+                  why: str, lldp: dict[str, list[Endpoint]]) -> None:
+    """Name an interface flatfab does not model, with the addresses its units hold and the
+    LLDP neighbour its port has, so that nothing it carries is silently left out."""
+    held = [f"{data(unit, 'name')} {' '.join(_addresses(unit))}"
+            for unit in items(phys, "logical-interface")
+            if _addresses(unit) and not _internal_unit(
+                config, port, (data(unit, "name") or "").rpartition(".")[2])]
+    said = [why]
+    if held:
+        said.append("addresses " + ", ".join(held))
+    if lldp.get(port):
+        said.append(f"LLDP neighbour {lldp[port][0]}")
+    device.not_modelled[port] = "; ".join(said)
+
+
 def _interfaces(device: DeviceState, planned: DeviceState, config: JunosConfig,
-                reply: dict[str, Any], lldp: dict[str, Endpoint],
+                reply: dict[str, Any], lldp: dict[str, list[Endpoint]],
                 names: InterfaceNames) -> None:
     for info in items(reply, "interface-information"):
         for phys in items(info, "physical-interface"):
             port = data(phys, "name") or ""
             if not (names.is_port(port) or port in (names.loopback, "irb")):
-                continue
+                why = _outside(port, names)
+                if why is not None:
+                    _not_modelled(device, config, phys, port, why, lldp)
+                continue  # else Junos's own plumbing (see _INTERNAL_INTERFACES)
             up = data(phys, "oper-status") == "up"
             mtu = as_int(data(phys, "mtu"))
             speed = _speed(data(phys, "speed"))
             for logical in items(phys, "logical-interface"):
                 full = data(logical, "name") or ""
+                if _internal_unit(config, port, full.rpartition(".")[2]):
+                    continue  # a unit Junos made itself: no operator's address, no VRF
                 name = state_name(full, names)
-                if port == names.loopback and name != names.loopback:
-                    continue  # lo0.16384 and the like: Junos's own units
-                parent = port if name != port and port not in ("irb",) else None
+                # a unit of lo0 other than 0 is a VRF's loopback (lo0.N in an instance)
+                loopback = port == names.loopback
+                parent = port if port not in (name, "irb") and not loopback else None
                 gateway = config.access_vlan(port) if name == port else None
                 vrf = config.vrf_of(gateway or full)
-                device.interfaces[name] = Interface(
+                iface = device.interfaces[name] = Interface(
                     name=name, kind=_kind(planned, name, names),
                     vrf=tenant(names, vrf), up=up,
                     mtu=_family_mtu(logical) if port == "irb" else mtu,
                     addresses=_addresses(logical), bridge=gateway, parent=parent,
-                    speed_mbps=speed if port != "irb" else None,
-                    peer=lldp.get(port) if name == port else None)
+                    speed_mbps=speed if port not in ("irb", names.loopback) else None)
+                if name == port:
+                    readback.set_lldp(iface, lldp.get(port, []))
+            if names.is_port(port) and port not in device.interfaces:
+                # a port with no unit 0 (only VLAN units, or none configured): the port
+                # itself still has its link, MTU, speed and cabling
+                iface = device.interfaces[port] = Interface(
+                    name=port, kind=_kind(planned, port, names), up=up, mtu=mtu,
+                    speed_mbps=speed)
+                readback.set_lldp(iface, lldp.get(port, []))
 
 
 def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     instances: dict[str, BgpInstance] = {}
     for info in items(reply, "bgp-information"):
         for peer in items(info, "bgp-peer"):
-            rti = data(peer, "peer-cfg-rti") or DEFAULT_INSTANCE
+            rti = data(peer, "peer-cfg-rti") or _instance_of(peer)
             vrf = DEFAULT_VRF if rti == DEFAULT_INSTANCE else tenant(names, rti)
             where = f"bgp: instance {rti}"
             instance = instances.get(vrf)
@@ -267,14 +416,31 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
             bgp_peer.remote_asn = asn_of(device, data(peer, "peer-as"), f"{where} peer {key}")
             bgp_peer.state = data(peer, "peer-state")
             bgp_peer.peer_device = data(peer, "description")
-            received = [as_int(data(rib, "received-prefix-count"))
-                        for rib in items(peer, "bgp-rib")]
-            counts = [n for n in received if n is not None]
-            bgp_peer.prefixes_received = sum(counts) if counts else None
+            # the session's IPv4 unicast RIB only (inet.0, or the instance's <rti>.inet.0):
+            # its other RIBs (bgp.evpn.0, default-switch.evpn.0, inet6.0, ...) are other
+            # families; a session with no such RIB (not Established) received nothing known
+            unicast = "inet.0" if rti == DEFAULT_INSTANCE else f"{rti}.inet.0"
+            bgp_peer.prefixes_received = next(
+                (as_int(data(rib, "received-prefix-count")) for rib in items(peer, "bgp-rib")
+                 if data(rib, "name") == unicast), None)
             instance.peers[key] = bgp_peer
     device.bgp = dict(sorted(instances.items()))
     identity_from_bgp(device)
     readback.peers_from_lldp(device)  # an unnumbered session's peer: LLDP's neighbour
+
+
+def _instance_of(peer: dict[str, Any]) -> str:
+    """A session's instance where the release names none (peer-cfg-rti is newer than Junos
+    14.1): its RIBs say (frontend.inet.0 -> frontend); a session with the master's own RIBs
+    (inet.0, inet6.0, bgp.l3vpn.0, ...) is the master's even when rib-groups add others."""
+    ribs = [data(rib, "name") or "" for rib in items(peer, "bgp-rib")]
+    if not ribs or any(r.count(".") == 1 or r.startswith("bgp.") for r in ribs):
+        return DEFAULT_INSTANCE
+    for rib in ribs:
+        for family in (".inet.0", ".inet6.0"):
+            if rib.endswith(family):
+                return rib[:-len(family)]
+    return DEFAULT_INSTANCE
 
 
 def _local_port(device: DeviceState, address: str) -> str | None:
@@ -289,7 +455,8 @@ def _local_port(device: DeviceState, address: str) -> str | None:
     return None
 
 
-def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
+def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames,
+            config: JunosConfig) -> None:
     tables: dict[str, dict[str, Route]] = {}
     made = Routes()
     for info in items(reply, "route-information"):
@@ -297,10 +464,20 @@ def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -
             name = data(table, "table-name") or ""
             if name == "inet.0":
                 vrf = DEFAULT_VRF
-            elif name.endswith(".inet.0"):
-                vrf = tenant(names, name[:-len(".inet.0")])
-            else:
+            elif not name.endswith(".inet.0"):
+                continue  # another family (inet6.0, inet.3, mpls.0, bgp.evpn.0, ...)
+            elif name == VXLAN_TABLE:
+                device.not_modelled[name] = (
+                    "Junos's VXLAN underlay table (the routes VTEP tunnels resolve by, copied "
+                    f"from inet.0; {len(items(table, 'rt'))} routes): not a VRF, flatfab "
+                    "models no VXLAN")
                 continue
+            elif _INTERNAL_INSTANCE.match(name) or name[:-len(".inet.0")] in (
+                    *_IGNORED_INSTANCES, *config.other_instances):
+                continue  # Junos's internal instances, the management instance, and
+                # instances that are no VRF (named from the configuration)
+            else:
+                vrf = tenant(names, name[:-len(".inet.0")])
             routes = tables.setdefault(vrf, {})
             for rt in items(table, "rt"):
                 prefix = data(rt, "rt-destination")
@@ -479,13 +656,26 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     shown = _read(driver, device)
     config = JunosConfig(shown[CONFIG], names)
-    lldp = _lldp(shown[LLDP])
+    lldp: dict[str, list[Endpoint]] = {}
+    unnamed: dict[str, str] = {}
+
+    def read_lldp() -> None:
+        found, why = _lldp(shown[LLDP])
+        lldp.update(found)
+        unnamed.update(why)
+
+    readback.guarded(device, "lldp", read_lldp)
     readback.guarded(device, "interfaces",
                      lambda: _interfaces(device, planned, config, shown[INTERFACES], lldp, names))
     readback.guarded(device, "bgp", lambda: _bgp(device, shown[BGP], names))
-    readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names))
+    readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names, config))
     readback.guarded(device, "lossless", lambda: _lossless(device, planned, config))
     device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, vrf): planned.vrfs.get(tenant(names, vrf), 0)
                    for vrf in sorted(config.instances)}
+    for name, kind in sorted(config.other_instances.items()):
+        device.not_modelled[f"routing-instance {name}"] = (
+            f"instance-type {kind}: not a VRF (no IPv4 table of its own); flatfab models "
+            "virtual-router and vrf instances only")
+    device.not_modelled = dict(sorted({**device.not_modelled, **unnamed}.items()))
     return device

@@ -8,6 +8,11 @@ IPv4 route table with its next-hop groups), `info from state /system lldp` (cabl
 the running configuration (get_config: JSON of `/`) for the lossless plane, read back
 through the objects flatfab renders (tasks/platforms/srlinux/render.py).
 
+`info <path>` printed the whole path from the root up to SR Linux 25.7 and prints only the
+node's contents from 25.10: both are read, by shape (node, entries). The `mgmt`
+network-instance is the management port's, no VRF. LLDP gives every neighbour of a port, the
+far port picked by its port-id-type (readback.lldp_port).
+
 What SR Linux does not state is recorded in `unknown`, never guessed: the cable length, the
 PG buffer profile of a lossy priority (7220 has PFC-queue buffers only), the PFC watchdog's
 action and poll interval (deadlock detection has neither).
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from typing import Any
 
 from flatfab.model.state import (
@@ -54,11 +60,14 @@ INTERFACES = "info from state /interface"
 INSTANCES = "info from state /network-instance"
 LLDP = "info from state /system lldp"
 QOS_STATE = "info from state /qos interfaces"
+# the box's clock (`current-datetime`), against which an LLDP neighbour's last-update is an age
+CLOCK = "info from state /system information"
 COMMANDS = (INTERFACES, INSTANCES, LLDP)
-# counters: a box without PFC statistics (or a container lab) may refuse it: not an error
-COUNTER_COMMANDS = (QOS_STATE,)
-SPEEDS = {"10G": 10_000, "25G": 25_000, "40G": 40_000, "50G": 50_000, "100G": 100_000,
-          "200G": 200_000, "400G": 400_000, "800G": 800_000}
+# counters: a box without PFC statistics (or a container lab) may refuse it: not an error;
+# without the clock, LLDP ages are unknown
+COUNTER_COMMANDS = (QOS_STATE, CLOCK)
+SPEEDS = {"1G": 1_000, "10G": 10_000, "25G": 25_000, "40G": 40_000, "50G": 50_000,
+          "100G": 100_000, "200G": 200_000, "400G": 400_000, "800G": 800_000}
 _OWN_FC = re.compile(r"^ff-tc([0-7])$")
 _PROTOCOLS = {"bgp": "bgp", "local": "connected", "host": "connected", "static": "static"}
 
@@ -72,6 +81,34 @@ def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, Json]:
     return {command: unprefixed(reply) for command, reply in shown.items()}
 
 
+# Where each reply's node sits below the root. `info <path>` printed the whole path from
+# the root up to SR Linux 25.7 ({"system": {"lldp": {...}}}); from 25.10 it prints only the
+# node's contents ({"admin-state": ..., "interface": [...]}). Both are read, by shape.
+PATHS = {INTERFACES: (), INSTANCES: (), LLDP: ("system", "lldp"),
+         QOS_STATE: ("qos", "interfaces"), CLOCK: ("system", "information")}
+
+
+def node(reply: Any, path: tuple[str, ...]) -> Any:
+    """The node a reply shows, in either form: each step of `path` the reply has is taken
+    (the full-path form has them all, the contents-only form none)."""
+    for key in path:
+        if isinstance(reply, dict) and isinstance(reply.get(key), dict):
+            reply = reply[key]
+    return reply
+
+
+def entries(reply: Any, key: str) -> list[Json]:
+    """The entries of list `key` in a node: {key: [...]} (both forms of a list path), the
+    entries themselves, or the one entry a keyed path printed."""
+    if isinstance(reply, list):
+        return _list(reply)
+    if not isinstance(reply, dict):
+        return []
+    if key in reply:
+        return _list(reply[key])
+    return [reply] if "name" in reply else []
+
+
 def _port_name(sub: str, native: dict[str, str]) -> str:
     """The planned interface a subinterface stands for: `ethernet-1/3.0` and `system0.0`
     their port, `irb1.<n>` the port whose untagged side it routes; others themselves."""
@@ -83,8 +120,10 @@ def _port_name(sub: str, native: dict[str, str]) -> str:
 def _interfaces(device: DeviceState, planned: DeviceState, shown: Json,
                 members: dict[str, str], bridges: dict[str, str],
                 native: dict[str, str]) -> None:
-    peers = _lldp(shown.get(LLDP, {}))
-    ports = [p for p in _list(shown.get(INTERFACES, {}).get("interface"))
+    clock = node(shown.get(CLOCK, {}), PATHS[CLOCK])
+    now = timestamp(clock.get("current-datetime")) if isinstance(clock, dict) else None
+    peers = _lldp(device, node(shown.get(LLDP, {}), PATHS[LLDP]), now)
+    ports = [p for p in entries(shown.get(INTERFACES, {}), "interface")
              if p.get("name") != "mgmt0"]
     irb_subs = {f"{p.get('name')}.{sub.get('index')}": sub for p in ports
                 if str(p.get("name")).startswith("irb") for sub in _list(p.get("subinterface"))}
@@ -116,13 +155,15 @@ def _interfaces(device: DeviceState, planned: DeviceState, shown: Json,
         head = irb_subs.get(l3_name) if name in routed_by else next(
             (s for s in subs if s.get("index") == 0), None)
         bridge = bridges.get(f"{name}.0")
-        device.interfaces[name] = Interface(
+        iface = device.interfaces[name] = Interface(
             name=name, kind=kind,
             vrf=members.get(bridge, DEFAULT_VRF) if bridge else members.get(l3_name,
                                                                           DEFAULT_VRF),
             mtu=None if name.startswith("system") else port_mtu, up=up,
             addresses=_addresses(head) if head else [], bridge=bridge,
-            speed_mbps=speed, peer=peers.get(name))
+            speed_mbps=speed)
+        readback.set_lldp(iface, peers.get(name, []))
+        freshest = iface.peer
         for sub in subs:
             index = sub.get("index")
             if index == 0:
@@ -133,8 +174,8 @@ def _interfaces(device: DeviceState, planned: DeviceState, shown: Json,
                 else IfKind.FABRIC, vrf=members.get(child, DEFAULT_VRF),
                 mtu=sub.get("ip-mtu"), up=sub.get("oper-state") == "up",
                 addresses=_addresses(sub), parent=name, speed_mbps=speed,
-                peer=(Endpoint(device=peers[name].device, port=f"{peers[name].port}.{index}")
-                      if name in peers else None))
+                peer=(Endpoint(device=freshest.device, port=f"{freshest.port}.{index}")
+                      if freshest is not None else None))
 
 
 def _addresses(sub: Json) -> list[str]:
@@ -142,15 +183,43 @@ def _addresses(sub: Json) -> list[str]:
                   if a.get("ip-prefix"))
 
 
-def _lldp(reply: Json) -> dict[str, Endpoint]:
-    found = {}
-    lldp = (reply.get("system") or {}).get("lldp") or reply.get("lldp") or {}
-    for iface in _list(lldp.get("interface")):
-        for neighbor in _list(iface.get("neighbor")):
-            if neighbor.get("system-name") and neighbor.get("port-id"):
-                found[str(iface["name"])] = Endpoint(
-                    device=lldp_device(neighbor["system-name"]),
-                    port=str(neighbor["port-id"]))
+def timestamp(value: Any) -> datetime | None:
+    """An SR Linux date-and-time (RFC 3339, `2025-11-24T16:00:02.000Z`; the CLI may add
+    ` (2 seconds ago)`), None when there is none or it does not parse."""
+    text = str(value or "").split(" ", 1)[0]
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def _lldp(device: DeviceState, lldp: Json, now: datetime | None) -> dict[str, list[Endpoint]]:
+    """Port -> its LLDP neighbours, the most recently updated first: SR Linux states when each
+    was last heard (`last-update`), an age against the box's clock; it keeps no hold time of
+    the neighbour's, so when the entry expires stays unknown. The far port is picked by its
+    port-id-type (readback.lldp_port); a neighbour whose port cannot be named is in
+    not_modelled."""
+    found: dict[str, list[Endpoint]] = {}
+    for iface in entries(lldp, "interface"):
+        heard = sorted(_list(iface.get("neighbor")), key=lambda n: str(n.get("last-update", "")),
+                       reverse=True)
+        for neighbor in heard:
+            if not neighbor.get("system-name"):  # optional in LLDP (IEEE 802.1AB 8.5.6)
+                device.not_modelled[
+                    f"{iface.get('name')} LLDP neighbour {neighbor.get('chassis-id', '?')}"] = (
+                    "it sent no system name: the neighbouring device cannot be named")
+                continue
+            system = lldp_device(neighbor["system-name"])
+            port, why = readback.lldp_port(neighbor.get("port-id-type"), neighbor.get("port-id"),
+                                           neighbor.get("port-description"))
+            if port is None:
+                device.not_modelled[f"{iface.get('name')} LLDP neighbour {system}"] = why
+                continue
+            last = timestamp(neighbor.get("last-update"))
+            age = (max(int((now - last).total_seconds()), 0) if now and last
+                   and (now.tzinfo is None) == (last.tzinfo is None) else None)
+            found.setdefault(str(iface.get("name")), []).append(
+                Endpoint(device=system, port=port, age_s=age))
     return found
 
 
@@ -180,6 +249,49 @@ def _membership(instances: list[Json], names: InterfaceNames
     return routed, bridged, native
 
 
+MANAGEMENT_INSTANCE = "mgmt"
+
+
+def _management(ni: Json) -> bool:
+    """SR Linux's management network-instance: `mgmt`, of type ip-vrf, made by the factory
+    configuration for mgmt0 (Nokia, SR Linux Configuration Basics, "Management network
+    instance")."""
+    return ni.get("name") == MANAGEMENT_INSTANCE and ni.get("type") in ("ip-vrf", None)
+
+
+def _ipv4_unicast(container: Json) -> Json:
+    """The IPv4 unicast family of a BGP instance or neighbor: an `afi-safi` list entry (the
+    25.3 models), or the `ipv4-unicast` container of releases up to 22.11."""
+    family = next((a for a in _list(container.get("afi-safi"))
+                   if a.get("afi-safi-name") == "ipv4-unicast"), None)
+    if family is None and isinstance(container.get("ipv4-unicast"), dict):
+        family = container["ipv4-unicast"]
+    return family or {}
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def maximum_paths(multipath: Any) -> int | None:
+    """BGP multipath of IPv4 unicast in any release's shape (srl_nokia-bgp.yang): the
+    BGP ECMP count `max-paths-level-1` of releases up to 22.11 (level 2 bounds the next hops
+    per resolved BGP next hop: no BGP path count), `maximum-paths` (all peers) and
+    `ebgp/maximum-paths`, `ibgp/maximum-paths` (per peer type), both in the 25.3 models.
+    State prints every leaf with its default (1): of the all-peers and eBGP values the
+    larger is the configured one (the fabric's sessions are eBGP); the iBGP one counts only
+    when nothing else is stated."""
+    if not isinstance(multipath, dict):
+        return None
+    ebgp: Json = multipath["ebgp"] if isinstance(multipath.get("ebgp"), dict) else {}
+    ibgp: Json = multipath["ibgp"] if isinstance(multipath.get("ibgp"), dict) else {}
+    stated = [n for n in (_count(multipath.get("maximum-paths")),
+                          _count(ebgp.get("maximum-paths"))) if n is not None]
+    if stated:
+        return max(stated)
+    return _count(multipath.get("max-paths-level-1")) or _count(ibgp.get("maximum-paths"))
+
+
 def _peer(raw: str, native: dict[str, str]) -> tuple[str, str | None, str | None]:
     """(key, interface, address): an unnumbered session is shown with its link-local
     address scoped to the subinterface (fe80::1%ethernet-1/51.0, fe80::1%irb1.51)."""
@@ -202,19 +314,15 @@ def _bgp(device: DeviceState, native: dict[str, str], instances: list[Json],
         for neighbor in _list(bgp.get("neighbor")):
             raw = str(neighbor.get("peer-address"))
             key, interface, address = _peer(raw, native)
-            received = next((a.get("received-routes") for a in _list(neighbor.get("afi-safi"))
-                             if a.get("afi-safi-name") == "ipv4-unicast"), None)
+            received = _ipv4_unicast(neighbor).get("received-routes")
             state = str(neighbor.get("session-state", ""))
             instance.peers[key] = BgpPeer(
                 key=key, interface=interface, address=address,
                 remote_asn=asn_of(device, neighbor.get("peer-as"), f"{where} peer {raw}"),
                 peer_device=neighbor.get("description") or None,
                 state=state.capitalize() if state else None,
-                prefixes_received=received if isinstance(received, int) else None)
-        multipath = next(((a.get("multipath") or {}).get("maximum-paths")
-                          for a in _list(bgp.get("afi-safi"))
-                          if a.get("afi-safi-name") == "ipv4-unicast"), None)
-        instance.maximum_paths = multipath if isinstance(multipath, int) else None
+                prefixes_received=_count(received))
+        instance.maximum_paths = maximum_paths(_ipv4_unicast(bgp).get("multipath"))
         device.bgp[vrf] = instance
     identity_from_bgp(device)
     for instance in device.bgp.values():  # unnumbered peers: named by LLDP
@@ -449,8 +557,7 @@ def _counters(device: DeviceState, reply: Json, running_qos: Json) -> None:
     (output/queues/queue/queue-statistics/aggregate-statistics), srl_nokia-qos.yang."""
     queues = {str(q.get("name")): q.get("queue-index")
               for q in _list((running_qos.get("queues") or {}).get("queue"))}
-    interfaces = reply.get("qos", reply).get("interfaces") or {}
-    for entry in _list(interfaces.get("interface")):
+    for entry in entries(node(reply, PATHS[QOS_STATE]), "interface"):
         ref = entry.get("interface-ref") or {}
         name = str(ref.get("interface") or entry.get("interface-id"))
         if "subinterface" in ref or name not in device.interfaces:
@@ -481,7 +588,9 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
         device.errors.append(f"running config: {str(exc).splitlines()[0] if str(exc) else exc}")
         running = {}
     shown = _read(driver, device)
-    instances = _list(shown[INSTANCES].get("network-instance"))
+    # the management instance is the management port's (mgmt0.0), no tenant's VRF
+    instances = [ni for ni in entries(shown[INSTANCES], "network-instance")
+                 if not _management(ni)]
     members, bridges, native = _membership(instances, names)
     readback.guarded(device, "interfaces",
                      lambda: _interfaces(device, planned, shown, members, bridges, native))

@@ -34,6 +34,9 @@ from flatfab.platforms.junos.text import split_sections, to_text
 from flatfab.platforms.junos.verified import FlatfabJunosDriver
 from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.junos import (
+    LLDP_AGE,
+    LLDP_TTL,
+    MANAGEMENT_ADDRESS,
     RECORDED,
     JunosDevice,
     collect_cases,
@@ -453,13 +456,19 @@ def test_collect_reads_back_as_planned(case: Any) -> None:
         else:
             assert got.qos is None, name
         if iface.peer is not None and iface.parent is None:
-            assert got.peer == iface.peer, name
+            # as planned, heard LLDP_AGE seconds ago with the hold time every neighbour sends
+            assert got.peer == iface.peer.model_copy(update={
+                "age_s": LLDP_AGE, "expires_s": LLDP_TTL - LLDP_AGE}), name
+            assert got.lldp_neighbours == [], name
     for vrf, instance in planned.bgp.items():
         for key, peer in instance.peers.items():
             got_peer = seen.bgp[vrf].peers[key]
             assert (got_peer.state, got_peer.remote_asn) == ("Established", peer.remote_asn)
             assert (got_peer.peer_device, got_peer.interface, got_peer.address) == (
                 peer.peer_device, peer.interface, peer.address), key
+    # what the switch has beyond the model is named: its management port, with its address
+    assert list(seen.not_modelled) == ["re0:mgmt-0"]
+    assert MANAGEMENT_ADDRESS in seen.not_modelled["re0:mgmt-0"]
     assert all(c.startswith("show ") for c in case.commands())
     assert set(case.commands()) == set(junos_collect.COMMANDS)
 
