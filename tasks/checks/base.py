@@ -90,13 +90,15 @@ def about_read(findings: Iterable[Finding], unread: Collection[str]) -> list[Fin
             if not (f.check in NOT_READ_CHECKS and f.device is not None and f.device in unread)]
 
 
-# the checks whose not-judged finding names a setting a device should have stated and did
-# not: a run with one is incomplete (exit 3), never passed
-UNREAD_SETTING_CHECKS = frozenset({"state.unknown"})
+# the checks whose not-judged finding leaves the run incomplete (exit 3), never passed: a
+# setting a device should have stated and did not; a port whose LLDP still holds a moved
+# cable's old neighbour beside the planned one
+UNREAD_SETTING_CHECKS = frozenset({"state.unknown", "cabling.lldp"})
 
 
 def unread_settings(findings: Iterable[Finding]) -> list[Finding]:
-    """The findings naming a setting that was not read (a run with any is incomplete)."""
+    """The findings naming what was not read or not settled yet (a run with any is
+    incomplete)."""
     return [f for f in findings
             if f.check in UNREAD_SETTING_CHECKS and f.severity is Severity.NOT_JUDGED]
 

@@ -14,7 +14,7 @@ from flatfab.checks.base import (
     check,
     every_host,
 )
-from flatfab.model.state import IfKind, Interface, LinkKind
+from flatfab.model.state import Endpoint, IfKind, Interface, LinkKind
 
 
 @check("device.reachable", "Every planned device answers on its management address",
@@ -180,6 +180,22 @@ def link_mtu(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                            expected=str(max(a_mtu, b_mtu)), actual=str(low_mtu))
 
 
+def _settling(item: Check, device: str, port: str, link: str, planned: str,
+              held: list[Endpoint]) -> Finding:
+    """A port that holds the planned neighbour beside others: not judged until the others'
+    entries expire (by when, where the OS says)."""
+    left = [n.expires_s for n in held if n.expires_s is not None]
+    hold = [n.hold_s for n in held if n.hold_s is not None]
+    when = (f"within {max(left)} s" if left else f"within its hold time of {max(hold)} s"
+            if hold else "when its hold time (TTL) runs out")
+    others = ", ".join(f"{n.device}:{n.port}" for n in held)
+    return Finding(check=item.id, severity=Severity.NOT_JUDGED, device=device, port=port,
+                   link=link, message=f"{device}:{port} is not judged: LLDP holds {others} "
+                   f"beside the planned {planned} (a moved cable's old entry), which expires "
+                   f"{when}: verify again then", expected=planned,
+                   actual=f"{planned} and {others}")
+
+
 @check("cabling.lldp", "LLDP sees the planned neighbour on every fabric port",
        scope=Scope.LINK, severity=Severity.ERROR, stages=[Stage.LIVE])
 def cabling(item: Check, ctx: CheckContext) -> Iterator[Finding]:
@@ -187,10 +203,14 @@ def cabling(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     physical fabric link.
     Expects: the planned far end, device and port.
     Fails when: LLDP names another device or port. A port with no LLDP neighbour (yet), or that the
-    device does not report as a fabric port, is not judged.
+    device does not report as a fabric port, is not judged. A port that holds an entry for the
+    planned neighbour beside another (a cable moved back: the old entry stays until its hold
+    time runs out) is not judged either, and the run is incomplete: the finding says how long
+    the stale entry can last, and a verify after that judges the port.
     Fix: A cabling error: move the cable to the planned ports (the finding names both ends). If the
     site is cabled this way on purpose, change the intent instead (`links`, the port scheme, a
-    server's `cabling`) and roll it out.
+    server's `cabling`) and roll it out. Two neighbours on a port: verify again once the older
+    entry's hold time has passed.
     """
     for link in ctx.state.links:
         if link.kind is not LinkKind.FABRIC or link.parent is not None:
@@ -200,7 +220,11 @@ def cabling(item: Check, ctx: CheckContext) -> Iterator[Finding]:
             iface = device.interfaces.get(here.port) if device else None
             if iface is None or iface.kind is not IfKind.FABRIC or iface.peer is None:
                 continue  # no LLDP neighbour (yet): nothing to contradict the plan
-            if (iface.peer.device, iface.peer.port) != (there.device, there.port):
+            held = [n for n in iface.lldp_neighbours if (n.device, n.port) != (there.device,
+                                                                             there.port)]
+            if held and len(held) < len(iface.lldp_neighbours):
+                yield _settling(item, here.device, here.port, link.id, str(there), held)
+            elif (iface.peer.device, iface.peer.port) != (there.device, there.port):
                 yield item.finding(here.device, f"{here} is cabled to {iface.peer}, planned "
                                    f"{there}", port=here.port, link=link.id,
                                    expected=str(there), actual=str(iface.peer))

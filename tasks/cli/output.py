@@ -71,9 +71,10 @@ def unread_note(unread: dict[str, str], limit: int = 10) -> str:
 
 
 def settings_note(findings: list[Finding]) -> str:
-    """" (N of them settings not read)": what makes a run incomplete beside unread devices."""
+    """" (N of them leave the run incomplete)": a setting not read, an LLDP entry not settled
+    (what makes a run incomplete beside unread devices)."""
     unread = len(unread_settings(findings))
-    return f" ({unread} of them settings not read)" if unread else ""
+    return f" ({unread} of them leave the run incomplete)" if unread else ""
 
 
 def read_findings(findings: list[Finding], unread: dict[str, str]) -> list[Finding]:

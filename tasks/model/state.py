@@ -65,9 +65,10 @@ class Endpoint(Model):
     device: str
     port: str
     # observed from LLDP, where the OS states them: seconds since the neighbour was last
-    # heard, and seconds its entry has left before it expires (its hold time)
+    # heard, seconds its entry has left before it expires, and its hold time (TTL)
     age_s: int | None = Field(default=None, exclude_if=lambda v: v is None)
     expires_s: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    hold_s: int | None = Field(default=None, exclude_if=lambda v: v is None)  # its TTL
 
     def __str__(self) -> str:
         return f"{self.device}:{self.port}"

@@ -157,3 +157,41 @@ def test_findings_come_in_a_stable_order() -> None:
     first = live(state)
     assert first == live(state)
     assert [f.severity.rank for f in first] == sorted(f.severity.rank for f in first)
+
+
+def _cable_moved_back(state: FabricState) -> None:
+    """leaf1's uplink to spine1 was moved to spine1's swp2 and back: its LLDP still holds the
+    old entry beside the planned one, which lldpd lists as the younger."""
+    from flatfab.model.state import Endpoint  # noqa: PLC0415
+
+    port = state.devices["leaf1"].interfaces["swp51"]
+    port.lldp_neighbours = [Endpoint(device="spine1", port="swp2", hold_s=20),
+                            Endpoint(device="spine1", port="swp1", hold_s=20)]
+    port.peer = port.lldp_neighbours[0]
+
+
+def test_a_cable_moved_back_is_not_judged_until_the_old_entry_expires() -> None:
+    from flatfab.checks.base import unread_settings  # noqa: PLC0415
+
+    state = healthy()
+    _cable_moved_back(state)
+    found = [f for f in live(state) if f.check == "cabling.lldp"]
+    assert [(f.severity, f.device, f.port) for f in found] == [
+        (Severity.NOT_JUDGED, "leaf1", "swp51")]
+    assert found[0].message == (
+        "leaf1:swp51 is not judged: LLDP holds spine1:swp2 beside the planned spine1:swp1 (a "
+        "moved cable's old entry), which expires within its hold time of 20 s: verify again "
+        "then")
+    assert unread_settings(found) == found  # the run is incomplete, never passed
+
+
+def test_a_port_holding_two_neighbours_none_planned_is_miscabled() -> None:
+    from flatfab.model.state import Endpoint  # noqa: PLC0415
+
+    state = healthy()
+    port = state.devices["leaf1"].interfaces["swp51"]
+    port.lldp_neighbours = [Endpoint(device="spine2", port="swp1", expires_s=7),
+                            Endpoint(device="spine2", port="swp2", expires_s=3)]
+    port.peer = port.lldp_neighbours[0]
+    [found] = [f for f in live(state) if f.check == "cabling.lldp"]
+    assert (found.severity, found.port) == (Severity.ERROR, "swp51")

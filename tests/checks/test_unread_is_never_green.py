@@ -38,7 +38,7 @@ def test_a_setting_left_unread_makes_verify_incomplete_never_passed() -> None:
     assert not report.failed and report.incomplete
     assert report.exit_code == exitcodes.INCOMPLETE
     assert findings_json(report.findings)["passed"] is False
-    assert settings_note(report.findings) == " (1 of them settings not read)"
+    assert settings_note(report.findings) == " (1 of them leave the run incomplete)"
 
 
 def test_the_clean_lab_as_collected_passes() -> None:

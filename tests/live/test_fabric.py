@@ -144,6 +144,54 @@ def test_a_stale_neighbour_entry_on_a_host_does_not_fail_its_own_probes(lab: Lab
     assert lab.wait_verified().code == 0
 
 
+def _swap_spine1_ports(lab: Lab) -> None:
+    """Trade the cables of spine1's swp1 (to leaf1) and swp2 (to leaf2) at the spine."""
+    lab.sh("spine1", "ip link set swp1 down; ip link set swp2 down; "
+                     "ip link set swp1 name fftmp; ip link set swp2 name swp1; "
+                     "ip link set fftmp name swp2; ip link set swp1 up; ip link set swp2 up")
+
+
+def _cabling(lab: Lab) -> tuple[int, list[dict[str, Any]]]:
+    result = lab.cli("verify", "--no-probes", "--check", "cabling.lldp", "--format", "json")
+    return result.code, _findings(result, "cabling.lldp")
+
+
+def test_a_cable_moved_and_put_back_is_named_then_settles(lab: Lab) -> None:
+    """Two leaf uplinks traded at the spine are named once LLDP hears the new neighbours; put
+    back, the next verify never fails the port: it is clean, or (while lldpd still holds the
+    moved cable's entry) names the port not judged, says when the entry expires and exits 3,
+    and a verify after that hold time is clean."""
+    _swap_spine1_ports(lab)
+    swapped = True
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            code, found = _cabling(lab)
+            errors = {(f["device"], f["port"]) for f in found if f["severity"] == "error"}
+            if {("leaf1", "swp51"), ("leaf2", "swp51")} <= errors or time.monotonic() > deadline:
+                break
+            time.sleep(3)
+        assert {("leaf1", "swp51"), ("leaf2", "swp51")} <= errors, found
+        assert code == 1
+        _swap_spine1_ports(lab)
+        swapped = False
+        code, found = _cabling(lab)
+        assert not [f for f in found if f["severity"] == "error"], found
+        assert code in (0, 3), found
+        if code == 3:
+            assert all(f["severity"] == "not-judged" and "verify again then" in f["message"]
+                       for f in found), found
+        settled = time.monotonic() + 40
+        while code != 0 and time.monotonic() < settled:
+            time.sleep(3)
+            code, found = _cabling(lab)
+        assert code == 0, found
+    finally:
+        if swapped:
+            _swap_spine1_ports(lab)
+    assert lab.wait_verified(120).code == 0
+
+
 def test_stopped_spine_bgpd_names_sessions_and_ecmp_paths(lab: Lab) -> None:
     run_frr = lab.paths.node_dir("spine2") / "run-frr"
     # watchfrr would restart bgpd at once: stop the supervisor, then the daemon

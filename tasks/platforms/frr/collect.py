@@ -200,10 +200,10 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
         for what in unread:
             device.errors.append(f"interface {name}: the kernel does not report its {what}")
         ipv4 = addresses.get(name, {}).get("ipv4", {})
-        neighbours = lldp.get(name, [])
-        peer = (Endpoint(device=lldp_device(neighbours[0]["hostname"]), port=neighbours[0]["port"])
-                if neighbours and neighbours[0]["hostname"] and neighbours[0]["port"]
-                else None)
+        # freshest first: a re-cabled port keeps the old neighbour until its hold time ends
+        neighbours = [Endpoint(device=lldp_device(n["hostname"]), port=n["port"])
+                      for n in lldp.get(name, []) if n["hostname"] and n["port"]]
+        peer = neighbours[0] if neighbours else None
         speed = info.get("speed", -1.0)
         device.interfaces[name] = Interface(
             name=name, kind=_kind(name, planned, master),
@@ -214,7 +214,8 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
                              if not a.startswith("127.")),
             bridge=master or None,
             parent=name.split(".")[0] if "." in name else None,
-            speed_mbps=int(speed) if speed and speed > 0 else None, peer=peer)
+            speed_mbps=int(speed) if speed and speed > 0 else None, peer=peer,
+            lldp_neighbours=neighbours if len(neighbours) > 1 else [])
         if name == "lo" and device.interfaces[name].addresses:
             device.loopback = device.interfaces[name].addresses[0]
     for local, neighbours in sorted(lldp.items()):  # an LLDP neighbour flatfab cannot name
