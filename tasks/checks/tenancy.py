@@ -187,8 +187,12 @@ def _route_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
 
 
 def _foreign_exit(device: DeviceState, vrf: str, hops: list[NextHop]) -> Interface | None:
-    """The first next hop's interface that is in another VRF than `vrf`, if any."""
+    """The first next hop's interface that is in another VRF than `vrf`, if any. An EVPN/VXLAN
+    next hop is not judged by its interface: one VXLAN interface carries every VRF, each by its
+    own VNI, so the tunnel joins no two tables."""
     for hop in hops:
+        if hop.overlay:
+            continue
         out = device.interfaces.get(hop.interface or "")
         if out is not None and out.vrf != vrf:
             return out
