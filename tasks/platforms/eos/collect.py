@@ -55,6 +55,7 @@ COUNTER_COMMANDS = (PFC_COUNTERS, ECN_COUNTERS)
 _SHORT = {"Et": "Ethernet", "Lo": "Loopback", "Vl": "Vlan", "Po": "Port-Channel"}
 _SHORT_NAME = re.compile(r"^(Et|Lo|Vl|Po)(\d.*)$")
 _BGP_PROTOCOLS = {"eBGP": "bgp", "iBGP": "bgp", "connected": "connected", "static": "static"}
+_VXLAN = re.compile(r"^Vxlan\d+$")  # EOS's VXLAN tunnel interface (Vxlan1)
 
 
 class EosCollectError(Exception):
@@ -200,14 +201,17 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
 
 def via(entry: Any) -> tuple[Any, ...] | None:
     """One via of `show ip route vrf all` as a next hop: (interface, address) of an underlay
-    via; (local interface, None, VTEP, VNI) of an EVPN/VXLAN one (`vtepAddr`, `vni`, and the
-    local `Vxlan1` as `interface`/`localInterface` where EOS prints it; `routerMac` is the
-    inner Ethernet header, no path). None: a via with none of these (not a next hop)."""
+    via; (local interface, None, VTEP, VNI) of an EVPN/VXLAN one: `vtepAddr` and `vni` (EOS
+    prints `via VTEP <addr> VNI <n> router-mac <mac> local-interface Vxlan1`; the local
+    interface as `interface`/`localInterface` where the JSON gives it; `routerMac` is the
+    inner Ethernet header, no path), or a via out of a VXLAN interface to an address, which
+    is the VTEP. None: a via with none of these (not a next hop)."""
     if not isinstance(entry, dict):
         return None
     local = entry.get("interface") or entry.get("localInterface")
     interface = long_name(str(local)) if local else None
-    vtep = entry.get("vtepAddr")
+    vtep = entry.get("vtepAddr") or (entry.get("nexthopAddr") if _VXLAN.match(interface or "")
+                                     else None)
     if vtep:
         vni = entry.get("vni")
         return (interface, None, str(vtep),

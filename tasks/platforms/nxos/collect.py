@@ -124,7 +124,10 @@ def _lldp(reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
             peers.setdefault(long_name(str(port)), []).append(Endpoint(
                 device=lldp_device(system), port=long_name(far),
                 expires_s=lldp_seconds(row.get("ttl", row.get("hold_time")))))
-    return peers
+    # NX-OS states no age: of one port's entries, the one with the most time left was heard
+    # last (stable: equal or unstated times keep the switch's order)
+    return {port: sorted(found, key=lambda e: -(e.expires_s or 0))
+            for port, found in peers.items()}
 
 
 def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
