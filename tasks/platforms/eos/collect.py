@@ -228,11 +228,12 @@ def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -
     unread: dict[str, tuple[list[str], set[str]]] = {}  # VRF -> (prefixes, via keys)
     for vrf, table in sorted(reply.get("vrfs", {}).items()):
         routes = table.get("routes", {}) if isinstance(table, dict) else {}
-        rows = tables[tenant(names, vrf)] = {}
+        rows: dict[str, Route] = {}
+        tables[tenant(names, vrf)] = rows
         for prefix, entry in sorted(routes.items()):
             if not isinstance(entry, dict):
                 continue
-            hops = []
+            hops: list[tuple[Any, ...]] = []
             for raw in entry.get("vias", []) or []:
                 hop = via(raw)
                 if hop is None:

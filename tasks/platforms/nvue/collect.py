@@ -193,8 +193,9 @@ def link_up(entry: Any) -> bool | None:
     else:
         return None
     word = str(word).strip().lower()
-    return True if word == "up" else False if word in ("down", "lowerlayerdown", "dormant",
-                                                        "notpresent") else None
+    if word == "up":
+        return True
+    return False if word in ("down", "lowerlayerdown", "dormant", "notpresent") else None
 
 
 def _interfaces(device: DeviceState, applied: Tree, oper: Tree, planned: DeviceState,
@@ -269,7 +270,8 @@ def bgp_vrfs(applied: Tree) -> tuple[list[str], dict[str, str]]:
     """(VRFs with a BGP instance to read, VRF -> why its configured instance is not one): an
     instance switched off, in the VRF or for the whole switch, is no instance."""
     router = _dict(_dict(applied.get("router")).get("bgp"))
-    on, off = [], {}
+    on: list[str] = []
+    off: dict[str, str] = {}
     for vrf, raw in sorted(_dict(applied.get("vrf")).items()):
         config = _dict(_dict(_dict(raw).get("router")).get("bgp"))
         if not config or vrf == "mgmt":

@@ -275,7 +275,7 @@ def _routes(device: DeviceState, rib: dict[str, Any], names: InterfaceNames,
             db: ConfigDb) -> None:
     made = Routes()
     evpn = l3vni_vlans(db)
-    tables = {}
+    tables: dict[str, dict[str, Route]] = {}
     for vrf_name, table in rib.items():
         if not isinstance(table, dict):
             continue

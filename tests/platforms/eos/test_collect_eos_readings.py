@@ -15,6 +15,8 @@ from flatfab.checks import CheckContext, Finding, Stage, run_checks
 from flatfab.model.state import DeviceState, Endpoint, FabricState, NextHop
 from flatfab.platforms.eos import PLATFORM
 from flatfab.platforms.eos.collect import via
+from flatfab.workflows.sharding.shard_codec import as_data, from_data, pack, unpack
+from flatfab.workflows.sharding.shard_run import ShardOutput
 from tests.support.eos import FIXTURES, eos_collect, eos_double, eos_fabric
 from tests.support.paths import ROOT
 
@@ -171,3 +173,18 @@ def test_a_mac_port_id_is_kept_as_the_neighbour_sent_it(planned: DeviceState,
     seen = collect(planned, shows(tmp_path, "lldp_neighbours"))
     peer = seen.interfaces["Ethernet1"].peer
     assert peer is not None and (peer.device, peer.port) == ("leaf1-h1", "5254.001a.0011")
+
+
+def test_overlay_next_hops_and_neighbours_survive_a_shard_s_wire_format(
+        planned: DeviceState, tmp_path: Path) -> None:
+    """A distributed run sends collected devices through the shard codec: the VTEP, the VNI
+    and every neighbour come back as collected."""
+    seen = collect(planned, shows(tmp_path, "evpn"))
+    seen.interfaces["Ethernet51"].lldp_neighbours = [
+        Endpoint(device="spine1", port="Ethernet1", expires_s=120),
+        Endpoint(device="spine3", port="Ethernet7", age_s=30, expires_s=90)]
+    output = ShardOutput(shard="s", devices={"leaf1": seen})
+    back = from_data(unpack(pack(as_data(output)))).devices["leaf1"]
+    assert back == seen
+    assert back.routes is not None
+    assert back.routes["blue"]["10.100.2.0/24"].nexthops[0].vni == 10100

@@ -178,8 +178,9 @@ def test_bgp_switched_off_in_one_vrf(lab: FabricState, leaf1: DeviceState, name:
     seen = collect(leaf1, applied_with(leaf1, name))
     assert sorted(seen.bgp) == ["blue", "default"]
     assert seen.asn == leaf1.asn and seen.bgp["default"].asn == leaf1.asn
-    assert [e for e in seen.errors if e.startswith("bgp:")] == ["bgp: VRF red: BGP is disabled in the VRF (vrf red router bgp "
-                           "enable off / state disabled): no BGP instance read"]
+    assert [e for e in seen.errors if e.startswith("bgp:")] == [
+        "bgp: VRF red: BGP is disabled in the VRF (vrf red router bgp enable off / state "
+        "disabled): no BGP instance read"]
     missing = findings(lab, seen, "bgp.session")
     assert sorted(f.vrf or "" for f in missing) == ["red"] * len(leaf1.bgp["red"].peers)
     assert all("disabled in the VRF" in f.message for f in missing)
