@@ -232,6 +232,12 @@ def lldp_seconds(value: object) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def lldp_unnamed(device: DeviceState, port: str, neighbour: object, missing: str) -> None:
+    """An LLDP entry of `port` that names no far device or port is no cabling flatfab can read:
+    named in `not_modelled` (what it lacks), never dropped and never read as a neighbour."""
+    device.not_modelled[f"{port} LLDP entry {neighbour}"] = f"names no {missing}"
+
+
 def lldp_neighbours(found: list[Endpoint]) -> tuple[Endpoint | None, list[Endpoint]]:
     """(Interface.peer, Interface.lldp_neighbours) of one port's LLDP entries: freshest first
     by age where the OS states one (entries without an age after, in the OS's order); the

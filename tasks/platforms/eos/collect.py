@@ -103,15 +103,19 @@ def _addresses(state: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def _lldp(reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
+def _lldp(device: DeviceState, reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
     """Every entry of `show lldp neighbors` per local port (a port may have several), in the
-    switch's order; `ttl` is the hold time the neighbour advertised."""
+    switch's order; `ttl` is the hold time the neighbour advertised. An entry naming no
+    neighbour or no far port is named in `not_modelled`."""
     peers: dict[str, list[Endpoint]] = {}
-    for entry in reply.get("lldpNeighbors", []):
-        if not (isinstance(entry, dict) and entry.get("port") and entry.get("neighborDevice")):
+    for index, entry in enumerate(reply.get("lldpNeighbors", []) or []):
+        if not (isinstance(entry, dict) and entry.get("port")):
             continue
         port = lldp_port(entry.get("neighborPort"))
-        if port is None:
+        if port is None or not entry.get("neighborDevice"):
+            readback.lldp_unnamed(device, long_name(str(entry["port"])),
+                                  entry.get("neighborDevice") or f"#{index}",
+                                  "far port" if entry.get("neighborDevice") else "system name")
             continue
         peers.setdefault(long_name(str(entry["port"])), []).append(Endpoint(
             device=lldp_device(entry["neighborDevice"]), port=long_name(port),
@@ -137,7 +141,7 @@ def _lag_members(config: EosConfig, shown: dict[str, Any]) -> dict[str, list[str
 
 def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
                 shown: dict[str, Any], names: InterfaceNames) -> None:
-    peers = _lldp(shown[LLDP])
+    peers = _lldp(device, shown[LLDP])
     for name, state in sorted(shown[INTERFACES].get("interfaces", {}).items()):
         if not isinstance(state, dict):
             continue

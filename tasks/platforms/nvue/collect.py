@@ -236,13 +236,14 @@ def _interfaces(device: DeviceState, applied: Tree, oper: Tree, planned: DeviceS
             iface.speed_mbps = device.interfaces[iface.parent].speed_mbps
 
 
-def lldp(output: Any) -> list[Endpoint]:
-    """Every LLDP neighbour of `nv show interface <port> lldp -o json` (keyed by neighbour:
-    a port may have several), in key order. The far port from the port id by its subtype
-    (`port.type`: ifname, local, mac, ...; readback.lldp_port), or lldpd's raw `port.id`;
-    `age` (seconds, a number or digits) and `port.ttl` where stated. An entry that names no
-    port is left out (it names no cabling)."""
+def lldp(output: Any) -> tuple[list[Endpoint], list[str]]:
+    """(every LLDP neighbour of `nv show interface <port> lldp -o json`, the keys of entries
+    that name no far port). Keyed by neighbour, a port may have several, read in key order;
+    the far port from the port id by its subtype (`port.type`: ifname, local, mac, ...;
+    readback.lldp_port), or lldpd's raw `port.id`; `age` (seconds, a number or digits) and
+    `port.ttl` where stated."""
     found: list[Endpoint] = []
+    unnamed: list[str] = []
     for key, raw in sorted(_dict(_dict(output).get("neighbor")).items()):
         entry = _dict(raw)
         chassis, port = _dict(entry.get("chassis")), _dict(entry.get("port"))
@@ -254,7 +255,9 @@ def lldp(output: Any) -> list[Endpoint]:
             found.append(Endpoint(device=lldp_device(device), port=name,
                                   age_s=lldp_seconds(entry.get("age")),
                                   expires_s=lldp_seconds(port.get("ttl", entry.get("ttl")))))
-    return found
+        else:
+            unnamed.append(key)
+    return found, unnamed
 
 
 def enabled(config: Tree) -> bool:
@@ -478,7 +481,12 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
         except NvueError as exc:
             what = "lldp" if "lldp" in command else "bgp"
             device.errors.append(f"{what}: {exc}")
-    peers = {p: found for p in ports if (found := lldp(outputs.get(lldp_command(p))))}
+    peers: dict[str, list[Endpoint]] = {}
+    for port in ports:
+        found, unnamed = lldp(outputs.get(lldp_command(port)))
+        peers[port] = found
+        for key in unnamed:
+            readback.lldp_unnamed(device, port, key, "far port (no port id or description)")
     _interfaces(device, applied, oper, planned, names, peers)
     device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, v): planned.vrfs.get(tenant(names, v), 0)

@@ -111,16 +111,21 @@ def _addresses(config: NxosConfig, name: str) -> list[str]:
     return sorted(found)
 
 
-def _lldp(reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
+def _lldp(device: DeviceState, reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
     """Every row of `show lldp neighbors detail` per local port (a port may have several), in
     the switch's order: the far port by its subtype (`port_type`: "Interface Name", "Mac
     Address", "Locally Assigned" or the subtype's number; readback.lldp_port) with `port_desc`,
-    and `ttl` (NX-OS's "Time remaining", `hold_time` in some releases) as the time left."""
+    and `ttl` (NX-OS's "Time remaining", `hold_time` in some releases) as the time left. A
+    row naming no system or no far port is named in `not_modelled`."""
     peers: dict[str, list[Endpoint]] = {}
-    for row in rows(reply, "nbor_detail"):
+    for index, row in enumerate(rows(reply, "nbor_detail")):
         port, system = row.get("l_port_id"), row.get("sys_name")
         far = lldp_port(row.get("port_id"), row.get("port_type"), row.get("port_desc"))
-        if port and system and far:
+        if port and not (system and far):
+            readback.lldp_unnamed(device, long_name(str(port)),
+                                  system or row.get("chassis_id") or f"#{index}",
+                                  "far port" if system else "system name")
+        elif port and system and far:
             peers.setdefault(long_name(str(port)), []).append(Endpoint(
                 device=lldp_device(system), port=long_name(far),
                 expires_s=lldp_seconds(row.get("ttl", row.get("hold_time")))))
@@ -132,7 +137,7 @@ def _lldp(reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
 
 def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
                 shown: dict[str, Any], names: InterfaceNames) -> None:
-    peers = _lldp(shown[LLDP])
+    peers = _lldp(device, shown[LLDP])
     for row in rows(shown[INTERFACES], "interface"):
         name = str(row.get("interface", ""))
         if not name or name == "mgmt0":

@@ -114,24 +114,29 @@ def _columns(text: str) -> list[tuple[int, int]] | None:
     return None
 
 
-def lldp_peers(text: str, names: InterfaceNames) -> dict[str, list[Endpoint]]:
+def lldp_peers(text: str, names: InterfaceNames,
+               unnamed: dict[str, str] | None = None) -> dict[str, list[Endpoint]]:
     """`show lldp table`: LocalPort RemoteDevice RemotePortID Capability RemotePortDescr, one
     row per neighbour (a port may have several, in the table's order). Read by the columns
     the dashes under the header mark, so an empty Capability or a description with spaces
     does not shift the others; an id shaped like a MAC (a Linux host's default) gives way to
-    the description (readback.lldp_port)."""
+    the description (readback.lldp_port). A port's row naming no device or no far port goes
+    to `unnamed` (port -> what it lacks)."""
     spans = _columns(text)
     peers: dict[str, list[Endpoint]] = {}
     for line in text.splitlines():
         cols = [line[a:b].strip() for a, b in spans] if spans else []
         if " ".join(cols).split() != line.split():  # a row off the columns: by whitespace
             cols = line.split(maxsplit=4)
-        if len(cols) < 3 or not names.is_port(cols[0]) or not cols[1]:
+        if not cols or not names.is_port(cols[0]):
             continue
-        port = lldp_port(cols[2], None, cols[4] if len(cols) > 4 else None)
-        if port is not None:
-            peers.setdefault(cols[0], []).append(Endpoint(device=lldp_device(cols[1]),
-                                                          port=port))
+        port = lldp_port(cols[2] if len(cols) > 2 else None, None,
+                         cols[4] if len(cols) > 4 else None)
+        if len(cols) < 2 or not cols[1] or port is None:
+            if unnamed is not None:
+                unnamed[cols[0]] = "system name" if len(cols) < 2 or not cols[1] else "far port"
+            continue
+        peers.setdefault(cols[0], []).append(Endpoint(device=lldp_device(cols[1]), port=port))
     return peers
 
 
@@ -313,7 +318,10 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
         oper.update(value if nested else {key: value})
     peers: dict[str, list[Endpoint]] = {}
     try:
-        peers = lldp_peers(_one(driver, LLDP), names)
+        unnamed: dict[str, str] = {}
+        peers = lldp_peers(_one(driver, LLDP), names, unnamed)
+        for port, missing in sorted(unnamed.items()):
+            readback.lldp_unnamed(device, port, "row", missing)
     except SonicError as exc:
         device.errors.append(f"lldp: {exc}")
     _interfaces(device, db, planned, names, oper, peers)

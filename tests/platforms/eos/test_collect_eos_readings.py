@@ -188,3 +188,18 @@ def test_overlay_next_hops_and_neighbours_survive_a_shard_s_wire_format(
     assert back == seen
     assert back.routes is not None
     assert back.routes["blue"]["10.100.2.0/24"].nexthops[0].vni == 10100
+
+
+def test_an_entry_naming_no_far_port_is_named_not_dropped(planned: DeviceState,
+                                                          tmp_path: Path) -> None:
+    folder = shows(tmp_path, "lldp_neighbours")
+
+    def no_port(data: dict[str, Any]) -> None:
+        for entry in data["lldpNeighbors"]:
+            if entry["port"] == "Ethernet2":
+                entry["neighborPort"] = ""
+
+    edit(folder, "show_lldp_neighbors.json", no_port)
+    seen = collect(planned, folder)
+    assert seen.interfaces["Ethernet2"].peer is None
+    assert seen.not_modelled == {"Ethernet2 LLDP entry leaf1-h2": "names no far port"}

@@ -143,8 +143,21 @@ def test_the_far_port_by_its_port_id_subtype(leaf1: DeviceState) -> None:
 def test_lldp_reads_lldpd_s_raw_port_id() -> None:
     raw = {"neighbor": {"spine1": {"chassis": {"system-name": "spine1"},
                                    "port": {"id": {"type": "ifname", "value": "swp1"}}}}}
-    assert lldp(raw) == [Endpoint(device="spine1", port="swp1")]
-    assert lldp({"neighbor": {"x": {"chassis": {"system-name": "x"}, "port": {}}}}) == []
+    assert lldp(raw) == ([Endpoint(device="spine1", port="swp1")], [])
+    # an entry naming no far port is no neighbour: its key comes back to be named
+    assert lldp({"neighbor": {"x": {"chassis": {"system-name": "x"}, "port": {}}}}) == ([],
+                                                                                      ["x"])
+
+
+def test_an_entry_naming_no_port_is_named_not_dropped(leaf1: DeviceState) -> None:
+    double = double_for(leaf1)
+    entry = json.loads(recorded("leaf1")["nv show interface swp2 lldp -o json"])
+    entry["neighbor"]["leaf1-h2"]["port"] = {"ttl": 120}
+    double.outputs["nv show interface swp2 lldp -o json"] = json.dumps(entry)
+    seen = collect(leaf1, double)
+    assert seen.interfaces["swp2"].peer is None
+    assert seen.not_modelled == {
+        "swp2 LLDP entry leaf1-h2": "names no far port (no port id or description)"}
 
 
 # ---- a BGP instance switched off is no instance ------------------------------------------
