@@ -4,6 +4,8 @@ tests/fixtures/nxos/variants/ (README there) laid over the lab-leaf1 recorded ou
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -26,10 +28,14 @@ def leaf1(lab: FabricState) -> DeviceState:
     return lab.devices["leaf1"]
 
 
-def collect(leaf1: DeviceState, variant: str) -> DeviceState:
+def collect(leaf1: DeviceState, variant: str,
+            change: Callable[[dict[str, Any]], None] | None = None) -> DeviceState:
     running, outputs = recorded("lab-leaf1")
     for file in sorted((FIXTURES / "variants" / variant).glob("*.json")):
-        outputs[file.stem.replace("_", " ") + " | json"] = file.read_text(encoding="utf-8")
+        data = json.loads(file.read_text(encoding="utf-8"))
+        if change is not None:
+            change(data)
+        outputs[file.stem.replace("_", " ") + " | json"] = json.dumps(data)
     driver = PLATFORM.adapt(NxosDouble(running, outputs), read_only=True)
     return PLATFORM.collect(PLATFORM.read_only(driver), leaf1, [])
 
@@ -66,6 +72,18 @@ def test_the_far_port_by_its_subtype_in_either_spelling(leaf1: DeviceState) -> N
         "Ethernet1/2": Endpoint(device="leaf1-h2", port="eth1", expires_s=95),
         # subtype 5 (interface name) in its short form; `hold_time` as the time
         "Ethernet1/52": Endpoint(device="spine2", port="Ethernet1/1", expires_s=120)}
+
+
+def test_a_row_naming_no_far_port_is_named_not_dropped(leaf1: DeviceState) -> None:
+    def no_port(data: dict[str, Any]) -> None:
+        for row in data["TABLE_nbor_detail"]["ROW_nbor_detail"]:
+            if row["l_port_id"] == "Eth1/2":
+                row.pop("port_id")
+                row.pop("port_desc")
+
+    seen = collect(leaf1, "lldp", no_port)
+    assert seen.interfaces["Ethernet1/2"].peer is None
+    assert seen.not_modelled == {"Ethernet1/2 LLDP entry leaf1-h2": "names no far port"}
 
 
 # ---- EVPN/VXLAN routes -------------------------------------------------------------------

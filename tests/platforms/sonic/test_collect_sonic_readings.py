@@ -105,6 +105,19 @@ def test_rows_off_the_columns_are_read_by_whitespace() -> None:
         "Ethernet400": [Endpoint(device="spine1-with-a-long-name", port="Ethernet0")]}
 
 
+def test_a_row_naming_no_neighbour_is_named_not_dropped(leaf1: DeviceState) -> None:
+    text = load(READINGS, "lldp_table_202305_neighbours.json")["output"]
+    blank = text.replace("host2  ", "       ", 1)  # the neighbour sent no system name
+    unnamed: dict[str, str] = {}
+    assert "Ethernet8" not in lldp_peers(blank, PLATFORM.names, unnamed)
+    assert unnamed == {"Ethernet8": "system name"}
+    double = sonic_double(leaf1, pushed=True)
+    double.broken[LLDP] = blank
+    seen = collect(leaf1, double)
+    assert seen.interfaces["Ethernet8"].peer is None
+    assert seen.not_modelled == {"Ethernet8 LLDP entry row": "names no system name"}
+
+
 # ---- EVPN/VXLAN routes in a VRF with an L3VNI ------------------------------------------
 
 
