@@ -217,9 +217,8 @@ def via(entry: Any) -> tuple[Any, ...] | None:
     vtep = entry.get("vtepAddr") or (entry.get("nexthopAddr") if _VXLAN.match(interface or "")
                                      else None)
     if vtep:
-        vni = entry.get("vni")
-        return (interface, None, str(vtep),
-                int(vni) if isinstance(vni, int) or str(vni).isdigit() else None)
+        vni = str(entry.get("vni", "")).strip()
+        return (interface, None, str(vtep), int(vni) if vni.isdigit() else None)
     address = entry.get("nexthopAddr") or None
     if interface is None and address is None:
         return None
