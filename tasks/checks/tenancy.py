@@ -187,8 +187,12 @@ def _route_leaks(ctx: CheckContext) -> Iterator[tuple[str, str, str]]:
 
 
 def _foreign_exit(device: DeviceState, vrf: str, hops: list[NextHop]) -> Interface | None:
-    """The first next hop's interface that is in another VRF than `vrf`, if any."""
+    """The first next hop's interface that is in another VRF than `vrf`, if any. An EVPN/VXLAN
+    next hop is not judged by its interface: one VXLAN interface carries every VRF, each by its
+    own VNI, so the tunnel joins no two tables."""
     for hop in hops:
+        if hop.overlay:
+            continue
         out = device.interfaces.get(hop.interface or "")
         if out is not None and out.vrf != vrf:
             return out
@@ -204,7 +208,8 @@ def leak(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     a prefix inside it) or a route that leaves by an interface of another VRF.
     Fails when: a link end sits in another VRF (two routing tables joined), a VRF routes into
     another tenant's subnet, or a route leaves by another VRF's interface. A supernet such as a
-    default route is judged only by the interface it leaves by.
+    default route is judged only by the interface it leaves by; an EVPN/VXLAN next hop not by
+    its VXLAN interface, which carries every VRF by its own VNI.
     Fix: Remove the join: a link end in the wrong VRF, or a route into another tenant's subnet, is
     config drift (`flatfab audit` names the section) that `flatfab rollout` undoes. From `flatfab
     check`, the intent itself joins them: correct tenants.yaml and hosts.yaml until the check is

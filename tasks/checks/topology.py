@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
 from flatfab.checks.tenancy import same_tenant
+from flatfab.checks.underlay import route_exits
 from flatfab.model.state import DeviceState, FabricState, IfKind, Interface, LinkKind, Role
 
 
@@ -213,6 +214,9 @@ def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         device = ctx.observed(spine_name)
         if device is None or device.routes is None:
             continue
+        # an EVPN/VXLAN next hop leaves by its VTEP's underlay ports (underlay.route_exits)
+        ports = {i.name: i.parent for i in spine.interfaces.values() if i.parent}
+        tunnels: dict[str, frozenset[str]] = {}
         for vrf, tops in sorted(by_vrf.items()):
             table = device.routes.get(vrf, {})
             gaps: dict[tuple[str, ...], list[str]] = {}
@@ -223,9 +227,9 @@ def pod_paths(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                   if leaf.pod in reaches.get(top, set()))
                 for prefix in leaf.bgp[vrf].networks:
                     route = table.get(prefix)
-                    got = {h.interface for h in route.nexthops if h.interface} if route \
-                        else set()
-                    missing = tuple(p for p in expected if p not in got)
+                    got = route_exits(device, route.nexthops, tunnels) if route else set()
+                    missing = tuple(p for p in expected
+                                    if p not in got and ports.get(p) not in got)
                     if missing:
                         gaps.setdefault(missing, []).append(f"{prefix} ({leaf.name})")
             for missing, hit in sorted(gaps.items()):

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from ipaddress import ip_address, ip_network
 
 from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
-from flatfab.model.state import DEFAULT_VRF, BgpPeer, DeviceState, FabricState, IfKind, Role
+from flatfab.model.state import (
+    DEFAULT_VRF,
+    BgpPeer,
+    DeviceState,
+    FabricState,
+    IfKind,
+    NextHop,
+    Role,
+    Route,
+)
 
 
 def _planned_peers(ctx: CheckContext) -> Iterator[tuple[DeviceState, str, BgpPeer,
@@ -168,6 +178,40 @@ def _expected_ports(mine: dict[str, str], theirs: frozenset[str], reach: dict[st
     return expected
 
 
+def underlay_exits(table: dict[str, Route], address: str) -> frozenset[str]:
+    """The interfaces the longest-prefix route of `table` to `address` leaves by (its underlay
+    next hops only); empty when no route covers it or the address is unreadable."""
+    try:
+        target = ip_address(address)
+    except ValueError:
+        return frozenset()
+    for length in range(target.max_prefixlen, -1, -1):
+        route = table.get(str(ip_network((target, length), strict=False)))
+        if route is not None:
+            return frozenset(h.interface for h in route.nexthops
+                             if h.interface and not h.overlay)
+    return frozenset()
+
+
+def route_exits(device: DeviceState, hops: list[NextHop],
+                tunnels: dict[str, frozenset[str]]) -> set[str]:
+    """The ports a route's next hops leave by: an underlay next hop's interface; an EVPN/VXLAN
+    next hop's are those of the default VRF's route to its VTEP (the tunnel rides the
+    underlay; its own interface, a VXLAN or L3VNI one, is no uplink). `tunnels` caches each
+    VTEP's ports per device."""
+    ports: set[str] = set()
+    for hop in hops:
+        if hop.vtep is not None:
+            found = tunnels.get(hop.vtep)
+            if found is None:
+                table = (device.routes or {}).get(DEFAULT_VRF, {})
+                found = tunnels[hop.vtep] = underlay_exits(table, hop.vtep)
+            ports |= found
+        elif hop.interface:
+            ports.add(hop.interface)
+    return ports
+
+
 @check("ecmp.leaf_paths", "Every leaf has one next hop per spine to every remote leaf prefix",
        scope=Scope.PATH, severity=Severity.ERROR, stages=[Stage.LIVE])
 def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
@@ -175,7 +219,8 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     the plan, every leaf's uplinks and the prefixes each other leaf originates there.
     Expects: every remote leaf prefix has a next hop through each uplink to a spine the remote leaf
     also uplinks to (5-stage, towards another pod: through each pod spine that a super-spine in the
-    plan joins to one of the remote leaf's spines).
+    plan joins to one of the remote leaf's spines). A route learned over EVPN/VXLAN leaves by the
+    uplinks of the default VRF's route to its VTEP: a VRF uplink counts as taken when its port is.
     Fails when: next hops are missing: one finding per leaf, VRF and set of missing uplinks, naming
     the spines and the prefixes hit. A leaf whose routes were not read is not judged.
     Fix: A missing next hop is a missing path: check the named spines' sessions and links first
@@ -204,6 +249,10 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         device = ctx.observed(leaf.name)
         if device is None or device.routes is None:
             continue
+        # a VRF uplink's port: an overlay route's tunnel leaves by the port, not the VRF's
+        # sub-interface (see route_exits)
+        ports = {i.name: i.parent for i in leaf.interfaces.values() if i.parent}
+        tunnels: dict[str, frozenset[str]] = {}
         for vrf in sorted({DEFAULT_VRF, *leaf.vrfs}):
             mine = uplinks.get((leaf.name, vrf), {})
             table = device.routes.get(vrf, {})
@@ -227,9 +276,10 @@ def ecmp(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                     key = (wanted, id(route.nexthops) if route is not None else 0)
                     missing = missed.get(key)
                     if missing is None:
-                        got = ({h.interface for h in route.nexthops if h.interface}
+                        got = (route_exits(device, route.nexthops, tunnels)
                                if route is not None else set())
-                        missing = missed[key] = tuple(p for p in expected if p not in got)
+                        missing = missed[key] = tuple(
+                            p for p in expected if p not in got and ports.get(p) not in got)
                     if missing:
                         gaps.setdefault(missing, []).append(f"{prefix} ({name})")
                         counts[missing] = (len(expected) - len(missing), len(expected))

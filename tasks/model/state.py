@@ -254,8 +254,22 @@ class BgpInstance(Model):
 
 
 class NextHop(Model):
+    """One next hop of a route: out of `interface` to the neighbour at `address` (either may be
+    all the OS states), or, for an overlay route learned over EVPN/VXLAN, through a tunnel to
+    the remote VTEP `vtep` carrying VNI `vni` (`interface` is then the local tunnel or L3VNI
+    interface, where the OS names one, never an uplink). The underlay route to the VTEP is what
+    leaves by the uplinks."""
+
     interface: str | None = None
     address: str | None = None
+    # observed only, unset on an underlay next hop (so plans and goldens keep their shape)
+    vtep: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    vni: int | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @property
+    def overlay(self) -> bool:
+        """An EVPN/VXLAN next hop: the packet is tunnelled to a VTEP, not sent to a neighbour."""
+        return self.vtep is not None
 
 
 class Route(Model):

@@ -246,6 +246,30 @@ def ref(value: str | None) -> str | None:
     return None if text in ("", NULL_PROFILE) else text
 
 
+def plain_field(value: str) -> str:
+    """A field with its object references in the plain form of 202012 on: ``[SCHEDULER|x]``
+    (and APPL_DB's ``[TABLE:x]``) as ``x``, each of a comma-separated list of them
+    (``profile_list``) too; any other value unchanged."""
+    parts = value.split(",")
+    found = [_REFERENCE.match(part.strip()) for part in parts]
+    if not all(found):
+        return value
+    return ",".join(m.group(2).strip() for m in found if m)
+
+
+def plain_references(db: ConfigDb) -> ConfigDb:
+    """`db` with every object reference in the plain form (plain_field): a switch before
+    202012 and the render name the same objects, so drift compares the names, not the
+    spelling. Rows without a reference are shared with `db`, not copied."""
+    out: ConfigDb = {}
+    for table, rows in db.items():
+        out[table] = {}
+        for key, fields in rows.items():
+            plain = {name: plain_field(value) for name, value in fields.items()}
+            out[table][key] = fields if plain == fields else plain
+    return out
+
+
 def _map(db: ConfigDb, table: str, name: str | None, size: int, where: str) -> list[int]:
     if name is None:
         return list(range(size)) if table != "DSCP_TO_TC_MAP" else [0] * size
@@ -386,8 +410,8 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
         buffer_queues = per_port.get(f"BUFFER_QUEUE:{port_name}", {})
         for q, row in per_port.get(f"QUEUE:{port_name}", {}).items():
             # a thousand ports name the same few schedulers and profiles: one model each
-            key = (row.get("scheduler"), row.get("wred_profile"),
-                   buffer_queues.get(q, {}).get("profile"))
+            key = (ref(row.get("scheduler")), ref(row.get("wred_profile")),
+                   ref(buffer_queues.get(q, {}).get("profile")))
             made = made_queues.get(key)
             if made is not None:
                 queues[int(q)] = made

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -288,6 +289,55 @@ def set_lldp(iface: Interface, neighbours: list[Endpoint]) -> None:
     iface.lldp_neighbours = list(neighbours) if len(neighbours) > 1 else []
 
 
+# LLDP port-id subtypes (IEEE 802.1AB-2016 8.5.3.2) that carry an address, not a port's name,
+# as OSes print them: the number, lldpd's word (mac, addr), EOS's and NX-OS's names
+_ADDRESS_SUBTYPES = frozenset({"3", "4", "mac", "macaddress", "addr", "ip", "networkaddress"})
+_MAC = re.compile(r"^(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^(?:[0-9a-f]{4}\.){2}[0-9a-f]{4}$",
+                  re.IGNORECASE)
+
+
+def lldp_far_port(port_id: object, subtype: object = None,
+                  description: object = None) -> str | None:
+    """The far port an LLDP entry names. Its port id, unless the id is an address (subtype MAC
+    or network address; where the OS prints no subtype, an id shaped like a MAC, as Linux
+    hosts' lldpd sends by default): then the port description names the port, where the
+    neighbour sends one, else the address is all there is and is kept as it is. None: the
+    entry names no port at all."""
+    ident = "" if port_id is None else str(port_id).strip().strip('"')
+    descr = "" if description is None else str(description).strip()
+    kind = re.sub(r"[\s_-]", "", str(subtype or "")).lower()
+    address = kind in _ADDRESS_SUBTYPES if kind else bool(_MAC.match(ident))
+    if address and descr:
+        return descr
+    return ident or descr or None
+
+
+def lldp_seconds(value: object) -> int | None:
+    """An LLDP age or TTL in whole seconds: a number, or digits as text; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float):
+        return int(value) if value >= 0 else None
+    text = str(value).strip() if value is not None else ""
+    return int(text) if text.isdigit() else None
+
+
+def lldp_unnamed(device: DeviceState, port: str, neighbour: object, missing: str) -> None:
+    """An LLDP entry of `port` that names no far device or port is no cabling flatfab can read:
+    named in `not_modelled` (what it lacks), never dropped and never read as a neighbour."""
+    device.not_modelled[f"{port} LLDP entry {neighbour}"] = f"names no {missing}"
+
+
+def lldp_neighbours(found: list[Endpoint]) -> tuple[Endpoint | None, list[Endpoint]]:
+    """(Interface.peer, Interface.lldp_neighbours) of one port's LLDP entries: freshest first
+    by age where the OS states one (entries without an age after, in the OS's order); the
+    list is kept when the port has more than one entry (see Interface)."""
+    ordered = sorted(found, key=lambda e: (e.age_s is None, e.age_s or 0))
+    return (ordered[0] if ordered else None), (ordered if len(ordered) > 1 else [])
+
+
 def peers_from_lldp(device: DeviceState,
                     locate: Callable[[BgpPeer], Interface | None] | None = None) -> None:
     """Name the peer device of every session that has none by the LLDP neighbour of the
@@ -319,7 +369,16 @@ def planned_qos_ports(device: DeviceState,
         yield name, iface, plan.qos
 
 
-HopKey = tuple[tuple[Any, Any], ...]  # a route's next hops: (interface, address) each
+# a route's next hops: (interface, address) each, or (interface, address, vtep, vni) for an
+# EVPN/VXLAN next hop (NextHop.overlay)
+HopKey = tuple[tuple[Any, ...], ...]
+
+
+def next_hop(hop: tuple[Any, ...]) -> NextHop:
+    """The NextHop of one (interface, address[, vtep, vni]) tuple."""
+    if len(hop) > 2:
+        return NextHop(interface=hop[0], address=hop[1], vtep=hop[2], vni=hop[3])
+    return NextHop(interface=hop[0], address=hop[1])
 
 
 class Routes:
@@ -335,7 +394,7 @@ class Routes:
         found = self._made.get(key)
         if found is None:
             found = self._made[key] = Route(
-                protocol=protocol, nexthops=[NextHop(interface=i, address=a) for i, a in hops])
+                protocol=protocol, nexthops=[next_hop(h) for h in hops])
         return found
 
     @staticmethod

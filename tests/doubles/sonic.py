@@ -280,6 +280,17 @@ class SonicDouble:
 # so any switch of any example fabric (a super-spine, a pod spine) can be collected.
 
 
+def lldp_table(rows: list[tuple[str, ...]]) -> list[str]:
+    """`show lldp table`'s body as SONiC's lldpshow prints it (tabulate's simple format: the
+    header, dashes as wide as each column, columns two spaces apart), header first."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return [line(rows[0]), "  ".join("-" * w for w in widths), *(line(r) for r in rows[1:])]
+
+
 def healthy_outputs(fabric: FabricState, name: str, vrf_name: Callable[[str], str], *,
                     rib: Rib | None = None) -> dict[str, str]:
     """command -> output of SONiC switch `name` in a healthy fabric (see above): FRR's
@@ -297,17 +308,16 @@ def healthy_outputs(fabric: FabricState, name: str, vrf_name: Callable[[str], st
                       "mtu": i.mtu or (65536 if i.kind is IfKind.LOOPBACK else 9100),
                       "linkDetection": True}
                   for n, i in device.interfaces.items()}
-    lldp = ["Capability codes: (R) Router, (B) Bridge, (O) Other",
-            "LocalPort    RemoteDevice    RemotePortID    Capability    RemotePortDescr",
-            "-----------  --------------  --------------  ------------  -----------------"]
     cabled = [i for i in device.interfaces.values()
               if i.peer is not None and i.parent is None and i.kind is not IfKind.BRIDGE]
+    table = [("LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr")]
     for iface in cabled:
         assert iface.peer is not None
         capability = "O" if iface.kind is IfKind.HOST_PORT else "BR"
-        lldp.append(f"{iface.name}  {iface.peer.device}  {iface.peer.port}  {capability}  "
-                    f"{iface.peer.port}")
-    lldp += ["-" * 50, f"Total entries displayed:  {len(cabled)}"]
+        table.append((iface.name, iface.peer.device, iface.peer.port, capability,
+                      iface.peer.port))
+    lldp = ["Capability codes: (R) Router, (B) Bridge, (O) Other", *lldp_table(table),
+            "-" * 50, f"Total entries displayed:  {len(cabled)}"]
     rib = converged_rib(fabric, name) if rib is None else rib
     summary = bgp_summary(device, rib, frr_vrf)
     routes = route_tables(device, rib, frr_vrf)

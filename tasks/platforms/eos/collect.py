@@ -2,8 +2,11 @@
 
 Sources: `show running-config` for VRF membership, VLAN access and the lossless plane
 (tasks/platforms/eos/running.py); JSON `show interfaces` for link state, MTU, speed and
-addresses; `show lldp neighbors` for cabling; `show ip bgp summary vrf all` and
-`show ip route vrf all` for the underlay and tenant routing (Arista EOS command reference);
+addresses; `show lldp neighbors` for cabling (every neighbour of a port, its TTL: the summary
+states no age and no port-id subtype); `show ip bgp summary vrf all` and `show ip route vrf
+all` for the underlay and tenant routing (Arista EOS command reference; a route learned over
+EVPN/VXLAN has vias to a VTEP, `vtepAddr` and `vni`, read as overlay next hops; a via of no
+kind flatfab reads is named in `not_modelled`, never read as a next hop);
 `show priority-flow-control counters` and `show qos interfaces ecn counters queue` for PFC
 frames and ECN marks, where the switch has a lossless data plane.
 """
@@ -27,7 +30,16 @@ from flatfab.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
 from flatfab.platforms.eos import running
 from flatfab.platforms.eos.avd import sets_buffers
 from flatfab.platforms.eos.running import EosConfig
-from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_device, tenant
+from flatfab.platforms.readback import (
+    Routes,
+    asn_of,
+    identity_from_bgp,
+    lldp_device,
+    lldp_far_port,
+    lldp_neighbours,
+    lldp_seconds,
+    tenant,
+)
 
 RUNNING = "show running-config"
 INTERFACES = "show interfaces"
@@ -43,6 +55,7 @@ COUNTER_COMMANDS = (PFC_COUNTERS, ECN_COUNTERS)
 _SHORT = {"Et": "Ethernet", "Lo": "Loopback", "Vl": "Vlan", "Po": "Port-Channel"}
 _SHORT_NAME = re.compile(r"^(Et|Lo|Vl|Po)(\d.*)$")
 _BGP_PROTOCOLS = {"eBGP": "bgp", "iBGP": "bgp", "connected": "connected", "static": "static"}
+_VXLAN = re.compile(r"^Vxlan\d+$")  # EOS's VXLAN tunnel interface (Vxlan1)
 
 
 class EosCollectError(Exception):
@@ -90,13 +103,23 @@ def _addresses(state: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
-    peers = {}
-    for entry in reply.get("lldpNeighbors", []):
-        if isinstance(entry, dict) and entry.get("port") and entry.get("neighborDevice"):
-            peers[long_name(str(entry["port"]))] = Endpoint(
-                device=lldp_device(entry["neighborDevice"]),
-                port=long_name(str(entry.get("neighborPort", ""))))
+def _lldp(device: DeviceState, reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
+    """Every entry of `show lldp neighbors` per local port (a port may have several), in the
+    switch's order; `ttl` is the hold time the neighbour advertised. An entry naming no
+    neighbour or no far port is named in `not_modelled`."""
+    peers: dict[str, list[Endpoint]] = {}
+    for index, entry in enumerate(reply.get("lldpNeighbors", []) or []):
+        if not (isinstance(entry, dict) and entry.get("port")):
+            continue
+        port = lldp_far_port(entry.get("neighborPort"))
+        if port is None or not entry.get("neighborDevice"):
+            readback.lldp_unnamed(device, long_name(str(entry["port"])),
+                                  entry.get("neighborDevice") or f"#{index}",
+                                  "far port" if entry.get("neighborDevice") else "system name")
+            continue
+        peers.setdefault(long_name(str(entry["port"])), []).append(Endpoint(
+            device=lldp_device(entry["neighborDevice"]), port=long_name(port),
+            expires_s=lldp_seconds(entry.get("ttl"))))
     return peers
 
 
@@ -118,7 +141,7 @@ def _lag_members(config: EosConfig, shown: dict[str, Any]) -> dict[str, list[str
 
 def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
                 shown: dict[str, Any], names: InterfaceNames) -> None:
-    peers = _lldp(shown[LLDP])
+    peers = _lldp(device, shown[LLDP])
     for name, state in sorted(shown[INTERFACES].get("interfaces", {}).items()):
         if not isinstance(state, dict):
             continue
@@ -129,13 +152,14 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
         vrf = config.setting(name, "vrf")
         if access is not None:  # an access port is in the VRF of its VLAN's gateway
             vrf = config.setting(f"Vlan{access}", "vrf")
+        peer, neighbours = lldp_neighbours(peers.get(name, []))
         device.interfaces[name] = Interface(
             name=name, vrf=tenant(names, vrf),
             kind=readback.kind_by_name(planned, name, loopback="Loopback", lag="Port-Channel"),
             mtu=state.get("mtu") if isinstance(state.get("mtu"), int) else None,
             up=state.get("lineProtocolStatus") == "up", addresses=_addresses(state),
             bridge=f"Vlan{access}" if access is not None else None, parent=parent,
-            speed_mbps=speed, peer=peers.get(name))
+            speed_mbps=speed, peer=peer, lldp_neighbours=neighbours)
     readback.port_speed_to_subinterfaces(device)
     for lag, ports in _lag_members(config, shown).items():
         if lag in device.interfaces:
@@ -179,17 +203,57 @@ def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> N
     readback.peers_from_lldp(device)
 
 
+def via(entry: Any) -> tuple[Any, ...] | None:
+    """One via of `show ip route vrf all` as a next hop: (interface, address) of an underlay
+    via; (local interface, None, VTEP, VNI) of an EVPN/VXLAN one: `vtepAddr` and `vni` (EOS
+    prints `via VTEP <addr> VNI <n> router-mac <mac> local-interface Vxlan1`; the local
+    interface as `interface`/`localInterface` where the JSON gives it; `routerMac` is the
+    inner Ethernet header, no path), or a via out of a VXLAN interface to an address, which
+    is the VTEP. None: a via with none of these (not a next hop)."""
+    if not isinstance(entry, dict):
+        return None
+    local = entry.get("interface") or entry.get("localInterface")
+    interface = long_name(str(local)) if local else None
+    vtep = entry.get("vtepAddr") or (entry.get("nexthopAddr") if _VXLAN.match(interface or "")
+                                     else None)
+    if vtep:
+        vni = str(entry.get("vni", "")).strip()
+        return (interface, None, str(vtep), int(vni) if vni.isdigit() else None)
+    address = entry.get("nexthopAddr") or None
+    if interface is None and address is None:
+        return None
+    return (interface, address)
+
+
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     tables: dict[str, dict[str, Route]] = {}
     made = Routes()
+    unread: dict[str, tuple[list[str], set[str]]] = {}  # VRF -> (prefixes, via keys)
     for vrf, table in sorted(reply.get("vrfs", {}).items()):
         routes = table.get("routes", {}) if isinstance(table, dict) else {}
-        tables[tenant(names, vrf)] = {
-            made.prefix(prefix): made.route(
-                _BGP_PROTOCOLS.get(entry.get("routeType", ""), str(entry.get("routeType", ""))),
-                tuple((long_name(v["interface"]) if v.get("interface") else None,
-                       v.get("nexthopAddr") or None) for v in entry.get("vias", [])))
-            for prefix, entry in sorted(routes.items()) if isinstance(entry, dict)}
+        rows: dict[str, Route] = {}
+        tables[tenant(names, vrf)] = rows
+        for prefix, entry in sorted(routes.items()):
+            if not isinstance(entry, dict):
+                continue
+            hops: list[tuple[Any, ...]] = []
+            for raw in entry.get("vias", []) or []:
+                hop = via(raw)
+                if hop is None:
+                    seen = unread.setdefault(vrf, ([], set()))
+                    seen[0].append(prefix)
+                    seen[1].update(raw if isinstance(raw, dict) else [type(raw).__name__])
+                else:
+                    hops.append(hop)
+            route_type = str(entry.get("routeType", ""))
+            rows[made.prefix(prefix)] = made.route(_BGP_PROTOCOLS.get(route_type, route_type),
+                                                   tuple(hops))
+    for vrf, (prefixes, keys) in unread.items():
+        listed = ", ".join(sorted(set(prefixes))[:4]) + (
+            f" and {len(set(prefixes)) - 4} more" if len(set(prefixes)) > 4 else "")
+        device.not_modelled[f"VRF {vrf} route vias"] = (
+            f"vias with no interface, next-hop address or VTEP (keys: "
+            f"{', '.join(sorted(keys)) or 'none'}) on {listed}: left out of the next hops")
     device.routes = tables
 
 

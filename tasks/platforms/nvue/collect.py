@@ -4,9 +4,15 @@ Sources (all `-o json`, NVIDIA Cumulus Linux 5.x user guide and NVUE command ref
 - `nv config show -o json`: the applied config (NVUE's own tree): ports, SVIs, sub-
   interfaces, addresses, VRFs, the BGP configuration and the whole lossless plane (what the
   switch was told, as CONFIG_DB is for SONiC);
-- `nv show interface -o json`: per interface its operational link (oper-status, mtu, speed);
+- `nv show interface -o json`: per interface its operational link (mtu, speed, and its link
+  state in the form the release prints: `link.oper-status`, or only `link.state` as
+  `{"up": {}}`/`{"down": {}}` (5.6 and others), or as a word); an interface whose state the
+  output does not give is unknown and named in the errors, never read as up;
 - `nv show vrf <vrf> router bgp neighbor -o json`: per VRF its neighbours (state, remote-as);
-- `nv show interface <port> lldp -o json`: each physical port's LLDP neighbour;
+  a BGP instance the applied config disables (`router bgp enable off` / `state disabled`,
+  globally or in the VRF) is no instance: it is not read, and the errors say why;
+- `nv show interface <port> lldp -o json`: each physical port's LLDP neighbours, every one
+  (keyed by neighbour), with their age and TTL;
 - `nv show interface <port> counters qos -o json` (5.5+): per lossless port its PFC pause
   frames per switch priority (`pfc-stats`) and per traffic class its transmitted and
   ECN-marked frames (`egress-queue-stats`).
@@ -45,13 +51,24 @@ from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.nvue.driver import NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import Tree
 from flatfab.platforms.nvue.render import GLOBAL, LOSSLESS_POOL, LOSSY_POOL, SPEEDS
-from flatfab.platforms.readback import asn_of, identity_from_bgp, lldp_device, tenant
+from flatfab.platforms.readback import (
+    asn_of,
+    identity_from_bgp,
+    lldp_device,
+    lldp_far_port,
+    lldp_neighbours,
+    lldp_seconds,
+    tenant,
+)
 
 APPLIED = "nv config show -o json"
 INTERFACES = "nv show interface -o json"
 _MBPS = {v: k for k, v in SPEEDS.items()}
 _STATES = {"established": "Established", "idle": "Idle", "active": "Active",
            "connect": "Connect", "opensent": "OpenSent", "openconfirm": "OpenConfirm"}
+# how releases spell a feature switched off: `enable: off` (5.0-5.14), `state: disabled`
+# (5.15 on; render.RELEASES)
+_OFF = frozenset({"off", "disabled", "disable", "false"})
 
 
 def bgp_command(vrf: str) -> str:
@@ -157,55 +174,131 @@ def _speed(value: Any) -> int | None:
     return _int(value)
 
 
+def link_up(entry: Any) -> bool | None:
+    """An interface's operational link state from `nv show interface -o json`, in whichever
+    form the release prints it: `link.oper-status` ("up", "down", "dormant", ...; the
+    operational state where a release gives it beside the admin one), else `link.state` as
+    NVUE's one-key object (`{"up": {}}`, `{"down": {}}`: 5.6 prints only this, the state
+    `nv show interface` tabulates) or as a word. None: the output states neither."""
+    link = _dict(_dict(entry).get("link"))
+    for key in ("oper-status", "oper_status", "oper-state"):
+        status = link.get(key)
+        if isinstance(status, str) and status.strip():
+            return status.strip().lower() == "up"
+    state = link.get("state")
+    if isinstance(state, dict) and len(state) == 1:
+        word = next(iter(state))
+    elif isinstance(state, str):
+        word = state
+    else:
+        return None
+    word = str(word).strip().lower()
+    if word == "up":
+        return True
+    return False if word in ("down", "lowerlayerdown", "dormant", "notpresent") else None
+
+
 def _interfaces(device: DeviceState, applied: Tree, oper: Tree, planned: DeviceState,
-                names: InterfaceNames, peers: dict[str, Endpoint]) -> None:
+                names: InterfaceNames, peers: dict[str, list[Endpoint]]) -> None:
     svis = {_int(e.get("vlan")): e for e in _dict(applied.get("interface")).values()
             if _dict(e).get("type") == "svi"}
+    unstated: list[str] = []
     for name, raw in _dict(applied.get("interface")).items():
         entry = _dict(raw)
         if name == "eth0" or entry.get("type") not in ("loopback", "svi", "sub", "swp"):
             continue
         link = _dict(entry.get("link"))
         live = _dict(_dict(oper.get(name)).get("link"))
-        status = live.get("oper-status") or live.get("oper_status")
-        admin_up = "down" not in _dict(link.get("state"))
+        up = link_up(oper.get(name))
+        if up is None and oper:
+            unstated.append(name)
         vid = _access(entry)
         vrf = _vrf(entry)
         if vid is not None:  # an access port is in its SVI's VRF
             vrf = _vrf(_dict(svis.get(vid)))
         kind = planned.interfaces[name].kind if name in planned.interfaces else _kind(entry)
         mtu = _int(live.get("mtu")) or _int(link.get("mtu"))
+        peer, neighbours = lldp_neighbours(peers.get(name, []))
         device.interfaces[name] = Interface(
             name=name, kind=kind, vrf=tenant(names, vrf), mtu=mtu,
-            up=(status == "up") if isinstance(status, str) else admin_up,
-            addresses=_addresses(entry),
+            # the applied config's admin state is what the switch was told, not its link:
+            # a state the output does not give stays unknown (not judged, named below)
+            up=up, addresses=_addresses(entry),
             bridge=names.gateway(vid) if vid is not None else None,
             parent=str(entry["base-interface"]) if entry.get("base-interface") else None,
             speed_mbps=_speed(live.get("speed")) or _speed(link.get("speed")),
-            peer=peers.get(name))
+            peer=peer, lldp_neighbours=neighbours)
+    if unstated:
+        device.errors.append(f"interfaces: {INTERFACES} states no link state for "
+                             f"{', '.join(sorted(unstated))}: not judged")
     for iface in device.interfaces.values():  # a sub-interface runs at its port's speed
         if iface.parent and iface.parent in device.interfaces and iface.speed_mbps is None:
             iface.speed_mbps = device.interfaces[iface.parent].speed_mbps
 
 
-def _lldp(output: Any) -> Endpoint | None:
-    for key, raw in _dict(_dict(output).get("neighbor")).items():
+def lldp(output: Any) -> tuple[list[Endpoint], list[str]]:
+    """(every LLDP neighbour of `nv show interface <port> lldp -o json`, the keys of entries
+    that name no far port). Keyed by neighbour, a port may have several, read in key order;
+    the far port from the port id by its subtype (`port.type`: ifname, local, mac, ...;
+    readback.lldp_far_port), or lldpd's raw `port.id`; `age` (seconds, a number or digits) and
+    `port.ttl` where stated."""
+    found: list[Endpoint] = []
+    unnamed: list[str] = []
+    for key, raw in sorted(_dict(_dict(output).get("neighbor")).items()):
         entry = _dict(raw)
         chassis, port = _dict(entry.get("chassis")), _dict(entry.get("port"))
+        raw_id = _dict(port.get("id"))
+        name = lldp_far_port(port.get("name") or raw_id.get("value"),
+                         port.get("type") or raw_id.get("type"), port.get("description"))
         device = chassis.get("system-name") or key
-        name = port.get("name") or port.get("description") or _dict(port.get("id")).get("value")
         if device and name:
-            return Endpoint(device=lldp_device(device), port=str(name))
-    return None
+            found.append(Endpoint(device=lldp_device(device), port=name,
+                                  age_s=lldp_seconds(entry.get("age")),
+                                  expires_s=lldp_seconds(port.get("ttl", entry.get("ttl")))))
+        else:
+            unnamed.append(key)
+    return found, unnamed
+
+
+def enabled(config: Tree) -> bool:
+    """Whether an NVUE feature object is switched on: off only when its switch says so
+    (`enable: off` up to 5.14, `state: disabled` from 5.15)."""
+    switch = config.get("enable", config.get("state"))
+    if isinstance(switch, bool):
+        return switch
+    return str(switch).strip().lower() not in _OFF if switch is not None else True
+
+
+def bgp_vrfs(applied: Tree) -> tuple[list[str], dict[str, str]]:
+    """(VRFs with a BGP instance to read, VRF -> why its configured instance is not one): an
+    instance switched off, in the VRF or for the whole switch, is no instance."""
+    router = _dict(_dict(applied.get("router")).get("bgp"))
+    on: list[str] = []
+    off: dict[str, str] = {}
+    for vrf, raw in sorted(_dict(applied.get("vrf")).items()):
+        config = _dict(_dict(_dict(raw).get("router")).get("bgp"))
+        if not config or vrf == "mgmt":
+            continue
+        if router and not enabled(router):
+            off[vrf] = "BGP is disabled on the switch (router bgp enable off / state disabled)"
+        elif not enabled(config):
+            off[vrf] = (f"BGP is disabled in the VRF (vrf {vrf} router bgp enable off / "
+                        "state disabled)")
+        else:
+            on.append(vrf)
+    return on, off
 
 
 def _bgp(device: DeviceState, applied: Tree, outputs: dict[str, Any],
          names: InterfaceNames) -> None:
     router = _dict(_dict(applied.get("router")).get("bgp"))
-    for vrf_name, raw in _dict(applied.get("vrf")).items():
-        config = _dict(_dict(_dict(raw).get("router")).get("bgp"))
-        if not config or vrf_name == "mgmt":
-            continue
+    on, off = bgp_vrfs(applied)
+    for vrf_name, why in off.items():
+        # no instance: bgp.session names each planned session missing with this reason
+        device.errors.append(f"bgp: VRF {vrf_name}: {why}: no BGP instance read")
+    for vrf_name in on:
+        config = _dict(_dict(_dict(_dict(applied.get("vrf")).get(vrf_name)).get("router"))
+                       .get("bgp"))
         where = f"bgp: VRF {vrf_name}"
         name = tenant(names, vrf_name)
         unicast = _dict(_dict(config.get("address-family")).get("ipv4-unicast"))
@@ -379,8 +472,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
         device.errors.append(f"interfaces: {exc}")
     ports = sorted(n for n, e in _dict(applied.get("interface")).items()
                    if _dict(e).get("type") == "swp" and names.is_port(n))
-    vrfs = sorted(v for v, e in _dict(applied.get("vrf")).items()
-                  if v != "mgmt" and _dict(_dict(e).get("router")).get("bgp"))
+    vrfs, _ = bgp_vrfs(applied)  # a disabled instance has no neighbours to ask for
     outputs: dict[str, Any] = {}
     # one command a call: a port without LLDP or a VRF whose bgpd is down fails alone
     for command in [bgp_command(v) for v in vrfs] + [lldp_command(p) for p in ports]:
@@ -389,7 +481,12 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
         except NvueError as exc:
             what = "lldp" if "lldp" in command else "bgp"
             device.errors.append(f"{what}: {exc}")
-    peers = {p: e for p in ports if (e := _lldp(outputs.get(lldp_command(p)))) is not None}
+    peers: dict[str, list[Endpoint]] = {}
+    for port in ports:
+        found, unnamed = lldp(outputs.get(lldp_command(port)))
+        peers[port] = found
+        for key in unnamed:
+            readback.lldp_unnamed(device, port, key, "far port (no port id or description)")
     _interfaces(device, applied, oper, planned, names, peers)
     device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, v): planned.vrfs.get(tenant(names, v), 0)

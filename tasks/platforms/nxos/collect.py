@@ -3,8 +3,10 @@
 Sources (Cisco Nexus 9000 command references; `| json` gives NX-OS's TABLE_x/ROW_x form):
 `show running-config` for VRF membership, addresses, VLAN access and the lossless plane
 (tasks/platforms/nxos/running.py); `show interface | json` for link state, MTU and speed;
-`show lldp neighbors detail | json` for cabling; `show bgp ipv4 unicast summary vrf all |
-json` for the underlay and tenant sessions; `show ip route vrf all | json` for the RIB;
+`show lldp neighbors detail | json` for cabling (every neighbour of a port, its time left,
+the far port by its port-id subtype); `show bgp ipv4 unicast summary vrf all | json` for the
+underlay and tenant sessions; `show ip route vrf all | json` for the RIB (a path learned over
+EVPN/VXLAN, `encap` vxlan with its `segid`, is an overlay next hop to the VTEP `ipnexthop`);
 `show interface priority-flow-control | json` for PFC pause frames.
 """
 
@@ -28,7 +30,16 @@ from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.nxos import running
 from flatfab.platforms.nxos.driver import NxosError, parse_json
 from flatfab.platforms.nxos.running import NxosConfig
-from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_device, tenant
+from flatfab.platforms.readback import (
+    Routes,
+    asn_of,
+    identity_from_bgp,
+    lldp_device,
+    lldp_far_port,
+    lldp_neighbours,
+    lldp_seconds,
+    tenant,
+)
 
 INTERFACES = "show interface"
 LLDP = "show lldp neighbors detail"
@@ -100,19 +111,33 @@ def _addresses(config: NxosConfig, name: str) -> list[str]:
     return sorted(found)
 
 
-def _lldp(reply: dict[str, Any]) -> dict[str, Endpoint]:
-    peers = {}
-    for row in rows(reply, "nbor_detail"):
+def _lldp(device: DeviceState, reply: dict[str, Any]) -> dict[str, list[Endpoint]]:
+    """Every row of `show lldp neighbors detail` per local port (a port may have several), in
+    the switch's order: the far port by its subtype (`port_type`: "Interface Name", "Mac
+    Address", "Locally Assigned" or the subtype's number; readback.lldp_far_port) with `port_desc`,
+    and `ttl` (NX-OS's "Time remaining", `hold_time` in some releases) as the time left. A
+    row naming no system or no far port is named in `not_modelled`."""
+    peers: dict[str, list[Endpoint]] = {}
+    for index, row in enumerate(rows(reply, "nbor_detail")):
         port, system = row.get("l_port_id"), row.get("sys_name")
-        if port and system:
-            peers[long_name(str(port))] = Endpoint(device=lldp_device(system),
-                                                   port=long_name(str(row.get("port_id", ""))))
-    return peers
+        far = lldp_far_port(row.get("port_id"), row.get("port_type"), row.get("port_desc"))
+        if port and not (system and far):
+            readback.lldp_unnamed(device, long_name(str(port)),
+                                  system or row.get("chassis_id") or f"#{index}",
+                                  "far port" if system else "system name")
+        elif port and system and far:
+            peers.setdefault(long_name(str(port)), []).append(Endpoint(
+                device=lldp_device(system), port=long_name(far),
+                expires_s=lldp_seconds(row.get("ttl", row.get("hold_time")))))
+    # NX-OS states no age: of one port's entries, the one with the most time left was heard
+    # last (stable: equal or unstated times keep the switch's order)
+    return {port: sorted(found, key=lambda e: -(e.expires_s or 0))
+            for port, found in peers.items()}
 
 
 def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
                 shown: dict[str, Any], names: InterfaceNames) -> None:
-    peers = _lldp(shown[LLDP])
+    peers = _lldp(device, shown[LLDP])
     for row in rows(shown[INTERFACES], "interface"):
         name = str(row.get("interface", ""))
         if not name or name == "mgmt0":
@@ -122,13 +147,15 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
         state = row.get("state") or row.get("svi_line_proto")
         access = config.setting(name, "switchport access vlan")
         vrf = config.setting(f"Vlan{access}" if access else name, "vrf member")
+        peer, neighbours = lldp_neighbours(peers.get(name, []))
         device.interfaces[name] = Interface(
             name=name, vrf=tenant(names, vrf), mtu=mtu,
             kind=readback.kind_by_name(planned, name, loopback="loopback", lag="port-channel"),
             up=state == "up", addresses=_addresses(config, name),
             bridge=f"Vlan{access}" if access is not None else None,
             parent=name.split(".", maxsplit=1)[0] if "." in name else None,
-            speed_mbps=bandwidth // 1000 if bandwidth else None, peer=peers.get(name))
+            speed_mbps=bandwidth // 1000 if bandwidth else None, peer=peer,
+            lldp_neighbours=neighbours)
     readback.port_speed_to_subinterfaces(device)
     for iface in device.interfaces.values():
         gateway = device.interfaces.get(iface.bridge or "")
@@ -186,6 +213,18 @@ def _same_subnet(cidr: str, address: str) -> bool:
         return False
 
 
+def path(row: dict[str, Any]) -> tuple[Any, ...]:
+    """One ROW_path as a next hop: (interface, address); a path learned over EVPN/VXLAN
+    (`encap` vxlan, or a `segid`, the VNI; NX-OS prints `segid N tunnelid 0x.. encap VXLAN`)
+    as (interface, None, VTEP, VNI): its `ipnexthop` is the remote VTEP, not a neighbour."""
+    interface = long_name(str(row["ifname"])) if row.get("ifname") else None
+    address = row.get("ipnexthop") or None
+    vni = _int(row.get("segid"))
+    if address and (str(row.get("encap", "")).lower() == "vxlan" or vni):
+        return (interface, None, str(address).split("%")[0], vni)  # "%default": its VRF
+    return (interface, address)
+
+
 def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:
     tables: dict[str, dict[str, Route]] = {}
     made = Routes()
@@ -198,8 +237,7 @@ def _routes(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -
                 client = str(paths[0].get("clientname", "")) if paths else ""
                 protocol = _PROTOCOLS.get(client.split("-")[0], client)
                 table[made.prefix(str(prefix.get("ipprefix")))] = made.route(
-                    protocol, tuple((long_name(str(p["ifname"])) if p.get("ifname") else None,
-                                     p.get("ipnexthop") or None) for p in paths))
+                    protocol, tuple(path(p) for p in paths))
     device.routes = {vrf: dict(sorted(t.items())) for vrf, t in sorted(tables.items())}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flatfab.platforms.configdb import ConfigDb, json_field, json_fields
+from flatfab.platforms.configdb import ConfigDb, json_field, json_fields, plain_references
 from flatfab.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
 
 # fields of the hardware tables flatfab shows when it has no intended config to go by
@@ -26,8 +26,11 @@ def project(running: ConfigDb, reference: ConfigDb | None = None) -> ConfigDb:
     """The part of a running CONFIG_DB flatfab owns, in the shape render gives it.
 
     With a reference (the intended tables), hardware tables keep only its rows and fields;
-    without one, every row with the fields flatfab renders.
+    without one, every row with the fields flatfab renders. Object references are compared
+    in the plain form: a release before 202012 writes ``[SCHEDULER|name]`` where the render
+    writes ``name``, the same object (configdb.plain_references).
     """
+    running = plain_references(running)
     out: ConfigDb = {t: {k: dict(f) for k, f in running[t].items()}
                      for t in OWNED_TABLES if running.get(t)}
     for table in MERGED_TABLES:

@@ -1,8 +1,12 @@
 """Read a SONiC switch into observed DeviceState with show-type commands only.
 
 Sources: CONFIG_DB (`show runningconfiguration all`) for ports, addresses, VRFs and the
-lossless tables; FRR's JSON (vtysh) for link state, BGP and routes; `show lldp table` for
-cabling; `show queue counters --json` for queue packets. COUNTERS_DB (`sonic-db-cli
+lossless tables; FRR's JSON (vtysh) for link state, BGP and routes (in a VRF with an L3VNI,
+`VRF|<vrf> vni` mapped to its VLAN by VXLAN_TUNNEL_MAP, a route's next hop on that VLAN is an
+EVPN/VXLAN one: its address is the remote VTEP); `show lldp table` for cabling (every row of a
+port: a port may have several neighbours; the table states no age, TTL or port-id subtype,
+so an id shaped like a MAC gives way to the port description); `show queue counters --json`
+for queue packets. COUNTERS_DB (`sonic-db-cli
 COUNTERS_DB HGETALL`, read-only) gives each port with lossless state its PFC pause frames
 (SAI_PORT_STAT_PFC_<p>_RX/TX_PKTS of the port's oid in COUNTERS_PORT_NAME_MAP, summed over
 the priorities) and the ECN marks of its lossless queues (SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS
@@ -26,6 +30,7 @@ from flatfab.model.state import (
     Interface,
     PortCounters,
     Probe,
+    Route,
 )
 from flatfab.platforms import configdb, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
@@ -37,6 +42,8 @@ from flatfab.platforms.readback import (
     frr_routes,
     identity_from_bgp,
     lldp_device,
+    lldp_far_port,
+    lldp_neighbours,
     tenant,
 )
 from flatfab.platforms.sonic.driver import SonicError, parse_json, read_running_db
@@ -93,13 +100,43 @@ def _addresses(db: ConfigDb, table: str) -> dict[str, list[str]]:
     return {name: sorted(prefixes) for name, prefixes in out.items()}
 
 
-def lldp_peers(text: str, names: InterfaceNames) -> dict[str, Endpoint]:
-    """`show lldp table`: LocalPort RemoteDevice RemotePortID Capability RemotePortDescr."""
-    peers: dict[str, Endpoint] = {}
+_RULE = re.compile(r"-+")
+
+
+def _columns(text: str) -> list[tuple[int, int]] | None:
+    """The column spans of a `show lldp table` (tabulate's dashes under the header), or None
+    when the output has no such line (then columns are split on whitespace)."""
     for line in text.splitlines():
-        cols = line.split()
-        if len(cols) >= 3 and names.is_port(cols[0]):
-            peers[cols[0]] = Endpoint(device=lldp_device(cols[1]), port=cols[2])
+        if line.strip() and set(line.strip()) <= {"-", " "} and "  " in line.strip():
+            spans = [m.span() for m in _RULE.finditer(line)]
+            return [(start, spans[i + 1][0] if i + 1 < len(spans) else 10_000)
+                    for i, (start, _) in enumerate(spans)]
+    return None
+
+
+def lldp_peers(text: str, names: InterfaceNames,
+               unnamed: dict[str, str] | None = None) -> dict[str, list[Endpoint]]:
+    """`show lldp table`: LocalPort RemoteDevice RemotePortID Capability RemotePortDescr, one
+    row per neighbour (a port may have several, in the table's order). Read by the columns
+    the dashes under the header mark, so an empty Capability or a description with spaces
+    does not shift the others; an id shaped like a MAC (a Linux host's default) gives way to
+    the description (readback.lldp_far_port). A port's row naming no device or no far port goes
+    to `unnamed` (port -> what it lacks)."""
+    spans = _columns(text)
+    peers: dict[str, list[Endpoint]] = {}
+    for line in text.splitlines():
+        cols = [line[a:b].strip() for a, b in spans] if spans else []
+        if " ".join(cols).split() != line.split():  # a row off the columns: by whitespace
+            cols = line.split(maxsplit=4)
+        if not cols or not names.is_port(cols[0]):
+            continue
+        port = lldp_far_port(cols[2] if len(cols) > 2 else None, None,
+                         cols[4] if len(cols) > 4 else None)
+        if len(cols) < 2 or not cols[1] or port is None:
+            if unnamed is not None:
+                unnamed[cols[0]] = "system name" if len(cols) < 2 or not cols[1] else "far port"
+            continue
+        peers.setdefault(cols[0], []).append(Endpoint(device=lldp_device(cols[1]), port=port))
     return peers
 
 
@@ -109,7 +146,7 @@ def _rows(db: ConfigDb, table: str) -> dict[str, dict[str, str]]:
 
 def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
                 names: InterfaceNames, oper: dict[str, Any],
-                peers: dict[str, Endpoint]) -> None:
+                peers: dict[str, list[Endpoint]]) -> None:
     # VLAN_MEMBER rows; older releases also list them in the VLAN row (`members`)
     members = {port: vlan for vlan, row in _rows(db, "VLAN").items()
                for port in row.get("members@", "").split(",") if port}
@@ -134,6 +171,7 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
     for name, row in db.get("PORT", {}).items():
         speed = row.get("speed", "")
         member = members.get(name)
+        peer, neighbours = lldp_neighbours(peers.get(name, []))
         device.interfaces[name] = Interface(
             name=name, kind=kind(name, IfKind.HOST_PORT if member else
                                  IfKind.FABRIC if name in routed else IfKind.OTHER),
@@ -143,7 +181,7 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
             mtu=int(row["mtu"]) if row.get("mtu", "").isdigit() else None,
             up=up(name, row.get("admin_status")), addresses=port_addresses.get(name, []),
             bridge=member, speed_mbps=int(speed) if speed.isdigit() else None,
-            peer=peers.get(name))
+            peer=peer, lldp_neighbours=neighbours)
     _lags(device, db, names, members, oper, kind)
     sub_addresses = _addresses(db, "VLAN_SUB_INTERFACE")
     for name, row in _rows(db, "VLAN_SUB_INTERFACE").items():
@@ -207,10 +245,50 @@ def _bgp(device: DeviceState, summary: dict[str, Any], names: InterfaceNames) ->
     identity_from_bgp(device)
 
 
-def _routes(device: DeviceState, rib: dict[str, Any], names: InterfaceNames) -> None:
+def l3vni_vlans(db: ConfigDb) -> dict[str, tuple[str, int]]:
+    """VRF -> (its L3VNI's VLAN, the VNI): `VRF|<vrf> vni` and the VXLAN_TUNNEL_MAP row that
+    maps that VNI to a VLAN (SONiC's EVPN symmetric IRB; the VLAN's interface is the VRF's)."""
+    vnis = {row["vni"]: vrf for vrf, row in _rows(db, "VRF").items()
+            if row.get("vni", "").isdigit() and row["vni"] != "0"}
+    out: dict[str, tuple[str, int]] = {}
+    for row in db.get("VXLAN_TUNNEL_MAP", {}).values():
+        vni, vlan = row.get("vni", ""), row.get("vlan", "")
+        if vni in vnis and vlan:
+            out[vnis[vni]] = (vlan, int(vni))
+    return out
+
+
+def _overlay(routes: dict[str, Route], vlan: str, vni: int, made: Routes) -> dict[str, Route]:
+    """A VRF's routes with each next hop on its L3VNI VLAN read as the EVPN/VXLAN next hop it
+    is (FRR installs a type-5 route via the remote VTEP's address, onlink on that VLAN):
+    interface the VLAN, no neighbour address, the VTEP and the VNI. Shared routes stay
+    shared."""
+    done: dict[int, Route] = {}
+    out: dict[str, Route] = {}
+    for prefix, route in routes.items():
+        found = done.get(id(route))
+        if found is None:
+            hops = tuple((h.interface, None, h.address, vni)
+                         if h.interface == vlan and h.address and not h.overlay
+                         else (h.interface, h.address) for h in route.nexthops)
+            found = done[id(route)] = made.route(route.protocol, hops)
+        out[prefix] = found
+    return out
+
+
+def _routes(device: DeviceState, rib: dict[str, Any], names: InterfaceNames,
+            db: ConfigDb) -> None:
     made = Routes()
-    device.routes = {tenant(names, vrf_name): frr_routes(table, made)
-                     for vrf_name, table in rib.items() if isinstance(table, dict)}
+    evpn = l3vni_vlans(db)
+    tables: dict[str, dict[str, Route]] = {}
+    for vrf_name, table in rib.items():
+        if not isinstance(table, dict):
+            continue
+        routes = frr_routes(table, made)
+        if vrf_name in evpn:
+            routes = _overlay(routes, *evpn[vrf_name], made)
+        tables[tenant(names, vrf_name)] = routes
+    device.routes = tables
 
 
 def _lossless(device: DeviceState, db: ConfigDb, planned: DeviceState) -> None:
@@ -238,9 +316,12 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
     for key, value in oper_all.items():
         nested = isinstance(value, dict) and "operationalStatus" not in value
         oper.update(value if nested else {key: value})
-    peers: dict[str, Endpoint] = {}
+    peers: dict[str, list[Endpoint]] = {}
     try:
-        peers = lldp_peers(_one(driver, LLDP), names)
+        unnamed: dict[str, str] = {}
+        peers = lldp_peers(_one(driver, LLDP), names, unnamed)
+        for port, missing in sorted(unnamed.items()):
+            readback.lldp_unnamed(device, port, "row", missing)
     except SonicError as exc:
         device.errors.append(f"lldp: {exc}")
     _interfaces(device, db, planned, names, oper, peers)
@@ -252,7 +333,8 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
                      lambda: _bgp(device, _json(driver, BGP, device, "bgp"), names),
                      errors=unreadable)
     readback.guarded(device, "routes",
-                     lambda: _routes(device, _json(driver, ROUTES, device, "routes"), names),
+                     lambda: _routes(device, _json(driver, ROUTES, device, "routes"), names,
+                                     db),
                      errors=unreadable)
     if planned.qos is not None:
         _lossless(device, db, planned)

@@ -32,10 +32,17 @@ from flatfab.workflows.sharding.shard_run import ShardOutput
 FORMAT = 1
 # the RIB is written field by field: a field added to these models must be added here
 if tuple(Route.model_fields) != ("protocol", "nexthops") or \
-        tuple(NextHop.model_fields) != ("interface", "address"):
+        tuple(NextHop.model_fields) != ("interface", "address", "vtep", "vni"):
     raise RuntimeError("Route or NextHop changed: teach flatfab.workflows.sharding.shard_codec "
                        "its fields")
-Hop = tuple[str | None, str | None]
+# (interface, address), or (interface, address, vtep, vni) for an EVPN/VXLAN next hop
+Hop = tuple[str | int | None, ...]
+
+
+def _hop(hop: NextHop) -> Hop:
+    if hop.overlay:
+        return (hop.interface, hop.address, hop.vtep, hop.vni)
+    return (hop.interface, hop.address)
 
 
 def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
@@ -74,7 +81,7 @@ def _routes(routes: dict[str, dict[str, Route]]) -> dict[str, Any]:
     for vrf, table in routes.items():
         rows = tables[vrf] = {}
         for key, route in table.items():
-            hops = tuple((h.interface, h.address) for h in route.nexthops)
+            hops = tuple(_hop(h) for h in route.nexthops)
             index = lists.setdefault(hops, len(lists))
             rows[key] = [route.protocol, index]
     return {"hops": [[list(h) for h in hops] for hops in lists], "tables": tables}
@@ -82,7 +89,7 @@ def _routes(routes: dict[str, dict[str, Route]]) -> dict[str, Any]:
 
 def _unroutes(data: dict[str, Any]) -> dict[str, dict[str, Route]]:
     made = Routes()  # shared again, as collect made them
-    hops = [tuple((i, a) for i, a in listed) for listed in data["hops"]]
+    hops = [tuple(tuple(hop) for hop in listed) for listed in data["hops"]]
     return {vrf: {made.prefix(key): made.route(row[0], hops[row[1]])
                   for key, row in table.items()}
             for vrf, table in data["tables"].items()}

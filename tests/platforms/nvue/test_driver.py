@@ -271,8 +271,11 @@ def test_collect_reads_recorded_outputs_back_as_planned(leaf1: DeviceState) -> N
             planned.up), name
         assert planned.mtu is None or got.mtu == planned.mtu, name  # lo: NVUE says 65536
         assert got.speed_mbps == planned.speed_mbps, name
-        if planned.parent is None:  # LLDP runs on ports; a sub-interface has no neighbour
-            assert got.peer == planned.peer, name
+        if planned.parent is None and planned.peer is not None:  # LLDP runs on ports
+            assert got.peer is not None, name
+            assert (got.peer.device, got.peer.port) == (planned.peer.device,
+                                                        planned.peer.port), name
+            assert (got.peer.age_s, got.peer.expires_s) == (86190, 120), name  # as stated
     assert "swp3" not in seen.interfaces  # in the operational list, never configured
     for vrf, instance in leaf1.bgp.items():
         got_bgp = seen.bgp[vrf]
@@ -307,7 +310,7 @@ def test_collect_names_what_it_cannot_read(leaf1: DeviceState) -> None:
                for e in seen.errors)
     assert seen.bgp["red"].peers["swp51.200"].state is None
     assert seen.bgp["blue"].peers["swp51.100"].state == "Established"
-    assert seen.interfaces["swp51"].up is True  # from the admin state when oper is unread
+    assert seen.interfaces["swp51"].up is None  # unread: unknown, never the admin state
     double.outputs["nv config show -o json"] = "Error: nvued is not running\n"
     with pytest.raises(NvueError, match="leaf1: applied config: no JSON") as caught:
         PLATFORM.collect(_driver(double), leaf1, [])
