@@ -2,8 +2,8 @@
 
 0 clean; 1 findings, drift, changes that did not land; 2 could not run (bad input, no
 inventory, no broker); 3 incomplete: some devices (or a setting a device should state) were
-not read, and nothing that was read is wrong. Findings on the devices read win over unread ones: a run that found a fault says
-so with 1, and still names each device it could not read.
+not read, and nothing that was read is wrong. Findings on the devices read win over unread
+ones: a run that found a fault says so with 1, and still names each device it could not read.
 """
 
 from __future__ import annotations
