@@ -373,8 +373,8 @@ def _input_series() -> dict[str, str]:
     """The scrape as promtool's input: counters growing, everything else flat."""
     out: dict[str, str] = {}
     for name, labels, kind, value in lab_scrape():
-        labels = labels | {"instance": "127.0.0.1:9464", "job": JOB}
-        selector = name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+        scraped = labels | {"instance": "127.0.0.1:9464", "job": JOB}
+        selector = name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(scraped.items())) + "}"
         start = f"{value:.0f}" if value.is_integer() else repr(value)
         out[selector] = f"{start}+10x{POINTS}" if kind == "counter" else f"{start}x{POINTS}"
     return out
@@ -398,7 +398,8 @@ def test_every_query_returns_series_where_the_lab_serves_only_some_counters(
         tmp_path: Path) -> None:
     assert not any(name.startswith(("flatfab_pfc_pause_frames_sent",
                                     "flatfab_nic_out_of_buffer")) for name, *_ in lab_scrape())
-    some: list[tuple[str, list[tuple[str, float]]]] = [("absent(" + substitute(q.expr) + ")", []) for q in queries()]
+    some: list[tuple[str, list[tuple[str, float]]]] = [
+        ("absent(" + substitute(q.expr) + ")", []) for q in queries()]
     for choice in PICKS:
         some += [("absent(" + substitute(q.expr, choice) + ")", []) for q in _picked(choice)]
     # the control: the sum the dashboard had is empty here, and this harness says so
