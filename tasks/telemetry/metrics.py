@@ -30,6 +30,11 @@ queue the plan makes lossless, so a panel can keep the lossless queues' drops al
 While a target is silent (the engine's `telemetry.silent` finding is active), its counter
 and state series are withheld: a frozen counter would read as a healthy zero rate, a gap reads
 as what it is, blind. `flatfab_telemetry_target_up{device} 0` says why.
+
+A metric no device serves (pauses sent by the lab's switches, a veth NIC's out-of-buffer
+drops) is absent from a scrape, family and all: never a zero, which would claim a reading.
+The dashboard (dashboards/flatfab-lossless.json) is written to show what exists: no query
+adds one metric to another, which would be empty wherever one of them is absent.
 """
 
 from __future__ import annotations
@@ -139,7 +144,12 @@ class TelemetryMetrics:
         self._samples: dict[str, int] = {}
         self._map = LosslessMap(plan) if plan is not None else None
         self._lossless: set[tuple[str, str, int]] = set()
-        self.registry.register(_Collector(self))
+        self._collector = _Collector(self)
+        self.registry.register(self._collector)
+
+    def families(self) -> list[str]:
+        """Every family this exporter can show; a scrape shows those with a series."""
+        return [family.name for family in self._collector.describe()]
 
     def add_target(self, device: str) -> None:
         """Declare a target (reported down until it sends its first sample)."""
@@ -245,8 +255,10 @@ class _Collector(Collector):
 
     def collect(self) -> Iterator[Family]:
         snap = self._owner._snapshot()
-        yield from self._counters(snap)
-        yield from self._health(snap)
+        # a family without a series is left out: what no device serves is not in the scrape
+        for family in (*self._counters(snap), *self._health(snap)):
+            if family.samples:
+                yield family
 
     def describe(self) -> Iterator[Family]:
         """Every family with no samples: the registry learns the names without a scrape."""

@@ -108,6 +108,48 @@ def test_every_metric_is_exported_with_its_labels_and_the_devices_value(
     assert all(name.startswith("flatfab_") for name, _ in values)
 
 
+def test_what_a_device_does_not_serve_is_absent_from_the_scrape_never_zero(
+        served: tuple[TelemetryMetrics, MetricsServer]) -> None:
+    metrics, server = served
+    # as on the lab: a switch counts pauses received and none sent (its virtual ASIC cannot
+    # say which ingress it would pause), a veth NIC has no receive buffer to run out of
+    metrics.observe([Sample("leaf1", "swp1", Metric.PFC_RX, 3, 9, T0),
+                     Sample("leaf1-h1", "eth1", Metric.NIC_CNP_HANDLED, None, 4, T0)])
+    text = _scrape_text(server.url)
+    values, types = _parse(text)
+    assert values[("flatfab_pfc_pause_frames_received_total",
+                   _l(device="leaf1", port="swp1", priority="3"))] == 9.0
+    assert values[("flatfab_nic_cnp_handled_packets_total",
+                   _l(device="leaf1-h1", port="eth1"))] == 4.0
+    # neither a zero nor an empty declaration: what nobody serves is not in the scrape at all
+    for unserved in ("flatfab_pfc_pause_frames_sent", "flatfab_nic_out_of_buffer",
+                     "flatfab_nic_cnp_sent", "flatfab_pfc_watchdog", "flatfab_queue_",
+                     "flatfab_port_oper_up", "flatfab_telemetry_finding"):
+        assert unserved not in text, unserved
+    assert sorted(types) == [
+        "flatfab_nic_cnp_handled_packets", "flatfab_pfc_pause_frames_received",
+        "flatfab_telemetry_active_findings", "flatfab_telemetry_last_sample_timestamp_seconds",
+        "flatfab_telemetry_samples", "flatfab_telemetry_target_up"]
+    # served once by another device: the series is that device's alone, no zero for leaf1
+    metrics.observe([Sample("leaf2", "swp3", Metric.PFC_TX, 3, 5, T0)])
+    assert _named(_scrape(server), "flatfab_pfc_pause_frames_sent_total") == {
+        _l(device="leaf2", port="swp3", priority="3"): 5.0}
+
+
+def test_nothing_watched_is_an_empty_scrape() -> None:
+    assert TelemetryMetrics().exposition() == b""
+    # a declared target never heard: down, and the checks counted (none active) for it
+    declared = _parse(TelemetryMetrics(targets=["leaf1"]).exposition().decode())[1]
+    assert sorted(declared) == ["flatfab_telemetry_active_findings",
+                                "flatfab_telemetry_target_up"]
+    everything = TelemetryMetrics(plan=lab_plan())  # the plan: queue 3 marked lossless
+    everything.observe(_one_of_each())
+    everything.set_findings([_finding("telemetry.watchdog", "leaf1", "swp1")])
+    families = everything.families()
+    assert sorted(_parse(everything.exposition().decode())[1]) == sorted(families)
+    assert len(families) == len(set(families)) == len(EXPECTED) + 6
+
+
 def test_counters_mirror_the_device_value_including_a_reset(
         served: tuple[TelemetryMetrics, MetricsServer]) -> None:
     metrics, server = served
@@ -213,6 +255,7 @@ def test_targets_up_silent_and_never_heard() -> None:
         # blind, not healthy: its frozen counters are withheld rather than shown flat
         assert _named(scrape, "flatfab_queue_dropped_packets_total") == {}
         assert _named(scrape, "flatfab_port_oper_up") == {}
+        assert "flatfab_queue_dropped_packets" not in _scrape_text(server.url)
 
         metrics.set_findings([])
         scrape = _scrape(server)
@@ -275,10 +318,11 @@ def test_each_instance_has_its_own_registry() -> None:
 
 def test_serve_binds_the_address_given_and_stop_closes_it() -> None:
     metrics = TelemetryMetrics()
+    metrics.observe(_one_of_each())
     server = metrics.serve()  # the default: 127.0.0.1, a free port
     assert server.address == "127.0.0.1" and server.port > 0
     assert server.url == f"http://127.0.0.1:{server.port}/metrics"
-    assert "flatfab_telemetry_finding" in _scrape_text(server.url)
+    assert "flatfab_port_oper_up" in _scrape_text(server.url)
     server.stop()
     server.stop()  # twice is harmless
     with pytest.raises(urllib.error.URLError):
