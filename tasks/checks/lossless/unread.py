@@ -67,7 +67,9 @@ def _limitations(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     found: dict[tuple[str, str, str], list[str]] = {}
     for name in ctx.state.devices:
         device = ctx.observed(name)
-        for pattern, why in (device.limitations.items() if device is not None else ()):
+        if device is None:
+            continue
+        for pattern, why in device.limitations.items():
             found.setdefault((device.platform, pattern, why), []).append(name)
     for (platform, pattern, why), devices in sorted(found.items()):
         shown = ", ".join(devices[:5]) + (f" and {len(devices) - 5} more" if len(devices) > 5

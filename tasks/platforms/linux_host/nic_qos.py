@@ -220,18 +220,18 @@ def read_marks(text: str) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
     items = data.get("nftables") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return {}, {"*": "`nft -j list table` printed no `nftables` list"}
-    tos: dict[str, int] = {}
-    cnp: dict[str, int] = {}
     problems: dict[str, str] = {}
+    rules: list[tuple[str, bool, int | None, int | None, bool]] = []
     for item in items:
         rule = item.get("rule") if isinstance(item, dict) else None
         if not isinstance(rule, dict) or rule.get("chain") != NFT_CHAIN:
             continue
-        nic, is_cnp, dscp, ecn = None, False, None, 0
+        nic, is_cnp, dscp, ecn, accept = None, False, None, None, False
         try:
             for expr in rule.get("expr") or []:
                 match = expr.get("match") if isinstance(expr, dict) else None
                 mangle = expr.get("mangle") if isinstance(expr, dict) else None
+                accept = accept or (isinstance(expr, dict) and "accept" in expr)
                 left = match.get("left") if isinstance(match, dict) else None
                 if isinstance(left, dict) and (left.get("meta") or {}).get("key") == "oifname":
                     nic = str(match.get("right")) if isinstance(match, dict) else None
@@ -249,15 +249,32 @@ def read_marks(text: str) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
         except NicQosError as exc:
             problems[nic or "*"] = str(exc)
             continue
-        if nic is None or dscp is None:
-            continue
-        if is_cnp:
-            cnp[nic] = dscp
-        else:
-            tos[nic] = dscp << 2 | ecn
-    marks = {nic: (tos.get(nic, 0), cnp.get(nic, 0)) for nic in sorted(set(tos) | set(cnp))
+        if nic is not None:
+            rules.append((nic, is_cnp, dscp, ecn, accept))
+    marks = {nic: _marked(rules, nic) for nic in sorted({r[0] for r in rules if r[2] is not None})
              if nic not in problems}
     return marks, problems
+
+
+def _marked(rules: list[tuple[str, bool, int | None, int | None, bool]],
+            nic: str) -> tuple[int, int]:
+    """(RoCE ToS, CNP DSCP) one NIC's packets leave with, as the kernel walks the chain: in
+    order, each rule that matches the packet sets what it mangles, and one that accepts ends
+    the walk (so a rule inserted above flatfab's wins, as it does in the kernel). A rule
+    without the CNP match matches CNPs too."""
+    found = {}
+    for cnp_packet in (False, True):
+        dscp, ecn = 0, 0
+        for name, cnp_only, set_dscp, set_ecn, accept in rules:
+            if name != nic or (cnp_only and not cnp_packet):
+                continue
+            dscp = set_dscp if set_dscp is not None else dscp
+            ecn = set_ecn if set_ecn is not None else ecn
+            if accept:
+                break
+        found[cnp_packet] = (dscp, ecn)
+    (data_dscp, data_ecn), (cnp_dscp, _) = found[False], found[True]
+    return data_dscp << 2 | data_ecn, cnp_dscp
 
 
 def marks_from_nft(text: str) -> dict[str, tuple[int, int]]:

@@ -146,3 +146,22 @@ def test_a_host_without_flatfab_s_qos_state_says_so() -> None:
     shell.answers["cat /var/lib/flatfab/nic/qos.conf 2>/dev/null || true"] = Reply()
     with pytest.raises(DeviceCommandError, match="no NIC in flatfab's qos state"):
         driver.read_nic_counters()
+
+
+def test_a_marking_rule_inserted_above_flatfab_s_is_what_the_kernel_does() -> None:
+    """nftables walks a chain in order and an accepting rule ends it: a rule inserted by hand
+    above flatfab's marks eth1's RoCE (and its CNPs) AF11, and that is what is read back,
+    never flatfab's own rules below it."""
+    data = json.loads(variant_output("nft_nic_counters.json"))
+    first = next(i for i, item in enumerate(data["nftables"])
+                 if item.get("rule", {}).get("chain") == nic_qos.NFT_CHAIN)
+    data["nftables"].insert(first, {"rule": {
+        "family": "inet", "table": "flatfab", "chain": nic_qos.NFT_CHAIN, "handle": 99,
+        "expr": [{"match": {"op": "==", "left": {"meta": {"key": "oifname"}}, "right": "eth1"}},
+                 {"match": {"op": "==", "left": {"payload": {"protocol": "udp",
+                                                             "field": "dport"}},
+                            "right": 4791}},
+                 {"mangle": {"key": {"payload": {"protocol": "ip", "field": "dscp"}},
+                             "value": "af11"}},
+                 {"accept": None}]}})
+    assert nic_qos.marks_from_nft(json.dumps(data)) == {"eth1": (10 << 2, 10)}
