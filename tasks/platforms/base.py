@@ -66,6 +66,13 @@ class Naming(Facts):
     ports: str  # regex: the physical port names intents may use on this platform
 
 
+# the lossless settings (as collect's `unknown` maps name them) a feature a family cannot
+# express covers: a switch family without buffer knobs states none of these
+FEATURE_SETTINGS: dict[str, tuple[str, ...]] = {
+    "buffers": ("pools.*", "profiles.*", "pgs.*", "queues.*.profile"),
+}
+
+
 class Capabilities(Facts):
     commit_confirm: CommitConfirm
     read_only: ReadOnlyGuard
@@ -88,10 +95,15 @@ class Capabilities(Facts):
     # any other setting a device leaves unread makes the run incomplete
     unreadable: dict[str, str] = Field(default_factory=dict)
 
-    def unreadable_match(self, setting: str) -> tuple[str, str] | None:
-        """(the declared pattern, why) if the OS never states `setting`; None: it should
-        have been read."""
-        return next(((pattern, why) for pattern, why in self.unreadable.items()
+    def unreadable_match(self, setting: str,
+                         family: str | None = None) -> tuple[str, str] | None:
+        """(the declared pattern, why) if the OS never states `setting` (on switches of
+        `family`, whose limits may leave a whole feature unstated: a family without buffer
+        knobs states no pool or profile); None: it should have been read."""
+        declared = dict(self.unreadable)
+        for feature, why in (self.family_limits(family).items() if family else ()):
+            declared.update(dict.fromkeys(FEATURE_SETTINGS.get(feature, ()), why))
+        return next(((pattern, why) for pattern, why in declared.items()
                      if fnmatch.fnmatchcase(setting, pattern)), None)
 
     def family_limits(self, family: str) -> dict[str, str]:

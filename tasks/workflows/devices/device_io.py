@@ -24,7 +24,9 @@ def observe(task: Task, planned: DeviceState, probes: list[Probe],
     settings its OS never states (the platform's data file) set apart as limitations."""
     platform = get_platform(planned.platform)
     device = platform.collect(driver(task, read_only=read_only), planned, probes)
-    separate_limitations(device, platform.facts.capabilities.unreadable_match)
+    caps = platform.facts.capabilities
+    family = planned.qos.asic.family if planned.qos is not None else None
+    separate_limitations(device, lambda setting: caps.unreadable_match(setting, family))
     return device
 
 
