@@ -103,3 +103,14 @@ def test_an_audit_with_a_setting_left_unread_is_incomplete() -> None:
     report = dataclasses.replace(clean_report(), findings=findings)
     assert report.status is AuditStatus.INCOMPLETE
     assert report.status.exit_code == exitcodes.INCOMPLETE
+
+
+def test_a_family_without_buffer_knobs_states_no_buffers_as_a_limitation() -> None:
+    """EOS on Tomahawk exposes no buffer profiles: its pools and PG profiles are the
+    platform's limitation on that family, while a Trident's would be read."""
+    eos = PLATFORMS["eos"].facts.capabilities
+    assert eos.unreadable_match("pools.ingress_lossless.size", "tomahawk-4") == (
+        "pools.*", "Tomahawk EOS switches expose no configurable buffer profiles")
+    assert eos.unreadable_match("pgs.3", "tomahawk-4") is not None
+    assert eos.unreadable_match("pgs.3", "trident-4") is None
+    assert eos.unreadable_match("watchdog.action", "tomahawk-4") is None
