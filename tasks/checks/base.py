@@ -100,7 +100,8 @@ def unread_settings(findings: Iterable[Finding]) -> list[Finding]:
     """The findings naming what was not read or not settled yet (a run with any is
     incomplete)."""
     return [f for f in findings
-            if f.check in UNREAD_SETTING_CHECKS and f.severity is Severity.NOT_JUDGED]
+            if f.check in UNREAD_SETTING_CHECKS and f.severity is Severity.NOT_JUDGED
+            and f.actual != UNMANAGED_ACTUAL]  # an unmanaged host is never read, by design
 
 
 def fails(findings: Iterable[Finding], unread: Collection[str] = ()) -> bool:
@@ -154,9 +155,12 @@ def not_judged(check_id: str, device: str, why: str, *, port: str | None = None,
                    expected=expected, actual=actual, virtual=virtual)
 
 
+UNMANAGED_ACTUAL = "unmanaged"
+
+
 def unmanaged_finding(check_id: str, host: str) -> Finding:
     """`check_id` did not judge `host`: flatfab never logs in to an unmanaged host."""
-    return not_judged(check_id, host, UNMANAGED, actual="unmanaged")
+    return not_judged(check_id, host, UNMANAGED, actual=UNMANAGED_ACTUAL)
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def test_json_round_trips_with_exit_codes() -> None:
         data = json.loads(json_report.render(make()))
         codes[name] = (data["status"], data["exit_code"])
     assert codes == {"clean": ("clean", 0), "dirty": ("drift", 1), "error": ("error", 2),
-                     "incomplete": ("incomplete", 3), "unmanaged": ("clean", 0)}
+                     "incomplete": ("incomplete", 3), "unmanaged": ("incomplete", 3)}
 
 
 def test_json_carries_findings_drift_and_counts() -> None:
@@ -502,7 +502,8 @@ UNMANAGED_WHY = "unmanaged: flatfab does not log in to it"
 
 def test_json_names_unmanaged_hosts_and_what_was_not_judged() -> None:
     data = json.loads(json_report.render(unmanaged_report()))
-    assert (data["status"], data["exit_code"]) == ("clean", 0)
+    # a setting a switch did not state leaves the audit incomplete; the unmanaged hosts do not
+    assert (data["status"], data["exit_code"]) == ("incomplete", 3)
     assert {d["name"] for d in data["devices"] if not d["managed"]} == set(UNMANAGED_HOSTS)
     assert data["by_severity"] == {"critical": 0, "error": 0, "warning": 0, "info": 0,
                                    "not-judged": 7}
@@ -548,7 +549,7 @@ def test_prometheus_counts_not_judged_and_unmanaged() -> None:
 
 def test_markdown_lists_not_judged_apart_from_findings() -> None:
     text = markdown.render(unmanaged_report())
-    assert text.startswith("# flatfab audit `lab`: clean\n")
+    assert text.startswith("# flatfab audit `lab`: incomplete\n")
     assert "(0 not read, 2 unmanaged: never read)" in text
     assert "## Findings" not in text and "No findings, no drift." in text
     section = text[text.index("## Not judged"):]

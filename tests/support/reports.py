@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from flatfab.checks import Finding, Severity
-from flatfab.checks.base import unmanaged_finding
+from flatfab.checks.base import not_judged, unmanaged_finding
 from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary, LinkSummary, SectionDrift
 
 EPOCH = 1795424400.0  # 2026-11-23T09:00:00Z
@@ -114,14 +114,13 @@ HOST_SIDE = ("device.reachable", "host.intent", "interface.up")
 
 
 def unmanaged_report() -> AuditReport:
-    """The switches audited clean; two hosts unmanaged (every host-side check not judged on
-    them) and one setting the switches' OS never states (a limitation, listed once)."""
+    """The switches audited clean but for one setting a switch does not state (not judged:
+    the audit is incomplete); two hosts unmanaged (every host-side check not judged on them,
+    which leaves an audit complete)."""
     findings = [unmanaged_finding(check, host) for host in UNMANAGED_HOSTS
                 for check in HOST_SIDE]
-    findings.append(Finding("state.unknown", Severity.INFO, None,
-                            "frr never states watchdog.action: the OS has no action setting "
-                            "(a limitation of the platform, on leaf1, leaf2)",
-                            expected="read from the device", actual="not stated by the OS"))
+    findings.append(not_judged("state.unknown", "leaf1", "PFC_WD|swp1 has no action",
+                               port="swp1", what="leaf1:swp1 watchdog.action", virtual=True))
     return AuditReport(fabric="lab", run_id="20261123T090000Z-unmanaged",
                        started="2026-11-23T09:00:00Z", duration_s=6.5,
                        devices=_devices(unmanaged=UNMANAGED_HOSTS), links=_links(),

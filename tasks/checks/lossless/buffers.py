@@ -314,6 +314,7 @@ def budget(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 POOL_FIELDS = ("direction", "mode", "size")
 PROFILE_FIELDS = ("pool", "size", "xon", "xoff", "dynamic_th", "static_th")
+AT_LEAST = frozenset({"size", "xon", "xoff"})  # a profile's bytes: more than planned is safe
 
 
 def _unit(field_name: str, value: object) -> str:
@@ -332,7 +333,10 @@ def _differences(kind: str, name: str, seen: BaseModel | None, want: BaseModel,
         return
     for field_name in fields:
         got, wanted = getattr(seen, field_name), getattr(want, field_name)
-        if got != wanted and f"{key}.{field_name}" not in unknown:
+        # a profile's reserve may be larger than planned (an OS with one profile for the
+        # switch gives every PG the largest): only less headroom than planned is a risk
+        larger = kind == "profile" and field_name in AT_LEAST and got > wanted
+        if got != wanted and not larger and f"{key}.{field_name}" not in unknown:
             yield Issue(f"{kind} {name} {field_name} is {_unit(field_name, got)}, the intent "
                         f"sets {_unit(field_name, wanted)}", _unit(field_name, wanted),
                         _unit(field_name, got))
@@ -347,7 +351,9 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     pool shrunk by hand still passes every sanity check while it holds less than the headroom
     and thresholds were sized for.
     Fails when: a planned pool or profile is missing or differs, each named with the value held
-    and the value planned. What the switch does not state is not judged (`state.unknown`).
+    and the value planned; a profile's size, XON and XOFF fail only below the plan (an OS with
+    one MMU profile for the whole switch, EOS on Trident, gives every lossless PG the largest).
+    What the switch does not state is not judged (`state.unknown`).
     Fix: `flatfab rollout` restores the planned pools and profiles (`flatfab audit` names the
     drift). If the new sizes are wanted, set them in qos.yaml `buffers`, then check that
     `buffer.budget` and `ecn.before_pfc` still pass.

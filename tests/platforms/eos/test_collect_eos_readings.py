@@ -164,7 +164,11 @@ def test_every_neighbour_of_a_port_with_its_ttl(lab: FabricState, planned: Devic
     assert seen.interfaces["Ethernet52"].lldp_neighbours == []  # one neighbour
     assert seen.interfaces["Ethernet52"].peer == Endpoint(device="spine2", port="Ethernet1",
                                                           expires_s=120)
-    assert findings(lab, seen, "cabling.lldp") == []
+    # the planned neighbour beside another entry: not judged until the other
+    # expires (the run incomplete), never passed and never miscabled
+    settling = findings(lab, seen, "cabling.lldp")
+    assert settling and all(f.severity.value == "not-judged"
+                            and "verify again then" in f.message for f in settling)
 
 
 def test_a_mac_port_id_is_kept_as_the_neighbour_sent_it(planned: DeviceState,

@@ -128,7 +128,11 @@ def test_every_neighbour_of_a_recabled_port_freshest_first(lab: FabricState,
     assert [(e.device, e.port, e.age_s, e.expires_s) for e in port.lldp_neighbours] == [
         ("spine2", "swp1", 41, 120), ("spine3", "swp7", 3907, 120)]
     assert port.peer == port.lldp_neighbours[0]
-    assert findings(lab, seen, "cabling.lldp") == []  # the freshest is the planned spine
+    # the planned neighbour beside another entry: not judged until the other
+    # expires (the run incomplete), never passed and never miscabled
+    settling = findings(lab, seen, "cabling.lldp")
+    assert settling and all(f.severity.value == "not-judged"
+                            and "verify again then" in f.message for f in settling)
 
 
 def test_the_far_port_by_its_port_id_subtype(leaf1: DeviceState) -> None:

@@ -59,7 +59,11 @@ def test_every_neighbour_of_a_port_the_one_heard_last_first(lab: FabricState,
         Endpoint(device="spine1", port="Ethernet1/1", expires_s=104),
         Endpoint(device="spine3", port="Ethernet1/7", expires_s=14)]
     assert uplink.peer == uplink.lldp_neighbours[0]
-    assert findings(lab, seen, "cabling.lldp") == []
+    # the planned neighbour beside another entry: not judged until the other
+    # expires (the run incomplete), never passed and never miscabled
+    settling = findings(lab, seen, "cabling.lldp")
+    assert settling and all(f.severity.value == "not-judged"
+                            and "verify again then" in f.message for f in settling)
 
 
 def test_the_far_port_by_its_subtype_in_either_spelling(leaf1: DeviceState) -> None:

@@ -94,7 +94,11 @@ def test_every_neighbour_of_a_port_and_the_far_port_whatever_its_id(
     assert ends == {"Ethernet0": ("host1", "enp1s0f0"),  # a MAC id: the description names it
                     "Ethernet8": ("host2", "52:54:00:1a:00:21"),  # no description: the id
                     "Ethernet408": ("spine2", "Ethernet0")}
-    assert findings(lab, seen, "cabling.lldp") == []
+    # the planned neighbour beside another entry: not judged until the other
+    # expires (the run incomplete), never passed and never miscabled
+    settling = findings(lab, seen, "cabling.lldp")
+    assert settling and all(f.severity.value == "not-judged"
+                            and "verify again then" in f.message for f in settling)
 
 
 def test_rows_off_the_columns_are_read_by_whitespace() -> None:
