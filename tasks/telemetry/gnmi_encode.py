@@ -114,6 +114,8 @@ class Shapes:
         return cls(depth, bool(raw.get("prefixed", False)), bool(raw.get("aliases", False)))
 
 
+PLAIN: Final = Shapes()  # the lab's answers: a bundle of full leaf paths, no prefix
+
 _CACHE_MAX: Final = 1 << 16
 _PROTOS: dict[tuple[Leaf, str], Any] = {}
 
@@ -133,7 +135,7 @@ class Encoder:
     the request's prefix, reflected in every answer's; never otherwise), its shapes, and the
     aliases it has announced so far."""
 
-    def __init__(self, encoding: int, target: str, shapes: Shapes = Shapes(), *,
+    def __init__(self, encoding: int, target: str, shapes: Shapes = PLAIN, *,
                  use_aliases: bool = False,
                  module_of: Callable[[str], str | None] = lambda _: None) -> None:
         self._encoding = encoding

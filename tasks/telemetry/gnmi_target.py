@@ -141,7 +141,7 @@ class GnmiTarget:
         max_streams: int = 16,
         client_ca: bytes | None = None,
         min_interval_s: float = MIN_INTERVAL_S,
-        shapes: Shapes = Shapes(),
+        shapes: Shapes = gnmi_encode.PLAIN,
         schema: Schema | None = None,
     ) -> None:
         if not insecure and (tls_cert is None or tls_key is None):
