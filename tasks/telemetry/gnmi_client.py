@@ -411,7 +411,8 @@ class GnmiSubscriber:
             bare = paths.strip_modules(elems)
             hit = self._table.decode(elems) or (self._table.decode(bare)
                                                 if bare != elems else None)
-            found = [hit] if hit is not None else self._table.under(bare)
+            found: list[tuple[Metric, str | None, int | None]] = (
+                [hit] if hit is not None else self._table.under(bare))
             gone += [Gone(self.device, metric, port, key, stamp)
                      for metric, port, key in found]
         if gone:

@@ -20,6 +20,7 @@ Sources (openconfig/reference, read 2026-11-29):
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -96,6 +97,8 @@ class Schema:
         default_factory=dict, repr=False)
     _root_origin: dict[str, str] = field(default_factory=dict, repr=False)
     _known: set[tuple[tuple[str, frozenset[str]], ...]] = field(default_factory=set, repr=False)
+    # the target's streams read (and so add leaves) in threads of their own
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         for model in self.models:
@@ -126,13 +129,14 @@ class Schema:
         shape = _shape(leaf)
         if shape in self._known:
             return
-        self._known.add(shape)
-        origin = self.origin_of(leaf)
-        if leaf:
-            self._root_origin.setdefault(leaf[0][0], origin)
-        nodes = self._nodes.setdefault(origin, set())
-        for depth in range(1, len(shape) + 1):
-            nodes.add(shape[:depth])
+        with self._lock:
+            self._known.add(shape)
+            origin = self.origin_of(leaf)
+            if leaf:
+                self._root_origin.setdefault(leaf[0][0], origin)
+            nodes = self._nodes.setdefault(origin, set())
+            for depth in range(1, len(shape) + 1):
+                nodes.add(shape[:depth])
 
     def allowed_roots(self, use_models: Iterable[Any]) -> frozenset[str] | None:
         """The roots the models a request names define (None: no restriction). A model this
@@ -175,7 +179,8 @@ class Schema:
         if origin not in self._nodes:
             raise GnmiError(UNIMPLEMENTED, f"origin {named!r} is not served by this target "
                             f"(served: {', '.join(self.origins)})")
-        served_roots = frozenset(r for r, o in self._root_origin.items() if o == origin)
+        with self._lock:
+            served_roots = frozenset(r for r, o in self._root_origin.items() if o == origin)
         allowed = served_roots if roots is None else served_roots & roots
         echo = named or ("" if origin == OPENCONFIG else origin)
         resolved = Resolved(origin, echo, elems, allowed)
@@ -202,7 +207,8 @@ class Schema:
         return OPENCONFIG
 
     def _implements(self, origin: str, elems: tuple[Elem, ...], roots: frozenset[str]) -> bool:
-        nodes = [n for n in self._nodes[origin] if n[0][0] in roots]
+        with self._lock:
+            nodes = [n for n in self._nodes[origin] if n[0][0] in roots]
         if not elems:
             return bool(nodes)
         return any(_pattern_is(elems, 0, node, 0) for node in nodes)

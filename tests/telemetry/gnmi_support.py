@@ -145,6 +145,7 @@ class Call:
             self.error = exc
         finally:
             self.ended.set()
+            self._out.put(None)  # the request generator ends with the RPC
 
     def send(self, req: Any) -> None:
         self._out.put(req)

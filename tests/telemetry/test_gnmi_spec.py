@@ -238,7 +238,8 @@ def test_use_models_restricts_the_data_and_an_unknown_model_is_unimplemented(
         code, details = _refused(lambda m=model: gnmi.Get(gnmi_pb2.GetRequest(
             path=[gnmi_pb2.Path()], use_models=[m]), metadata=GOOD))
         assert code == grpc.StatusCode.UNIMPLEMENTED and "is not served" in details
-    call = Call(gnmi, request(sub("/", ON_CHANGE),
+    # flatfab's models are under their own origin (an unset one is OpenConfig's tree)
+    call = Call(gnmi, request(sub("/", ON_CHANGE, origin="flatfab"),
                               use_models=[gnmi_pb2.ModelData(name="flatfab-qos")], mode=ONCE))
     got = updates(call.until_sync())
     assert got and all(p.startswith("flatfab:/flatfab-qos/") for p in got)
