@@ -20,7 +20,7 @@ from pygnmi.spec.v080 import gnmi_pb2
 from flatfab.errors import InputError
 from flatfab.lab import gnmi as lab_gnmi
 from flatfab.lab.topology import LabNode
-from flatfab.telemetry import paths
+from flatfab.telemetry import gnmi_target, paths
 from flatfab.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
 from flatfab.telemetry.gnmi_decode import Gone
 from flatfab.telemetry.gnmi_encode import Shapes
@@ -175,6 +175,21 @@ def test_leaf_lists_are_read_and_never_taken_for_a_counter(
             assert w.wait(lambda w=w: w.seen() == EVERY)
             assert w.wait(lambda w=w: w.sub.unknown_paths > 0)
         assert not any(s.metric is Metric.NIC_CNP_SENT for s in w.samples)
+
+
+@pytest.mark.parametrize(("shapes", "line"), [
+    ({"subtree": 2}, "shapes.subtree: unknown key"),
+    ({"subtree_depth": -1}, "shapes.subtree_depth: must be an integer >= 0"),
+    ({"aliases": "yes"}, "shapes.aliases: must be true or false"),
+])
+def test_a_bad_shapes_option_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         shapes: dict[str, Any], line: str) -> None:
+    config = tmp_path / "sw1.yaml"
+    config.write_text(yaml.safe_dump({"insecure": True, "port": 0, "shapes": shapes,
+                                      "source": "tests.doubles.gnmi:fake_source"}))
+    assert gnmi_target.main(["--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"gnmi_target: {line}") and err.count("\n") == 1
 
 
 # --- shapes the lab's target never sends: hand-made notifications ------------------------

@@ -366,6 +366,14 @@ def test_suppress_redundant_sends_only_changes_and_heartbeats_send_all(gnmi: Any
     assert sum(TX in u for u in later) >= 5, later
 
 
+def test_on_change_heartbeats_resend_what_did_not_change(gnmi: Any) -> None:
+    call = Call(gnmi, request(sub(OPER, ON_CHANGE, heartbeat_interval=200_000_000)))
+    call.until_sync()
+    beats = [r for r in call.gather(0.7) if OPER in updates([r])]
+    call.cancel()
+    assert 2 <= len(beats) <= 4, len(beats)  # ~every 0.2 s, the value unchanged
+
+
 def test_updates_only_stream_starts_with_the_sync(gnmi: Any) -> None:
     call = Call(gnmi, request(sub(TX, SAMPLE, 0.1), updates_only=True))
     assert call.next().sync_response  # first message: the sync
