@@ -16,6 +16,10 @@ from flatfab.telemetry.gnmi_target import GnmiTarget
 from flatfab.telemetry.samples import Metric
 from tests.telemetry.gnmi_support import PRIORITY, QUEUE, Pki, Source, start_target
 
+# pygnmi reads a stream in a thread of its own that raises when its channel closes under it
+# (a closed subscription's stream goes on until then): its exception, not this test's
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+
 OPER = "interfaces/interface[name=swp1]/state/oper-status"
 TX = "qos/interfaces/interface[interface-id=swp1]/output/queues/queue[name=3]/state/" \
      "transmit-pkts"

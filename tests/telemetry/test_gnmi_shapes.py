@@ -48,7 +48,7 @@ class Watcher:
         self.samples: list[Sample] = []
         self.states: list[tuple[str, str]] = []
         self.gone: list[Gone] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # wait() holds it while its test calls seen()
         self.sub = GnmiSubscriber("sw1", "127.0.0.1", port, ca_file=ca, interval_s=0.1,
                                   on_sample=self._sample, on_state=self._state,
                                   on_deletes=self._gone, username_env=USER_ENV,
@@ -125,11 +125,16 @@ def test_json_subtrees_with_module_members_under_prefixes_give_every_sample(
     # the origin and the target the subscription named
     target = serve(Source(), shapes=Shapes(subtree_depth=2, prefixed=True))
     with Watcher(target.port, pki.ca_file, encoding=encoding, table=TARGETED) as w:
+
+        def tx() -> list[int]:
+            return [s.value for s in w.samples
+                    if (s.port, s.metric) == ("swp1", Metric.QUEUE_TX)]
+
         assert w.wait(lambda: w.seen() == EVERY), sorted(EVERY - w.seen())
         assert w.wait(lambda: w.sub.synced)
+        assert w.wait(lambda: len(tx()) >= 3)  # samples after the first data too
     assert w.sub.unknown_paths == 0
-    tx = [s.value for s in w.samples if (s.port, s.metric) == ("swp1", Metric.QUEUE_TX)]
-    assert len(tx) >= 2 and tx == sorted(tx)  # JSON_IETF's string counters read as numbers
+    assert tx() == sorted(tx())  # JSON_IETF's string counters read as numbers
 
 
 def test_target_defined_aliases_are_followed(pki: Pki,

@@ -50,8 +50,10 @@ def _request(path: str, mode: int, interval_s: float = 0.0,
              list_mode: int = gnmi_pb2.SubscriptionList.STREAM) -> Any:
     sub = gnmi_pb2.Subscription(path=paths.to_proto(path), mode=mode,
                                 sample_interval=int(interval_s * 1e9))
-    return gnmi_pb2.SubscribeRequest(
-        subscribe=gnmi_pb2.SubscriptionList(subscription=[sub], mode=list_mode))
+    # PROTO: scalar values, as flatfab's subscriber asks (unset is JSON, gNMI 3.2;
+    # tests/telemetry/test_gnmi_spec.py tests every encoding)
+    return gnmi_pb2.SubscribeRequest(subscribe=gnmi_pb2.SubscriptionList(
+        subscription=[sub], mode=list_mode, encoding=gnmi_pb2.Encoding.PROTO))
 
 
 def _collect(stub: Any, request: Any, seconds: float, md: Any = GOOD) -> list[Any]:
