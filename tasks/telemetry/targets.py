@@ -115,18 +115,17 @@ def _spec(host: Host, base: Path, file: str) -> TargetSpec:
     ca_file = None if ca is None else (base / ca if not Path(ca).is_absolute() else Path(ca))
     env = extras.get("env_file")
     env_file = None if env is None else (base / env if not Path(env).is_absolute() else Path(env))
-    cert, key = extras.get("cert_file"), extras.get("key_file")
-    if (cert is None) != (key is None):
-        missing = "key_file" if key is None else "cert_file"
+    cert_name, key_name = extras.get("cert_file"), extras.get("key_file")
+    if (cert_name is None) != (key_name is None):
+        missing = "key_file" if key_name is None else "cert_file"
         raise bad(f".extras.{missing}", "a client certificate needs both cert_file and "
                   "key_file (mutual TLS)")
-    if cert is not None and insecure:
+    if cert_name is not None and insecure:
         raise bad(".extras.cert_file", "a client certificate needs TLS: not with "
                   "insecure: true")
-    cert_file = None if cert is None else (base / cert if not Path(cert).is_absolute()
-                                           else Path(cert))
-    key_file = None if key is None else (base / key if not Path(key).is_absolute()
-                                         else Path(key))
+    cert_file, key_file = (None if n is None else (base / n if not Path(n).is_absolute()
+                                                   else Path(n))
+                           for n in (cert_name, key_name))
     return TargetSpec(device=host.name, host=str(address), port=port, ca_file=ca_file,
                       tls_server_name=extras.get("tls_server_name"),
                       username_env=extras.get("username_env") or USERNAME_ENV,
