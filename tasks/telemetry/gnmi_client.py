@@ -464,6 +464,14 @@ class GnmiSubscriber:
         elif any(s in details for s in _TLS_OTHER):
             self._lost = True
             self._say(REFUSED, f"{self.where}: TLS handshake failed")
+        elif "Socket closed" in details and not self._insecure and not self._streamed:
+            # a target that verifies its clients (mutual TLS) closes the handshake of one
+            # without a certificate it trusts; the client sees only the socket close
+            self._lost = True
+            why = ("it may require a client certificate (cert_file, key_file)"
+                   if self._cert is None else
+                   f"it may not trust the client certificate {self._cert[0]}")
+            self._say(REFUSED, f"{self.where}: the target closed the TLS handshake: {why}")
         else:
             why = "connection refused" if "Connection refused" in details else code.name
             self._lose(f"{self.where}: target unreachable ({why})")

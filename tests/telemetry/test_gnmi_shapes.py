@@ -294,11 +294,19 @@ def test_the_subscriber_presents_its_certificate(pki: Pki, serve: Callable[..., 
                  key_file=pki.file("client.key")) as w:
         assert w.wait(lambda: w.seen() == EVERY)
     assert [s for s, _ in w.states] == ["connected"]
-    with Watcher(target.port, pki.ca_file, cert_file=pki.file("stranger.crt"),
-                 key_file=pki.file("stranger.key")) as w:
-        assert w.wait(lambda: bool(w.states))
-        time.sleep(0.3)
-    assert w.samples == [] and "connected" not in [s for s, _ in w.states]
+    for cert, why in ((None, "it may require a client certificate (cert_file, key_file)"),
+                      ("stranger", "it may not trust the client certificate "
+                                   f"{pki.file('stranger.crt')}")):
+        certs = {} if cert is None else {"cert_file": pki.file(f"{cert}.crt"),
+                                         "key_file": pki.file(f"{cert}.key")}
+        monkeypatch.setenv(USER_ENV, "flatfab")
+        monkeypatch.setenv(PASS_ENV, "s3cret")
+        with Watcher(target.port, pki.ca_file, **certs) as w:
+            assert w.wait(lambda w=w: bool(w.states))
+            time.sleep(0.3)  # retries: still one line
+        assert w.samples == []
+        assert w.states == [("refused", f"sw1 127.0.0.1:{target.port}: the target closed "
+                                        f"the TLS handshake: {why}")]
 
 
 def test_a_client_certificate_needs_its_key_and_tls(pki: Pki) -> None:
