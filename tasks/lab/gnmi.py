@@ -6,6 +6,10 @@ Everything is under /run/flatfab/<prefix>/gnmi/ (root only): `ca.pem` (what a wa
 `credentials.env` (FLATFAB_GNMI_USERNAME / FLATFAB_GNMI_PASSWORD, made fresh on every `up`),
 and per switch its key, certificate and target config. The password reaches a target through
 its environment, never its command line (which `ps` shows).
+
+Mutual TLS is an option (`prepare(..., mutual_tls=True)`): the lab CA then also signs a client
+certificate for the watcher (`client.crt`, `client.key`), every target requires and verifies
+one (`client_ca_file`), and the inventory entry names them (`cert_file`, `key_file`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from flatfab.lab.system import LabError
 from flatfab.lab.topology import LabNode
 from flatfab.platforms.registry import DEFAULT_SWITCH, PLATFORMS
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
-from flatfab.telemetry.tls import make_ca, make_server_cert
+from flatfab.telemetry.tls import make_ca, make_client_cert, make_server_cert
 
 PORT: Final = 9339  # IANA's port for gNMI
 USERNAME: Final = "flatfab"
@@ -55,10 +59,21 @@ def env_file(root: Path) -> Path:
     return gnmi_dir(root) / "credentials.env"
 
 
-def inventory_entry(root: Path) -> dict[str, object]:
+def client_cert_file(root: Path) -> Path:
+    return gnmi_dir(root) / "client.crt"
+
+
+def client_key_file(root: Path) -> Path:
+    return gnmi_dir(root) / "client.key"
+
+
+def inventory_entry(root: Path, mutual_tls: bool = False) -> dict[str, object]:
     """A lab switch's `connection_options.gnmi`: the address is the host's own."""
-    return {"port": PORT, "extras": {"ca_file": str(ca_file(root)),
-                                     "env_file": str(env_file(root))}}
+    extras: dict[str, object] = {"ca_file": str(ca_file(root)), "env_file": str(env_file(root))}
+    if mutual_tls:
+        extras |= {"cert_file": str(client_cert_file(root)),
+                   "key_file": str(client_key_file(root))}
+    return {"port": PORT, "extras": extras}
 
 
 def _private(path: Path, data: bytes) -> None:
@@ -66,14 +81,19 @@ def _private(path: Path, data: bytes) -> None:
     path.chmod(0o600)
 
 
-def prepare(root: Path, switches: list[LabNode]) -> None:
-    """The lab CA, the credentials and each switch's certificate and target config."""
+def prepare(root: Path, switches: list[LabNode], mutual_tls: bool = False) -> None:
+    """The lab CA, the credentials and each switch's certificate and target config; with
+    `mutual_tls`, a client certificate for the watcher that every target requires."""
     folder = gnmi_dir(root)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     ca = make_ca(f"flatfab lab CA ({root.name})")
     write_atomic(ca_file(root), ca.cert.decode("ascii"))
     password = secrets.token_urlsafe(24)
     _private(env_file(root), f"{USERNAME_ENV}={USERNAME}\n{PASSWORD_ENV}={password}\n".encode())
+    if mutual_tls:
+        client = make_client_cert(ca, f"flatfab watch ({root.name})")
+        write_atomic(client_cert_file(root), client.cert.decode("ascii"))
+        _private(client_key_file(root), client.key)
     for node in switches:
         pem = make_server_cert(ca, [node.name, node.mgmt_ipv4])
         write_atomic(folder / f"{node.name}.crt", pem.cert.decode("ascii"))
@@ -83,6 +103,8 @@ def prepare(root: Path, switches: list[LabNode]) -> None:
                   "tls_key": str(folder / f"{node.name}.key"),
                   "username_env": USERNAME_ENV, "password_env": PASSWORD_ENV,
                   "source": source(node), "source_args": {"state_dir": "/var/lib/flatfab"}}
+        if mutual_tls:
+            config["client_ca_file"] = str(ca_file(root))
         write_atomic(folder / f"{node.name}.yaml", yaml.safe_dump(config, sort_keys=True))
 
 

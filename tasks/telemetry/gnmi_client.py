@@ -5,8 +5,17 @@ share one event loop in one thread (`SubscriberPool`), so a thousand switches co
 sockets, not a thousand threads. The connection's story is told through `on_state(state,
 line)` with one line per transition: connected, silent, reconnected, refused.
 
-TLS is verified against the CA file given; plaintext only when `insecure=True` is asked for.
-Credentials come from environment variables (their names are given, never their values).
+TLS is verified against the CA file given; plaintext only when `insecure=True` is asked for;
+mutual TLS with a client certificate and key where given. Credentials come from environment
+variables (their names are given, never their values); with a client certificate they may be
+left unset (the certificate authenticates: openconfig/reference rpc/gnmi/
+gnmi-authentication.md).
+
+What a target sends is read in every shape real switches use (`gnmi_decode`): scalar or
+JSON / JSON_IETF values, whole subtrees as JSON objects with module-qualified members and
+lists, leaf-lists (never a sample), prefixes with origin and target, target-defined aliases
+(where `use_aliases` is asked), bundles of updates, deletes (to `on_deletes`: a series ends,
+never read as zero) and sync responses (`synced`).
 """
 
 from __future__ import annotations
@@ -33,7 +42,8 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
-from flatfab.telemetry import paths
+from flatfab.telemetry import gnmi_decode, paths
+from flatfab.telemetry.gnmi_decode import Gone
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 
@@ -49,6 +59,7 @@ BatchCallback = Callable[[list[Sample]], None]  # one notification's samples at 
 # (stamp, what each value is, the values): a notification before it becomes Samples
 ValuesCallback = Callable[[float, list[tuple[Any, ...]], list[int]], None]
 StateCallback = Callable[[str, str], None]  # (state, one line for a human)
+DeletesCallback = Callable[[list[Gone]], None]  # what one notification's deletes took away
 
 
 _TLS_UNTRUSTED: Final = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed",
@@ -87,17 +98,28 @@ class GnmiSubscriber:
         backoff_s: tuple[float, float] = (0.5, 30.0),
         table: paths.PathTable = paths.FLATFAB,
         encoding: str = "PROTO",
+        cert_file: Path | None = None,
+        key_file: Path | None = None,
+        use_aliases: bool = False,
+        on_deletes: DeletesCallback | None = None,
     ) -> None:
         if ca_file is None and not insecure:
             raise ValueError(f"{device}: a CA file is needed to verify the target "
                              "(plaintext only with insecure=True)")
+        if (cert_file is None) != (key_file is None):
+            raise ValueError(f"{device}: a client certificate needs both cert_file and "
+                             "key_file")
+        if cert_file is not None and insecure:
+            raise ValueError(f"{device}: a client certificate needs TLS: not with "
+                             "insecure=True")
         # what a worker process needs to build this subscriber again (no callbacks)
         self.spec: dict[str, Any] = {
             "device": device, "host": host, "port": port, "ca_file": ca_file,
             "interval_s": interval_s, "username_env": username_env,
             "password_env": password_env, "insecure": insecure,
             "tls_server_name": tls_server_name, "silent_after_s": silent_after_s,
-            "backoff_s": backoff_s, "table": table, "encoding": encoding}
+            "backoff_s": backoff_s, "table": table, "encoding": encoding,
+            "cert_file": cert_file, "key_file": key_file, "use_aliases": use_aliases}
         self.on_values: ValuesCallback | None = None  # set by a shard: values, no Samples
         self.device, self.host, self.port = device, host, port
         self._ca_file, self._insecure, self._server_name = ca_file, insecure, tls_server_name
@@ -112,6 +134,11 @@ class GnmiSubscriber:
         self._counter_paths = table.counter_subscriptions
         self._state_paths = table.state_subscriptions
         self._encoding = encoding
+        self._cert = (cert_file, key_file) if cert_file is not None else None
+        self._use_aliases = use_aliases
+        self._on_deletes = on_deletes
+        self._aliases = gnmi_decode.Aliases()
+        self.synced = False  # this session's target said it sent everything once
         # a SAMPLE stream speaks every interval: three missed intervals mean it went quiet
         # (ON_CHANGE alone may rightly say nothing for hours: no timer then)
         self._silent_after_s = (silent_after_s or max(3 * interval_s, 1.0)
@@ -125,6 +152,7 @@ class GnmiSubscriber:
         self._was_up = False
         self._lost = False
         self.unknown_paths = 0  # updates on leaves no Metric maps (counted, not reported)
+        self.deleted = 0  # deletes of leaves (or subtrees) that held metrics
 
     @property
     def where(self) -> str:
@@ -160,8 +188,10 @@ class GnmiSubscriber:
                 self._rpc_failed(exc.code(), str(exc.details() or ""))
             except KeyError as exc:  # credentials missing from the environment
                 self._say(REFUSED, f"{self.where}: {exc.args[0]}")
-            except OSError as exc:  # the CA file
-                self._say(REFUSED, f"{self.where}: cannot read CA file: {exc.strerror or exc}")
+            except OSError as exc:  # the CA file, or the client certificate and key
+                what = "CA file" if exc.filename in (None, str(self._ca_file)) else (
+                    f"client certificate file {exc.filename}")
+                self._say(REFUSED, f"{self.where}: cannot read {what}: {exc.strerror or exc}")
             except asyncio.CancelledError:
                 if not self._stopping.is_set():
                     raise
@@ -188,10 +218,18 @@ class GnmiSubscriber:
             channel = grpc.aio.insecure_channel(where, options=options)
         else:
             assert self._ca_file is not None
-            creds = grpc.ssl_channel_credentials(root_certificates=self._ca_file.read_bytes())
+            chain = key = None
+            if self._cert is not None:
+                cert_file, key_file = self._cert
+                assert key_file is not None
+                chain, key = cert_file.read_bytes(), key_file.read_bytes()
+            creds = grpc.ssl_channel_credentials(root_certificates=self._ca_file.read_bytes(),
+                                                 private_key=key, certificate_chain=chain)
             if self._server_name:
                 options.append(("grpc.ssl_target_name_override", self._server_name))
             channel = grpc.aio.secure_channel(where, creds, options=options)
+        self._aliases.clear()  # an alias lives as long as the RPC that defined it
+        self.synced = False
         try:
             stub = gnmi_pb2_grpc.gNMIStub(channel)
             # Capabilities first: a refusal (credentials, TLS) comes back as a clean status.
@@ -210,6 +248,8 @@ class GnmiSubscriber:
                     self._up()
                 if resp.HasField("update"):
                     self._notification(resp.update)
+                elif resp.WhichOneof("response") == "sync_response" and resp.sync_response:
+                    self.synced = True
                 # a decoded 64x8 notification is ~3 MiB: not kept while the next is awaited
                 del resp
         finally:
@@ -250,6 +290,8 @@ class GnmiSubscriber:
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         missing = [n for n in self._env if not os.environ.get(n)]
+        if missing and self._cert is not None and len(missing) == len(self._env):
+            return ()  # the client certificate authenticates by itself
         if missing:
             raise KeyError(f"credentials not set: {', '.join(missing)}")
         return (("username", os.environ[self._env[0]]), ("password", os.environ[self._env[1]]))
@@ -273,11 +315,19 @@ class GnmiSubscriber:
                   if self._table.origin or self._table.target else None)
         return gnmi_pb2.SubscribeRequest(subscribe=gnmi_pb2.SubscriptionList(
             prefix=prefix, subscription=subs, mode=gnmi_pb2.SubscriptionList.STREAM,
-            encoding=gnmi_pb2.Encoding.Value(self._encoding)))
+            encoding=gnmi_pb2.Encoding.Value(self._encoding), use_aliases=self._use_aliases))
 
     def _notification(self, notif: Any) -> None:
+        if self._aliases.learn(notif):
+            return  # it only announced (or withdrew) an alias
         stamp = notif.timestamp / 1e9 if notif.timestamp else time.time()
-        prefix = notif.prefix if notif.HasField("prefix") else None
+        prefix, known = self._aliases.resolve(notif.prefix if notif.HasField("prefix")
+                                              else None)
+        if not known:  # an alias never announced: what it stands for is unknown
+            self.unknown_paths += len(notif.update) + len(notif.delete)
+            return
+        if notif.delete:
+            self._deletes(notif.delete, prefix, stamp)
         hits = self._decoder.hits(prefix)
         device, unknown = self.device, 0
         found: list[_Decoded] = []
@@ -323,22 +373,27 @@ class GnmiSubscriber:
 
     def _members(self, path: Any, prefix: Any, val: Any, kind: str | None
                  ) -> list[tuple[_Decoded, int]]:
-        """A JSON object sent for a whole subtree (SONiC answers a wildcard virtual path so):
-        each scalar member is a leaf below the update's path, decoded with the table. Not
-        cached like scalar leaves: one such update carries a whole port's counters."""
+        """A JSON object sent for a whole subtree (SONiC answers a wildcard virtual path so;
+        others a container or a list entry, JSON_IETF with module-qualified members and
+        lists of keyed entries): each scalar member is a leaf below the update's path,
+        decoded with the table. Not cached like scalar leaves: one such update carries a
+        whole port's counters."""
         if kind not in _JSON:
             return []
         try:
             loaded = json.loads(getattr(val, kind))
         except ValueError:
             return []
-        if not isinstance(loaded, dict):
-            return []
         base = paths.from_proto(path, prefix)
+        leaves, _ = gnmi_decode.json_leaves(loaded, base, self._table.list_keys)
         out: list[tuple[_Decoded, int]] = []
-        for names, value in _flatten(loaded, ()):
-            found = self._table.decode((*base, *((n, ()) for n in names)))
-            if found is None or isinstance(value, bool) or not isinstance(value, (int, str)):
+        for raw, bare, value in leaves:
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                continue  # a leaf-list, a float, a null: no counter or state reads so
+            found = self._table.decode(raw)
+            if found is None and bare != raw:
+                found = self._table.decode(bare)
+            if found is None:
                 continue
             try:
                 number = paths.sample_value(found[0], value)
@@ -346,6 +401,24 @@ class GnmiSubscriber:
                 continue
             out.append(((*found, found[0] is not Metric.OPER_UP), number))
         return out
+
+    def _deletes(self, deleted: Any, prefix: Any, stamp: float) -> None:
+        """What deleted paths took away, as `Gone`s: a leaf's metric, or every metric whose
+        leaves lie under a deleted subtree."""
+        gone: list[Gone] = []
+        for path in deleted:
+            elems = paths.from_proto(path, prefix)
+            bare = paths.strip_modules(elems)
+            hit = self._table.decode(elems) or (self._table.decode(bare)
+                                                if bare != elems else None)
+            found: list[tuple[Metric, str | None, int | None]] = (
+                [hit] if hit is not None else self._table.under(bare))
+            gone += [Gone(self.device, metric, port, key, stamp)
+                     for metric, port, key in found]
+        if gone:
+            self.deleted += len(gone)
+            if self._on_deletes is not None:
+                self._on_deletes(gone)
 
     def _one_by_one(self, samples: list[Sample]) -> None:
         for sample in samples:
@@ -391,6 +464,14 @@ class GnmiSubscriber:
         elif any(s in details for s in _TLS_OTHER):
             self._lost = True
             self._say(REFUSED, f"{self.where}: TLS handshake failed")
+        elif "Socket closed" in details and not self._insecure and not self._streamed:
+            # a target that verifies its clients (mutual TLS) closes the handshake of one
+            # without a certificate it trusts; the client sees only the socket close
+            self._lost = True
+            why = ("it may require a client certificate (cert_file, key_file)"
+                   if self._cert is None else
+                   f"it may not trust the client certificate {self._cert[0]}")
+            self._say(REFUSED, f"{self.where}: the target closed the TLS handshake: {why}")
         else:
             why = "connection refused" if "Connection refused" in details else code.name
             self._lose(f"{self.where}: target unreachable ({why})")
@@ -416,16 +497,6 @@ _INTEGERS: Final = frozenset({"uint_val", "int_val"})
 _JSON: Final = frozenset({"json_val", "json_ietf_val"})
 
 
-def _flatten(tree: dict[str, Any], above: tuple[str, ...]
-             ) -> list[tuple[tuple[str, ...], Any]]:
-    """(member names from the top, value) of every non-object member of a JSON object."""
-    out: list[tuple[tuple[str, ...], Any]] = []
-    for name, value in tree.items():
-        if isinstance(value, dict):
-            out += _flatten(value, (*above, str(name)))
-        else:
-            out.append(((*above, str(name)), value))
-    return out
 _CACHE_MAX: Final = 1 << 20  # paths remembered per table; past that, start over
 # (metric, port, key, a counter: an integer value is the sample's as is)
 _Decoded = tuple[Metric, str, int | None, bool]
@@ -453,7 +524,11 @@ class _Decoder:
 
     def learn(self, hits: dict[bytes, _Decoded | None], raw: bytes, path: Any,
               prefix: Any) -> _Decoded | None:
-        found = self._table.decode(paths.from_proto(path, prefix))
+        elems = paths.from_proto(path, prefix)
+        found = self._table.decode(elems)
+        if found is None:  # a target that qualifies elements with their module
+            bare = paths.strip_modules(elems)
+            found = self._table.decode(bare) if bare != elems else None
         decoded = None if found is None else (*found, found[0] is not Metric.OPER_UP)
         if self._size >= _CACHE_MAX:  # a target inventing paths must not grow us forever
             for other in self._by_prefix.values():
@@ -631,6 +706,10 @@ class ShardedPool:
                 shapes[msg[1]] = msg[2]
             elif kind == "state":
                 self.subscribers[msg[1]]._on_state(msg[2], msg[3])
+            elif kind == "gone":
+                on_deletes = self.subscribers[msg[1]]._on_deletes
+                if on_deletes is not None:
+                    on_deletes(msg[2])
             elif kind == "ready":
                 ready.set()
             elif kind == "stopped":
@@ -662,6 +741,7 @@ def _shard_main(conn: Connection, share: list[tuple[int, dict[str, Any]]]) -> No
             send(("values", index, stamp, shape, numbers))
 
         sub.on_values = values
+        sub._on_deletes = lambda gone: send(("gone", index, gone))
         return sub
 
     pool = SubscriberPool(build(index, spec) for index, spec in share)

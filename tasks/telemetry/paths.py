@@ -211,8 +211,22 @@ class PathTable:
     _shapes: dict[_Signature, tuple[_Shape, ...]] = field(
         init=False, repr=False, compare=False)
     _first_unshaped: int = field(init=False, repr=False, compare=False)
+    # element names from the root -> the key names of that (list) element, from the leaves
+    _list_keys: dict[tuple[str, ...], tuple[str, ...]] = field(
+        init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        list_keys: dict[tuple[str, ...], tuple[str, ...]] = {}
+        for leaf in self.leaves:
+            try:
+                elems = parse(leaf.template)
+            except PathError:
+                continue
+            for i, (_, keys) in enumerate(elems):
+                if keys:
+                    list_keys.setdefault(tuple(n for n, _ in elems[:i + 1]),
+                                         tuple(k for k, _ in keys))
+        object.__setattr__(self, "_list_keys", list_keys)
         patterns = tuple((_pattern(leaf), leaf) for leaf in self.leaves)
         object.__setattr__(self, "_patterns", patterns)
         object.__setattr__(self, "_by_metric", {leaf.metric: leaf for leaf in self.leaves})
@@ -250,6 +264,27 @@ class PathTable:
             return None  # every leaf is a shape: the regexes would say no too
         return self._by_pattern(render(elems))
 
+    def list_keys(self, names: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The key names of the list element at `names` (from the root), where a leaf of
+        this table goes through it: how a JSON list's entries become keyed elements."""
+        return self._list_keys.get(names)
+
+    def under(self, elems: tuple[Elem, ...]) -> list[tuple[Metric, str | None, int | None]]:
+        """The metrics whose leaves lie at or below `elems` (a deleted subtree): (metric,
+        port, key), None where the path leaves the port or the key open (every one)."""
+        out: list[tuple[Metric, str | None, int | None]] = []
+        for signature, shapes in self._shapes.items():
+            if len(elems) > len(signature):
+                continue
+            if any(name != signature[i][0] for i, (name, _) in enumerate(elems)):
+                continue
+            for shape in shapes:
+                found = _below(shape, elems)
+                if found is not None:
+                    out.append(found)
+        return sorted(set(out), key=lambda t: (t[0].value, t[1] or "", -1 if t[2] is None
+                                               else t[2]))
+
     def _by_shape(self, elems: tuple[Elem, ...]) -> tuple[int, Hit] | None:
         signature = tuple((name, tuple(k for k, _ in keys)) for name, keys in elems)
         for shape in self._shapes.get(signature, ()):
@@ -274,6 +309,28 @@ class PathTable:
         return None
 
 
+def _below(shape: _Shape, elems: tuple[Elem, ...]
+           ) -> tuple[Metric, str | None, int | None] | None:
+    """A shape's leaves under a (deleted) path: its port and key where the path fixes them."""
+    port: str | None = None
+    key: int | None = None
+    literals = {(i, k): v for i, k, v in shape.literals}
+    for i, (_, keys) in enumerate(elems):
+        for k, v in keys:
+            if (i, k) in literals:
+                if literals[(i, k)] != v:
+                    return None
+            elif shape.port == (i, k):
+                port = v
+            elif shape.key == (i, k):
+                if not v.isdecimal():
+                    return None
+                key = int(v)
+            else:
+                return None  # a key this leaf does not have
+    return shape.leaf.metric, port, key
+
+
 FLATFAB: Final = PathTable("flatfab", LEAVES, COUNTER_SUBSCRIPTIONS, STATE_SUBSCRIPTIONS)
 
 
@@ -282,44 +339,87 @@ def metric_of(path: str) -> Hit | None:
     return FLATFAB.metric_of(path)
 
 
+# OpenConfig oper-status (openconfig-interfaces.yang, interfaces/interface/state)
+OPER_STATUSES: Final = frozenset({"UP", "DOWN", "TESTING", "UNKNOWN", "DORMANT", "NOT_PRESENT",
+                                  "LOWER_LAYER_DOWN"})
+
+
 def sample_value(metric: Metric, value: int | str) -> int:
-    """A served value back to the integer a `Sample` carries (oper-status UP -> 1)."""
+    """A served value back to the integer a `Sample` carries (oper-status UP -> 1). A value
+    that is not an oper-status at all raises ValueError (unread, never "down"); JSON IETF may
+    qualify an enum with its module (`openconfig-interfaces:UP`, RFC 7951 6.4/6.8)."""
     if metric is Metric.OPER_UP:
-        return 1 if str(value).upper() == OPER_STATUS_UP else 0
+        status = str(value).rpartition(":")[2].upper()
+        if status not in OPER_STATUSES:
+            raise ValueError(f"not an oper-status: {value!r}")
+        return 1 if status == OPER_STATUS_UP else 0
     return int(value)
 
 
 def matches(request: tuple[Elem, ...], leaf: tuple[Elem, ...]) -> bool:
-    """Does the subscribed `request` path cover `leaf`? A prefix; missing keys or `*` match
-    any value, a `*` element matches any name, `...` matches any depth."""
-    for i, (name, keys) in enumerate(request):
+    """Does the requested path cover `leaf`? A request selects its node and every descendant
+    (openconfig/reference rpc/gnmi/gnmi-path-conventions.md): a missing key or a `*` key
+    value matches any entry, a `*` element any one name, and `...` any number of elements,
+    none included (XPath's `//`): what follows it must still match."""
+    return _matches(request, 0, leaf, 0)
+
+
+def _matches(request: tuple[Elem, ...], i: int, leaf: tuple[Elem, ...], j: int) -> bool:
+    while i < len(request):
+        name, keys = request[i]
         if name == "...":
-            return True
-        if i >= len(leaf):
+            if i + 1 == len(request):
+                return True
+            return any(_matches(request, i + 1, leaf, k) for k in range(j, len(leaf) + 1))
+        if j >= len(leaf):
             return False
-        lname, lkeys = leaf[i]
+        lname, lkeys = leaf[j]
         if name not in ("*", lname):
             return False
-        have = dict(lkeys)
-        if any(v != "*" and have.get(k) != v for k, v in keys):
-            return False
+        if keys:
+            have = dict(lkeys)
+            if any(v != "*" and have.get(k) != v for k, v in keys):
+                return False
+        i, j = i + 1, j + 1
     return True
+
+
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:(?=[A-Za-z_])")
+
+
+def strip_module(name: str) -> str:
+    """`openconfig-interfaces:state` -> `state`: the module qualifier RFC 7951 puts on a JSON
+    member (and some targets on path elements) where the module changes."""
+    m = _MODULE.match(name)
+    return name[m.end():] if m else name
+
+
+def strip_modules(elems: tuple[Elem, ...]) -> tuple[Elem, ...]:
+    return tuple((strip_module(n), keys) for n, keys in elems)
 
 
 # --- wire form (gNMI `Path` messages); the protos are generated and untyped ---------------
 
-def to_proto(path: str | tuple[Elem, ...]) -> Any:
+def to_proto(path: str | tuple[Elem, ...], origin: str = "") -> Any:
     # the telemetry extra's protos: the path tables above serve a core install too
     from pygnmi.spec.v080 import gnmi_pb2  # noqa: PLC0415
 
     elems = parse(path) if isinstance(path, str) else path
-    return gnmi_pb2.Path(elem=[gnmi_pb2.PathElem(name=n, key=dict(k)) for n, k in elems])
+    return gnmi_pb2.Path(origin=origin,
+                         elem=[gnmi_pb2.PathElem(name=n, key=dict(k)) for n, k in elems])
 
 
 def from_proto(path: Any, prefix: Any = None) -> tuple[Elem, ...]:
-    """A gNMI `Path` (after its optional `prefix`) as elements; `origin` is not compared."""
+    """A gNMI `Path` (after its optional `prefix`) as elements; `origin` and `target` are
+    not elements (see `origin_of`)."""
     elems: list[Elem] = []
     for p in (prefix, path):
         if p is not None:
             elems.extend((e.name, tuple(sorted(e.key.items()))) for e in p.elem)
     return tuple(elems)
+
+
+def origin_of(path: Any, prefix: Any = None) -> str:
+    """The origin a path names, in its prefix or itself ("" where neither does)."""
+    return (prefix.origin if prefix is not None else "") or (path.origin if path is not None
+                                                             else "")

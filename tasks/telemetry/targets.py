@@ -13,6 +13,8 @@ option, so any Nornir script can read the same entry:
             username_env: FLATFAB_GNMI_USERNAME   # names of environment variables,
             password_env: FLATFAB_GNMI_PASSWORD   #   never the secrets themselves
             env_file: /run/flatfab/ff/gnmi/credentials.env  # optional, see below
+            cert_file: /etc/flatfab/watch.crt     # optional: mutual TLS, the client's
+            key_file: /etc/flatfab/watch.key      #   certificate and key (chmod 600)
             insecure: false                       # plaintext; for a lab only
 
 Nornir resolves `connection_options.gnmi` host first, then groups, then defaults (extras whole
@@ -20,6 +22,9 @@ from the first level that has them), exactly as for NAPALM. A `password` under g
 secrets stay out of the inventory. `env_file` names a file only its owner may read, of
 `NAME=value` lines, that supplies those two variables where the environment does not (the
 embedded lab writes one per lab, as it writes the SSH key the inventory names).
+`cert_file` and `key_file` go together: the certificate flatfab presents to a target that
+verifies its clients (mutual TLS, openconfig/reference rpc/gnmi/gnmi-authentication.md);
+with them the two credential variables may be left unset.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ PLUGIN: Final = "gnmi"
 USERNAME_ENV: Final = "FLATFAB_GNMI_USERNAME"
 PASSWORD_ENV: Final = "FLATFAB_GNMI_PASSWORD"
 EXTRAS: Final = frozenset({"ca_file", "tls_server_name", "username_env", "password_env",
-                           "insecure", "env_file"})
+                           "insecure", "env_file", "cert_file", "key_file"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,8 @@ class TargetSpec:
     insecure: bool = False
     env_file: Path | None = None
     platform: str | None = None  # the host's: which path table its target speaks
+    cert_file: Path | None = None  # mutual TLS: the client certificate and its key
+    key_file: Path | None = None
 
 
 def _declares(host: Host) -> str | None:
@@ -94,7 +101,8 @@ def _spec(host: Host, base: Path, file: str) -> TargetSpec:
     unknown = sorted(set(extras) - EXTRAS)
     if unknown:
         raise bad(f".extras.{unknown[0]}", f"unknown key (known: {', '.join(sorted(EXTRAS))})")
-    for name in ("ca_file", "tls_server_name", "username_env", "password_env", "env_file"):
+    for name in ("ca_file", "tls_server_name", "username_env", "password_env", "env_file",
+                 "cert_file", "key_file"):
         if extras.get(name) is not None and not isinstance(extras[name], str):
             raise bad(f".extras.{name}", "must be a string")
     insecure = extras.get("insecure", False)
@@ -107,12 +115,24 @@ def _spec(host: Host, base: Path, file: str) -> TargetSpec:
     ca_file = None if ca is None else (base / ca if not Path(ca).is_absolute() else Path(ca))
     env = extras.get("env_file")
     env_file = None if env is None else (base / env if not Path(env).is_absolute() else Path(env))
+    cert_name, key_name = extras.get("cert_file"), extras.get("key_file")
+    if (cert_name is None) != (key_name is None):
+        missing = "key_file" if key_name is None else "cert_file"
+        raise bad(f".extras.{missing}", "a client certificate needs both cert_file and "
+                  "key_file (mutual TLS)")
+    if cert_name is not None and insecure:
+        raise bad(".extras.cert_file", "a client certificate needs TLS: not with "
+                  "insecure: true")
+    cert_file, key_file = (None if n is None else (base / n if not Path(n).is_absolute()
+                                                   else Path(n))
+                           for n in (cert_name, key_name))
     return TargetSpec(device=host.name, host=str(address), port=port, ca_file=ca_file,
                       tls_server_name=extras.get("tls_server_name"),
                       username_env=extras.get("username_env") or USERNAME_ENV,
                       password_env=extras.get("password_env") or PASSWORD_ENV,
                       insecure=insecure, env_file=env_file,
-                      platform=str(host.platform) if host.platform else None)
+                      platform=str(host.platform) if host.platform else None,
+                      cert_file=cert_file, key_file=key_file)
 
 
 def _load_env_file(spec: TargetSpec) -> None:
@@ -143,10 +163,25 @@ def _load_env_file(spec: TargetSpec) -> None:
             os.environ[name] = value
 
 
+def _check_key_file(spec: TargetSpec) -> None:
+    """A client key others may read is refused, as an env_file is: it is a secret."""
+    if spec.key_file is None:
+        return
+    try:
+        mode = spec.key_file.stat().st_mode
+    except OSError as exc:
+        raise InputError.single(str(spec.key_file), "", f"cannot read the gNMI client key "
+                                f"of {spec.device}: {exc.strerror or exc}") from None
+    if mode & 0o077:
+        raise InputError.single(str(spec.key_file), "", "is a private key but others may "
+                                "read it (chmod 600)")
+
+
 def gnmi_targets(nornir: Nornir, inventory_dir: Path) -> dict[str, TargetSpec]:
     """Every host that declares a gNMI target, by name. Relative CA paths are taken from
     the inventory folder; an env_file fills the credential variables the environment does
-    not set. Bad entries are all reported, one line each."""
+    not set; a client key others may read is refused. Bad entries are all reported, one line
+    each."""
     found: dict[str, TargetSpec] = {}
     problems: list[InputProblem] = []
     for name, host in sorted(nornir.inventory.hosts.items()):
@@ -157,6 +192,7 @@ def gnmi_targets(nornir: Nornir, inventory_dir: Path) -> dict[str, TargetSpec]:
             found[name] = _spec(host, inventory_dir, file)
             if found[name].env_file is not None:
                 _load_env_file(found[name])
+            _check_key_file(found[name])
         except InputError as exc:
             problems += exc.problems
     if problems:

@@ -41,6 +41,15 @@ def test_unknown_leaves_map_to_nothing() -> None:
     ("/qos/*/interface/output/queues/queue/state/transmit-pkts", True),
     ("/qos/...", True),
     ("/interfaces", False),
+    # `...` is any number of elements, none included; what follows it must match
+    ("/...", True),
+    ("/qos/.../transmit-pkts", True),
+    ("/qos/.../dropped-pkts", False),
+    ("/.../queue[name=3]/state", True),
+    ("/.../queue[name=4]", False),
+    ("/qos/interfaces/interface/.../output/queues/queue/state/transmit-pkts", True),
+    ("/qos/.../queues/.../transmit-pkts", True),
+    ("/qos/.../transmit-pkts/more", False),
 ])
 def test_subscription_paths_match_as_prefixes(request_path: str, hit: bool) -> None:
     leaf = paths.parse(paths.leaf_path(Metric.QUEUE_TX, "swp1", 3))
@@ -50,6 +59,10 @@ def test_subscription_paths_match_as_prefixes(request_path: str, hit: bool) -> N
 def test_oper_status_values() -> None:
     assert paths.sample_value(Metric.OPER_UP, paths.leaf_value(Metric.OPER_UP, 1)) == 1
     assert paths.sample_value(Metric.OPER_UP, "LOWER_LAYER_DOWN") == 0
+    # JSON IETF may qualify the enum with its module; a value outside it is unread, not down
+    assert paths.sample_value(Metric.OPER_UP, "openconfig-interfaces:UP") == 1
+    with pytest.raises(ValueError, match="not an oper-status"):
+        paths.sample_value(Metric.OPER_UP, "")
     with pytest.raises(paths.PathError):
         paths.leaf_path(Metric.PFC_RX, "swp1")
 

@@ -50,8 +50,10 @@ def _request(path: str, mode: int, interval_s: float = 0.0,
              list_mode: int = gnmi_pb2.SubscriptionList.STREAM) -> Any:
     sub = gnmi_pb2.Subscription(path=paths.to_proto(path), mode=mode,
                                 sample_interval=int(interval_s * 1e9))
-    return gnmi_pb2.SubscribeRequest(
-        subscribe=gnmi_pb2.SubscriptionList(subscription=[sub], mode=list_mode))
+    # PROTO: scalar values, as flatfab's subscriber asks (unset is JSON, gNMI 3.2;
+    # tests/telemetry/test_gnmi_spec.py tests every encoding)
+    return gnmi_pb2.SubscribeRequest(subscribe=gnmi_pb2.SubscriptionList(
+        subscription=[sub], mode=list_mode, encoding=gnmi_pb2.Encoding.PROTO))
 
 
 def _collect(stub: Any, request: Any, seconds: float, md: Any = GOOD) -> list[Any]:
@@ -142,11 +144,16 @@ def test_on_change_sends_only_the_flip(
         {(Metric.OPER_UP, "swp1", None): "DOWN"}]
 
 
-def test_poll_mode_is_refused(pki: LabPki, target: GnmiTarget) -> None:
-    req = _request("/qos", gnmi_pb2.SubscriptionMode.SAMPLE, 0.1, gnmi_pb2.SubscriptionList.POLL)
-    with pytest.raises(grpc.RpcError) as exc:
-        _collect(_stub(pki, target), req, 2.0)
-    assert exc.value.code() == grpc.StatusCode.UNIMPLEMENTED
+def test_poll_mode_answers_the_subscription_once_then_ends_with_the_client(
+    pki: LabPki, target: GnmiTarget
+) -> None:
+    # POLL is served (tests/telemetry/test_gnmi_spec.py polls it): the first answer is the
+    # data and a sync; a client that half-closes after its request gets no more
+    req = _request(paths.leaf_path(Metric.QUEUE_TX, "swp1", QUEUE),
+                   gnmi_pb2.SubscriptionMode.SAMPLE, 0.1, gnmi_pb2.SubscriptionList.POLL)
+    resps = _collect(_stub(pki, target), req, 2.0)
+    assert [r.sync_response for r in resps] == [False, True]
+    assert set(_leaves(resps[0])) == {(Metric.QUEUE_TX, "swp1", QUEUE)}
 
 
 def test_a_sample_only_stream_reads_the_source_only_when_due(

@@ -124,7 +124,8 @@ class Watch:
                            interval_s=interval, username_env=t.username_env,
                            password_env=t.password_env, insecure=t.insecure,
                            tls_server_name=t.tls_server_name, backoff_s=backoff_s,
-                           table=table_of(t.platform))
+                           table=table_of(t.platform), cert_file=t.cert_file,
+                           key_file=t.key_file)
             for t in targets)
         self.pool = (ShardedPool(subscribers, shards) if shards > 1
                      else SubscriberPool(subscribers))

@@ -35,7 +35,8 @@ from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 from flatfab.model.state import DeviceState, FabricState, Role
 from flatfab.platforms.registry import get as get_platform
 from flatfab.telemetry import paths, platform_paths, tls
-from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget, _notification
+from flatfab.telemetry.gnmi_schema import GnmiError
+from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
 from flatfab.telemetry.paths import PathError
 from flatfab.telemetry.samples import Metric
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
@@ -142,42 +143,33 @@ class _Switch:
         if sl.mode == gnmi_pb2.SubscriptionList.POLL:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "POLL mode is not supported")
         model = self.model
-        subs = [model._sub(sl.prefix if sl.HasField("prefix") else None, s)
-                for s in sl.subscription]
-        if not subs:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no subscriptions")
-        snap = model._read_quietly()
+        snap = model._read_quietly()  # first: the source's leaves join the target's schema
         if snap is None:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "counter source failed")
             return
+        try:
+            session = model.session(sl)
+        except GnmiError as exc:
+            await context.abort(grpc.StatusCode[exc.code], str(exc))
+            return
         self.streams += 1
-        initial = {p: v for p, v in snap.items() if any(s.covers(p) for s in subs)}
-        if initial and not sl.updates_only:
-            yield _notification(initial, [])
-        sent = dict(initial)
-        yield gnmi_pb2.SubscribeResponse(sync_response=True)
+        for response in session.initial(snap):
+            yield response
         if sl.mode == gnmi_pb2.SubscriptionList.ONCE:
             return
-        now = time.monotonic()
-        for s in subs:
-            s.due, s.beat_due = now + s.interval_s, now + s.heartbeat_s
-        polled = any(s.on_change is not False for s in subs)
+        session.start(time.monotonic())
         while True:
-            wake = min(min(s.due, s.beat_due if s.heartbeat_s else s.due) for s in subs)
+            wake = session.next_due()
             wait = wake - time.monotonic()
-            await asyncio.sleep(max(0.0, min(wait, POLL_S) if polled else wait))
+            await asyncio.sleep(max(0.0, min(wait, POLL_S) if session.polled else wait))
             now = time.monotonic()
-            if not polled and wake > now:
+            if not session.polled and wake > now:
                 continue
             tick = model._read_quietly()
             if tick is None:
                 continue
-            updates, deletes = model._due(subs, tick, sent, now)
-            if updates or deletes:
-                sent.update(updates)
-                for p in deletes:
-                    sent.pop(p, None)
-                yield _notification(updates, deletes)
+            for response in session.tick(tick, now):
+                yield response
 
 
 class GnmiFleet:
