@@ -144,13 +144,6 @@ def test_a_stale_neighbour_entry_on_a_host_does_not_fail_its_own_probes(lab: Lab
     assert lab.wait_verified().code == 0
 
 
-def _swap_spine1_ports(lab: Lab) -> None:
-    """Trade the cables of spine1's swp1 (to leaf1) and swp2 (to leaf2) at the spine."""
-    lab.sh("spine1", "ip link set swp1 down; ip link set swp2 down; "
-                     "ip link set swp1 name fftmp; ip link set swp2 name swp1; "
-                     "ip link set fftmp name swp2; ip link set swp1 up; ip link set swp2 up")
-
-
 def _cabling(lab: Lab) -> tuple[int, list[dict[str, Any]]]:
     result = lab.cli("verify", "--no-probes", "--check", "cabling.lldp", "--format", "json")
     return result.code, _findings(result, "cabling.lldp")
@@ -158,10 +151,10 @@ def _cabling(lab: Lab) -> tuple[int, list[dict[str, Any]]]:
 
 def test_a_cable_moved_and_put_back_is_named_then_settles(lab: Lab) -> None:
     """Two leaf uplinks traded at the spine are named once LLDP hears the new neighbours; put
-    back, the next verify never fails the port: it is clean, or (while lldpd still holds the
-    moved cable's entry) names the port not judged, says when the entry expires and exits 3,
-    and a verify after that hold time is clean."""
-    _swap_spine1_ports(lab)
+    back and heard again by LLDP, the next verify never fails the port: it is clean, or (while
+    lldpd still holds the moved cable's entry) names the port not judged, says when the entry
+    expires and exits 3, and a verify after that hold time is clean."""
+    lab.swap_ports("spine1", "swp1", "swp2")
     swapped = True
     try:
         deadline = time.monotonic() + 60
@@ -173,8 +166,11 @@ def test_a_cable_moved_and_put_back_is_named_then_settles(lab: Lab) -> None:
             time.sleep(3)
         assert {("leaf1", "swp51"), ("leaf2", "swp51")} <= errors, found
         assert code == 1
-        _swap_spine1_ports(lab)
+        lab.swap_ports("spine1", "swp1", "swp2")
         swapped = False
+        # once LLDP has heard each put-back cable (what a check can know of it): never an error
+        lab.wait_lldp_heard({("spine1", "swp1"): "leaf1:swp51", ("spine1", "swp2"): "leaf2:swp51",
+                             ("leaf1", "swp51"): "spine1:swp1", ("leaf2", "swp51"): "spine1:swp2"})
         code, found = _cabling(lab)
         assert not [f for f in found if f["severity"] == "error"], found
         assert code in (0, 3), found
@@ -188,7 +184,7 @@ def test_a_cable_moved_and_put_back_is_named_then_settles(lab: Lab) -> None:
         assert code == 0, found
     finally:
         if swapped:
-            _swap_spine1_ports(lab)
+            lab.swap_ports("spine1", "swp1", "swp2")
     assert lab.wait_verified(120).code == 0
 
 

@@ -63,14 +63,6 @@ def test_the_rail_lab_audits_clean(rail: Lab) -> None:
     assert result.code == 0, result.stdout[-2000:] + result.stderr
 
 
-def _swap(lab: Lab, node: str, one: str, other: str) -> None:
-    """Swap two NICs' cables (their names trade places on the server)."""
-    lab.sh(node, f"ip link set {one} down; ip link set {other} down; "
-                 f"ip link set {one} name fftmp; ip link set {other} name {one}; "
-                 f"ip link set fftmp name {other}; ip link set {one} up; "
-                 f"ip link set {other} up")
-
-
 def _move(lab: Lab, node: str, port: str, into: str) -> None:
     """Move the cable on `node`'s `port` to the same port number of switch `into`."""
     # from the host: a switch's own /run/netns holds only its VRFs
@@ -104,9 +96,9 @@ def _shell(node: str, command: str) -> Callable[[Lab], None]:
 
 RAIL_FAULTS = [
     # NIC 1 and NIC 2 of su1-s2 cabled to each other's rail leaf: both leaves name it
-    RailFault("nics-swapped-between-rails", lambda lab: _swap(lab, "su1-s2", "eth1", "eth2"),
+    RailFault("nics-swapped-between-rails", lambda lab: lab.swap_ports("su1-s2", "eth1", "eth2"),
               "rail.alignment", {("su1-leaf1", "swp2"), ("su1-leaf2", "swp2")},
-              undo=lambda lab: _swap(lab, "su1-s2", "eth1", "eth2"), settle_s=LLDP_SETTLE_S),
+              undo=lambda lab: lab.swap_ports("su1-s2", "eth1", "eth2"), settle_s=LLDP_SETTLE_S),
     # the rule of NIC 3 is gone: its traffic (an RDMA QP bound to its GID) leaves by eth1
     RailFault("nic-traffic-leaves-by-another-nic",
               _shell("su2-s1", "ip rule del from 10.100.11.11 table 103"),

@@ -46,6 +46,36 @@ class Lab:
         """A root shell command inside a lab node (for injecting faults)."""
         return node_exec(self.paths, node, ["sh", "-c", command])
 
+    def swap_ports(self, node: str, one: str, other: str) -> None:
+        """Trade two ports' cables on `node` (their names trade places on the box)."""
+        self.sh(node, f"ip link set {one} down; ip link set {other} down; "
+                      f"ip link set {one} name fftmp; ip link set {other} name {one}; "
+                      f"ip link set fftmp name {other}; ip link set {one} up; "
+                      f"ip link set {other} up")
+
+    def lldp_heard(self, node: str, port: str) -> set[str]:
+        """The `device:port` neighbours the node's lldpd lists on a port (stale ones too)."""
+        socket = self.paths.lldp_socket(node)
+        out = self.sh(node, f"lldpcli -u {socket} -f keyvalue show neighbors ports {port}")
+        # one neighbour's lines after another: its chassis name, then its port's name
+        heard, device = set(), ""
+        for line in out.splitlines():
+            key, _, value = line.partition("=")
+            if key.endswith(".chassis.name"):
+                device = value
+            elif key.endswith(".port.ifname"):
+                heard.add(f"{device}:{value}")
+        return heard
+
+    def wait_lldp_heard(self, expected: dict[tuple[str, str], str], timeout: float = 30) -> None:
+        """Wait until every (node, port) lists its expected `device:port` neighbour."""
+        deadline = time.monotonic() + timeout
+        while missing := {key: far for key, far in expected.items()
+                          if far not in self.lldp_heard(*key)}:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"LLDP never heard {missing}")
+            time.sleep(0.5)
+
     def wait_verified(self, timeout: float = 90, *extra: str) -> Run:
         """Poll verify until it passes (after restoring a fault)."""
         deadline = time.monotonic() + timeout
