@@ -13,7 +13,8 @@
 # real-time tests: the watch CLI's.)
 # Each session has its own temp dir and log; a log is printed whole when its session ends,
 # and the exit code is the first failing session's.
-# (--durations: each log ends with its slowest tests, where to look when make test grows.)
+# (--durations: each log ends with its slowest tests, where to look when make test grows;
+# NAME.xml beside each log holds every test's time.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTEST=${PYTEST:-.venv/bin/pytest}
@@ -28,7 +29,7 @@ start() {
     while [ "$1" != "--" ]; do vars+=("$1"); shift; done
     shift
     nice -n "$niceness" env "${vars[@]}" "$PYTEST" -q -p no:cacheprovider --durations=15 \
-        --basetemp="$work/$name" "$@" \
+        --basetemp="$work/$name" --junitxml="$work/$name.xml" "$@" \
         >"$work/$name.log" 2>&1 &
     names[$!]=$name
     started[$name]=$SECONDS
