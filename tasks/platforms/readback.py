@@ -232,84 +232,58 @@ def lldp_device(system_name: object) -> str:
     return str(system_name).strip().split(".", maxsplit=1)[0].lower()
 
 
-# IEEE 802.1AB port ID subtypes (Table 8-3 / LldpPortIdSubtype), keyed by how OSes spell them:
-# Junos "Interface name", "Locally assigned", "Mac address"; SR Linux INTERFACE_NAME, LOCAL,
-# MAC_ADDRESS; lldpd ifname, local, mac; or the number itself
-_PORT_SUBTYPES = {"interface alias": 1, "ifalias": 1, "port component": 2,
-                  "mac address": 3, "mac": 3, "network address": 4, "interface name": 5,
-                  "ifname": 5, "agent circuit id": 6, "locally assigned": 7, "local": 7}
+# IEEE 802.1AB port ID subtypes (Table 8-3 / LldpPortIdSubtype), keyed by how OSes spell them
+# with spaces, dashes and underscores dropped: Junos "Interface name", "Locally assigned",
+# "Mac address"; SR Linux INTERFACE_NAME, LOCAL, MAC_ADDRESS; NX-OS "Mac Address"; lldpd
+# ifname, local, mac, ip; or the number itself
+_PORT_SUBTYPES = {"interfacealias": 1, "ifalias": 1, "portcomponent": 2, "macaddress": 3,
+                  "mac": 3, "networkaddress": 4, "ip": 4, "addr": 4, "interfacename": 5,
+                  "ifname": 5, "agentcircuitid": 6, "locallyassigned": 7, "local": 7}
 PORT_SUBTYPE_NAMES = {1: "an interface alias", 2: "a port component", 3: "a MAC address",
                       4: "a network address", 5: "an interface name",
                       6: "an agent circuit id", 7: "locally assigned"}
+_MAC = re.compile(r"^(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^(?:[0-9a-f]{4}\.){2}[0-9a-f]{4}$",
+                  re.IGNORECASE)
 
 
 def lldp_port_subtype(text: object) -> int | None:
     """The IEEE 802.1AB port ID subtype an OS names (None: not stated or not known)."""
     if text is None:
         return None
-    key = str(text).strip().lower().replace("_", " ").replace("-", " ")
-    key = key.split("(", 1)[0].strip()  # "Locally assigned (7)"
+    key = str(text).split("(", 1)[0]  # "Locally assigned (7)"
+    key = re.sub(r"[\s_-]", "", key).lower()
     if key.isdigit():
         return int(key) if 1 <= int(key) <= 7 else None
     return _PORT_SUBTYPES.get(key)
 
 
-def lldp_port(subtype: object, port_id: object, description: object) -> tuple[str | None, str]:
-    """(the neighbour's port name, '') or (None, why it cannot be named), by the port ID
+def lldp_far_port(port_id: object, subtype: object = None,
+                  description: object = None) -> tuple[str | None, str]:
+    """(the far port an LLDP entry names, '') or (None, why it names none), by the port ID
     subtype (IEEE 802.1AB 8.5.3): an interface name is the port id; any other id (an index
     the neighbour assigned, a MAC or network address, a circuit id) names no port, so the
-    port description (its ifDescr, the port's name on most OSes) does. With no subtype
-    stated, the id, else the description. An alias or a locally assigned id that is not a
-    number (lldpd's way of sending a name) is taken as the name when no description came."""
-    port = str(port_id).strip() if port_id not in (None, "") else ""
-    described = str(description).strip() if description not in (None, "") else ""
+    port description (its ifDescr, the port's name on most OSes) does. Where the OS prints
+    no subtype, an id shaped like a MAC (a Linux host's lldpd by default) is taken as one;
+    any other id is the name. An alias, a port component or a locally assigned id that is
+    not a number (lldpd's way of sending a name) is the name itself."""
+    port = "" if port_id in (None, "") else str(port_id).strip().strip('"')
+    described = "" if description in (None, "") else str(description).strip()
     kind = lldp_port_subtype(subtype)
-    if kind == 5 or (kind is None and subtype is None):
-        return (port or described or None), ("" if port or described else
-                                             "the neighbour sent no port id")
-    if described:
-        return described, ""
+    if subtype in (None, ""):
+        kind = 3 if _MAC.match(port) else 5
+    if not port and not described:
+        return None, "the neighbour sent no port id"
+    if kind == 5:
+        return (port or described), ""
+    # an alias or a locally assigned name is the port's own name (a description may be free
+    # text, as Cumulus's interface alias is)
     if kind in (1, 2, 7) and port and not port.isdigit():
         return port, ""
+    if described:
+        return described, ""
     what = PORT_SUBTYPE_NAMES.get(kind or 0, f"of subtype {subtype!r}")
     return None, (f"its port id {port!r} is {what} (IEEE 802.1AB), not a port name, and it "
                   "sent no port description")
-
-
-def freshest_first(neighbours: list[Endpoint]) -> list[Endpoint]:
-    """LLDP neighbours of one port, the most recently heard first (those with no age, in the
-    order the OS listed them, after)."""
-    return sorted(neighbours, key=lambda n: (n.age_s is None, n.age_s or 0))
-
-
-def set_lldp(iface: Interface, neighbours: list[Endpoint]) -> None:
-    """A port's LLDP neighbours, freshest first: `peer` is the freshest; every one is in
-    `lldp_neighbours` when there are more than one."""
-    iface.peer = neighbours[0] if neighbours else None
-    iface.lldp_neighbours = list(neighbours) if len(neighbours) > 1 else []
-
-
-# LLDP port-id subtypes (IEEE 802.1AB-2016 8.5.3.2) that carry an address, not a port's name,
-# as OSes print them: the number, lldpd's word (mac, addr), EOS's and NX-OS's names
-_ADDRESS_SUBTYPES = frozenset({"3", "4", "mac", "macaddress", "addr", "ip", "networkaddress"})
-_MAC = re.compile(r"^(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^(?:[0-9a-f]{4}\.){2}[0-9a-f]{4}$",
-                  re.IGNORECASE)
-
-
-def lldp_far_port(port_id: object, subtype: object = None,
-                  description: object = None) -> str | None:
-    """The far port an LLDP entry names. Its port id, unless the id is an address (subtype MAC
-    or network address; where the OS prints no subtype, an id shaped like a MAC, as Linux
-    hosts' lldpd sends by default): then the port description names the port, where the
-    neighbour sends one, else the address is all there is and is kept as it is. None: the
-    entry names no port at all."""
-    ident = "" if port_id is None else str(port_id).strip().strip('"')
-    descr = "" if description is None else str(description).strip()
-    kind = re.sub(r"[\s_-]", "", str(subtype or "")).lower()
-    address = kind in _ADDRESS_SUBTYPES if kind else bool(_MAC.match(ident))
-    if address and descr:
-        return descr
-    return ident or descr or None
 
 
 def lldp_seconds(value: object) -> int | None:
@@ -324,10 +298,14 @@ def lldp_seconds(value: object) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def lldp_unnamed(device: DeviceState, port: str, neighbour: object, missing: str) -> None:
+# LLDP's system name is optional (IEEE 802.1AB 8.5.6)
+NO_SYSTEM_NAME = "it sent no system name: the neighbouring device cannot be named"
+
+
+def lldp_unnamed(device: DeviceState, port: str, neighbour: object, why: str) -> None:
     """An LLDP entry of `port` that names no far device or port is no cabling flatfab can read:
-    named in `not_modelled` (what it lacks), never dropped and never read as a neighbour."""
-    device.not_modelled[f"{port} LLDP entry {neighbour}"] = f"names no {missing}"
+    named in `not_modelled` with why, never dropped and never read as a neighbour."""
+    device.not_modelled[f"{port} LLDP entry {neighbour}"] = why
 
 
 def lldp_neighbours(found: list[Endpoint]) -> tuple[Endpoint | None, list[Endpoint]]:

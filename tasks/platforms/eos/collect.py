@@ -111,11 +111,11 @@ def _lldp(device: DeviceState, reply: dict[str, Any]) -> dict[str, list[Endpoint
     for index, entry in enumerate(reply.get("lldpNeighbors", []) or []):
         if not (isinstance(entry, dict) and entry.get("port")):
             continue
-        port = lldp_far_port(entry.get("neighborPort"))
+        port, why = lldp_far_port(entry.get("neighborPort"))
         if port is None or not entry.get("neighborDevice"):
             readback.lldp_unnamed(device, long_name(str(entry["port"])),
                                   entry.get("neighborDevice") or f"#{index}",
-                                  "far port" if entry.get("neighborDevice") else "system name")
+                                  why if entry.get("neighborDevice") else readback.NO_SYSTEM_NAME)
             continue
         peers.setdefault(long_name(str(entry["port"])), []).append(Endpoint(
             device=lldp_device(entry["neighborDevice"]), port=long_name(port),

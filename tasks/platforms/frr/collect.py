@@ -30,6 +30,7 @@ from flatfab.platforms.readback import (
     frr_table_routes,
     identity_from_bgp,
     lldp_device,
+    lldp_far_port,
 )
 
 # FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
@@ -105,13 +106,14 @@ def _lldp_chassis_name(chassis: Any) -> str:
 
 
 def _lldp_port(port: Any) -> str:
+    """The far port of lldpd's `port` (its id by `type`, ifname, mac, local; readback's rule)."""
     port = _first(port)
     if not isinstance(port, dict):
         return ""
     ident = _first(port.get("id"))
-    if isinstance(ident, dict) and ident.get("type") == "ifname" and _text(ident):
-        return _text(ident)
-    return _text(port.get("descr"))
+    kind = ident.get("type") if isinstance(ident, dict) else None
+    name, _ = lldp_far_port(_text(ident), kind, _text(port.get("descr")))
+    return name or ""
 
 
 @runtime_checkable

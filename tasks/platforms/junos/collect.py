@@ -241,8 +241,8 @@ def _age(entry: dict[str, Any]) -> tuple[int | None, int | None]:
 
 
 def _lldp(reply: dict[str, Any]) -> tuple[dict[str, list[Endpoint]], dict[str, str]]:
-    """(local port -> its LLDP neighbours, freshest first; neighbour -> why its port cannot
-    be named). The far port is picked by its port ID subtype (readback.lldp_port)."""
+    """(local port -> its LLDP neighbours; neighbour -> why its port cannot
+    be named). The far port is picked by its port ID subtype (readback.lldp_far_port)."""
     found: dict[str, list[Endpoint]] = {}
     unnamed: dict[str, str] = {}
     for info in items(reply, "lldp-neighbors-information"):
@@ -251,14 +251,13 @@ def _lldp(reply: dict[str, Any]) -> tuple[dict[str, list[Endpoint]], dict[str, s
             system = data(entry, "lldp-remote-system-name")
             if not local:
                 continue
-            if not system:  # LLDP's system name is optional (IEEE 802.1AB 8.5.6)
+            if not system:
                 chassis = data(entry, "lldp-remote-chassis-id") or "?"
-                unnamed[f"{local} LLDP neighbour {chassis}"] = (
-                    "it sent no system name: the neighbouring device cannot be named")
+                unnamed[f"{local} LLDP neighbour {chassis}"] = readback.NO_SYSTEM_NAME
                 continue
-            port, why = readback.lldp_port(data(entry, "lldp-remote-port-id-subtype"),
-                                           data(entry, "lldp-remote-port-id"),
-                                           data(entry, "lldp-remote-port-description"))
+            port, why = readback.lldp_far_port(data(entry, "lldp-remote-port-id"),
+                                               data(entry, "lldp-remote-port-id-subtype"),
+                                               data(entry, "lldp-remote-port-description"))
             device = lldp_device(system)
             if port is None:
                 unnamed[f"{local} LLDP neighbour {device}"] = why
@@ -266,7 +265,7 @@ def _lldp(reply: dict[str, Any]) -> tuple[dict[str, list[Endpoint]], dict[str, s
             age, expires = _age(entry)
             found.setdefault(local, []).append(
                 Endpoint(device=device, port=port, age_s=age, expires_s=expires))
-    return {port: readback.freshest_first(n) for port, n in found.items()}, unnamed
+    return found, unnamed
 
 
 def _kind(planned: DeviceState, name: str, names: InterfaceNames) -> IfKind:
@@ -379,14 +378,14 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: JunosConfig,
                     addresses=_addresses(logical), bridge=gateway, parent=parent,
                     speed_mbps=speed if port not in ("irb", names.loopback) else None)
                 if name == port:
-                    readback.set_lldp(iface, lldp.get(port, []))
+                    iface.peer, iface.lldp_neighbours = readback.lldp_neighbours(lldp.get(port, []))
             if names.is_port(port) and port not in device.interfaces:
                 # a port with no unit 0 (only VLAN units, or none configured): the port
                 # itself still has its link, MTU, speed and cabling
                 iface = device.interfaces[port] = Interface(
                     name=port, kind=_kind(planned, port, names), up=up, mtu=mtu,
                     speed_mbps=speed)
-                readback.set_lldp(iface, lldp.get(port, []))
+                iface.peer, iface.lldp_neighbours = readback.lldp_neighbours(lldp.get(port, []))
 
 
 def _bgp(device: DeviceState, reply: dict[str, Any], names: InterfaceNames) -> None:

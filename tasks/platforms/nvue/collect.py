@@ -236,27 +236,27 @@ def _interfaces(device: DeviceState, applied: Tree, oper: Tree, planned: DeviceS
             iface.speed_mbps = device.interfaces[iface.parent].speed_mbps
 
 
-def lldp(output: Any) -> tuple[list[Endpoint], list[str]]:
-    """(every LLDP neighbour of `nv show interface <port> lldp -o json`, the keys of entries
-    that name no far port). Keyed by neighbour, a port may have several, read in key order;
-    the far port from the port id by its subtype (`port.type`: ifname, local, mac, ...;
-    readback.lldp_far_port), or lldpd's raw `port.id`; `age` (seconds, a number or digits) and
-    `port.ttl` where stated."""
+def lldp(output: Any) -> tuple[list[Endpoint], dict[str, str]]:
+    """(every LLDP neighbour of `nv show interface <port> lldp -o json`, the entries that name
+    no far device or port with why). Keyed by neighbour, a port may have several, read in key
+    order; the far port from the port id by its subtype (`port.type`: ifname, local, mac, ...;
+    readback.lldp_far_port), or lldpd's raw `port.id`; `age` (seconds, a number or digits)
+    and `port.ttl` where stated."""
     found: list[Endpoint] = []
-    unnamed: list[str] = []
+    unnamed: dict[str, str] = {}
     for key, raw in sorted(_dict(_dict(output).get("neighbor")).items()):
         entry = _dict(raw)
         chassis, port = _dict(entry.get("chassis")), _dict(entry.get("port"))
         raw_id = _dict(port.get("id"))
-        name = lldp_far_port(port.get("name") or raw_id.get("value"),
-                         port.get("type") or raw_id.get("type"), port.get("description"))
+        name, why = lldp_far_port(port.get("name") or raw_id.get("value"),
+                                  port.get("type") or raw_id.get("type"), port.get("description"))
         device = chassis.get("system-name") or key
         if device and name:
             found.append(Endpoint(device=lldp_device(device), port=name,
                                   age_s=lldp_seconds(entry.get("age")),
                                   expires_s=lldp_seconds(port.get("ttl", entry.get("ttl")))))
         else:
-            unnamed.append(key)
+            unnamed[key] = why or readback.NO_SYSTEM_NAME
     return found, unnamed
 
 
@@ -485,8 +485,8 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
     for port in ports:
         found, unnamed = lldp(outputs.get(lldp_command(port)))
         peers[port] = found
-        for key in unnamed:
-            readback.lldp_unnamed(device, port, key, "far port (no port id or description)")
+        for key, why in unnamed.items():
+            readback.lldp_unnamed(device, port, key, why)
     _interfaces(device, applied, oper, planned, names, peers)
     device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, v): planned.vrfs.get(tenant(names, v), 0)

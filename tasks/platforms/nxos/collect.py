@@ -120,11 +120,11 @@ def _lldp(device: DeviceState, reply: dict[str, Any]) -> dict[str, list[Endpoint
     peers: dict[str, list[Endpoint]] = {}
     for index, row in enumerate(rows(reply, "nbor_detail")):
         port, system = row.get("l_port_id"), row.get("sys_name")
-        far = lldp_far_port(row.get("port_id"), row.get("port_type"), row.get("port_desc"))
+        far, why = lldp_far_port(row.get("port_id"), row.get("port_type"), row.get("port_desc"))
         if port and not (system and far):
             readback.lldp_unnamed(device, long_name(str(port)),
                                   system or row.get("chassis_id") or f"#{index}",
-                                  "far port" if system else "system name")
+                                  why if system else readback.NO_SYSTEM_NAME)
         elif port and system and far:
             peers.setdefault(long_name(str(port)), []).append(Endpoint(
                 device=lldp_device(system), port=long_name(far),

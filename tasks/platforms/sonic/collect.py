@@ -121,7 +121,7 @@ def lldp_peers(text: str, names: InterfaceNames,
     the dashes under the header mark, so an empty Capability or a description with spaces
     does not shift the others; an id shaped like a MAC (a Linux host's default) gives way to
     the description (readback.lldp_far_port). A port's row naming no device or no far port goes
-    to `unnamed` (port -> what it lacks)."""
+    to `unnamed` (port -> why)."""
     spans = _columns(text)
     peers: dict[str, list[Endpoint]] = {}
     for line in text.splitlines():
@@ -130,11 +130,12 @@ def lldp_peers(text: str, names: InterfaceNames,
             cols = line.split(maxsplit=4)
         if not cols or not names.is_port(cols[0]):
             continue
-        port = lldp_far_port(cols[2] if len(cols) > 2 else None, None,
-                         cols[4] if len(cols) > 4 else None)
+        port, why = lldp_far_port(cols[2] if len(cols) > 2 else None, None,
+                                  cols[4] if len(cols) > 4 else None)
         if len(cols) < 2 or not cols[1] or port is None:
             if unnamed is not None:
-                unnamed[cols[0]] = "system name" if len(cols) < 2 or not cols[1] else "far port"
+                unnamed[cols[0]] = (readback.NO_SYSTEM_NAME if len(cols) < 2 or not cols[1]
+                                    else why)
             continue
         peers.setdefault(cols[0], []).append(Endpoint(device=lldp_device(cols[1]), port=port))
     return peers
@@ -320,8 +321,8 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
     try:
         unnamed: dict[str, str] = {}
         peers = lldp_peers(_one(driver, LLDP), names, unnamed)
-        for port, missing in sorted(unnamed.items()):
-            readback.lldp_unnamed(device, port, "row", missing)
+        for port, why in sorted(unnamed.items()):
+            readback.lldp_unnamed(device, port, "row", why)
     except SonicError as exc:
         device.errors.append(f"lldp: {exc}")
     _interfaces(device, db, planned, names, oper, peers)

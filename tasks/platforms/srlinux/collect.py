@@ -11,7 +11,7 @@ through the objects flatfab renders (tasks/platforms/srlinux/render.py).
 `info <path>` printed the whole path from the root up to SR Linux 25.7 and prints only the
 node's contents from 25.10: both are read, by shape (node, entries). The `mgmt`
 network-instance is the management port's, no VRF. LLDP gives every neighbour of a port, the
-far port picked by its port-id-type (readback.lldp_port).
+far port picked by its port-id-type (readback.lldp_far_port).
 
 What SR Linux does not state is recorded in `unknown`, never guessed: the cable length, the
 PG buffer profile of a lossy priority (7220 has PFC-queue buffers only), the PFC watchdog's
@@ -162,7 +162,7 @@ def _interfaces(device: DeviceState, planned: DeviceState, shown: Json,
             mtu=None if name.startswith("system") else port_mtu, up=up,
             addresses=_addresses(head) if head else [], bridge=bridge,
             speed_mbps=speed)
-        readback.set_lldp(iface, peers.get(name, []))
+        iface.peer, iface.lldp_neighbours = readback.lldp_neighbours(peers.get(name, []))
         freshest = iface.peer
         for sub in subs:
             index = sub.get("index")
@@ -197,21 +197,22 @@ def _lldp(device: DeviceState, lldp: Json, now: datetime | None) -> dict[str, li
     """Port -> its LLDP neighbours, the most recently updated first: SR Linux states when each
     was last heard (`last-update`), an age against the box's clock; it keeps no hold time of
     the neighbour's, so when the entry expires stays unknown. The far port is picked by its
-    port-id-type (readback.lldp_port); a neighbour whose port cannot be named is in
+    port-id-type (readback.lldp_far_port); a neighbour whose port cannot be named is in
     not_modelled."""
     found: dict[str, list[Endpoint]] = {}
     for iface in entries(lldp, "interface"):
         heard = sorted(_list(iface.get("neighbor")), key=lambda n: str(n.get("last-update", "")),
                        reverse=True)
         for neighbor in heard:
-            if not neighbor.get("system-name"):  # optional in LLDP (IEEE 802.1AB 8.5.6)
+            if not neighbor.get("system-name"):
                 device.not_modelled[
                     f"{iface.get('name')} LLDP neighbour {neighbor.get('chassis-id', '?')}"] = (
-                    "it sent no system name: the neighbouring device cannot be named")
+                    readback.NO_SYSTEM_NAME)
                 continue
             system = lldp_device(neighbor["system-name"])
-            port, why = readback.lldp_port(neighbor.get("port-id-type"), neighbor.get("port-id"),
-                                           neighbor.get("port-description"))
+            port, why = readback.lldp_far_port(neighbor.get("port-id"),
+                                               neighbor.get("port-id-type"),
+                                               neighbor.get("port-description"))
             if port is None:
                 device.not_modelled[f"{iface.get('name')} LLDP neighbour {system}"] = why
                 continue

@@ -171,12 +171,14 @@ def test_every_neighbour_of_a_port_with_its_ttl(lab: FabricState, planned: Devic
                             and "verify again then" in f.message for f in settling)
 
 
-def test_a_mac_port_id_is_kept_as_the_neighbour_sent_it(planned: DeviceState,
-                                                        tmp_path: Path) -> None:
-    """The summary names no subtype and no description: the id is all there is."""
+def test_a_mac_port_id_names_no_port_and_is_named(planned: DeviceState,
+                                                  tmp_path: Path) -> None:
+    """The summary names no subtype and no description: an id shaped like a MAC (a Linux
+    host's lldpd by default) names no port, so the port is not judged, and says why."""
     seen = collect(planned, shows(tmp_path, "lldp_neighbours"))
-    peer = seen.interfaces["Ethernet1"].peer
-    assert peer is not None and (peer.device, peer.port) == ("leaf1-h1", "5254.001a.0011")
+    assert seen.interfaces["Ethernet1"].peer is None
+    why = seen.not_modelled["Ethernet1 LLDP entry leaf1-h1"]
+    assert "'5254.001a.0011' is a MAC address" in why and "no port description" in why
 
 
 def test_overlay_next_hops_and_neighbours_survive_a_shard_s_wire_format(
@@ -206,4 +208,4 @@ def test_an_entry_naming_no_far_port_is_named_not_dropped(planned: DeviceState,
     edit(folder, "show_lldp_neighbors.json", no_port)
     seen = collect(planned, folder)
     assert seen.interfaces["Ethernet2"].peer is None
-    assert seen.not_modelled == {"Ethernet2 LLDP entry leaf1-h2": "names no far port"}
+    assert seen.not_modelled["Ethernet2 LLDP entry leaf1-h2"] == "the neighbour sent no port id"

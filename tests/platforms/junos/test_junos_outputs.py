@@ -11,7 +11,7 @@ import pytest
 from flatfab.model.state import DeviceState, Endpoint, IfKind, Role
 from flatfab.platforms.junos import PLATFORM
 from flatfab.platforms.junos import collect as junos_collect
-from flatfab.platforms.readback import lldp_port, lldp_port_subtype
+from flatfab.platforms.readback import lldp_far_port, lldp_port_subtype
 from tests.doubles.junos import FIXTURES, JunosDevice, napalm_driver
 
 CASES = FIXTURES / "cases"
@@ -214,7 +214,7 @@ def test_the_brief_form_of_older_releases_reads_too() -> None:
 def test_the_far_port_follows_ieee_802_1ab_subtypes(subtype: str | None, port_id: str | None,
                                                      description: str | None,
                                                      port: str) -> None:
-    assert lldp_port(subtype, port_id, description) == (port, "")
+    assert lldp_far_port(port_id, subtype, description) == (port, "")
 
 
 @pytest.mark.parametrize(("subtype", "port_id"), [
@@ -222,7 +222,7 @@ def test_the_far_port_follows_ieee_802_1ab_subtypes(subtype: str | None, port_id
     ("Network address", "10.0.0.1"), ("MAC_ADDRESS", "aa:bb:cc:dd:ee:ff")])
 def test_an_id_that_is_no_name_without_a_description_is_unknown(subtype: str,
                                                                   port_id: str) -> None:
-    port, why = lldp_port(subtype, port_id, None)
+    port, why = lldp_far_port(port_id, subtype, None)
     assert port is None and repr(port_id) in why and "IEEE 802.1AB" in why
 
 

@@ -140,17 +140,18 @@ def test_the_far_port_by_its_port_id_subtype(leaf1: DeviceState) -> None:
     ends = {n: (i.peer.device, i.peer.port) for n, i in seen.interfaces.items()
             if n in ("swp1", "swp2", "swp51") and i.peer is not None}
     assert ends == {"swp1": ("leaf1-h1", "eth1"),  # a MAC id: the description names it
-                    "swp2": ("leaf1-h2", "52:54:00:1a:00:21"),  # no description: the id
                     "swp51": ("spine1", "swp1")}  # a locally assigned id is the port
+    # a MAC id and no description name no port: named, never judged as a cabling error
+    assert "is a MAC address" in seen.not_modelled["swp2 LLDP entry leaf1-h2"]
 
 
 def test_lldp_reads_lldpd_s_raw_port_id() -> None:
     raw = {"neighbor": {"spine1": {"chassis": {"system-name": "spine1"},
                                    "port": {"id": {"type": "ifname", "value": "swp1"}}}}}
-    assert lldp(raw) == ([Endpoint(device="spine1", port="swp1")], [])
-    # an entry naming no far port is no neighbour: its key comes back to be named
-    assert lldp({"neighbor": {"x": {"chassis": {"system-name": "x"}, "port": {}}}}) == ([],
-                                                                                      ["x"])
+    assert lldp(raw) == ([Endpoint(device="spine1", port="swp1")], {})
+    # an entry naming no far port is no neighbour: its key comes back to be named, with why
+    assert lldp({"neighbor": {"x": {"chassis": {"system-name": "x"}, "port": {}}}}) == (
+        [], {"x": "the neighbour sent no port id"})
 
 
 def test_an_entry_naming_no_port_is_named_not_dropped(leaf1: DeviceState) -> None:
@@ -161,7 +162,7 @@ def test_an_entry_naming_no_port_is_named_not_dropped(leaf1: DeviceState) -> Non
     seen = collect(leaf1, double)
     assert seen.interfaces["swp2"].peer is None
     assert seen.not_modelled == {
-        "swp2 LLDP entry leaf1-h2": "names no far port (no port id or description)"}
+        "swp2 LLDP entry leaf1-h2": "the neighbour sent no port id"}
 
 
 # ---- a BGP instance switched off is no instance ------------------------------------------

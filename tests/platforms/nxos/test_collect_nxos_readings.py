@@ -87,7 +87,8 @@ def test_a_row_naming_no_far_port_is_named_not_dropped(leaf1: DeviceState) -> No
 
     seen = collect(leaf1, "lldp", no_port)
     assert seen.interfaces["Ethernet1/2"].peer is None
-    assert seen.not_modelled == {"Ethernet1/2 LLDP entry leaf1-h2": "names no far port"}
+    assert seen.not_modelled == {
+        "Ethernet1/2 LLDP entry leaf1-h2": "the neighbour sent no port id"}
 
 
 # ---- EVPN/VXLAN routes -------------------------------------------------------------------

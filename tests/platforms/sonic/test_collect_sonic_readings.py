@@ -16,6 +16,7 @@ import pytest
 from flatfab.checks import CheckContext, Finding, Stage, run_checks
 from flatfab.model.state import DeviceState, Endpoint, FabricState, NextHop
 from flatfab.platforms import configdb
+from flatfab.platforms.readback import NO_SYSTEM_NAME
 from flatfab.platforms.sonic import PLATFORM, changes
 from flatfab.platforms.sonic.collect import LLDP, ROUTES, RUNNING, l3vni_vlans, lldp_peers
 from tests.doubles.sonic import FIXTURES, SonicDouble
@@ -92,8 +93,9 @@ def test_every_neighbour_of_a_port_and_the_far_port_whatever_its_id(
     ends = {n: (i.peer.device, i.peer.port) for n, i in seen.interfaces.items()
             if n in ("Ethernet0", "Ethernet8", "Ethernet408") and i.peer is not None}
     assert ends == {"Ethernet0": ("host1", "enp1s0f0"),  # a MAC id: the description names it
-                    "Ethernet8": ("host2", "52:54:00:1a:00:21"),  # no description: the id
                     "Ethernet408": ("spine2", "Ethernet0")}
+    # a MAC id and no description name no port: named, never judged as a cabling error
+    assert "is a MAC address" in seen.not_modelled["Ethernet8 LLDP entry row"]
     # the planned neighbour beside another entry: not judged until the other
     # expires (the run incomplete), never passed and never miscabled
     settling = findings(lab, seen, "cabling.lldp")
@@ -114,12 +116,12 @@ def test_a_row_naming_no_neighbour_is_named_not_dropped(leaf1: DeviceState) -> N
     blank = text.replace("host2  ", "       ", 1)  # the neighbour sent no system name
     unnamed: dict[str, str] = {}
     assert "Ethernet8" not in lldp_peers(blank, PLATFORM.names, unnamed)
-    assert unnamed == {"Ethernet8": "system name"}
+    assert unnamed == {"Ethernet8": NO_SYSTEM_NAME}
     double = sonic_double(leaf1, pushed=True)
     double.broken[LLDP] = blank
     seen = collect(leaf1, double)
     assert seen.interfaces["Ethernet8"].peer is None
-    assert seen.not_modelled == {"Ethernet8 LLDP entry row": "names no system name"}
+    assert seen.not_modelled == {"Ethernet8 LLDP entry row": NO_SYSTEM_NAME}
 
 
 # ---- EVPN/VXLAN routes in a VRF with an L3VNI ------------------------------------------
