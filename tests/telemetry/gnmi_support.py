@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
+import yaml
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from flatfab.telemetry import paths, tls
 from flatfab.telemetry.gnmi_encode import Shapes, Value
 from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
 from flatfab.telemetry.samples import Metric
+from tests.support.inventory import login_defaults
+from tests.support.telemetry_streams import lab_plan
+
+# where the subscriber tests put the targets' user and password (conftest.subscriber_login)
+USER_ENV, PASS_ENV = "TEST_GNMI_USER", "TEST_GNMI_PASS"
 
 GOOD = (("username", "flatfab"), ("password", "s3cret"))
 CREDENTIALS = Credentials("flatfab", "s3cret")
@@ -198,3 +205,37 @@ def updates(responses: list[Any]) -> dict[str, Any]:
             text = paths.render(paths.from_proto(u.path, prefix))
             out[f"{origin}:{text}" if origin else text] = u.val
     return out
+
+
+def gnmi_inventory(where: Path, extras: dict[str, Any]) -> Path:
+    """A Nornir inventory in `where` of the lab plan's switches and hosts on documentation
+    addresses, leaf1 with a gNMI connection (port 9339) whose extras are these."""
+    plan = lab_plan()
+    hosts = {name: {"hostname": f"192.0.2.{n + 1}", "platform": device.platform,
+                    "groups": [f"{device.role.value}s"]}
+             for n, (name, device) in enumerate(plan.devices.items())}
+    hosts["leaf1"]["connection_options"] = {"gnmi": {"port": 9339, "extras": extras}}
+    (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))
+    groups = {f"{d.role.value}s": {"data": {}} for d in plan.devices.values()}
+    (where / "groups.yaml").write_text(yaml.safe_dump(groups))
+    (where / "defaults.yaml").write_text(yaml.safe_dump(
+        login_defaults(where, (h["hostname"] for h in hosts.values()))))
+    return where
+
+
+class Recording:
+    """What a subscriber's threads record, read by the test under one lock (re-entrant: a
+    condition waited on may call the recorder's own readers)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def wait(self, ok: Callable[[], bool], timeout: float = 5.0) -> bool:
+        """True once `ok()` holds (checked under the lock), False after `timeout` seconds."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if ok():
+                    return True
+            time.sleep(0.02)
+        return False

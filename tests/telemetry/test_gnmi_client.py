@@ -23,16 +23,17 @@ from flatfab.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
 from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
 from flatfab.telemetry.samples import Metric, Sample
 from tests.doubles.gnmi import PFC_PRIORITY, QUEUE, FakeCounters, LabPki
+from tests.telemetry.gnmi_support import PASS_ENV, USER_ENV, Recording
 
 REPO = Path(__file__).resolve().parents[2]
-USER_ENV, PASS_ENV = "TEST_GNMI_USER", "TEST_GNMI_PASS"
+pytestmark = pytest.mark.usefixtures("subscriber_login")
 
 
-class Recorder:
+class Recorder(Recording):
     def __init__(self) -> None:
         self.samples: list[Sample] = []
         self.states: list[tuple[str, str]] = []
-        self._lock = threading.Lock()
+        super().__init__()
 
     def sample(self, s: Sample) -> None:
         with self._lock:
@@ -42,15 +43,6 @@ class Recorder:
         with self._lock:
             self.states.append((state, line))
 
-    def wait(self, ok: Callable[[], bool], timeout: float = 5.0) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            with self._lock:
-                if ok():
-                    return True
-            time.sleep(0.02)
-        return False
-
     def kinds(self) -> list[str]:
         return [s for s, _ in self.states]
 
@@ -58,12 +50,6 @@ class Recorder:
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> LabPki:
     return LabPki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(autouse=True)
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(USER_ENV, "flatfab")
-    monkeypatch.setenv(PASS_ENV, "s3cret")
 
 
 def _target(pki: LabPki, counters: FakeCounters, port: int = 0) -> GnmiTarget:

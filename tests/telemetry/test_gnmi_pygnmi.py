@@ -25,23 +25,6 @@ TX = "qos/interfaces/interface[interface-id=swp1]/output/queues/queue[name=3]/st
      "transmit-pkts"
 
 
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return Pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture
-def source() -> Source:
-    return Source()
-
-
-@pytest.fixture
-def target(pki: Pki, source: Source) -> Iterator[GnmiTarget]:
-    t = start_target(pki, source)
-    yield t
-    t.stop()
-
-
 @pytest.fixture
 def client(pki: Pki, target: GnmiTarget) -> Iterator[gNMIclient]:
     # path_cert alone is the CA pygnmi verifies the target with

@@ -7,7 +7,6 @@ from the inventory to the subscriber."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,11 +27,20 @@ from flatfab.telemetry.gnmi_target import GnmiTarget, target_from_config
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.workflows.devices import inventory as files
-from tests.support.inventory import login_defaults
 from tests.support.telemetry_streams import lab_plan
-from tests.telemetry.gnmi_support import PRIORITY, QUEUE, Pki, Source, start_target
+from tests.telemetry.gnmi_support import (
+    PASS_ENV,
+    PRIORITY,
+    QUEUE,
+    USER_ENV,
+    Pki,
+    Recording,
+    Source,
+    gnmi_inventory,
+    start_target,
+)
 
-USER_ENV, PASS_ENV = "TEST_SHAPES_GNMI_USER", "TEST_SHAPES_GNMI_PASS"
+pytestmark = pytest.mark.usefixtures("subscriber_login")
 PORTS = ("swp1", "swp2")
 # every (port, metric, key) the lab's leaves carry
 EVERY = {(p, m, QUEUE) for p in PORTS
@@ -41,14 +49,14 @@ EVERY = {(p, m, QUEUE) for p in PORTS
     (p, Metric.OPER_UP, None) for p in PORTS}
 
 
-class Watcher:
+class Watcher(Recording):
     """A subscriber on its own pool, recording samples, lines and deletes."""
 
     def __init__(self, port: int, ca: Path, **kw: Any) -> None:
         self.samples: list[Sample] = []
         self.states: list[tuple[str, str]] = []
         self.gone: list[Gone] = []
-        self._lock = threading.RLock()  # wait() holds it while its test calls seen()
+        super().__init__()
         self.sub = GnmiSubscriber("sw1", "127.0.0.1", port, ca_file=ca, interval_s=0.1,
                                   on_sample=self._sample, on_state=self._state,
                                   on_deletes=self._gone, username_env=USER_ENV,
@@ -71,32 +79,12 @@ class Watcher:
         with self._lock:
             return {(s.port, s.metric, s.key) for s in self.samples}
 
-    def wait(self, ok: Callable[[], bool], timeout: float = 5.0) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            with self._lock:
-                if ok():
-                    return True
-            time.sleep(0.02)
-        return False
-
     def __enter__(self) -> Watcher:
         self.pool.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self.pool.stop()
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return Pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(autouse=True)
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(USER_ENV, "flatfab")
-    monkeypatch.setenv(PASS_ENV, "s3cret")
 
 
 @pytest.fixture
@@ -320,18 +308,7 @@ def test_a_client_certificate_needs_its_key_and_tls(pki: Pki) -> None:
 
 
 def _inventory(where: Path, extras: dict[str, Any]) -> Path:
-    plan = lab_plan()
-    hosts = {name: {"hostname": f"192.0.2.{n + 1}", "platform": device.platform,
-                    "groups": [f"{device.role.value}s"]}
-             for n, (name, device) in enumerate(plan.devices.items())}
-    hosts["leaf1"]["connection_options"] = {"gnmi": {"port": 9339, "extras": {
-        "ca_file": "ca.pem", **extras}}}
-    (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))
-    groups = {f"{d.role.value}s": {"data": {}} for d in plan.devices.values()}
-    (where / "groups.yaml").write_text(yaml.safe_dump(groups))
-    (where / "defaults.yaml").write_text(yaml.safe_dump(
-        login_defaults(where, (h["hostname"] for h in hosts.values()))))
-    return where
+    return gnmi_inventory(where, {"ca_file": "ca.pem", **extras})
 
 
 def test_the_inventory_names_a_client_certificate(tmp_path: Path) -> None:

@@ -40,16 +40,6 @@ TX = paths.leaf_path(Metric.QUEUE_TX, "swp1", QUEUE)
 PFC_RX = paths.leaf_path(Metric.PFC_RX, "swp1", PRIORITY)
 
 
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return Pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture
-def source() -> Source:
-    return Source()
-
-
 @pytest.fixture
 def target(pki: Pki, source: Source) -> Iterator[GnmiTarget]:
     t = start_target(pki, source, min_interval_s=0.05)

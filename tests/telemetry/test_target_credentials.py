@@ -7,31 +7,19 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from flatfab.errors import InputError
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.workflows.devices import inventory as files
-from tests.support.inventory import login_defaults
 from tests.support.telemetry_streams import lab_plan
+from tests.telemetry.gnmi_support import gnmi_inventory
 
 USER, PASSWORD = "FLATFAB_TEST_GNMI_USER", "FLATFAB_TEST_GNMI_PASSWORD"
 
 
 def _inventory(where: Path, env_file: Path) -> Path:
-    extras = {"ca_file": "ca.pem", "env_file": str(env_file), "username_env": USER,
-              "password_env": PASSWORD}
-    plan = lab_plan()
-    hosts = {name: {"hostname": f"192.0.2.{n + 1}", "platform": device.platform,
-                    "groups": [f"{device.role.value}s"]}
-             for n, (name, device) in enumerate(plan.devices.items())}
-    hosts["leaf1"]["connection_options"] = {"gnmi": {"port": 9339, "extras": extras}}
-    (where / "hosts.yaml").write_text(yaml.safe_dump(hosts))
-    groups = {f"{d.role.value}s": {"data": {}} for d in plan.devices.values()}
-    (where / "groups.yaml").write_text(yaml.safe_dump(groups))
-    (where / "defaults.yaml").write_text(yaml.safe_dump(
-        login_defaults(where, (h["hostname"] for h in hosts.values()))))
-    return where
+    return gnmi_inventory(where, {"ca_file": "ca.pem", "env_file": str(env_file),
+                                  "username_env": USER, "password_env": PASSWORD})
 
 
 @pytest.fixture(autouse=True)
