@@ -521,22 +521,32 @@ class _Cos:
         return table
 
 
+# Junos's PFC watchdog where its statements leave a timer out (Junos OS Class of Service
+# User Guide, "PFC watchdog"): polls every 100 ms, detects a stall after 2 polls, recovers
+# after 200 ms. No default action is documented, so a missing one stays unknown.
+WATCHDOG_DEFAULTS = {"poll-interval": 100, "detection": 2, "recovery": 200}
+_WATCHDOG_FIELDS = {"poll-interval": "poll_ms", "detection": "detect_ms", "recovery": "restore_ms"}
+
+
 def _watchdog(body: Any, pfc: list[int]) -> Watchdog | None:
+    """A congestion-notification profile's `pfc-watchdog`: a timer it leaves out is Junos's
+    documented default; a missing `watchdog-action` is unknown."""
     if body is None or not pfc:
         return None
     body = body if isinstance(body, dict) else {}
     unknown: dict[str, str] = {}
-    poll = as_int(body.get("poll-interval"))
-    detection = as_int(body.get("detection"))
-    recovery = as_int(body.get("recovery"))
+    timers: dict[str, int] = {}
+    for statement, default in WATCHDOG_DEFAULTS.items():
+        value = as_int(body.get(statement))
+        if value is None and body.get(statement) is not None:
+            unknown[_WATCHDOG_FIELDS[statement]] = (f"{statement} is {body.get(statement)!r}: "
+                                                    "not a number")
+        timers[statement] = default if value is None else value
     action = body.get("watchdog-action")
-    for field, value in (("poll_ms", poll), ("detect_ms", detection), ("restore_ms", recovery)):
-        if value is None:
-            unknown[field] = "not configured: Junos applies its own default"
     if action is None:
         unknown["action"] = "no watchdog-action: Junos applies its own default"
-    return Watchdog(priorities=pfc, detect_ms=(detection or 0) * (poll or 0),
-                    restore_ms=recovery or 0, poll_ms=poll or 0,
+    return Watchdog(priorities=pfc, detect_ms=timers["detection"] * timers["poll-interval"],
+                    restore_ms=timers["recovery"], poll_ms=timers["poll-interval"],
                     action=str(action) if action is not None else None, unknown=unknown)
 
 

@@ -261,3 +261,16 @@ def test_addresses_in_every_form(address: dict[str, object], read: str) -> None:
     unit = {"address-family": [{"address-family-name": [{"data": "inet"}],
                                 "interface-address": [address]}]}
     assert junos_collect._addresses(unit) == [read]
+
+
+def test_watchdog_timers_left_out_are_junos_s_documented_defaults() -> None:
+    """A `pfc-watchdog` with no timers polls every 100 ms, detects after two polls and
+    recovers after 200 ms (Junos's defaults): judged, not unknown; no action stays unknown."""
+    dog = junos_collect._watchdog({}, [3])
+    assert dog is not None
+    assert (dog.poll_ms, dog.detect_ms, dog.restore_ms) == (100, 200, 200)
+    assert set(dog.unknown) == {"action"}
+    dog = junos_collect._watchdog({"poll-interval": 50, "detection": "x",
+                                   "watchdog-action": "drop"}, [3])
+    assert dog is not None and dog.poll_ms == 50 and dog.action == "drop"
+    assert set(dog.unknown) == {"detect_ms"}
