@@ -162,6 +162,15 @@ def json_shows(driver: DeviceDriver, device: DeviceState, commands: tuple[str, .
     return out
 
 
+def oper_up(status: object) -> bool | None:
+    """An interface's oper state as an OS prints it: up, down (any other state: down,
+    lowerLayerDown, notPresent, ...), or None where it prints none or says `unknown`: a state
+    not stated is never read as down."""
+    if status is None or str(status).strip().lower() in ("", "unknown"):
+        return None
+    return str(status).strip().lower() == "up"
+
+
 def loopback_address(device: DeviceState, loopback: str) -> str | None:
     """The first address of the device's loopback interface (None: no such interface or
     no address)."""

@@ -157,7 +157,7 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: EosConfig,
             name=name, vrf=tenant(names, vrf),
             kind=readback.kind_by_name(planned, name, loopback="Loopback", lag="Port-Channel"),
             mtu=state.get("mtu") if isinstance(state.get("mtu"), int) else None,
-            up=state.get("lineProtocolStatus") == "up", addresses=_addresses(state),
+            up=readback.oper_up(state.get("lineProtocolStatus")), addresses=_addresses(state),
             bridge=f"Vlan{access}" if access is not None else None, parent=parent,
             speed_mbps=speed, peer=peer, lldp_neighbours=neighbours)
     readback.port_speed_to_subinterfaces(device)

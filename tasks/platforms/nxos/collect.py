@@ -151,7 +151,7 @@ def _interfaces(device: DeviceState, planned: DeviceState, config: NxosConfig,
         device.interfaces[name] = Interface(
             name=name, vrf=tenant(names, vrf), mtu=mtu,
             kind=readback.kind_by_name(planned, name, loopback="loopback", lag="port-channel"),
-            up=state == "up", addresses=_addresses(config, name),
+            up=readback.oper_up(state), addresses=_addresses(config, name),
             bridge=f"Vlan{access}" if access is not None else None,
             parent=name.split(".", maxsplit=1)[0] if "." in name else None,
             speed_mbps=bandwidth // 1000 if bandwidth else None, peer=peer,

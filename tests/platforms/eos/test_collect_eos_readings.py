@@ -209,3 +209,23 @@ def test_an_entry_naming_no_far_port_is_named_not_dropped(planned: DeviceState,
     seen = collect(planned, folder)
     assert seen.interfaces["Ethernet2"].peer is None
     assert seen.not_modelled["Ethernet2 LLDP entry leaf1-h2"] == "the neighbour sent no port id"
+
+
+def test_a_port_state_not_stated_is_unknown_never_down(lab: FabricState, planned: DeviceState,
+                                                       tmp_path: Path) -> None:
+    """`lineProtocolStatus` missing or `unknown` is no state read (None); any other word
+    than up is down."""
+    folder = shows(tmp_path, "lldp_neighbours")
+
+    def states(data: dict[str, Any]) -> None:
+        ports = data["interfaces"]
+        ports["Ethernet51"].pop("lineProtocolStatus", None)
+        ports["Ethernet52"]["lineProtocolStatus"] = "unknown"
+        ports["Ethernet51.100"]["lineProtocolStatus"] = "lowerLayerDown"
+
+    edit(folder, "show_interfaces.json", states)
+    seen = collect(planned, folder)
+    assert [seen.interfaces[p].up for p in ("Ethernet51", "Ethernet52", "Ethernet51.100")] == [
+        None, None, False]
+    down = {f.port for f in findings(lab, seen, "interface.up")}
+    assert "Ethernet51.100" in down and not down & {"Ethernet51", "Ethernet52"}
