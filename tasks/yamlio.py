@@ -12,6 +12,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, merge_attrib
+from ruamel.yaml.composer import Composer
 from ruamel.yaml.constructor import RoundTripConstructor, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
@@ -133,6 +134,37 @@ def _line(node: Node) -> int:
     return int(node.start_mark.line) + 1
 
 
+def _merge_size(value: Node) -> int:
+    """How many values one merge key copies: its mapping's, or its list of mappings'."""
+    sources = value.value if isinstance(value, SequenceNode) else [value]
+    return sum(len(s.value) for s in sources if isinstance(s, MappingNode))
+
+
+def _too_many_merges(merges: int, merged: int, line: int) -> _RefusedError | None:
+    if merges > MAX_MERGES or merged > MAX_MERGED:
+        return _RefusedError(f"merges beyond reason (more than {MAX_MERGES} merge keys or "
+                             f"{MAX_MERGED} merged values: a merge-key bomb?)", line)
+    return None
+
+
+class _CountingComposer(Composer):
+    """Counts merge keys while it composes, so a merge-key flood is refused where it crosses
+    the bounds, not after the whole file is parsed (parsing is most of a refusal's time)."""
+
+    merges = merged = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        node = super().compose_node(parent, index)
+        # `index` is the key node when `node` is a mapping value
+        if isinstance(index, Node) and index.tag == MERGE_TAG:
+            self.merges += 1
+            self.merged += _merge_size(node)
+            refused = _too_many_merges(self.merges, self.merged, _line(index))
+            if refused is not None:
+                raise refused
+        return node
+
+
 def _composed_bounds(root: Node) -> None:
     """Judge the composed node graph, where an alias is the very node it names, before the
     parser builds (and merges) it: the expanded size, merge keys and what they copy, keys
@@ -160,13 +192,10 @@ def _composed_bounds(root: Node) -> None:
             for key_node, value_node in node.value:
                 if key_node.tag == MERGE_TAG:
                     merges += 1
-                    sources = (value_node.value if isinstance(value_node, SequenceNode)
-                               else [value_node])
-                    merged += sum(len(s.value) for s in sources if isinstance(s, MappingNode))
-                    if merges > MAX_MERGES or merged > MAX_MERGED:
-                        raise _RefusedError(f"merges beyond reason (more than {MAX_MERGES} merge "
-                                       f"keys or {MAX_MERGED} merged values: a merge-key "
-                                       "bomb?)", _line(key_node))
+                    merged += _merge_size(value_node)
+                    refused = _too_many_merges(merges, merged, _line(key_node))
+                    if refused is not None:
+                        raise refused
                 elif isinstance(key_node, MappingNode | SequenceNode):
                     raise _RefusedError("a key is a mapping or a list; flatfab's keys are plain "
                                    "names", _line(key_node))
@@ -215,6 +244,8 @@ def load_yaml(path: Path, *, display: str | None = None, lines: bool = True) -> 
         raise InputError.single(shown, "", f"nests deeper than {MAX_DEPTH} levels")
     yaml = YAML(typ="rt" if lines else "safe")
     yaml.Constructor = _GuardedConstructor if lines else _GuardedSafeConstructor
+    if lines:  # libyaml's composer (safe) is C: its document is judged once composed
+        yaml.Composer = _CountingComposer
     try:
         doc = yaml.load(text)
     except _RefusedError as exc:

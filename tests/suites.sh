@@ -21,6 +21,15 @@ PYTEST=${PYTEST:-.venv/bin/pytest}
 work=${FLATFAB_SUITES_DIR:-/tmp/flatfab-suites}
 rm -rf "$work" && mkdir -p "$work"
 
+# An environment may turn Python's bytecode cache off (PYTHONDONTWRITEBYTECODE): then every
+# flatfab process the suite starts (some hundreds: CLI runs, workers, gNMI targets) compiles
+# the package again, about 0.4 s of CPU each on a machine the four sessions keep busy, and
+# each session compiles and rewrites every test module it collects. Compile once here and
+# let the sessions keep their caches (in __pycache__, which git ignores).
+unset PYTHONDONTWRITEBYTECODE
+"$(dirname "$PYTEST")/python" -m compileall -q -j0 tasks labs napalm_frr napalm_linux_host \
+    napalm_flatfab_junos tests >/dev/null
+
 declare -A names=() started=()
 # start NAME NICENESS [VAR=value ...] -- pytest arguments
 start() {

@@ -138,12 +138,15 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
         elif known.facts.role != "switch":
             found.append(Problem(QOS, ("asics", name), f"platform {name!r} is for hosts; "
                                  "ASIC families are for switch platforms"))
-    found.extend(_nic_problems(intent, platforms))
     chosen: list[tuple[str, tuple[PathPart, ...]]] = [
         (intent.hosts.defaults.platform, ("defaults", "platform"))]
     chosen += [(profile.platform, ("profiles", name, "platform"))
                for name, profile in intent.hosts.profiles.items()
                if profile.platform is not None]
+    # the fabric's own platforms only: the others are never imported for it
+    running = {name for name, _, _ in _switch_platforms(intent)} | {n for n, _ in chosen}
+    found.extend(_nic_problems(intent, {n: platforms[n] for n in sorted(running)
+                                        if n in platforms}))
     for host_platform, where in chosen:
         host = platforms.get(host_platform)
         if host is None:
@@ -165,8 +168,9 @@ def warnings(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
 
 
 def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator[Problem]:
-    """A GPU host's fabric NIC is neither a loopback (as the platforms name it) nor the
-    management interface: configuring the fabric there cuts the host off, or does nothing."""
+    """A GPU host's fabric NIC is neither a loopback (as the fabric's platforms name it) nor
+    the management interface: configuring the fabric there cuts the host off, or does
+    nothing."""
     loopbacks: dict[str, list[str]] = {}
     for name, p in sorted(platforms.items()):
         if p.facts.role == "switch":
@@ -189,9 +193,10 @@ def _nic_problems(intent: Intent, platforms: Mapping[str, Platform]) -> Iterator
             written += [(nic, ("profiles", name, "nics", "name")) for nic in nics.resolved()]
     for nic, path in written:
         if nic in loopbacks:
+            namers = loopbacks[nic]
             yield Problem(HOSTS, path, f"{nic!r} is the loopback interface (as "
-                          f"{', '.join(loopbacks[nic])} name it), not a NIC; the fabric NIC "
-                          "must be a data port")
+                          f"{', '.join(namers)} name{'s' if len(namers) == 1 else ''} it), "
+                          "not a NIC; the fabric NIC must be a data port")
         elif nic in management:
             yield Problem(HOSTS, path, f"{nic!r} is the hosts' management interface (as "
                           f"{management[nic]} names it: the host driver and the lab keep it "

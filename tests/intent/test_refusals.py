@@ -258,7 +258,7 @@ HOSTS = "hosts.yaml"
      "AS_TRANS (RFC 6793)"),
     # a GPU host's fabric NIC
     (replace(HOSTS, "nic: eth1", "nic: lo"), HOSTS, "defaults.nic",
-     "'lo' is the loopback interface (as frr, nvue name it), not a NIC"),
+     "'lo' is the loopback interface (as frr names it), not a NIC"),
     (append(HOSTS, "leaves:\n  leaf2:\n    hosts: [{}, {nic: eth0}]\n"), HOSTS,
      "leaves.leaf2.hosts[1].nic", "'eth0' is the hosts' management interface"),
     # qos: the fabric-wide map cannot move RoCE or CNP (it would be ignored)
