@@ -179,7 +179,9 @@ def test_report_dir_writes_every_report_format(tmp_path: Path,
         "extras": {"ca_file": str(pki.ca_file), "username_env": "W_USER",
                    "password_env": "W_PASS"}}}}})
     out = tmp_path / "reports"
-    proc = _watch("--inventory", str(where), "watch", "--count", "3", "--interval", "0.3",
+    # three 1 s ticks: room for leaf1's TLS subscription on a busy machine (at 0.3 s, three
+    # ticks could end before it streamed)
+    proc = _watch("--inventory", str(where), "watch", "--count", "3", "--interval", "1",
                   "--report-dir", str(out), env={"W_USER": "flatfab", "W_PASS": "s3cret"})
     assert proc.returncode == 3 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == [

@@ -56,12 +56,18 @@ def _request(path: str, mode: int, interval_s: float = 0.0,
         subscription=[sub], mode=list_mode, encoding=gnmi_pb2.Encoding.PROTO))
 
 
-def _collect(stub: Any, request: Any, seconds: float, md: Any = GOOD) -> list[Any]:
-    """Every response that arrives within `seconds` (the deadline ends the stream)."""
+def _collect(stub: Any, request: Any, seconds: float, md: Any = GOOD,
+             until: int | None = None) -> list[Any]:
+    """Every response that arrives within `seconds` (the deadline ends the stream), or the
+    first `until` of them (the stream is then cancelled)."""
     out: list[Any] = []
+    call = stub.Subscribe(iter([request]), metadata=md, timeout=seconds)
     try:
-        for resp in stub.Subscribe(iter([request]), metadata=md, timeout=seconds):
+        for resp in call:
             out.append(resp)
+            if until is not None and len(out) >= until:
+                call.cancel()
+                break
     except grpc.RpcError as exc:
         if exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
             raise
@@ -102,17 +108,21 @@ def test_sample_sends_the_full_set_then_sync_then_every_interval(
 ) -> None:
     req = _request("/qos/interfaces/interface/output/queues/queue/state",
                    gnmi_pb2.SubscriptionMode.SAMPLE, 0.1)
-    resps = _collect(_stub(pki, target), req, 0.75)
+    # the full set, the sync, then six samples: waited for, not counted within a time (the
+    # offline session shares a busy machine)
+    resps = _collect(_stub(pki, target), req, 20, until=8)
     assert resps[1].sync_response and not resps[0].sync_response
     first = _leaves(resps[0])
     assert set(first) == {(m, p, QUEUE) for p in ("swp1", "swp2")
                           for m in (Metric.QUEUE_TX, Metric.QUEUE_DROPS, Metric.QUEUE_ECN)}
     assert all(v.WhichOneof("value") == "uint_val" for v in first.values())
     later = [r for r in resps[2:] if r.HasField("update")]
-    assert 4 <= len(later) <= 8, len(later)  # ~0.65 s of 0.1 s samples
+    assert len(later) == 6, resps
     stamps = [r.update.timestamp / 1e9 for r in later]
     gaps = sorted(b - a for a, b in itertools.pairwise(stamps))
-    assert gaps[0] > 0.05 and 0.08 < gaps[len(gaps) // 2] < 0.14, gaps  # loose: a busy CI box
+    # never faster than the interval; about the interval (loose: a busy machine starves the
+    # target's thread now and then)
+    assert gaps[0] > 0.05 and 0.08 < gaps[len(gaps) // 2] < 0.3, gaps
     assert all(set(_leaves(r)) == set(first) for r in later)  # a sample is the whole set
     tx = [_leaves(r)[(Metric.QUEUE_TX, "swp1", QUEUE)].uint_val for r in later]
     assert tx == sorted(tx) and tx[-1] > tx[0]
