@@ -145,6 +145,15 @@ def _rows(db: ConfigDb, table: str) -> dict[str, dict[str, str]]:
     return {k: v for k, v in db.get(table, {}).items() if "|" not in k}
 
 
+def _oper_up(oper: dict[str, Any], name: str, admin: str | None) -> bool | None:
+    """Zebra's oper state of the kernel interface; one zebra does not list has no state read
+    (its admin status in CONFIG_DB says what was asked, not what is), unless it is down."""
+    state = oper.get(name, {})
+    if isinstance(state, dict) and "operationalStatus" in state:
+        return readback.oper_up(state["operationalStatus"])
+    return False if admin == "down" else None
+
+
 def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
                 names: InterfaceNames, oper: dict[str, Any],
                 peers: dict[str, list[Endpoint]]) -> None:
@@ -153,11 +162,8 @@ def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
                for port in row.get("members@", "").split(",") if port}
     members |= {key.partition("|")[2]: key.partition("|")[0] for key in db.get("VLAN_MEMBER", {})}
 
-    def up(name: str, admin: str | None) -> bool:
-        state = oper.get(name, {})
-        if isinstance(state, dict) and "operationalStatus" in state:
-            return bool(state["operationalStatus"] == "up")
-        return admin != "down"
+    def up(name: str, admin: str | None) -> bool | None:
+        return _oper_up(oper, name, admin)
 
     def kind(name: str, default: IfKind) -> IfKind:
         return planned.interfaces[name].kind if name in planned.interfaces else default
@@ -218,15 +224,13 @@ def _lags(device: DeviceState, db: ConfigDb, names: InterfaceNames, vlan_of: dic
         listed = [m for m in row.get("members@", "").split(",") if m]
         ports = sorted(set(members.get(name, [])) | set(listed))
         vlan = vlan_of.get(name)
-        state = oper.get(name, {})
-        up = (state["operationalStatus"] == "up" if isinstance(state, dict)
-              and "operationalStatus" in state else row.get("admin_status") != "down")
         speeds = [device.interfaces[p].speed_mbps or 0 for p in ports if p in device.interfaces]
         device.interfaces[name] = Interface(
             name=name, kind=kind(name, IfKind.LAG),
             vrf=tenant(names, (vlan_vrfs.get(vlan, {}) if vlan else routed.get(name, {}))
                        .get("vrf_name")),
-            mtu=int(row["mtu"]) if row.get("mtu", "").isdigit() else None, up=up,
+            mtu=int(row["mtu"]) if row.get("mtu", "").isdigit() else None,
+            up=_oper_up(oper, name, row.get("admin_status")),
             addresses=addresses.get(name, []), bridge=vlan,
             speed_mbps=sum(speeds) or None, members=ports)
         for port in ports:

@@ -18,7 +18,14 @@ from flatfab.model.state import DeviceState, Endpoint, FabricState, NextHop
 from flatfab.platforms import configdb
 from flatfab.platforms.readback import NO_SYSTEM_NAME
 from flatfab.platforms.sonic import PLATFORM, changes
-from flatfab.platforms.sonic.collect import LLDP, ROUTES, RUNNING, l3vni_vlans, lldp_peers
+from flatfab.platforms.sonic.collect import (
+    INTERFACES,
+    LLDP,
+    ROUTES,
+    RUNNING,
+    l3vni_vlans,
+    lldp_peers,
+)
 from tests.doubles.sonic import FIXTURES, SonicDouble
 from tests.support.sonic import fabric, sonic_double, sonic_driver
 
@@ -208,3 +215,21 @@ def test_a_switch_writing_references_has_no_drift_from_the_plain_render(
         assert seen.interfaces[name].qos == leaf1.interfaces[name].qos, name
     assert changes.project(double.config_db) == changes.project(
         configdb.plain_references(double.config_db))
+
+
+def test_an_interface_zebra_does_not_list_has_no_state_read(lab: FabricState,
+                                                            leaf1: DeviceState) -> None:
+    """Zebra's `show interface vrf all` is where the oper state comes from: a port it does
+    not list is not read as up from its CONFIG_DB admin status (what was asked, not what
+    is); admin down is down."""
+    double = sonic_double(leaf1, pushed=True)
+    shown = json.loads(double.outputs[INTERFACES])
+    port = next(n for n in sorted(shown) if n.startswith("Ethernet") and "." not in n)
+    del shown[port]
+    double.broken[INTERFACES] = json.dumps(shown)
+    seen = collect(leaf1, double)
+    assert seen.interfaces[port].up is None
+    assert not [f for f in findings(lab, seen, "interface.up") if f.port == port]
+    with_tables(double, {"PORT": {port: {"admin_status": "down"}}})
+    assert collect(leaf1, double).interfaces[port].up is False
+
