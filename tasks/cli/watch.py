@@ -152,6 +152,7 @@ def watch(ctx: typer.Context,
                     history.record(tick.number, time.time(), tick.changes)
                 if exporter is not None:
                     exporter[0].observe(tick.samples)
+                    exporter[0].forget(tick.gone)
                     exporter[0].set_findings(tick.active)
                 if view is not None:
                     view.update(render(f"{title} - tick {tick.number} "

@@ -43,8 +43,7 @@ import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from flatfab.telemetry import gnmi_decode, paths
-from flatfab.telemetry.gnmi_decode import Gone
-from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.samples import Gone, Metric, Sample
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 
 log = logging.getLogger(__name__)

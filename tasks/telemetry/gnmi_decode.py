@@ -14,31 +14,17 @@ an array of objects holding their key leaves), 5.3 (a leaf-list as an array).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pygnmi.spec.v080 import gnmi_pb2
 
 from flatfab.telemetry import paths
 from flatfab.telemetry.paths import Elem
-from flatfab.telemetry.samples import Metric
 
 Leaf = tuple[Elem, ...]
 ListKeys = Callable[[tuple[str, ...]], tuple[str, ...] | None]
 # (the path as sent, the path with module qualifiers taken off, the value)
 JsonLeaf = tuple[Leaf, Leaf, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Gone:
-    """What a target's delete took away: a metric of a port (None: of every port) and key
-    (None: every key), from `time` on. Not a zero: the series ends."""
-
-    device: str
-    metric: Metric
-    port: str | None
-    key: int | None
-    time: float
 
 
 def _key_text(value: Any) -> str | None:

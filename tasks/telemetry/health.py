@@ -26,7 +26,7 @@ from flatfab.telemetry import conditions
 from flatfab.telemetry.conditions import Context, Subject
 from flatfab.telemetry.lossless_map import LosslessMap
 from flatfab.telemetry.rates import Rates
-from flatfab.telemetry.samples import Sample
+from flatfab.telemetry.samples import Gone, Sample
 from flatfab.telemetry.thresholds import Thresholds
 
 
@@ -81,6 +81,12 @@ class HealthEngine:
 
     def feed(self, samples: Iterable[Sample]) -> None:
         self._rates.add_all(samples, self._heard)
+
+    def forget(self, gone: Iterable[Gone]) -> None:
+        """Series a target deleted end: their counts are not judged, and one that comes back
+        starts from a new baseline. A finding on them clears once no tick judges it (stale)."""
+        for ended in gone:
+            self._rates.forget(ended.device, ended.metric, ended.port, ended.key)
 
     def tick(self, now: float) -> Changes:
         windows = self._rates.drain()

@@ -56,7 +56,7 @@ from flatfab.errors import FlatfabError
 from flatfab.model.state import FabricState
 from flatfab.telemetry import conditions
 from flatfab.telemetry.lossless_map import LosslessMap
-from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.samples import Gone, Metric, Sample
 
 DEFAULT_ADDRESS: Final = "127.0.0.1"  # local only unless asked: the counters describe the fabric
 
@@ -155,6 +155,17 @@ class TelemetryMetrics:
         """Declare a target (reported down until it sends its first sample)."""
         with self._lock:
             self._targets.setdefault(device, None)
+
+    def forget(self, gone: Iterable[Gone]) -> None:
+        """Stop exposing the series a target deleted: Prometheus then marks them stale
+        rather than scraping a last value for ever."""
+        ended = list(gone)
+        with self._lock:
+            for g in ended:
+                for series in [k for k in self._values if k[0] == g.device and k[2] is g.metric
+                               and (g.port is None or k[1] == g.port)
+                               and (g.key is None or k[3] in (g.key, -1))]:
+                    del self._values[series]
 
     def observe(self, samples: Iterable[Sample]) -> None:
         """Take samples as they arrive: the newest value of each series wins."""

@@ -121,3 +121,14 @@ class Rates:
             series.delta, series.start = 0, None
         self._moved.clear()
         return windows
+
+    def forget(self, device: str, metric: Metric, port: str | None, key: int | None) -> int:
+        """End the series a target deleted (a gNMI `delete`: the path no longer exists):
+        `port` None is every port's, `key` None every key's. What they counted since the
+        last drain is dropped with them, and a series of the same name that comes back
+        starts from a new baseline. Returns how many series ended."""
+        ended = [k for k in self._series if k[0] == device and k[2] is metric
+                 and (port is None or k[1] == port) and (key is None or k[3] == key)]
+        for series_key in ended:
+            self._series.pop(series_key).start = None  # a pending window is never drained
+        return len(ended)

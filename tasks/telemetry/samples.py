@@ -35,3 +35,15 @@ class Sample:
     key: int | None  # priority or queue index (None where the metric has none)
     value: int
     time: float  # seconds since the epoch, as the source stamped it
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """What a target's delete took away: a metric of a port (None: of every port) and key
+    (None: every key), from `time` on. Not a zero: the series ends."""
+
+    device: str
+    metric: Metric
+    port: str | None
+    key: int | None
+    time: float

@@ -101,6 +101,13 @@ class HealthyCounters:
         with self._lock:
             self.growth[(metric, port, key)] = growth
 
+    def remove(self, port: str) -> None:
+        """The port goes away (a breakout undone, a line card out): its leaves are no more."""
+        with self._lock:
+            for gone in [k for k in self.values if k[1] == port]:
+                del self.values[gone], self.growth[gone]
+            self.ports = tuple(p for p in self.ports if p != port)
+
     def __call__(self) -> list[tuple[str, int | str]]:
         with self._lock:
             for k, g in self.growth.items():

@@ -21,10 +21,9 @@ from flatfab.lab import gnmi as lab_gnmi
 from flatfab.lab.topology import LabNode
 from flatfab.telemetry import gnmi_target, paths
 from flatfab.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
-from flatfab.telemetry.gnmi_decode import Gone
 from flatfab.telemetry.gnmi_encode import Shapes
 from flatfab.telemetry.gnmi_target import GnmiTarget, target_from_config
-from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.samples import Gone, Metric, Sample
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.workflows.devices import inventory as files
 from tests.support.telemetry_streams import lab_plan

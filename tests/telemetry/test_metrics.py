@@ -18,7 +18,7 @@ from flatfab.checks.base import Finding, Severity
 from flatfab.errors import FlatfabError
 from flatfab.telemetry.health import HealthEngine
 from flatfab.telemetry.metrics import MetricsServer, TelemetryMetrics
-from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.samples import Gone, Metric, Sample
 from flatfab.telemetry.thresholds import Thresholds
 from tests.support.telemetry_streams import Stream, lab_plan
 
@@ -134,6 +134,18 @@ def test_what_a_device_does_not_serve_is_absent_from_the_scrape_never_zero(
     metrics.observe([Sample("leaf2", "swp3", Metric.PFC_TX, 3, 5, T0)])
     assert _named(_scrape(server), "flatfab_pfc_pause_frames_sent_total") == {
         _l(device="leaf2", port="swp3", priority="3"): 5.0}
+
+
+def test_a_series_a_target_deleted_leaves_the_scrape(
+        served: tuple[TelemetryMetrics, MetricsServer]) -> None:
+    metrics, server = served
+    metrics.observe([Sample("leaf1", port, Metric.PFC_RX, 3, 9, T0) for port in ("swp1", "swp2")]
+                    + [Sample("leaf1", "swp1", Metric.OPER_UP, None, 1, T0)])
+    metrics.forget([Gone("leaf1", Metric.PFC_RX, "swp1", None, T0 + 1)])
+    scrape = _scrape(server)
+    assert _named(scrape, "flatfab_pfc_pause_frames_received_total") == {
+        _l(device="leaf1", port="swp2", priority="3"): 9.0}
+    assert _named(scrape, "flatfab_port_oper_up") == {_l(device="leaf1", port="swp1"): 1.0}
 
 
 def test_nothing_watched_is_an_empty_scrape() -> None:

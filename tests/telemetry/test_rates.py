@@ -86,3 +86,20 @@ def test_add_all_names_the_devices_it_heard() -> None:
     rates.add_all([_pfc(1, 0), Sample("leaf2", "swp1", Metric.OPER_UP, None, 1, 0)], heard)
     assert list(heard) == ["leaf1", "leaf2"]  # a state sample is heard from too
     assert len(rates) == 1
+
+
+def test_a_deleted_series_ends_and_comes_back_from_a_new_baseline() -> None:
+    rates = Rates()
+    for port in ("swp1", "swp2"):
+        rates.add(_pfc(100, 0, port))
+        rates.add(_pfc(150, 10, port))  # pending: 50 each
+    assert rates.forget("leaf1", Metric.PFC_RX, "swp1", None) == 1
+    assert list(rates.drain()) == [("leaf1", "swp2", Metric.PFC_RX, 3)]  # swp1's 50 dropped
+    rates.add(_pfc(7, 20))  # swp1 again, its counter new: a baseline, not a reset
+    rates.add(_pfc(9, 30))
+    assert rates.drain() == {("leaf1", "swp1", Metric.PFC_RX, 3): Window(2, 20, 30)}
+    assert rates.resets == 0
+    # a port of None ends the metric on every port; another metric stays
+    rates.add(Sample("leaf1", "swp1", Metric.QUEUE_TX, 3, 1, 40))
+    assert rates.forget("leaf1", Metric.PFC_RX, None, None) == 2
+    assert len(rates) == 1

@@ -169,6 +169,22 @@ def test_lossless_drops_are_raised_within_two_intervals_and_cleared(fabric: Fabr
     assert fabric.finish().findings == []
 
 
+def test_a_port_the_target_deletes_ends_its_series(fabric: Fabric) -> None:
+    """A port whose leaves the target deletes (gNMI 3.5.2.3) ends its series in the watch:
+    the tick carries what went, the rates forget it, and no finding or silence follows."""
+    runner = fabric.watch([fabric.spec("leaf1")])
+    _streaming(fabric, {"leaf1"})
+    _streaming(fabric, {"leaf1"})
+    counted = len(runner.engine.rates)  # two ports' counter series
+    fabric.counters["leaf1"].remove("swp51")
+    tick = fabric.until(lambda t: bool(t.gone))
+    assert {(g.device, g.port) for g in tick.gone} == {("leaf1", "swp51")}
+    assert {g.metric for g in tick.gone} >= {Metric.QUEUE_TX, Metric.PFC_RX, Metric.OPER_UP}
+    _streaming(fabric, {"leaf1"})
+    assert len(runner.engine.rates) == counted // 2  # swp1's alone
+    assert fabric.finish().findings == []
+
+
 def test_a_stopped_target_is_silent_and_clears_when_it_is_back(fabric: Fabric) -> None:
     fabric.watch([fabric.spec(d) for d in PORTS])
     _streaming(fabric, set(PORTS))

@@ -27,7 +27,7 @@ from flatfab.platforms.registry import PLATFORMS
 from flatfab.platforms.registry import get as get_platform
 from flatfab.telemetry import conditions, paths
 from flatfab.telemetry.health import Changes, HealthEngine, collect_less
-from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.samples import Gone, Metric, Sample
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
 from flatfab.workflows.devices.connections import driver, unread_reason
@@ -54,6 +54,7 @@ class TickView:
     changes: Changes
     samples: list[Sample]
     active: list[Finding]
+    gone: list[Gone] = field(default_factory=list)  # series the targets deleted this tick
 
 
 @dataclass
@@ -96,6 +97,7 @@ class Watch:
         self._on_line = on_line
         self._lock = threading.Lock()
         self._buffer: list[Sample] = []
+        self._gone: list[Gone] = []
         self._heard: set[str] = set()
         self._lines: dict[str, str] = {}
         self._poller = poller
@@ -120,7 +122,7 @@ class Watch:
         subscribers = (
             GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
                            on_sample=self._sample, on_samples=self._push,
-                           on_state=self._state(t.device),
+                           on_deletes=self._deleted, on_state=self._state(t.device),
                            interval_s=interval, username_env=t.username_env,
                            password_env=t.password_env, insecure=t.insecure,
                            tls_server_name=t.tls_server_name, backoff_s=backoff_s,
@@ -139,6 +141,10 @@ class Watch:
     def _push(self, samples: Iterable[Sample]) -> None:
         with self._lock:
             self._buffer.extend(samples)
+
+    def _deleted(self, gone: list[Gone]) -> None:
+        with self._lock:
+            self._gone.extend(gone)
 
     def _state(self, device: str) -> Callable[[str, str], None]:
         def said(state: str, line: str) -> None:
@@ -201,12 +207,14 @@ class Watch:
 
     # --- the tick --------------------------------------------------------------------------
 
-    def tick(self, now: float | None = None) -> tuple[Changes, list[Sample]]:
+    def tick(self, now: float | None = None) -> tuple[Changes, list[Sample], list[Gone]]:
         with self._lock:
             samples, self._buffer = self._buffer, []
+            gone, self._gone = self._gone, []
         self._heard.update(s.device for s in samples)
         self.engine.feed(samples)
-        return self.engine.tick(time.time() if now is None else now), samples
+        self.engine.forget(gone)
+        return self.engine.tick(time.time() if now is None else now), samples, gone
 
     def run(self, *, count: int | None = None, duration_s: float | None = None,
             on_tick: Callable[[TickView], None] | None = None,
@@ -225,11 +233,11 @@ class Watch:
                 # sleep to the next due time, not a fixed interval: ticks do not drift
                 if stop.wait(max(due - time.monotonic(), 0.0)):
                     break
-                changes, samples = self.tick()
+                changes, samples, gone = self.tick()
                 ticks += 1
                 due += interval
                 if on_tick is not None:
-                    on_tick(TickView(ticks, changes, samples, self.engine.active()))
+                    on_tick(TickView(ticks, changes, samples, self.engine.active(), gone))
                 if count is not None and ticks >= count:
                     break
                 if duration_s is not None and time.monotonic() - begun >= duration_s:
