@@ -31,12 +31,13 @@ from flatfab.platforms.readback import (
     identity_from_bgp,
     lldp_device,
     lldp_far_port,
+    lldp_seconds,
 )
 
 # FRR's BGP summary of every VRF: the driver's get_bgp_neighbors reads it for NAPALM's model,
 # collect through cli() for what that model lacks (the peer state: Active, Connect, ...)
 BGP_SUMMARY = "show bgp vrf all summary json"
-def lldp_neighbors(data: object) -> dict[str, list[dict[str, str]]]:
+def lldp_neighbors(data: object, *, ttl: bool = False) -> dict[str, list[dict[str, str]]]:
     """NAPALM's LLDP neighbours per local port from lldpcli JSON ("" for what is not sent).
 
     lldpd 1.0.x `-f json` prints `interface` as an object for one neighbour and a list of
@@ -61,9 +62,12 @@ def lldp_neighbors(data: object) -> dict[str, list[dict[str, str]]]:
     aged: dict[str, list[tuple[float, int, dict[str, str]]]] = {}
     for index, (local, entry) in enumerate(entries):
         info = entry if isinstance(entry, dict) else {}
-        aged.setdefault(str(local), []).append((_age_s(info.get("age")), index, {
-            "hostname": _lldp_chassis_name(info.get("chassis")),
-            "port": _lldp_port(info.get("port"))}))
+        found = {"hostname": _lldp_chassis_name(info.get("chassis")),
+                 "port": _lldp_port(info.get("port"))}
+        if ttl:  # the hold time the neighbour sent (seconds), beyond NAPALM's model
+            port = _first(info.get("port"))
+            found["ttl"] = _text(port.get("ttl")) if isinstance(port, dict) else ""
+        aged.setdefault(str(local), []).append((_age_s(info.get("age")), index, found))
     # newest first: after a re-cable the old neighbour is still listed until its TTL ends
     return {local: [n for _, _, n in sorted(found, key=lambda t: t[:2])]
             for local, found in aged.items()}
@@ -124,6 +128,7 @@ class FrrReader(Protocol):
     def get_interfaces(self) -> dict[str, dict[str, Any]]: ...
     def get_interfaces_ip(self) -> dict[str, dict[str, Any]]: ...
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]: ...
+    def lldp_entries(self) -> dict[str, list[dict[str, str]]]: ...
     def cli(self, commands: list[str], encoding: str = "text") -> dict[str, Any]: ...
     def get_interface_links(self) -> dict[str, dict[str, str]]: ...
     def get_route_table(self) -> dict[str, dict[str, Any]]: ...
@@ -189,7 +194,7 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
     interfaces: dict[str, Any] = driver.get_interfaces()
     links: dict[str, dict[str, str]] = driver.get_interface_links()
     addresses: dict[str, Any] = driver.get_interfaces_ip()
-    lldp: dict[str, Any] = _read(device, "lldp", driver.get_lldp_neighbors, {})
+    lldp: dict[str, Any] = _read(device, "lldp", driver.lldp_entries, {})
     bgp: dict[str, Any] = _read(device, "bgp", lambda: _bgp_summary(driver), {})
     rib_errors = len(device.errors)
     routes = _read(device, "routes", lambda: _routes(device, driver.route_tables()), None)
@@ -203,7 +208,8 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
             device.errors.append(f"interface {name}: the kernel does not report its {what}")
         ipv4 = addresses.get(name, {}).get("ipv4", {})
         # freshest first: a re-cabled port keeps the old neighbour until its hold time ends
-        neighbours = [Endpoint(device=lldp_device(n["hostname"]), port=n["port"])
+        neighbours = [Endpoint(device=lldp_device(n["hostname"]), port=n["port"],
+                               hold_s=lldp_seconds(n.get("ttl")))
                       for n in lldp.get(name, []) if n["hostname"] and n["port"]]
         peer = neighbours[0] if neighbours else None
         speed = info.get("speed", -1.0)

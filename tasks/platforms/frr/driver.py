@@ -291,12 +291,20 @@ class FrrDriver(ShellDriver[FrrState]):
         return result
 
     def get_lldp_neighbors(self) -> dict[str, list[dict[str, str]]]:
+        return {port: [{"hostname": n["hostname"], "port": n["port"]} for n in found]
+                for port, found in self.lldp_entries().items()}
+
+    def lldp_entries(self) -> dict[str, list[dict[str, str]]]:
+        """Not a NAPALM getter: get_lldp_neighbors with each entry's `ttl`, the hold time
+        the neighbour sent (lldpd states no time of the last update, so this is how long a
+        moved cable's entry can outlive it)."""
         socket = f" -u {shlex.quote(self.lldp_socket)}" if self.lldp_socket else ""
         # lldpd 1.0.x: one neighbour is an object, several a list; json0 lists everything
-        found = lldp_neighbors(self._json(f"{LLDPCLI}{socket} -f json show neighbors") or {})
+        found = lldp_neighbors(self._json(f"{LLDPCLI}{socket} -f json show neighbors") or {},
+                               ttl=True)
         for path in self.lldp_vrf_sockets:
             more = self._json(f"{LLDPCLI} -u {shlex.quote(path)} -f json show neighbors")
-            found.update(lldp_neighbors(more or {}))
+            found.update(lldp_neighbors(more or {}, ttl=True))
         return found
 
     def get_route_table(self) -> dict[str, dict[str, Any]]:

@@ -212,6 +212,17 @@ def test_every_lldpd_shape_gives_napalm_neighbours(name: str) -> None:
     assert driver.get_lldp_neighbors() == out["expect"]
 
 
+def test_two_neighbours_on_a_port_carry_the_hold_time_they_sent(planned: DeviceState) -> None:
+    """lldpd states no time of an entry's last update, only the TTL its neighbour sent: the
+    longest a moved cable's old entry can outlive it, which the settling finding names."""
+    out = variant("lldp_1_0_list_two_on_one_port.json")
+    driver, _ = driver_with(**{LLDP: out["output"]})
+    seen = collect(driver, planned, [])
+    port = seen.interfaces["swp51"]
+    assert [(n.device, n.port, n.hold_s) for n in port.lldp_neighbours] == [
+        ("spine1", "swp1", 120), ("spine9", "swp7", 120)]
+
+
 def test_a_neighbour_without_a_name_or_port_name_is_reported_not_guessed(
         planned: DeviceState) -> None:
     driver, _ = driver_with(**{LLDP: variant("lldp_1_0_no_chassis_name.json")["output"]})
