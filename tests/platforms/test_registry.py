@@ -8,6 +8,7 @@ the path, as pip installs one, read by importlib.metadata as any other."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import yaml
 from flatfab.platforms import registry
 from flatfab.platforms.registry import PLATFORMS, PlatformPluginError, Platforms
 from tests.support.flatfab import flatfab
+from tests.support.paths import ROOT
 
 
 def _distribution(site: Path, name: str, points: dict[str, str],
@@ -123,10 +125,17 @@ def test_a_test_s_platform_is_known_beside_the_registered_ones(
     assert "testos" not in PLATFORMS and PLATFORMS["eos"] is eos
 
 
-def test_the_command_line_names_a_broken_plugin_in_one_line(site: Path) -> None:
+def test_the_command_line_names_a_broken_plugin_in_one_line(site: Path, tmp_path: Path) -> None:
+    """A fabric that runs a broken plugin's platform is refused in one line naming it; one
+    that does not is planned as ever (a run imports only its fabric's platforms)."""
     _distribution(site, "flatfab-broken", {"broken": "acme_missing:PLATFORM"})
-    ran = flatfab("--fabric", "lab", "plan", env={
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))})
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    assert flatfab("--fabric", "lab", "plan", env=env).code == 0
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "intents" / "lab", project / "intents" / "lab")
+    fabric = project / "intents" / "lab" / "fabric.yaml"
+    fabric.write_text(fabric.read_text().replace("platform: frr", "platform: broken", 1))
+    ran = flatfab("--root", str(project), "--fabric", "lab", "plan", env=env)
     assert ran.code == 2, ran.stdout + ran.stderr
     assert "Traceback" not in ran.stderr
     assert ran.stderr.strip() == (
