@@ -340,7 +340,11 @@ class ShellDriver(LoadedCandidate[str], NetworkDriver, Generic[S]):  # type: ign
 
         (dash's kill builtin cannot signal a process group, hence pkill -g.)
         """
-        out = self._run(f"pkill -TERM -g {pid}; i=0; while pgrep -g {pid} >/dev/null; do "
+        # a zombie runs nothing, and an init may take a while to reap one: only members in
+        # another state count (procps-ng's -r; a pgrep without it counts every member)
+        alive = (f"alive() {{ pgrep -r R,S,D,T,t -g {pid} >/dev/null 2>&1; r=$?; "
+                 f"[ $r -eq 2 ] && {{ pgrep -g {pid} >/dev/null; r=$?; }}; return $r; }}; ")
+        out = self._run(f"pkill -TERM -g {pid}; {alive}i=0; while alive; do "
                         f"i=$((i+1)); [ $i -gt 50 ] && pkill -KILL -g {pid}; "
                         f"[ $i -gt 80 ] && echo alive && break; sleep 0.1; done; "
                         f"rm -f {shlex.quote(self.state_dir)}/revert.pid", mutating=True).stdout
