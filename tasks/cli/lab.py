@@ -79,7 +79,11 @@ def _spec(project: Project, prefix: str | None, subnet: str | None) -> topology.
 
 @lab_app.command()
 def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = None,
-       runtime: RuntimeOpt = Runtime.EMBEDDED) -> None:
+       runtime: RuntimeOpt = Runtime.EMBEDDED,
+       gnmi_mutual_tls: Annotated[bool, typer.Option(
+           "--gnmi-mutual-tls",
+           help="the switches' gNMI targets also require a client certificate (the lab CA "
+                "signs one; the inventory names it)")] = False) -> None:
     """Bring the lab up and write a Nornir inventory that points at it (see --inventory)."""
     from flatfab import extras
     from flatfab.lab import clab
@@ -89,6 +93,12 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
     from flatfab.workflows.runs.runstate import abandon_interrupted
 
     project = project_of(ctx)
+    if gnmi_mutual_tls and runtime is Runtime.CLAB:
+        raise InputError.single("--gnmi-mutual-tls", "", "the embedded lab's gNMI targets "
+                                "only: containerlab's switches run their own")
+    if gnmi_mutual_tls and not extras.installed("telemetry"):
+        raise InputError.single("--gnmi-mutual-tls", "", "the switches serve no gNMI without "
+                                "flatfab's telemetry extra (pip install 'flatfab[telemetry]')")
     spec = _spec(project, prefix, mgmt_subnet)
     started = time.monotonic()
     if runtime is Runtime.CLAB:
@@ -97,7 +107,7 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
                           f"{time.monotonic() - started:.1f} s")
         return
     inventory.refuse_hand_written(project.inventory_dir)
-    runtime_ = NetnsRuntime(spec)
+    runtime_ = NetnsRuntime(spec, gnmi_mutual_tls=gnmi_mutual_tls)
     serves_gnmi = extras.installed("telemetry")
     if not serves_gnmi:
         err_console.print("[dim]lab up: the switches serve no gNMI (flatfab's telemetry extra "
@@ -112,8 +122,8 @@ def up(ctx: typer.Context, prefix: PrefixOpt = None, mgmt_subnet: SubnetOpt = No
                       if n.role != "host"},
         lldp_vrf_sockets={n.name: [paths.lldp_vrf_socket(n.name, v) for v in n.vrfs]
                           for n in spec.nodes.values() if n.role != "host" and n.vrfs},
-        gnmi={n.name: lab_gnmi.inventory_entry(paths.root) for n in spec.nodes.values()
-              if n.role != "host" and serves_gnmi})
+        gnmi={n.name: lab_gnmi.inventory_entry(paths.root, mutual_tls=gnmi_mutual_tls)
+              for n in spec.nodes.values() if n.role != "host" and serves_gnmi})
     target = project.inventory_dir
     inventory.write(target, files)
     for run_id in abandon_interrupted(project.state_dir, project.fabric, "lab recreated"):

@@ -184,9 +184,11 @@ def _parallel(func: Callable[[LabNode], None], nodes: Iterable[LabNode]) -> None
 class NetnsRuntime:
     """`flatfab lab up/down/status` without Docker."""
 
-    def __init__(self, spec: LabSpec) -> None:
+    def __init__(self, spec: LabSpec, *, gnmi_mutual_tls: bool = False) -> None:
         self.spec = spec
         self.paths = LabPaths(spec.prefix)
+        # the switches' gNMI targets also require a client certificate the lab CA signed
+        self.gnmi_mutual_tls = gnmi_mutual_tls
 
     # ---- up ----------------------------------------------------------------------------
 
@@ -393,9 +395,10 @@ class NetnsRuntime:
         return [n for n in self.spec.nodes.values() if n.role != "host"]
 
     def _start_gnmi(self, state: LabState) -> None:
-        """Every switch serves gNMI from its own namespaces (TLS, a password)."""
+        """Every switch serves gNMI from its own namespaces (TLS, a password; with mutual
+        TLS, a client certificate too)."""
         switches = self._switches()
-        gnmi.prepare(self.paths.root, switches)
+        gnmi.prepare(self.paths.root, switches, mutual_tls=self.gnmi_mutual_tls)
         for node in switches:
             pid = gnmi.start(self.paths.root, node, _nsenter(self.paths, node.name))
             state.nodes[node.name]["gnmi_pid"] = pid

@@ -429,11 +429,14 @@ def _runbook(root: Path, breaker: Breaker) -> Path:
     ("labs/lab/leaf1/frr.conf", lambda root: [
         _generated(root, _mkdir_over(root / "labs" / "lab" / "leaf1" / "frr.conf")) and "lab",
         "up"]),
+    ("--gnmi-mutual-tls", lambda root: ["lab", "up", "--runtime", "clab",
+                                        "--gnmi-mutual-tls"]),
 ], ids=["out-is-a-file", "out-below-a-file", "out-unwritable", "unknown-device",
         "runbook-fifo", "runbook-utf16", "runbook-alias-bomb", "runbook-symlink-loop",
         "out-device-file-is-a-directory", "labs-is-a-file", "topology-is-a-directory",
         "labs-fabric-folder-is-a-file", "bound-file-is-a-directory", "mgmt-in-tenant-pool",
-        "mgmt-in-loopback-pool", "lab-up-mgmt-in-tenant-pool", "lab-up-bound-file-directory"])
+        "mgmt-in-loopback-pool", "lab-up-mgmt-in-tenant-pool", "lab-up-bound-file-directory",
+        "lab-up-clab-mutual-tls"])
 def test_bad_options_and_side_files_are_one_line(option: str, make: Callable[[Path], list[str]],
                                                  tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:

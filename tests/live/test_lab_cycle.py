@@ -4,11 +4,13 @@ After each `down` nothing of the lab is left: no process in its namespaces, no n
 no mount, no runtime directory. After each `up` the lab is healthy and a node answers over
 SSH. Its prefix and management subnet are its own, so it never touches the session lab
 (`fft`, 172.31.250.0/24) or the second one of test_zz_lifecycle (`fft2`, 172.31.249.0/24):
-marked `own_lab`, `make test` runs it in its ownlab session, beside the lab's.
+marked `own_lab`, `make test` runs it in its ownlab session, beside the lab's. The same
+prefix then comes up once with `--gnmi-mutual-tls`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -16,6 +18,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support.flatfab import flatfab
 from tests.support.lab import Lab
@@ -169,3 +172,34 @@ def test_lab_down_then_up_five_times(tmp_path: Path) -> None:
         final = flatfab("lab", "down", "--sweep", "--prefix", PREFIX)
     assert final.code == 0, final.stdout + final.stderr
     assert _lab_netns() == [] and _lab_mounts() == []
+
+
+def test_a_lab_up_with_gnmi_mutual_tls_streams_only_to_the_certificate_it_signed(
+        tmp_path: Path) -> None:
+    """`lab up --gnmi-mutual-tls`: the inventory names the client certificate the lab CA
+    signed and `watch` streams every switch with it; without it, leaf1 is refused (no
+    session, even with the right password) and named unread, the run incomplete."""
+    if os.geteuid() != 0:
+        pytest.fail("live lab tests need root (network namespaces, mounts, users)")
+    lab = Lab(prefix=PREFIX, inventory=tmp_path / "inventory", state_dir=tmp_path / "state")
+    flatfab("lab", "down", "--sweep", "--prefix", PREFIX)
+    up = lab.cli("lab", "up", "--prefix", PREFIX, "--mgmt-subnet", SUBNET, "--gnmi-mutual-tls")
+    try:
+        assert up.code == 0, up.stdout + up.stderr
+        hosts = yaml.safe_load((lab.inventory / "hosts.yaml").read_text())
+        extras = hosts["leaf1"]["connection_options"]["gnmi"]["extras"]
+        assert {"cert_file", "key_file"} <= set(extras), extras
+        switches = {"spine1", "spine2", "leaf1", "leaf2", "leaf3", "leaf4"}
+        watched = lab.cli("watch", "--interval", "1", "--count", "3", "--format", "json")
+        assert switches <= set(json.loads(watched.stdout)["streamed"]), watched.stderr
+        for key in ("cert_file", "key_file"):
+            del hosts["leaf1"]["connection_options"]["gnmi"]["extras"][key]
+        (lab.inventory / "hosts.yaml").write_text(yaml.safe_dump(hosts))
+        bare = lab.cli("watch", "--interval", "1", "--count", "3", "--format", "json")
+        assert bare.code == 3, bare.stdout[-2000:] + bare.stderr
+        data = json.loads(bare.stdout)
+        assert "leaf1" not in data["streamed"] and "leaf2" in data["streamed"]
+        assert [line for line in bare.stderr.splitlines() if line.startswith("leaf1: not read")]
+    finally:
+        down = flatfab("lab", "down", "--sweep", "--prefix", PREFIX)
+    assert down.code == 0, down.stdout + down.stderr
