@@ -20,6 +20,7 @@ Device VRF names (Vrf_blue) are mapped back to tenants (blue).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import Any
 
@@ -157,13 +158,11 @@ def _oper_up(oper: dict[str, Any], name: str, admin: str | None) -> bool | None:
 def _interfaces(device: DeviceState, db: ConfigDb, planned: DeviceState,
                 names: InterfaceNames, oper: dict[str, Any],
                 peers: dict[str, list[Endpoint]]) -> None:
+    up = functools.partial(_oper_up, oper)
     # VLAN_MEMBER rows; older releases also list them in the VLAN row (`members`)
     members = {port: vlan for vlan, row in _rows(db, "VLAN").items()
                for port in row.get("members@", "").split(",") if port}
     members |= {key.partition("|")[2]: key.partition("|")[0] for key in db.get("VLAN_MEMBER", {})}
-
-    def up(name: str, admin: str | None) -> bool | None:
-        return _oper_up(oper, name, admin)
 
     def kind(name: str, default: IfKind) -> IfKind:
         return planned.interfaces[name].kind if name in planned.interfaces else default
