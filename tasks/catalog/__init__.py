@@ -6,7 +6,8 @@ Each id is declared once, next to the code that raises it, and this package only
   reads, expects, when it fails and the fix (`flatfab.checks.catalog_doc`);
 - a `FindingKind` in the `KINDS` of the module that raises it, outside the checks' run:
   `flatfab.telemetry.conditions` (`watch`, a rollout gate's `telemetry:`),
-  `flatfab.workflows.commands.traffic` (`verify --traffic`), `flatfab.sot.audit` (`audit --sot`).
+  `flatfab.workflows.commands.traffic` (`verify --traffic`), `flatfab.workflows.commands.burnin`
+  (`verify --burn-in`), `flatfab.sot.audit` (`audit --sot`).
 
 It sits above every module it collects (only the CLI and the documentation site import
 it): `flatfab checks` lists and explains its entries, and the documentation's check catalog
@@ -28,7 +29,7 @@ from flatfab.checks.base import Check, FindingKind, Scope, Severity, Stage
 from flatfab.checks.catalog_doc import AREAS, SCOPES, CheckDoc, area, parse, parse_kind
 from flatfab.sot import audit as sot_audit
 from flatfab.telemetry import conditions
-from flatfab.workflows.commands import traffic
+from flatfab.workflows.commands import burnin, traffic
 
 
 def _and(words: Sequence[str]) -> str:
@@ -41,6 +42,7 @@ class Source(StrEnum):
     CHECK = "check"  # flatfab.checks: static on the plan and/or live on collected state
     TELEMETRY = "telemetry"  # streamed or polled counters: watch, a rollout gate's telemetry
     TRAFFIC = "traffic"  # flows verify --traffic sends
+    BURN_IN = "burn-in"  # links verify --burn-in accepts or rejects
     SOT = "sot"  # the source of truth against the fabric: audit --sot
 
 
@@ -50,7 +52,9 @@ class Place(StrEnum):
     CHECK = "check"
     VERIFY = "verify"
     VERIFY_LOSSLESS = "verify --lossless"
+    VERIFY_PHYSICAL = "verify --physical"
     VERIFY_TRAFFIC = "verify --traffic"
+    VERIFY_BURN_IN = "verify --burn-in"
     AUDIT = "audit"
     AUDIT_SOT = "audit --sot"
     WATCH = "watch"
@@ -87,6 +91,7 @@ GROUPS: tuple[Group, ...] = (
     Group("Live telemetry", Source.TELEMETRY, (Place.WATCH, Place.GATE_TELEMETRY),
           conditions.KINDS),
     Group("Traffic", Source.TRAFFIC, (Place.VERIFY_TRAFFIC,), traffic.KINDS),
+    Group("Burn-in", Source.BURN_IN, (Place.VERIFY_BURN_IN,), burnin.KINDS),
     Group("Source of truth", Source.SOT, (Place.AUDIT_SOT,), sot_audit.KINDS),
 )
 
@@ -155,8 +160,9 @@ class Entry:
 def _places(item: Check) -> tuple[Place, ...]:
     places = [Place.CHECK] if Stage.STATIC in item.stages else []
     if Stage.LIVE in item.stages:
-        places += [Place.VERIFY_LOSSLESS if item.lossless else Place.VERIFY, Place.AUDIT,
-                   Place.GATE]
+        verify = (Place.VERIFY_LOSSLESS if item.lossless else
+                  Place.VERIFY_PHYSICAL if item.physical else Place.VERIFY)
+        places += [verify, Place.AUDIT, Place.GATE]
     return tuple(places)
 
 

@@ -1,7 +1,7 @@
 """The check catalog. Importing this package registers every check."""
 
-from flatfab.checks import interfaces, lossless, tenancy, topology, underlay
+from flatfab.checks import interfaces, lossless, physical, tenancy, topology, underlay
 from flatfab.checks.base import CATALOG, Check, CheckContext, Finding, Severity, Stage, run_checks
 
 __all__ = ["CATALOG", "Check", "CheckContext", "Finding", "Severity", "Stage", "interfaces",
-           "lossless", "run_checks", "tenancy", "topology", "underlay"]
+           "lossless", "physical", "run_checks", "tenancy", "topology", "underlay"]

@@ -92,8 +92,9 @@ def about_read(findings: Iterable[Finding], unread: Collection[str]) -> list[Fin
 
 # the checks whose not-judged finding leaves the run incomplete (exit 3), never passed: a
 # setting a device should have stated and did not; a port whose LLDP still holds a moved
-# cable's old neighbour beside the planned one
-UNREAD_SETTING_CHECKS = frozenset({"state.unknown", "cabling.lldp"})
+# cable's old neighbour beside the planned one; a physical fact or a burn-in's link unread
+UNREAD_SETTING_CHECKS = frozenset({"state.unknown", "cabling.lldp", "phy.unread",
+                                   "burnin.link"})
 
 
 def unread_settings(findings: Iterable[Finding]) -> list[Finding]:
@@ -182,6 +183,11 @@ class Check:
         """Part of the lossless catalog (run live only with `verify --lossless`)."""
         return self.func.__module__.startswith("flatfab.checks.lossless")
 
+    @property
+    def physical(self) -> bool:
+        """Part of the physical-layer catalog (run live only with `verify --physical`)."""
+        return self.func.__module__ == "flatfab.checks.physical"
+
     def run(self, ctx: CheckContext) -> Iterator[Finding]:
         yield from self.func(self, ctx)
 
@@ -221,8 +227,9 @@ def check(check_id: str, title: str, *, scope: Scope, severity: Severity,
 
 
 def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Finding]:
-    """Run every check of the stage (or the named ones); findings in a stable order. Live,
-    each unmanaged host a host-side check would judge is reported not judged by it."""
+    """Run every check of the stage but the physical ones (or the named ones); findings in a
+    stable order. Live, each unmanaged host a host-side check would judge is reported not
+    judged by it."""
     wanted = set(only) if only is not None else None
     findings: list[Finding] = []
     unmanaged = ([d for d in ctx.plan.devices.values() if not d.managed and d.role is Role.HOST]
@@ -230,7 +237,10 @@ def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Fin
     with gc_paused():
         for check_id in sorted(CATALOG):
             item = CATALOG[check_id]
-            if ctx.stage in item.stages and (wanted is None or check_id in wanted):
+            # the physical catalog runs when named (verify --physical): it reads what a
+            # plain verify does not ask devices for
+            if ctx.stage in item.stages and (check_id in wanted if wanted is not None
+                                             else not item.physical):
                 findings.extend(item.run(ctx))
                 scope = item.hosts
                 if scope is not None:

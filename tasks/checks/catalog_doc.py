@@ -34,6 +34,7 @@ AREAS: dict[str, str] = {
     "flatfab.checks.lossless.hosts": "Lossless: host NICs",
     "flatfab.checks.lossless.capacity": "Lossless: capacity",
     "flatfab.checks.lossless.unread": "Lossless: what was not read",
+    "flatfab.checks.physical": "Physical layer",
 }
 
 _LABEL = re.compile(r"^(Reads|Expects|Fails when|Fix):", re.MULTILINE)

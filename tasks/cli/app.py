@@ -309,9 +309,19 @@ def verify(ctx: typer.Context,
                "--check", help="run only these check ids")] = None,
            lossless: Annotated[bool, typer.Option(
                "--lossless", help="also check the lossless plane end to end")] = False,
+           physical: Annotated[bool, typer.Option(
+               "--physical", help="also check the physical layer: modules against the link "
+               "classes, FEC, BER, optical power, flaps, speed and lanes")] = False,
            traffic: Annotated[bool, typer.Option(
                "--traffic", help="send RoCEv2 and CNP flows and follow them by class "
                "counters")] = False,
+           burn_in: Annotated[str | None, typer.Option(
+               "--burn-in", metavar="DURATION", help="accept or reject every link: read the "
+               "physical layer, send the test flows for this long (30s, 10m, 1h), read it "
+               "again")] = None,
+           report_dir: Annotated[Path | None, typer.Option(
+               help="with --burn-in: write its report here in every format (html, json, "
+               "junit.xml, md, prom)", file_okay=False)] = None,
            distributed: Annotated[bool, typer.Option(
                "--distributed", help="read the devices in shards on flatfab workers "
                "(FLATFAB_BROKER_URL) and judge here")] = False,
@@ -326,6 +336,13 @@ def verify(ctx: typer.Context,
     from flatfab.workflows.devices.progress import RichProgress
 
     project = project_of(ctx)
+    if report_dir is not None and burn_in is None:
+        raise InputError.single("--report-dir", "", "only with --burn-in (audit writes its "
+                                "own reports)")
+    if burn_in is not None:
+        _refuse_with_burn_in(check_ids=bool(check_ids), traffic=traffic, lossless=lossless,
+                             physical=physical, distributed=distributed)
+        _burn_in(project, burn_in, report_dir, workers, fmt)
     unknown = [c for c in check_ids or [] if c not in CATALOG]
     if unknown:
         raise InputError.single("--check", "", f"unknown check id {unknown[0]!r}")
@@ -334,8 +351,9 @@ def verify(ctx: typer.Context,
     if distributed and traffic:
         raise InputError.single("--traffic", "", "flows are sent and followed from one "
                                 "process: not with --distributed")
-    if not check_ids and not lossless:
-        check_ids = [c for c, item in CATALOG.items() if not item.lossless]
+    if not check_ids:
+        check_ids = [c for c, item in CATALOG.items()
+                     if (lossless or not item.lossless) and (physical or not item.physical)]
     if distributed:
         report = dist.verify(project, shard_by=shard_by, timeout=timeout, probes=probes,
                              probe_fanout=probe_fanout, only_checks=check_ids)
@@ -379,6 +397,55 @@ def verify(ctx: typer.Context,
                       f"{output.settings_note(found)}, "
                       f"{report.timings['total_s']:.1f} s", soft_wrap=True)
     raise typer.Exit(report.exit_code)
+
+
+def _refuse_with_burn_in(**given: bool) -> None:
+    """A burn-in runs every live check, the flows and the physical layer, from one process:
+    an option that would narrow or split it is refused, not ignored."""
+    for name, set_ in given.items():
+        if set_:
+            raise InputError.single(f"--{name.replace('_', '-')}", "", "not with --burn-in: "
+                                    "it runs every check, the flows and the physical layer, "
+                                    "from this process")
+
+
+def _burn_in(project: Any, duration: str, report_dir: Path | None, workers: int,
+             fmt: Format) -> None:
+    from flatfab import reports
+    from flatfab.cli import output
+    from flatfab.outdir import ready_dir
+    from flatfab.workflows.commands.audit import parse_duration
+    from flatfab.workflows.commands.burnin import burn_in_report, run_burn_in
+    from flatfab.workflows.devices.progress import RichProgress
+
+    seconds = parse_duration(duration, "--burn-in")
+    target = ready_dir(report_dir, "--report-dir") if report_dir is not None else None
+    nornir = nornir_for(project, workers)
+    run = run_burn_in(nornir, project.plan, seconds,
+                      progress=RichProgress(enabled=fmt is Format.TABLE),
+                      tell=lambda what: err_console.print(
+                          f"burn-in {project.fabric}: {what}", soft_wrap=True))
+    nornir.close_connections()
+    report = burn_in_report(project.plan, run)
+    written = reports.write_all(report, target) if target is not None else {}
+    result = run.report
+    output.unread_lines(result.unread)
+    if fmt is Format.JSON:
+        emit_json(output.findings_json(
+            result.findings, fabric=project.fabric, stage="burn-in", checks=result.checks_run,
+            devices=result.devices, timings=result.timings, unread=result.unread,
+            unmanaged=result.unmanaged, exit_code=result.exit_code,
+            burn_in=output.burn_in_json(run.info),
+            reports={k: str(v) for k, v in written.items()}))
+    else:
+        output.burn_in_table(run.info, project.fabric)
+        output.findings_table(output.read_findings(result.findings, result.unread),
+                              f"findings on {project.fabric}")
+        for fmt_name, path in sorted(written.items()):
+            err_console.print(f"wrote {fmt_name} report {path}", soft_wrap=True)
+        console.print(output.burn_in_summary(run.info, project.fabric, result.exit_code),
+                      soft_wrap=True)
+    raise typer.Exit(result.exit_code)
 
 
 def main() -> None:

@@ -72,12 +72,12 @@ def _gather(timeout: float | None) -> CeleryGather:
 
 
 def _sharding(plan: FabricState, kind: Kind, by: ShardBy | None, *, probes: bool = True,
-              probe_fanout: int | None = None) -> Sharding:
+              probe_fanout: int | None = None, physical: bool = False) -> Sharding:
     from flatfab.workflows.sharding.sharded import Sharding
     from flatfab.workflows.sharding.shards import default_shard_by
 
     return Sharding.of(plan, kind, by or default_shard_by(plan), probes=probes,
-                       probe_fanout=probe_fanout)
+                       probe_fanout=probe_fanout, physical=physical)
 
 
 def _by(shard_by: str | None) -> ShardBy | None:
@@ -101,26 +101,29 @@ def _tell(sharding: Sharding, gather: CeleryGather, gathered: Gathered) -> None:
 
 def verify(project: Project, *, shard_by: str | None, timeout: float | None, probes: bool,
            probe_fanout: int | None, only_checks: list[str] | None) -> Report:
+    from flatfab.workflows.commands.verify import asks_physical
     from flatfab.workflows.sharding.sharded import verify_sharded
 
     by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
-    sharding = _sharding(plan, "verify", by, probes=probes, probe_fanout=probe_fanout)
+    sharding = _sharding(plan, "verify", by, probes=probes, probe_fanout=probe_fanout,
+                         physical=asks_physical(only_checks))
     report, gathered = verify_sharded(plan, sharding, gather, only_checks)
     _tell(sharding, gather, gathered)
     return report
 
 
 def audit(project: Project, *, shard_by: str | None, timeout: float | None, lossless: bool,
-          probes: bool, sot: SotChecks | None) -> AuditReport:
+          probes: bool, sot: SotChecks | None, physical: bool = False) -> AuditReport:
     from flatfab.workflows.sharding.sharded import audit_sharded
 
     by = _by(shard_by)
     gather = _gather(timeout)
     plan = project.plan
-    sharding = _sharding(plan, "audit", by, probes=probes)
-    report, gathered = audit_sharded(plan, sharding, gather, lossless=lossless, sot=sot)
+    sharding = _sharding(plan, "audit", by, probes=probes, physical=physical)
+    report, gathered = audit_sharded(plan, sharding, gather, lossless=lossless,
+                                     physical=physical, sot=sot)
     _tell(sharding, gather, gathered)
     return report
 

@@ -194,6 +194,9 @@ def audit(ctx: typer.Context,
               "--every)")] = None,
           count: Annotated[int | None, typer.Option(min=1, help="rounds, with --every")] = None,
           lossless: Annotated[bool, typer.Option(help="include the lossless catalog")] = True,
+          physical: Annotated[bool, typer.Option(
+              "--physical", help="include the physical layer: modules, FEC, optics, "
+              "flaps")] = False,
           probes: Annotated[bool, typer.Option(help="ping between hosts")] = True,
           sot: Annotated[bool, typer.Option(
               "--sot", help="also compare cabling (LLDP) and devices with the source of "
@@ -225,10 +228,11 @@ def audit(ctx: typer.Context,
     def once() -> int:
         if nornir is None:
             report = dist.audit(project, shard_by=shard_by, timeout=timeout,
-                                lossless=lossless, probes=probes,
+                                lossless=lossless, physical=physical, probes=probes,
                                 sot=sot_checks(project) if sot else None)
         else:
-            report = run_audit(nornir, plan_state, lossless=lossless, probes=probes,
+            report = run_audit(nornir, plan_state, lossless=lossless, physical=physical,
+                               probes=probes,
                                progress=RichProgress(enabled=fmt is Format.TABLE),
                                sot=sot_checks(project) if sot else None)
             nornir.close_connections()

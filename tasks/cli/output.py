@@ -12,7 +12,7 @@ from flatfab.checks import Finding
 from flatfab.checks.base import about_read, unread_settings
 from flatfab.cli.console import console, err_console
 from flatfab.model.state import FabricState, Role
-from flatfab.reports.model import judged, unjudged
+from flatfab.reports.model import BurnInInfo, judged, unjudged
 from flatfab.workflows.commands.rollout import DeviceOutcome, RolloutResult
 
 
@@ -230,3 +230,34 @@ def rollout_report(result: RolloutResult, total: int) -> None:
                       f"{escape(unread_note(result.unread))}", soft_wrap=True)
     else:
         console.print(f"[red]rollout did not land (run {result.run_id})")
+
+
+def burn_in_json(info: BurnInInfo) -> dict[str, Any]:
+    return {"duration_s": info.duration_s, "rounds": info.rounds, "packets": info.packets,
+            "links": [{"link": v.link, "a": v.a, "b": v.b, "verdict": v.verdict,
+                       "reasons": list(v.reasons)} for v in info.links]}
+
+
+_VERDICT_STYLE = {"accepted": "green", "rejected": "red", "not judged": "yellow"}
+
+
+def burn_in_table(info: BurnInInfo, fabric: str) -> None:
+    """Every physical link with its verdict and reasons, in the plan's order."""
+    table = Table(title=f"burn-in {fabric}: links", title_justify="left")
+    for column in ("link", "verdict", "why"):
+        table.add_column(column)
+    for v in info.links:
+        style = _VERDICT_STYLE[v.verdict]
+        table.add_row(f"{v.a} -- {v.b}", f"[{style}]{v.verdict}[/]",
+                      escape("; ".join(v.reasons)))
+    console.print(table)
+
+
+def burn_in_summary(info: BurnInInfo, fabric: str, exit_code: int) -> str:
+    counts = {word: sum(v.verdict == word for v in info.links)
+              for word in ("accepted", "rejected", "not judged")}
+    status = "[green]accepted" if exit_code == 0 else "[red]REJECTED" if exit_code == 1 \
+        else "[yellow]INCOMPLETE"
+    return (f"burn-in {fabric}: {status}[/] - {counts['accepted']} of {len(info.links)} links "
+            f"accepted, {counts['rejected']} rejected, {counts['not judged']} not judged; "
+            f"{info.rounds} rounds of flows, {info.packets} packets in {info.duration_s:g} s")

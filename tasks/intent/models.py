@@ -37,7 +37,9 @@ from flatfab.intent.clos import (
 from flatfab.intent.names import check_name, check_tenant
 from flatfab.intent.numbers import asn_problem, space_problem, table_problem
 from flatfab.intent.optics import Media, cable_problem, media_problem
+from flatfab.intent.physical import PhysicalIntent
 from flatfab.intent.qos import QosIntent
+from flatfab.model.physical import Fec, default_fec, fec_problem
 from flatfab.platforms.registry import DEFAULT_HOST, DEFAULT_SWITCH
 
 IFNAME_RE = r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$"
@@ -166,6 +168,13 @@ class LinkClass(Strict):
         "PFC headroom each lossless port reserves.")
     mtu: Mtu = Field(9216, description="MTU of both ends of the link; must carry RoCE "
                      "frames (`roce_mtu` + 96 B) and the hosts' MTU.")
+    lanes: Annotated[int, Field(ge=1, le=8)] | None = Field(
+        None, description="Electrical lanes the port trains (1, 2, 4 or 8). Default: the usual "
+        "form at its speed (100G: 4 x 25G; 400G and 800G: 8).")
+    fec: Fec | None = Field(
+        None, description="FEC mode both ends run (`rs544`, `rs528`, `fc`, `none`). Default: "
+        "IEEE 802.3's for the lane rate: RS(544,514) on PAM4 lanes (50G a lane and up), "
+        "RS(528,514) on 25G lanes, none on 10G lanes.")
 
     @field_validator("speed")
     @classmethod
@@ -205,9 +214,42 @@ class LinkClass(Strict):
             raise ValueError(why)
         return value
 
+    @field_validator("lanes")
+    @classmethod
+    def _lane_count(cls, value: int | None, info: ValidationInfo) -> int | None:
+        speed = info.data.get("speed")
+        if value is None or speed is None:
+            return value
+        if value not in (1, 2, 4, 8) or SPEEDS_MBPS[speed] // value < 10_000:
+            raise ValueError(f"{speed} does not run over {value} lane(s)")
+        return value
+
+    @field_validator("fec", mode="before")
+    @classmethod
+    def _known_fec(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() not in set(Fec):
+            raise ValueError(f"unknown FEC {value!r}; expected one of "
+                             f"{', '.join(f.value for f in Fec)}")
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("fec")
+    @classmethod
+    def _fec_fits(cls, value: Fec | None, info: ValidationInfo) -> Fec | None:
+        speed = info.data.get("speed")
+        if value is None or speed is None or "lanes" not in info.data:
+            return value
+        why = fec_problem(value, SPEEDS_MBPS[speed], info.data["lanes"])
+        if why is not None:
+            raise ValueError(why)
+        return value
+
     @property
     def speed_mbps(self) -> int:
         return SPEEDS_MBPS[self.speed]
+
+    @property
+    def planned_fec(self) -> Fec:
+        return self.fec if self.fec is not None else default_fec(self.speed_mbps, self.lanes)
 
 
 class Switch(Strict):
@@ -339,6 +381,10 @@ class FabricIntent(Strict):
     non_blocking: bool = Field(
         False, description="Refuse a tier whose uplinks carry less than its downlinks: "
         "training fabrics are built 1:1. Without it, `fabric.nonblocking` only warns.")
+    physical: PhysicalIntent = Field(
+        PhysicalIntent(), description="Thresholds of the physical-layer checks (`verify "
+        "--physical`): pre-FEC BER margin, uncorrectable codewords, optical power and "
+        "temperature margins, flaps.")
 
     @field_validator("roce_mtu")
     @classmethod

@@ -15,86 +15,22 @@ fabric link, and their headroom would not fit a switch buffer anyway.
 
 from __future__ import annotations
 
-from enum import StrEnum
+from flatfab.model.physical import REACH_M, Media, reach_m
 
+__all__ = [
+    "MAX_REACH_M",
+    "REACH_M",
+    "Media",
+    "cable_problem",
+    "longest",
+    "media_problem",
+    "offered",
+    "reach_m",
+]
 
-class Media(StrEnum):
-    DAC = "dac"  # passive copper (direct attach)
-    AOC = "aoc"  # active optical cable
-    SR = "sr"  # short reach, multimode fibre (OM4)
-    DR = "dr"  # 500 m single mode (parallel)
-    FR = "fr"  # 2 km single mode
-    LR = "lr"  # 10 km single mode
-    ER = "er"  # 40 km single mode
-
-
-# media -> speed -> reach in metres
-REACH_M: dict[Media, dict[str, float]] = {
-    Media.DAC: {
-        "10G": 7,  # SFP+ direct attach (SFF-8431)
-        "25G": 5,  # 25GBASE-CR, CA-25G-L (802.3by)
-        "40G": 7,  # 40GBASE-CR4 (802.3ba)
-        "50G": 3,  # 50GBASE-CR (802.3cd)
-        "100G": 5,  # 100GBASE-CR4 (802.3bj)
-        "200G": 3,  # 200GBASE-CR4 (802.3cd)
-        "400G": 3,  # 8 x 50G lanes on the 802.3cd channel; 400GBASE-CR4 (802.3ck): 2 m
-        "800G": 2,  # 800GBASE-CR8 (802.3df)
-    },
-    Media.AOC: dict.fromkeys(("10G", "25G", "40G", "50G", "100G", "200G", "400G", "800G"),
-                             100),
-    Media.SR: {
-        "10G": 400,  # 10GBASE-SR (802.3ae)
-        "25G": 100,  # 25GBASE-SR (802.3by)
-        "40G": 150,  # 40GBASE-SR4 (802.3ba)
-        "50G": 100,  # 50GBASE-SR (802.3cd)
-        "100G": 100,  # 100GBASE-SR4 (802.3bm)
-        "200G": 100,  # 200GBASE-SR4 (802.3cd)
-        "400G": 100,  # 400GBASE-SR8, -SR4.2 (802.3cm)
-        "800G": 100,  # 800GBASE-SR8 (802.3df)
-    },
-    Media.DR: {
-        "100G": 500,  # 100GBASE-DR (802.3cd)
-        "200G": 500,  # 200GBASE-DR4 (802.3bs)
-        "400G": 500,  # 400GBASE-DR4 (802.3bs)
-        "800G": 500,  # 800GBASE-DR8 (802.3df)
-    },
-    Media.FR: {
-        "40G": 2_000,  # 40GBASE-FR (802.3bg)
-        "50G": 2_000,  # 50GBASE-FR (802.3cd)
-        "100G": 2_000,  # 100GBASE-FR1 (802.3cu)
-        "200G": 2_000,  # 200GBASE-FR4 (802.3bs)
-        "400G": 2_000,  # 400GBASE-FR4 (802.3cu), -FR8 (802.3bs)
-        "800G": 2_000,  # 800GBASE-DR8-2 (802.3df), -FR4 (802.3dj)
-    },
-    Media.LR: {
-        "10G": 10_000,  # 10GBASE-LR (802.3ae)
-        "25G": 10_000,  # 25GBASE-LR (802.3cc)
-        "40G": 10_000,  # 40GBASE-LR4 (802.3ba)
-        "50G": 10_000,  # 50GBASE-LR (802.3cd)
-        "100G": 10_000,  # 100GBASE-LR4 (802.3ba), -LR1 (802.3cu)
-        "200G": 10_000,  # 200GBASE-LR4 (802.3bs)
-        "400G": 10_000,  # 400GBASE-LR8 (802.3bs)
-        "800G": 10_000,  # 800GBASE-LR4 (802.3dj)
-    },
-    Media.ER: {
-        "10G": 40_000,  # 10GBASE-ER (802.3ae)
-        "25G": 40_000,  # 25GBASE-ER (802.3cc)
-        "40G": 40_000,  # 40GBASE-ER4 (802.3bm)
-        "50G": 40_000,  # 50GBASE-ER (802.3cn)
-        "100G": 40_000,  # 100GBASE-ER4 (802.3ba)
-        "200G": 40_000,  # 200GBASE-ER4 (802.3cn)
-        "400G": 40_000,  # 400GBASE-ER8 (802.3cn)
-        "800G": 40_000,  # 800GBASE-ER1 (802.3dj)
-    },
-}
 
 # the longest cable any link class may declare, whatever its speed
 MAX_REACH_M = max(reach for table in REACH_M.values() for reach in table.values())
-
-
-def reach_m(media: Media, speed: str) -> float | None:
-    """How far `media` carries `speed` (None: no such optic)."""
-    return REACH_M[media].get(speed)
 
 
 def longest(speed: str) -> tuple[Media, float] | None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from flatfab import extras
 from flatfab.atomic import write_atomic
-from flatfab.lab import gnmi, procs
+from flatfab.lab import gnmi, hardware, procs
 from flatfab.lab.system import LabError, ip_batch, require_commands, require_root, run
 from flatfab.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
 from flatfab.platforms.base import EmbeddedRuntime, Platform
@@ -369,6 +369,7 @@ class NetnsRuntime:
             run(["mount", "--bind", f"/run/netns/{paths.vrf_netns(node.name, vrf)}", str(stage)])
         if runtime.config_dir is not None:
             self._prepare_config(node, ndir, runtime)
+        self._install_modules(node, ndir, state)
         for ns_file in (paths.mnt_file(node.name), paths.uts_file(node.name)):
             ns_file.touch()
         script = [f"hostname {node.name}",
@@ -423,6 +424,18 @@ class NetnsRuntime:
             owners.setdefault(owner, []).append(str(node_folder(ndir, target)))
         for owner, folders in owners.items():
             run(["chown", "-R", owner, *folders])
+
+    @staticmethod
+    def _install_modules(node: LabNode, ndir: Path, state: LabState) -> None:
+        """The modules in the node's ports (the topology's phy.json), as of the lab's start."""
+        source = node.binds.get(hardware.TARGET)
+        if source is None or not source.exists():
+            return  # a topology generated before the lab stated modules: none are read
+        folder = node_folder(ndir, STATE_DIR)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / hardware.FILE).write_text(
+            hardware.stamped(source.read_text(encoding="utf-8"), state.started),
+            encoding="utf-8")
 
     def _start_lldpd(self, node: LabNode, ndir: Path, state: LabState) -> None:
         conf = ndir / "lldpd.conf"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from flatfab.errors import InputError
+from flatfab.lab import hardware
 from flatfab.model.state import FabricState, LinkKind, Role
 from flatfab.platforms.registry import get as get_platform
 from flatfab.yamlio import dump_yaml, format_path, line_of, load_yaml
@@ -111,10 +112,14 @@ def generate(state: FabricState, options: LabOptions,
             node["type"] = spec.type
         if device.role is not Role.HOST and device.vrfs:
             labels[LABEL_VRFS] = ",".join(f"{v}:{i}" for v, i in device.vrfs.items())
-        for target, content in spec.files.items():
+        bound = dict(spec.files)
+        phy = hardware.node_file(state, name)
+        if phy is not None:  # the lab's stand-in for the modules in its ports
+            bound[hardware.TARGET] = phy
+        for target, content in bound.items():
             files[f"{fabric}/{name}/{target.rsplit('/', 1)[-1]}"] = content
-        if spec.files:
-            node["binds"] = [f"{fabric}/{name}/{t.rsplit('/', 1)[-1]}:{t}" for t in spec.files]
+        if bound:
+            node["binds"] = [f"{fabric}/{name}/{t.rsplit('/', 1)[-1]}:{t}" for t in bound]
         if spec.exec:
             node["exec"] = list(spec.exec)
         node["labels"] = labels

@@ -10,6 +10,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flatfab.model.physical import PhysicalPolicy, PortPhysical
+
 DEFAULT_VRF = "default"
 
 
@@ -227,6 +229,8 @@ class Interface(Model):
     qos: PortQos | None = None  # switch ports
     nic: NicQos | None = None  # host data NICs
     counters: PortCounters | None = None  # observed switch ports, where the OS reports them
+    # observed physical ports and NICs: module, diagnostics, FEC, flaps (model/physical.py)
+    phy: PortPhysical | None = Field(default=None, exclude_if=lambda v: v is None)
     members: list[str] = Field(default_factory=list, exclude_if=_empty)  # a LAG's ports
     lag: str | None = Field(default=None, exclude_if=_empty)  # a member port's LAG
     rail: int | None = Field(default=None, exclude_if=_empty)  # a server NIC's index (rail)
@@ -383,6 +387,8 @@ class FabricState(Model):
     links: list[Link]
     tenants: dict[str, TenantState] = Field(default_factory=dict)
     lossless: LosslessProfile | None = None
+    # planned: what each link class expects of its ports' physical layer
+    physical: PhysicalPolicy | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def of_role(self, role: Role) -> list[DeviceState]:
         return [d for d in self.devices.values() if d.role is role]

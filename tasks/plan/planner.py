@@ -8,9 +8,10 @@ from ipaddress import IPv4Network
 from flatfab.gcpause import gc_paused
 from flatfab.intent import layout
 from flatfab.intent.layout import HostSlot, expand_hosts
-from flatfab.intent.models import BgpMode, Intent
+from flatfab.intent.models import BgpMode, FabricIntent, Intent
 from flatfab.intent.semantics import tenant_members
 from flatfab.model.build import cloner
+from flatfab.model.physical import DEFAULT_LANES, LinkExpectation, PhysicalPolicy
 from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -276,7 +277,17 @@ def _plan(intent: Intent) -> FabricState:
                                   subnets=subnets[vrf])
                  for vrf in all_vrfs})
     plan_lossless(intent.qos, state)
+    state.physical = physical_policy(fabric)
     return state
+
+
+def physical_policy(fabric: FabricIntent) -> PhysicalPolicy:
+    """What each link class expects of its ports' physical layer, and the thresholds."""
+    classes = {name: LinkExpectation(
+        speed_mbps=cls.speed_mbps, media=cls.media, fec=cls.planned_fec,
+        lanes=cls.lanes or DEFAULT_LANES.get(cls.speed_mbps, 1))
+        for name, cls in sorted(fabric.link_classes.items())}
+    return PhysicalPolicy(classes=classes, thresholds=fabric.physical.thresholds())
 
 
 @dataclass(frozen=True)

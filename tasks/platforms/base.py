@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.yamlio import load_yaml
 
@@ -407,6 +408,13 @@ class Platform(ABC):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         """Observed DeviceState from the device, with show-type reads only."""
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        """Each cabled port's physical layer (module, diagnostics, FEC, flaps), with
+        show-type reads only; asked for by `verify --physical` alone. {}: the platform reads
+        none (phy.unread names its devices)."""
+        return {}
 
     def change_notes(self, running: str, intended: str) -> list[str]:
         """What a change from running to intended needs beyond a normal commit (a change the

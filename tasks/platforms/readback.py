@@ -228,8 +228,17 @@ def separate_limitations(device: DeviceState,
                 update["qos"] = qos
         if iface.nic is not None and iface.nic.unknown:
             update["nic"] = iface.nic.model_copy(update={"unknown": keep(iface.nic.unknown)})
+        if iface.phy is not None and iface.phy.unknown:
+            update["phy"] = iface.phy.model_copy(
+                update={"unknown": keep(iface.phy.unknown, "phy.")})
         if update:
             device.interfaces[name] = iface.model_copy(update=update)
+
+
+def cabled_ports(planned: DeviceState) -> list[str]:
+    """The device's physical ports the plan cables (what the physical layer is read for)."""
+    return [name for name, iface in planned.interfaces.items()
+            if iface.parent is None and iface.peer is not None]
 
 
 def lldp_device(system_name: object) -> str:

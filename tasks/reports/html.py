@@ -19,7 +19,14 @@ from flatfab.reports.fabric_layout import LEAVES_MAX, layout
 from flatfab.reports.fabric_servers import HOSTS_PER_GROUP
 from flatfab.reports.fabric_svg import diagram, standalone_diagram
 from flatfab.reports.json_report import event_key
-from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo, judged, unjudged
+from flatfab.reports.model import (
+    AuditReport,
+    BurnInInfo,
+    DeviceDrift,
+    WatchInfo,
+    judged,
+    unjudged,
+)
 from flatfab.reports.statuses import (
     AMBER,
     BLUE,
@@ -168,7 +175,11 @@ def _summary(report: AuditReport) -> str:
     drifted = len(report.drift)
     unread = len(set(report.unread) | {d.name for d in report.devices if not d.reachable})
     unmanaged = sum(1 for d in report.devices if not d.managed)
-    if report.watch is None:
+    if report.burn_in is not None:
+        accepted = sum(v.verdict == "accepted" for v in report.burn_in.links)
+        cards += [_card(unread, "devices not read", GREY),
+                  _card(accepted, f"of {len(report.burn_in.links)} links accepted", LINK_OK)]
+    elif report.watch is None:
         cards += [_card(drifted, "drifted devices", PURPLE),
                   _card(unread, "devices not read", GREY)]
     else:
@@ -335,12 +346,29 @@ def _timings(report: AuditReport) -> str:
     return f"<details><summary>Timings</summary><table>{rows}</table></details>"
 
 
+_VERDICT_COLOURS = {"accepted": "#2e7d32", "rejected": "#c62828", "not judged": "#9e9e9e"}
+
+
+def _links(info: BurnInInfo) -> str:
+    """A burn-in's verdict on every physical link, in the plan's order."""
+    head = "".join(f"<th>{h}</th>" for h in ("link", "verdict", "why"))
+    rows = "\n".join(
+        f'<tr data-verdict="{_e(v.verdict)}"><td>{_e(v.a)} -- {_e(v.b)}</td>'
+        f'<td class="sev"><i style="background:{_VERDICT_COLOURS[v.verdict]}"></i>'
+        f"{_e(v.verdict)}</td><td>{_e('; '.join(v.reasons))}</td></tr>" for v in info.links)
+    return (f'<section><h2>Links</h2><p class="sub">{info.rounds} rounds of test flows '
+            f"({info.packets} packets) in {info.duration_s:g} s.</p><table id=\"links\">"
+            f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></section>")
+
+
 def _body(report: AuditReport) -> str:
     clean = (not judged(report.findings) and not report.drift and not report.unread
              and report.error is None)
     parts = [_header(report), _summary(report), _fabric(report), _unread(report)]
+    if report.burn_in is not None:
+        parts.append(_links(report.burn_in))
     if clean:
-        parts.append('<p class="clean">No findings, no drift.</p>' if report.watch is None
+        parts.append('<p class="clean">No findings, no drift.</p>' if report.kind == "audit"
                      else '<p class="clean">No findings.</p>')
     else:
         parts += [_findings(report), _drift(report)]

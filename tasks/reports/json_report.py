@@ -18,6 +18,7 @@ from typing import Any
 from flatfab.checks import Finding
 from flatfab.reports.model import (
     AuditReport,
+    BurnInInfo,
     DeviceDrift,
     DeviceSummary,
     FindingEvent,
@@ -52,6 +53,13 @@ def _watch(info: WatchInfo) -> dict[str, Any]:
                        for e in sorted(info.events, key=event_key)]}
 
 
+def burn_in(info: BurnInInfo) -> dict[str, Any]:
+    """A burn-in's run and its verdict per physical link (the plan's order)."""
+    return {"duration_s": info.duration_s, "rounds": info.rounds, "packets": info.packets,
+            "links": [{"link": v.link, "a": v.a, "b": v.b, "verdict": v.verdict,
+                       "reasons": list(v.reasons)} for v in info.links]}
+
+
 def _device(device: DeviceSummary) -> dict[str, Any]:
     """A device's name, role, platform, reachability and whether flatfab manages it, and
     where it sits when the fabric says (a classic leaf-spine's devices have no placement)."""
@@ -65,6 +73,8 @@ def as_dict(report: AuditReport) -> dict[str, Any]:
     status = report.status
     extra: dict[str, Any] = {} if report.watch is None else {
         "kind": report.kind, "watch": _watch(report.watch)}
+    if report.burn_in is not None:
+        extra = {"kind": report.kind, "burn_in": burn_in(report.burn_in)}
     return {
         **extra,
         "fabric": report.fabric,

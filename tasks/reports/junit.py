@@ -22,7 +22,7 @@ from collections import defaultdict
 from flatfab.checks import Finding, Severity
 from flatfab.checks.base import about_read
 from flatfab.model.state import UNMANAGED
-from flatfab.reports.model import AuditReport, DeviceDrift, DeviceSummary
+from flatfab.reports.model import AuditReport, BurnInInfo, DeviceDrift, DeviceSummary
 
 HEADER = '<?xml version="1.0" encoding="utf-8"?>\n'
 # Characters XML 1.0 cannot carry at all, even escaped (device output may hold them).
@@ -141,6 +141,22 @@ def _drift_suite(root: ET.Element, report: AuditReport) -> ET.Element:
     return suite
 
 
+def _links_suite(root: ET.Element, info: BurnInInfo) -> ET.Element:
+    """A burn-in: one case per physical link, failed when rejected, skipped when not
+    judged."""
+    suite = ET.SubElement(root, "testsuite", {"name": "links"})
+    for v in info.links:
+        case = _case(suite, "flatfab.burnin", f"{v.a} -- {v.b}")
+        why = "; ".join(v.reasons)
+        if v.verdict == "rejected":
+            failure = ET.SubElement(case, "failure", {"message": _clean(why),
+                                                      "type": "rejected"})
+            failure.text = _clean("\n".join(v.reasons) + "\n")
+        elif v.verdict == "not judged":
+            ET.SubElement(case, "skipped", {"message": _clean(f"not judged: {why}")})
+    return suite
+
+
 def _audit_suite(root: ET.Element, error: str, kind: str) -> ET.Element:
     suite = ET.SubElement(root, "testsuite", {"name": kind})
     case = _case(suite, f"flatfab.{kind}", "run")
@@ -170,7 +186,9 @@ def render(report: AuditReport) -> str:
     if report.error is not None:
         suites.append(_audit_suite(root, report.error, report.kind))
     suites.append(_checks_suite(root, report))
-    if report.watch is None:
+    if report.burn_in is not None:
+        suites.append(_links_suite(root, report.burn_in))
+    elif report.watch is None:
         suites.append(_drift_suite(root, report))
     totals = [0, 0, 0, 0]
     for suite in suites:

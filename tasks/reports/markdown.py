@@ -15,7 +15,14 @@ import re
 
 from flatfab.checks import Finding, Severity
 from flatfab.reports.json_report import event_key
-from flatfab.reports.model import AuditReport, DeviceDrift, WatchInfo, judged, unjudged
+from flatfab.reports.model import (
+    AuditReport,
+    BurnInInfo,
+    DeviceDrift,
+    WatchInfo,
+    judged,
+    unjudged,
+)
 
 _BACKTICKS = re.compile(r"`+")
 _HEADER = "| severity | check | device | port | VRF | expected | actual | finding |"
@@ -50,9 +57,12 @@ def _summary(report: AuditReport) -> str:
                 f"{report.duration_s:.1f} s")
     unmanaged = sum(1 for d in report.devices if not d.managed)
     never = f", {unmanaged} unmanaged: never read" if unmanaged else ""
+    compared = (f"**{len(report.drift)} drifted devices**" if report.burn_in is None else
+                f"**{sum(v.verdict == 'accepted' for v in report.burn_in.links)} of "
+                f"{len(report.burn_in.links)} links accepted**")
     return (f"**{len(report.devices)} devices** ({len(report.unread)} not read{never}) · "
             f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
-            f"**{len(report.drift)} drifted devices** · {report.duration_s:.1f} s")
+            f"{compared} · {report.duration_s:.1f} s")
 
 
 def _row(finding: Finding) -> str:
@@ -117,8 +127,23 @@ def _drift(report: AuditReport) -> list[str]:
     return lines
 
 
+def _links(info: BurnInInfo) -> list[str]:
+    """A burn-in's verdict on every physical link, in the plan's order."""
+    counts = {w: sum(v.verdict == w for v in info.links)
+              for w in ("accepted", "rejected", "not judged")}
+    lines = ["## Links", "",
+             f"{counts['accepted']} accepted, {counts['rejected']} rejected, "
+             f"{counts['not judged']} not judged, after {info.rounds} rounds of test flows "
+             f"({info.packets} packets) in {info.duration_s:g} s.", "",
+             "| link | verdict | why |", "|---|---|---|"]
+    lines += [f"| {cell(v.a)} -- {cell(v.b)} | {v.verdict} | {cell('; '.join(v.reasons))} |"
+              for v in info.links]
+    return [*lines, ""]
+
+
 def render(report: AuditReport) -> str:
-    """Title, summary line, findings table and per-device config drift."""
+    """Title, summary line, a burn-in's links, findings table and per-device config
+    drift."""
     status = report.status
     lines = [f"# flatfab {report.kind} `{report.fabric}`: {report.status_word}", "",
              f"Run `{report.run_id}` started {report.started} (exit code {status.exit_code})",
@@ -127,6 +152,8 @@ def render(report: AuditReport) -> str:
         lines += [f"**The {report.kind} could not run:** {cell(report.error)}", ""]
     if report.unread:
         lines += _unread(report)
+    if report.burn_in is not None:
+        lines += _links(report.burn_in)
     verdicts = judged(report.findings)
     if verdicts:
         lines += _findings(report)
@@ -136,7 +163,7 @@ def render(report: AuditReport) -> str:
         lines += _drift(report)
     if (not verdicts and not report.drift and not report.unread
             and report.error is None):
-        lines += ["No findings, no drift." if report.watch is None else "No findings.", ""]
+        lines += ["No findings, no drift." if report.kind == "audit" else "No findings.", ""]
     if report.watch is not None and (report.watch.events or report.watch.events_left_out):
         lines += _events(report.watch)
     return "\n".join(lines).rstrip("\n") + "\n"

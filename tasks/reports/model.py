@@ -150,6 +150,29 @@ class WatchInfo:
     events_left_out: int = 0
 
 
+@dataclass(frozen=True)
+class LinkVerdict:
+    """A burn-in's verdict on one physical link: accepted, rejected (with every reason) or
+    not judged (with why: an end not read before or after)."""
+
+    link: str
+    a: str  # device:port
+    b: str
+    verdict: Literal["accepted", "rejected", "not judged"]
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BurnInInfo:
+    """How a burn-in ran (`verify --burn-in`): for how long, the traffic it sent, and its
+    verdict per physical link, in the plan's order."""
+
+    duration_s: float
+    rounds: int
+    packets: int
+    links: tuple[LinkVerdict, ...]
+
+
 @dataclass
 class AuditReport:
     fabric: str
@@ -165,6 +188,7 @@ class AuditReport:
     error: str | None = None  # why the audit could not run at all
     timings: dict[str, float] = field(default_factory=dict)
     watch: WatchInfo | None = None  # a watch's report, not an audit's
+    burn_in: BurnInInfo | None = None  # a burn-in's report, not an audit's
     # device -> why it was not read (its session, or its running config: then neither drift
     # nor clean); a watch's: devices watched and never heard
     unread: dict[str, str] = field(default_factory=dict)
@@ -180,16 +204,21 @@ class AuditReport:
 
     @property
     def kind(self) -> str:
-        """audit | watch: the reports' titles, file names and metric prefix."""
-        return "audit" if self.watch is None else "watch"
+        """audit | watch | burnin: the reports' titles, file names and metric prefix."""
+        return "watch" if self.watch is not None else \
+            "burnin" if self.burn_in is not None else "audit"
 
     @property
     def status_word(self) -> str:
-        """The status as the report says it: a watch has findings, not drift."""
-        if self.watch is None:
-            return self.status.value
-        return {"clean": "healthy", "drift": "findings", "error": "error",
-                "incomplete": "incomplete"}[self.status.value]
+        """The status as the report says it: a watch has findings, a burn-in accepts or
+        rejects, an audit drifts."""
+        if self.watch is not None:
+            return {"clean": "healthy", "drift": "findings", "error": "error",
+                    "incomplete": "incomplete"}[self.status.value]
+        if self.burn_in is not None:
+            return {"clean": "accepted", "drift": "rejected", "error": "error",
+                    "incomplete": "incomplete"}[self.status.value]
+        return self.status.value
 
     @property
     def status(self) -> AuditStatus:

@@ -40,8 +40,11 @@ _HELP = {
     "last_run_timestamp_seconds": "When the last {kind} started (Unix time).",
     "last_success_timestamp_seconds": "When the last {kind} that could run started (Unix "
                                       "time).",
+    "link_accepted": "1 for each physical link the last {kind} accepted, 0 for each it "
+                     "rejected (a link not judged has no sample).",
 }
 _DRIFT_ONLY = frozenset({"config_drift_lines", "devices_drifted"})
+_BURN_IN_ONLY = frozenset({"link_accepted"})
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?"
                      r"\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(?:,|$)')
@@ -106,6 +109,9 @@ def _families(report: AuditReport, last_success: float | None) -> dict[str, list
         "duration_seconds": [(fabric, report.duration_s)],
         "last_run_timestamp_seconds": [(fabric, report.started_epoch)],
         "last_success_timestamp_seconds": [] if last_success is None else [(fabric, last_success)],
+        "link_accepted": [] if report.burn_in is None else [
+            ({**fabric, "link": v.link, "a": v.a, "b": v.b}, float(v.verdict == "accepted"))
+            for v in report.burn_in.links if v.verdict != "not judged"],
     }
 
 
@@ -115,7 +121,9 @@ def render(report: AuditReport, last_success_epoch: float | None = None) -> str:
         last_success_epoch = report.started_epoch
     lines: list[str] = []
     for short, samples in _families(report, last_success_epoch).items():
-        if report.watch is not None and short in _DRIFT_ONLY:
+        if report.kind != "audit" and short in _DRIFT_ONLY:
+            continue  # a watch and a burn-in compare no config
+        if report.burn_in is None and short in _BURN_IN_ONLY:
             continue
         lines += _family(report.kind, short, samples)
     return "\n".join(lines) + "\n"

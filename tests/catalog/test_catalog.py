@@ -19,6 +19,7 @@ from flatfab.sot.audit import KINDS as SOT_KINDS
 from flatfab.sot.audit import SOT_CHECKS
 from flatfab.telemetry.conditions import KINDS as TELEMETRY_KINDS
 from flatfab.telemetry.conditions import SEVERITY
+from flatfab.workflows.commands.burnin import KINDS as BURN_IN_KINDS
 from flatfab.workflows.commands.traffic import KINDS as TRAFFIC_KINDS
 from flatfab.workflows.commands.traffic import TRAFFIC_CHECKS
 
@@ -41,7 +42,8 @@ def test_it_holds_every_check_and_every_kind_raised_outside_them_once() -> None:
     assert not Counter(kinds) - Counter(set(kinds))  # no kind twice
     by_source = Counter(e.source for e in ENTRIES.values())
     assert by_source == {Source.CHECK: len(CHECKS), Source.TELEMETRY: len(TELEMETRY_KINDS),
-                         Source.TRAFFIC: len(TRAFFIC_KINDS), Source.SOT: len(SOT_KINDS)}
+                         Source.TRAFFIC: len(TRAFFIC_KINDS), Source.SOT: len(SOT_KINDS),
+                         Source.BURN_IN: len(BURN_IN_KINDS)}
 
 
 def test_the_kinds_agree_with_the_ids_their_modules_raise() -> None:
@@ -58,7 +60,9 @@ def test_where_a_check_is_raised_follows_its_stages() -> None:
         assert (Place.CHECK in entry.places) is (Stage.STATIC in entry.stages), entry.id
         live = Stage.LIVE in entry.stages
         assert (Place.AUDIT in entry.places and Place.GATE in entry.places) is live, entry.id
-        verify = Place.VERIFY_LOSSLESS if CHECKS[entry.id].lossless else Place.VERIFY
+        item = CHECKS[entry.id]
+        verify = (Place.VERIFY_LOSSLESS if item.lossless else
+                  Place.VERIFY_PHYSICAL if item.physical else Place.VERIFY)
         assert (verify in entry.places) is live, entry.id
     assert ENTRIES["telemetry.silent"].places == (Place.WATCH, Place.GATE_TELEMETRY)
     assert ENTRIES["traffic.class"].places == (Place.VERIFY_TRAFFIC,)

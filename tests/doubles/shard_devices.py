@@ -89,7 +89,7 @@ class ShardDevices:
             raise ConnectionError(self.faults.unreachable[name])
 
     def observe(self, task: Task, planned: DeviceState, probes: list[Probe],
-                read_only: bool) -> DeviceState:
+                read_only: bool, physical: bool = False) -> DeviceState:
         assert read_only, "verify and audit read devices read-only"
         self._check(planned.name)
         return self.fabric.device(planned.name, probes)

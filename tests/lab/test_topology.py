@@ -74,7 +74,9 @@ def test_switches_bind_frr_files_and_carry_their_vrfs() -> None:
                               "flatfab.vrfs": "blue:100,red:200"}
     assert "ip link add link swp51 name swp51.100 type vlan id 100" in leaf["exec"]
     host = doc["topology"]["nodes"]["leaf1-h1"]
-    assert "binds" not in host and host["labels"]["flatfab.role"] == "host"
+    # a host binds only the modules in its NIC ports (the lab's stand-in for hardware)
+    assert host["binds"] == ["lab/leaf1-h1/phy.json:/var/lib/flatfab/phy.json"]
+    assert host["labels"]["flatfab.role"] == "host"
     endpoints = [tuple(link["endpoints"]) for link in doc["topology"]["links"]]
     assert ("leaf1:swp51", "spine1:swp1") in endpoints
     assert ("leaf1:swp1", "leaf1-h1:eth1") in endpoints

@@ -4,9 +4,10 @@ and root shells against it, and a device's NAPALM driver opened from its invento
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,8 @@ from typing import Any
 import yaml
 from napalm import get_network_driver
 
-from flatfab.lab.netns import LabPaths, node_exec
+from flatfab.lab import hardware
+from flatfab.lab.netns import STATE_DIR, LabPaths, node_exec, node_folder
 from tests.support.flatfab import Run, flatfab
 
 # Overridable so two checkouts (or two developers) can run live tests side by side.
@@ -52,6 +54,17 @@ class Lab:
                       f"ip link set {one} name fftmp; ip link set {other} name {one}; "
                       f"ip link set fftmp name {other}; ip link set {one} up; "
                       f"ip link set {other} up")
+
+    def phy_file(self, node: str) -> Path:
+        """The node's stand-in for the modules in its ports (flatfab.lab.hardware)."""
+        return node_folder(self.paths.node_dir(node), STATE_DIR) / hardware.FILE
+
+    def edit_phy(self, node: str, port: str, change: Callable[[dict[str, Any]], None]) -> None:
+        """Change what a port's module states (a physical fault, as the lab shows one)."""
+        path = self.phy_file(node)
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        change(doc["ports"][port])
+        path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
     def lldp_heard(self, node: str, port: str) -> set[str]:
         """The `device:port` neighbours the node's lldpd lists on a port (stale ones too)."""

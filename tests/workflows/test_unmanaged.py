@@ -383,7 +383,8 @@ def test_a_collect_never_reads_an_unmanaged_host(mixed: FabricState,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     read: list[str] = []
 
-    def observe(task: Task, planned: DeviceState, _probes: Any, _ro: bool) -> DeviceState:
+    def observe(task: Task, planned: DeviceState, _probes: Any, _ro: bool,
+                _physical: bool = False) -> DeviceState:
         read.append(task.host.name)
         return planned.model_copy(deep=True)
 

@@ -70,6 +70,8 @@ def _limitations(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         if device is None:
             continue
         for pattern, why in device.limitations.items():
+            if pattern.startswith("phy."):
+                continue  # the physical layer's: phy.unread lists them
             found.setdefault((device.platform, pattern, why), []).append(name)
     for (platform, pattern, why), devices in sorted(found.items()):
         shown = ", ".join(devices[:5]) + (f" and {len(devices) - 5} more" if len(devices) > 5

@@ -7,10 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import netmiko_shell
 from flatfab.platforms.base import DeviceDriver, Endpoint, InventoryOption, Login, Platform
-from flatfab.platforms.eos.collect import collect
+from flatfab.platforms.eos.collect import collect, physical
 from flatfab.platforms.eos.driver import EosDriver
 from flatfab.platforms.eos.render import render
 from flatfab.platforms.eos.sections import owned, split_sections, without_comments
@@ -81,6 +82,10 @@ class EosPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, self.facts, self.names)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(driver, planned)
 
 
 PLATFORM = EosPlatform(Path(__file__).with_name("platform.yaml"))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms.base import DeviceDriver, InventoryOption, LabNodeSpec, Platform
-from flatfab.platforms.frr.collect import collect, reader
+from flatfab.platforms.frr.collect import collect, physical, reader
 from flatfab.platforms.frr.lab import lab_node, netns_daemons
 from flatfab.platforms.frr.render import render
 from flatfab.platforms.sections import by_header
@@ -28,6 +29,10 @@ class FrrPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(reader(driver), planned, probes)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(reader(driver), planned)
 
     def inventory_options(self) -> tuple[InventoryOption, ...]:
         return (*ssh_driver_options(),

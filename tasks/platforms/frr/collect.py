@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import (
     DEFAULT_VRF,
     DeviceState,
@@ -18,7 +19,7 @@ from flatfab.model.state import (
     QosMaps,
     Route,
 )
-from flatfab.platforms import configdb
+from flatfab.platforms import configdb, lab_phy, readback
 from flatfab.platforms.base import DeviceDriver
 from flatfab.platforms.frr import dcb, kernel_qos
 from flatfab.platforms.readback import (
@@ -134,6 +135,7 @@ class FrrReader(Protocol):
     def get_route_table(self) -> dict[str, dict[str, Any]]: ...
     def route_tables(self) -> Iterator[tuple[str, FrrTable]]: ...
     def get_lossless(self) -> dict[str, Any]: ...
+    def get_physical(self) -> dict[str, Any]: ...
 
 
 def reader(driver: DeviceDriver) -> FrrReader:
@@ -243,6 +245,11 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
         if lossless:
             _add_lossless(device, lossless)
     return device
+
+
+def physical(driver: FrrReader, planned: DeviceState) -> dict[str, PortPhysical]:
+    """Each cabled port's physical layer: the lab's phy.json, or ethtool on switchdev."""
+    return lab_phy.read_cabled(driver.get_physical, planned, readback.read_errors())
 
 
 def _add_bgp(device: DeviceState, planned: DeviceState, bgp: dict[str, Any],

@@ -26,10 +26,11 @@ from typing import Any
 
 from flatfab import devicejson
 from flatfab.asn import read_asn
-from flatfab.platforms import configdb
+from flatfab.platforms import configdb, lab_phy
 from flatfab.platforms.frr import dcb, kernel_qos
 from flatfab.platforms.frr import links as links_mod
 from flatfab.platforms.frr.collect import BGP_SUMMARY, lldp_neighbors
+from flatfab.platforms.linux_host import phy as host_phy
 from flatfab.platforms.readback import (
     FrrTable,
     FrrTableError,
@@ -396,6 +397,17 @@ class FrrDriver(ShellDriver[FrrState]):
         db, counters = self._read_qos(links)
         kernel = db.pop(kernel_qos.KERNEL_TABLE, {})
         return {"config_db": db, "kernel": kernel, "counters": counters}
+
+    def get_physical(self) -> dict[str, Any]:
+        """Not a NAPALM getter: port -> its physical layer (flatfab.model.physical, as JSON):
+        with `qos_backend: dcb` (switchdev hardware), ethtool and sysfs for each front-panel
+        port (linux_host/phy.py); in the lab, the modules the lab's phy.json states (virtual),
+        {} where none is."""
+        if self.qos_backend == "dcb":
+            links = links_mod.from_ip_json(self._per_namespace("link"), self.mgmt_interfaces)
+            return host_phy.read_nics(self._batch, [name for name, spec in links.items()
+                                                    if not spec.bridge and "." not in name])
+        return lab_phy.read_driver_file(self._batch, f"{self.state_dir}/{lab_phy.FILE}")
 
     def _read_dcb(self, links: dict[str, links_mod.LinkSpec]) -> dict[str, Any]:
         """The stored tables (what flatfab set) and each physical port's DCB, qdisc and pool

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms.base import (
     DEFAULT_TIMEOUTS,
@@ -19,6 +20,7 @@ from flatfab.platforms.base import (
     Timeouts,
 )
 from flatfab.platforms.junos.collect import collect as collect_device
+from flatfab.platforms.junos.collect import physical
 from flatfab.platforms.junos.driver import JunosDriver
 from flatfab.platforms.junos.render import render
 from flatfab.platforms.junos.text import canonical, children, parse, split_sections
@@ -59,6 +61,10 @@ class JunosPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect_device(driver, planned, self.names)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(driver, planned)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         running = driver.get_config(retrieve="running")["running"]

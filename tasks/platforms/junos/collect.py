@@ -29,9 +29,11 @@ import ast
 import json
 import math
 import re
+import time
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -48,6 +50,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.junos import phy
 from flatfab.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
 from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_device, tenant
 
@@ -199,9 +202,10 @@ class JunosConfig:
         return str(vlan["l3-interface"]) if vlan and vlan.get("l3-interface") else None
 
 
-def _read(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
+def _read(driver: DeviceDriver, device: DeviceState,
+          commands: tuple[str, ...] = COMMANDS) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for command in COMMANDS:
+    for command in commands:
         try:
             out[command] = parse_reply(command, driver.cli([command])[command])
         except JunosCollectError as exc:  # names the command itself: one line
@@ -688,3 +692,17 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
             "virtual-router and vrf instances only")
     device.not_modelled = dict(sorted({**device.not_modelled, **unnamed}.items()))
     return device
+
+
+def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
+    """Each cabled port's module, optics, FEC and flaps (junos/phy.py); a command the switch
+    does not answer leaves what it states unknown; {}: it answered none."""
+    scratch = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+    outputs = {c: r for c, r in _read(driver, scratch, phy.COMMANDS).items() if r}
+    ports = readback.cabled_ports(planned)
+    if not outputs or not ports:
+        return {}
+    try:
+        return phy.read_ports(outputs, ports, now=time.time())
+    except phy.PhyReadError as exc:
+        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}

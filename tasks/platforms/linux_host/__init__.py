@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms.base import DeviceDriver, InventoryOption, Platform
-from flatfab.platforms.linux_host.collect import collect, reader
+from flatfab.platforms.linux_host.collect import collect, physical, reader
 from flatfab.platforms.linux_host.render import render
 from flatfab.platforms.sections import by_first_word
 from flatfab.platforms.shell_options import ARGS, ssh_driver_options
@@ -28,6 +29,10 @@ class LinuxHostPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(reader(driver), planned, probes)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(reader(driver), planned)
 
     def inventory_options(self) -> tuple[InventoryOption, ...]:
         return (*ssh_driver_options(),

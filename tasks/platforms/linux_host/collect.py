@@ -6,10 +6,13 @@ from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from flatfab.model.build import clone
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, IfKind, Interface, PolicyRule, Probe, StaticRoute
+from flatfab.platforms import lab_phy
 from flatfab.platforms.base import DeviceDriver
 from flatfab.platforms.linux_host import config as cfg
 from flatfab.platforms.linux_host import nic_qos
+from flatfab.platforms.readback import read_errors
 
 # (address, ICMP payload bytes, don't fragment[, source address])
 ProbeTarget = tuple[str, int, bool] | tuple[str, int, bool, str | None]
@@ -25,6 +28,7 @@ class HostReader(Protocol):
     def send_roce(self, address: str, sport_base: int, flows: int, data_packets: int,
                   size: int = 1024, source: str | None = None) -> int: ...
     def read_nic_counters(self) -> dict[str, dict[str, int]]: ...
+    def get_physical(self) -> dict[str, Any]: ...
 
 
 def reader(driver: DeviceDriver) -> HostReader:
@@ -89,6 +93,12 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
                                left_by=r.get("left_by"))
                          for p, r in zip(probes, results, strict=True)]
     return device
+
+
+def physical(driver: HostReader, planned: DeviceState) -> dict[str, PortPhysical]:
+    """Each cabled NIC's physical layer: ethtool and sysfs on ConnectX, the lab's phy.json
+    in the lab."""
+    return lab_phy.read_cabled(driver.get_physical, planned, read_errors())
 
 
 T = TypeVar("T", StaticRoute, PolicyRule)

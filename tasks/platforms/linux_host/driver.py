@@ -16,8 +16,9 @@ from importlib import resources
 from typing import Any
 
 from flatfab import devicejson
+from flatfab.platforms import lab_phy
 from flatfab.platforms.linux_host import config as cfg
-from flatfab.platforms.linux_host import nic_counters, nic_qos
+from flatfab.platforms.linux_host import nic_counters, nic_qos, phy
 from flatfab.platforms.linux_host.collect import ProbeTarget
 from flatfab.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
@@ -264,6 +265,14 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             raise DeviceCommandError(f"{self.hostname}: NIC counters: no NIC in flatfab's qos "
                                      f"state ({self._qos_file}): not rolled out yet?")
         return found
+
+    def get_physical(self) -> dict[str, Any]:
+        """Not a NAPALM getter: NIC -> its physical layer (flatfab.model.physical, as JSON):
+        on ConnectX, ethtool and sysfs for each data NIC (linux_host/phy.py); in the lab, the
+        modules the lab's phy.json states (virtual), {} where none is."""
+        if self.nic_backend == "connectx":
+            return phy.read_nics(self._batch, self._read_state().nics)
+        return lab_phy.read_driver_file(self._batch, f"{self.state_dir}/{lab_phy.FILE}")
 
     def get_lossless(self) -> dict[str, Any]:
         """Not a NAPALM getter: NIC -> lossless settings (virtual in the lab but ToS/CNP)."""

@@ -6,10 +6,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import netmiko_shell
 from flatfab.platforms.base import DeviceDriver
-from flatfab.platforms.nvue.collect import APPLIED, class_packets, collect, counters_command
+from flatfab.platforms.nvue.collect import (
+    APPLIED,
+    class_packets,
+    collect,
+    counters_command,
+    physical,
+)
 from flatfab.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
 from flatfab.platforms.nvue.render import canonical, render, sections, text
@@ -35,6 +42,10 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, probes, self.names)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(driver, planned)
 
 
 

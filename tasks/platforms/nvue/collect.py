@@ -22,8 +22,10 @@ is recorded in `unknown` with the reason, never invented.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import (
     DEFAULT_VRF,
     PROFILE_EGRESS_LOSSLESS,
@@ -48,6 +50,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
+from flatfab.platforms.nvue import phy
 from flatfab.platforms.nvue.driver import NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import Tree
 from flatfab.platforms.nvue.render import GLOBAL, LOSSLESS_POOL, LOSSY_POOL, SPEEDS
@@ -500,3 +503,31 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
             device.errors.append(f"lossless: unexpected config ({str(exc).splitlines()[0]})")
         _counters(driver, device)
     return device
+
+
+def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
+    """Each cabled port's module, diagnostics, FEC and flaps (nvue/phy.py): the whole-switch
+    reads, then each port's FEC detail (one command a call: a command a release does not
+    have fails alone, and its facts stay unknown with why)."""
+    ports = readback.cabled_ports(planned)
+    if not ports:
+        return {}
+    failed: tuple[type[Exception], ...] = (NvueError, *readback.read_errors())
+    outputs: dict[str, Any] = {}
+    for command in (*phy.COMMANDS, *(phy.phy_detail_command(p) for p in ports)):
+        try:
+            outputs[command] = parse_json(str(driver.cli([command])[command]), command)
+        except failed:
+            continue  # not in the outputs: read_ports names what it leaves unknown
+    if phy.TRANSCEIVERS not in outputs:  # before 5.11: one port at a time
+        for command in (phy.pluggable_command(p) for p in ports):
+            try:
+                outputs[command] = parse_json(str(driver.cli([command])[command]), command)
+            except failed:
+                continue
+    if not outputs:
+        return {}
+    try:
+        return phy.read_ports(outputs, ports, now=time.time())
+    except phy.PhyReadError as exc:
+        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms.base import (
     DEFAULT_TIMEOUTS,
@@ -17,7 +18,7 @@ from flatfab.platforms.base import (
     Platform,
     Timeouts,
 )
-from flatfab.platforms.nxos.collect import collect
+from flatfab.platforms.nxos.collect import collect, physical
 from flatfab.platforms.nxos.driver import NxosDriver, NxosError, normalize
 from flatfab.platforms.nxos.render import render
 from flatfab.platforms.nxos.sections import owned, split_sections
@@ -41,6 +42,10 @@ class NxosPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, self.names)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(driver, planned)
 
     def connection_extras(self, extras: dict[str, Any], *, read_only: bool,
                           timeouts: Timeouts = DEFAULT_TIMEOUTS) -> dict[str, Any]:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import time
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import (
     BgpInstance,
     BgpPeer,
@@ -27,7 +29,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
-from flatfab.platforms.nxos import running
+from flatfab.platforms.nxos import phy, running
 from flatfab.platforms.nxos.driver import NxosError, parse_json
 from flatfab.platforms.nxos.running import NxosConfig
 from flatfab.platforms.readback import (
@@ -79,9 +81,11 @@ def _int(value: Any) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _json(driver: DeviceDriver, device: DeviceState) -> dict[str, dict[str, Any]]:
+def _json(driver: DeviceDriver, device: DeviceState,
+          commands: tuple[str, ...] = (*JSON_COMMANDS, *COUNTER_COMMANDS)
+          ) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for command in (*JSON_COMMANDS, *COUNTER_COMMANDS):
+    for command in commands:
         try:
             reply = driver.cli([f"{command} | json"], encoding="text")[f"{command} | json"]
             value = _parse(str(reply), command)
@@ -267,3 +271,18 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     _lossless(device, planned, config)
     _counters(device, shown[PFC])
     return device
+
+
+def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
+    """Each cabled port's module, diagnostics, FEC mode and last flap (nxos/phy.py); a show
+    the switch does not answer leaves what it states unknown; {}: it answered none."""
+    scratch = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+    shown = _json(driver, scratch, phy.COMMANDS)
+    outputs = {command: reply for command, reply in shown.items() if reply}
+    ports = readback.cabled_ports(planned)
+    if not outputs:
+        return {}
+    try:
+        return phy.read_ports(outputs, ports, now=time.time())
+    except phy.PhyReadError as exc:
+        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}

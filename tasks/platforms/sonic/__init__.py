@@ -6,17 +6,21 @@ import re
 from pathlib import Path
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms import configdb, netmiko_shell
 from flatfab.platforms.base import DeviceDriver
 from flatfab.platforms.sections import by_header
 from flatfab.platforms.sonic import changes
-from flatfab.platforms.sonic.collect import collect, pfc_counters, queue_counters
+from flatfab.platforms.sonic.collect import collect, pfc_counters, physical, queue_counters
 from flatfab.platforms.sonic.driver import SonicDriver, SonicError
 from flatfab.platforms.sonic.render import CONFIG_DB, render
 
 # read-only commands: show, vtysh show, and read verbs of the Redis databases
-_SAFE_ARGS = r"[A-Za-z0-9_:|.,*/ -]*"
+# arguments of a database read: bare words, or single-quoted keys (a SONiC key's `|` only
+# inside quotes: a bare one would pipe the read into another command)
+_ARG = r"(?:'[A-Za-z0-9_:|.,*/ -]*'|[A-Za-z0-9_:.,*/-]+)"
+_SAFE_ARGS = rf"{_ARG}(?: {_ARG})*"
 _READS = (
     re.compile(r"^\s*show\s[^;|&`$<>]*$"),
     re.compile(r"^\s*vtysh -c '\s*show\s[^';|&`$<>]*'$"),
@@ -39,6 +43,10 @@ class SonicPlatform(netmiko_shell.NetmikoShellPlatform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, probes, self.names)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(driver, planned)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         """Running projected onto the rows and fields the intended config renders."""

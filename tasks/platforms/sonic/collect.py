@@ -22,8 +22,10 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import time
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import (
     DeviceState,
     Endpoint,
@@ -47,6 +49,7 @@ from flatfab.platforms.readback import (
     lldp_neighbours,
     tenant,
 )
+from flatfab.platforms.sonic import phy
 from flatfab.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
@@ -344,6 +347,36 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
         _lossless(device, db, planned)
         _counters(driver, device, planned)
     return device
+
+
+def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
+    """Each cabled port's module, diagnostics, FEC and flaps from the Redis databases
+    (sonic/phy.py), its hashes read in one call; a hash that does not read leaves the port's
+    physical layer unknown, with why."""
+    ports = readback.cabled_ports(planned)
+    if not ports:
+        return {}
+    failed: tuple[type[Exception], ...] = (SonicError, *readback.read_errors())
+    try:
+        oids = _db_hash(_one(driver, PORT_MAP), "COUNTERS_PORT_NAME_MAP")
+    except failed:
+        oids = {}  # the FEC counters are then unknown, with why; the module is still read
+    wanted = {port: phy.commands(port, oids.get(port)) for port in ports}
+    try:
+        outputs = driver.cli([c for per in wanted.values() for c in per.values()])
+    except failed as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return {port: PortPhysical(unknown={"module": why}) for port in ports}
+    now = time.time()  # SONiC stamps link changes in UTC; a clock apart shifts the age
+    found: dict[str, PortPhysical] = {}
+    for port, per in wanted.items():
+        try:
+            tables = {table: _db_hash(str(outputs[command]), f"{table} of {port}")
+                      for table, command in per.items()}
+            found[port] = phy.read_port(port, tables, now=now)
+        except (SonicError, phy.PhyReadError) as exc:
+            found[port] = PortPhysical(unknown={"module": str(exc)})
+    return found
 
 
 def _db_hash(text: str, what: str) -> dict[str, str]:

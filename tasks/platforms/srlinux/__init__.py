@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState, Probe
 from flatfab.platforms.base import (
     DEFAULT_TIMEOUTS,
@@ -36,7 +37,7 @@ from flatfab.platforms.base import (
     Platform,
     Timeouts,
 )
-from flatfab.platforms.srlinux.collect import collect
+from flatfab.platforms.srlinux.collect import collect, physical
 from flatfab.platforms.srlinux.render import render
 from flatfab.platforms.srlinux.sections import entries_of, normalized_running, split
 
@@ -133,6 +134,10 @@ class SrlinuxPlatform(Platform):
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:
         return collect(driver, planned, self.names)
+
+    def collect_physical(self, driver: DeviceDriver,
+                         planned: DeviceState) -> dict[str, PortPhysical]:
+        return physical(driver, planned)
 
 
 PLATFORM = SrlinuxPlatform(Path(__file__).with_name("platform.yaml"))

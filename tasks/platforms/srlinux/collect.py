@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import datetime
 from typing import Any
 
+from flatfab.model.physical import PortPhysical
 from flatfab.model.state import (
     DEFAULT_VRF,
     BgpInstance,
@@ -52,11 +54,12 @@ from flatfab.platforms.readback import (
     read_errors,
     tenant,
 )
+from flatfab.platforms.srlinux import phy
 from flatfab.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
 from flatfab.platforms.srlinux.sections import unprefixed
 
 Json = dict[str, Any]
-INTERFACES = "info from state /interface"
+INTERFACES = phy.INTERFACES  # "info from state /interface": its transceivers too
 INSTANCES = "info from state /network-instance"
 LLDP = "info from state /system lldp"
 QOS_STATE = "info from state /qos interfaces"
@@ -605,3 +608,18 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     qos = running.get("qos")
     _counters(device, shown[QOS_STATE], qos if isinstance(qos, dict) else {})
     return device
+
+
+def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
+    """Each cabled port's transceiver, FEC and flaps from the interfaces' state
+    (srlinux/phy.py); {}: the switch did not answer."""
+    scratch = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+    shown = readback.json_shows(driver, scratch, (), phy.COMMANDS)
+    outputs = {command: unprefixed(reply) for command, reply in shown.items() if reply}
+    ports = readback.cabled_ports(planned)
+    if not outputs or not ports:
+        return {}
+    try:
+        return phy.read_ports(outputs, ports, now=time.time())
+    except phy.PhyReadError as exc:
+        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}

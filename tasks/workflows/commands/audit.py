@@ -73,22 +73,24 @@ class DriftRead:
         return [self.found[name] for name in sorted(self.found)]
 
 
-def audit_checks(lossless: bool) -> list[str]:
+def audit_checks(lossless: bool, physical: bool = False) -> list[str]:
     return sorted(c for c, item in CATALOG.items()
-                  if Stage.LIVE in item.stages and (lossless or not item.lossless))
+                  if Stage.LIVE in item.stages and (lossless or not item.lossless)
+                  and (physical or not item.physical))
 
 
 # what a source of truth adds to an audit: its check ids, and findings on the observed state
 SotChecks = tuple[list[str], Callable[[FabricState], list[Finding]]]
 
 
-def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, probes: bool = True,
+def audit(nornir: Nornir, plan: FabricState, *, lossless: bool = True, physical: bool = False,
+          probes: bool = True,
           progress: RichProgress | None = None, sot: SotChecks | None = None,
           clock: Callable[[], float] = time.time, close: bool = True) -> AuditReport:
     started_epoch = clock()
     started = time.monotonic()
     drift = DriftRead(plan)
-    report = verify(nornir, plan, probes=probes, only_checks=audit_checks(lossless),
+    report = verify(nornir, plan, probes=probes, only_checks=audit_checks(lossless, physical),
                     progress=progress, close=close, before=drift, name="audit: read")
     return audit_report(plan, drift.drift(), report, sot=sot, started_epoch=started_epoch,
                         started=started)

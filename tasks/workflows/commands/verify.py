@@ -41,6 +41,12 @@ class Report:
         return exitcodes.judged(failed=self.failed, unread=self.incomplete)
 
 
+def asks_physical(only_checks: list[str] | None) -> bool:
+    """Whether a run's checks judge the physical layer (only then is it read: it costs
+    reads per port that no other check needs)."""
+    return any(CATALOG[c].physical for c in only_checks or () if c in CATALOG)
+
+
 def unread_devices(plan: FabricState, observed: FabricState) -> dict[str, str]:
     """Every planned device that was not read, with why, in plan order. An unmanaged host
     is never read by design: it is not judged, never unread."""
@@ -73,7 +79,7 @@ def verify(nornir: Nornir, plan: FabricState, *, probes: bool = True,
     started = time.monotonic()
     collection = collect(nornir, plan, probes=verify_probes(plan, probes, probe_fanout),
                          read_only=True, progress=progress, name=name, close=close,
-                         before=before)
+                         before=before, physical=asks_physical(only_checks))
     return judge(plan, collection.state, only_checks, collect_s=collection.seconds,
                  started=started)
 

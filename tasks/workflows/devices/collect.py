@@ -38,12 +38,14 @@ DeviceRead = Callable[[Task], None]
 
 def _collect(task: Task, plan: FabricState, probes: dict[str, list[Probe]],
              read_only: bool, close: bool, keep_open: Container[str] = (),
-             sweep: YoungSweep | None = None, before: DeviceRead | None = None) -> Result:
+             sweep: YoungSweep | None = None, before: DeviceRead | None = None,
+             physical: bool = False) -> Result:
     planned = plan.devices[task.host.name]
     try:
         if before is not None:
             before(task)
-        device = device_io.observe(task, planned, probes.get(planned.name, []), read_only)
+        device = device_io.observe(task, planned, probes.get(planned.name, []), read_only,
+                                   physical)
         share_fields_set(device)  # a fleet's observed state is millions of small models
     except Exception as exc:  # noqa: BLE001 - an unread device is named, not a crash
         device = unread(planned, unread_reason(exc, task))
@@ -88,13 +90,15 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
                     progress: RichProgress | None = None, only: set[str] | None = None,
                     name: str = "collect", close: bool = False,
                     keep_open: Container[str] = (),
-                    before: DeviceRead | None = None) -> dict[str, DeviceState]:
+                    before: DeviceRead | None = None,
+                    physical: bool = False) -> dict[str, DeviceState]:
     """Observed state of the plan's devices (or only some), one Nornir run, in plan order.
     An unmanaged host is never read (nor is it in `nornir`): it is left out.
 
     `probes`: the pings each host sends (flatfab.plan.probes), none when omitted. `close`:
     each device's connection is closed once it is read (a run that reads it only once),
-    but those of `keep_open`. `before`: read first on each device's session.
+    but those of `keep_open`. `before`: read first on each device's session. `physical`:
+    each port's physical layer too (verify --physical).
     """
     wanted = plan.managed()  # an unmanaged host is never read, whatever the inventory lists
     target = nornir.filter(filter_func=lambda h: h.name in wanted
@@ -112,7 +116,8 @@ def collect_devices(nornir: Nornir, plan: FabricState, *,
     with gc_paused(long_lived=True), threads_on_one_cpu(len(hosts)):
         results = target.run(task=_collect, name=name, plan=plan, probes=probes or {},
                              read_only=read_only, close=close, keep_open=keep_open,
-                             sweep=YoungSweep(), before=before, on_failed=True)
+                             sweep=YoungSweep(), before=before, physical=physical,
+                             on_failed=True)
     devices: dict[str, DeviceState] = {}
     for host, planned in plan.devices.items():
         if (only is not None and host not in only) or not planned.managed:
@@ -138,12 +143,12 @@ def collect(nornir: Nornir, plan: FabricState, *, probes: dict[str, list[Probe]]
             read_only: bool = True, progress: RichProgress | None = None,
             only: set[str] | None = None, name: str = "collect",
             close: bool = False, keep_open: Container[str] = (),
-            before: DeviceRead | None = None) -> Collection:
+            before: DeviceRead | None = None, physical: bool = False) -> Collection:
     """Observed state of the plan's devices (or only some), one Nornir run (`close`,
     `before`: as collect_devices)."""
     started = time.monotonic()
     devices = collect_devices(nornir, plan, probes=probes, read_only=read_only,
                               progress=progress, only=only, name=name, close=close,
-                              keep_open=keep_open, before=before)
+                              keep_open=keep_open, before=before, physical=physical)
     return Collection(state=observed_state(plan, devices),
                       seconds=time.monotonic() - started)

@@ -19,11 +19,17 @@ from flatfab.workflows.devices.connections import driver
 
 
 def observe(task: Task, planned: DeviceState, probes: list[Probe],
-            read_only: bool) -> DeviceState:
-    """The device's observed state (its probes sent), through its platform's collect; the
-    settings its OS never states (the platform's data file) set apart as limitations."""
+            read_only: bool, physical: bool = False) -> DeviceState:
+    """The device's observed state (its probes sent), through its platform's collect, with
+    its ports' physical layer when asked (`verify --physical`); the settings its OS never
+    states (the platform's data file) set apart as limitations."""
     platform = get_platform(planned.platform)
-    device = platform.collect(driver(task, read_only=read_only), planned, probes)
+    session = driver(task, read_only=read_only)
+    device = platform.collect(session, planned, probes)
+    if physical:
+        for name, seen in platform.collect_physical(session, planned).items():
+            if name in device.interfaces:
+                device.interfaces[name].phy = seen
     caps = platform.facts.capabilities
     family = planned.qos.asic.family if planned.qos is not None else None
     separate_limitations(device, lambda setting: caps.unreadable_match(setting, family))

@@ -38,11 +38,12 @@ class RunSpec:
     plan_hash: str  # the coordinator's plan (flatfab.workflows.runs.fingerprint)
     probes: bool = True
     probe_fanout: int | None = None
+    physical: bool = False  # read each port's physical layer too (verify --physical)
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "fabric": self.fabric, "shard_by": self.shard_by,
                 "plan_hash": self.plan_hash, "probes": self.probes,
-                "probe_fanout": self.probe_fanout}
+                "probe_fanout": self.probe_fanout, "physical": self.physical}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
@@ -52,7 +53,8 @@ class RunSpec:
         fanout = data.get("probe_fanout")
         return cls(kind=kind, fabric=str(data["fabric"]), shard_by=str(data["shard_by"]),
                    plan_hash=str(data["plan_hash"]), probes=bool(data.get("probes", True)),
-                   probe_fanout=None if fanout is None else int(fanout))
+                   probe_fanout=None if fanout is None else int(fanout),
+                   physical=data.get("physical") is True)
 
 
 @dataclass
@@ -83,7 +85,8 @@ def run_shard(nornir: Nornir, plan: FabricState, spec: RunSpec, shard: str,
     out.devices = collect_devices(nornir, plan, read_only=True, only=only,
                                   probes=probes if probes is not None else
                                   verify_probes(plan, spec.probes, spec.probe_fanout),
-                                  name=f"{spec.kind}: read", close=True, before=drift)
+                                  name=f"{spec.kind}: read", close=True, before=drift,
+                                  physical=spec.physical)
     out.drift = drift.drift() if drift is not None else []
     out.seconds["collect_s"] = round(time.monotonic() - started, 3)
     return out

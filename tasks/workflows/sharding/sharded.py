@@ -57,11 +57,12 @@ class Sharding:
 
     @classmethod
     def of(cls, plan: FabricState, kind: Kind, by: ShardBy, *, probes: bool = True,
-           probe_fanout: int | None = None, hashed: str | None = None) -> Sharding:
+           probe_fanout: int | None = None, hashed: str | None = None,
+           physical: bool = False) -> Sharding:
         """`hashed`: the plan's hash when the caller has it already (it costs a dump)."""
         return cls(spec=RunSpec(kind=kind, fabric=plan.fabric, shard_by=str(by),
                                 plan_hash=hashed or plan_hash(plan), probes=probes,
-                                probe_fanout=probe_fanout),
+                                probe_fanout=probe_fanout, physical=physical),
                    shards=shards(plan, by))
 
 
@@ -113,14 +114,15 @@ def verify_sharded(plan: FabricState, sharding: Sharding, gather: Gather,
 
 
 def audit_sharded(plan: FabricState, sharding: Sharding, gather: Gather, *,
-                  lossless: bool = True, sot: SotChecks | None = None,
+                  lossless: bool = True, physical: bool = False,
+                  sot: SotChecks | None = None,
                   clock: Callable[[], float] = time.time) -> tuple[AuditReport, Gathered]:
     """audit, its drift and devices read by shards and judged here once."""
     started_epoch = clock()
     started = time.monotonic()
     gathered = _gather(sharding, gather)
     observed = observed_state(plan, merged_devices(plan, sharding, gathered))
-    report = judge(plan, observed, audit_checks(lossless), collect_s=gathered.seconds,
+    report = judge(plan, observed, audit_checks(lossless, physical), collect_s=gathered.seconds,
                    started=started)
     return audit_report(plan, merged_drift(sharding, gathered), report, sot=sot,
                         started_epoch=started_epoch, started=started), gathered

@@ -468,7 +468,11 @@ def test_read_only_collect_and_drift_send_no_mutating_command(leaf1: DeviceState
     ("show runningconfiguration all", True),
     ("vtysh -c 'show bgp vrf all summary json'", True),
     ("sonic-db-cli COUNTERS_DB HGETALL COUNTERS:oid:0x1000000000002", True),
-    ("redis-cli -n 4 HGETALL 'PORT|Ethernet0'", False),
+    ("redis-cli -n 4 HGETALL 'PORT|Ethernet0'", True),
+    ("sonic-db-cli STATE_DB HGETALL 'TRANSCEIVER_INFO|Ethernet0'", True),
+    ("sonic-db-cli STATE_DB HGETALL PORT|Ethernet0", False),  # a pipe, not a key
+    ("sonic-db-cli STATE_DB KEYS x | sh", False),
+    ("sonic-db-cli STATE_DB HGETALL 'a' ; reboot", False),
     ("vtysh -c 'configure terminal'", False),
     ("show version; config reload -y", False),
     ("sonic-db-cli CONFIG_DB HSET PORT|Ethernet0 mtu 1500", False),
