@@ -249,8 +249,9 @@ def fec_mode(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Expects: both ends run the planned FEC.
     Fails when: an end runs another FEC, or the two ends differ (the link trains badly or not at
     all, and a mismatch that does come up drops frames).
-    Fix: Set the port's FEC to the link class's (`flatfab rollout` renders it where the platform
-    configures FEC) or correct the link class's `fec`.
+    Fix: Set both ends' FEC to the link class's on the switches (flatfab does not render FEC: the
+    OS's default for the optic is what runs), or correct the link class's `fec` to what the
+    optics need.
     """
     for a, b, link in _ends(ctx):
         expect = _expect(ctx, link)

@@ -44,6 +44,10 @@ from flatfab.model.physical import (
     Transceiver,
     resolve_rs,
 )
+from flatfab.platforms.phy_read import At, PhyReadError, PortFacts, missing
+
+# PhyReadError is the readers' own (flatfab.platforms.phy_read), named here for callers
+__all__ = ["COMMANDS", "PhyReadError", "read_ports"]
 
 INTERFACES = "show interfaces"
 TRANSCEIVER = "show interfaces transceiver detail"
@@ -80,13 +84,6 @@ _FEC = {"reedsolomon544": Fec.RS544, "firecode": Fec.FC, "disabled": Fec.NONE}
 _GENERIC_RS = "reedsolomon"
 
 
-class PhyReadError(ValueError):
-    """An EOS value flatfab cannot read: the command, the port and the key."""
-
-    def __init__(self, command: str, port: str, key: str, value: object) -> None:
-        super().__init__(f"{command}: {port}: {key}: cannot read {value!r}")
-
-
 def media_of(text: str) -> Media | None:
     """The media an EOS media type names (400GBASE-DR4 -> dr), None when it names none."""
     m = _PMD.match(text.strip().upper())
@@ -95,26 +92,9 @@ def media_of(text: str) -> Media | None:
     return next((media for prefix, media in PMD_MEDIA if m[1].startswith(prefix)), None)
 
 
-def _missing(command: str) -> str:
-    return f"{command!r} is not in the outputs (not run, or not supported here)"
-
-
 @dataclass(frozen=True)
-class _At:
-    """Where a value is read from, so a bad one names its command, port and key."""
-
-    command: str
-    port: str
-
-    def error(self, key: str, value: object) -> PhyReadError:
-        return PhyReadError(self.command, self.port, key, value)
-
-    def mapping(self, value: Any, key: str) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.error(key, value)
-        return value
+class _At(At):
+    """Where a value is read from (its command and port), and how this OS states values."""
 
     def number(self, value: Any, key: str) -> float | None:
         if value is None:
@@ -142,22 +122,7 @@ class _At:
         return value.strip() or None
 
 
-@dataclass
-class _Port:
-    """One port's facts as they are read, and why each missing one is missing."""
-
-    name: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    unknown: dict[str, str] = field(default_factory=dict)
-
-    def set(self, key: str, value: Any, why: str) -> None:
-        if value is None:
-            self.unknown[key] = why
-        else:
-            self.fields[key] = value
-
-    def built(self) -> PortPhysical:
-        return PortPhysical(**self.fields, unknown=self.unknown)
+_Port = PortFacts
 
 
 @dataclass(frozen=True)
@@ -280,7 +245,7 @@ def _read(switch: _Switch, port: str) -> PortPhysical:
 
 def _link(switch: _Switch, out: _Port) -> None:
     if switch.interfaces is None or out.name not in switch.interfaces:
-        why = _missing(INTERFACES) if switch.interfaces is None else \
+        why = missing(INTERFACES) if switch.interfaces is None else \
             f"{INTERFACES!r} lists no {out.name}"
         for key in ("flaps", "last_change_s", "speed_mbps"):
             out.unknown[key] = why
@@ -324,7 +289,7 @@ def _speed(at: _At, entry: dict[str, Any], out: _Port) -> None:
 def _stages(switch: _Switch, out: _Port) -> list[dict[str, Any]] | None:
     """The port's PHY stages (None, with every FEC counter's reason, when none are listed)."""
     if switch.phy is None or out.name not in switch.phy:
-        why = _missing(PHY) if switch.phy is None else f"{PHY!r} lists no {out.name}"
+        why = missing(PHY) if switch.phy is None else f"{PHY!r} lists no {out.name}"
         _no_fec_counters(out, why)
         out.unknown["lanes"] = why
         return None
@@ -459,7 +424,7 @@ def _presence(switch: _Switch, cage: _Cage, slot: Any,
     if dom:  # EOS lists DOM readings only for a cage with a module in it
         return True, ""
     if switch.slots is None:
-        return None, _missing(INVENTORY)
+        return None, missing(INVENTORY)
     return None, f"{INVENTORY!r} lists no transceiver slot {cage.number}"
 
 

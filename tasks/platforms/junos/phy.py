@@ -52,6 +52,10 @@ from flatfab.model.physical import (
     Transceiver,
     resolve_rs,
 )
+from flatfab.platforms.phy_read import At, PhyReadError, PortFacts, missing
+
+# PhyReadError is the readers' own (flatfab.platforms.phy_read), named here for callers
+__all__ = ["COMMANDS", "PhyReadError", "read_ports"]
 
 INTERFACES = "show interfaces extensive | display json"
 OPTICS = "show interfaces diagnostics optics | display json"
@@ -93,13 +97,6 @@ _PMD_MEDIA = {"SR": Media.SR, "SWDM": Media.SR, "DR": Media.DR, "PSM": Media.DR,
               "FR": Media.FR, "CWDM": Media.FR, "CLR": Media.FR, "LR": Media.LR, "ER": Media.ER}
 
 
-class PhyReadError(ValueError):
-    """A Junos value flatfab cannot read: the command, the port and the key."""
-
-    def __init__(self, command: str, port: str, key: str, value: object) -> None:
-        super().__init__(f"{command}: {port}: {key}: cannot read {value!r}")
-
-
 def media_of(text: str) -> Media | None:
     """The media a Junos module type names (QSFP56-DD-400GBASE-DR4 -> dr, QSFP28-100G-CU3M ->
     dac, the PIC's cable type "100GBASE SR4" -> sr), None when it names none."""
@@ -124,19 +121,9 @@ def _pmd_media(pmd: str, rest: list[str]) -> Media | None:
     return _PMD_MEDIA.get(name)
 
 
-def _missing(command: str) -> str:
-    return f"{command!r} is not in the outputs (not run, or not supported here)"
-
-
 @dataclass(frozen=True)
-class _At:
-    """Where a value is read from, so a bad one names its command, port and key."""
-
-    command: str
-    port: str
-
-    def error(self, key: str, value: object) -> PhyReadError:
-        return PhyReadError(self.command, self.port, key, value)
+class _At(At):
+    """Where a value is read from (its command and port), and how this OS states values."""
 
     def entries(self, obj: dict[str, Any], key: str) -> list[dict[str, Any]]:
         """A Junos element's occurrences: a list of objects ([] when absent)."""
@@ -198,22 +185,7 @@ class _At:
         return int(text)
 
 
-@dataclass
-class _Port:
-    """One port's facts as they are read, and why each missing one is missing."""
-
-    name: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    unknown: dict[str, str] = field(default_factory=dict)
-
-    def set(self, key: str, value: Any, why: str) -> None:
-        if value is None:
-            self.unknown[key] = why
-        else:
-            self.fields[key] = value
-
-    def built(self) -> PortPhysical:
-        return PortPhysical(**self.fields, unknown=self.unknown)
+_Port = PortFacts
 
 
 @dataclass
@@ -241,11 +213,11 @@ def _reply(outputs: dict[str, Any], command: str, switch: _Switch) -> dict[str, 
     """A command's reply; None (with why) when it is not in the outputs or empty (the
     collector stores {} for a command that failed)."""
     if command not in outputs:
-        switch.why[command] = _missing(command)
+        switch.why[command] = missing(command)
         return None
     reply = outputs[command]
     if not isinstance(reply, dict):
-        raise PhyReadError(command, "*", "(reply)", reply)
+        raise PhyReadError.at(command, "*", "(reply)", reply)
     if not reply:
         switch.why[command] = f"{command!r} gave an empty reply"
         return None

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -50,6 +50,10 @@ from flatfab.model.physical import (
     Transceiver,
     resolve_rs,
 )
+from flatfab.platforms.phy_read import At, PhyReadError, PortFacts, missing
+
+# PhyReadError is the readers' own (flatfab.platforms.phy_read), named here for callers
+__all__ = ["COMMANDS", "PhyReadError", "read_ports"]
 
 INTERFACES = "nv show interface -o json"
 SYSTEM = "nv show system -o json"
@@ -106,13 +110,6 @@ def _checked(port: str) -> str:
     return port
 
 
-class PhyReadError(ValueError):
-    """An NVUE value flatfab cannot read: the command, the port and the key."""
-
-    def __init__(self, command: str, port: str, key: str, value: object) -> None:
-        super().__init__(f"{command}: {port}: {key}: cannot read {str(value)[:60]!r}")
-
-
 def media_of(cable_type: str) -> Media | None:
     """The media NVUE's cable-type names: a passive copper cable is a DAC, an active optical
     cable an AOC; "Optical module" names no reach and "Active cable" optical or copper alike."""
@@ -124,26 +121,9 @@ def media_of(cable_type: str) -> Media | None:
     return None
 
 
-def _missing(command: str) -> str:
-    return f"{command!r} is not in the outputs (not run, or not on this release)"
-
-
 @dataclass(frozen=True)
-class _At:
-    """Where a value is read from, so a bad one names its command, port and key."""
-
-    command: str
-    port: str
-
-    def error(self, key: str, value: object) -> PhyReadError:
-        return PhyReadError(self.command, self.port, key, value)
-
-    def mapping(self, value: Any, key: str) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.error(key, value)
-        return value
+class _At(At):
+    """Where a value is read from (its command and port), and how this OS states values."""
 
     def text(self, value: Any, key: str) -> str | None:
         """A string value; NVUE's "N/A" and "" state nothing."""
@@ -207,22 +187,7 @@ class _At:
         return float(m[1])
 
 
-@dataclass
-class _Port:
-    """One port's facts as they are read, and why each missing one is missing."""
-
-    name: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    unknown: dict[str, str] = field(default_factory=dict)
-
-    def set(self, key: str, value: Any, why: str) -> None:
-        if value is None:
-            self.unknown[key] = why
-        else:
-            self.fields[key] = value
-
-    def built(self) -> PortPhysical:
-        return PortPhysical(**self.fields, unknown=self.unknown)
+_Port = PortFacts
 
 
 @dataclass
@@ -256,7 +221,7 @@ def _switch(outputs: dict[str, Any], now: float) -> _Switch:
 def _zone(outputs: dict[str, Any]) -> tuple[ZoneInfo | None, str]:
     """The switch's time zone: NVUE prints the last link change in local time."""
     if SYSTEM not in outputs:
-        return None, f"{_missing(SYSTEM)}: the time zone of the last change is not known"
+        return None, f"{missing(SYSTEM)}: the time zone of the last change is not known"
     at = _At(SYSTEM, "*")
     name = at.text(at.mapping(outputs[SYSTEM], "(reply)").get("timezone"), "timezone")
     if name is None:
@@ -282,7 +247,7 @@ def _read(switch: _Switch, port: str) -> PortPhysical:
 def _link(switch: _Switch, out: _Port) -> dict[str, Any] | None:
     """Read the port's link facts; return its link object (None: not listed)."""
     if switch.interfaces is None or out.name not in switch.interfaces:
-        why = _missing(INTERFACES) if switch.interfaces is None else \
+        why = missing(INTERFACES) if switch.interfaces is None else \
             f"{INTERFACES!r} lists no {out.name}"
         for key in ("flaps", "last_change_s", "speed_mbps", "fec"):
             out.unknown[key] = why
@@ -386,7 +351,7 @@ def _epoch(switch: _Switch, at: _At, value: Any, key: str) -> float | None:
 def _fec_counters(switch: _Switch, out: _Port) -> None:
     command = phy_detail_command(out.name)
     if command not in switch.outputs:
-        why = f"{_missing(command)}: NVUE before 5.10 and Spectrum-1 switches state none"
+        why = f"{missing(command)}: NVUE before 5.10 and Spectrum-1 switches state none"
         for name in FEC_COUNTERS:
             out.unknown[f"fec_counters.{name}"] = why
         out.unknown["lanes"] = why

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from flatfab.model.physical import (
@@ -42,6 +42,10 @@ from flatfab.model.physical import (
     Transceiver,
     resolve_rs,
 )
+from flatfab.platforms.phy_read import At, PhyReadError, PortFacts, missing
+
+# PhyReadError is the readers' own (flatfab.platforms.phy_read), named here for callers
+__all__ = ["COMMANDS", "PhyReadError", "read_ports"]
 
 INTERFACES = "show interface"
 TRANSCEIVER = "show interface transceiver details"
@@ -103,32 +107,15 @@ _UNIT_S = {"year": 365 * 86_400, "week": 7 * 86_400, "day": 86_400, "hour": 3_60
            "minute": 60, "second": 1}
 
 
-class PhyReadError(ValueError):
-    """An NX-OS value flatfab cannot read: the command, the port and the key."""
-
-    def __init__(self, command: str, port: str, key: str, value: object) -> None:
-        super().__init__(f"{command}: {port}: {key}: cannot read {value!r}")
-
-
 def port_name(name: str) -> str:
     """NX-OS's long interface name (Eth1/1 and ethernet1/1 are Ethernet1/1)."""
     m = _ETHERNET.fullmatch(name.strip())
     return f"Ethernet{m[1]}" if m else name.strip()
 
 
-def _missing(command: str) -> str:
-    return f"{command!r} is not in the outputs (not run, or not supported here)"
-
-
 @dataclass(frozen=True)
-class _At:
-    """Where a value is read from, so a bad one names its command, port and key."""
-
-    command: str
-    port: str
-
-    def error(self, key: str, value: object) -> PhyReadError:
-        return PhyReadError(self.command, self.port, key, value)
+class _At(At):
+    """Where a value is read from (its command and port), and how this OS states values."""
 
     def text(self, value: Any, key: str) -> str | None:
         """A string; NX-API sends digit-only values as numbers, so those are text too."""
@@ -171,22 +158,7 @@ class _At:
         return found
 
 
-@dataclass
-class _Port:
-    """One port's facts as they are read, and why each missing one is missing."""
-
-    name: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    unknown: dict[str, str] = field(default_factory=dict)
-
-    def set(self, key: str, value: Any, why: str) -> None:
-        if value is None:
-            self.unknown[key] = why
-        else:
-            self.fields[key] = value
-
-    def built(self) -> PortPhysical:
-        return PortPhysical(**self.fields, unknown=self.unknown)
+_Port = PortFacts
 
 
 def _table(outputs: dict[str, Any], command: str) -> dict[str, dict[str, Any]] | None:
@@ -232,7 +204,7 @@ def _read(interfaces: dict[str, dict[str, Any]] | None,
 def _link(interfaces: dict[str, dict[str, Any]] | None, out: _Port) -> None:
     row = (interfaces or {}).get(port_name(out.name))
     if row is None:
-        why = _missing(INTERFACES) if interfaces is None else \
+        why = missing(INTERFACES) if interfaces is None else \
             f"{INTERFACES!r} lists no {out.name}"
         for key in ("flaps", "last_change_s", "speed_mbps", "fec"):
             out.unknown[key] = why
@@ -313,7 +285,7 @@ def _fec(at: _At, row: dict[str, Any], out: _Port) -> None:
 def _module(transceivers: dict[str, dict[str, Any]] | None, out: _Port) -> None:
     row = (transceivers or {}).get(port_name(out.name))
     if row is None:
-        why = _missing(TRANSCEIVER) if transceivers is None else \
+        why = missing(TRANSCEIVER) if transceivers is None else \
             f"{TRANSCEIVER!r} lists no {out.name}"
         for key in ("present", "module", "diagnostics"):
             out.unknown[key] = why

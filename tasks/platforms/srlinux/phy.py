@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -44,7 +44,11 @@ from flatfab.model.physical import (
     Thresholds,
     Transceiver,
 )
+from flatfab.platforms.phy_read import At, PhyReadError, PortFacts
 from flatfab.platforms.srlinux.sections import unprefixed
+
+# PhyReadError is the readers' own (flatfab.platforms.phy_read), named here for callers
+__all__ = ["COMMANDS", "PhyReadError", "read_ports"]
 
 INTERFACES = "info from state /interface"  # the collector reads it too (collect.INTERFACES)
 COMMANDS: tuple[str, ...] = (INTERFACES,)
@@ -89,13 +93,6 @@ _DIGITS = re.compile(r"^[0-9]+$")
 _NUMBER = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
 
 
-class PhyReadError(ValueError):
-    """An SR Linux value flatfab cannot read: the command, the port and the key."""
-
-    def __init__(self, command: str, port: str, key: str, value: object) -> None:
-        super().__init__(f"{command}: {port}: {key}: cannot read {value!r:.60}")
-
-
 def media_of(text: str) -> Media | None:
     """The media an `ethernet-pmd` names (400GBASE-DR4, ETH_100GBASE_CR4, ETH_100G_AOC),
     None when it names none flatfab knows."""
@@ -111,21 +108,12 @@ def media_of(text: str) -> Media | None:
 
 
 @dataclass(frozen=True)
-class _At:
-    """Where a value is read from, so a bad one names its command, port and key."""
+class _At(At):
+    """Where a value is read from (its port; the command is always INTERFACES), and how SR
+    Linux states values."""
 
-    port: str
     command: str = INTERFACES
-
-    def error(self, key: str, value: object) -> PhyReadError:
-        return PhyReadError(self.command, self.port, key, value)
-
-    def mapping(self, value: Any, key: str) -> Json:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.error(key, value)
-        return value
+    port: str = ""
 
     def items(self, value: Any, key: str) -> list[Json]:
         if value is None:
@@ -166,22 +154,7 @@ class _At:
         raise self.error(key, value)
 
 
-@dataclass
-class _Port:
-    """One port's facts as they are read, and why each missing one is missing."""
-
-    name: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    unknown: dict[str, str] = field(default_factory=dict)
-
-    def set(self, key: str, value: Any, why: str) -> None:
-        if value is None:
-            self.unknown[key] = why
-        else:
-            self.fields[key] = value
-
-    def built(self) -> PortPhysical:
-        return PortPhysical(**self.fields, unknown=self.unknown)
+_Port = PortFacts
 
 
 def read_ports(outputs: dict[str, Any], ports: list[str], *,
@@ -196,7 +169,7 @@ def _table(outputs: dict[str, Any]) -> dict[str, Json] | None:
     """The interfaces by name (None: the command is not in the outputs)."""
     if INTERFACES not in outputs:
         return None
-    at = _At("*")
+    at = _At(port="*")
     reply = unprefixed(outputs[INTERFACES])
     if isinstance(reply, list):  # a reply that is the list itself
         reply = {"interface": reply}
@@ -212,7 +185,7 @@ def _read(table: dict[str, Json] | None, port: str, now: float) -> PortPhysical:
                else f"{INTERFACES!r} lists no {port}")
         out.unknown.update(dict.fromkeys(ALL_KEYS, why))
         return out.built()
-    at = _At(port)
+    at = _At(port=port)
     up = _link(at, entry, out, now)
     _lanes(at, entry, table, out)
     _fec(at, entry, out, up)
@@ -276,7 +249,7 @@ def _lanes(at: _At, entry: Json, table: dict[str, Json], out: _Port) -> None:
         return
     child = _CHILD.match(out.name)
     if child is not None and child[1] in table:
-        lanes, why = _breakout_share(_At(child[1]), table[child[1]])
+        lanes, why = _breakout_share(_At(port=child[1]), table[child[1]])
         out.set("lanes", lanes, why)
         return
     speed = at.text(at.mapping(entry.get("ethernet"), "ethernet").get("port-speed"),

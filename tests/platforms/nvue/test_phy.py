@@ -156,8 +156,8 @@ def test_5_8_reads_the_module_from_pluggable_and_has_no_fec_counters() -> None:
     assert (port.speed_mbps, port.flaps) == (100_000, 2)  # link.state {"up": {}} only
     assert port.fec_counters is None and port.fec is None and port.lanes is None
     missing = ("'nv show interface swp5 link phy-detail -o json' is not in the outputs (not "
-               "run, or not on this release): NVUE before 5.10 and Spectrum-1 switches state "
-               "none")
+               "run, or not supported on this release): NVUE before 5.10 and Spectrum-1 "
+               "switches state none")
     assert port.unknown == {
         **{f"fec_counters.{name}": missing for name in (
             "corrected", "uncorrectable", "symbol_errors", "pre_fec_ber", "post_fec_ber")},
@@ -195,8 +195,8 @@ def test_flapped_link_last_change_in_the_switchs_time_zone() -> None:
 
 
 @pytest.mark.parametrize(("zone", "why"), [
-    (None, "'nv show system -o json' is not in the outputs (not run, or not on this release): "
-           "the time zone of the last change is not known"),
+    (None, "'nv show system -o json' is not in the outputs (not run, or not supported on this "
+           "release): the time zone of the last change is not known"),
     ("", "'nv show system -o json' states no timezone for the time of the last change"),
     ("Mars/Olympus_Mons", "the switch's timezone 'Mars/Olympus_Mons' is not in this host's "
                           "zone database"),

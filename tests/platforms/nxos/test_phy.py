@@ -172,7 +172,7 @@ def test_without_show_interface_the_link_facts_are_unknown() -> None:
     port = read("dr4_400g", without("dr4_400g", INTERFACES))
     for key in ("flaps", "last_change_s", "speed_mbps", "fec"):
         assert port.unknown[key] == "'show interface' is not in the outputs (not run, or " \
-                                    "not supported here)"
+                                    "not supported on this release)"
     assert port.diagnostics is not None and port.module is not None
 
 
