@@ -321,7 +321,7 @@ def verify(ctx: typer.Context,
                "again")] = None,
            report_dir: Annotated[Path | None, typer.Option(
                help="with --burn-in: write its report here in every format (html, json, "
-               "junit.xml, md, prom)", file_okay=False)] = None,
+               "junit.xml, md, prom)")] = None,
            distributed: Annotated[bool, typer.Option(
                "--distributed", help="read the devices in shards on flatfab workers "
                "(FLATFAB_BROKER_URL) and judge here")] = False,

@@ -185,8 +185,7 @@ def list_runs(ctx: typer.Context,
 
 def audit(ctx: typer.Context,
           report_dir: Annotated[Path | None, typer.Option(
-              help="write every report format here (html, json, junit.xml, md, prom)",
-              file_okay=False)] = None,
+              help="write every report format here (html, json, junit.xml, md, prom)")] = None,
           every: Annotated[str | None, typer.Option(
               help="repeat: an interval like 15m, 1h or 30s")] = None,
           jitter: Annotated[str | None, typer.Option(
@@ -223,6 +222,8 @@ def audit(ctx: typer.Context,
     dist.refuse_options(distributed, shard_by, timeout)
     dist.refuse_ask_pass(project, distributed)
     plan_state = project.plan
+    # a folder that cannot take the reports is refused before any device is read
+    target = ready_dir(report_dir, "--report-dir") if report_dir is not None else None
     nornir = None if distributed else nornir_for(project, workers)
 
     def once() -> int:
@@ -236,8 +237,7 @@ def audit(ctx: typer.Context,
                                progress=RichProgress(enabled=fmt is Format.TABLE),
                                sot=sot_checks(project) if sot else None)
             nornir.close_connections()
-        written = (reports.write_all(report, ready_dir(report_dir, "--report-dir"))
-                   if report_dir else {})
+        written = reports.write_all(report, target) if target is not None else {}
         _show_audit(report, fmt, written)
         return report.status.exit_code
 

@@ -40,6 +40,23 @@ VALUE_REFUSALS: dict[str, tuple[Edit, ...]] = {
         replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, media: om4, cable_m: 3"),),
     "cable-beyond-any-optic": (
         replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, cable_m: 50000"),),
+    # the physical layer: a FEC the lane rate cannot run, lanes a speed has no form of,
+    # thresholds out of range
+    "fec-none-on-pam4-lanes": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, lanes: 2, fec: none, "
+                "cable_m: 3"),),
+    "fec-kp4-on-nrz-lanes": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, fec: rs544, cable_m: 3"),),
+    "unknown-fec": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 100G, fec: rs272, cable_m: 3"),),
+    "lanes-slower-than-10g": (
+        replace("fabric.yaml", FABRIC_CLASS, "fabric: {speed: 25G, lanes: 4, cable_m: 3"),),
+    "ber-margin-below-one": (
+        replace("fabric.yaml", "underlay:", "physical: {ber_margin: 0.5}\nunderlay:"),),
+    "flap-window-too-short": (
+        replace("fabric.yaml", "underlay:", "physical: {flap_window_s: 5}\nunderlay:"),),
+    "physical-unknown-key": (
+        replace("fabric.yaml", "underlay:", "physical: {ber_limit: 1e-5}\nunderlay:"),),
     "override-port-matches-no-port": (
         append("qos.yaml", "overrides:\n  - devices: [leaf1]\n    ports: [swp99]\n"
                            "    trust: pcp\n"),),
@@ -431,12 +448,24 @@ def _runbook(root: Path, breaker: Breaker) -> Path:
         "up"]),
     ("--gnmi-mutual-tls", lambda root: ["lab", "up", "--runtime", "clab",
                                         "--gnmi-mutual-tls"]),
+    # a burn-in: a duration that is none, options that would narrow or split it, reports
+    # without it (refused before any device is read)
+    ("--burn-in", lambda root: ["verify", "--burn-in", "soon"]),
+    ("--check", lambda root: ["verify", "--burn-in", "1m", "--check", "bgp.session"]),
+    ("--distributed", lambda root: ["verify", "--burn-in", "1m", "--distributed"]),
+    ("--report-dir", lambda root: ["verify", "--report-dir", str(root / "r")]),
+    ("--report-dir", lambda root: ["verify", "--burn-in", "1m", "--report-dir",
+                                   str(_touch(root / "file"))]),
+    ("--report-dir", lambda root: ["audit", "--report-dir", str(_touch(root / "file"))]),
+    ("--report-dir", lambda root: ["watch", "--report-dir", str(_touch(root / "file"))]),
 ], ids=["out-is-a-file", "out-below-a-file", "out-unwritable", "unknown-device",
         "runbook-fifo", "runbook-utf16", "runbook-alias-bomb", "runbook-symlink-loop",
         "out-device-file-is-a-directory", "labs-is-a-file", "topology-is-a-directory",
         "labs-fabric-folder-is-a-file", "bound-file-is-a-directory", "mgmt-in-tenant-pool",
         "mgmt-in-loopback-pool", "lab-up-mgmt-in-tenant-pool", "lab-up-bound-file-directory",
-        "lab-up-clab-mutual-tls"])
+        "lab-up-clab-mutual-tls", "burn-in-not-a-duration", "burn-in-with-check",
+        "burn-in-distributed", "report-dir-without-burn-in", "burn-in-report-dir-is-a-file",
+        "audit-report-dir-is-a-file", "watch-report-dir-is-a-file"])
 def test_bad_options_and_side_files_are_one_line(option: str, make: Callable[[Path], list[str]],
                                                  tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
