@@ -87,7 +87,7 @@ def watch(ctx: typer.Context,
               help="also serve the metrics for Prometheus on HOST:PORT")] = None,
           report_dir: Annotated[Path | None, typer.Option(
               help="at the end, write the findings and what was raised and cleared in every "
-              "report format here (html, json, junit.xml, md, prom)", file_okay=False)
+              "report format here (html, json, junit.xml, md, prom)")
           ] = None,
           shards: Annotated[int, typer.Option(
               min=1, max=64, help="gNMI subscriber processes (one per core for fleets of "
