@@ -97,7 +97,8 @@ def _section(platform: Platform) -> list[str]:
               "", "What is proven, and how:", "",
               f"- **Rendered, and checked by:** {authored(facts.proven.rendered)}",
               f"- **Driver tested against:** {authored(facts.proven.driver)}",
-              f"- **Live:** {authored(facts.proven.live)}"]
+              f"- **Live:** {authored(facts.proven.live)}",
+              f"- **Physical layer read from:** {authored(facts.proven.physical)}"]
     if facts.notes:
         lines += ["", "How flatfab drives it:", "", authored(" ".join(facts.notes.split()))]
     more = decisions(platform)

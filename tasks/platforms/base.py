@@ -231,6 +231,8 @@ class Evidence(Facts):
     rendered: str  # how its render is checked (golden files, the vendor's own validator)
     driver: str  # what its driver was tested against (a double of the OS, recorded outputs)
     live: str  # where it ran live (the embedded lab), or what a live run needs
+    # what its physical-layer reader (verify --physical) was tested on
+    physical: str = "not read: `verify --physical` names each of its ports not judged"
 
 
 class PlatformFacts(Facts):
