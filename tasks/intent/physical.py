@@ -33,8 +33,9 @@ class PhysicalIntent(Strict):
         "(RS(544,514) 2.4e-4, RS(528,514) 5e-5): 10 finds a degrading optic before it drops "
         "frames.")
     uncorrectable: Annotated[int, Field(ge=0)] = Field(
-        0, description="Uncorrectable FEC codewords allowed: each is a frame lost on the wire, "
-        "which RoCE pays for with a retransmission.")
+        0, description="Uncorrectable FEC codewords allowed (by `verify --physical` in a port's "
+        "total, by a burn-in while its flows run, by `watch` in each interval): each is a "
+        "frame lost on the wire, which RoCE pays for with a retransmission.")
     power_margin_db: Annotated[float, Field(ge=0, le=10)] = Field(
         1, description="Optical power (rx and tx) stays this far inside the module's own "
         "alarm thresholds, in dB.")

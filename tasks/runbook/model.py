@@ -19,7 +19,7 @@ _PERCENT = re.compile(r"^(\d{1,3})%$")
 # without counters always fails the gate, whatever the checks)
 TELEMETRY_CHECKS = (conditions.PAUSE_STORM, conditions.LOSSLESS_DROPS, conditions.WATCHDOG,
                     conditions.PAUSE_WITHOUT_ECN, conditions.ECN_ON_LOSSY,
-                    conditions.DCQCN_IDLE)
+                    conditions.DCQCN_IDLE, *conditions.PHYSICAL_CONDITIONS)
 DEFAULT_TELEMETRY_CHECKS = TELEMETRY_CHECKS[:3]
 
 

@@ -1,15 +1,19 @@
-"""The live lossless-health conditions: each judges one tick's counter windows and says, per
-subject it could judge, whether the condition holds (a Finding) or not (None). A subject it
-could not judge (no window this tick) is left out: its state stays as it was."""
+"""The live health conditions, lossless and physical: each judges one tick's counter windows
+(and gauge levels) and says, per subject it could judge, whether the condition holds (a
+Finding) or not (None). A subject it could not judge (no window this tick) is left out: its
+state stays as it was."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from flatfab.checks.base import Finding, FindingKind, Scope, Severity
 from flatfab.telemetry.lossless_map import LosslessMap
-from flatfab.telemetry.rates import SeriesKey, Window, WindowMap
+from flatfab.telemetry.physical_map import PhysicalMap, PortLink
+from flatfab.telemetry.rates import Level, SeriesKey, Window, WindowMap
 from flatfab.telemetry.samples import Metric
 from flatfab.telemetry.thresholds import Thresholds
 
@@ -20,6 +24,11 @@ PAUSE_WITHOUT_ECN = "telemetry.pause_without_ecn"
 ECN_ON_LOSSY = "telemetry.ecn_on_lossy"
 DCQCN_IDLE = "telemetry.dcqcn_idle"
 SILENT = "telemetry.silent"
+FEC_UNCORRECTABLE = "telemetry.fec_uncorrectable"
+PRE_FEC_BER = "telemetry.pre_fec_ber"
+LINK_FLAPS = "telemetry.link_flaps"
+# the physical layer's: judged against the plan's `physical` thresholds (fabric.yaml)
+PHYSICAL_CONDITIONS = (FEC_UNCORRECTABLE, PRE_FEC_BER, LINK_FLAPS)
 # what a host's own NIC counters feed (the pauses it sends and receives, DCQCN's CNPs): not
 # judged for an unmanaged host, which is never polled
 NIC_CONDITIONS = (PAUSE_STORM, DCQCN_IDLE)
@@ -32,11 +41,25 @@ SEVERITY: dict[str, Severity] = {
     SILENT: Severity.ERROR,  # everything else about the target is blind
     PAUSE_WITHOUT_ECN: Severity.WARNING,  # ECN should act first; lossless still holds
     ECN_ON_LOSSY: Severity.WARNING,  # a marking misconfiguration, no loss by itself
+    FEC_UNCORRECTABLE: Severity.ERROR,  # frames lost on the wire now: RoCE retransmits
+    # past the bound `phy.ber` fails at; a warning while it climbs towards it (BER_EARLY)
+    PRE_FEC_BER: Severity.ERROR,
+    LINK_FLAPS: Severity.ERROR,  # each flap stalls every collective crossing the link
 }
 
+# The pre-FEC BER rule (telemetry.pre_fec_ber). `phy.ber` fails a port whose pre-FEC BER is
+# above its FEC's correction limit divided by `physical.ber_margin` (the bound); the stream
+# names the climb before that: a warning once the BER is within BER_EARLY of the bound, or
+# once it rose BER_RISE-fold within BER_RISE_INTERVALS intervals to at least the bound over
+# BER_FLOOR (held while it stays that high), and an error past the bound.
+BER_EARLY: Final = 10  # a decade below the bound: time to clean or swap in a maintenance window
+BER_RISE: Final = 10  # a tenfold climb is a degrading optic's signature, whatever the level
+BER_RISE_INTERVALS: Final = 3  # ... within this many intervals
+BER_FLOOR: Final = 100  # below bound / 100 a tenfold swing is noise (a few errors counted)
 
-def _kind(check: str, title: str, doc: str) -> FindingKind:
-    return FindingKind(check, title, SEVERITY[check], Scope.DEVICE, doc)
+
+def _kind(check: str, title: str, doc: str, scope: Scope = Scope.DEVICE) -> FindingKind:
+    return FindingKind(check, title, SEVERITY[check], scope, doc)
 
 
 # what each finding judges and what an operator does about it (the documentation's catalog)
@@ -113,6 +136,44 @@ KINDS = (
         DSCP map that moved it, a sender marking the wrong DSCP): `flatfab rollout` restores
         the switches' QoS, and `verify --lossless` names a wrong map (`qos.dscp_map`) or host
         (`host.agreement`)."""),
+    _kind(FEC_UNCORRECTABLE, "No link loses FEC codewords it cannot correct", """
+        Reads: the uncorrectable FEC codewords every switch port counts, per interval; the
+        fabric's `physical.uncorrectable` (fabric.yaml).
+        Expects: at most `physical.uncorrectable` per interval (default 0).
+        Fails when: a port counts more: each is a frame lost on the wire now, which RoCE pays
+        for with a retransmission. The finding names the port and, where the plan has the
+        link, its far end; cleared once an interval stays within.
+        Fix: Look at the port's pre-FEC BER and optics (`telemetry.pre_fec_ber`, `flatfab
+        verify --physical`: `phy.ber`, `phy.optics`); clean both connector ends and reseat,
+        then replace the module or cable that keeps losing codewords (`verify --burn-in`
+        confirms the repair under load).""", Scope.LINK),
+    _kind(PRE_FEC_BER, "No link's pre-FEC BER climbs towards what its FEC corrects", """
+        Reads: the pre-FEC bit error ratio every switch port streams, each interval; the
+        FEC of the port's link class (the plan) and its correction limit (RS(544,514)
+        2.4e-4, RS(528,514) 5e-5), the fabric's `physical.ber_margin`. The bound is the limit
+        divided by the margin: where `phy.ber` (`verify --physical`) fails.
+        Expects: the BER stays more than a decade below the bound, and does not climb.
+        Fails when: a warning once it reaches a tenth of the bound, or once it rose tenfold
+        within three intervals to at least a hundredth of the bound (held while it stays
+        tenfold above where it was): a degrading optic climbs decades while every other
+        check passes, so it is named a decade before `phy.ber` fails and long before frames
+        are lost. An error once it is past the bound. Cleared when it is back below both.
+        A port the plan has no physical link for is not judged (its FEC is not known).
+        Fix: Clean both connector ends and reseat the module in a maintenance window, before
+        the FEC runs out of margin; replace the module or cable whose BER keeps climbing
+        (`phy.optics` often shows its rx power falling too).""", Scope.LINK),
+    _kind(LINK_FLAPS, "No link flaps in bursts", """
+        Reads: the carrier transitions (link state changes) every switch port counts; the
+        fabric's `physical.flaps` and `physical.flap_window_s`.
+        Expects: at most `physical.flaps` state changes within `flap_window_s` seconds
+        (default: none in an hour), counted from the stream (what a port counted before the
+        watch began is history, not judged).
+        Fails when: the changes counted within the window exceed it: each flap stalls every
+        collective crossing the link and a flapping optic is often degrading. Cleared once
+        the window holds no more than allowed.
+        Fix: Look at both ends' BER and optical power (`telemetry.pre_fec_ber`, `verify
+        --physical`); clean and reseat, replace the module or cable that keeps flapping.""",
+          Scope.LINK),
 )
 
 # (check, device, port or "", what within the port): one finding's identity across ticks
@@ -125,10 +186,17 @@ Windows = Mapping[SeriesKey, Window]
 class Context:
     thresholds: Thresholds
     lossless: LosslessMap
+    physical: PhysicalMap | None = None  # None: the physical layer is not judged
     # storm series -> sample time its rate went above the threshold (one float per series)
     storm_since: dict[SeriesKey, float] = field(default_factory=dict)
     # reaction-point subjects flat with CNPs delivered in the last interval (see dcqcn_idle)
     reaction_flat: set[Subject] = field(default_factory=set)
+    # BER series -> its levels of the last BER_RISE_INTERVALS ticks, and the level a climb
+    # still held started from (see pre_fec_ber)
+    ber_recent: dict[SeriesKey, deque[float]] = field(default_factory=dict)
+    ber_base: dict[SeriesKey, float] = field(default_factory=dict)
+    # carrier-transition series -> (sample time, changes) within the flap window
+    flaps: dict[SeriesKey, deque[tuple[float, int]]] = field(default_factory=dict)
 
 
 def _of(windows: Windows, *metrics: Metric) -> Iterator[tuple[SeriesKey, Window]]:
@@ -147,6 +215,18 @@ def _of(windows: Windows, *metrics: Metric) -> Iterator[tuple[SeriesKey, Window]
 _LABELS: dict[tuple[str, int | None], str] = {}
 
 
+_NO_LEVELS: Final[dict[SeriesKey, Level]] = {}
+
+
+def _levels(windows: Windows, metric: Metric) -> Iterator[tuple[SeriesKey, Level]]:
+    """The levels of a gauge `metric` this tick: a drain holds them beside its windows (a
+    mapping of windows alone has none; one with a `levels` attribute is read as a drain)."""
+    levels: Mapping[SeriesKey, Level] = getattr(windows, "levels", _NO_LEVELS)
+    for key, level in levels.items():
+        if key[2] is metric:
+            yield key, level
+
+
 def _label(what: str, index: int | None) -> str:
     """`what index`, made once per pair: a subject is named for every window of a tick."""
     label = _LABELS.get((what, index))
@@ -156,9 +236,10 @@ def _label(what: str, index: int | None) -> str:
 
 
 def _finding(check: str, device: str, port: str | None, message: str, expected: str,
-             actual: str) -> Finding:
-    return Finding(check=check, severity=SEVERITY[check], device=device, port=port,
-                   message=message, expected=expected, actual=actual)
+             actual: str, *, link: str | None = None,
+             severity: Severity | None = None) -> Finding:
+    return Finding(check=check, severity=severity or SEVERITY[check], device=device,
+                   port=port, link=link, message=message, expected=expected, actual=actual)
 
 
 def _where(device: str, port: str | None) -> str:
@@ -326,7 +407,130 @@ def dcqcn_idle(windows: Windows, ctx: Context) -> Iterator[Verdict]:
             actual=f"{seen}: {got} per interval, {counter}: +0")
 
 
-CONDITIONS = (pause_storm, watchdog, queue_counts, pause_without_ecn, dcqcn_idle)
+def _link(device: str, port: str | None, end: PortLink | None) -> str:
+    """` (link a -- b)` where the plan has the link, else nothing."""
+    return f" (link {device}:{port} -- {end.far})" if end is not None else ""
+
+
+def fec_uncorrectable(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """Uncorrectable FEC codewords per interval above the plan's `physical.uncorrectable`:
+    frames lost on the wire now. Any streamed port is judged; the far end is named where the
+    plan has the link."""
+    physical = ctx.physical
+    limits = physical.thresholds if physical is not None else None
+    if physical is None or limits is None:
+        return
+    allowed = limits.uncorrectable
+    for (device, port, _, _), window in _of(windows, Metric.FEC_UNCORRECTABLE):
+        subject = (FEC_UNCORRECTABLE, device, port or "", "")
+        count = _per_interval(window, ctx)
+        if count <= allowed:
+            yield subject, None
+            continue
+        end = physical.port(device, port)
+        yield subject, _finding(
+            FEC_UNCORRECTABLE, device, port,
+            f"{_where(device, port)}: {count} uncorrectable FEC codewords in an interval "
+            f"(allowed {allowed}): frames lost on the wire{_link(device, port, end)}",
+            expected=f"<= {allowed} uncorrectable codewords per interval",
+            actual=f"{count} per interval", link=end.link if end is not None else None)
+
+
+def pre_fec_ber(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """A pre-FEC BER climbing towards the bound `phy.ber` fails at (the link class's FEC
+    limit over `ber_margin`): a warning within BER_EARLY of it, or after a BER_RISE-fold climb
+    within BER_RISE_INTERVALS intervals to at least bound / BER_FLOOR; an error past it. The
+    level judged is the tick's highest reading. A port the plan has no physical link for is
+    not judged: its FEC, and so its bound, is not known."""
+    physical = ctx.physical
+    limits = physical.thresholds if physical is not None else None
+    if physical is None or limits is None:
+        return
+    for key, level in _levels(windows, Metric.PRE_FEC_BER):
+        device, port, _, _ = key
+        end = physical.port(device, port)
+        if end is None or end.bound is None or end.limit is None or end.fec is None:
+            continue
+        ber, bound = level.peak, end.bound
+        early, floor = bound / BER_EARLY, bound / BER_FLOOR
+        recent = ctx.ber_recent.get(key)
+        if recent is None:
+            recent = ctx.ber_recent[key] = deque(maxlen=BER_RISE_INTERVALS)
+        lowest = min(recent) if recent else None
+        recent.append(ber)
+        base = ctx.ber_base.get(key)
+        if base is None and lowest is not None and ber >= floor and ber >= BER_RISE * lowest:
+            base = ctx.ber_base[key] = lowest  # the climb starts from there
+        elif base is not None and (ber < floor or ber < BER_RISE * base):
+            del ctx.ber_base[key]  # back down: the climb is over
+            base = None
+        where, link = _where(device, port), _link(device, port, end)
+        fec = f"{end.fec} corrects to {end.limit:.1e}, `phy.ber` fails above {bound:.1e} " \
+              f"(margin {limits.ber_margin:g}x)"
+        rising = (PRE_FEC_BER, device, port or "", "rising")
+        if ber < early and base is None:
+            yield rising, None
+        else:
+            if base is not None and ber < early:
+                # a BER below 1e-18 is stated as 0 (OpenConfig's decimal64): error free
+                fold = f"{ber / base:.0f}-fold " if base > 0 else ""
+                why = f"rose {fold}from {base:.1e} within {BER_RISE_INTERVALS} intervals"
+            else:
+                why = (f"is within {BER_EARLY}x of {bound:.1e}" if ber <= bound
+                       else f"is past {bound:.1e}")
+            yield rising, _finding(
+                PRE_FEC_BER, device, port,
+                f"{where}: pre-FEC BER {ber:.2e} {why}: {fec}; clean and reseat both ends "
+                f"before it drops frames{link}",
+                expected=f"pre-FEC BER below {early:.1e} and not climbing tenfold",
+                actual=f"{ber:.2e}" + (f" (from {base:.1e})" if base is not None else ""),
+                link=end.link, severity=Severity.WARNING)
+        over = (PRE_FEC_BER, device, port or "", "over")
+        yield over, None if ber <= bound else _finding(
+            PRE_FEC_BER, device, port,
+            f"{where}: pre-FEC BER {ber:.2e} is past the bound: {fec}; frames are at risk, "
+            f"clean and reseat both ends, else replace the module or cable{link}",
+            expected=f"pre-FEC BER <= {bound:.2e}", actual=f"{ber:.2e}", link=end.link)
+
+
+def link_flaps(windows: Windows, ctx: Context) -> Iterator[Verdict]:
+    """Carrier transitions counted within the last `physical.flap_window_s` seconds of sample
+    time above `physical.flaps`. What a port counted before its first reading is history:
+    the first reading is a baseline."""
+    physical = ctx.physical
+    limits = physical.thresholds if physical is not None else None
+    if physical is None or limits is None:
+        return
+    span, allowed = limits.flap_window_s, limits.flaps
+    for key, window in _of(windows, Metric.CARRIER_TRANSITIONS):
+        device, port, _, _ = key
+        events = ctx.flaps.get(key)
+        if window.delta > 0:
+            if events is None:
+                events = ctx.flaps[key] = deque()
+            events.append((window.end, int(window.delta)))
+        total = 0
+        if events is not None:
+            while events and events[0][0] <= window.end - span:
+                events.popleft()
+            total = sum(count for _, count in events)
+            if not events:
+                del ctx.flaps[key]
+        subject = (LINK_FLAPS, device, port or "", "")
+        if total <= allowed:
+            yield subject, None
+            continue
+        end = physical.port(device, port)
+        yield subject, _finding(
+            LINK_FLAPS, device, port,
+            f"{_where(device, port)}: {total} link state changes in the last {span} s "
+            f"(allowed {allowed}): the link flaps{_link(device, port, end)}",
+            expected=f"<= {allowed} link state changes in {span} s",
+            actual=f"{total} in {span} s", link=end.link if end is not None else None)
+
+
+CONDITIONS = (pause_storm, watchdog, queue_counts, pause_without_ecn, dcqcn_idle,
+              fec_uncorrectable, pre_fec_ber, link_flaps)
 
 
 def silent(device: str, last: float, now: float, limit: Thresholds) -> Finding:

@@ -43,7 +43,7 @@ import grpc
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from flatfab.telemetry import gnmi_decode, paths
-from flatfab.telemetry.samples import Gone, Metric, Sample
+from flatfab.telemetry.samples import COUNTERS, Gone, Metric, Number, Sample
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ REFUSED: Final = "refused"
 SampleCallback = Callable[[Sample], None]
 BatchCallback = Callable[[list[Sample]], None]  # one notification's samples at once
 # (stamp, what each value is, the values): a notification before it becomes Samples
-ValuesCallback = Callable[[float, list[tuple[Any, ...]], list[int]], None]
+ValuesCallback = Callable[[float, list[tuple[Any, ...]], list[Number]], None]
 StateCallback = Callable[[str, str], None]  # (state, one line for a human)
 DeletesCallback = Callable[[list[Gone]], None]  # what one notification's deletes took away
 
@@ -330,7 +330,7 @@ class GnmiSubscriber:
         hits = self._decoder.hits(prefix)
         device, unknown = self.device, 0
         found: list[_Decoded] = []
-        numbers: list[int] = []
+        numbers: list[Number] = []
         for update in notif.update:
             raw = update.path.SerializeToString()
             hit = hits.get(raw, _UNSEEN)
@@ -371,7 +371,7 @@ class GnmiSubscriber:
                           for hit, number in zip(found, numbers, strict=True)])
 
     def _members(self, path: Any, prefix: Any, val: Any, kind: str | None
-                 ) -> list[tuple[_Decoded, int]]:
+                 ) -> list[tuple[_Decoded, Number]]:
         """A JSON object sent for a whole subtree (SONiC answers a wildcard virtual path so;
         others a container or a list entry, JSON_IETF with module-qualified members and
         lists of keyed entries): each scalar member is a leaf below the update's path,
@@ -385,10 +385,10 @@ class GnmiSubscriber:
             return []
         base = paths.from_proto(path, prefix)
         leaves, _ = gnmi_decode.json_leaves(loaded, base, self._table.list_keys)
-        out: list[tuple[_Decoded, int]] = []
+        out: list[tuple[_Decoded, Number]] = []
         for raw, bare, value in leaves:
-            if isinstance(value, bool) or not isinstance(value, (int, str)):
-                continue  # a leaf-list, a float, a null: no counter or state reads so
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                continue  # a leaf-list, a null: no counter, gauge or state reads so
             found = self._table.decode(raw)
             if found is None and bare != raw:
                 found = self._table.decode(bare)
@@ -398,7 +398,7 @@ class GnmiSubscriber:
                 number = paths.sample_value(found[0], value)
             except ValueError:
                 continue
-            out.append(((*found, found[0] is not Metric.OPER_UP), number))
+            out.append(((*found, found[0] in COUNTERS), number))
         return out
 
     def _deletes(self, deleted: Any, prefix: Any, stamp: float) -> None:
@@ -476,18 +476,22 @@ class GnmiSubscriber:
             self._lose(f"{self.where}: target unreachable ({why})")
 
 
-def scalar(val: Any) -> int | str | None:
-    """A gNMI TypedValue as an int or a string; JSON-encoded scalars too (some NOSes)."""
+def scalar(val: Any) -> Number | str | None:
+    """A gNMI TypedValue as a number or a string; JSON-encoded scalars too (some NOSes). A
+    decimal64 comes as `double_val` (gNMI 0.8.0 2.2.3), `float_val` or the deprecated
+    `decimal_val` (digits and precision)."""
     kind = val.WhichOneof("value")
-    if kind in ("uint_val", "int_val", "string_val"):
-        out: int | str = getattr(val, kind)
+    if kind in ("uint_val", "int_val", "string_val", "double_val", "float_val"):
+        out: Number | str = getattr(val, kind)
         return out
+    if kind == "decimal_val":
+        return float(val.decimal_val.digits / 10 ** val.decimal_val.precision)
     if kind in ("json_val", "json_ietf_val"):
         try:
             loaded = json.loads(getattr(val, kind))
         except ValueError:
             return None
-        if isinstance(loaded, (int, str)) and not isinstance(loaded, bool):
+        if isinstance(loaded, (int, float, str)) and not isinstance(loaded, bool):
             return loaded
     return None
 
@@ -497,7 +501,8 @@ _JSON: Final = frozenset({"json_val", "json_ietf_val"})
 
 
 _CACHE_MAX: Final = 1 << 20  # paths remembered per table; past that, start over
-# (metric, port, key, a counter: an integer value is the sample's as is)
+# (metric, port, key, a counter: an integer value is the sample's as is; a gauge's or a
+# state's value goes through paths.sample_value)
 _Decoded = tuple[Metric, str, int | None, bool]
 _UNSEEN: Final[_Decoded] = (Metric.OPER_UP, "", None, False)  # compared by identity
 
@@ -528,7 +533,7 @@ class _Decoder:
         if found is None:  # a target that qualifies elements with their module
             bare = paths.strip_modules(elems)
             found = self._table.decode(bare) if bare != elems else None
-        decoded = None if found is None else (*found, found[0] is not Metric.OPER_UP)
+        decoded = None if found is None else (*found, found[0] in COUNTERS)
         if self._size >= _CACHE_MAX:  # a target inventing paths must not grow us forever
             for other in self._by_prefix.values():
                 other.clear()
@@ -730,7 +735,7 @@ def _shard_main(conn: Connection, share: list[tuple[int, dict[str, Any]]]) -> No
         sub = GnmiSubscriber(**spec, on_sample=lambda _: None,
                              on_state=lambda state, line: send(("state", index, state, line)))
 
-        def values(stamp: float, found: list[tuple[Any, ...]], numbers: list[int]) -> None:
+        def values(stamp: float, found: list[tuple[Any, ...]], numbers: list[Number]) -> None:
             # a target sends the same leaves in the same order: a shape is sent once
             key = tuple(found)
             shape = shapes.get(key)

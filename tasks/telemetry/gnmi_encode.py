@@ -9,8 +9,10 @@ object; JSON_IETF follows RFC 7951), 2.4.2 and 3.5.2.2 (a target-defined alias: 
 alone, a notification whose prefix is the path and whose `alias` is `#name`, then used as the
 single element of later prefixes), 3.5.2.1 (bundling several updates in one notification).
 RFC 7951: 4 (a member name is qualified with its module where the module changes, at the
-top of a value always), 6.1 (64-bit integers as JSON strings), 5.4 (a list as an array of
-objects whose members include the keys), 5.3 (a leaf-list as an array).
+top of a value always), 6.1 (64-bit integers and decimal64 as JSON strings), 5.4 (a list
+as an array of objects whose members include the keys), 5.3 (a leaf-list as an array). A
+float (a gauge: the pre-FEC BER, a decimal64 in OpenConfig) goes in PROTO as `double_val`,
+which gNMI 0.8.0 (2.2.3) says to use for decimal64 (`decimal_val` is deprecated).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pygnmi.spec.v080 import gnmi_pb2
 from flatfab.telemetry import paths
 from flatfab.telemetry.paths import Elem
 
-Scalar = int | str
+Scalar = int | float | str
 Value = Scalar | tuple[Scalar, ...]  # a tuple is a leaf-list
 Leaf = tuple[Elem, ...]
 
@@ -45,14 +47,19 @@ def encoding_name(encoding: int) -> str:
 def _scalar(value: Scalar) -> Any:
     if isinstance(value, str):
         return gnmi_pb2.TypedValue(string_val=value)
+    if isinstance(value, float):
+        return gnmi_pb2.TypedValue(double_val=value)
     if value < 0:
         return gnmi_pb2.TypedValue(int_val=value)
     return gnmi_pb2.TypedValue(uint_val=value)
 
 
 def _json_scalar(value: Scalar, ietf: bool) -> Any:
-    # JSON_IETF: every integer flatfab serves is a 64-bit counter, a string in RFC 7951 6.1
-    return str(value) if ietf and not isinstance(value, str) else value
+    # JSON_IETF: every integer flatfab serves is a 64-bit counter and every float a
+    # decimal64, strings both in RFC 7951 6.1 (repr: a float read back is the same float)
+    if not ietf or isinstance(value, str):
+        return value
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def json_value(value: Value, ietf: bool) -> Any:

@@ -61,8 +61,15 @@ MODELS: Final = (
     Model("openconfig-interfaces", "OpenConfig working group", "3.x", OPENCONFIG,
           ("interfaces",)),
     Model("openconfig-qos", "OpenConfig working group", "2.0.1", OPENCONFIG, ("qos",)),
+    # the transceiver component's FEC and pre-FEC BER: its model augments the platform's,
+    # which defines the root (named last: a JSON IETF tree is qualified with its module)
+    Model("openconfig-platform-transceiver", "OpenConfig working group", "0.8.0", OPENCONFIG,
+          ("components",)),
+    Model("openconfig-platform", "OpenConfig working group", "0.x", OPENCONFIG,
+          ("components",)),
     Model("flatfab-qos", "flatfab", "0.1.0", FLATFAB, ("flatfab-qos",)),
     Model("flatfab-nic", "flatfab", "0.1.0", FLATFAB, ("flatfab-nic",)),
+    Model("flatfab-phy", "flatfab", "0.1.0", FLATFAB, ("flatfab-phy",)),
 )
 
 

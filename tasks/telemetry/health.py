@@ -1,4 +1,5 @@
-"""The live lossless-health engine: counter samples in, findings raised and cleared out.
+"""The live health engine (the lossless plane and the physical layer): counter and gauge
+samples in, findings raised and cleared out.
 
 feed() takes samples as they arrive; tick(now), once per sample interval, judges what was
 fed since the last tick and returns what changed. A condition is raised at the first tick
@@ -25,6 +26,7 @@ from flatfab.model.state import FabricState
 from flatfab.telemetry import conditions
 from flatfab.telemetry.conditions import Context, Subject
 from flatfab.telemetry.lossless_map import LosslessMap
+from flatfab.telemetry.physical_map import PhysicalMap
 from flatfab.telemetry.rates import Rates
 from flatfab.telemetry.samples import Gone, Sample
 from flatfab.telemetry.thresholds import Thresholds
@@ -66,7 +68,7 @@ def collect_less() -> tuple[int, int, int]:
 class HealthEngine:
     def __init__(self, plan: FabricState, thresholds: Thresholds) -> None:
         self.thresholds = thresholds
-        self._ctx = Context(thresholds, LosslessMap(plan))
+        self._ctx = Context(thresholds, LosslessMap(plan), PhysicalMap(plan))
         self._rates = Rates()
         # target -> the tick that last heard from it: arrival, not the source's stamp, so a
         # target whose clock is off is not silent (rates use the stamps: one clock per series)

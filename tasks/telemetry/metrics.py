@@ -25,7 +25,12 @@ expected and actual values are never labels.
 
 With the plan given, `flatfab_queue_lossless{device, port, queue} 1` marks each observed
 queue the plan makes lossless, so a panel can keep the lossless queues' drops alone
-(`... * on (device, port, queue) flatfab_queue_lossless`) without knowing the QoS maps.
+(`... * on (device, port, queue) flatfab_queue_lossless`) without knowing the QoS maps; and
+`flatfab_port_pre_fec_ber_bound_ratio{device, port, fec}` gives each observed port's BER
+bound (its link class's FEC limit over `physical.ber_margin`: where `phy.ber` fails), so a
+panel shows a port's pre-FEC BER as a share of it.
+
+Gauges (the pre-FEC BER) are exported as gauges holding the device's latest reading.
 
 While a target is silent (the engine's `telemetry.silent` finding is active), its counter
 and state series are withheld: a frozen counter would read as a healthy zero rate, a gap reads
@@ -56,7 +61,8 @@ from flatfab.errors import FlatfabError
 from flatfab.model.state import FabricState
 from flatfab.telemetry import conditions
 from flatfab.telemetry.lossless_map import LosslessMap
-from flatfab.telemetry.samples import Gone, Metric, Sample
+from flatfab.telemetry.physical_map import PhysicalMap
+from flatfab.telemetry.samples import Gone, Metric, Number, Sample
 
 DEFAULT_ADDRESS: Final = "127.0.0.1"  # local only unless asked: the counters describe the fabric
 
@@ -92,11 +98,25 @@ _COUNTERS: Final[dict[Metric, _Spec]] = {
     Metric.NIC_OUT_OF_BUFFER: _Spec("flatfab_nic_out_of_buffer_dropped_packets",
                                     "Packets the NIC dropped for lack of receive buffer "
                                     "(NIC counter)", None),
+    Metric.FEC_CORRECTED: _Spec("flatfab_port_fec_corrected_codewords",
+                                "FEC codewords a port corrected (device counter)", None),
+    Metric.FEC_UNCORRECTABLE: _Spec("flatfab_port_fec_uncorrectable_codewords",
+                                    "FEC codewords a port could not correct: frames lost on "
+                                    "the wire (device counter)", None),
+    Metric.CARRIER_TRANSITIONS: _Spec("flatfab_port_carrier_transitions",
+                                      "Link state changes of a port, a flap counting two on "
+                                      "most OSes (device counter)", None),
+}
+# gauges: the device's latest reading
+_GAUGES: Final[dict[Metric, _Spec]] = {
+    Metric.PRE_FEC_BER: _Spec("flatfab_port_pre_fec_ber_ratio",
+                              "Pre-FEC bit error ratio of a port (device gauge)", None),
 }
 _KEYED: Final = frozenset(m for m, spec in _COUNTERS.items() if spec.key_label)
 _QUEUE: Final = frozenset(m for m, spec in _COUNTERS.items() if spec.key_label == "queue")
 OPER_UP: Final = "flatfab_port_oper_up"
 QUEUE_LOSSLESS: Final = "flatfab_queue_lossless"
+BER_BOUND: Final = "flatfab_port_pre_fec_ber_bound_ratio"
 FINDING: Final = "flatfab_telemetry_finding"
 ACTIVE_FINDINGS: Final = "flatfab_telemetry_active_findings"
 TARGET_UP: Final = "flatfab_telemetry_target_up"
@@ -115,16 +135,17 @@ _FindingLabels = tuple[str, str, str, str]
 
 @dataclass(frozen=True)
 class _Snapshot:
-    values: dict[_Series, int]
+    values: dict[_Series, Number]
     findings: dict[_FindingLabels, int]
     targets: dict[str, bool]  # device -> up
     silent: frozenset[str]
     last_time: dict[str, float]
     samples: dict[str, int]
     lossless: frozenset[tuple[str, str, int]]  # observed (device, port, queue) planned lossless
+    bounds: dict[tuple[str, str], tuple[str, float]]  # (device, port) with a BER -> fec, bound
 
 
-_EMPTY: Final = _Snapshot({}, {}, {}, frozenset(), {}, {}, frozenset())
+_EMPTY: Final = _Snapshot({}, {}, {}, frozenset(), {}, {}, frozenset(), {})
 
 
 class TelemetryMetrics:
@@ -134,7 +155,7 @@ class TelemetryMetrics:
     def __init__(self, targets: Iterable[str] = (), plan: FabricState | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self._lock = threading.Lock()
-        self._values: dict[_Series, int] = {}
+        self._values: dict[_Series, Number] = {}
         self._findings: dict[_FindingLabels, int] = {}
         # declared targets show as down until their first sample: configured but never heard
         self._targets: dict[str, None] = dict.fromkeys(targets)
@@ -144,6 +165,8 @@ class TelemetryMetrics:
         self._samples: dict[str, int] = {}
         self._map = LosslessMap(plan) if plan is not None else None
         self._lossless: set[tuple[str, str, int]] = set()
+        self._physical = PhysicalMap(plan) if plan is not None else None
+        self._bounds: dict[tuple[str, str], tuple[str, float]] = {}
         self._collector = _Collector(self)
         self.registry.register(self._collector)
 
@@ -175,8 +198,11 @@ class TelemetryMetrics:
                 # a key only where the metric has one, so stray keys cannot split a series
                 key = -1 if s.key is None or s.metric not in _KEYED else s.key
                 series = (s.device, s.port or "", s.metric, key)
-                if series not in self._values and key >= 0 and s.metric in _QUEUE:
-                    self._classify(s.device, s.port, key)
+                if series not in self._values:
+                    if key >= 0 and s.metric in _QUEUE:
+                        self._classify(s.device, s.port, key)
+                    elif s.metric is Metric.PRE_FEC_BER:
+                        self._bound(s.device, s.port)
                 self._values[series] = s.value
                 self._targets.setdefault(s.device, None)
                 self._heard.add(s.device)
@@ -208,6 +234,12 @@ class TelemetryMetrics:
         if classes is not None and queue in classes.lossless_queues:
             self._lossless.add((device, port or "", queue))
 
+    def _bound(self, device: str, port: str | None) -> None:
+        """Once per new BER series: its port's bound by the plan (unknown: none exported)."""
+        end = self._physical.port(device, port) if self._physical is not None else None
+        if end is not None and end.fec is not None and end.bound is not None:
+            self._bounds[(device, port or "")] = (end.fec.value, end.bound)
+
     def exposition(self) -> bytes:
         """The text format a scrape returns."""
         return generate_latest(self.registry)
@@ -227,7 +259,7 @@ class TelemetryMetrics:
             targets = {d: d in self._heard and d not in self._silent for d in self._targets}
             return _Snapshot(dict(self._values), dict(self._findings), targets, self._silent,
                              dict(self._last_time), dict(self._samples),
-                             frozenset(self._lossless))
+                             frozenset(self._lossless), dict(self._bounds))
 
 
 class MetricsServer:
@@ -278,10 +310,12 @@ class _Collector(Collector):
 
     @staticmethod
     def _counters(snap: _Snapshot) -> Iterator[Family]:
-        families: dict[Metric, CounterMetricFamily] = {}
+        families: dict[Metric, CounterMetricFamily | GaugeMetricFamily] = {}
         for metric, spec in _COUNTERS.items():
             labels = ["device", "port"] + ([spec.key_label] if spec.key_label else [])
             families[metric] = CounterMetricFamily(spec.name, spec.help, labels=labels)
+        for metric, spec in _GAUGES.items():
+            families[metric] = GaugeMetricFamily(spec.name, spec.help, labels=["device", "port"])
         oper = GaugeMetricFamily(OPER_UP, "Port operational state: 1 up, 0 down",
                                  labels=["device", "port"])
         for (device, port, metric, key), value in sorted(snap.values.items()):
@@ -290,7 +324,7 @@ class _Collector(Collector):
             if metric is Metric.OPER_UP:
                 oper.add_metric([device, port], 1.0 if value else 0.0)
                 continue
-            spec = _COUNTERS[metric]
+            spec = _COUNTERS.get(metric) or _GAUGES[metric]
             values = [device, port] + ([str(key) if key >= 0 else ""] if spec.key_label else [])
             families[metric].add_metric(values, float(value))
         lossless = GaugeMetricFamily(QUEUE_LOSSLESS, "1 for each queue the plan makes lossless "
@@ -299,9 +333,17 @@ class _Collector(Collector):
         for device, port, queue in sorted(snap.lossless):
             if device not in snap.silent:
                 lossless.add_metric([device, port, str(queue)], 1.0)
+        bound = GaugeMetricFamily(BER_BOUND, "The pre-FEC BER a port's link may reach before "
+                                  "phy.ber fails: its FEC's correction limit over the plan's "
+                                  "physical.ber_margin; absent where the plan does not say",
+                                  labels=["device", "port", "fec"])
+        for (device, port), (fec, value) in sorted(snap.bounds.items()):
+            if device not in snap.silent:
+                bound.add_metric([device, port, fec], value)
         yield from families.values()
         yield oper
         yield lossless
+        yield bound
 
     @staticmethod
     def _health(snap: _Snapshot) -> Iterator[Family]:

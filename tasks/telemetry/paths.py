@@ -18,15 +18,26 @@ Sources for the leaf names (checked 2026-11-25):
   per-switch-priority `pfc-stats`. A vendor adapter maps its native path onto these.
 - NIC counters (CNP, ECN-marked received, out-of-buffer) have no OpenConfig model either:
   `/flatfab-nic/...`, named after the mlx5 ethtool/`rdma statistic` counters.
+- The physical layer (checked 2026-12-01): OpenConfig `openconfig-interfaces.yang` 3.8.0
+  (2024-12-05) `/interfaces/interface[name]/state/counters/link-transitions` (counter64,
+  the link's changes to or from UP before any hold-time or damping: a flap counts two;
+  `carrier-transitions` is deprecated for `interface-transitions`, which counts after
+  them). `openconfig-platform-transceiver.yang` (0.6.0 on) on a TRANSCEIVER component:
+  `transceiver/state/fec-uncorrectable-blocks` (counter64) and `transceiver/state/
+  pre-fec-ber/instant` (decimal64, 18 fraction digits); the lab names each port's
+  transceiver component after its port. OpenConfig counts corrected FEC bits and bytes
+  (`fec-corrected-bits`, `-bytes`), not codewords: those are flatfab's own,
+  `/flatfab-phy/interfaces/interface[name]/fec/state/corrected-codewords`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from flatfab.telemetry.samples import Metric
+from flatfab.telemetry.samples import GAUGES, Metric, Number
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]  # (name, sorted (key, value) pairs)
 
@@ -61,6 +72,19 @@ LEAVES: Final[tuple[Leaf, ...]] = (
                         "/priority[id={key}]/state/tx-pause-frames", True),
     Leaf(Metric.WATCHDOG, "/flatfab-qos/interfaces/interface[name={port}]/pfc/priorities"
                           "/priority[id={key}]/state/watchdog-storms", True),
+    # the physical layer: OpenConfig interfaces (link transitions) and transceiver (FEC
+    # uncorrectable blocks, pre-FEC BER: the lab's component is named after its port);
+    # corrected codewords under flatfab's own root (OpenConfig counts corrected bits)
+    Leaf(Metric.CARRIER_TRANSITIONS,
+         "/interfaces/interface[name={port}]/state/counters/link-transitions", False),
+    Leaf(Metric.FEC_UNCORRECTABLE,
+         "/components/component[name={port}]/transceiver/state/fec-uncorrectable-blocks",
+         False),
+    Leaf(Metric.PRE_FEC_BER,
+         "/components/component[name={port}]/transceiver/state/pre-fec-ber/instant", False),
+    Leaf(Metric.FEC_CORRECTED,
+         "/flatfab-phy/interfaces/interface[name={port}]/fec/state/corrected-codewords",
+         False),
     # flatfab: NIC (host) counters
     Leaf(Metric.NIC_CNP_SENT, "/flatfab-nic/interfaces/interface[name={port}]/state/cnp-sent",
          False),
@@ -78,6 +102,11 @@ COUNTER_SUBSCRIPTIONS: Final = (
     "/qos/interfaces/interface/output/queues/queue/state",
     "/flatfab-qos/interfaces/interface/pfc/priorities/priority/state",
     "/flatfab-nic/interfaces/interface/state",
+    # the physical layer: leaf by leaf, as a switch's trees below these hold far more
+    "/interfaces/interface/state/counters/link-transitions",
+    "/components/component/transceiver/state/fec-uncorrectable-blocks",
+    "/components/component/transceiver/state/pre-fec-ber/instant",
+    "/flatfab-phy/interfaces/interface/fec/state",
 )
 STATE_SUBSCRIPTIONS: Final = ("/interfaces/interface/state/oper-status",)
 
@@ -128,10 +157,13 @@ def leaf_path(metric: Metric, port: str, key: int | None = None) -> str:
     return FLATFAB.leaf_path(metric, port, key)
 
 
-def leaf_value(metric: Metric, value: int) -> int | str:
-    """What the target serves for a metric: counters as integers, oper state as its enum."""
+def leaf_value(metric: Metric, value: Number) -> Number | str:
+    """What the target serves for a metric: counters as integers, gauges as floats, oper
+    state as its enum."""
     if metric is Metric.OPER_UP:
         return OPER_STATUS_UP if value else OPER_STATUS_DOWN
+    if metric in GAUGES:
+        return float(value)
     return value
 
 
@@ -344,15 +376,27 @@ OPER_STATUSES: Final = frozenset({"UP", "DOWN", "TESTING", "UNKNOWN", "DORMANT",
                                   "LOWER_LAYER_DOWN"})
 
 
-def sample_value(metric: Metric, value: int | str) -> int:
-    """A served value back to the integer a `Sample` carries (oper-status UP -> 1). A value
-    that is not an oper-status at all raises ValueError (unread, never "down"); JSON IETF may
-    qualify an enum with its module (`openconfig-interfaces:UP`, RFC 7951 6.4/6.8)."""
+def sample_value(metric: Metric, value: Number | str) -> Number:
+    """A served value back to what a `Sample` carries: an integer for a counter (exact: a
+    float with a fraction is refused) and a state (oper-status UP -> 1), a float for a gauge
+    (a decimal64 arrives as a number or, in JSON IETF, a string, RFC 7951 6.1; not a finite
+    number is refused). A value that is not an oper-status at all raises ValueError (unread,
+    never "down"); JSON IETF may qualify an enum with its module
+    (`openconfig-interfaces:UP`, RFC 7951 6.4/6.8)."""
     if metric is Metric.OPER_UP:
         status = str(value).rpartition(":")[2].upper()
         if status not in OPER_STATUSES:
             raise ValueError(f"not an oper-status: {value!r}")
         return 1 if status == OPER_STATUS_UP else 0
+    if metric in GAUGES:
+        level = float(value)
+        if not math.isfinite(level):
+            raise ValueError(f"{metric.value}: not a finite number: {value!r}")
+        return level
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{metric.value}: a counter is a whole number, not {value!r}")
+        return int(value)
     return int(value)
 
 

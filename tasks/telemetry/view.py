@@ -16,7 +16,7 @@ from rich.text import Text
 
 from flatfab.checks.base import Finding, Severity
 from flatfab.telemetry.rates import SeriesKey
-from flatfab.telemetry.samples import Metric, Sample
+from flatfab.telemetry.samples import COUNTERS, Metric, Number, Sample
 
 SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue"}
 NO_FINDING = len(Severity)  # ranks after every severity
@@ -36,21 +36,21 @@ class PortCounts:
     """Per port, what its counters grew by in the last interval that spoke about it."""
 
     def __init__(self) -> None:
-        self._last: dict[SeriesKey, int] = {}
+        self._last: dict[SeriesKey, Number] = {}
         self.rows: dict[tuple[str, str], PortRow] = {}
 
     def update(self, samples: Iterable[Sample]) -> None:
         fresh: dict[tuple[str, str], PortRow] = {}
         for s in samples:
-            if s.port is None or s.metric is Metric.OPER_UP:
-                continue
+            if s.port is None or s.metric not in COUNTERS:
+                continue  # a state or a gauge: nothing grows
             key: SeriesKey = (s.device, s.port, s.metric, s.key)
             before = self._last.get(key)
             self._last[key] = s.value
             row = fresh.setdefault((s.device, s.port), PortRow(s.device, s.port))
             if before is None or s.value < before:
                 continue  # a baseline or a counter reset counts nothing
-            grew = s.value - before
+            grew = int(s.value - before)  # counters are whole numbers
             if s.metric is Metric.QUEUE_DROPS:
                 row.drops += grew
             elif s.metric in (Metric.PFC_RX, Metric.PFC_TX):

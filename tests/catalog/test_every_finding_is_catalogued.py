@@ -273,13 +273,16 @@ def test_every_finding_of_the_telemetry_has_a_catalog_id(made: set[str]) -> None
     stream.set("leaf1", "swp51", Metric.PFC_TX, 3, 100_000)
     stream.set("leaf1", "swp52", Metric.WATCHDOG, 3, 1)
     stream.set("leaf1", "swp51", Metric.QUEUE_DROPS, 3, 1000)
+    stream.set("leaf3", "swp51", Metric.FEC_UNCORRECTABLE, None, 4)
+    stream.set("leaf3", "swp52", Metric.CARRIER_TRANSITIONS, None, 2)
+    stream.level("leaf4", "swp51", Metric.PRE_FEC_BER, 1e-5)
     stream.muted.add("leaf2")
     for _ in range(30):
         engine.feed(stream.step())
         engine.tick(stream.time)
     conditions.silent("leaf2", stream.time - 60, stream.time, engine.thresholds)
     assert {conditions.PAUSE_STORM, conditions.WATCHDOG, conditions.LOSSLESS_DROPS,
-            conditions.SILENT} <= made
+            conditions.SILENT, *conditions.PHYSICAL_CONDITIONS} <= made
     assert made <= IDS, made - IDS
 
 

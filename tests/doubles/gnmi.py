@@ -92,6 +92,21 @@ class HealthyCounters:
             for metric in (Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG):
                 self._add(metric, port, LAB_LOSSLESS_Q, 0)
         self.ports = ports
+        self.levels: dict[str, float] = {}  # port -> pre-FEC BER (add_physical)
+
+    def add_physical(self) -> None:
+        """Each port's physical layer too: a few codewords corrected, none lost, no flap, a
+        pre-FEC BER of 1e-9 (the key of these unkeyed counters is 0: their leaves have none)."""
+        with self._lock:
+            for port in self.ports:
+                self._add(Metric.FEC_CORRECTED, port, 0, 20)
+                self._add(Metric.FEC_UNCORRECTABLE, port, 0, 0)
+                self._add(Metric.CARRIER_TRANSITIONS, port, 0, 0)
+                self.levels[port] = 1e-9
+
+    def level(self, port: str, ber: float) -> None:
+        with self._lock:
+            self.levels[port] = ber
 
     def _add(self, metric: Metric, port: str, key: int, growth: int) -> None:
         self.values[(metric, port, key)] = 1000
@@ -106,13 +121,16 @@ class HealthyCounters:
         with self._lock:
             for gone in [k for k in self.values if k[1] == port]:
                 del self.values[gone], self.growth[gone]
+            self.levels.pop(port, None)
             self.ports = tuple(p for p in self.ports if p != port)
 
-    def __call__(self) -> list[tuple[str, int | str]]:
+    def __call__(self) -> list[tuple[str, int | float | str]]:
         with self._lock:
             for k, g in self.growth.items():
                 self.values[k] += g
-            out: list[tuple[str, int | str]] = [
+            out: list[tuple[str, int | float | str]] = [
                 (paths.leaf_path(m, port, key), v) for (m, port, key), v in self.values.items()]
+            out += [(paths.leaf_path(Metric.PRE_FEC_BER, port), ber)
+                    for port, ber in self.levels.items()]
         return out + [(paths.leaf_path(Metric.OPER_UP, p), paths.leaf_value(Metric.OPER_UP, 1))
                       for p in self.ports]

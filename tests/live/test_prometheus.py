@@ -7,7 +7,9 @@ of RoCEv2 packets congests leaf1's lossless class (its port to leaf1-h1 shaped t
 tests/live/test_telemetry.py does). Through Prometheus's HTTP API:
 - every panel query of dashboards/flatfab-lossless.json, its variables substituted as Grafana
   does (All), returns series; the flooded port tops the pause panel with a rate above zero, its
-  lossless queue's drops show, the drops finding is in the table;
+  lossless queue's drops show, the drops finding is in the table; the physical layer's panels
+  (FEC codewords, pre-FEC BER and its share of the plan's bound, link state changes) show
+  every switch port of a physical link, from the nodes' phy.json;
 - what the lab does not serve (pauses sent, a veth NIC's out-of-buffer drops) has no series,
   and the pause panel's former sum (`a + b`) is empty there: the case the dashboard survives;
 - the variables list every device and every port with series (switch ports and host NICs);
@@ -120,7 +122,20 @@ def _labelled(series: Series, value_above: float | None = None, **labels: str) -
                for s in series)
 
 
-# What the flood must show beyond "some series", by panel title
+def _every_physical_port(series: Series) -> bool:
+    """A series for each switch end of the lab's physical links."""
+    return {(s["metric"].get("device"), s["metric"].get("port")) for s in series} >= {
+        (LEAF, PORT), (LEAF, "swp51"), ("spine1", "swp1"), ("spine2", "swp4")}
+
+
+def _healthy_share(series: Series) -> bool:
+    """A healthy lab port's BER (1e-9) is 2e-4 of its bound (RS(528,514)'s 5e-5 over the
+    default margin 10); the panel shows the ten worst ports."""
+    return len(series) == 10 and all(abs(float(s["value"][1]) - 2e-4) < 1e-9 for s in series)
+
+
+# What the flood must show beyond "some series", by panel title (and the physical layer's
+# panels, every switch port of a physical link: the lab states each one in its phy.json)
 FLOODED: dict[str, Callable[[Series], bool]] = {
     "Worst ports by PFC pause rate":
         lambda r: _labelled(r, 0.0, device=LEAF, port=PORT),
@@ -128,7 +143,13 @@ FLOODED: dict[str, Callable[[Series], bool]] = {
         lambda r: _labelled(r, 0.0, device=LEAF, port=PORT, queue="3"),
     "Active findings":
         lambda r: _labelled(r, check=conditions.LOSSLESS_DROPS, device=LEAF, port=PORT),
+    "Pre-FEC BER as a share of its bound": _healthy_share,
+    "FEC codewords corrected and uncorrectable": lambda r: _labelled(
+        r, device=LEAF, port=PORT, counter="uncorrectable"),
+    "Link state changes": _every_physical_port,
 }
+PHYSICAL_PANELS = ("FEC codewords corrected and uncorrectable", "Pre-FEC BER",
+                   "Pre-FEC BER as a share of its bound", "Link state changes")
 
 
 def _some(series: Series) -> bool:
@@ -224,8 +245,10 @@ def test_every_panel_query_returns_series_from_prometheus_scraping_the_watch_in_
             assert {"NIC CNP sent vs handled", "NIC ECN-marked received and out-of-buffer drops"
                     } <= shown[str({"port": [NIC]})]
             assert {"Worst ports by PFC pause rate", "Lossless queue drops",
-                    "ECN marks per queue", "PFC watchdog storms", "Port oper state"
-                    } <= shown[str({"port": [PORT]})]
+                    "ECN marks per queue", "PFC watchdog storms", "Port oper state",
+                    *PHYSICAL_PANELS} <= shown[str({"port": [PORT]})]
+            # a host NIC streams no physical layer: those panels have no data for it
+            assert not set(PHYSICAL_PANELS) & shown[str({"port": [NIC]})]
             assert {"Target up / silent", "NIC CNP sent vs handled"} <= shown[
                 str({"device": [HOST]})]
     finally:

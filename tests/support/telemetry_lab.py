@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from flatfab.checks.base import Finding
 from flatfab.intent.thresholds import thresholds_of
 from flatfab.lab.netns import node_exec, nsenter_args
+from flatfab.model.state import FabricState
 from flatfab.sot import inventory as sot_inventory
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.thresholds import Thresholds
@@ -60,7 +61,8 @@ class Recorder:
     ticks: list[float] = field(default_factory=list)
     active: list[Finding] = field(default_factory=list)
     # (device, port, metric, key) -> latest value streamed
-    latest: dict[tuple[str, str | None, str, int | None], int] = field(default_factory=dict)
+    latest: dict[tuple[str, str | None, str, int | None], int | float] = field(
+        default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def tick(self, view: TickView) -> None:
@@ -90,7 +92,7 @@ class Recorder:
             time.sleep(0.1)
         return None
 
-    def values(self) -> dict[tuple[str, str | None, str, int | None], int]:
+    def values(self) -> dict[tuple[str, str | None, str, int | None], int | float]:
         with self.lock:
             return dict(self.latest)
 
@@ -106,9 +108,10 @@ def lab_thresholds(lab: Lab, **changes: float) -> Thresholds:
 
 
 @contextmanager
-def watching(lab: Lab, thresholds: Thresholds, *, poll: bool = True
-             ) -> Iterator[tuple[Watch, Recorder]]:
-    """A Watch over the lab's gNMI targets (and its polled devices), ticking in a thread."""
+def watching(lab: Lab, thresholds: Thresholds, *, poll: bool = True,
+             plan: FabricState | None = None) -> Iterator[tuple[Watch, Recorder]]:
+    """A Watch over the lab's gNMI targets (and its polled devices), ticking in a thread;
+    judged against `plan` where given (the lab's own plan with other thresholds)."""
     project = Project(ROOT, lab.fabric, inventory_override=lab.inventory)
     nornir = sot_inventory.build(project.inventory_dir, project.plan, 20,
                                  project.address_spaces)
@@ -117,7 +120,7 @@ def watching(lab: Lab, thresholds: Thresholds, *, poll: bool = True
     polled, _blind = pollable(project.plan, others)
     poller = NornirPoller(nornir, project.plan, polled) if poll and polled else None
     recorder = Recorder()
-    watch = Watch(project.plan, thresholds, list(targets.values()), poller=poller,
+    watch = Watch(plan or project.plan, thresholds, list(targets.values()), poller=poller,
                   on_line=recorder.lines.append, backoff_s=(0.2, 1.0))
     stop = threading.Event()
     thread = threading.Thread(target=watch.run, kwargs={"on_tick": recorder.tick,

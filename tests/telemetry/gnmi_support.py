@@ -16,9 +16,10 @@ import yaml
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from flatfab.telemetry import paths, tls
+from flatfab.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
 from flatfab.telemetry.gnmi_encode import Shapes, Value
 from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget
-from flatfab.telemetry.samples import Metric
+from flatfab.telemetry.samples import Gone, Metric, Sample
 from tests.support.inventory import login_defaults
 from tests.support.telemetry_streams import lab_plan
 
@@ -239,3 +240,41 @@ class Recording:
                     return True
             time.sleep(0.02)
         return False
+
+
+class Watcher(Recording):
+    """A subscriber on its own pool, recording samples, lines and deletes."""
+
+    def __init__(self, port: int, ca: Path, **kw: Any) -> None:
+        self.samples: list[Sample] = []
+        self.states: list[tuple[str, str]] = []
+        self.gone: list[Gone] = []
+        super().__init__()
+        self.sub = GnmiSubscriber("sw1", "127.0.0.1", port, ca_file=ca, interval_s=0.1,
+                                  on_sample=self._sample, on_state=self._state,
+                                  on_deletes=self._gone, username_env=USER_ENV,
+                                  password_env=PASS_ENV, backoff_s=(0.05, 0.2), **kw)
+        self.pool = SubscriberPool([self.sub])
+
+    def _sample(self, s: Sample) -> None:
+        with self._lock:
+            self.samples.append(s)
+
+    def _state(self, state: str, line: str) -> None:
+        with self._lock:
+            self.states.append((state, line))
+
+    def _gone(self, gone: list[Gone]) -> None:
+        with self._lock:
+            self.gone.extend(gone)
+
+    def seen(self) -> set[tuple[str, Metric, int | None]]:
+        with self._lock:
+            return {(s.port, s.metric, s.key) for s in self.samples}
+
+    def __enter__(self) -> Watcher:
+        self.pool.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.pool.stop()

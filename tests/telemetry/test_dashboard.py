@@ -93,6 +93,10 @@ _LEGEND = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 # veth NICs keep no receive buffers (tasks/platforms/linux_host/nic_counters.py).
 LAB_UNSERVED = frozenset({Metric.PFC_TX, Metric.NIC_OUT_OF_BUFFER})
 SWITCH, SWITCH_PORT, HOST, NIC = "leaf1", "swp1", "leaf1-h1", "eth1"
+# the physical layer's panels: a switch port's FEC codewords, pre-FEC BER (and as a share
+# of the bound the plan gives it), link state changes
+PHYSICAL_PANELS = ("FEC codewords corrected and uncorrectable", "Pre-FEC BER",
+                   "Pre-FEC BER as a share of its bound", "Link state changes")
 POINTS, EVAL_S = 120, 60  # one sample a second for two minutes, evaluated in the middle
 
 
@@ -252,6 +256,7 @@ def test_the_expected_panels_are_there() -> None:
         "Worst ports by PFC pause rate", "Lossless queue drops", "ECN marks per queue",
         "PFC pauses vs ECN marks", "PFC watchdog storms", "NIC CNP sent vs handled",
         "Active findings", "Target up / silent",
+        *PHYSICAL_PANELS,
     } <= titles
     worst = next(p for p in panels() if p["title"] == "Worst ports by PFC pause rate")
     assert all(re.search(r"\btopk\(.*\brate\(", t["expr"]) for t in worst["targets"])
@@ -411,7 +416,8 @@ def test_every_query_returns_series_where_the_lab_serves_only_some_counters(
     assert {"NIC CNP sent vs handled",
             "NIC ECN-marked received and out-of-buffer drops"} <= by_port[NIC]
     assert {"Worst ports by PFC pause rate", "Lossless queue drops", "PFC watchdog storms",
-            "Port oper state"} <= by_port[SWITCH_PORT]
+            "Port oper state", *PHYSICAL_PANELS} <= by_port[SWITCH_PORT]
+    assert not set(PHYSICAL_PANELS) & by_port[NIC]  # a host NIC streams no physical layer
 
 
 def test_the_port_variable_lists_switch_ports_and_host_nics_alike(tmp_path: Path) -> None:
@@ -432,4 +438,25 @@ def test_the_port_variable_lists_switch_ports_and_host_nics_alike(tmp_path: Path
         (f"group by ({label}) ({substitute(BEFORE_PORTS)})", listed(switch_ports)),
     ]
     done = promtool_eval(tmp_path, _input_series(), cases, eval_s=EVAL_S)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+
+
+def test_the_physical_panels_survive_a_device_that_serves_part_of_the_layer(
+        tmp_path: Path) -> None:
+    """SR Linux counts no corrected codewords, SONiC streams no BER, NVUE a port's BER by
+    lane only: each panel still shows what is served (no `a + b`), and the BER panel shows a
+    port whose bound the plan does not give."""
+    partial = {selector: series for selector, series in _input_series().items()
+               if not selector.startswith(("flatfab_port_fec_corrected",
+                                           "flatfab_port_pre_fec_ber_bound"))}
+    assert len(partial) < len(_input_series())
+    by_title = {q.panel: q for q in queries()}
+    cases: list[tuple[str, list[tuple[str, float]]]] = [
+        ("absent(" + substitute(by_title[title].expr) + ")", [])
+        for title in ("FEC codewords corrected and uncorrectable", "Pre-FEC BER",
+                      "Link state changes")]
+    # the share needs the bound: without it the panel is empty, which it says
+    cases.append(("absent(" + substitute(by_title["Pre-FEC BER as a share of its bound"].expr)
+                  + ")", [("{}", 1.0)]))
+    done = promtool_eval(tmp_path, partial, cases, eval_s=EVAL_S)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]

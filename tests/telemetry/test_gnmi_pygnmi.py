@@ -71,7 +71,7 @@ def test_get_of_flatfab_models_by_origin(client: gNMIclient) -> None:
 
 @pytest.mark.parametrize(("path", "code"), [
     ("interfaces/interface[name=swp9]/state/oper-status", grpc.StatusCode.NOT_FOUND),
-    ("interfaces/interface/state/counters", grpc.StatusCode.UNIMPLEMENTED),
+    ("interfaces/interface/state/counters/in-octets", grpc.StatusCode.UNIMPLEMENTED),
     ("somebody-native:/interfaces", grpc.StatusCode.UNIMPLEMENTED),
 ])
 def test_get_errors_reach_pygnmi_with_the_specification_codes(

@@ -20,7 +20,7 @@ from flatfab.errors import InputError
 from flatfab.lab import gnmi as lab_gnmi
 from flatfab.lab.topology import LabNode
 from flatfab.telemetry import gnmi_target, paths
-from flatfab.telemetry.gnmi_client import GnmiSubscriber, SubscriberPool
+from flatfab.telemetry.gnmi_client import GnmiSubscriber
 from flatfab.telemetry.gnmi_encode import Shapes
 from flatfab.telemetry.gnmi_target import GnmiTarget, target_from_config
 from flatfab.telemetry.samples import Gone, Metric, Sample
@@ -33,8 +33,8 @@ from tests.telemetry.gnmi_support import (
     QUEUE,
     USER_ENV,
     Pki,
-    Recording,
     Source,
+    Watcher,
     gnmi_inventory,
     start_target,
 )
@@ -46,44 +46,6 @@ EVERY = {(p, m, QUEUE) for p in PORTS
          for m in (Metric.QUEUE_TX, Metric.QUEUE_DROPS, Metric.QUEUE_ECN)} | {
     (p, m, PRIORITY) for p in PORTS for m in (Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG)} | {
     (p, Metric.OPER_UP, None) for p in PORTS}
-
-
-class Watcher(Recording):
-    """A subscriber on its own pool, recording samples, lines and deletes."""
-
-    def __init__(self, port: int, ca: Path, **kw: Any) -> None:
-        self.samples: list[Sample] = []
-        self.states: list[tuple[str, str]] = []
-        self.gone: list[Gone] = []
-        super().__init__()
-        self.sub = GnmiSubscriber("sw1", "127.0.0.1", port, ca_file=ca, interval_s=0.1,
-                                  on_sample=self._sample, on_state=self._state,
-                                  on_deletes=self._gone, username_env=USER_ENV,
-                                  password_env=PASS_ENV, backoff_s=(0.05, 0.2), **kw)
-        self.pool = SubscriberPool([self.sub])
-
-    def _sample(self, s: Sample) -> None:
-        with self._lock:
-            self.samples.append(s)
-
-    def _state(self, state: str, line: str) -> None:
-        with self._lock:
-            self.states.append((state, line))
-
-    def _gone(self, gone: list[Gone]) -> None:
-        with self._lock:
-            self.gone.extend(gone)
-
-    def seen(self) -> set[tuple[str, Metric, int | None]]:
-        with self._lock:
-            return {(s.port, s.metric, s.key) for s in self.samples}
-
-    def __enter__(self) -> Watcher:
-        self.pool.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.pool.stop()
 
 
 @pytest.fixture
@@ -246,7 +208,7 @@ def test_a_deleted_subtree_ends_every_series_below_it() -> None:
         delete=[_path("/qos/interfaces/interface[interface-id=swp1]"),
                 _path("/flatfab-qos/interfaces/interface[name=swp2]/pfc/priorities"
                       "/priority[id=3]/state/rx-pause-frames"),
-                _path("/interfaces/interface[name=swp9]/state/counters")]))  # no metric
+                _path("/interfaces/interface[name=swp9]/ethernet/state/counters")]))  # no metric
     assert got == []
     assert [(g.metric, g.port, g.key) for g in gone] == [
         (Metric.QUEUE_DROPS, "swp1", None), (Metric.QUEUE_ECN, "swp1", None),

@@ -75,7 +75,8 @@ def test_capabilities_advertise_the_encodings_served(gnmi: Any) -> None:
     assert list(caps.supported_encodings) == [gnmi_pb2.JSON, gnmi_pb2.JSON_IETF,
                                               gnmi_pb2.PROTO]
     assert {m.name for m in caps.supported_models} == {
-        "openconfig-interfaces", "openconfig-qos", "flatfab-qos", "flatfab-nic"}
+        "openconfig-interfaces", "openconfig-qos", "openconfig-platform",
+        "openconfig-platform-transceiver", "flatfab-qos", "flatfab-nic", "flatfab-phy"}
 
 
 # --- Get (3.3) ------------------------------------------------------------------------------

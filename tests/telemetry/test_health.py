@@ -20,7 +20,8 @@ from flatfab.telemetry.health import (
     collect_less,
 )
 from flatfab.telemetry.lossless_map import LosslessMap
-from flatfab.telemetry.rates import WindowMap
+from flatfab.telemetry.physical_map import PhysicalMap
+from flatfab.telemetry.rates import Level, SeriesKey, Window, WindowMap
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.thresholds import Thresholds
 from tests.support.telemetry_streams import Stream, lab_plan
@@ -365,6 +366,12 @@ def test_queues_are_classified_by_the_plans_tc_to_queue_map() -> None:
     assert raised.device == "leaf1-h1" and "leaf1 swp1 queue 7" in raised.message
 
 
+class _Plain(dict[SeriesKey, Window]):
+    """A plain mapping of windows, with a drain's gauge levels beside it."""
+
+    levels: dict[SeriesKey, Level]
+
+
 def test_conditions_judge_a_drain_as_they_judge_a_plain_mapping() -> None:
     # the drain lists each metric's series apart; a plain dict is looked through whole
     engine, stream = _engine()
@@ -373,16 +380,26 @@ def test_conditions_judge_a_drain_as_they_judge_a_plain_mapping() -> None:
     stream.set("leaf1", "swp51", Metric.QUEUE_DROPS, 3, 50)
     stream.set("leaf1", "swp51", Metric.QUEUE_ECN, 0, 500)
     stream.set("leaf1", "swp51", Metric.WATCHDOG, 3, 1)
+    stream.set("leaf1", "swp52", Metric.FEC_UNCORRECTABLE, None, 2)
+    stream.set("leaf2", "swp51", Metric.CARRIER_TRANSITIONS, None, 2)
+    stream.level("leaf3", "swp51", Metric.PRE_FEC_BER, 1e-6)
     engine.feed(stream.step())
     windows = engine.rates.drain()
     assert isinstance(windows, WindowMap)
+    plain = _Plain(windows)
+    plain.levels = windows.levels
     judged = 0
     for condition in conditions.CONDITIONS:
-        by_metric = dict(condition(windows, Context(LIMITS, LosslessMap(lab_plan()))))
-        whole = dict(condition(dict(windows), Context(LIMITS, LosslessMap(lab_plan()))))
+        def context() -> Context:
+            return Context(LIMITS, LosslessMap(lab_plan()), PhysicalMap(lab_plan()))
+
+        by_metric = dict(condition(windows, context()))
+        whole = dict(condition(plain, context()))
         assert by_metric == whole
         judged += sum(f is not None for f in whole.values())
-    assert judged == 3  # drops, lossy marks, the watchdog (a storm must last first)
+    # drops, lossy marks, the watchdog (a storm must last first); uncorrectable codewords, a
+    # flap burst, a BER within a decade of its bound
+    assert judged == 6
 
 
 def test_collect_less_makes_young_collections_rarer_and_gives_back_the_old() -> None:

@@ -38,8 +38,13 @@ EXPECTED = {
     Metric.NIC_CNP_HANDLED: ("flatfab_nic_cnp_handled_packets_total", None),
     Metric.NIC_ECN_MARKED_RX: ("flatfab_nic_ecn_marked_received_packets_total", None),
     Metric.NIC_OUT_OF_BUFFER: ("flatfab_nic_out_of_buffer_dropped_packets_total", None),
+    Metric.FEC_CORRECTED: ("flatfab_port_fec_corrected_codewords_total", None),
+    Metric.FEC_UNCORRECTABLE: ("flatfab_port_fec_uncorrectable_codewords_total", None),
+    Metric.CARRIER_TRANSITIONS: ("flatfab_port_carrier_transitions_total", None),
+    Metric.PRE_FEC_BER: ("flatfab_port_pre_fec_ber_ratio", None),
     Metric.OPER_UP: ("flatfab_port_oper_up", None),
 }
+GAUGE_FAMILIES = {Metric.OPER_UP, Metric.PRE_FEC_BER}
 KEYED = {m for m, (_, label) in EXPECTED.items() if label}
 
 
@@ -104,7 +109,7 @@ def test_every_metric_is_exported_with_its_labels_and_the_devices_value(
         want = 1.0 if metric is Metric.OPER_UP else 42.0
         assert values[(name, _l(**labels))] == want, name
         family = name.removesuffix("_total")
-        assert types[family] == ("gauge" if metric is Metric.OPER_UP else "counter")
+        assert types[family] == ("gauge" if metric in GAUGE_FAMILIES else "counter")
     assert all(name.startswith("flatfab_") for name, _ in values)
 
 
@@ -159,7 +164,8 @@ def test_nothing_watched_is_an_empty_scrape() -> None:
     everything.set_findings([_finding("telemetry.watchdog", "leaf1", "swp1")])
     families = everything.families()
     assert sorted(_parse(everything.exposition().decode())[1]) == sorted(families)
-    assert len(families) == len(set(families)) == len(EXPECTED) + 6
+    # beside the metrics: the plan's lossless queues and BER bounds, and five of health
+    assert len(families) == len(set(families)) == len(EXPECTED) + 7
 
 
 def test_counters_mirror_the_device_value_including_a_reset(
@@ -372,3 +378,25 @@ def test_scrapes_while_samples_and_findings_arrive_stay_consistent(
     finally:
         done.set()
         feeder.join()
+
+
+def test_the_pre_fec_ber_is_a_gauge_of_the_latest_reading_beside_its_bound_by_the_plan(
+        served: tuple[TelemetryMetrics, MetricsServer]) -> None:
+    metrics, server = served
+    metrics.observe([Sample("leaf1", "swp1", Metric.PRE_FEC_BER, None, 2.5e-9, T0),
+                     Sample("leaf1", "swp1", Metric.PRE_FEC_BER, None, 3.1e-7, T0 + 10),
+                     Sample("leaf1", "swp1", Metric.FEC_UNCORRECTABLE, None, 2**60 + 1, T0)])
+    values, types = _parse(_scrape_text(server.url))
+    assert types["flatfab_port_pre_fec_ber_ratio"] == "gauge"
+    assert values[("flatfab_port_pre_fec_ber_ratio", _l(device="leaf1", port="swp1"))] == 3.1e-7
+    assert values[("flatfab_port_fec_uncorrectable_codewords_total",
+                   _l(device="leaf1", port="swp1"))] == float(2**60 + 1)
+    # without the plan no bound is claimed; with it, the lab's 100G links run RS(528,514):
+    # 5e-5 over the default margin 10
+    assert not any(name == "flatfab_port_pre_fec_ber_bound_ratio" for name, _ in values)
+    planned = TelemetryMetrics(plan=lab_plan())
+    planned.observe([Sample("leaf1", "swp1", Metric.PRE_FEC_BER, None, 1e-9, T0),
+                     Sample("leaf1", "lo", Metric.PRE_FEC_BER, None, 1e-9, T0)])
+    scraped, _ = _parse(planned.exposition().decode())
+    assert _named(scraped, "flatfab_port_pre_fec_ber_bound_ratio") == {
+        _l(device="leaf1", port="swp1", fec="rs528"): 5e-6}  # a port off the plan: none

@@ -113,6 +113,10 @@ metrics:
   nic_cnp_handled: {none: no leaf, source: s, verified: true}
   nic_ecn_marked_rx: {none: no leaf, source: s, verified: true}
   nic_out_of_buffer: {none: no leaf, source: s, verified: true}
+  fec_corrected_codewords: {none: no leaf, source: s, verified: true}
+  fec_uncorrectable_codewords: {none: no leaf, source: s, verified: true}
+  carrier_transitions: {none: no leaf, source: s, verified: true}
+  pre_fec_ber: {none: no leaf, source: s, verified: true}
 """
 RX = ('pfc_rx_frames: {path: "/q/interfaces/interface[name={port}]/p[id={key}]/rx",\n'
       '                  source: s, verified: true}')

@@ -241,3 +241,34 @@ def test_hosts_without_counters_ride_along_with_a_watched_leaf(lab: Lab) -> None
     assert result.confirmed == ["leaf1", "leaf1-h1", "leaf1-h2", "leaf2"]
     baseline = next(e for e in events if e["event"] == "telemetry-baseline")
     assert baseline["unwatched"] == ["leaf1-h1", "leaf1-h2"]
+
+
+PHYSICAL_RUNBOOK = RUNBOOK.replace(
+    "telemetry: {quiet_s: 1.5}",
+    "telemetry: {quiet_s: 1.5, checks: [telemetry.fec_uncorrectable, telemetry.pre_fec_ber, "
+    "telemetry.link_flaps]}")
+
+
+@pytest.mark.parametrize(("change", "check"), [
+    (lambda c: c.grow(Metric.FEC_UNCORRECTABLE, "swp51", 0, 3), conditions.FEC_UNCORRECTABLE),
+    (lambda c: c.grow(Metric.CARRIER_TRANSITIONS, "swp51", 0, 2), conditions.LINK_FLAPS),
+    (lambda c: c.level("swp51", 1e-6), conditions.PRE_FEC_BER),  # a decade below the bound
+], ids=["uncorrectable", "flaps", "ber"])
+def test_a_canary_whose_link_degrades_with_the_commit_halts_on_its_physical_checks(
+        lab: Lab, change: Callable[[Counters], None], check: str) -> None:
+    for counters in lab.counters.values():
+        counters.add_physical()
+    assert PHYSICAL_RUNBOOK != RUNBOOK
+    lab.on_commit["leaf1"] = lambda: change(lab.counters["leaf1"])
+    result, _ = lab.rollout(lab.source(), PHYSICAL_RUNBOOK)
+    assert result.status == "halted", result.reason
+    assert (check, "leaf1", "swp51") in _where(result.gate_findings)
+    assert "spine1:swp1" in next(f.message for f in result.gate_findings if f.check == check)
+    assert result.rolled_back == ["leaf1"]
+
+
+def test_a_quiet_physical_layer_passes_its_gate(lab: Lab) -> None:
+    for counters in lab.counters.values():
+        counters.add_physical()
+    result, _ = lab.rollout(lab.source(), PHYSICAL_RUNBOOK)
+    assert result.ok, [f.message for f in result.gate_findings]

@@ -20,12 +20,20 @@ egress is paused looks like from the inside. Per port and traffic class, per sam
 PFC pauses sent are not modelled (the lab cannot say which ingress port a real switch would
 pause), so that leaf is not served rather than served as a made-up zero.
 
-Read-only: `ip`, `tc` and a file read. The reader runs in the switch's own namespaces.
+The physical layer, from the lab's stand-in for hardware (`phy.json`, flatfab.lab.hardware:
+what `verify --physical` reads too): per port its FEC's corrected and uncorrectable codewords,
+its pre-FEC BER and its link's state changes (`flaps`), each only where the file states it
+(a fact it does not state is not served, never as zero; a file that does not read serves no
+physical leaf at all, the rest as ever). Tests inject physical faults by editing it.
+
+Read-only: `ip`, `tc` and file reads. The reader runs in the switch's own namespaces.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import re
 import subprocess
 import time
@@ -34,8 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flatfab.platforms import lab_phy
 from flatfab.telemetry import paths
 from flatfab.telemetry.samples import Metric
+
+log = logging.getLogger(__name__)
 
 ASIC_FILE = "asic/config_db.json"
 TRAFFIC_CLASSES = range(8)
@@ -45,7 +56,7 @@ _STATS = re.compile(r"Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d
 _SKIP_KINDS = frozenset({"bridge", "vrf", "dummy"})
 
 Run = Callable[[list[str]], str]
-Leaves = list[tuple[str, int | str]]
+Leaves = list[tuple[str, int | float | str]]
 
 
 @dataclass(frozen=True)
@@ -249,6 +260,56 @@ class VirtualAsic:
             dog.storms += 1
 
 
+def phy_leaves(text: str) -> Leaves:
+    """The physical-layer leaves of a lab node's phy.json (lab_phy.LabPhyError if it does
+    not read): per port what the file states of its FEC counters, BER and flaps."""
+    leaves: Leaves = []
+    for port, phy in sorted(lab_phy.read(text, 0.0).items()):
+        counters = phy.fec_counters
+        if counters is not None:
+            if counters.corrected is not None:
+                leaves.append((paths.leaf_path(Metric.FEC_CORRECTED, port), counters.corrected))
+            if counters.uncorrectable is not None:
+                leaves.append((paths.leaf_path(Metric.FEC_UNCORRECTABLE, port),
+                               counters.uncorrectable))
+            ber = counters.pre_fec_ber
+            if ber is not None and math.isfinite(ber):
+                leaves.append((paths.leaf_path(Metric.PRE_FEC_BER, port), float(ber)))
+        if phy.flaps is not None:
+            leaves.append((paths.leaf_path(Metric.CARRIER_TRANSITIONS, port), phy.flaps))
+    return leaves
+
+
+class PhyFile:
+    """A node's phy.json as leaves, parsed again only when the file changed."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._seen: tuple[int, int, int] | None = None  # inode, size, mtime of the parse
+        self._leaves: Leaves = []
+        self._said = ""  # the last problem logged (one line per new problem)
+
+    def __call__(self) -> Leaves:
+        try:
+            info = self._path.stat()
+        except FileNotFoundError:
+            self._seen, self._leaves = None, []
+            return []  # a node without physical links, or an older lab: nothing stated
+        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+        if stamp == self._seen:
+            return self._leaves
+        try:
+            self._leaves = phy_leaves(self._path.read_text(encoding="utf-8"))
+            self._said = ""
+        except (OSError, lab_phy.LabPhyError) as exc:
+            self._leaves = []  # unread: the physical leaves go, never as zeros
+            if str(exc) != self._said:
+                self._said = str(exc)
+                log.warning("%s: not served: %s", self._path, exc)
+        self._seen = stamp
+        return self._leaves
+
+
 class LabSwitchCounters:
     """The `CounterSource` of a lab switch's gNMI target (`source: ...:source`).
 
@@ -258,6 +319,7 @@ class LabSwitchCounters:
     def __init__(self, state_dir: str = "/var/lib/flatfab", min_age_s: float = 0.5,
                  run: Run = _run) -> None:
         self._asic = Path(state_dir) / ASIC_FILE
+        self._phy = PhyFile(Path(state_dir) / lab_phy.FILE)
         self._min_age_s = min_age_s
         self._run = run
         self._model = VirtualAsic()
@@ -273,6 +335,7 @@ class LabSwitchCounters:
         except FileNotFoundError:
             db = {}  # a factory-fresh switch: no virtual ASIC tables yet
         leaves = self._model.step(reading, db if isinstance(db, dict) else {}, time.time())
+        leaves += self._phy()
         self._cached = (now, leaves)
         return leaves
 

@@ -17,7 +17,7 @@ from flatfab.workflows.commands.watch import WatchResult
 
 CHECKS = sorted((conditions.PAUSE_STORM, conditions.WATCHDOG, conditions.LOSSLESS_DROPS,
                  conditions.PAUSE_WITHOUT_ECN, conditions.ECN_ON_LOSSY, conditions.DCQCN_IDLE,
-                 conditions.SILENT))
+                 conditions.SILENT, *conditions.PHYSICAL_CONDITIONS))
 KEEP = 1000  # changes kept for the report
 
 

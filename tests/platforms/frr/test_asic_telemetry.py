@@ -4,18 +4,23 @@ watchdog counters derived from them and from its tables."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from flatfab.lab import hardware
 from flatfab.platforms.frr.asic_telemetry import (
     ClassStats,
     KernelReading,
     LabSwitchCounters,
+    PhyFile,
     VirtualAsic,
     parse_classes,
     parse_limits,
+    phy_leaves,
     read_kernel,
 )
 from flatfab.telemetry import paths
 from flatfab.telemetry.samples import Metric
+from tests.support.telemetry_streams import lab_plan
 
 # `tc -s class show dev swp1` as iproute2 6.1 printed it on a lab leaf during a flood
 CLASSES = """\
@@ -149,3 +154,61 @@ def test_a_reading_is_reused_briefly_and_a_fresh_switch_has_no_tables(tmp_path) 
     source = LabSwitchCounters(str(tmp_path), min_age_s=60, run=run)
     assert source() == [] and source() == []
     assert count == 3  # netns list, link, qdisc: once
+
+
+def _phy(node: str = "leaf1") -> str:
+    text = hardware.node_file(lab_plan(), node)
+    assert text is not None
+    return hardware.stamped(text, 1_764_000_000.0)
+
+
+def test_the_physical_layer_is_served_from_the_nodes_phy_json() -> None:
+    leaves = dict(phy_leaves(_phy()))
+    for port in ("swp1", "swp2", "swp51", "swp52"):  # leaf1's cabled ports
+        assert leaves[paths.leaf_path(Metric.FEC_CORRECTED, port)] == 0
+        assert leaves[paths.leaf_path(Metric.FEC_UNCORRECTABLE, port)] == 0
+        assert leaves[paths.leaf_path(Metric.CARRIER_TRANSITIONS, port)] == 0
+        ber = leaves[paths.leaf_path(Metric.PRE_FEC_BER, port)]
+        assert isinstance(ber, float) and ber == 1e-9
+    assert len(leaves) == 16
+    assert paths.leaf_path(Metric.PRE_FEC_BER, "swp51") == (
+        "/components/component[name=swp51]/transceiver/state/pre-fec-ber/instant")
+
+
+def test_what_phy_json_does_not_state_is_not_served() -> None:
+    doc = json.loads(_phy())
+    entry = doc["ports"]["swp51"]
+    entry.pop("flaps")
+    entry["fec_counters"] = {"uncorrectable": 7}
+    leaves = dict(phy_leaves(json.dumps(doc)))
+    assert leaves[paths.leaf_path(Metric.FEC_UNCORRECTABLE, "swp51")] == 7
+    for metric in (Metric.FEC_CORRECTED, Metric.PRE_FEC_BER, Metric.CARRIER_TRANSITIONS):
+        assert paths.leaf_path(metric, "swp51") not in leaves  # absent, never a zero
+        assert paths.leaf_path(metric, "swp52") in leaves
+
+
+def test_phy_json_is_read_again_when_it_changes_and_a_bad_one_serves_nothing(
+        tmp_path: Path) -> None:
+    file = tmp_path / hardware.FILE
+    source = PhyFile(file)
+    assert source() == []  # a node without the file (no physical link)
+    file.write_text(_phy(), encoding="utf-8")
+    first = source()
+    assert len(first) == 16 and source() is first  # unchanged: not parsed again
+    doc = json.loads(_phy())
+    doc["ports"]["swp1"]["fec_counters"]["pre_fec_ber"] = 3e-6
+    file.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    assert dict(source())[paths.leaf_path(Metric.PRE_FEC_BER, "swp1")] == 3e-6
+    file.write_text("{ not json", encoding="utf-8")
+    assert source() == []  # unread: no physical leaf, not zeros
+
+
+def test_the_lab_switchs_source_serves_its_phy_json_beside_the_kernels_counters(
+        tmp_path: Path) -> None:
+    (tmp_path / hardware.FILE).write_text(_phy(), encoding="utf-8")
+
+    def run(args: list[str]) -> str:
+        return "" if args[:3] == ["ip", "netns", "list"] else "[]"
+
+    served = dict(LabSwitchCounters(str(tmp_path), min_age_s=0, run=run)())
+    assert served[paths.leaf_path(Metric.FEC_UNCORRECTABLE, "swp52")] == 0
