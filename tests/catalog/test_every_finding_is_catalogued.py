@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import importlib
 import typing
-from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,10 @@ class _Source:
         self.path = path
         self.tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         self.parent: dict[ast.AST, ast.AST] = {}
+        self.calls: list[ast.Call] = []  # every call, walked once (the fixpoint below re-reads)
         for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                self.calls.append(node)
             for child in ast.iter_child_nodes(node):
                 self.parent[child] = node
         self._loaded: Any = None
@@ -151,9 +154,11 @@ def _callee(call: ast.Call) -> str | None:
         func.attr if isinstance(func, ast.Attribute) else None
 
 
-def _constructions() -> Iterator[tuple[_Source, ast.Call, ast.expr | None]]:
+@cache
+def _constructions() -> tuple[tuple[_Source, ast.Call, ast.expr | None], ...]:
     """Every call in tasks/ that makes a finding, with the expression of its id: calls of
-    Finding, then of every function that passes an id it is given on to a finding."""
+    Finding, then of every function that passes an id it is given on to a finding. Found
+    once per session: two tests read it, and parsing all of tasks/ costs seconds."""
     sources = [_Source(p) for p in sorted(TASKS.rglob("*.py")) if "__pycache__" not in p.parts]
     makers: dict[str, tuple[str, int]] = {"Finding": ("check", 0)}
     calls: dict[int, tuple[_Source, ast.Call, ast.expr | None]] = {}
@@ -161,7 +166,7 @@ def _constructions() -> Iterator[tuple[_Source, ast.Call, ast.expr | None]]:
     while grew:  # until no more helpers pass an id on
         grew = False
         for source in sources:
-            for call in (n for n in ast.walk(source.tree) if isinstance(n, ast.Call)):
+            for call in source.calls:
                 name = _callee(call)
                 if name not in makers or id(call) in calls:
                     continue
@@ -178,7 +183,7 @@ def _constructions() -> Iterator[tuple[_Source, ast.Call, ast.expr | None]]:
                     elif expr.id in {a.arg for a in func.args.kwonlyargs}:
                         makers[func.name] = (expr.id, 10**6)  # keyword only
                         grew = True
-    yield from calls.values()
+    return tuple(calls.values())
 
 
 def test_every_finding_made_in_the_source_names_a_catalog_id() -> None:
