@@ -24,6 +24,7 @@ from flatfab.checks.base import (
     not_judged,
 )
 from flatfab.checks.lossless.common import physical_links
+from flatfab.checks.lossless.unread import limitations
 from flatfab.model.physical import (
     CORRECTION_LIMIT,
     LANE_MEASURES,
@@ -121,21 +122,7 @@ def physical_unread(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     Fix: Nothing is known to be wrong: the fact was not read, so no check judged it. Read it on the
     device by hand where it matters (the module's EEPROM, the FEC counters).
     """
-    found: dict[tuple[str, str, str], list[str]] = {}
-    for name in ctx.state.devices:
-        device = ctx.observed(name)
-        if device is None:
-            continue
-        for pattern, why in device.limitations.items():
-            if pattern.startswith("phy."):
-                found.setdefault((device.platform, pattern, why), []).append(name)
-    for (platform, pattern, why), devices in sorted(found.items()):
-        shown = ", ".join(devices[:5]) + (f" and {len(devices) - 5} more"
-                                          if len(devices) > 5 else "")
-        yield Finding(check=item.id, severity=Severity.INFO, device=None,
-                      message=f"{platform} never states {pattern}: {why} (a limitation of "
-                      f"the platform, on {shown})", expected="read from the device",
-                      actual="not stated by the OS")
+    yield from limitations(item, ctx, lambda pattern: pattern.startswith("phy."))
     silent: dict[str, list[str]] = {}
     for link in physical_links(ctx):
         for end in (link.a, link.b):

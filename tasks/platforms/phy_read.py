@@ -4,10 +4,16 @@ as they are read, each missing one with why."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from flatfab.model.physical import PortPhysical
+from flatfab.model.state import DeviceState
+
+# a platform's `read_ports(outputs, ports, now=...)`
+Reader = Callable[..., dict[str, PortPhysical]]
 
 
 class PhyReadError(ValueError):
@@ -58,3 +64,24 @@ class PortFacts:
 
     def built(self) -> PortPhysical:
         return PortPhysical(**self.fields, unknown=self.unknown)
+
+
+def scratch(planned: DeviceState) -> DeviceState:
+    """A device to read shows into whose errors no one keeps (a command a release does not
+    have is a fact the reader names as unknown, not a failed read)."""
+    return DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
+
+
+def read_answered(outputs: dict[str, Any], ports: list[str],
+                  read_ports: Reader) -> dict[str, PortPhysical]:
+    """`read_ports` on the commands that were answered ({}: none were, or no port is cabled);
+    a value that does not read leaves every port's physical layer unknown, with why."""
+    answered = {command: reply for command, reply in outputs.items() if reply}
+    if not answered or not ports:
+        return {}
+    try:
+        # a switch's timestamps are its clock's: one apart from this machine's shifts
+        # `last_change_s` by as much
+        return read_ports(answered, ports, now=time.time())
+    except PhyReadError as exc:
+        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}

@@ -11,7 +11,7 @@ once per platform instead, as information.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from flatfab.checks.base import (
     Check,
@@ -62,16 +62,22 @@ def unknown(item: Check, ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _limitations(item: Check, ctx: CheckContext) -> Iterator[Finding]:
-    """One information finding per platform and setting its OS never states, naming how many
-    devices it concerns."""
+    # the physical layer's are phy.unread's
+    yield from limitations(item, ctx, lambda pattern: not pattern.startswith("phy."))
+
+
+def limitations(item: Check, ctx: CheckContext,
+                wanted: Callable[[str], bool]) -> Iterator[Finding]:
+    """One information finding per platform and setting its OS never states (of those
+    `wanted`), naming the devices it concerns."""
     found: dict[tuple[str, str, str], list[str]] = {}
     for name in ctx.state.devices:
         device = ctx.observed(name)
         if device is None:
             continue
         for pattern, why in device.limitations.items():
-            if pattern.startswith("phy."):
-                continue  # the physical layer's: phy.unread lists them
+            if not wanted(pattern):
+                continue
             found.setdefault((device.platform, pattern, why), []).append(name)
     for (platform, pattern, why), devices in sorted(found.items()):
         shown = ", ".join(devices[:5]) + (f" and {len(devices) - 5} more" if len(devices) > 5

@@ -14,7 +14,6 @@ frames and ECN marks, where the switch has a lossless data plane.
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 from flatfab.model.physical import PortPhysical
@@ -27,7 +26,7 @@ from flatfab.model.state import (
     PortCounters,
     Route,
 )
-from flatfab.platforms import readback
+from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
 from flatfab.platforms.eos import phy, running
 from flatfab.platforms.eos.avd import sets_buffers
@@ -319,15 +318,5 @@ def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,
 def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
     """Each cabled port's module, FEC and flaps (eos/phy.py); a show the switch does not
     answer leaves what it states unknown, with why; {}: it answered none of them."""
-    scratch = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
-    shown = readback.json_shows(driver, scratch, (), phy.COMMANDS)
-    outputs = {command: reply for command, reply in shown.items() if reply}
-    ports = readback.cabled_ports(planned)
-    if not outputs:
-        return {}
-    try:
-        # the switch's timestamps are epoch seconds; a clock apart from this machine's
-        # shifts `last_change_s` by as much
-        return phy.read_ports(outputs, ports, now=time.time())
-    except phy.PhyReadError as exc:
-        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}
+    shown = readback.json_shows(driver, phy_read.scratch(planned), (), phy.COMMANDS)
+    return phy_read.read_answered(shown, readback.cabled_ports(planned), phy.read_ports)

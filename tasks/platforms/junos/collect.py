@@ -29,7 +29,6 @@ import ast
 import json
 import math
 import re
-import time
 from ipaddress import ip_address, ip_interface
 from typing import Any
 
@@ -48,7 +47,7 @@ from flatfab.model.state import (
     Route,
     Watchdog,
 )
-from flatfab.platforms import readback
+from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.junos import phy
 from flatfab.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
@@ -697,12 +696,5 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
 def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
     """Each cabled port's module, optics, FEC and flaps (junos/phy.py); a command the switch
     does not answer leaves what it states unknown; {}: it answered none."""
-    scratch = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
-    outputs = {c: r for c, r in _read(driver, scratch, phy.COMMANDS).items() if r}
-    ports = readback.cabled_ports(planned)
-    if not outputs or not ports:
-        return {}
-    try:
-        return phy.read_ports(outputs, ports, now=time.time())
-    except phy.PhyReadError as exc:
-        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}
+    shown = _read(driver, phy_read.scratch(planned), phy.COMMANDS)
+    return phy_read.read_answered(shown, readback.cabled_ports(planned), phy.read_ports)

@@ -22,7 +22,6 @@ is recorded in `unknown` with the reason, never invented.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from flatfab.model.physical import PortPhysical
@@ -48,7 +47,7 @@ from flatfab.model.state import (
     QueueQos,
     Watchdog,
 )
-from flatfab.platforms import readback
+from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.nvue import phy
 from flatfab.platforms.nvue.driver import NvueError, config_tree, parse_json
@@ -525,9 +524,4 @@ def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysic
                 outputs[command] = parse_json(str(driver.cli([command])[command]), command)
             except failed:
                 continue
-    if not outputs:
-        return {}
-    try:
-        return phy.read_ports(outputs, ports, now=time.time())
-    except phy.PhyReadError as exc:
-        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}
+    return phy_read.read_answered(outputs, ports, phy.read_ports)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import time
 from typing import Any
 
 from flatfab.model.physical import PortPhysical
@@ -27,7 +26,7 @@ from flatfab.model.state import (
     PortCounters,
     Route,
 )
-from flatfab.platforms import readback
+from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.nxos import phy, running
 from flatfab.platforms.nxos.driver import NxosError, parse_json
@@ -276,13 +275,5 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
 def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
     """Each cabled port's module, diagnostics, FEC mode and last flap (nxos/phy.py); a show
     the switch does not answer leaves what it states unknown; {}: it answered none."""
-    scratch = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
-    shown = _json(driver, scratch, phy.COMMANDS)
-    outputs = {command: reply for command, reply in shown.items() if reply}
-    ports = readback.cabled_ports(planned)
-    if not outputs:
-        return {}
-    try:
-        return phy.read_ports(outputs, ports, now=time.time())
-    except phy.PhyReadError as exc:
-        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}
+    shown = _json(driver, phy_read.scratch(planned), phy.COMMANDS)
+    return phy_read.read_answered(shown, readback.cabled_ports(planned), phy.read_ports)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from datetime import datetime
 from typing import Any
 
@@ -44,7 +43,7 @@ from flatfab.model.state import (
     Route,
     Watchdog,
 )
-from flatfab.platforms import readback
+from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.readback import (
     Routes,
@@ -613,13 +612,6 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
 def physical(driver: DeviceDriver, planned: DeviceState) -> dict[str, PortPhysical]:
     """Each cabled port's transceiver, FEC and flaps from the interfaces' state
     (srlinux/phy.py); {}: the switch did not answer."""
-    scratch = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
-    shown = readback.json_shows(driver, scratch, (), phy.COMMANDS)
+    shown = readback.json_shows(driver, phy_read.scratch(planned), (), phy.COMMANDS)
     outputs = {command: unprefixed(reply) for command, reply in shown.items() if reply}
-    ports = readback.cabled_ports(planned)
-    if not outputs or not ports:
-        return {}
-    try:
-        return phy.read_ports(outputs, ports, now=time.time())
-    except phy.PhyReadError as exc:
-        return {port: PortPhysical(unknown={"module": str(exc)}) for port in ports}
+    return phy_read.read_answered(outputs, readback.cabled_ports(planned), phy.read_ports)
