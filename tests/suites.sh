@@ -30,6 +30,10 @@ unset PYTHONDONTWRITEBYTECODE
 "$(dirname "$PYTEST")/python" -m compileall -q -j0 tasks labs napalm_frr napalm_linux_host \
     napalm_flatfab_junos tests >/dev/null
 
+# the operator's wheel (tests/support/installed.py) is built once, by the first session
+# that needs it, for all of them
+export FLATFAB_SHARED_DIST="$work/dist"
+
 declare -A names=() started=()
 # start NAME NICENESS [VAR=value ...] -- pytest arguments
 start() {

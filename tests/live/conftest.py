@@ -50,7 +50,7 @@ def rail(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         assert up.code == 0, up.stderr
         rolled = handle.cli("rollout", "--runbook", str(ROOT / "runbooks" / "rail-bring-up.yaml"),
                             "--format", "json", timeout=1200)
-        assert rolled.code == 0, rolled.stdout[-3000:] + rolled.stderr
+        assert rolled.code == 0, handle.rollout_failed(rolled)
         yield handle
     finally:
         _sweep(RAIL_PREFIX)

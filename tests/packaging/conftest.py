@@ -17,8 +17,8 @@ collect_ignore = ["flatfab_acme"]
 
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The sdist and the wheel built from it."""
-    return installed.build_dist(tmp_path_factory.mktemp("dist"))
+    """The sdist and the wheel built from it (once for all of `make test`'s sessions)."""
+    return installed.shared_dist(tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="session")

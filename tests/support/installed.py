@@ -9,6 +9,7 @@ operator's install then runs offline from a wheelhouse of the pinned dependencie
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -55,6 +56,23 @@ def build_dist(out: Path) -> tuple[Path, Path]:
     sdist = next(out.glob("flatfab-*.tar.gz"))
     wheel = next(out.glob("flatfab-*-py3-none-any.whl"))
     return sdist, wheel
+
+
+def shared_dist(out: Path) -> tuple[Path, Path]:
+    """`build_dist`, once for every session of a `make test` (tests/suites.sh names a folder
+    they share, FLATFAB_SHARED_DIST): the first to ask builds under a lock, the others wait
+    and take the same files. Without it, into `out`."""
+    shared = os.environ.get("FLATFAB_SHARED_DIST")
+    if not shared:
+        return build_dist(out)
+    folder = Path(shared)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            build_dist(folder)
+            (folder / ".built").touch()
+    return next(folder.glob("flatfab-*.tar.gz")), next(folder.glob("flatfab-*-py3-none-any.whl"))
 
 
 def build_wheel(source: Path, out: Path) -> Path:

@@ -89,6 +89,30 @@ class Lab:
                 raise AssertionError(f"LLDP never heard {missing}")
             time.sleep(0.5)
 
+    def rollout_failed(self, run: Run) -> str:
+        """Why a bring-up rollout failed: its reason and gate findings and, for each device
+        they name, what FRR and the kernel said then (the lab is gone by the time anyone
+        reads a CI log)."""
+        try:
+            result = run.json()
+        except ValueError:
+            return run.stdout[-3000:] + run.stderr
+        findings = result.get("gate_findings") or []
+        lines = [f"rollout: {result.get('reason')}",
+                 *(f"  {f['check']} {f['device']} {f['port']}: {f['message']}"
+                   for f in findings)]
+        shows = ("vtysh -c 'show bgp vrf all summary'",
+                 "vtysh -c 'show interface vrf all' | grep -E '^Interface|vrf:|inet6|ND router'",
+                 "ip -br link; ip -6 -br addr", "tail -n 40 /var/log/frr/frr.log")
+        for device in sorted({f["device"] for f in findings}):
+            for show in shows:
+                try:
+                    said = self.sh(device, show)
+                except Exception as exc:  # noqa: BLE001 - a diagnosis must not hide the failure
+                    said = f"(could not run: {exc})"
+                lines.append(f"--- {device}: {show}\n{said.rstrip()}")
+        return "\n".join(lines) + "\n" + run.stderr
+
     def wait_verified(self, timeout: float = 90, *extra: str) -> Run:
         """Poll verify until it passes (after restoring a fault)."""
         deadline = time.monotonic() + timeout
@@ -126,7 +150,7 @@ def own_lab(work: Path, prefix: str, subnet: str, *, rolled_out: bool) -> Iterat
         assert up.code == 0, up.stderr
         if rolled_out:
             rolled = handle.cli("rollout", "--format", "json", timeout=1200)
-            assert rolled.code == 0, rolled.stdout[-3000:] + rolled.stderr
+            assert rolled.code == 0, handle.rollout_failed(rolled)
         yield handle
     finally:
         flatfab("lab", "down", "--sweep", "--prefix", prefix)
