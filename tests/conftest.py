@@ -17,7 +17,8 @@ from tests.support.flatfab import flatfab  # noqa: E402
 
 # typer's test runner builds an app's click tree again on every invoke (0.1 s of CPU each);
 # once per app is what the console script does too (flatfab.cli.app.command)
-typer.testing._get_command = functools.cache(typer.testing._get_command)  # type: ignore[attr-defined]  # noqa: SLF001
+_cached = functools.cache(typer.testing._get_command)  # type: ignore[attr-defined]
+typer.testing._get_command = _cached
 
 
 @pytest.fixture

@@ -59,8 +59,9 @@ def test_version_is_the_installed_one(capsys: pytest.CaptureFixture[str]) -> Non
 def test_shell_completion_is_offered(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["-h"], capsys)
     assert code == 0 and "--install-completion" in out and "--show-completion" in out
-    code, out, _ = run(["--show-completion", "bash"], capsys)
-    assert code == 0 and "complete -o default -F" in out and "_COMPLETE=complete_bash" in out, (out, _)
+    code, out, err = run(["--show-completion", "bash"], capsys)
+    assert code == 0, (out, err)
+    assert "complete -o default -F" in out and "_COMPLETE=complete_bash" in out
 
 
 def test_commands_are_listed_in_the_order_an_operator_uses_them(
