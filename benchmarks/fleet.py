@@ -9,6 +9,8 @@ from one process on 127.0.0.1) runs in a process of its own; the controller is t
 command, run as a child so its CPU time and peak RSS are its own. Each line:
 
 - shape, devices, switches, hosts; op: `verify` (`verify --lossless`, probes included),
+  `verify-physical` (the same with `--physical`: every port's module, FEC and counters read
+  and judged; the fleet's devices state the modules the embedded lab would, phy.json),
   `audit` (config drift and every live check), `dry-run` (`rollout --dry-run`), `rollout` (a
   full phased rollout of a factory-fresh fleet with `runbooks/fleet-bring-up.yaml`: diff,
   then per batch commit with a revert timer, gate, confirm);
@@ -178,6 +180,7 @@ class Workers:
 
 OPS = {
     "verify": ["verify", "--lossless", "-f", "json"],
+    "verify-physical": ["verify", "--lossless", "--physical", "-f", "json"],
     "audit": ["audit", "-f", "json"],
     "dry-run": ["rollout", "--dry-run", "-f", "json"],
     "rollout": ["rollout", "--yes", "--runbook", str(RUNBOOK), "-f", "json"],
@@ -185,7 +188,7 @@ OPS = {
 
 
 def outcome(op: str, data: dict[str, Any]) -> dict[str, Any]:
-    if op in ("verify", "audit"):
+    if op in ("verify", "verify-physical", "audit"):
         return {"findings": len(data.get("findings", []))}
     return {"status": data.get("status"), "changed": len(data.get("changed") or [])}
 
@@ -242,7 +245,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--ops", nargs="+", choices=sorted(OPS),
-                        default=["verify", "audit", "dry-run", "rollout"])
+                        default=["verify", "verify-physical", "audit", "dry-run", "rollout"])
     parser.add_argument("--shape", choices=["classic", "rail"], default="classic")
     parser.add_argument("--hosts-per-leaf", type=int, default=4)
     parser.add_argument("--workers", type=int, default=20)

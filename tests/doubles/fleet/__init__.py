@@ -12,9 +12,11 @@ one device on purpose, and verify must name it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from flatfab.lab import hardware
 from flatfab.model.state import FabricState
 from tests.doubles.fleet.eapi import EosDevice
 from tests.doubles.fleet.frr import FrrDevice
@@ -40,6 +42,7 @@ class Fleet:
         self.rib = FabricRib(self.plan)
         self.route_text = RouteText()
         self._reach: dict[str, Endpoint] | None = None
+        self.started = time.time()  # when every link of the fleet came up
 
     def device(self, name: str) -> Device:
         found = self.devices.get(name)
@@ -61,5 +64,8 @@ class Fleet:
             raise KeyError(f"the fleet does not simulate platform {planned.platform!r} "
                            f"({name})")
         made.start_factory = self.factory
+        if isinstance(made, ShellDevice):
+            phy = hardware.node_file(self.plan, name)
+            made.phy = hardware.stamped(phy, self.started) if phy is not None else ""
         self.devices[name] = made
         return made

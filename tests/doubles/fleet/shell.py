@@ -10,6 +10,9 @@ driver writes to move this device, as it reads back now, to one of the configs i
 intended config, the backup it was given, its factory config); the device then holds that
 config. Anything else is refused with exit status 1, so a fleet never pretends to apply a
 change it cannot model.
+
+Each device also has the modules in its ports the embedded lab would state (`phy`: the
+lab's phy.json for the device, flatfab.lab.hardware), read with the device's clock.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from flatfab.platforms import lab_phy
 from flatfab.platforms.shell_driver import MARK, ShellDriver
 from flatfab.transport.ssh import CommandResult, LoggedCommand
 from tests.doubles.frr import FakeShell, Reply
@@ -32,6 +36,9 @@ TIMER = re.compile(r"^rm -f \S+/revert.pid; setsid sh -c 'echo \$\$ > \S+/revert
                    r"sleep (?P<seconds>\d+); sh ")
 FILE_WRITE = re.compile(r"^(?:mkdir -p \S+ && )?cat > (?P<path>\S+)$")
 NOT_SIMULATED = 127
+# what a driver's get_physical asks a lab device (flatfab.platforms.lab_phy)
+PHY_READ = f"cat {shlex.quote(f'{STATE_DIR}/{lab_phy.FILE}')} 2>/dev/null || true"
+CLOCK_READ = "date +%s.%N"
 
 Answer = Reply | Callable[[], Reply]
 
@@ -94,6 +101,7 @@ class ShellDevice(FakeShell, Generic[S]):
         self.faults = Faults()
         self.changes = 0  # transitions applied (commits, reverts, rollbacks)
         self.start_factory = False
+        self.phy = ""  # the lab's phy.json for this device ("": no physical link)
         self._state: S | None = None
         self._reads: dict[str, Answer] | None = None
 
@@ -146,6 +154,10 @@ class ShellDevice(FakeShell, Generic[S]):
 
     def answer(self, command: str) -> Reply:
         """FakeShell's lookup, from the device's state (a batch's lines come here)."""
+        if command == PHY_READ:
+            return Reply(self.phy)
+        if command == CLOCK_READ:
+            return Reply(f"{time.time():.9f}\n")
         if self._reads is None:
             self._reads = self.emit(self.state)
         found = self._reads.get(command)
