@@ -4,7 +4,12 @@ watchdog counters derived from them and from its tables."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import uuid
 from pathlib import Path
+
+import pytest
 
 from flatfab.lab import hardware
 from flatfab.platforms.frr.asic_telemetry import (
@@ -13,6 +18,7 @@ from flatfab.platforms.frr.asic_telemetry import (
     LabSwitchCounters,
     PhyFile,
     VirtualAsic,
+    class_stats,
     parse_classes,
     parse_limits,
     phy_leaves,
@@ -126,7 +132,7 @@ def test_sub_links_count_in_their_port_and_the_source_reads_every_namespace() ->
     port = [{"kind": "htb", "dev": "swp51", "root": True},
             {"kind": "bfifo", "dev": "swp51", "parent": "1:13", "options": {"limit": 9}}]
 
-    def run(args: list[str]) -> str:
+    def run(args: list[str], stdin: str | None = None) -> str:
         calls.append(args)
         if args[:3] == ["ip", "netns", "list"]:
             return "blue (id: 7)\n"
@@ -143,10 +149,84 @@ def test_sub_links_count_in_their_port_and_the_source_reads_every_namespace() ->
     assert all(args[0] in {"ip", "tc"} for args in calls)  # read-only commands only
 
 
+def _layout(dev: str, packets: int) -> str:
+    """`tc -s class show dev X` of flatfab's layout (root 1:1, leaves 1:10-1:17), in the hash
+    order the kernel lists them, TC 3 with `packets`."""
+    blocks = [f"class htb 1:1{tc} parent 1:1 leaf 1{tc}: prio 1 rate 1Gbit ceil 1Gbit\n"
+              f" Sent 0 bytes {packets if tc == 3 else tc} pkt (dropped {tc}, overlimits 0 "
+              "requeues 0)\n backlog 0b 0p requeues 0\n" for tc in (3, 0, 7, 1, 5)]
+    blocks.insert(2, "class htb 1:1 root rate 100Gbit ceil 100Gbit\n Sent 0 bytes 9 pkt "
+                     "(dropped 0, overlimits 0 requeues 0)\n")
+    blocks += [f"class htb 1:1{tc} parent 1:1 leaf 1{tc}: prio 1 rate 1Gbit ceil 1Gbit\n"
+               f" Sent 0 bytes {tc} pkt (dropped {tc}, overlimits 0 requeues 0)\n"
+               for tc in (2, 4, 6)]
+    return "\n".join(blocks) + "\n"
+
+
+def test_every_links_classes_are_read_in_one_tc_batch_and_split_by_their_ids() -> None:
+    limits = {dev: dict.fromkeys(range(8), 1000) for dev in ("swp1", "swp2", "swp51")}
+    calls: list[tuple[list[str], str | None]] = []
+
+    def run(args: list[str], stdin: str | None = None) -> str:
+        calls.append((args, stdin))
+        if "-batch" in args:
+            return "".join(_layout(dev, n) for dev, n in (("swp1", 11), ("swp2", 22),
+                                                          ("swp51", 33)))
+        return _layout(args[-1], {"swp1": 11, "swp2": 22, "swp51": 33}[args[-1]])
+
+    stats = class_stats(run, ["-n", "blue"], limits)
+    assert [stats[dev][3][0] for dev in ("swp1", "swp2", "swp51")] == [11, 22, 33]
+    assert stats["swp2"][6] == (6, 6, 0)
+    assert calls == [(["tc", "-n", "blue", "-s", "-batch", "-"],
+                      "class show dev swp1\nclass show dev swp2\nclass show dev swp51\n")]
+    # a link whose classes are not flatfab's layout: read link by link, as before
+    limits["swp2"] = {3: 1000}
+    calls.clear()
+    assert class_stats(run, [], limits)["swp51"][3][0] == 33
+    assert [args[-1] for args, _ in calls[1:]] == ["swp1", "swp2", "swp51"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace of its own needs root")
+def test_the_batch_reads_what_tc_per_link_reads_on_a_real_kernel() -> None:
+    """Two veths with flatfab's layout and traffic in one class: one `tc -batch` reads each
+    link's classes as one `tc class show` per link does."""
+    ns = f"ffcls{uuid.uuid4().hex[:6]}"
+    sh = ["ip", "netns", "exec", ns, "sh", "-ec"]
+    script = ["ip link add xa type veth peer name xb", "ip link add xc type veth peer name xd"]
+    for dev in ("xa", "xc"):
+        script += [f"ip link set {dev} up", f"tc qdisc add dev {dev} root handle 1: htb "
+                   "default 13", f"tc class add dev {dev} parent 1: classid 1:1 htb rate 1gbit"]
+        for tc in range(8):
+            script += [f"tc class add dev {dev} parent 1:1 classid 1:1{tc} htb rate 10mbit",
+                       f"tc qdisc add dev {dev} parent 1:1{tc} handle 1{tc}: bfifo limit 9000"]
+    script += ["ip link set xb up", "ip link set xd up", "ip addr add 192.0.2.1/30 dev xa",
+               "ping -c 3 -i 0.01 -W 1 192.0.2.2 >/dev/null 2>&1 || true"]
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run([*sh, " && ".join(script)], check=True, capture_output=True)
+
+        asked: list[list[str]] = []
+
+        def run(args: list[str], stdin: str | None = None) -> str:
+            asked.append(args)
+            return subprocess.run(["ip", "netns", "exec", ns, *args], input=stdin, text=True,
+                                  capture_output=True, check=True).stdout
+
+        limits = parse_limits(run(["tc", "-j", "qdisc", "show"]))
+        assert sorted(limits) == ["xa", "xc"]
+        batched = class_stats(run, [], limits)
+        assert asked[1:] == [["tc", "-s", "-batch", "-"]]  # one tc, not one per link
+        one_by_one = {dev: parse_classes(run(["tc", "-s", "class", "show", "dev", dev]))
+                      for dev in limits}
+        assert batched == one_by_one and batched["xa"][3][0] >= 3
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
 def test_a_reading_is_reused_briefly_and_a_fresh_switch_has_no_tables(tmp_path) -> None:  # type: ignore[no-untyped-def]
     count = 0
 
-    def run(args: list[str]) -> str:
+    def run(args: list[str], stdin: str | None = None) -> str:
         nonlocal count
         count += 1
         return "" if args[:3] == ["ip", "netns", "list"] else "[]"
@@ -207,7 +287,7 @@ def test_the_lab_switchs_source_serves_its_phy_json_beside_the_kernels_counters(
         tmp_path: Path) -> None:
     (tmp_path / hardware.FILE).write_text(_phy(), encoding="utf-8")
 
-    def run(args: list[str]) -> str:
+    def run(args: list[str], stdin: str | None = None) -> str:
         return "" if args[:3] == ["ip", "netns", "list"] else "[]"
 
     served = dict(LabSwitchCounters(str(tmp_path), min_age_s=0, run=run)())
