@@ -15,6 +15,7 @@ rollout (tests/fixtures/napalm/), lossless state included: the shared collect te
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,19 @@ def recorded(path: Path) -> Reply:
 MARKER_RE = re.compile(rf"^echo; echo '({re.escape(MARK)} [^']*)'$")
 
 
+def vtysh_shows(command: str) -> list[str] | None:
+    """The shows of `vtysh -c A -c B ...` (two or more), else None."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    pairs = words[1:]
+    if words[:1] != ["vtysh"] or len(pairs) < 4 or len(pairs) % 2 or \
+            any(flag != "-c" for flag in pairs[::2]):
+        return None
+    return pairs[1::2]
+
+
 @dataclass
 class FakeShell:
     """Stands in for SshSession: answers each command with a recorded Reply.
@@ -84,6 +98,11 @@ class FakeShell:
 
     def answer(self, command: str) -> Reply:
         if command not in self.answers:
+            shows = vtysh_shows(command)
+            if shows is not None:  # several -c: each answered as alone, one after another
+                replies = [self.answer(f"vtysh -c {shlex.quote(show)}") for show in shows]
+                return Reply("".join(r.stdout for r in replies),
+                             "".join(r.stderr for r in replies), max(r.status for r in replies))
             raise AssertionError(f"no recorded answer for {command!r}")
         return self.answers[command]
 
@@ -211,7 +230,7 @@ class FakeSession:
 # never read the RIB, so `show ip route vrf <vrf> json` is the only answer taken from the
 # older leaf1 recording (tests/fixtures/frr/leaf1, same lab, before the lossless plane).
 CAPTURED_TEST = "test_get_config"  # holds the lossless state; its counters are one moment's
-RIB_READS = re.compile(r"vtysh -c 'show ip route vrf \S+ json'")
+RIB_READS = re.compile(r"vtysh( -c 'show ip route vrf \S+ json')+")
 
 
 @dataclass

@@ -86,7 +86,8 @@ class RouteText:
         for prefix, learned in sorted(rib.get(vrf, {}).items()):
             if prefix not in seen:
                 parts.append(self._entry(prefix, learned))
-        return "{" + ",".join(parts) + "}\n"
+        # a route per line and the closing brace alone, as vtysh's pretty print ends a table
+        return "{\n" + ",\n".join(parts) + "\n}\n"
 
     def _entry(self, prefix: str, learned: Learned) -> str:
         text = self._entries.get((prefix, learned))

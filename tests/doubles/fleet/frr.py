@@ -92,6 +92,10 @@ class FrrDevice(ShellDevice[FrrState]):
             out[f"{ip} -j -d addr show"] = _dump(self._addresses(links.get(ns, [])))
             out[f"vtysh -c {shlex.quote(f'show ip route vrf {ns} json')}"] = partial(
                 self._routes, ns)
+        # every VRF's table from one vtysh, as the driver's read_ahead asks
+        every = [DEFAULT_VRF, *namespaces]
+        out["vtysh " + " ".join(f"-c {shlex.quote(f'show ip route vrf {ns} json')}"
+                                for ns in every)] = partial(self._all_routes, every)
         out.update(self._qos(state))
         return out
 
@@ -148,6 +152,9 @@ class FrrDevice(ShellDevice[FrrState]):
 
     def _routes(self, vrf: str) -> Reply:
         return Reply(self.texts.table(self.planned, self.rib.of(self.name), vrf))
+
+    def _all_routes(self, vrfs: list[str]) -> Reply:
+        return Reply("".join(self._routes(vrf).stdout for vrf in vrfs))
 
     def _lldp(self) -> Reply:
         entries = []

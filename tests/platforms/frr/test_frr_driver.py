@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from flatfab.platforms.frr.driver import FrrDriver
+from flatfab.platforms.frr.driver import FrrDriver, split_route_tables
 from flatfab.platforms.shell_driver import MARK, DeviceCommandError
 from flatfab.transport.ssh import (
     ReadOnlyError,
@@ -437,3 +437,30 @@ def test_collect_reads_asdot_as_numbers(leaf1: tuple[FrrDriver, FakeShell]) -> N
     seen = collect(driver, planned.model_copy(update={"qos": None}), [])
     assert seen.bgp["default"].peers["swp51"].remote_asn == 65546
     assert driver.get_bgp_neighbors()["global"]["peers"]["swp51"]["remote_as"] == 65546
+
+
+# ---- every VRF's route table from one vtysh ---------------------------------------------
+
+
+def test_route_tables_split_as_each_vrf_alone_prints_them() -> None:
+    tables = [(LEAF1 / f"show_ip_route_vrf_{vrf}.json").read_text(encoding="utf-8")
+              for vrf in ("default", "blue", "red")]
+    assert split_route_tables("".join(tables), 3) == tables
+    assert split_route_tables("".join(tables) + "{}\n", 4) == [*tables, "{}\n"]  # a VRF empty
+    assert split_route_tables("".join(tables), 4) is None  # one missing: read alone after
+    assert split_route_tables('{"10.0.0.1/32":[]}\n{}\n', 2) is None  # not pretty-printed
+    assert split_route_tables("".join(tables) + "% VRF nosuch not found\n", 3) is None
+
+
+def test_a_collects_read_ahead_gets_every_route_table_in_its_one_round_trip(
+        leaf1: tuple[FrrDriver, FakeShell]) -> None:
+    driver, shell = leaf1
+    with driver.cached_reads():
+        driver.read_ahead()
+        sent = len(shell.log)
+        tables = dict(driver.route_tables())
+        assert len(shell.log) == sent  # nothing more asked of the switch
+    assert sorted(tables) == ["blue", "default", "red"]
+    with driver.cached_reads():
+        alone = dict(driver.route_tables())  # no read_ahead: a vtysh per VRF
+    assert alone == tables
