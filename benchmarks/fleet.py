@@ -1,8 +1,9 @@
 """flatfab's controller against a simulated fleet of N devices; one JSON line per size and
 operation.
 
-    python benchmarks/fleet.py [--sizes 100 1000 5000 10000] [--ops verify audit dry-run rollout]
-                               [--shape classic|rail] [--hosts-per-leaf 4] [--workers 20]
+    python benchmarks/fleet.py [--sizes 100 1000 5000 10000]
+        [--ops verify verify-physical audit dry-run rollout]
+        [--shape classic|rail] [--hosts-per-leaf 4] [--workers 20]
 
 The fleet (tests/doubles/fleet: every device of the plan answering its driver over real SSH
 from one process on 127.0.0.1) runs in a process of its own; the controller is the `flatfab`
