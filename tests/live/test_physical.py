@@ -95,6 +95,7 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
 
     lab.edit_phy("leaf1", "swp51", aoc_30m)
     lab.edit_phy("spine2", "swp3", lambda e: _optic(e, rx_lane3=-10.2))
+    lab.edit_phy("spine1", "swp2", lambda e: _optic(e, rx_lane3=-7.5))  # under its warning
     lab.edit_phy("leaf2", "swp52", lambda e: e.update(fec="rs544"))
     lab.edit_phy("leaf2", "swp1", empty_cage)
     lab.edit_phy("leaf3-h1", "eth1", bad_fec_counters)
@@ -111,9 +112,11 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
         ("phy.fec", "leaf2", "swp52"),
         ("phy.flaps", "leaf4", "swp51"),
         ("phy.headroom", "leaf1", "swp51"),
-        ("phy.headroom", "spine2", "swp3"),  # an SR optic may carry up to 100 m
+        ("phy.headroom", "spine1", "swp2"),  # an SR optic may carry up to 100 m
+        ("phy.headroom", "spine2", "swp3"),
         ("phy.media", "leaf1", "swp51"),  # the cable is longer than planned
         ("phy.media", "leaf2", "swp1"),  # empty cage
+        ("phy.optics", "spine1", "swp2"),
         ("phy.optics", "spine2", "swp3"),
         ("phy.speed", "leaf4-h2", "eth1"),
     ], found
@@ -122,6 +125,9 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
     assert "lane 3 rx power" in optics["message"] and "low alarm -9" in optics["message"]
     assert "spine2:swp3 -- leaf3:swp52" in optics["message"]
     assert optics["severity"] == "error" and optics["virtual"] is True
+    warned = by_key[("phy.optics", "spine1", "swp2")]
+    assert "lane 3 rx power" in warned["message"] and "low warning -7" in warned["message"]
+    assert warned["severity"] == "warning"
     headroom = by_key[("phy.headroom", "leaf1", "swp51")]
     assert "30 m" in headroom["message"] and headroom["severity"] == "error"
     bound = by_key[("phy.headroom", "spine2", "swp3")]
