@@ -126,32 +126,38 @@ def class_stats(run: Run, netns: list[str], limits_of: dict[str, dict[int, int]]
                 ) -> dict[str, dict[int, tuple[int, int, int]]]:
     """`parse_classes` of each link with flatfab's queues, every link in one `tc -batch`
     (a lab's gNMI targets read several times a second; one `tc` per port was most of their
-    CPU). tc's batch output names no link: each link's classes come in the order asked, and
-    each is flatfab's layout (the root 1:1, a leaf 1:1N per bfifo), so they are split by
-    those ids; output that does not split so is read link by link."""
+    CPU); output that does not split by link (`_split_classes`) is read link by link."""
     devs = sorted(limits_of)
     if len(devs) > 1:
         text = run(["tc", *netns, "-s", "-batch", "-"],
                    "".join(f"class show dev {dev}\n" for dev in devs))
-        blocks: list[tuple[str, list[str]]] = []
-        for line in text.splitlines():
-            head = _ANY_CLASS.match(line)
-            if head is not None:
-                blocks.append((head.group(1), [line]))
-            elif blocks:
-                blocks[-1][1].append(line)
-        found: dict[str, dict[int, tuple[int, int, int]]] = {}
-        for dev in devs:
-            wanted = {"1:1", *(f"1:1{tc}" for tc in limits_of[dev])}
-            mine, blocks = blocks[:len(wanted)], blocks[len(wanted):]
-            if {classid for classid, _ in mine} != wanted:
-                break
-            found[dev] = parse_classes("\n".join(line for _, lines in mine for line in lines))
-        else:
-            if not blocks:
-                return found
+        found = _split_classes(text, {dev: {"1:1", *(f"1:1{tc}" for tc in limits_of[dev])}
+                                      for dev in devs})
+        if found is not None:
+            return found
     return {dev: parse_classes(run(["tc", *netns, "-s", "class", "show", "dev", dev], None))
             for dev in devs}
+
+
+def _split_classes(text: str, wanted: dict[str, set[str]]
+                   ) -> dict[str, dict[int, tuple[int, int, int]]] | None:
+    """tc's batch output names no link: each link's classes come in the order asked, each
+    with flatfab's ids (`wanted`: the root 1:1, a leaf 1:1N per bfifo). None unless every
+    link's classes are exactly those."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        head = _ANY_CLASS.match(line)
+        if head is not None:
+            blocks.append((head.group(1), [line]))
+        elif blocks:
+            blocks[-1][1].append(line)
+    found: dict[str, dict[int, tuple[int, int, int]]] = {}
+    for dev, ids in wanted.items():
+        mine, blocks = blocks[:len(ids)], blocks[len(ids):]
+        if {classid for classid, _ in mine} != ids:
+            return None
+        found[dev] = parse_classes("\n".join(line for _, lines in mine for line in lines))
+    return found if not blocks else None
 
 
 def read_kernel(run: Run = _run, mgmt: Iterable[str] = ("eth0",)) -> KernelReading:

@@ -175,8 +175,7 @@ class FrrDriver(ShellDriver[FrrState]):
         into each VRF's as if read alone; output that does not split so is not kept, and
         route_tables reads each VRF's on its own."""
         routes = self._route_commands()
-        combined = "vtysh " + " ".join(f"-c {shlex.quote(f'show ip route vrf {vrf} json')}"
-                                       for vrf in routes)
+        combined = "vtysh " + " ".join(c.removeprefix("vtysh ") for c in routes.values())
         out = self._batch({"routes": combined,
                            **{f"{what} {key}": command
                               for what, commands in (("link", self._namespace_commands("link")),
