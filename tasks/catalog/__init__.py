@@ -56,6 +56,7 @@ class Place(StrEnum):
     VERIFY_TRAFFIC = "verify --traffic"
     VERIFY_BURN_IN = "verify --burn-in"
     AUDIT = "audit"
+    AUDIT_PHYSICAL = "audit --physical"
     AUDIT_SOT = "audit --sot"
     WATCH = "watch"
     GATE = "rollout gate"  # a phase's gate `checks:`
@@ -162,7 +163,8 @@ def _places(item: Check) -> tuple[Place, ...]:
     if Stage.LIVE in item.stages:
         verify = (Place.VERIFY_LOSSLESS if item.lossless else
                   Place.VERIFY_PHYSICAL if item.physical else Place.VERIFY)
-        places += [verify, Place.AUDIT, Place.GATE]
+        audit = Place.AUDIT_PHYSICAL if item.physical else Place.AUDIT
+        places += [verify, audit, Place.GATE]
     return tuple(places)
 
 

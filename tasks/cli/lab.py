@@ -169,6 +169,24 @@ def down(ctx: typer.Context, prefix: PrefixOpt = None,
     console.print(f"lab {paths.prefix} down in {time.monotonic() - started:.1f} s")
 
 
+@lab_app.command("clear-counters")
+def clear_counters(ctx: typer.Context, prefix: PrefixOpt = None,
+                   node: Annotated[list[str] | None, typer.Option(
+                       help="a node to clear (repeatable; default: every node)")] = None,
+                   ) -> None:
+    """Clear the lab's link-flap counts, as `clear counters` on a switch after turn-up: a
+    bring-up moves ports and bounces links, and `verify --physical` counts those flaps."""
+    from flatfab.lab.netns import clear_counters as clear
+    from flatfab.lab.system import LabError
+
+    project = project_of(ctx)
+    lab = _target(project, prefix)
+    if lab.state is None:
+        raise LabError(f"no lab of fabric {project.fabric} is up (prefix {lab.paths.prefix!r})")
+    cleared = clear(lab.paths, lab.state, node or ())
+    console.print(f"lab {lab.paths.prefix}: counters cleared on {len(cleared)} nodes")
+
+
 @lab_app.command()
 def status(ctx: typer.Context, prefix: PrefixOpt = None, runtime: RuntimeOpt = Runtime.EMBEDDED,
            fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.TABLE) -> None:

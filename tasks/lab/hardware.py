@@ -8,7 +8,10 @@ would state its modules, marked virtual; tests inject physical faults by editing
 
 Each port's entry is flatfab's PortPhysical (flatfab.model.physical) without
 `last_change_s`, plus `changed_at`: when the link last changed state (epoch seconds; the
-lab stamps its start when it comes up).
+lab stamps its start when it comes up). A link's flaps and its last change are the real
+veth's where the lab's carrier watchers run (flatfab.platforms.lab_carrier); the file's
+`flaps` and `changed_at` stand where they do not (a lab of an older flatfab, the
+simulated fleet).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from flatfab.atomic import write_atomic
 from flatfab.lab import gnmi, hardware, procs
 from flatfab.lab.system import LabError, ip_batch, require_commands, require_root, run
 from flatfab.lab.topology import SWITCH_SYSCTLS, LabNode, LabSpec
+from flatfab.platforms import lab_carrier
 from flatfab.platforms.base import EmbeddedRuntime, Platform
 from flatfab.platforms.registry import DEFAULT_HOST, DEFAULT_SWITCH, PLATFORMS
 
@@ -370,6 +371,7 @@ class NetnsRuntime:
         if runtime.config_dir is not None:
             self._prepare_config(node, ndir, runtime)
         self._install_modules(node, ndir, state)
+        self._watch_carrier(node, ndir, state)
         for ns_file in (paths.mnt_file(node.name), paths.uts_file(node.name)):
             ns_file.touch()
         script = [f"hostname {node.name}",
@@ -436,6 +438,21 @@ class NetnsRuntime:
         (folder / hardware.FILE).write_text(
             hardware.stamped(source.read_text(encoding="utf-8"), state.started),
             encoding="utf-8")
+
+    def _watch_carrier(self, node: LabNode, ndir: Path, state: LabState) -> None:
+        """A carrier watcher in each of the node's network namespaces (flatfab.platforms.
+        lab_carrier): Linux keeps no time of a link's last change, its events do."""
+        logs = node_folder(ndir, STATE_DIR) / lab_carrier.DIR
+        logs.mkdir(parents=True, exist_ok=True)
+        spaces = {"main": self.paths.netns(node.name)}
+        if node.role != "host":
+            spaces.update({vrf: self.paths.vrf_netns(node.name, vrf) for vrf in node.vrfs})
+        pids = state.nodes[node.name].setdefault("carrier_pids", {})
+        for name, netns in spaces.items():
+            out = run(["nsenter", f"--net=/run/netns/{netns}", "sh", "-c",
+                       f"TZ=UTC ip -ts -o monitor link >>{logs / name}.log 2>&1 </dev/null "
+                       "& echo $!"]).stdout
+            pids[name] = int(out.strip())
 
     def _start_lldpd(self, node: LabNode, ndir: Path, state: LabState) -> None:
         conf = ndir / "lldpd.conf"
@@ -517,6 +534,9 @@ class NetnsRuntime:
                     processes[daemon] = _pid_alive(_read_pid(
                         node_folder(ndir, runtime.pid_dir) / f"{daemon}.pid"))
             processes["lldpd"] = _pid_alive(info.get("lldpd_pid"))
+            watchers = info.get("carrier_pids") or {}
+            if watchers:
+                processes["carrier"] = all(_pid_alive(p) for p in watchers.values())
             ssh = _port_open(info["mgmt_ipv4"], 22, timeout=0.5)
             healthy = info["netns"] in namespaces and all(processes.values()) and ssh
             rows.append({"node": name, "role": info["role"], "netns": info["netns"],
@@ -528,6 +548,25 @@ class NetnsRuntime:
 
     def down(self, state: LabState | None = None) -> None:
         teardown(self.paths, state or LabState.load(self.paths))
+
+
+def clear_counters(paths: LabPaths, state: LabState, nodes: Iterable[str] = ()) -> list[str]:
+    """Clear the link-flap counts of the named nodes (every node when none is named), as an
+    operator clears a switch's counters after turn-up: flaps count from now on. The nodes
+    cleared; LabError naming a node the lab does not have."""
+    require_root("clear-counters")
+    names = list(nodes) or list(state.nodes)
+    unknown = [n for n in names if n not in state.nodes]
+    if unknown:
+        raise LabError(f"lab {paths.prefix!r} has no node {unknown[0]!r} "
+                       f"(it has {', '.join(sorted(state.nodes))})")
+    now = f"{time.time():.6f}\n"
+    for name in names:
+        logs = node_folder(paths.node_dir(name), STATE_DIR) / lab_carrier.DIR
+        if logs.is_dir():  # a lab brought up before the watchers: nothing counts flaps
+            write_atomic(logs / lab_carrier.CLEARED, now)
+            (logs / lab_carrier.CLEARED).chmod(0o644)  # the node's login user reads it
+    return names
 
 
 def teardown(paths: LabPaths, state: LabState | None, *, term_grace: float = 5.0,

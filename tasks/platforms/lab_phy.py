@@ -3,6 +3,8 @@
 A lab port is a veth with no module; the lab states, per port, the module the plan's link
 class calls for, in flatfab's own PortPhysical form plus `changed_at` (epoch seconds of the
 link's last change). What a collector reads from it is marked virtual, as the lab's ASIC is.
+Where the lab's carrier watchers run (flatfab.platforms.lab_carrier), a port's flaps and the
+time of its last change are the real link's, not the file's.
 """
 
 from __future__ import annotations
@@ -16,16 +18,21 @@ from pydantic import ValidationError
 
 from flatfab.model.physical import PortPhysical
 from flatfab.model.state import DeviceState
+from flatfab.platforms import lab_carrier
 
 FILE = "phy.json"
+# where the carrier watchers' logs start; a line no log line can be
+_WATCHED = "== carrier watched =="
 
 
 class LabPhyError(ValueError):
     """A phy.json flatfab cannot read."""
 
 
-def read(text: str, now: float) -> dict[str, PortPhysical]:
-    """Port -> its physical layer, as the lab states it at `now` (the node's clock)."""
+def read(text: str, now: float,
+         carrier: dict[str, lab_carrier.Carrier] | None = None) -> dict[str, PortPhysical]:
+    """Port -> its physical layer, as the lab states it at `now` (the node's clock); with
+    `carrier` (the node's watchers ran), flaps and the last change are the real link's."""
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -38,7 +45,19 @@ def read(text: str, now: float) -> dict[str, PortPhysical]:
         if not isinstance(entry, dict):
             raise LabPhyError(f"{FILE}: ports.{name} is not an object")
         found[name] = _port(name, entry, now)
+        if carrier is not None:
+            found[name] = _real_carrier(found[name], carrier.get(name), now)
     return found
+
+
+def _real_carrier(phy: PortPhysical, seen: lab_carrier.Carrier | None,
+                  now: float) -> PortPhysical:
+    """The port with the flaps its watcher counted; its last change the watcher's, else the
+    file's (the lab's start: no change seen since)."""
+    update: dict[str, object] = {"flaps": seen.flaps if seen is not None else 0}
+    if seen is not None and seen.changed_at is not None:
+        update["last_change_s"] = max(0.0, now - seen.changed_at)
+    return phy.model_copy(update=update)
 
 
 def _port(name: str, entry: dict[str, Any], now: float) -> PortPhysical:
@@ -61,7 +80,8 @@ def read_driver_file(batch: Callable[[dict[str, str]], dict[str, str]],
                      path: str) -> dict[str, Any]:
     """A driver's get_physical in the lab: the node's phy.json as of the node's clock, each
     port's PortPhysical as JSON; {} where the node has none (not a lab, or an older one)."""
-    out = batch({"phy": f"cat {shlex.quote(path)} 2>/dev/null || true", "now": "date +%s.%N"})
+    out = batch({"phy": f"cat {shlex.quote(path)} 2>/dev/null || true", "now": "date +%s.%N",
+                 "carrier": carrier_read(path)})
     if not out["phy"].strip():
         return {}
     try:
@@ -69,7 +89,27 @@ def read_driver_file(batch: Callable[[dict[str, str]], dict[str, str]],
     except ValueError:
         raise LabPhyError(f"the node's clock is not a number: {out['now'].strip()[:40]!r}"
                           ) from None
-    return {name: phy.model_dump(mode="json") for name, phy in read(out["phy"], now).items()}
+    carrier = watched(out["carrier"])
+    return {name: phy.model_dump(mode="json")
+            for name, phy in read(out["phy"], now, carrier).items()}
+
+
+def carrier_read(path: str) -> str:
+    """The command that prints the carrier watchers' logs beside the phy.json at `path`,
+    when the lab runs them (nothing where it does not)."""
+    logs = shlex.quote(f"{path.rsplit('/', 1)[0]}/{lab_carrier.DIR}")
+    return (f"if [ -d {logs} ]; then echo '{_WATCHED}'; "
+            f"cat {logs}/{lab_carrier.CLEARED} 2>/dev/null; echo; "
+            f"cat {logs}/*.log 2>/dev/null; fi; true")
+
+
+def watched(text: str) -> dict[str, lab_carrier.Carrier] | None:
+    """The carrier history in `read_driver_file`'s output (None: the node has no watchers)."""
+    _, marker, rest = text.partition(_WATCHED + "\n")
+    if not marker:
+        return None
+    cleared, _, logs = rest.partition("\n")
+    return lab_carrier.history([logs], lab_carrier.parse_cleared(cleared))
 
 
 def cabled(physical: dict[str, Any], planned: DeviceState) -> dict[str, PortPhysical]:

@@ -59,8 +59,9 @@ def test_where_a_check_is_raised_follows_its_stages() -> None:
             continue
         assert (Place.CHECK in entry.places) is (Stage.STATIC in entry.stages), entry.id
         live = Stage.LIVE in entry.stages
-        assert (Place.AUDIT in entry.places and Place.GATE in entry.places) is live, entry.id
         item = CHECKS[entry.id]
+        audit = Place.AUDIT_PHYSICAL if item.physical else Place.AUDIT  # asked for, or always
+        assert (audit in entry.places and Place.GATE in entry.places) is live, entry.id
         verify = (Place.VERIFY_LOSSLESS if item.lossless else
                   Place.VERIFY_PHYSICAL if item.physical else Place.VERIFY)
         assert (verify in entry.places) is live, entry.id

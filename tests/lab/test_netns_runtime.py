@@ -7,6 +7,7 @@ into tasks/lab/ (the live lab tests run them for real)."""
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,41 @@ def test_a_host_gets_its_state_folder_only(recorded: Recorded,
     assert not [c for c in recorded.ran if c[0] == "chown"]
     assert [c for _, c in recorded.in_node if "lldpd" not in c[-1]] == []
     assert "-I 'eth*,!eth0' " in recorded.in_node[0][1][-1]
+
+
+def test_each_namespace_of_a_node_has_a_carrier_watcher_logging_in_utc(
+        recorded: Recorded, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(NetnsRuntime, "_start_sshd", lambda *_: None)
+    runtime, state = _lab()
+    leaf = runtime.spec.nodes["leaf1"]
+    runtime._start_node(leaf, state)
+    logs = runtime.paths.node_dir("leaf1") / "var-lib-flatfab" / "carrier"
+    watchers = {c[1]: c[-1] for c in recorded.ran if "monitor link" in c[-1]}
+    spaces = {"main": runtime.paths.netns("leaf1")}
+    spaces |= {vrf: runtime.paths.vrf_netns("leaf1", vrf) for vrf in leaf.vrfs}
+    assert len(spaces) > 1  # the lab's leaves carry VRFs
+    assert watchers == {f"--net=/run/netns/{ns}": f"TZ=UTC ip -ts -o monitor link >>{logs}/"
+                        f"{name}.log 2>&1 </dev/null & echo $!" for name, ns in spaces.items()}
+    assert logs.is_dir()
+    assert state.nodes["leaf1"]["carrier_pids"] == {name: 4242 for name in spaces}
+
+
+def test_clearing_counters_stamps_each_node_and_names_one_the_lab_lacks(
+        recorded: Recorded, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(netns, "require_root", lambda _: None)
+    runtime, state = _lab()
+    paths = runtime.paths
+    for name in ("leaf1", "leaf2"):
+        (paths.node_dir(name) / "var-lib-flatfab" / "carrier").mkdir(parents=True)
+    before = time.time()
+    assert netns.clear_counters(paths, state, ["leaf1"]) == ["leaf1"]
+    stamp = paths.node_dir("leaf1") / "var-lib-flatfab" / "carrier" / "cleared"
+    assert before <= float(stamp.read_text()) <= time.time()
+    assert stamp.stat().st_mode & 0o777 == 0o644  # the node's login user reads it
+    assert not (paths.node_dir("leaf2") / "var-lib-flatfab" / "carrier" / "cleared").exists()
+    assert len(netns.clear_counters(paths, state)) == len(state.nodes)
+    with pytest.raises(netns.LabError, match="has no node 'leaf9'"):
+        netns.clear_counters(paths, state, ["leaf9"])
 
 
 def test_status_reads_the_platform_s_daemons(recorded: Recorded) -> None:

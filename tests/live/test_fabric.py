@@ -37,7 +37,7 @@ def test_lab_status_lists_every_node_healthy(lab: Lab) -> None:
         assert node["mgmt_ipv4"].startswith(SUBNET.rsplit(".", 1)[0] + ".")
         assert node["ssh"] is True
     assert set(nodes["leaf1"]["processes"]) == {"sshd", "watchfrr", "zebra", "bgpd", "staticd",
-                                                "lldpd"}
+                                                "lldpd", "carrier"}
 
 
 def test_first_rollout_changes_every_device_and_confirms(lab: Lab) -> None:

@@ -29,8 +29,9 @@ pytestmark = [pytest.mark.live, pytest.mark.own_lab]
 PREFIX = "fftc"
 SUBNET = "172.31.248.0/24"
 ROUNDS = 5
-# every daemon of a node, and the `sleep` of an operator logged in over SSH
-EXPECTED = {"watchfrr", "zebra", "bgpd", "sshd", "lldpd", "sleep"}
+# every daemon of a node (`ip`: its carrier watchers), and the `sleep` of an operator logged
+# in over SSH
+EXPECTED = {"watchfrr", "zebra", "bgpd", "sshd", "lldpd", "ip", "sleep"}
 LOGIN_WAIT_S = 30.0
 
 

@@ -3,9 +3,9 @@ states, names every physical fault by check, device and port, and says what it c
 
 The lab's ports are veths; the lab states the module the plan's link class calls for in each
 node's phy.json (flatfab.lab.hardware), which its switches' and hosts' drivers read as a
-switch's OS states its modules. Faults are injected there, as a bad optic would show them,
-and a flap also bounces the link for real. Lab of its own (prefix `fph`, 172.31.234.0/24),
-rolled out from the factory.
+switch's OS states its modules. Faults are injected there, as a bad optic would show them;
+a flap is the link bounced for real, counted by the lab's carrier watchers. Lab of its own
+(prefix `fph`, 172.31.234.0/24), rolled out from the factory, its counters then cleared.
 
 Marked `own_lab`: `make test` runs it in its ownlab session.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ def pristine(lab: Lab) -> Iterator[dict[str, str]]:
     yield files
     for node, text in files.items():
         lab.phy_file(node).write_text(text, encoding="utf-8")
+    assert lab.cli("lab", "clear-counters", "--prefix", PREFIX).code == 0
 
 
 def _phy(result: Any) -> list[tuple[str, str, str | None]]:
@@ -90,9 +90,6 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
     def bad_fec_counters(entry: dict[str, Any]) -> None:
         entry["fec_counters"].update(uncorrectable=12, pre_fec_ber=3e-5)
 
-    def flapped(entry: dict[str, Any]) -> None:
-        entry.update(flaps=3, changed_at=time.time())
-
     lab.edit_phy("leaf1", "swp51", aoc_30m)
     lab.edit_phy("spine2", "swp3", lambda e: _optic(e, rx_lane3=-10.2))
     lab.edit_phy("spine1", "swp2", lambda e: _optic(e, rx_lane3=-7.5))  # under its warning
@@ -100,7 +97,6 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
     lab.edit_phy("leaf2", "swp1", empty_cage)
     lab.edit_phy("leaf3-h1", "eth1", bad_fec_counters)
     lab.sh("leaf4", "ip link set swp51 down; ip link set swp51 up")  # the flap, for real
-    lab.edit_phy("leaf4", "swp51", flapped)
     lab.edit_phy("leaf4-h2", "eth1", lambda e: e.update(lanes=2))
 
     result = lab.cli("verify", "--physical", "--format", "json")
@@ -110,7 +106,8 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
         ("phy.ber", "leaf3-h1", "eth1"),  # uncorrectable codewords
         ("phy.ber", "leaf3-h1", "eth1"),  # pre-FEC BER above RS(528,514)'s limit / 10
         ("phy.fec", "leaf2", "swp52"),
-        ("phy.flaps", "leaf4", "swp51"),
+        ("phy.flaps", "leaf4", "swp51"),  # both ends lost carrier
+        ("phy.flaps", "spine1", "swp4"),
         ("phy.headroom", "leaf1", "swp51"),
         ("phy.headroom", "spine1", "swp2"),  # an SR optic may carry up to 100 m
         ("phy.headroom", "spine2", "swp3"),
@@ -132,6 +129,8 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
     assert "30 m" in headroom["message"] and headroom["severity"] == "error"
     bound = by_key[("phy.headroom", "spine2", "swp3")]
     assert "may be up to" in bound["message"] and bound["severity"] == "warning"
+    flap = by_key[("phy.flaps", "leaf4", "swp51")]
+    assert "(1 changes so far" in flap["message"], flap
     assert by_key[("phy.fec", "leaf2", "swp52")]["actual"] == "rs544"
     assert by_key[("phy.fec", "leaf2", "swp52")]["expected"] == "rs528"
     # the physical layer is judged only when asked

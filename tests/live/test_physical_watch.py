@@ -1,11 +1,12 @@
 """The physical layer streamed on the live lab: every switch's gNMI target serves its ports'
-FEC codewords, pre-FEC BER and link state changes from the node's phy.json (the lab's stand-in
-for hardware, what `verify --physical` reads too), and `flatfab watch` names a port losing
+FEC codewords and pre-FEC BER from the node's phy.json (the lab's stand-in for hardware, what
+`verify --physical` reads too) and its links' real state changes (the lab's carrier watchers),
+and `flatfab watch` names a port losing
 codewords, a BER climbing towards what its FEC corrects (before it gets there) and a flap
 burst, by check, device and port, then clears each once the fault is gone.
 
-Faults are injected into the nodes' phy.json, as a bad optic would show them (the flap also
-bounces the link for real). The watch judges against the lab's own plan with a short flap
+Faults are injected into the nodes' phy.json, as a bad optic would show them; the flap burst
+bounces a link for real, twice. The watch judges against the lab's own plan with a short flap
 window, so a burst ages out within the test. Lab of its own (prefix `fps`, 172.31.233.0/24),
 up but not rolled out: the physical layer needs no configuration.
 
@@ -81,6 +82,9 @@ def _streaming(seen: Recorder, device: str, port: str, metric: Metric) -> None:
 
 def test_watch_names_each_physical_fault_and_clears_it(lab: Lab, pristine: None) -> None:
     limits = lab_thresholds(lab, interval_s=INTERVAL)
+    # the lab is not rolled out: its data ports are down; the link that flaps comes up first
+    lab.sh("spine2", "ip link set swp4 up")
+    lab.sh("leaf4", "ip link set swp52 up")
     with watching(lab, limits, poll=False, plan=_short_window(lab)) as (_watch, seen):
         _streaming(seen, "leaf3", "swp1", Metric.PRE_FEC_BER)
         _streaming(seen, "leaf2", "swp51", Metric.FEC_UNCORRECTABLE)
@@ -96,9 +100,9 @@ def test_watch_names_each_physical_fault_and_clears_it(lab: Lab, pristine: None)
         assert lost is not None, seen.events
         assert "spine1:swp2" in lost.finding.message  # the link's far end
         assert lost.finding.severity is Severity.ERROR
-        # a flap burst: the link bounced for real, two flaps stated
-        lab.sh("leaf4", "ip link set swp52 down; ip link set swp52 up")
-        lab.edit_phy("leaf4", "swp52", lambda e: e.update(flaps=4, changed_at=time.time()))
+        # a flap burst: the link bounced for real, twice (four changes of state)
+        lab.sh("leaf4", "ip link set swp52 down; sleep 0.2; ip link set swp52 up; sleep 0.2; "
+                        "ip link set swp52 down; sleep 0.2; ip link set swp52 up")
         flapped_at = time.monotonic()
         # the uncorrectable counter stops: cleared within two intervals
         stopped = time.monotonic()

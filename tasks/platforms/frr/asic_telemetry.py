@@ -22,9 +22,10 @@ pause), so that leaf is not served rather than served as a made-up zero.
 
 The physical layer, from the lab's stand-in for hardware (`phy.json`, flatfab.lab.hardware:
 what `verify --physical` reads too): per port its FEC's corrected and uncorrectable codewords,
-its pre-FEC BER and its link's state changes (`flaps`), each only where the file states it
-(a fact it does not state is not served, never as zero; a file that does not read serves no
-physical leaf at all, the rest as ever). Tests inject physical faults by editing it.
+its pre-FEC BER, each only where the file states it (a fact it does not state is not served,
+never as zero; a file that does not read serves no physical leaf at all, the rest as ever).
+Tests inject physical faults by editing it. A link's state changes are the real link's, from
+the lab's carrier watchers (flatfab.platforms.lab_carrier), or the file's `flaps` where none ran.
 
 Read-only: `ip`, `tc` and file reads. The reader runs in the switch's own namespaces.
 """
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flatfab.platforms import lab_phy
+from flatfab.platforms import lab_carrier, lab_phy
 from flatfab.telemetry import paths
 from flatfab.telemetry.samples import Metric
 
@@ -301,9 +302,10 @@ class VirtualAsic:
             dog.storms += 1
 
 
-def phy_leaves(text: str) -> Leaves:
+def phy_leaves(text: str, carrier: dict[str, lab_carrier.Carrier] | None = None) -> Leaves:
     """The physical-layer leaves of a lab node's phy.json (lab_phy.LabPhyError if it does
-    not read): per port what the file states of its FEC counters, BER and flaps."""
+    not read): per port what the file states of its FEC counters and BER, and its link's
+    state changes: the watchers' count (`carrier`), else the file's `flaps`."""
     leaves: Leaves = []
     for port, phy in sorted(lab_phy.read(text, 0.0).items()):
         counters = phy.fec_counters
@@ -316,31 +318,40 @@ def phy_leaves(text: str) -> Leaves:
             ber = counters.pre_fec_ber
             if ber is not None and math.isfinite(ber):
                 leaves.append((paths.leaf_path(Metric.PRE_FEC_BER, port), float(ber)))
-        if phy.flaps is not None:
-            leaves.append((paths.leaf_path(Metric.CARRIER_TRANSITIONS, port), phy.flaps))
+        changes = phy.flaps if carrier is None else (
+            seen.transitions if (seen := carrier.get(port)) is not None else 0)
+        if changes is not None:
+            leaves.append((paths.leaf_path(Metric.CARRIER_TRANSITIONS, port), changes))
     return leaves
 
 
 class PhyFile:
-    """A node's phy.json as leaves, parsed again only when the file changed."""
+    """A node's phy.json (and its carrier watchers' logs beside it) as leaves, parsed again
+    only when a file changed."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._seen: tuple[int, int, int] | None = None  # inode, size, mtime of the parse
+        self._logs = path.parent / lab_carrier.DIR
+        self._seen: tuple[tuple[str, int, int, int], ...] | None = None  # files at the parse
         self._leaves: Leaves = []
         self._said = ""  # the last problem logged (one line per new problem)
 
     def __call__(self) -> Leaves:
+        logs = sorted(self._logs.iterdir()) if self._logs.is_dir() else None
         try:
-            info = self._path.stat()
+            stamp = tuple((f.name, (i := f.stat()).st_ino, i.st_size, i.st_mtime_ns)
+                          for f in [self._path, *(logs or [])])
         except FileNotFoundError:
             self._seen, self._leaves = None, []
             return []  # a node without physical links, or an older lab: nothing stated
-        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
         if stamp == self._seen:
             return self._leaves
         try:
-            self._leaves = phy_leaves(self._path.read_text(encoding="utf-8"))
+            carrier = None if logs is None else lab_carrier.history(
+                [f.read_text(encoding="utf-8", errors="replace") for f in logs
+                 if f.suffix == ".log"],
+                lab_carrier.parse_cleared(_text(self._logs / lab_carrier.CLEARED)))
+            self._leaves = phy_leaves(self._path.read_text(encoding="utf-8"), carrier)
             self._said = ""
         except (OSError, lab_phy.LabPhyError) as exc:
             self._leaves = []  # unread: the physical leaves go, never as zeros
@@ -349,6 +360,13 @@ class PhyFile:
                 log.warning("%s: not served: %s", self._path, exc)
         self._seen = stamp
         return self._leaves
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
 
 
 class LabSwitchCounters:

@@ -39,6 +39,7 @@ NOT_SIMULATED = 127
 # what a driver's get_physical asks a lab device (flatfab.platforms.lab_phy)
 PHY_READ = f"cat {shlex.quote(f'{STATE_DIR}/{lab_phy.FILE}')} 2>/dev/null || true"
 CLOCK_READ = "date +%s.%N"
+CARRIER_READ = lab_phy.carrier_read(f"{STATE_DIR}/{lab_phy.FILE}")  # no watchers: no output
 
 Answer = Reply | Callable[[], Reply]
 
@@ -158,6 +159,8 @@ class ShellDevice(FakeShell, Generic[S]):
             return Reply(self.phy)
         if command == CLOCK_READ:
             return Reply(f"{time.time():.9f}\n")
+        if command == CARRIER_READ:
+            return Reply()
         if self._reads is None:
             self._reads = self.emit(self.state)
         found = self._reads.get(command)
