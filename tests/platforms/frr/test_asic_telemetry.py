@@ -192,7 +192,9 @@ def test_the_batch_reads_what_tc_per_link_reads_on_a_real_kernel() -> None:
     link's classes as one `tc class show` per link does."""
     ns = f"ffcls{uuid.uuid4().hex[:6]}"
     sh = ["ip", "netns", "exec", ns, "sh", "-ec"]
-    script = ["ip link add xa type veth peer name xb", "ip link add xc type veth peer name xd"]
+    # no IPv6: its link-local chatter (router solicitations, MLD) would count between reads
+    script = ["sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
+              "ip link add xa type veth peer name xb", "ip link add xc type veth peer name xd"]
     for dev in ("xa", "xc"):
         script += [f"ip link set {dev} up", f"tc qdisc add dev {dev} root handle 1: htb "
                    "default 13", f"tc class add dev {dev} parent 1: classid 1:1 htb rate 1gbit"]
