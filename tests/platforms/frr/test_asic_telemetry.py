@@ -202,6 +202,8 @@ def test_the_batch_reads_what_tc_per_link_reads_on_a_real_kernel() -> None:
             script += [f"tc class add dev {dev} parent 1:1 classid 1:1{tc} htb rate 10mbit",
                        f"tc qdisc add dev {dev} parent 1:1{tc} handle 1{tc}: bfifo limit 9000"]
     script += ["ip link set xb up", "ip link set xd up", "ip addr add 192.0.2.1/30 dev xa",
+               # a neighbour of its own: the pings leave by xa without waiting on ARP
+               "ip neigh add 192.0.2.2 lladdr 02:00:00:00:00:02 dev xa nud permanent",
                "ping -c 3 -i 0.01 -W 1 192.0.2.2 >/dev/null 2>&1 || true"]
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
