@@ -39,6 +39,7 @@ from flatfab.platforms.readback import (
     frr_table,
 )
 from flatfab.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
+from flatfab.transport.ssh import CommandResult
 
 FRR_RELOAD = "/usr/lib/frr/frr-reload.py"
 LLDPCLI = "/usr/sbin/lldpcli"
@@ -83,16 +84,29 @@ def _address(addr: Any) -> tuple[str | None, int]:
     return local, length
 
 
-def split_route_tables(text: str, count: int) -> list[str] | None:
-    """`vtysh -c 'show ip route vrf A json' -c ...` -> each VRF's table as vtysh prints it
-    alone; None unless it holds exactly `count`. vtysh pretty-prints each table: a nested
-    line is indented, so a table ends at a line that is `}` (or `{}`: none) at its start."""
+def split_shows(text: str, count: int) -> tuple[list[str], str] | None:
+    """`vtysh -c 'show ip route vrf A json' -c ... -c 'show bgp vrf all summary json'` ->
+    the `count` route tables as vtysh prints each alone and the BGP summary (when it reads
+    as a JSON object), or None where the output does not split so. vtysh pretty-prints
+    each table: a nested line is indented, so a table ends at a line that is `}` (or `{}`:
+    none) at its start; the summary of every VRF is not one table, it is all that follows.
+    A summary that does not read (bgpd down, an error in a table before it) leaves the
+    tables unsure too: then none is kept."""
     tables: list[str] = []
     start = 0
     for match in re.finditer(r"^(?:\{\}|\})$\n?", text, re.M):
+        if len(tables) == count:
+            break
         tables.append(text[start:match.end()])
         start = match.end()
-    return tables if len(tables) == count and not text[start:].strip() else None
+    if len(tables) != count or any(not t.lstrip().startswith("{") for t in tables):
+        return None
+    rest = text[start:]
+    try:
+        summary = devicejson.loads(rest) if rest.strip() else None
+    except ValueError:
+        return None
+    return (tables, rest) if isinstance(summary, dict) else None
 
 
 @dataclass(frozen=True)
@@ -171,20 +185,27 @@ class FrrDriver(ShellDriver[FrrState]):
     def read_ahead(self) -> None:
         """Not a NAPALM getter: every namespace's links, addresses and routes in one round
         trip, for the getters a collect calls next to find under cached_reads(). Every VRF's
-        route table comes from one vtysh (each vtysh costs a switch tens of ms of CPU), split
-        into each VRF's as if read alone; output that does not split so is not kept, and
-        route_tables reads each VRF's on its own."""
+        route table and the BGP summary come from one vtysh (each vtysh costs a switch tens
+        of ms of CPU), split into each as if read alone; output that does not split so is
+        not kept, and route_tables and the BGP read run on their own."""
         routes = self._route_commands()
-        combined = "vtysh " + " ".join(c.removeprefix("vtysh ") for c in routes.values())
-        out = self._batch({"routes": combined,
+        bgp = f"vtysh -c {shlex.quote(BGP_SUMMARY)}"
+        combined = "vtysh " + " ".join(c.removeprefix("vtysh ")
+                                       for c in [*routes.values(), bgp])
+        out = self._batch({"shows": combined,
                            **{f"{what} {key}": command
                               for what, commands in (("link", self._namespace_commands("link")),
                                                      ("addr", self._namespace_commands("addr")))
                               for key, command in commands.items()}})
         self._forget([combined])
-        tables = split_route_tables(out["routes"], len(routes))
-        if tables is not None and self._batched is not None:
+        split = split_shows(out["shows"], len(routes))
+        if split is None:
+            return
+        tables, summary = split
+        if self._batched is not None:
             self._batched.update(zip(routes.values(), tables, strict=True))
+        if self._ran is not None:
+            self._ran[bgp] = CommandResult(bgp, summary, "", 0)
 
     def _ip_json(self, what: str) -> dict[str, dict[str, Any]]:
         """The items of `_per_namespace(what)` by interface name, each with its VRF."""

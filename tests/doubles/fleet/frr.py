@@ -92,10 +92,11 @@ class FrrDevice(ShellDevice[FrrState]):
             out[f"{ip} -j -d addr show"] = _dump(self._addresses(links.get(ns, [])))
             out[f"vtysh -c {shlex.quote(f'show ip route vrf {ns} json')}"] = partial(
                 self._routes, ns)
-        # every VRF's table from one vtysh, as the driver's read_ahead asks
+        # every VRF's table and the BGP summary from one vtysh, as the driver's read_ahead asks
         every = [DEFAULT_VRF, *namespaces]
         out["vtysh " + " ".join(f"-c {shlex.quote(f'show ip route vrf {ns} json')}"
-                                for ns in every)] = partial(self._all_routes, every)
+                                for ns in every)
+            + " -c 'show bgp vrf all summary json'"] = partial(self._all_routes, every)
         out.update(self._qos(state))
         return out
 
@@ -154,7 +155,9 @@ class FrrDevice(ShellDevice[FrrState]):
         return Reply(self.texts.table(self.planned, self.rib.of(self.name), vrf))
 
     def _all_routes(self, vrfs: list[str]) -> Reply:
-        return Reply("".join(self._routes(vrf).stdout for vrf in vrfs))
+        # the summary as the device answers it alone: with its faults (a session down)
+        summary = self.answer("vtysh -c 'show bgp vrf all summary json'").stdout
+        return Reply("".join(self._routes(vrf).stdout for vrf in vrfs) + summary)
 
     def _lldp(self) -> Reply:
         entries = []

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from napalm.base.exceptions import CommitError, ReplaceConfigException
 
-from flatfab.platforms.frr.driver import FrrDriver, split_route_tables
+from flatfab.platforms.frr.collect import BGP_SUMMARY
+from flatfab.platforms.frr.driver import FrrDriver, split_shows
 from flatfab.platforms.shell_driver import MARK, DeviceCommandError
 from flatfab.transport.ssh import (
     ReadOnlyError,
@@ -419,8 +420,11 @@ def test_collect_takes_vrf_bridge_and_bgp_state_outside_the_napalm_getters(
     assert seen.bgp["default"].asn == 65101
     assert seen.bgp["blue"].peers["swp52.100"].prefixes_received == 3
     assert seen.loopback == "10.0.0.17/32"
-    # the peer state came from FRR's own summary, read through cli()
-    assert "vtysh -c 'show bgp vrf all summary json'" in [e.command for e in shell.log]
+    # the peer state came from FRR's own summary, read through cli() from the read-ahead's
+    # one vtysh: no vtysh of its own
+    sent = [e.command for e in shell.log]
+    assert sent[:2] == ["ip netns list", "sh -s"] and len(sent) == 3  # and lldpcli
+    assert not [c for c in sent if c.startswith("vtysh")]
 
 
 def test_collect_reads_asdot_as_numbers(leaf1: tuple[FrrDriver, FakeShell]) -> None:
@@ -442,24 +446,32 @@ def test_collect_reads_asdot_as_numbers(leaf1: tuple[FrrDriver, FakeShell]) -> N
 # ---- every VRF's route table from one vtysh ---------------------------------------------
 
 
-def test_route_tables_split_as_each_vrf_alone_prints_them() -> None:
+def test_route_tables_and_the_bgp_summary_split_as_each_alone_prints_them() -> None:
     tables = [(LEAF1 / f"show_ip_route_vrf_{vrf}.json").read_text(encoding="utf-8")
               for vrf in ("default", "blue", "red")]
-    assert split_route_tables("".join(tables), 3) == tables
-    assert split_route_tables("".join(tables) + "{}\n", 4) == [*tables, "{}\n"]  # a VRF empty
-    assert split_route_tables("".join(tables), 4) is None  # one missing: read alone after
-    assert split_route_tables('{"10.0.0.1/32":[]}\n{}\n', 2) is None  # not pretty-printed
-    assert split_route_tables("".join(tables) + "% VRF nosuch not found\n", 3) is None
+    # every VRF's summary: several lines that are `}` at their start, one JSON object
+    bgp = (LEAF1 / "show_bgp_vrf_all_summary.json").read_text(encoding="utf-8")
+    assert split_shows("".join(tables) + bgp, 3) == (tables, bgp)
+    empty = split_shows("".join(tables) + "{}\n" + bgp, 4)  # a VRF without routes
+    assert empty == ([*tables, "{}\n"], bgp)
+    assert split_shows("".join(tables) + bgp, 4) is None  # one missing: read alone after
+    assert split_shows('{"10.0.0.1/32":[]}\n{}\n' + bgp, 2) is None  # not pretty-printed
+    error = "% VRF nosuch not found\n"
+    assert split_shows(tables[0] + error + "".join(tables[1:]) + bgp, 3) is None
+    assert split_shows("".join(tables) + error, 3) is None  # bgpd down: nothing kept
+    assert split_shows("".join(tables) + bgp[:-40], 3) is None  # cut short
 
 
-def test_a_collects_read_ahead_gets_every_route_table_in_its_one_round_trip(
+def test_a_collects_read_ahead_gets_every_route_table_and_bgp_in_its_one_round_trip(
         leaf1: tuple[FrrDriver, FakeShell]) -> None:
     driver, shell = leaf1
     with driver.cached_reads():
         driver.read_ahead()
         sent = len(shell.log)
         tables = dict(driver.route_tables())
+        summary = driver.cli([BGP_SUMMARY], encoding="json")[BGP_SUMMARY]
         assert len(shell.log) == sent  # nothing more asked of the switch
+    assert summary == driver.cli([BGP_SUMMARY], encoding="json")[BGP_SUMMARY]  # as alone
     assert sorted(tables) == ["blue", "default", "red"]
     with driver.cached_reads():
         alone = dict(driver.route_tables())  # no read_ahead: a vtysh per VRF
