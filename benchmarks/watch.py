@@ -4,6 +4,7 @@ size.
     python benchmarks/watch.py [--targets 10 100 300 1000] [--ports 64] [--queues 8]
                                [--interval 10] [--intervals 3] [--procs 2]
                                [--sim fast|flatfab] [--health] [--shards 1] [--gc-default]
+                               [--physical]
 
 e.g. `--targets 100 300 500 1000 --health` (about a minute a size), then the sizes that did
 not keep up again with `--shards 2`.
@@ -11,14 +12,17 @@ not keep up again with `--shards 2`.
 The targets are simulated on 127.0.0.1 in `--procs` processes, each serving its share of
 the targets, one TLS port each, with a password (the lab CA of tasks/telemetry/tls.py).
 Every target serves, per port, 6 counters per queue index (queue tx/drops/ECN, PFC rx/tx and
-watchdog per priority: `--queues` queues and as many priorities) and oper-status; the counters
-grow every interval as a healthy loaded fabric's do (pauses and ECN marks on the lab plan's
-lossless class 3 only: no finding holds). `--sim flatfab` runs flatfab's own GnmiTarget (one
-gRPC server per target: heavy, for small sizes); `--sim fast` (default) answers the same
-Capabilities and Subscribe on one asyncio gRPC server per process, sending a notification
-serialized once per interval per process (its timestamp set per target and send), so the
-simulated switches cost the 2 cores as little as possible. Every target sends at the same
-instant of each interval: the controller gets the whole fabric as one burst.
+watchdog per priority: `--queues` queues and as many priorities) and oper-status; with
+`--physical`, the physical layer too, per port: FEC codewords corrected and uncorrectable,
+link state changes and the pre-FEC BER (a float gauge). The counters grow every interval as
+a healthy loaded fabric's do (pauses and ECN marks on the lab plan's lossless class 3 only,
+corrected codewords and nothing uncorrectable: no finding holds). `--sim flatfab` runs
+flatfab's own GnmiTarget (one gRPC server per target: heavy, for small sizes); `--sim fast`
+(default) answers the same Capabilities and Subscribe on one asyncio gRPC server per
+process, sending a notification serialized once per interval per process (its timestamp set
+per target and send), so the simulated switches cost the 2 cores as little as possible.
+Every target sends at the same instant of each interval: the controller gets the whole
+fabric as one burst.
 
 The controller is this process: one SubscriberPool (one event loop thread, one channel per
 target) subscribing at `--interval` as the watcher does, or with `--shards N` a ShardedPool
@@ -90,14 +94,32 @@ GROWTH = {Metric.QUEUE_TX: 100_000, Metric.QUEUE_DROPS: 0, Metric.QUEUE_ECN: 40,
           Metric.PFC_RX: 50, Metric.PFC_TX: 50, Metric.WATCHDOG: 0}
 LOSSLESS = 3  # the lab plan's lossless priority and queue: pauses and marks happen there only
 ON_LOSSLESS = (Metric.QUEUE_ECN, Metric.PFC_RX, Metric.PFC_TX)
+# per port, with --physical: a healthy link's FEC corrects a steady trickle, loses nothing
+PHYSICAL_GROWTH = {Metric.FEC_CORRECTED: 5_000, Metric.FEC_UNCORRECTABLE: 0,
+                   Metric.CARRIER_TRANSITIONS: 0}
+HEALTHY_BER = 1e-9
 
 
-def counter_leaves(ports: int, queues: int) -> list[tuple[str, int]]:
+def counter_leaves(ports: int, queues: int, physical: bool = False) -> list[tuple[str, int]]:
     """(path, growth per interval) of every counter one switch serves: a healthy fabric
     under load (no finding holds), so the engine's cost is judging, not reporting."""
-    return [(paths.leaf_path(m, f"Ethernet{p}", q),
-             GROWTH[m] if m not in ON_LOSSLESS or q == LOSSLESS else 0)
-            for p in range(1, ports + 1) for q in range(queues) for m in PER_KEY]
+    leaves = [(paths.leaf_path(m, f"Ethernet{p}", q),
+               GROWTH[m] if m not in ON_LOSSLESS or q == LOSSLESS else 0)
+              for p in range(1, ports + 1) for q in range(queues) for m in PER_KEY]
+    if physical:
+        leaves += [(paths.leaf_path(m, f"Ethernet{p}"), growth)
+                   for p in range(1, ports + 1) for m, growth in PHYSICAL_GROWTH.items()]
+    return leaves
+
+
+def gauge_leaves(ports: int, physical: bool) -> list[tuple[str, float]]:
+    """(path, level) of every gauge one switch serves: each port's pre-FEC BER."""
+    return [(paths.leaf_path(Metric.PRE_FEC_BER, f"Ethernet{p}"), HEALTHY_BER)
+            for p in range(1, ports + 1)] if physical else []
+
+
+def leaves_per_switch(ports: int, queues: int, physical: bool) -> int:
+    return len(counter_leaves(ports, queues, physical)) + len(gauge_leaves(ports, physical))
 
 
 def oper_leaves(ports: int) -> list[tuple[str, str]]:
@@ -110,27 +132,32 @@ def oper_leaves(ports: int) -> list[tuple[str, str]]:
 class _Source:
     """flatfab's GnmiTarget source: every counter grows on each read."""
 
-    def __init__(self, ports: int, queues: int) -> None:
-        self._counters = counter_leaves(ports, queues)
+    def __init__(self, ports: int, queues: int, physical: bool) -> None:
+        self._counters = counter_leaves(ports, queues, physical)
+        self._gauges = gauge_leaves(ports, physical)
         self._oper = oper_leaves(ports)
         self._reads = 0
 
-    def __call__(self) -> list[tuple[str, int | str]]:
+    def __call__(self) -> list[tuple[str, int | float | str]]:
         self._reads += 1
-        out: list[tuple[str, int | str]] = [(p, 1000 + g * self._reads)
-                                            for p, g in self._counters]
-        return out + list(self._oper)
+        out: list[tuple[str, int | float | str]] = [(p, 1000 + g * self._reads)
+                                                    for p, g in self._counters]
+        return out + list(self._gauges) + list(self._oper)
 
 
 class _Payloads:
     """One serialized SubscribeResponse per interval tick, shared by a process's targets."""
 
-    def __init__(self, ports: int, queues: int) -> None:
-        leaves = counter_leaves(ports, queues)
+    def __init__(self, ports: int, queues: int, physical: bool = False) -> None:
+        leaves = counter_leaves(ports, queues, physical)
         self._note = gnmi_pb2.Notification(update=[
             gnmi_pb2.Update(path=paths.to_proto(p), val=gnmi_pb2.TypedValue(uint_val=0))
             for p, _ in leaves])
         self._growth = [g for _, g in leaves]
+        # the gauges (constant levels) after the counters: `at` sets the counters only
+        self._note.update.extend(
+            gnmi_pb2.Update(path=paths.to_proto(p), val=gnmi_pb2.TypedValue(double_val=v))
+            for p, v in gauge_leaves(ports, physical))
         self._cache: dict[int, bytes] = {}
         self.oper = gnmi_pb2.SubscribeResponse(update=gnmi_pb2.Notification(update=[
             gnmi_pb2.Update(path=paths.to_proto(p), val=gnmi_pb2.TypedValue(string_val=v))
@@ -139,7 +166,8 @@ class _Payloads:
 
     def at(self, tick: int) -> bytes:
         if tick not in self._cache:
-            for update, growth in zip(self._note.update, self._growth, strict=True):
+            # the counters lead the notification; the gauges after them keep their level
+            for update, growth in zip(self._note.update, self._growth, strict=False):
                 update.val.uint_val = 1000 + growth * tick
             self._cache = {tick: gnmi_pb2.SubscribeResponse(update=self._note)
                            .SerializeToString(), **{k: v for k, v in self._cache.items()
@@ -201,10 +229,11 @@ class _FastTargets:
         })
 
 
-async def _serve_fast(count: int, ports: int, queues: int, pem: tls.Pem,
+async def _serve_fast(count: int, ports: int, queues: int, physical: bool, pem: tls.Pem,
                       conn: Connection) -> None:
     server = grpc.aio.server(options=[("grpc.max_concurrent_streams", 8)])
-    server.add_generic_rpc_handlers((_FastTargets(_Payloads(ports, queues)).handler(),))
+    server.add_generic_rpc_handlers(
+        (_FastTargets(_Payloads(ports, queues, physical)).handler(),))
     creds = grpc.ssl_server_credentials([(pem.key, pem.cert)])
     bound = [server.add_secure_port("127.0.0.1:0", creds) for _ in range(count)]
     await server.start()
@@ -213,16 +242,16 @@ async def _serve_fast(count: int, ports: int, queues: int, pem: tls.Pem,
     await server.stop(None)
 
 
-def serve_targets(count: int, ports: int, queues: int, sim: str, pem: tls.Pem,
-                  conn: Connection) -> None:
+def serve_targets(count: int, ports: int, queues: int, sim: str, physical: bool,
+                  pem: tls.Pem, conn: Connection) -> None:
     """A target process: serve `count` targets, send their ports, stop when told; then send
     this process's CPU seconds."""
     _raise_fd_limit()
     started = time.process_time()
     if sim == "fast":
-        asyncio.run(_serve_fast(count, ports, queues, pem, conn))
+        asyncio.run(_serve_fast(count, ports, queues, physical, pem, conn))
     else:
-        targets = [GnmiTarget("127.0.0.1", 0, _Source(ports, queues),
+        targets = [GnmiTarget("127.0.0.1", 0, _Source(ports, queues, physical),
                               Credentials(USER, PASSWORD), pem.cert, pem.key,
                               name=f"sim{i}", poll_s=3600.0, max_streams=2)
                    for i in range(count)]
@@ -312,9 +341,9 @@ def thread_cpu_s(native_id: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def decode_us(ports: int, queues: int) -> float:
+def decode_us(ports: int, queues: int, physical: bool) -> float:
     """GnmiSubscriber's decode of one target's notification, per update (no gRPC)."""
-    raw = _Payloads(ports, queues).at(1) + _stamp()
+    raw = _Payloads(ports, queues, physical).at(1) + _stamp()
     sub = GnmiSubscriber("sw", "127.0.0.1", 1, ca_file=None, insecure=True,
                          on_sample=lambda _: None, on_state=lambda *_: None)
     note = gnmi_pb2.SubscribeResponse.FromString(raw).update
@@ -356,7 +385,8 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     for share in shares:
         ours, theirs = ctx.Pipe()
         proc = ctx.Process(target=serve_targets, daemon=True,
-                           args=(share, args.ports, args.queues, args.sim, pem, theirs))
+                           args=(share, args.ports, args.queues, args.sim, args.physical,
+                                 pem, theirs))
         proc.start()
         workers.append(proc)
         conns.append(ours)
@@ -423,12 +453,13 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     for conn, proc in zip(conns, workers, strict=True):
         target_cpu += conn.recv() if conn.poll(30) else float("nan")
         proc.join(10)
-    leaves = args.ports * args.queues * len(PER_KEY)
+    leaves = leaves_per_switch(args.ports, args.queues, args.physical)
     complete = len(per_device) == targets and all(
         n >= leaves * args.intervals for n in per_device.values())
     return {
         "targets": targets, "ports": args.ports, "queues": args.queues, "interval_s": interval,
-        "sim": args.sim, "health": args.health, "target_procs": procs,
+        "sim": args.sim, "health": args.health, "physical": args.physical,
+        "leaves_per_switch": leaves, "target_procs": procs,
         "gc_default": args.gc_default,
         "connected": len(meter.connected), "connect_s": round(connect_s, 2),
         "intervals": args.intervals,
@@ -439,7 +470,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         "shards_cpu_util": None if shards_cpu is None
         else round(shards_cpu / (time.monotonic() - started), 3),
         "us_per_update": round(1e6 * cpu / received, 2) if received else None,
-        "decode_us": round(decode_us(args.ports, args.queues), 2),
+        "decode_us": round(decode_us(args.ports, args.queues, args.physical), 2),
         "health_cpu_s": round(health_cpu / rounds, 3) if rounds else None,
         "gc_s_per_interval": round(gc_timer.total / args.intervals, 3),
         "gc_full": gc_timer.full,
@@ -469,6 +500,9 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="target processes")
     parser.add_argument("--sim", choices=("fast", "flatfab"), default="fast")
     parser.add_argument("--health", action="store_true", help="feed a HealthEngine too")
+    parser.add_argument("--physical", action="store_true",
+                        help="each port also streams FEC codewords, link state changes and "
+                             "its pre-FEC BER")
     parser.add_argument("--shards", type=int, default=1,
                         help="subscriber worker processes (ShardedPool); 1: one SubscriberPool")
     parser.add_argument("--gc-default", action="store_true",
