@@ -14,6 +14,7 @@ one (`client_ca_file`), and the inventory entry names them (`cert_file`, `key_fi
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -117,8 +118,34 @@ def credentials(root: Path) -> dict[str, str]:
     return out
 
 
+def start_all(root: Path, nodes: list[LabNode],
+              namespaces: Callable[[LabNode], dict[str, str]]) -> dict[str, int]:
+    """Start every switch's target inside its namespaces from one interpreter (imported
+    once, forked per switch: flatfab.lab.gnmi_spawn); each switch's pid. `namespaces` gives
+    a switch's namespace files: `net`, `mnt`, `uts`."""
+    if not nodes:
+        return {}
+    folder = gnmi_dir(root)
+    specs = [{**namespaces(node), "config": str(folder / f"{node.name}.yaml"),
+              "log": str(folder / f"{node.name}.log"), "wd": str(folder),
+              "source": source(node)} for node in nodes]
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), **credentials(root)}
+    done = subprocess.run([sys.executable, "-m", "flatfab.lab.gnmi_spawn"],
+                          input=json.dumps(specs), env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    try:
+        pids = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+    except ValueError:
+        pids = None
+    if done.returncode != 0 or not isinstance(pids, list) or len(pids) != len(nodes):
+        why = (done.stderr or done.stdout).strip().splitlines()
+        raise LabError(f"gNMI targets did not start: {why[-1] if why else done.returncode}")
+    return {node.name: int(pid) for node, pid in zip(nodes, pids, strict=True)}
+
+
 def start(root: Path, node: LabNode, nsenter: list[str]) -> int:
-    """Start a switch's target inside its namespaces; its pid."""
+    """Start a switch's target inside its namespaces, an interpreter of its own (a target
+    started again); its pid."""
     folder = gnmi_dir(root)
     # the interpreter running flatfab finds the package, installed or a checkout's
     env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), **credentials(root)}

@@ -402,9 +402,12 @@ class NetnsRuntime:
         TLS, a client certificate too)."""
         switches = self._switches()
         gnmi.prepare(self.paths.root, switches, mutual_tls=self.gnmi_mutual_tls)
-        for node in switches:
-            pid = gnmi.start(self.paths.root, node, _nsenter(self.paths, node.name))
-            state.nodes[node.name]["gnmi_pid"] = pid
+        paths = self.paths
+        pids = gnmi.start_all(paths.root, switches, lambda node: {
+            "net": f"/run/netns/{paths.netns(node.name)}", "mnt": str(paths.mnt_file(node.name)),
+            "uts": str(paths.uts_file(node.name))})
+        for name, pid in pids.items():
+            state.nodes[name]["gnmi_pid"] = pid
         state.save(self.paths)
 
     def _prepare_config(self, node: LabNode, ndir: Path, runtime: EmbeddedRuntime) -> None:
