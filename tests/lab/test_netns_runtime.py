@@ -122,7 +122,7 @@ def test_each_namespace_of_a_node_has_a_carrier_watcher_logging_in_utc(
     assert watchers == {f"--net=/run/netns/{ns}": f"TZ=UTC ip -ts -o monitor link >>{logs}/"
                         f"{name}.log 2>&1 </dev/null & echo $!" for name, ns in spaces.items()}
     assert logs.is_dir()
-    assert state.nodes["leaf1"]["carrier_pids"] == {name: 4242 for name in spaces}
+    assert state.nodes["leaf1"]["carrier_pids"] == dict.fromkeys(spaces, 4242)
 
 
 def test_clearing_counters_stamps_each_node_and_names_one_the_lab_lacks(
