@@ -98,9 +98,11 @@ test-deps: deps nautobot-deps
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends chromium >/dev/null; }
 
-# Offline, classic-lab and Nautobot + rail-lab sessions at once (tests/suites.sh says why)
-test: test-deps lint typecheck
-	PYTEST=$(BIN)/pytest tests/suites.sh
+# Offline, classic-lab and Nautobot + rail-lab sessions at once (tests/suites.sh says why),
+# lint and type-check beside them
+test: test-deps
+	PYTEST=$(BIN)/pytest STATIC_CHECKS="$(MAKE) --no-print-directory lint typecheck" \
+		tests/suites.sh
 
 golden: venv
 	FLATFAB_REGEN_GOLDEN=1 $(BIN)/pytest -q -m "not live and not nautobot" -k golden

@@ -49,6 +49,14 @@ start() {
     echo "== $name: started (log: $work/$name.log)"
 }
 
+# lint and type-check (make test's STATIC_CHECKS) run beside the sessions: on their own, first,
+# they kept one core of two idle for their 10-15 s
+if [ -n "${STATIC_CHECKS:-}" ]; then
+    bash -c "$STATIC_CHECKS" >"$work/static.log" 2>&1 &
+    names[$!]=static
+    started[static]=$SECONDS
+    echo "== static: started ($STATIC_CHECKS; log: $work/static.log)"
+fi
 start offline 0 -- -m "not nautobot and not live"
 start ownlab 0 -- -m "own_lab"
 start lab 0 -- -m "live and not nautobot and not rail and not own_lab"
