@@ -151,8 +151,7 @@ def own_lab(work: Path, prefix: str, subnet: str, *, rolled_out: bool) -> Iterat
         if rolled_out:
             rolled = handle.cli("rollout", "--format", "json", timeout=1200)
             assert rolled.code == 0, handle.rollout_failed(rolled)
-            # the bring-up moved host ports into their VRFs (each move a flap): counters are
-            # cleared after turn-up, as on switches
+            # counters cleared after turn-up, as on switches: flaps count from here
             cleared = handle.cli("lab", "clear-counters", "--prefix", prefix)
             assert cleared.code == 0, cleared.stderr
         yield handle
