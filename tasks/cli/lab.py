@@ -174,8 +174,8 @@ def clear_counters(ctx: typer.Context, prefix: PrefixOpt = None,
                    node: Annotated[list[str] | None, typer.Option(
                        help="a node to clear (repeatable; default: every node)")] = None,
                    ) -> None:
-    """Clear the lab's link-flap counts, as `clear counters` on a switch after turn-up: a
-    bring-up moves ports and bounces links, and `verify --physical` counts those flaps."""
+    """Clear the lab's link-flap counts, as `clear counters` on a switch after work that
+    bounced links: `verify --physical` counts every flap of the last hour until then."""
     from flatfab.lab.netns import clear_counters as clear
     from flatfab.lab.system import LabError
 

@@ -118,6 +118,11 @@ def credentials(root: Path) -> dict[str, str]:
     return out
 
 
+def _target_env(root: Path) -> dict[str, str]:
+    """A target's environment: a PATH and the lab's gNMI credentials, nothing else of ours."""
+    return {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), **credentials(root)}
+
+
 def start_all(root: Path, nodes: list[LabNode],
               namespaces: Callable[[LabNode], dict[str, str]]) -> dict[str, int]:
     """Start every switch's target inside its namespaces from one interpreter (imported
@@ -129,7 +134,7 @@ def start_all(root: Path, nodes: list[LabNode],
     specs = [{**namespaces(node), "config": str(folder / f"{node.name}.yaml"),
               "log": str(folder / f"{node.name}.log"), "wd": str(folder),
               "source": source(node)} for node in nodes]
-    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), **credentials(root)}
+    env = _target_env(root)
     done = subprocess.run([sys.executable, "-m", "flatfab.lab.gnmi_spawn"],
                           input=json.dumps(specs), env=env, capture_output=True, text=True,
                           timeout=120, check=False)
@@ -148,7 +153,7 @@ def start(root: Path, node: LabNode, nsenter: list[str]) -> int:
     started again); its pid."""
     folder = gnmi_dir(root)
     # the interpreter running flatfab finds the package, installed or a checkout's
-    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), **credentials(root)}
+    env = _target_env(root)
     with (folder / f"{node.name}.log").open("ab") as log:
         proc = subprocess.Popen(
             [*nsenter, "--wd=" + str(folder), sys.executable, "-m",

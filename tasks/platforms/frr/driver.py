@@ -84,6 +84,11 @@ def _address(addr: Any) -> tuple[str | None, int]:
     return local, length
 
 
+def _vtysh(show: str) -> str:
+    """One show as vtysh runs it alone (the read cache's key for it)."""
+    return f"vtysh -c {shlex.quote(show)}"
+
+
 def split_shows(text: str, count: int) -> tuple[list[str], str] | None:
     """`vtysh -c 'show ip route vrf A json' -c ... -c 'show bgp vrf all summary json'` ->
     the `count` route tables as vtysh prints each alone and the BGP summary (when it reads
@@ -141,7 +146,7 @@ class FrrDriver(ShellDriver[FrrState]):
         self.devlink: str | None = self.optional_args.get("devlink")
 
     def _vtysh_json(self, command: str) -> Any:
-        return self._json(f"vtysh -c {shlex.quote(command)}") or {}
+        return self._json(_vtysh(command)) or {}
 
     def _vrf_namespaces(self) -> list[str]:
         out = self._run("ip netns list").stdout
@@ -179,7 +184,7 @@ class FrrDriver(ShellDriver[FrrState]):
         return commands
 
     def _route_commands(self) -> dict[str, str]:
-        return {v: f"vtysh -c {shlex.quote(f'show ip route vrf {v} json')}"
+        return {v: _vtysh(f"show ip route vrf {v} json")
                 for v in ["default", *self._vrf_namespaces()]}
 
     def read_ahead(self) -> None:
@@ -189,7 +194,7 @@ class FrrDriver(ShellDriver[FrrState]):
         of ms of CPU), split into each as if read alone; output that does not split so is
         not kept, and route_tables and the BGP read run on their own."""
         routes = self._route_commands()
-        bgp = f"vtysh -c {shlex.quote(BGP_SUMMARY)}"
+        bgp = _vtysh(BGP_SUMMARY)
         combined = "vtysh " + " ".join(c.removeprefix("vtysh ")
                                        for c in [*routes.values(), bgp])
         out = self._batch({"shows": combined,
@@ -394,7 +399,7 @@ class FrrDriver(ShellDriver[FrrState]):
             if encoding == "json":
                 result[command] = self._vtysh_json(command)
             else:
-                result[command] = self._run(f"vtysh -c {shlex.quote(command)}").stdout
+                result[command] = self._run(_vtysh(command)).stdout
         return result
 
     # ---- configuration (ShellDriver hooks) ------------------------------------------
