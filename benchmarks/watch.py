@@ -77,14 +77,23 @@ sys.path.insert(0, str(ROOT))  # tasks from this checkout, in the target process
 import grpc  # noqa: E402
 from pygnmi.spec.v080 import gnmi_pb2  # noqa: E402
 
-from flatfab.telemetry import gnmi_client, health, paths, tls  # noqa: E402
+from flatfab.telemetry import (  # noqa: E402
+    gnmi_client,
+    gnmi_lite,
+    health,
+    memtrim,
+    paths,
+    tls,
+)
 from flatfab.telemetry.gnmi_client import (  # noqa: E402
     GnmiSubscriber,
     ShardedPool,
     SubscriberPool,
 )
 from flatfab.telemetry.gnmi_target import Credentials, GnmiTarget  # noqa: E402
+from flatfab.telemetry.layout import Block  # noqa: E402
 from flatfab.telemetry.samples import Metric, Sample  # noqa: E402
+from flatfab.workflows.commands.watch import FEED_S  # noqa: E402
 
 USER, PASSWORD = "flatfab", "bench-only"
 USER_ENV, PASS_ENV = "FLATFAB_BENCH_GNMI_USER", "FLATFAB_BENCH_GNMI_PASS"
@@ -283,10 +292,22 @@ class Meter:
         self.count = self.late = 0
         self.max_lag = 0.0
         self.per_device: dict[str, int] = {}
-        self.batch: list[Sample] = []
+        self.batch: list[Block] = []
 
     def sample(self, s: Sample) -> None:
         self.samples([s])
+
+    def block(self, block: Block) -> None:
+        # one notification's readings, by column (as Watch takes them)
+        n = len(block)
+        self.count += n
+        lag = time.time() - block.time
+        self.max_lag = max(self.max_lag, lag)
+        if lag > self.interval_s:
+            self.late += n
+        self.per_device[block.device] = self.per_device.get(block.device, 0) + n
+        if self.keep:
+            self.batch.append(block)
 
     def samples(self, batch: list[Sample]) -> None:
         # one notification's samples: one device, one stamp (as Watch takes them)
@@ -297,8 +318,6 @@ class Meter:
         if lag > self.interval_s:
             self.late += n
         self.per_device[first.device] = self.per_device.get(first.device, 0) + n
-        if self.keep:
-            self.batch.extend(batch)
 
     def state(self, state: str, line: str) -> None:
         if state != gnmi_client.CONNECTED:
@@ -342,17 +361,20 @@ def thread_cpu_s(native_id: int) -> float:
 
 
 def decode_us(ports: int, queues: int, physical: bool) -> float:
-    """GnmiSubscriber's decode of one target's notification, per update (no gRPC)."""
+    """GnmiSubscriber's decode of one target's notification into a Block, per update,
+    parsing included (no gRPC)."""
     raw = _Payloads(ports, queues, physical).at(1) + _stamp()
     sub = GnmiSubscriber("sw", "127.0.0.1", 1, ca_file=None, insecure=True,
-                         on_sample=lambda _: None, on_state=lambda *_: None)
-    note = gnmi_pb2.SubscribeResponse.FromString(raw).update
+                         on_sample=lambda _: None, on_state=lambda *_: None,
+                         on_block=lambda _: None)
+    sub._notification(gnmi_lite.SubscribeResponse.FromString(raw).update)  # paths learnt
+    count = len(gnmi_pb2.SubscribeResponse.FromString(raw).update.update)
     best = float("inf")
     for _ in range(3):
         started = time.process_time()
-        sub._notification(note)
+        sub._notification(gnmi_lite.SubscribeResponse.FromString(raw).update)
         best = min(best, time.process_time() - started)
-    return 1e6 * best / len(note.update)
+    return 1e6 * best / count
 
 
 def _engine() -> Any:
@@ -398,7 +420,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     rss_before = rss_mib()
     subs = [GnmiSubscriber(f"sw{i:04d}", "127.0.0.1", port, ca_file=ca_file,
                            on_sample=meter.sample, on_samples=meter.samples,
-                           on_state=meter.state, interval_s=interval,
+                           on_block=meter.block, on_state=meter.state, interval_s=interval,
                            username_env=USER_ENV, password_env=PASS_ENV,
                            tls_server_name="localhost", backoff_s=(1.0, 5.0))
             for i, port in enumerate(ports)]
@@ -422,17 +444,24 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     cpu0, wall0 = time.process_time(), time.monotonic()
     loop0 = thread_cpu_s(native) if native is not None else 0.0
     health_cpu, loop_lag, rounds = 0.0, 0.0, 0
+    rss_max = rss_mib()
     for k in range(1, args.intervals + 1):
         end = wall0 + k * interval
         while (left := end - time.monotonic()) > 0:
-            time.sleep(min(left, 0.5))
+            time.sleep(min(left, FEED_S))
+            rss_max = max(rss_max, rss_mib())
             if loop is not None:
                 loop_lag = max(loop_lag, _loop_lag(loop))
+            if engine is not None:  # as Watch.run feeds between ticks
+                t0 = time.thread_time()
+                batch, meter.batch = meter.batch, []
+                engine.feed_blocks(batch)
+                del batch
+                health_cpu += time.thread_time() - t0
         if engine is not None:
             t0 = time.thread_time()
-            batch, meter.batch = meter.batch, []
-            engine.feed(batch)
             engine.tick(time.time())
+            memtrim.trim()
             health_cpu += time.thread_time() - t0
             rounds += 1
     cpu = time.process_time() - cpu0
@@ -481,6 +510,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         "rss_mib": round(rss_end, 1),
         "kib_per_target": round(1024 * (rss_end - rss_before) / targets, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "measured_max_rss_mib": round(rss_max, 1),
         "target_cpu_util": round(target_cpu / (time.monotonic() - started), 3),
         "keeps_up": complete and late == 0,
         "load1": [round(load_start, 2), round(load_end, 2)],

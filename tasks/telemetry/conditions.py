@@ -6,14 +6,14 @@ state stays as it was."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from flatfab.checks.base import Finding, FindingKind, Scope, Severity
 from flatfab.telemetry.lossless_map import LosslessMap
 from flatfab.telemetry.physical_map import PhysicalMap, PortLink
-from flatfab.telemetry.rates import Level, SeriesKey, Window, WindowMap
+from flatfab.telemetry.rates import Level, Listing, SeriesKey, Window, WindowMap
 from flatfab.telemetry.samples import Metric
 from flatfab.telemetry.thresholds import Thresholds
 
@@ -193,7 +193,7 @@ class Context:
     reaction_flat: set[Subject] = field(default_factory=set)
     # BER series -> its levels of the last BER_RISE_INTERVALS ticks, and the level a climb
     # still held started from (see pre_fec_ber)
-    ber_recent: dict[SeriesKey, deque[float]] = field(default_factory=dict)
+    ber_recent: dict[SeriesKey, tuple[float, ...]] = field(default_factory=dict)
     ber_base: dict[SeriesKey, float] = field(default_factory=dict)
     # carrier-transition series -> (sample time, changes) within the flap window
     flaps: dict[SeriesKey, deque[tuple[float, int]]] = field(default_factory=dict)
@@ -453,11 +453,10 @@ def pre_fec_ber(windows: Windows, ctx: Context) -> Iterator[Verdict]:
             continue
         ber, bound = level.peak, end.bound
         early, floor = bound / BER_EARLY, bound / BER_FLOOR
-        recent = ctx.ber_recent.get(key)
-        if recent is None:
-            recent = ctx.ber_recent[key] = deque(maxlen=BER_RISE_INTERVALS)
+        recent = ctx.ber_recent.get(key, ())
         lowest = min(recent) if recent else None
-        recent.append(ber)
+        # a tuple, not a deque: 16 bytes a level where a deque costs 600 (a port each)
+        ctx.ber_recent[key] = (*recent[1 - BER_RISE_INTERVALS:], ber)
         base = ctx.ber_base.get(key)
         if base is None and lowest is not None and ber >= floor and ber >= BER_RISE * lowest:
             base = ctx.ber_base[key] = lowest  # the climb starts from there
@@ -527,6 +526,39 @@ def link_flaps(windows: Windows, ctx: Context) -> Iterator[Verdict]:
             f"(allowed {allowed}): the link flaps{_link(device, port, end)}",
             expected=f"<= {allowed} link state changes in {span} s",
             actual=f"{total} in {span} s", link=end.link if end is not None else None)
+
+
+# What the conditions read by walking a metric's windows: a counter that counted nothing
+# this tick is "holds not" for every one of these with thresholds >= 0, so only the moved
+# ones need a Window (a healthy fabric's drops, watchdogs and flaps stay flat); the NIC
+# counters, few, are always walked. Looked up by key (the CNP queue, a paused queue's marks)
+# whatever they counted.
+_WALKED_WHEN_MOVED: Final = frozenset({
+    Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG, Metric.QUEUE_DROPS, Metric.QUEUE_ECN,
+    Metric.FEC_UNCORRECTABLE, Metric.CARRIER_TRANSITIONS})
+_WALKED_ALWAYS: Final = frozenset({Metric.NIC_CNP_HANDLED, Metric.NIC_CNP_SENT})
+
+
+def listing(ctx: Context, active: Iterable[Subject]) -> Listing:
+    """Which windows a tick's drain must list for CONDITIONS to judge as if they walked
+    every one: the moved ones of what they walk, and every window of a port with an active
+    finding (to clear it) or with a series a condition tracks across ticks (a storm's clock,
+    the flaps in the window)."""
+    limits = ctx.thresholds
+    always = set(_WALKED_ALWAYS)
+    if limits.pause_without_ecn_pps <= 0:
+        always.add(Metric.PFC_RX)  # a flat priority is then judged too
+    if limits.lossless_drops < 0 or limits.ecn_on_lossy < 0:
+        always |= {Metric.QUEUE_DROPS, Metric.QUEUE_ECN}
+    physical = ctx.physical.thresholds if ctx.physical is not None else None
+    if physical is not None and physical.uncorrectable < 0:
+        always.add(Metric.FEC_UNCORRECTABLE)
+    if physical is not None and physical.flaps < 0:
+        always.add(Metric.CARRIER_TRANSITIONS)
+    keep = {(s[1], s[2] or None) for s in active}
+    keep.update((k[0], k[1]) for k in ctx.storm_since)
+    keep.update((k[0], k[1]) for k in ctx.flaps)
+    return Listing(_WALKED_WHEN_MOVED - always, frozenset(always), frozenset(keep))
 
 
 CONDITIONS = (pause_storm, watchdog, queue_counts, pause_without_ecn, dcqcn_idle,

@@ -40,9 +40,11 @@ from typing import Any, Final
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 import grpc
+from google.protobuf.message import DecodeError
 from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
-from flatfab.telemetry import gnmi_decode, paths
+from flatfab.telemetry import gnmi_decode, gnmi_lite, paths
+from flatfab.telemetry.layout import Block, Layout
 from flatfab.telemetry.samples import COUNTERS, Gone, Metric, Number, Sample
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 
@@ -55,8 +57,9 @@ REFUSED: Final = "refused"
 
 SampleCallback = Callable[[Sample], None]
 BatchCallback = Callable[[list[Sample]], None]  # one notification's samples at once
-# (stamp, what each value is, the values): a notification before it becomes Samples
-ValuesCallback = Callable[[float, list[tuple[Any, ...]], list[Number]], None]
+BlockCallback = Callable[[Block], None]  # one notification's readings, by column
+# (stamp, the layout, each value's column in it, the values): what a shard sends up
+ValuesCallback = Callable[[float, Layout, list[int], list[Number]], None]
 StateCallback = Callable[[str, str], None]  # (state, one line for a human)
 DeletesCallback = Callable[[list[Gone]], None]  # what one notification's deletes took away
 
@@ -101,6 +104,7 @@ class GnmiSubscriber:
         key_file: Path | None = None,
         use_aliases: bool = False,
         on_deletes: DeletesCallback | None = None,
+        on_block: BlockCallback | None = None,
     ) -> None:
         if ca_file is None and not insecure:
             raise ValueError(f"{device}: a CA file is needed to verify the target "
@@ -120,6 +124,8 @@ class GnmiSubscriber:
             "backoff_s": backoff_s, "table": table, "encoding": encoding,
             "cert_file": cert_file, "key_file": key_file, "use_aliases": use_aliases}
         self.on_values: ValuesCallback | None = None  # set by a shard: values, no Samples
+        # a Block per notification where the caller takes them: no Sample is made
+        self.on_block = on_block
         self.device, self.host, self.port = device, host, port
         self._ca_file, self._insecure, self._server_name = ca_file, insecure, tls_server_name
         self._on_sample, self._on_state = on_sample, on_state
@@ -237,7 +243,12 @@ class GnmiSubscriber:
             await stub.Capabilities(gnmi_pb2.CapabilityRequest(), metadata=metadata,
                                     timeout=max(self._silent_after_s or 0, 5.0))
             # the request comes from a generator that then waits: no half-close
-            call = stub.Subscribe(self._requests(), metadata=metadata)
+            # read with the path of each update kept as bytes (gnmi_lite): the same wire
+            call = channel.stream_stream(
+                "/gnmi.gNMI/Subscribe",
+                request_serializer=gnmi_pb2.SubscribeRequest.SerializeToString,
+                response_deserializer=gnmi_lite.SubscribeResponse.FromString,
+            )(self._requests(), metadata=metadata)
             while True:
                 resp = await self._read(call)
                 if resp is grpc.aio.EOF:
@@ -317,6 +328,9 @@ class GnmiSubscriber:
             encoding=gnmi_pb2.Encoding.Value(self._encoding), use_aliases=self._use_aliases))
 
     def _notification(self, notif: Any) -> None:
+        """One notification (gnmi_lite's; a full gnmi_pb2 one is read as one too)."""
+        if not isinstance(notif, gnmi_lite.Notification):
+            notif = gnmi_lite.lite(notif)
         if self._aliases.learn(notif):
             return  # it only announced (or withdrew) an alias
         stamp = notif.timestamp / 1e9 if notif.timestamp else time.time()
@@ -327,23 +341,24 @@ class GnmiSubscriber:
             return
         if notif.delete:
             self._deletes(notif.delete, prefix, stamp)
-        hits = self._decoder.hits(prefix)
-        device, unknown = self.device, 0
-        found: list[_Decoded] = []
+        decoder = self._decoder
+        hits = decoder.hits(prefix)
+        unknown = 0
+        cols: list[int] = []
         numbers: list[Number] = []
         for update in notif.update:
-            raw = update.path.SerializeToString()
+            raw = update.path
             hit = hits.get(raw, _UNSEEN)
             if hit is _UNSEEN:
-                hit = self._decoder.learn(hits, raw, update.path, prefix)
+                hit = decoder.learn(hits, raw, prefix)
             val = update.val
             kind = val.WhichOneof("value")
             if hit is None:
-                members = self._members(update.path, prefix, val, kind)
+                members = self._members(raw, prefix, val, kind)
                 if not members:
                     unknown += 1
-                for member, number in members:
-                    found.append(member)
+                for column, number in members:
+                    cols.append(column)
                     numbers.append(number)
                 continue
             metric, as_is = hit[0], hit[3]
@@ -359,19 +374,21 @@ class GnmiSubscriber:
                 except ValueError:
                     unknown += 1
                     continue
-            found.append(hit)
+            cols.append(hit[4])
             numbers.append(number)
         self.unknown_paths += unknown
-        if not found:
+        if not cols:
             return
+        layout = decoder.layout
         if self.on_values is not None:
-            self.on_values(stamp, found, numbers)
-            return
-        self._on_samples([Sample(device, hit[1], hit[0], hit[2], number, stamp)
-                          for hit, number in zip(found, numbers, strict=True)])
+            self.on_values(stamp, layout, cols, numbers)
+        elif self.on_block is not None:
+            self.on_block(Block(self.device, stamp, layout, cols, numbers))
+        else:
+            self._on_samples(list(Block(self.device, stamp, layout, cols, numbers)))
 
-    def _members(self, path: Any, prefix: Any, val: Any, kind: str | None
-                 ) -> list[tuple[_Decoded, Number]]:
+    def _members(self, raw_path: bytes, prefix: Any, val: Any, kind: str | None
+                 ) -> list[tuple[int, Number]]:
         """A JSON object sent for a whole subtree (SONiC answers a wildcard virtual path so;
         others a container or a list entry, JSON_IETF with module-qualified members and
         lists of keyed entries): each scalar member is a leaf below the update's path,
@@ -383,9 +400,13 @@ class GnmiSubscriber:
             loaded = json.loads(getattr(val, kind))
         except ValueError:
             return []
+        path = _path(raw_path)
+        if path is None:
+            return []
         base = paths.from_proto(path, prefix)
         leaves, _ = gnmi_decode.json_leaves(loaded, base, self._table.list_keys)
-        out: list[tuple[_Decoded, Number]] = []
+        out: list[tuple[int, Number]] = []
+        column = self._decoder.layout.column
         for raw, bare, value in leaves:
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 continue  # a leaf-list, a null: no counter, gauge or state reads so
@@ -398,7 +419,7 @@ class GnmiSubscriber:
                 number = paths.sample_value(found[0], value)
             except ValueError:
                 continue
-            out.append(((*found, found[0] in COUNTERS), number))
+            out.append((column(*found), number))
         return out
 
     def _deletes(self, deleted: Any, prefix: Any, stamp: float) -> None:
@@ -496,15 +517,23 @@ def scalar(val: Any) -> Number | str | None:
     return None
 
 
+def _path(raw: bytes) -> Any:
+    """An update's path from its bytes (gnmi_lite keeps them so); None if they do not parse."""
+    try:
+        return gnmi_pb2.Path.FromString(raw)
+    except DecodeError:
+        return None
+
+
 _INTEGERS: Final = frozenset({"uint_val", "int_val"})
 _JSON: Final = frozenset({"json_val", "json_ietf_val"})
 
 
 _CACHE_MAX: Final = 1 << 20  # paths remembered per table; past that, start over
 # (metric, port, key, a counter: an integer value is the sample's as is; a gauge's or a
-# state's value goes through paths.sample_value)
-_Decoded = tuple[Metric, str, int | None, bool]
-_UNSEEN: Final[_Decoded] = (Metric.OPER_UP, "", None, False)  # compared by identity
+# state's value goes through paths.sample_value; its column in the decoder's layout)
+_Decoded = tuple[Metric, str, int | None, bool, int]
+_UNSEEN: Final[_Decoded] = (Metric.OPER_UP, "", None, False, -1)  # compared by identity
 
 
 class _Decoder:
@@ -512,10 +541,11 @@ class _Decoder:
     the same leaves every interval, so after the first notification a value costs a dict
     hit, not a parse (shared by every subscriber on the table; dict operations hold the
     GIL). Keyed on the prefix's bytes, then the path's: the same path under another prefix
-    is another leaf."""
+    is another leaf. Its `layout` numbers the series its subscribers send."""
 
     def __init__(self, table: paths.PathTable) -> None:
         self._table = table
+        self.layout = Layout()
         self._by_prefix: dict[bytes, dict[bytes, _Decoded | None]] = {}
         self._size = 0
 
@@ -526,14 +556,19 @@ class _Decoder:
             hits = self._by_prefix.setdefault(raw, {})
         return hits
 
-    def learn(self, hits: dict[bytes, _Decoded | None], raw: bytes, path: Any,
+    def learn(self, hits: dict[bytes, _Decoded | None], raw: bytes,
               prefix: Any) -> _Decoded | None:
+        path = _path(raw)
+        if path is None:  # not a Path: no leaf of ours, whatever else it was
+            hits[raw] = None
+            return None
         elems = paths.from_proto(path, prefix)
         found = self._table.decode(elems)
         if found is None:  # a target that qualifies elements with their module
             bare = paths.strip_modules(elems)
             found = self._table.decode(bare) if bare != elems else None
-        decoded = None if found is None else (*found, found[0] in COUNTERS)
+        decoded = None if found is None else (
+            *found, found[0] in COUNTERS, self.layout.column(*found))
         if self._size >= _CACHE_MAX:  # a target inventing paths must not grow us forever
             for other in self._by_prefix.values():
                 other.clear()
@@ -635,6 +670,7 @@ class ShardedPool:
         self._lock = threading.Lock()  # the subscriber list and the messages to the workers
         self._stopping = False
         self.cpu_s: list[float] = []  # each worker's CPU seconds, sent as it stops
+        self.layout = Layout()  # the columns of what every worker sends up
 
     def start(self) -> None:
         with self._lock:  # an add() meanwhile goes either in a share or to a started worker
@@ -688,8 +724,10 @@ class ShardedPool:
                 worker.terminate()
 
     def _read(self, conn: Connection, ready: threading.Event) -> None:
-        """The parent's side of one worker: values become Samples for their subscriber."""
-        shapes: dict[int, list[tuple[Any, ...]]] = {}
+        """The parent's side of one worker: values become a Block (or Samples) for their
+        subscriber, by columns of the parent's own layout."""
+        shapes: dict[int, list[int]] = {}
+        layout = self.layout
         while True:
             try:
                 msg = conn.recv()
@@ -702,12 +740,13 @@ class ShardedPool:
             if kind == "values":
                 _, index, stamp, shape, numbers = msg
                 sub = self.subscribers[index]
-                device = sub.device
-                sub._on_samples([Sample(device, port, metric, key, number, stamp)
-                                 for (metric, port, key), number
-                                 in zip(shapes[shape], numbers, strict=True)])
+                block = Block(sub.device, stamp, layout, shapes[shape], numbers)
+                if sub.on_block is not None:
+                    sub.on_block(block)
+                else:
+                    sub._on_samples(list(block))
             elif kind == "shape":
-                shapes[msg[1]] = msg[2]
+                shapes[msg[1]] = [layout.column(*series) for series in msg[2]]
             elif kind == "state":
                 self.subscribers[msg[1]]._on_state(msg[2], msg[3])
             elif kind == "gone":
@@ -725,7 +764,7 @@ def _shard_main(conn: Connection, share: list[tuple[int, dict[str, Any]]]) -> No
     """A worker process: a SubscriberPool for `share`, its news sent up `conn`."""
     started = time.process_time()
     send_lock = threading.Lock()  # the loop thread sends news, the main thread "stopped"
-    shapes: dict[tuple[tuple[Any, ...], ...], int] = {}
+    shapes: dict[tuple[int, ...], int] = {}
 
     def send(msg: tuple[Any, ...]) -> None:
         with send_lock:
@@ -735,13 +774,15 @@ def _shard_main(conn: Connection, share: list[tuple[int, dict[str, Any]]]) -> No
         sub = GnmiSubscriber(**spec, on_sample=lambda _: None,
                              on_state=lambda state, line: send(("state", index, state, line)))
 
-        def values(stamp: float, found: list[tuple[Any, ...]], numbers: list[Number]) -> None:
-            # a target sends the same leaves in the same order: a shape is sent once
-            key = tuple(found)
+        def values(stamp: float, layout: Layout, cols: list[int], numbers: list[Number]
+                   ) -> None:
+            # a target sends the same leaves in the same order: a shape is sent once (the
+            # worker's layouts are its own: a shape names its series, not columns)
+            key = (id(layout), *cols)
             shape = shapes.get(key)
             if shape is None:
                 shape = shapes[key] = len(shapes)
-                send(("shape", shape, [hit[:3] for hit in found]))
+                send(("shape", shape, [layout.ids[col] for col in cols]))
             send(("values", index, stamp, shape, numbers))
 
         sub.on_values = values

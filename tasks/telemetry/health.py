@@ -25,6 +25,7 @@ from flatfab.checks.base import Finding
 from flatfab.model.state import FabricState
 from flatfab.telemetry import conditions
 from flatfab.telemetry.conditions import Context, Subject
+from flatfab.telemetry.layout import Block
 from flatfab.telemetry.lossless_map import LosslessMap
 from flatfab.telemetry.physical_map import PhysicalMap
 from flatfab.telemetry.rates import Rates
@@ -84,6 +85,10 @@ class HealthEngine:
     def feed(self, samples: Iterable[Sample]) -> None:
         self._rates.add_all(samples, self._heard)
 
+    def feed_blocks(self, blocks: Iterable[Block]) -> None:
+        """Streamed notifications, as they came (flatfab.telemetry.layout)."""
+        self._rates.add_blocks(blocks, self._heard)
+
     def forget(self, gone: Iterable[Gone]) -> None:
         """Series a target deleted end: their counts are not judged, and one that comes back
         starts from a new baseline. A finding on them clears once no tick judges it (stale)."""
@@ -91,7 +96,7 @@ class HealthEngine:
             self._rates.forget(ended.device, ended.metric, ended.port, ended.key)
 
     def tick(self, now: float) -> Changes:
-        windows = self._rates.drain()
+        windows = self._rates.drain(conditions.listing(self._ctx, self._active))
         for device in self._heard:
             self._last_seen[device] = now
         self._heard.clear()

@@ -8,16 +8,30 @@ arrived late, and is ignored.
 
 A gauge (samples.GAUGES: the pre-FEC BER) has no delta: what a drain gives for it is its
 level, the newest reading since the last drain and the highest (`WindowMap.levels`).
+
+The series are held by column (flatfab.telemetry.layout): per device and layout, four
+arrays indexed by column (last value, its time, the delta and the start of the pending
+window), 32 bytes a series, not an object each. A drain hands the arrays of what moved to
+the `WindowMap` it returns, which makes a `Window` only for a series someone reads: the
+ones its `Listing` names (a healthy fabric's judged counters mostly stay flat), and any
+looked up by key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Final
 
-from flatfab.telemetry.samples import COUNTERS, GAUGES, Metric, Number, Sample
+from flatfab.telemetry.layout import Block, Kind, Layout
+from flatfab.telemetry.samples import Metric, Number, Sample
 
 SeriesKey = tuple[str, str | None, Metric, int | None]  # device, port, metric, key
+
+_NONE: Final = -math.inf  # no time: no baseline yet, or no window pending
+_U64: Final = 1 << 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,124 +66,265 @@ class Level:
     time: float
 
 
+@dataclass(frozen=True)
+class Listing:
+    """Which windows a drain lists in `by_metric` (the others are still there by key):
+    `moved` metrics' when they counted something, `always` metrics' whatever they counted,
+    and every window of the (device, port)s in `keep` (where a finding is active, or a
+    condition tracks a series over ticks)."""
+
+    moved: frozenset[Metric] = frozenset()
+    always: frozenset[Metric] = frozenset()
+    keep: frozenset[tuple[str, str | None]] = frozenset()
+
+
+class _Device:
+    """One device's series of one layout, by column."""
+
+    __slots__ = ("delta", "device", "layout", "moved", "start", "time", "value")
+
+    def __init__(self, device: str, layout: Layout) -> None:
+        self.device, self.layout = device, layout
+        self.value = array("Q")  # last reading (counters); 0 for other kinds
+        self.time = array("d")  # its time; -inf: no baseline yet
+        self.delta = array("Q")  # counted since the last drain
+        self.start = array("d")  # start of the pending window; -inf: nothing pending
+        self.moved: list[int] = []  # columns pending since the last drain, in order
+
+    def fit(self) -> None:
+        """Room for every column of the layout (it grows as targets send new leaves)."""
+        more = len(self.layout) - len(self.time)
+        if more > 0:
+            self.value.extend(array("Q", [0]) * more)
+            self.delta.extend(array("Q", [0]) * more)
+            self.time.extend(array("d", [_NONE]) * more)
+            self.start.extend(array("d", [_NONE]) * more)
+
+
 @dataclass(slots=True)
-class _Series:
-    key: SeriesKey
-    value: Number
-    time: float
-    delta: Number = 0
-    start: float | None = None  # start of the pending window (None: nothing pending)
+class _Drained:
+    """A device's arrays as a drain found them: the windows of `moved` columns."""
+
+    device: str
+    layout: Layout
+    delta: array[int]
+    start: array[float]
+    end: array[float]
+    moved: list[int]
+
+    def window(self, col: int) -> Window | None:
+        start, end = self.start[col], self.end[col]
+        if start == _NONE or not end > start:  # nothing pending, or nothing newer
+            return None
+        return Window(self.delta[col], start, end)
 
 
-class WindowMap(dict[SeriesKey, Window]):
-    """What `drain` returns: the windows by series, and each metric's series listed apart,
-    so a condition reads its own metrics' windows and not every series of the fabric; the
-    gauges' levels beside them (`levels`: a gauge has no window)."""
+class WindowMap(Mapping[SeriesKey, Window]):
+    """What `drain` returns: the windows by series (a Window made when read), each metric's
+    listed series apart in `by_metric` (so a condition reads its own metrics' windows, not
+    every series of the fabric), and the gauges' levels beside them (`levels`)."""
 
-    __slots__ = ("by_metric", "levels")
+    __slots__ = ("_devices", "_listed", "by_metric", "levels")
 
     def __init__(self) -> None:
-        super().__init__()
         self.by_metric: dict[Metric, list[SeriesKey]] = {}
         self.levels: dict[SeriesKey, Level] = {}
+        self._listed: dict[SeriesKey, Window] = {}
+        self._devices: dict[str, list[_Drained]] = {}
+
+    def __getitem__(self, key: SeriesKey) -> Window:
+        found = self._listed.get(key)
+        if found is None:
+            found = self._look_up(key)
+            if found is None:
+                raise KeyError(key)
+        return found
+
+    def get(self, key: SeriesKey, default: Window | None = None) -> Window | None:  # type: ignore[override]
+        found = self._listed.get(key)
+        if found is None:
+            found = self._look_up(key)
+        return default if found is None else found
+
+    def _look_up(self, key: SeriesKey) -> Window | None:
+        device, port, metric, index = key
+        for drained in self._devices.get(device, ()):
+            col = drained.layout.find(metric, port, index)
+            if col is not None and col < len(drained.end):
+                return drained.window(col)
+        return None
+
+    def __iter__(self) -> Iterator[SeriesKey]:
+        for drained in self._all():
+            ids = drained.layout.ids
+            for col in drained.moved:
+                if drained.window(col) is not None:
+                    metric, port, index = ids[col]
+                    yield (drained.device, port, metric, index)
+
+    def __len__(self) -> int:
+        return sum(1 for drained in self._all() for col in drained.moved
+                   if drained.window(col) is not None)
+
+    def _all(self) -> Iterator[_Drained]:
+        for per_device in self._devices.values():
+            yield from per_device
 
 
 class Rates:
     """Cumulative counters in, windows of deltas out.
 
-    Per sample nothing new is kept but the reading: a tick's millions of samples must not
-    leave millions of objects behind for the garbage collector to walk (the pending series
-    are listed by the series objects themselves, each knowing its key)."""
+    Per reading nothing new is kept but the reading, in its device's arrays: a tick's
+    millions of readings must not leave millions of objects behind."""
 
     def __init__(self) -> None:
-        self._series: dict[SeriesKey, _Series] = {}
-        self._moved: list[_Series] = []  # pending since the last drain, in order
-        self._gauges: dict[SeriesKey, float] = {}  # gauge series -> time of its last reading
+        self._devices: dict[tuple[str, int], _Device] = {}  # (device, id(layout))
+        self._by_name: dict[str, list[_Device]] = {}
+        self._loose = Layout()  # the columns of readings that came as Samples
         self._levels: dict[SeriesKey, Level] = {}  # gauges read since the last drain
+        self._count = 0  # series with a baseline (counters and gauges)
         self.resets = 0  # counter resets seen (for tests and diagnostics)
 
     def __len__(self) -> int:
-        return len(self._series) + len(self._gauges)
+        return self._count
 
     def add(self, sample: Sample) -> None:
         self.add_all((sample,))
 
     def add_all(self, samples: Iterable[Sample], heard: dict[str, None] | None = None) -> None:
-        """`add` for many samples (the names of their devices go in `heard`, if given). One
-        loop with its lookups held locally: a fabric sends millions of samples a tick."""
-        every, moved, counters = self._series, self._moved, COUNTERS
-        last_device = None
-        for sample in samples:
-            if heard is not None and sample.device is not last_device:
-                last_device = sample.device  # a notification's samples share one device
-                heard[last_device] = None
-            metric = sample.metric
-            if metric not in counters:
-                if metric in GAUGES:  # a level: the newest and highest reading are kept
-                    self._level(sample)
+        """Samples one at a time (polled counters, tests): each goes to its device's arrays
+        in the layout of loose samples (the names of their devices go in `heard`, if
+        given)."""
+        column = self._loose.column
+        for s in samples:
+            if heard is not None:
+                heard[s.device] = None
+            self._take(self._device(s.device, self._loose), s.time,
+                       (column(s.metric, s.port, s.key),), (s.value,))
+
+    def add_blocks(self, blocks: Iterable[Block], heard: dict[str, None] | None = None) -> None:
+        """Streamed notifications, each one device's readings by column."""
+        for block in blocks:
+            if not block.cols:
+                continue
+            if heard is not None:
+                heard[block.device] = None
+            self._take(self._device(block.device, block.layout), block.time, block.cols,
+                       block.values)
+
+    def _device(self, name: str, layout: Layout) -> _Device:
+        dev = self._devices.get((name, id(layout)))
+        if dev is None:
+            dev = self._devices[(name, id(layout))] = _Device(name, layout)
+            self._by_name.setdefault(name, []).append(dev)
+        return dev
+
+    def _take(self, dev: _Device, stamp: float, cols: Iterable[int],
+              values: Iterable[Number]) -> None:
+        """One loop with its lookups held locally: a fabric sends millions a tick."""
+        dev.fit()
+        kinds = dev.layout.kinds
+        last_value, last_time, delta, start = dev.value, dev.time, dev.delta, dev.start
+        moved = dev.moved
+        counter = Kind.COUNTER
+        for col, value in zip(cols, values, strict=True):
+            if kinds[col] is not counter:
+                if kinds[col] is Kind.GAUGE:
+                    self._level(dev, col, value, stamp)
                 continue  # a state (oper_up) has no rate
-            key = (sample.device, sample.port, metric, sample.key)
-            series = every.get(key)
-            if series is None:  # the first reading is a baseline: it never counts
-                every[key] = _Series(key, sample.value, sample.time)
+            if not 0 <= value < _U64:
+                continue  # no counter is negative or past 64 bits: not a reading
+            was = last_time[col]
+            if was == _NONE:  # the first reading is a baseline: it never counts
+                last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
+                self._count += 1
                 continue
-            if sample.time <= series.time:
-                continue
-            if sample.value < series.value:
+            if stamp <= was:
+                continue  # a duplicate, or late
+            before = last_value[col]
+            if value < before:
                 self.resets += 1
             else:
-                if series.start is None:  # its first move since the last drain
-                    series.start = series.time
-                    moved.append(series)
-                series.delta += sample.value - series.value
-            series.value, series.time = sample.value, sample.time
+                if start[col] == _NONE:  # its first move since the last drain
+                    start[col] = was
+                    moved.append(col)
+                delta[col] += value - before  # type: ignore[assignment]
+            last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
 
-    def _level(self, sample: Sample) -> None:
-        key = (sample.device, sample.port, sample.metric, sample.key)
-        last = self._gauges.get(key)
-        if last is not None and sample.time <= last:
+    def _level(self, dev: _Device, col: int, value: Number, stamp: float) -> None:
+        last = dev.time[col]
+        if last != _NONE and stamp <= last:
             return  # a duplicate, or late
-        self._gauges[key] = sample.time
-        value = float(sample.value)
+        if last == _NONE:
+            self._count += 1
+        dev.time[col] = stamp
+        metric, port, index = dev.layout.ids[col]
+        key = (dev.device, port, metric, index)
+        level = float(value)
         pending = self._levels.get(key)
-        peak = value if pending is None else max(pending.peak, value)
-        self._levels[key] = Level(value, peak, sample.time)
+        peak = level if pending is None else max(pending.peak, level)
+        self._levels[key] = Level(level, peak, stamp)
 
-    def drain(self) -> WindowMap:
-        """The window of every series that got a newer reading since the last drain, and the
-        level of every gauge read since."""
+    def drain(self, listing: Listing | None = None) -> WindowMap:
+        """The window of every series that got a newer reading since the last drain (listed
+        by metric as `listing` says; None: every one), and the level of every gauge read
+        since."""
         windows = WindowMap()
         windows.levels, self._levels = self._levels, {}
-        by_metric = windows.by_metric
-        for series in self._moved:
-            start = series.start
-            if start is not None and series.time > start:
-                key = series.key
-                windows[key] = Window(series.delta, start, series.time)
-                listed = by_metric.get(key[2])
-                if listed is None:
-                    listed = by_metric[key[2]] = []
-                listed.append(key)
-            series.delta, series.start = 0, None
-        self._moved.clear()
+        for dev in self._devices.values():
+            if not dev.moved:
+                continue
+            n = len(dev.time)
+            drained = _Drained(dev.device, dev.layout, dev.delta, dev.start,
+                               array("d", dev.time), dev.moved)
+            dev.delta, dev.start, dev.moved = (array("Q", [0]) * n, array("d", [_NONE]) * n,
+                                               [])
+            windows._devices.setdefault(dev.device, []).append(drained)
+            self._list(windows, drained, listing)
         return windows
+
+    @staticmethod
+    def _list(windows: WindowMap, drained: _Drained, listing: Listing | None) -> None:
+        ids, delta, device = drained.layout.ids, drained.delta, drained.device
+        kept: set[int] = set()
+        if listing is not None and listing.keep:
+            for where, port in listing.keep:
+                if where == device:
+                    kept.update(drained.layout.of_port(port))
+        by_metric, listed = windows.by_metric, windows._listed
+        for col in drained.moved:
+            metric, port, index = ids[col]
+            if listing is not None and metric not in listing.always and col not in kept and (
+                    metric not in listing.moved or not delta[col]):
+                continue
+            window = drained.window(col)
+            if window is None:
+                continue
+            key = (device, port, metric, index)
+            listed[key] = window
+            found = by_metric.get(metric)
+            if found is None:
+                found = by_metric[metric] = []
+            found.append(key)
 
     def forget(self, device: str, metric: Metric, port: str | None, key: int | None) -> int:
         """End the series a target deleted (a gNMI `delete`: the path no longer exists):
         `port` None is every port's, `key` None every key's. What they counted since the
         last drain is dropped with them, and a series of the same name that comes back
         starts from a new baseline. Returns how many series ended."""
-        def ends(k: SeriesKey) -> bool:
-            return k[0] == device and k[2] is metric and (port is None or k[1] == port) \
-                and (key is None or k[3] == key)
-
-        if metric in GAUGES:
-            gauges = [k for k in self._gauges if ends(k)]
-            for series_key in gauges:
-                del self._gauges[series_key]
-                self._levels.pop(series_key, None)  # a pending level is never drained
-            return len(gauges)
-        ended = [k for k in self._series if ends(k)]
-        for series_key in ended:
-            self._series.pop(series_key).start = None  # a pending window is never drained
-        return len(ended)
+        ended = 0
+        for dev in self._by_name.get(device, ()):
+            for col, (m, p, k) in enumerate(dev.layout.ids[:len(dev.time)]):
+                if m is not metric or (port is not None and p != port) or (
+                        key is not None and k != key):
+                    continue
+                if dev.time[col] == _NONE:
+                    continue  # never read
+                if dev.start[col] != _NONE:  # a pending window is never drained
+                    dev.moved.remove(col)
+                dev.time[col] = dev.start[col] = _NONE
+                dev.delta[col] = 0
+                self._levels.pop((device, p, m, k), None)  # nor a pending level
+                ended += 1
+        self._count -= ended
+        return ended

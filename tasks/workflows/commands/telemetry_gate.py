@@ -164,13 +164,13 @@ class BatchWatch:
     def _tick(self, view: TickView) -> None:
         with self._lock:
             if self._first:
-                self._first -= {s.device for s in view.samples}
+                self._first -= view.samples.devices()
                 if not self._first:
                     self._started.set()
             if self._phase == "baseline":
                 self._baseline.update(key_of(f) for f in view.active)
             elif self._phase == "window":
-                self._heard.update(s.device for s in view.samples)
+                self._heard.update(view.samples.devices())
                 for finding in view.active:
                     key = key_of(finding)
                     if key not in self._baseline and self._counts(finding):

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
@@ -25,8 +25,9 @@ from flatfab.model.state import UNMANAGED, FabricState, Role
 from flatfab.platforms import base as platform_base
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.platforms.registry import get as get_platform
-from flatfab.telemetry import conditions, paths
+from flatfab.telemetry import conditions, memtrim, paths
 from flatfab.telemetry.health import Changes, HealthEngine, collect_less
+from flatfab.telemetry.layout import Block, Readings
 from flatfab.telemetry.samples import Gone, Metric, Sample
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
@@ -52,7 +53,7 @@ class TickView:
 
     number: int
     changes: Changes
-    samples: list[Sample]
+    samples: Readings  # iterates as Samples (made on demand); devices() without them
     active: list[Finding]
     gone: list[Gone] = field(default_factory=list)  # series the targets deleted this tick
 
@@ -77,6 +78,9 @@ class WatchResult:
         return exitcodes.judged(failed=self.failed, unread=bool(self.unread))
 
 
+FEED_S: Final = 0.5  # how often `run` hands arrived readings to the engine between ticks
+
+
 def table_of(platform: str | None) -> paths.PathTable:
     """The gNMI paths a device of this platform serves (its platform's telemetry.yaml);
     flatfab's own (the embedded lab's) for a platform without a table or none known."""
@@ -89,14 +93,21 @@ class Watch:
     def __init__(self, plan: FabricState, thresholds: Thresholds,
                  targets: Sequence[TargetSpec], *, poller: Poller | None = None,
                  on_line: LineCallback = lambda _line: None,
-                 backoff_s: tuple[float, float] = (0.5, 30.0), shards: int = 1) -> None:
+                 backoff_s: tuple[float, float] = (0.5, 30.0), shards: int = 1,
+                 keep_readings: bool = True) -> None:
         """`shards` > 1: the gNMI subscribers run in that many worker processes (more
-        targets than one core decodes); the samples and lines are the same."""
+        targets than one core decodes); the samples and lines are the same.
+        `keep_readings` False: a tick's view names the devices heard and counts their
+        readings, but cannot give them as Samples: what `run` has fed the engine between
+        ticks is let go at once (a thousand switches' interval is hundreds of MB)."""
         self.thresholds = thresholds
         self.engine = HealthEngine(plan, thresholds)
         self._on_line = on_line
         self._lock = threading.Lock()
-        self._buffer: list[Sample] = []
+        self._buffer: list[Sample] = []  # polled
+        self._blocks: list[Block] = []  # streamed, a notification each
+        self._keep = keep_readings
+        self._fed = Readings()  # fed to the engine since the last tick
         self._gone: list[Gone] = []
         self._heard: set[str] = set()
         self._lines: dict[str, str] = {}
@@ -122,6 +133,7 @@ class Watch:
         subscribers = (
             GnmiSubscriber(t.device, t.host, t.port, ca_file=t.ca_file,
                            on_sample=self._sample, on_samples=self._push,
+                           on_block=self._block,
                            on_deletes=self._deleted, on_state=self._state(t.device),
                            interval_s=interval, username_env=t.username_env,
                            password_env=t.password_env, insecure=t.insecure,
@@ -141,6 +153,10 @@ class Watch:
     def _push(self, samples: Iterable[Sample]) -> None:
         with self._lock:
             self._buffer.extend(samples)
+
+    def _block(self, block: Block) -> None:
+        with self._lock:
+            self._blocks.append(block)
 
     def _deleted(self, gone: list[Gone]) -> None:
         with self._lock:
@@ -207,14 +223,26 @@ class Watch:
 
     # --- the tick --------------------------------------------------------------------------
 
-    def tick(self, now: float | None = None) -> tuple[Changes, list[Sample], list[Gone]]:
+    def feed(self) -> None:
+        """Hand what arrived to the engine now (the tick does too): between ticks, so a
+        burst's notifications are not all held until the tick."""
         with self._lock:
             samples, self._buffer = self._buffer, []
-            gone, self._gone = self._gone, []
-        self._heard.update(s.device for s in samples)
+            blocks, self._blocks = self._blocks, []
+        self.engine.feed_blocks(blocks)
         self.engine.feed(samples)
+        self._fed.add(blocks, samples, keep=self._keep)
+
+    def tick(self, now: float | None = None) -> tuple[Changes, Readings, list[Gone]]:
+        self.feed()
+        with self._lock:
+            gone, self._gone = self._gone, []
+        readings, self._fed = self._fed, Readings()
+        self._heard.update(readings.devices())
         self.engine.forget(gone)
-        return self.engine.tick(time.time() if now is None else now), samples, gone
+        changes = self.engine.tick(time.time() if now is None else now)
+        memtrim.trim()  # the burst is behind us: what it freed goes back
+        return changes, readings, gone
 
     def run(self, *, count: int | None = None, duration_s: float | None = None,
             on_tick: Callable[[TickView], None] | None = None,
@@ -230,8 +258,9 @@ class Watch:
             begun = time.monotonic()
             due = begun + interval
             while True:
-                # sleep to the next due time, not a fixed interval: ticks do not drift
-                if stop.wait(max(due - time.monotonic(), 0.0)):
+                # sleep to the next due time, not a fixed interval: ticks do not drift;
+                # feeding the engine what arrives meanwhile
+                if self._wait(stop, due):
                     break
                 changes, samples, gone = self.tick()
                 ticks += 1
@@ -247,6 +276,18 @@ class Watch:
         finally:
             self.stop()
         return self.result(ticks, interrupted=interrupted)
+
+    def _wait(self, stop: threading.Event, due: float) -> bool:
+        """Until `due` (True: `stop` was set first), feeding the engine every FEED_S (a
+        quarter interval, for shorter intervals)."""
+        every = min(FEED_S, self.thresholds.interval_s / 4)
+        while True:
+            left = due - time.monotonic()
+            if stop.wait(max(min(left, every), 0.0)):
+                return True
+            if left <= every:
+                return False
+            self.feed()
 
     def result(self, ticks: int, *, interrupted: bool = False) -> WatchResult:
         with self._lock:
