@@ -4,7 +4,7 @@ size.
     python benchmarks/watch.py [--targets 10 100 300 1000] [--ports 64] [--queues 8]
                                [--interval 10] [--intervals 3] [--procs 2]
                                [--sim fast|flatfab] [--health] [--shards 1] [--gc-default]
-                               [--physical]
+                               [--physical] [--spread]
 
 e.g. `--targets 100 300 500 1000 --health` (about a minute a size), then the sizes that did
 not keep up again with `--shards 2`.
@@ -21,8 +21,9 @@ flatfab's own GnmiTarget (one gRPC server per target: heavy, for small sizes); `
 (default) answers the same Capabilities and Subscribe on one asyncio gRPC server per
 process, sending a notification serialized once per interval per process (its timestamp set
 per target and send), so the simulated switches cost the 2 cores as little as possible.
-Every target sends at the same instant of each interval: the controller gets the whole
-fabric as one burst.
+Every target sends on the interval's boundary: the controller gets the whole fabric as one
+burst, the worst case. With `--spread` each target samples from its own subscription on, as
+gNMI targets' timers do, so the fabric arrives spread over the connecting time.
 
 The controller is this process: one SubscriberPool (one event loop thread, one channel per
 target) subscribing at `--interval` as the watcher does, or with `--shards N` a ShardedPool
@@ -42,10 +43,12 @@ has passed (`--warmup`), `--intervals` intervals are measured:
   interval after the target stamped them, max_lag_s the worst; loop_lag_ms: the longest a
   callback waited for the event loop (null with shards); window_s: the measured wall time (it
   runs past the intervals when the loop is too busy to answer that probe);
-- decode_us: GnmiSubscriber's decode of one target's notification alone (no gRPC), per
-  update, its paths already known (as from the second notification on); rss_mib and
-  kib_per_target (this process's resident set before the pool and at the end, divided by the
-  targets); target_cpu_util: the simulated targets' CPU in cores; states: the subscribers'
+- decode_us: GnmiSubscriber's decode of one target's notification into a Block alone (no
+  gRPC), per update, parsing included, its paths already known (as from the second
+  notification on); rss_mib and kib_per_target (this process's resident set at the end, after
+  a tick, and its growth from before the pool divided by the targets); measured_max_rss_mib:
+  the highest resident set seen during the measured intervals (read every half second: a
+  burst included); peak_rss_mib: the process's peak over its life; target_cpu_util: the simulated targets' CPU in cores; states: the subscribers'
   transitions other than connecting (silent, reconnected, refused) from the start, trouble
   the first three such lines.
 keeps_up is complete and no late samples. Figures are this 2-core machine's, measured under
@@ -193,8 +196,9 @@ def _stamp() -> bytes:
 class _FastTargets:
     """Capabilities and Subscribe (STREAM, SAMPLE at the asked interval) for many ports."""
 
-    def __init__(self, payloads: _Payloads) -> None:
+    def __init__(self, payloads: _Payloads, spread: bool = False) -> None:
         self._payloads = payloads
+        self._spread = spread
         self._caps = GnmiTarget("127.0.0.1", 0, list, None, None, None,
                                 insecure=True).capabilities()
 
@@ -219,7 +223,9 @@ class _FastTargets:
         tick = int(time.time() / interval)
         yield self._payloads.at(tick) + self._payloads.oper + _stamp()
         yield self._payloads.sync
-        due = loop.time() + interval
+        # aligned: every target samples on the interval's boundary (the whole fabric as one
+        # burst: the worst case); spread: each from its own subscription on
+        due = loop.time() + (interval if self._spread else interval - time.time() % interval)
         while True:
             await asyncio.sleep(max(0.0, due - loop.time()))
             yield self._payloads.at(int(time.time() / interval)) + _stamp()
@@ -239,10 +245,10 @@ class _FastTargets:
 
 
 async def _serve_fast(count: int, ports: int, queues: int, physical: bool, pem: tls.Pem,
-                      conn: Connection) -> None:
+                      conn: Connection, spread: bool = False) -> None:
     server = grpc.aio.server(options=[("grpc.max_concurrent_streams", 8)])
     server.add_generic_rpc_handlers(
-        (_FastTargets(_Payloads(ports, queues, physical)).handler(),))
+        (_FastTargets(_Payloads(ports, queues, physical), spread).handler(),))
     creds = grpc.ssl_server_credentials([(pem.key, pem.cert)])
     bound = [server.add_secure_port("127.0.0.1:0", creds) for _ in range(count)]
     await server.start()
@@ -252,13 +258,13 @@ async def _serve_fast(count: int, ports: int, queues: int, physical: bool, pem: 
 
 
 def serve_targets(count: int, ports: int, queues: int, sim: str, physical: bool,
-                  pem: tls.Pem, conn: Connection) -> None:
+                  pem: tls.Pem, conn: Connection, spread: bool = False) -> None:
     """A target process: serve `count` targets, send their ports, stop when told; then send
     this process's CPU seconds."""
     _raise_fd_limit()
     started = time.process_time()
     if sim == "fast":
-        asyncio.run(_serve_fast(count, ports, queues, physical, pem, conn))
+        asyncio.run(_serve_fast(count, ports, queues, physical, pem, conn, spread))
     else:
         targets = [GnmiTarget("127.0.0.1", 0, _Source(ports, queues, physical),
                               Credentials(USER, PASSWORD), pem.cert, pem.key,
@@ -408,7 +414,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
         ours, theirs = ctx.Pipe()
         proc = ctx.Process(target=serve_targets, daemon=True,
                            args=(share, args.ports, args.queues, args.sim, args.physical,
-                                 pem, theirs))
+                                 pem, theirs, args.spread))
         proc.start()
         workers.append(proc)
         conns.append(ours)
@@ -488,6 +494,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     return {
         "targets": targets, "ports": args.ports, "queues": args.queues, "interval_s": interval,
         "sim": args.sim, "health": args.health, "physical": args.physical,
+        "spread": args.spread,
         "leaves_per_switch": leaves, "target_procs": procs,
         "gc_default": args.gc_default,
         "connected": len(meter.connected), "connect_s": round(connect_s, 2),
@@ -530,6 +537,9 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2, help="target processes")
     parser.add_argument("--sim", choices=("fast", "flatfab"), default="fast")
     parser.add_argument("--health", action="store_true", help="feed a HealthEngine too")
+    parser.add_argument("--spread", action="store_true",
+                        help="each target samples from its own subscription on (as gNMI "
+                             "targets' timers do), not all on the interval's boundary")
     parser.add_argument("--physical", action="store_true",
                         help="each port also streams FEC codewords, link state changes and "
                              "its pre-FEC BER")

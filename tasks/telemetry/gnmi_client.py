@@ -21,6 +21,7 @@ never read as zero) and sync responses (`synced`).
 from __future__ import annotations
 
 import asyncio
+from array import array
 import contextlib
 import json
 import logging
@@ -29,7 +30,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -126,6 +127,7 @@ class GnmiSubscriber:
         self.on_values: ValuesCallback | None = None  # set by a shard: values, no Samples
         # a Block per notification where the caller takes them: no Sample is made
         self.on_block = on_block
+        self._last_cols: list[int] = []
         self.device, self.host, self.port = device, host, port
         self._ca_file, self._insecure, self._server_name = ca_file, insecure, tls_server_name
         self._on_sample, self._on_state = on_sample, on_state
@@ -217,7 +219,11 @@ class GnmiSubscriber:
         """Subscribe and read until the stream fails (it always ends in an exception)."""
         metadata = self._metadata()
         options: list[tuple[str, int | str]] = [
-            ("grpc.keepalive_time_ms", 10_000), ("grpc.keepalive_timeout_ms", 5_000)]
+            ("grpc.keepalive_time_ms", 10_000), ("grpc.keepalive_timeout_ms", 5_000),
+            # no bandwidth-delay probing: it grows each stream's receive window (and the
+            # buffers behind it) towards megabytes, for a stream that sends a notification
+            # an interval; kept, they were a fifth of a 1,000-target watch's memory
+            ("grpc.http2.bdp_probe", 0)]
         where = f"{self.host}:{self.port}"
         if self._insecure:
             channel = grpc.aio.insecure_channel(where, options=options)
@@ -344,8 +350,10 @@ class GnmiSubscriber:
         decoder = self._decoder
         hits = decoder.hits(prefix)
         unknown = 0
-        cols: list[int] = []
+        cols: list[int] = []  # integer counters, as sent
         numbers: list[Number] = []
+        more_cols: list[int] = []  # the rest: gauges, states, counters sent otherwise
+        more: list[Number] = []
         for update in notif.update:
             raw = update.path
             hit = hits.get(raw, _UNSEEN)
@@ -358,34 +366,41 @@ class GnmiSubscriber:
                 if not members:
                     unknown += 1
                 for column, number in members:
-                    cols.append(column)
-                    numbers.append(number)
+                    more_cols.append(column)
+                    more.append(number)
                 continue
-            metric, as_is = hit[0], hit[3]
-            if as_is and kind in _INTEGERS:
-                number = getattr(val, kind)  # a counter as an integer: the common case
-            else:
-                value = scalar(val)
-                if value is None:
-                    unknown += 1
-                    continue
-                try:
-                    number = paths.sample_value(metric, value)
-                except ValueError:
-                    unknown += 1
-                    continue
-            cols.append(hit[4])
-            numbers.append(number)
+            if hit[3] and kind in _INTEGERS:
+                cols.append(hit[4])  # a counter as an integer: the common case
+                numbers.append(getattr(val, kind))
+                continue
+            value = scalar(val)
+            if value is None:
+                unknown += 1
+                continue
+            try:
+                more.append(paths.sample_value(hit[0], value))
+            except ValueError:
+                unknown += 1
+                continue
+            more_cols.append(hit[4])
         self.unknown_paths += unknown
-        if not cols:
+        if not cols and not more_cols:
             return
         layout = decoder.layout
         if self.on_values is not None:
-            self.on_values(stamp, layout, cols, numbers)
+            self.on_values(stamp, layout, cols + more_cols, numbers + more)
         elif self.on_block is not None:
-            self.on_block(Block(self.device, stamp, layout, cols, numbers))
+            # held until the engine takes it: the same columns as last time are shared,
+            # and the counters packed, 8 bytes a value (an int object is 32)
+            if cols == self._last_cols:
+                cols = self._last_cols
+            self._last_cols = cols
+            packed = _packed(numbers)
+            self.on_block(Block(self.device, stamp, layout, cols, packed, more_cols, more,
+                                counters=packed is not numbers))
         else:
-            self._on_samples(list(Block(self.device, stamp, layout, cols, numbers)))
+            self._on_samples(list(Block(self.device, stamp, layout, cols, numbers, more_cols,
+                                        more)))
 
     def _members(self, raw_path: bytes, prefix: Any, val: Any, kind: str | None
                  ) -> list[tuple[int, Number]]:
@@ -515,6 +530,15 @@ def scalar(val: Any) -> Number | str | None:
         if isinstance(loaded, (int, float, str)) and not isinstance(loaded, bool):
             return loaded
     return None
+
+
+def _packed(numbers: list[Number]) -> Sequence[Number]:
+    """The values as unsigned 64-bit integers where every one is one (a notification of
+    counters), else as they are."""
+    try:
+        return array("Q", numbers)  # type: ignore[arg-type]
+    except (TypeError, OverflowError):  # a gauge's float, a negative or huge integer
+        return numbers
 
 
 def _path(raw: bytes) -> Any:

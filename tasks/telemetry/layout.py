@@ -12,8 +12,8 @@ block and gets them, made on demand.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from flatfab.telemetry.samples import COUNTERS, GAUGES, Metric, Number, Sample
@@ -74,22 +74,35 @@ class Layout:
 @dataclass(slots=True)
 class Block:
     """One notification's readings: `values[i]` is column `cols[i]` of `layout`, all stamped
-    `time`. Iterating it gives them as Samples."""
+    `time`, and so are `more_values` of `more_cols` (the subscriber packs integer counters
+    in an array, 8 bytes a value, and keeps the rest, gauges and states, apart). Iterating
+    it gives them as Samples."""
 
     device: str
     time: float
     layout: Layout
     cols: list[int]
-    values: list[Number]
+    values: Sequence[Number]  # a list, or an array of unsigned 64-bit counters
+    more_cols: list[int] = field(default_factory=list)
+    more_values: list[Number] = field(default_factory=list)
+    # every one of `cols` is a counter's column and `values` an array of them (unsigned 64
+    # bits): what the subscriber packs, so the engine skips asking
+    counters: bool = False
 
     def __len__(self) -> int:
-        return len(self.cols)
+        return len(self.cols) + len(self.more_cols)
+
+    def parts(self) -> tuple[tuple[list[int], Sequence[Number]], ...]:
+        if not self.more_cols:
+            return ((self.cols, self.values),)
+        return ((self.cols, self.values), (self.more_cols, self.more_values))
 
     def __iter__(self) -> Iterator[Sample]:
         ids, device, stamp = self.layout.ids, self.device, self.time
-        for col, value in zip(self.cols, self.values, strict=True):
-            metric, port, key = ids[col]
-            yield Sample(device, port, metric, key, value, stamp)
+        for cols, values in self.parts():
+            for col, value in zip(cols, values, strict=True):
+                metric, port, key = ids[col]
+                yield Sample(device, port, metric, key, value, stamp)
 
 
 class Readings:
@@ -111,7 +124,7 @@ class Readings:
     def add(self, blocks: Iterable[Block], loose: Iterable[Sample], *,
             keep: bool = True) -> None:
         blocks, loose = list(blocks), list(loose)
-        self._devices.update(b.device for b in blocks if b.cols)
+        self._devices.update(b.device for b in blocks if len(b))
         self._devices.update(s.device for s in loose)
         self._count += sum(len(b) for b in blocks) + len(loose)
         if keep:

@@ -78,6 +78,17 @@ class Listing:
     keep: frozenset[tuple[str, str | None]] = frozenset()
 
 
+_ALWAYS: Final = 2  # a column's code in a listing: listed whatever it counted
+_MOVED: Final = 1  # listed when it counted something; 0: never (looked up by key only)
+
+
+def _codes(layout: Layout, listing: Listing) -> bytearray:
+    """Per column of `layout`, how `listing` lists its windows."""
+    return bytearray(_ALWAYS if metric in listing.always else
+                     _MOVED if metric in listing.moved else 0
+                     for metric, _, _ in layout.ids)
+
+
 class _Device:
     """One device's series of one layout, by column."""
 
@@ -205,12 +216,18 @@ class Rates:
     def add_blocks(self, blocks: Iterable[Block], heard: dict[str, None] | None = None) -> None:
         """Streamed notifications, each one device's readings by column."""
         for block in blocks:
-            if not block.cols:
+            if not len(block):
                 continue
             if heard is not None:
                 heard[block.device] = None
-            self._take(self._device(block.device, block.layout), block.time, block.cols,
-                       block.values)
+            dev = self._device(block.device, block.layout)
+            if block.counters:
+                self._take_counters(dev, block.time, block.cols, block.values)
+                if block.more_cols:
+                    self._take(dev, block.time, block.more_cols, block.more_values)
+                continue
+            for cols, values in block.parts():
+                self._take(dev, block.time, cols, values)
 
     def _device(self, name: str, layout: Layout) -> _Device:
         dev = self._devices.get((name, id(layout)))
@@ -251,6 +268,31 @@ class Rates:
                 delta[col] += value - before  # type: ignore[assignment]
             last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
 
+    def _take_counters(self, dev: _Device, stamp: float, cols: Iterable[int],
+                       values: Iterable[int]) -> None:
+        """`_take` for what is known to be counters in range (Block.counters): the loop
+        a fabric's millions of readings a tick go through."""
+        dev.fit()
+        last_value, last_time, delta, start = dev.value, dev.time, dev.delta, dev.start
+        moved = dev.moved
+        for col, value in zip(cols, values, strict=True):
+            was = last_time[col]
+            if stamp <= was:
+                continue  # a duplicate, or late (never a first reading: its time is -inf)
+            if was == _NONE:  # the first reading is a baseline: it never counts
+                last_value[col], last_time[col] = value, stamp
+                self._count += 1
+                continue
+            before = last_value[col]
+            if value < before:
+                self.resets += 1
+            else:
+                if start[col] == _NONE:  # its first move since the last drain
+                    start[col] = was
+                    moved.append(col)
+                delta[col] += value - before
+            last_value[col], last_time[col] = value, stamp
+
     def _level(self, dev: _Device, col: int, value: Number, stamp: float) -> None:
         last = dev.time[col]
         if last != _NONE and stamp <= last:
@@ -271,6 +313,10 @@ class Rates:
         since."""
         windows = WindowMap()
         windows.levels, self._levels = self._levels, {}
+        kept_ports: dict[str, list[str | None]] = {}
+        for where, port in listing.keep if listing is not None else ():
+            kept_ports.setdefault(where, []).append(port)
+        codes: dict[int, bytearray] = {}
         for dev in self._devices.values():
             if not dev.moved:
                 continue
@@ -280,26 +326,33 @@ class Rates:
             dev.delta, dev.start, dev.moved = (array("Q", [0]) * n, array("d", [_NONE]) * n,
                                                [])
             windows._devices.setdefault(dev.device, []).append(drained)
-            self._list(windows, drained, listing)
+            if listing is None:
+                listed = drained.moved
+            else:
+                code = codes.get(id(dev.layout))
+                if code is None or len(code) < n:
+                    code = codes[id(dev.layout)] = _codes(dev.layout, listing)
+                delta = drained.delta
+                # a comprehension, not a loop: a fabric's millions of moved series pass here
+                listed = [col for col in drained.moved
+                          if code[col] == _ALWAYS or (code[col] and delta[col])]
+                ports = kept_ports.get(dev.device)
+                if ports:
+                    kept = {col for port in ports for col in dev.layout.of_port(port)}
+                    chosen = set(listed)
+                    listed += [col for col in drained.moved if col in kept and col not in chosen]
+            self._list(windows, drained, listed)
         return windows
 
     @staticmethod
-    def _list(windows: WindowMap, drained: _Drained, listing: Listing | None) -> None:
-        ids, delta, device = drained.layout.ids, drained.delta, drained.device
-        kept: set[int] = set()
-        if listing is not None and listing.keep:
-            for where, port in listing.keep:
-                if where == device:
-                    kept.update(drained.layout.of_port(port))
+    def _list(windows: WindowMap, drained: _Drained, cols: Iterable[int]) -> None:
+        ids, device = drained.layout.ids, drained.device
         by_metric, listed = windows.by_metric, windows._listed
-        for col in drained.moved:
-            metric, port, index = ids[col]
-            if listing is not None and metric not in listing.always and col not in kept and (
-                    metric not in listing.moved or not delta[col]):
-                continue
+        for col in cols:
             window = drained.window(col)
             if window is None:
                 continue
+            metric, port, index = ids[col]
             key = (device, port, metric, index)
             listed[key] = window
             found = by_metric.get(metric)
