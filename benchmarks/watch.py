@@ -48,9 +48,10 @@ has passed (`--warmup`), `--intervals` intervals are measured:
   notification on); rss_mib and kib_per_target (this process's resident set at the end, after
   a tick, and its growth from before the pool divided by the targets); measured_max_rss_mib:
   the highest resident set seen during the measured intervals (read every half second: a
-  burst included); peak_rss_mib: the process's peak over its life; target_cpu_util: the simulated targets' CPU in cores; states: the subscribers'
-  transitions other than connecting (silent, reconnected, refused) from the start, trouble
-  the first three such lines.
+  burst included); peak_rss_mib: the process's peak over its life; target_cpu_util: the
+  simulated targets' CPU in cores; states: the subscribers' transitions other than
+  connecting (silent, reconnected, refused) from the start, trouble the first three such
+  lines.
 keeps_up is complete and no late samples. Figures are this 2-core machine's, measured under
 whatever else runs (load1 is printed with each line, at start and end): to quote, not assert.
 """

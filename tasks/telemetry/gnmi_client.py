@@ -21,7 +21,6 @@ never read as zero) and sync responses (`synced`).
 from __future__ import annotations
 
 import asyncio
-from array import array
 import contextlib
 import json
 import logging
@@ -30,6 +29,7 @@ import os
 import random
 import threading
 import time
+from array import array
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -536,7 +536,7 @@ def _packed(numbers: list[Number]) -> Sequence[Number]:
     """The values as unsigned 64-bit integers where every one is one (a notification of
     counters), else as they are."""
     try:
-        return array("Q", numbers)  # type: ignore[arg-type]
+        return array("Q", numbers)
     except (TypeError, OverflowError):  # a gauge's float, a negative or huge integer
         return numbers
 

@@ -269,7 +269,7 @@ class Rates:
             last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
 
     def _take_counters(self, dev: _Device, stamp: float, cols: Iterable[int],
-                       values: Iterable[int]) -> None:
+                       values: Iterable[Number]) -> None:
         """`_take` for what is known to be counters in range (Block.counters): the loop
         a fabric's millions of readings a tick go through."""
         dev.fit()
@@ -280,7 +280,7 @@ class Rates:
             if stamp <= was:
                 continue  # a duplicate, or late (never a first reading: its time is -inf)
             if was == _NONE:  # the first reading is a baseline: it never counts
-                last_value[col], last_time[col] = value, stamp
+                last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
                 self._count += 1
                 continue
             before = last_value[col]
@@ -290,8 +290,8 @@ class Rates:
                 if start[col] == _NONE:  # its first move since the last drain
                     start[col] = was
                     moved.append(col)
-                delta[col] += value - before
-            last_value[col], last_time[col] = value, stamp
+                delta[col] += value - before  # type: ignore[assignment]
+            last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
 
     def _level(self, dev: _Device, col: int, value: Number, stamp: float) -> None:
         last = dev.time[col]
