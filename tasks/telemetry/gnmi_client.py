@@ -1,6 +1,7 @@
 """The gNMI subscriber behind `flatfab watch`: counters as SAMPLE, oper-state as ON_CHANGE.
 
-Every update becomes a `Sample`. Each target gets one channel and one coroutine; many targets
+Each notification becomes one `Block` of readings by column (`on_block`; flatfab.telemetry.
+layout), or its `Sample`s for a caller that takes those. Each target gets one channel and one coroutine; many targets
 share one event loop in one thread (`SubscriberPool`), so a thousand switches cost a thousand
 sockets, not a thousand threads. The connection's story is told through `on_state(state,
 line)` with one line per transition: connected, silent, reconnected, refused.
