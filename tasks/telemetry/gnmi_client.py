@@ -1,10 +1,11 @@
 """The gNMI subscriber behind `flatfab watch`: counters as SAMPLE, oper-state as ON_CHANGE.
 
 Each notification becomes one `Block` of readings by column (`on_block`; flatfab.telemetry.
-layout), or its `Sample`s for a caller that takes those. Each target gets one channel and one coroutine; many targets
-share one event loop in one thread (`SubscriberPool`), so a thousand switches cost a thousand
-sockets, not a thousand threads. The connection's story is told through `on_state(state,
-line)` with one line per transition: connected, silent, reconnected, refused.
+layout), or its `Sample`s for a caller that takes those. Each target gets one channel and one
+coroutine; many targets share one event loop in one thread (`SubscriberPool`), so a thousand
+switches cost a thousand sockets, not a thousand threads. The connection's story is told
+through `on_state(state, line)` with one line per transition: connected, silent,
+reconnected, refused.
 
 TLS is verified against the CA file given; plaintext only when `insecure=True` is asked for;
 mutual TLS with a client certificate and key where given. Credentials come from environment
