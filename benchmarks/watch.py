@@ -14,7 +14,8 @@ the targets, one TLS port each, with a password (the lab CA of tasks/telemetry/t
 Every target serves, per port, 6 counters per queue index (queue tx/drops/ECN, PFC rx/tx and
 watchdog per priority: `--queues` queues and as many priorities) and oper-status; with
 `--physical`, the physical layer too, per port: FEC codewords corrected and uncorrectable,
-link state changes and the pre-FEC BER (a float gauge). The counters grow every interval as
+link state changes, the pre-FEC BER and each of 8 lanes' receive power (float gauges). The
+counters grow every interval as
 a healthy loaded fabric's do (pauses and ECN marks on the lab plan's lossless class 3 only,
 corrected codewords and nothing uncorrectable: no finding holds). `--sim flatfab` runs
 flatfab's own GnmiTarget (one gRPC server per target: heavy, for small sizes); `--sim fast`
@@ -111,6 +112,8 @@ ON_LOSSLESS = (Metric.QUEUE_ECN, Metric.PFC_RX, Metric.PFC_TX)
 PHYSICAL_GROWTH = {Metric.FEC_CORRECTED: 5_000, Metric.FEC_UNCORRECTABLE: 0,
                    Metric.CARRIER_TRANSITIONS: 0}
 HEALTHY_BER = 1e-9
+LANES = 8  # an 800G (or 400G) optic's lanes, each streaming its receive power
+HEALTHY_RX_DBM = -2.5
 
 
 def counter_leaves(ports: int, queues: int, physical: bool = False) -> list[tuple[str, int]]:
@@ -126,9 +129,14 @@ def counter_leaves(ports: int, queues: int, physical: bool = False) -> list[tupl
 
 
 def gauge_leaves(ports: int, physical: bool) -> list[tuple[str, float]]:
-    """(path, level) of every gauge one switch serves: each port's pre-FEC BER."""
-    return [(paths.leaf_path(Metric.PRE_FEC_BER, f"Ethernet{p}"), HEALTHY_BER)
-            for p in range(1, ports + 1)] if physical else []
+    """(path, level) of every gauge one switch serves: each port's pre-FEC BER and each of
+    its LANES lanes' receive power."""
+    if not physical:
+        return []
+    return [leaf for p in range(1, ports + 1) for leaf in (
+        (paths.leaf_path(Metric.PRE_FEC_BER, f"Ethernet{p}"), HEALTHY_BER),
+        *((paths.leaf_path(Metric.RX_POWER, f"Ethernet{p}", lane), HEALTHY_RX_DBM)
+          for lane in range(1, LANES + 1)))]
 
 
 def leaves_per_switch(ports: int, queues: int, physical: bool) -> int:

@@ -537,6 +537,7 @@ _WALKED_WHEN_MOVED: Final = frozenset({
     Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG, Metric.QUEUE_DROPS, Metric.QUEUE_ECN,
     Metric.FEC_UNCORRECTABLE, Metric.CARRIER_TRANSITIONS})
 _WALKED_ALWAYS: Final = frozenset({Metric.NIC_CNP_HANDLED, Metric.NIC_CNP_SENT})
+_LEVELS_READ: Final = frozenset({Metric.PRE_FEC_BER})  # the gauges a condition judges
 
 
 def listing(ctx: Context, active: Iterable[Subject]) -> Listing:
@@ -558,7 +559,8 @@ def listing(ctx: Context, active: Iterable[Subject]) -> Listing:
     keep = {(s[1], s[2] or None) for s in active}
     keep.update((k[0], k[1]) for k in ctx.storm_since)
     keep.update((k[0], k[1]) for k in ctx.flaps)
-    return Listing(_WALKED_WHEN_MOVED - always, frozenset(always), frozenset(keep))
+    return Listing(_WALKED_WHEN_MOVED - always, frozenset(always), frozenset(keep),
+                   _LEVELS_READ)
 
 
 CONDITIONS = (pause_storm, watchdog, queue_counts, pause_without_ecn, dcqcn_idle,

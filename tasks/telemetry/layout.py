@@ -40,6 +40,8 @@ class Layout:
     def __init__(self) -> None:
         self.ids: list[SeriesId] = []
         self.kinds: list[Kind] = []
+        self.slots: list[int] = []  # a gauge column's index among the gauges; -1 otherwise
+        self.gauges = 0
         self._index: dict[SeriesId, int] = {}
         self._by_port: dict[str | None, list[int]] = {}
         self._lock = threading.Lock()
@@ -56,8 +58,11 @@ class Layout:
             found = self._index.get(series)
             if found is None:
                 found = len(self.ids)
+                kind = kind_of(metric)
                 self.ids.append(series)
-                self.kinds.append(kind_of(metric))
+                self.kinds.append(kind)
+                self.slots.append(self.gauges if kind is Kind.GAUGE else -1)
+                self.gauges += kind is Kind.GAUGE
                 self._by_port.setdefault(port, []).append(found)
                 self._index[series] = found
         return found

@@ -30,7 +30,8 @@ queue the plan makes lossless, so a panel can keep the lossless queues' drops al
 bound (its link class's FEC limit over `physical.ber_margin`: where `phy.ber` fails), so a
 panel shows a port's pre-FEC BER as a share of it.
 
-Gauges (the pre-FEC BER) are exported as gauges holding the device's latest reading.
+Gauges (the pre-FEC BER, each transceiver lane's receive power with its `lane` as the device
+numbers it) are exported as gauges holding the device's latest reading.
 
 While a target is silent (the engine's `telemetry.silent` finding is active), its counter
 and state series are withheld: a frozen counter would read as a healthy zero rate, a gap reads
@@ -111,8 +112,12 @@ _COUNTERS: Final[dict[Metric, _Spec]] = {
 _GAUGES: Final[dict[Metric, _Spec]] = {
     Metric.PRE_FEC_BER: _Spec("flatfab_port_pre_fec_ber_ratio",
                               "Pre-FEC bit error ratio of a port (device gauge)", None),
+    Metric.RX_POWER: _Spec("flatfab_port_rx_power_dbm",
+                           "Optical power a transceiver lane receives, in dBm, the lane as "
+                           "the device numbers it (device gauge)", "lane"),
 }
-_KEYED: Final = frozenset(m for m, spec in _COUNTERS.items() if spec.key_label)
+_KEYED: Final = frozenset(m for m, spec in (*_COUNTERS.items(), *_GAUGES.items())
+                          if spec.key_label)
 _QUEUE: Final = frozenset(m for m, spec in _COUNTERS.items() if spec.key_label == "queue")
 OPER_UP: Final = "flatfab_port_oper_up"
 QUEUE_LOSSLESS: Final = "flatfab_queue_lossless"
@@ -315,7 +320,8 @@ class _Collector(Collector):
             labels = ["device", "port"] + ([spec.key_label] if spec.key_label else [])
             families[metric] = CounterMetricFamily(spec.name, spec.help, labels=labels)
         for metric, spec in _GAUGES.items():
-            families[metric] = GaugeMetricFamily(spec.name, spec.help, labels=["device", "port"])
+            labels = ["device", "port"] + ([spec.key_label] if spec.key_label else [])
+            families[metric] = GaugeMetricFamily(spec.name, spec.help, labels=labels)
         oper = GaugeMetricFamily(OPER_UP, "Port operational state: 1 up, 0 down",
                                  labels=["device", "port"])
         for (device, port, metric, key), value in sorted(snap.values.items()):

@@ -24,8 +24,12 @@ Sources for the leaf names (checked 2026-11-25):
   `carrier-transitions` is deprecated for `interface-transitions`, which counts after
   them). `openconfig-platform-transceiver.yang` (0.6.0 on) on a TRANSCEIVER component:
   `transceiver/state/fec-uncorrectable-blocks` (counter64) and `transceiver/state/
-  pre-fec-ber/instant` (decimal64, 18 fraction digits); the lab names each port's
-  transceiver component after its port. OpenConfig counts corrected FEC bits and bytes
+  pre-fec-ber/instant` (decimal64, 18 fraction digits); per lane, `transceiver/
+  physical-channels/channel[index]/state/input-power/instant` (decimal64 dBm, 2 fraction
+  digits; revision 2026-02-10 indexes a single-lane port's channel 0, optics documents and
+  several OSes count lanes from 1: the key is the index as the target sends it). The lab
+  names each port's transceiver component after its port and its lanes from 1, as
+  `ethtool -m` and SFF-8636/CMIS do. OpenConfig counts corrected FEC bits and bytes
   (`fec-corrected-bits`, `-bytes`), not codewords: those are flatfab's own,
   `/flatfab-phy/interfaces/interface[name]/fec/state/corrected-codewords`.
 """
@@ -82,6 +86,9 @@ LEAVES: Final[tuple[Leaf, ...]] = (
          False),
     Leaf(Metric.PRE_FEC_BER,
          "/components/component[name={port}]/transceiver/state/pre-fec-ber/instant", False),
+    Leaf(Metric.RX_POWER,
+         "/components/component[name={port}]/transceiver/physical-channels/channel[index={key}]"
+         "/state/input-power/instant", True),
     Leaf(Metric.FEC_CORRECTED,
          "/flatfab-phy/interfaces/interface[name={port}]/fec/state/corrected-codewords",
          False),
@@ -106,6 +113,7 @@ COUNTER_SUBSCRIPTIONS: Final = (
     "/interfaces/interface/state/counters/link-transitions",
     "/components/component/transceiver/state/fec-uncorrectable-blocks",
     "/components/component/transceiver/state/pre-fec-ber/instant",
+    "/components/component/transceiver/physical-channels/channel/state/input-power/instant",
     "/flatfab-phy/interfaces/interface/fec/state",
 )
 STATE_SUBSCRIPTIONS: Final = ("/interfaces/interface/state/oper-status",)

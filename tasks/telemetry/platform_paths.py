@@ -28,9 +28,10 @@ from flatfab.yamlio import PathPart, format_path, line_of, load_yaml
 
 FILE_NAME: Final = "telemetry.yaml"
 
-# metrics that belong to a priority (PFC, watchdog) or a queue: their leaf needs `{key}`
+# metrics that belong to a priority (PFC, watchdog), a queue or a lane (optical power): their
+# leaf needs `{key}`
 KEYED: Final = frozenset({Metric.PFC_RX, Metric.PFC_TX, Metric.WATCHDOG, Metric.QUEUE_TX,
-                          Metric.QUEUE_DROPS, Metric.QUEUE_ECN})
+                          Metric.QUEUE_DROPS, Metric.QUEUE_ECN, Metric.RX_POWER})
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 # what a placeholder stands for when a template is checked: a name with a slash, as real
 # port names have ("Ethernet1/1"), so a template that would split it is caught
@@ -150,8 +151,9 @@ def _template_problem(metric: Metric, template: str) -> str | None:
         return "a leaf template names {port} exactly once"
     keyed = "key" in names
     if keyed != (metric in KEYED) or names.count("key") > 1:
-        return (f"{metric.value} is per priority or queue: its template names {{key}} once"
-                if metric in KEYED else f"{metric.value} has no priority or queue: no {{key}}")
+        return (f"{metric.value} is per priority, queue or lane: its template names {{key}} "
+                "once" if metric in KEYED else
+                f"{metric.value} has no priority, queue or lane: no {{key}}")
     if not template.startswith("/"):
         return "a leaf template starts with /"
     try:

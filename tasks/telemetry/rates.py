@@ -71,11 +71,12 @@ class Listing:
     """Which windows a drain lists in `by_metric` (the others are still there by key):
     `moved` metrics' when they counted something, `always` metrics' whatever they counted,
     and every window of the (device, port)s in `keep` (where a finding is active, or a
-    condition tracks a series over ticks)."""
+    condition tracks a series over ticks); the levels of `levels`' gauges."""
 
     moved: frozenset[Metric] = frozenset()
     always: frozenset[Metric] = frozenset()
     keep: frozenset[tuple[str, str | None]] = frozenset()
+    levels: frozenset[Metric] | None = None  # the gauges made Levels (None: every one)
 
 
 _ALWAYS: Final = 2  # a column's code in a listing: listed whatever it counted
@@ -92,7 +93,8 @@ def _codes(layout: Layout, listing: Listing) -> bytearray:
 class _Device:
     """One device's series of one layout, by column."""
 
-    __slots__ = ("delta", "device", "layout", "moved", "start", "time", "value")
+    __slots__ = ("delta", "device", "layout", "level", "leveled", "moved", "peak", "start",
+                 "time", "value")
 
     def __init__(self, device: str, layout: Layout) -> None:
         self.device, self.layout = device, layout
@@ -101,6 +103,11 @@ class _Device:
         self.delta = array("Q")  # counted since the last drain
         self.start = array("d")  # start of the pending window; -inf: nothing pending
         self.moved: list[int] = []  # columns pending since the last drain, in order
+        # gauges, by slot (Layout.slots): the newest level and the highest since the last
+        # drain (-inf: none read since), and the columns read since, in order
+        self.level = array("d")
+        self.peak = array("d")
+        self.leveled: list[int] = []
 
     def fit(self) -> None:
         """Room for every column of the layout (it grows as targets send new leaves)."""
@@ -110,6 +117,10 @@ class _Device:
             self.delta.extend(array("Q", [0]) * more)
             self.time.extend(array("d", [_NONE]) * more)
             self.start.extend(array("d", [_NONE]) * more)
+        more = self.layout.gauges - len(self.level)
+        if more > 0:
+            self.level.extend(array("d", [0.0]) * more)
+            self.peak.extend(array("d", [_NONE]) * more)
 
 
 @dataclass(slots=True)
@@ -192,7 +203,6 @@ class Rates:
         self._devices: dict[tuple[str, int], _Device] = {}  # (device, id(layout))
         self._by_name: dict[str, list[_Device]] = {}
         self._loose = Layout()  # the columns of readings that came as Samples
-        self._levels: dict[SeriesKey, Level] = {}  # gauges read since the last drain
         self._count = 0  # series with a baseline (counters and gauges)
         self.resets = 0  # counter resets seen (for tests and diagnostics)
 
@@ -300,19 +310,23 @@ class Rates:
         if last == _NONE:
             self._count += 1
         dev.time[col] = stamp
-        metric, port, index = dev.layout.ids[col]
-        key = (dev.device, port, metric, index)
+        slot = dev.layout.slots[col]
         level = float(value)
-        pending = self._levels.get(key)
-        peak = level if pending is None else max(pending.peak, level)
-        self._levels[key] = Level(level, peak, stamp)
+        dev.level[slot] = level
+        if dev.peak[slot] == _NONE:  # its first reading since the last drain
+            dev.peak[slot] = level
+            dev.leveled.append(col)
+        elif level > dev.peak[slot]:
+            dev.peak[slot] = level
 
     def drain(self, listing: Listing | None = None) -> WindowMap:
         """The window of every series that got a newer reading since the last drain (listed
         by metric as `listing` says; None: every one), and the level of every gauge read
         since."""
         windows = WindowMap()
-        windows.levels, self._levels = self._levels, {}
+        for dev in self._devices.values():
+            if dev.leveled:
+                self._drain_levels(windows, dev, listing)
         kept_ports: dict[str, list[str | None]] = {}
         for where, port in listing.keep if listing is not None else ():
             kept_ports.setdefault(where, []).append(port)
@@ -345,6 +359,22 @@ class Rates:
         return windows
 
     @staticmethod
+    def _drain_levels(windows: WindowMap, dev: _Device, listing: Listing | None) -> None:
+        """The gauges read since the last drain, as Levels where `listing` wants them (a
+        fabric's lanes' optical power is hundreds of thousands a tick, read by no
+        condition), every one of them made ready for the next interval."""
+        ids, slots, levels = dev.layout.ids, dev.layout.slots, windows.levels
+        wanted = None if listing is None else listing.levels
+        for col in dev.leveled:
+            slot = slots[col]
+            metric, port, index = ids[col]
+            if wanted is None or metric in wanted:
+                levels[(dev.device, port, metric, index)] = Level(
+                    dev.level[slot], dev.peak[slot], dev.time[col])
+            dev.peak[slot] = _NONE
+        dev.leveled = []
+
+    @staticmethod
     def _list(windows: WindowMap, drained: _Drained, cols: Iterable[int]) -> None:
         ids, device = drained.layout.ids, drained.device
         by_metric, listed = windows.by_metric, windows._listed
@@ -375,9 +405,12 @@ class Rates:
                     continue  # never read
                 if dev.start[col] != _NONE:  # a pending window is never drained
                     dev.moved.remove(col)
+                slot = dev.layout.slots[col]
+                if slot >= 0 and dev.peak[slot] != _NONE:  # nor a pending level
+                    dev.peak[slot] = _NONE
+                    dev.leveled.remove(col)
                 dev.time[col] = dev.start[col] = _NONE
                 dev.delta[col] = 0
-                self._levels.pop((device, p, m, k), None)  # nor a pending level
                 ended += 1
         self._count -= ended
         return ended

@@ -31,10 +31,12 @@ class Metric(StrEnum):
     FEC_UNCORRECTABLE = "fec_uncorrectable_codewords"  # codewords it could not: frames lost
     CARRIER_TRANSITIONS = "carrier_transitions"  # link state changes (a flap counts two)
     PRE_FEC_BER = "pre_fec_ber"  # gauge: the bit error ratio before FEC corrects it
+    # gauge: a lane's received optical power in dBm; key: the lane as the OS numbers it
+    RX_POWER = "rx_power_dbm"
     OPER_UP = "oper_up"  # state, not a counter: 1 up, 0 down
 
 
-GAUGES = frozenset({Metric.PRE_FEC_BER})  # a level, a float: no rate, never summed
+GAUGES = frozenset({Metric.PRE_FEC_BER, Metric.RX_POWER})  # a level, a float: no rate
 COUNTERS = frozenset(m for m in Metric if m is not Metric.OPER_UP and m not in GAUGES)
 
 Number = int | float  # an int for a counter or a state, a float for a gauge

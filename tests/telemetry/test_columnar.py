@@ -14,7 +14,7 @@ from flatfab.telemetry import conditions, gnmi_lite, memtrim, paths
 from flatfab.telemetry.gnmi_client import GnmiSubscriber
 from flatfab.telemetry.health import HealthEngine
 from flatfab.telemetry.layout import Block, Layout, Readings
-from flatfab.telemetry.rates import Listing, Rates, Window
+from flatfab.telemetry.rates import Level, Listing, Rates, Window
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.thresholds import Thresholds
 from tests.support.telemetry_streams import Stream, lab_plan
@@ -154,6 +154,24 @@ def test_a_listing_lists_what_moved_always_and_kept_ports_and_looks_up_the_rest(
     kept = rates.drain(Listing(moved=frozenset({Metric.QUEUE_DROPS}),
                                keep=frozenset({("leaf1", "swp2")})))
     assert kept.by_metric == {Metric.QUEUE_DROPS: [("leaf1", "swp2", Metric.QUEUE_DROPS, 3)]}
+
+
+def test_a_listing_makes_levels_only_of_the_gauges_it_names() -> None:
+    # a fabric's lanes' receive power is read by no condition: no Level is made of it, and
+    # each gauge's next interval starts afresh either way
+    rates, layout = Rates(), Layout()
+    ber = layout.column(Metric.PRE_FEC_BER, "swp1", None)
+    lanes = [layout.column(Metric.RX_POWER, "swp1", lane) for lane in (1, 2)]
+    block = Block("leaf1", 1.0, layout, [], [], [ber, *lanes], [1e-9, -2.5, -3.0])
+    rates.add_blocks([block])
+    only_ber = rates.drain(Listing(levels=frozenset({Metric.PRE_FEC_BER})))
+    assert list(only_ber.levels) == [("leaf1", "swp1", Metric.PRE_FEC_BER, None)]
+    assert rates.drain().levels == {}  # drained: nothing pending
+    rates.add_blocks([Block("leaf1", 2.0, layout, [], [], lanes, [-4.0, -1.0])])
+    rates.add_blocks([Block("leaf1", 3.0, layout, [], [], lanes, [-5.0, -2.0])])
+    assert rates.drain().levels == {("leaf1", "swp1", Metric.RX_POWER, 1): Level(-5.0, -4.0, 3.0),
+                                    ("leaf1", "swp1", Metric.RX_POWER, 2): Level(-2.0, -1.0, 3.0)}
+    assert len(rates) == 3
 
 
 def test_memory_goes_back_where_the_c_library_can() -> None:

@@ -42,9 +42,10 @@ EXPECTED = {
     Metric.FEC_UNCORRECTABLE: ("flatfab_port_fec_uncorrectable_codewords_total", None),
     Metric.CARRIER_TRANSITIONS: ("flatfab_port_carrier_transitions_total", None),
     Metric.PRE_FEC_BER: ("flatfab_port_pre_fec_ber_ratio", None),
+    Metric.RX_POWER: ("flatfab_port_rx_power_dbm", "lane"),
     Metric.OPER_UP: ("flatfab_port_oper_up", None),
 }
-GAUGE_FAMILIES = {Metric.OPER_UP, Metric.PRE_FEC_BER}
+GAUGE_FAMILIES = {Metric.OPER_UP, Metric.PRE_FEC_BER, Metric.RX_POWER}
 KEYED = {m for m, (_, label) in EXPECTED.items() if label}
 
 

@@ -45,7 +45,8 @@ UNCORRECTABLE = paths.leaf_path(Metric.FEC_UNCORRECTABLE, "swp1")
 # ---- the sample: counters exact, gauges floats ------------------------------------------
 
 def test_a_gauge_is_a_float_and_a_counter_an_exact_integer() -> None:
-    assert {Metric.PRE_FEC_BER} == GAUGES and not GAUGES & COUNTERS
+    assert {Metric.PRE_FEC_BER, Metric.RX_POWER} == GAUGES and not GAUGES & COUNTERS
+    assert paths.sample_value(Metric.RX_POWER, "-12.25") == -12.25  # decimal64 dBm
     assert {Metric.FEC_CORRECTED, Metric.FEC_UNCORRECTABLE,
             Metric.CARRIER_TRANSITIONS} <= COUNTERS
     # a decimal64 comes as a number, or in JSON IETF as a string (RFC 7951 6.1)

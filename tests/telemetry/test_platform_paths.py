@@ -117,6 +117,7 @@ metrics:
   fec_uncorrectable_codewords: {none: no leaf, source: s, verified: true}
   carrier_transitions: {none: no leaf, source: s, verified: true}
   pre_fec_ber: {none: no leaf, source: s, verified: true}
+  rx_power_dbm: {none: no leaf, source: s, verified: true}
 """
 RX = ('pfc_rx_frames: {path: "/q/interfaces/interface[name={port}]/p[id={key}]/rx",\n'
       '                  source: s, verified: true}')

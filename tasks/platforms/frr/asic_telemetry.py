@@ -22,7 +22,8 @@ pause), so that leaf is not served rather than served as a made-up zero.
 
 The physical layer, from the lab's stand-in for hardware (`phy.json`, flatfab.lab.hardware:
 what `verify --physical` reads too): per port its FEC's corrected and uncorrectable codewords,
-its pre-FEC BER, each only where the file states it (a fact it does not state is not served,
+its pre-FEC BER and each lane's receive power (lanes from 1), each only where the file states
+it (a fact it does not state is not served,
 never as zero; a file that does not read serves no physical leaf at all, the rest as ever).
 Tests inject physical faults by editing it. A link's state changes are the real link's, from
 the lab's carrier watchers (flatfab.platforms.lab_carrier), or the file's `flaps` where none ran.
@@ -304,8 +305,9 @@ class VirtualAsic:
 
 def phy_leaves(text: str, carrier: dict[str, lab_carrier.Carrier] | None = None) -> Leaves:
     """The physical-layer leaves of a lab node's phy.json (lab_phy.LabPhyError if it does
-    not read): per port what the file states of its FEC counters and BER, and its link's
-    state changes: the watchers' count (`carrier`), else the file's `flaps`."""
+    not read): per port what the file states of its FEC counters and BER, each lane's
+    receive power, and its link's state changes: the watchers' count (`carrier`), else the
+    file's `flaps`."""
     leaves: Leaves = []
     for port, phy in sorted(lab_phy.read(text, 0.0).items()):
         counters = phy.fec_counters
@@ -318,6 +320,11 @@ def phy_leaves(text: str, carrier: dict[str, lab_carrier.Carrier] | None = None)
             ber = counters.pre_fec_ber
             if ber is not None and math.isfinite(ber):
                 leaves.append((paths.leaf_path(Metric.PRE_FEC_BER, port), float(ber)))
+        if phy.diagnostics is not None:  # each lane's receive power, lanes from 1
+            for lane, diag in enumerate(phy.diagnostics.lanes, start=1):
+                power = diag.rx_power_dbm
+                if power is not None and math.isfinite(power):
+                    leaves.append((paths.leaf_path(Metric.RX_POWER, port, lane), float(power)))
         changes = phy.flaps if carrier is None else (
             seen.transitions if (seen := carrier.get(port)) is not None else 0)
         if changes is not None:

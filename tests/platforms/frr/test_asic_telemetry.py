@@ -271,6 +271,21 @@ def test_what_phy_json_does_not_state_is_not_served() -> None:
         assert paths.leaf_path(metric, "swp52") in leaves
 
 
+def test_each_lanes_receive_power_is_served_where_the_module_states_it() -> None:
+    # the lab's DACs keep no diagnostics (no leaf); an optic's lanes, counted from 1
+    doc = json.loads(_phy())
+    doc["ports"]["swp51"]["diagnostics"] = {"lanes": [
+        {"rx_power_dbm": -1.5}, {"rx_power_dbm": -12.25}, {"tx_power_dbm": 0.5},
+        {"rx_power_dbm": -2.0}]}
+    leaves = dict(phy_leaves(json.dumps(doc)))
+    assert {lane: leaves.get(paths.leaf_path(Metric.RX_POWER, "swp51", lane))
+            for lane in (1, 2, 3, 4)} == {1: -1.5, 2: -12.25, 3: None, 4: -2.0}
+    assert paths.leaf_path(Metric.RX_POWER, "swp51", 2) == (
+        "/components/component[name=swp51]/transceiver/physical-channels/channel[index=2]"
+        "/state/input-power/instant")
+    assert not any("physical-channels" in path for path in dict(phy_leaves(_phy())))
+
+
 def test_phy_json_is_read_again_when_it_changes_and_a_bad_one_serves_nothing(
         tmp_path: Path) -> None:
     file = tmp_path / hardware.FILE
