@@ -48,7 +48,7 @@ from pygnmi.spec.v080 import gnmi_pb2, gnmi_pb2_grpc
 
 from flatfab.telemetry import gnmi_decode, gnmi_lite, paths
 from flatfab.telemetry.layout import Block, Layout
-from flatfab.telemetry.samples import COUNTERS, Gone, Metric, Number, Sample
+from flatfab.telemetry.samples import COUNTERS, GAUGES, Gone, Metric, Number, Sample
 from flatfab.telemetry.targets import PASSWORD_ENV, USERNAME_ENV
 
 log = logging.getLogger(__name__)
@@ -356,6 +356,7 @@ class GnmiSubscriber:
         numbers: list[Number] = []
         more_cols: list[int] = []  # the rest: gauges, states, counters sent otherwise
         more: list[Number] = []
+        floats = True  # every one of `more` is a float (a gauge's): packed then
         for update in notif.update:
             raw = update.path
             hit = hits.get(raw, _UNSEEN)
@@ -370,11 +371,22 @@ class GnmiSubscriber:
                 for column, number in members:
                     more_cols.append(column)
                     more.append(number)
+                    floats = floats and isinstance(number, float)
                 continue
-            if hit[3] and kind in _INTEGERS:
+            how = hit[3]
+            if how == _COUNTER and kind in _INTEGERS:
                 cols.append(hit[4])  # a counter as an integer: the common case
                 numbers.append(getattr(val, kind))
                 continue
+            if how == _GAUGE and kind == "double_val":
+                level = val.double_val  # a gauge as a double (decimal64's encoding)
+                if level - level == 0.0:  # finite (inf - inf and nan are nan)
+                    more_cols.append(hit[4])
+                    more.append(level)
+                else:
+                    unknown += 1
+                continue
+            floats = floats and how == _GAUGE
             value = scalar(val)
             if value is None:
                 unknown += 1
@@ -398,7 +410,8 @@ class GnmiSubscriber:
                 cols = self._last_cols
             self._last_cols = cols
             packed = _packed(numbers)
-            self.on_block(Block(self.device, stamp, layout, cols, packed, more_cols, more,
+            self.on_block(Block(self.device, stamp, layout, cols, packed, more_cols,
+                                array("d", more) if floats else more,
                                 counters=packed is not numbers))
         else:
             self._on_samples(list(Block(self.device, stamp, layout, cols, numbers, more_cols,
@@ -556,10 +569,16 @@ _JSON: Final = frozenset({"json_val", "json_ietf_val"})
 
 
 _CACHE_MAX: Final = 1 << 20  # paths remembered per table; past that, start over
-# (metric, port, key, a counter: an integer value is the sample's as is; a gauge's or a
-# state's value goes through paths.sample_value; its column in the decoder's layout)
-_Decoded = tuple[Metric, str, int | None, bool, int]
-_UNSEEN: Final[_Decoded] = (Metric.OPER_UP, "", None, False, -1)  # compared by identity
+# (metric, port, key, how its value reads: _COUNTER an integer as is, _GAUGE a double as
+# is, else through paths.sample_value; its column in the decoder's layout)
+_Decoded = tuple[Metric, str, int | None, int, int]
+_UNSEEN: Final[_Decoded] = (Metric.OPER_UP, "", None, 0, -1)  # compared by identity
+_COUNTER: Final = 1
+_GAUGE: Final = 2
+
+
+def _how(metric: Metric) -> int:
+    return _COUNTER if metric in COUNTERS else _GAUGE if metric in GAUGES else 0
 
 
 class _Decoder:
@@ -594,7 +613,7 @@ class _Decoder:
             bare = paths.strip_modules(elems)
             found = self._table.decode(bare) if bare != elems else None
         decoded = None if found is None else (
-            *found, found[0] in COUNTERS, self.layout.column(*found))
+            *found, _how(found[0]), self.layout.column(*found))
         if self._size >= _CACHE_MAX:  # a target inventing paths must not grow us forever
             for other in self._by_prefix.values():
                 other.clear()

@@ -89,7 +89,7 @@ class Block:
     cols: list[int]
     values: Sequence[Number]  # a list, or an array of unsigned 64-bit counters
     more_cols: list[int] = field(default_factory=list)
-    more_values: list[Number] = field(default_factory=list)
+    more_values: Sequence[Number] = field(default_factory=list)  # or an array of floats
     # every one of `cols` is a counter's column and `values` an array of them (unsigned 64
     # bits): what the subscriber packs, so the engine skips asking
     counters: bool = False

@@ -6,6 +6,7 @@ must judge exactly as the sample-by-sample path does."""
 from __future__ import annotations
 
 import random
+from array import array
 
 import pytest
 from pygnmi.spec.v080 import gnmi_pb2
@@ -68,10 +69,29 @@ def test_a_notification_becomes_one_block_and_the_same_samples() -> None:
     by_block._notification(_notification())
     by_sample._notification(_notification())
     assert len(blocks) == 1 and blocks[0].device == "leaf1" and blocks[0].time == 5.0
+    # packed: the counters as unsigned 64-bit integers, the gauges as doubles
+    assert blocks[0].counters and isinstance(blocks[0].values, array)
+    assert isinstance(blocks[0].more_values, array) and blocks[0].more_values.typecode == "d"
     assert list(blocks[0]) == samples == [
         Sample("leaf1", "swp1", Metric.QUEUE_DROPS, 3, 7, 5.0),
         Sample("leaf1", "swp2", Metric.PFC_RX, 3, 2**63 + 5, 5.0),
         Sample("leaf1", "swp1", Metric.PRE_FEC_BER, None, 2.5e-7, 5.0)]
+
+
+def test_a_gauge_that_is_no_finite_number_is_unknown_and_a_state_stays_an_integer() -> None:
+    blocks: list[Block] = []
+    sub = GnmiSubscriber("leaf1", "127.0.0.1", 1, ca_file=None, insecure=True,
+                         on_sample=lambda _: None, on_state=lambda *_: None,
+                         on_block=blocks.append)
+    note = _notification()
+    note.update[2].val.double_val = float("inf")
+    note.update.append(gnmi_pb2.Update(
+        path=paths.to_proto(paths.leaf_path(Metric.OPER_UP, "swp1")),
+        val=gnmi_pb2.TypedValue(string_val="UP")))
+    sub._notification(note)
+    assert sub.unknown_paths == 1
+    assert [(s.metric, s.value) for s in blocks[0]][2:] == [(Metric.OPER_UP, 1)]
+    assert isinstance(list(blocks[0])[2].value, int)
 
 
 def test_a_path_whose_bytes_are_not_a_path_is_unknown_not_a_crash() -> None:
