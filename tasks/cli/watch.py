@@ -134,9 +134,9 @@ def watch(ctx: typer.Context,
         del lines[:-5]  # the view keeps the last few; each was printed once already
         err_console.print(escape(line), soft_wrap=True)
 
-    # the live view's port rows and the exporter read every reading; else let them go
+    # the exporter reads every reading; else they are let go once the engine has them
     runner = Watch(project.plan, limits, list(targets.values()), poller=poller, on_line=said,
-                   shards=shards, keep_readings=live or listen is not None)
+                   shards=shards, keep_readings=listen is not None)
     exporter = _exporter(listen, project.plan, sorted(targets) + polled)
     counts = PortCounts()
     history = History()
@@ -148,8 +148,8 @@ def watch(ctx: typer.Context,
     try:
         with view if view is not None else nullcontext():
             def ticked(tick: TickView) -> None:
-                if view is not None:  # the live view's port rows: each reading walked
-                    counts.update(tick.samples)
+                if view is not None:  # the live view's port rows
+                    counts.update(tick.windows)
                 if tick.changes:
                     history.record(tick.number, time.time(), tick.changes)
                 if exporter is not None:

@@ -28,7 +28,7 @@ from flatfab.telemetry.conditions import Context, Subject
 from flatfab.telemetry.layout import Block
 from flatfab.telemetry.lossless_map import LosslessMap
 from flatfab.telemetry.physical_map import PhysicalMap
-from flatfab.telemetry.rates import Rates
+from flatfab.telemetry.rates import Rates, WindowMap
 from flatfab.telemetry.samples import Gone, Sample
 from flatfab.telemetry.thresholds import Thresholds
 
@@ -77,6 +77,7 @@ class HealthEngine:
         self._heard: dict[str, None] = {}  # targets fed since the last tick
         self._active: dict[Subject, Finding] = {}
         self._judged: dict[Subject, float] = {}  # active subject -> tick that last judged it
+        self.windows = WindowMap()  # the last tick's windows (what the live view shows)
 
     @property
     def rates(self) -> Rates:
@@ -96,7 +97,8 @@ class HealthEngine:
             self._rates.forget(ended.device, ended.metric, ended.port, ended.key)
 
     def tick(self, now: float) -> Changes:
-        windows = self._rates.drain(conditions.listing(self._ctx, self._active))
+        windows = self.windows = self._rates.drain(conditions.listing(self._ctx,
+                                                                      self._active))
         for device in self._heard:
             self._last_seen[device] = now
         self._heard.clear()

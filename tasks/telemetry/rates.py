@@ -90,6 +90,16 @@ def _codes(layout: Layout, listing: Listing) -> bytearray:
                      for metric, _, _ in layout.ids)
 
 
+def _counter(value: Number) -> int | None:
+    """A counter's reading as an unsigned 64-bit integer (a whole float taken as its
+    integer); None for a fraction, a negative or anything past 64 bits: not a reading."""
+    if type(value) is not int:
+        if not isinstance(value, float) or not value.is_integer():
+            return None
+        value = int(value)
+    return value if 0 <= value < _U64 else None
+
+
 class _Device:
     """One device's series of one layout, by column."""
 
@@ -188,6 +198,10 @@ class WindowMap(Mapping[SeriesKey, Window]):
         return sum(1 for drained in self._all() for col in drained.moved
                    if drained.window(col) is not None)
 
+    def size_bound(self) -> int:
+        """At least `len()`, without walking a window (the series that moved)."""
+        return sum(len(drained.moved) for drained in self._all())
+
     def _all(self) -> Iterator[_Drained]:
         for per_device in self._devices.values():
             yield from per_device
@@ -248,35 +262,23 @@ class Rates:
 
     def _take(self, dev: _Device, stamp: float, cols: Iterable[int],
               values: Iterable[Number]) -> None:
-        """One loop with its lookups held locally: a fabric sends millions a tick."""
+        """Readings of any kind: the gauges' levels kept, the counters in range taken by
+        `_take_counters` (a state has no rate)."""
         dev.fit()
         kinds = dev.layout.kinds
-        last_value, last_time, delta, start = dev.value, dev.time, dev.delta, dev.start
-        moved = dev.moved
-        counter = Kind.COUNTER
+        counted: list[int] = []
+        counts: list[int] = []
         for col, value in zip(cols, values, strict=True):
-            if kinds[col] is not counter:
-                if kinds[col] is Kind.GAUGE:
-                    self._level(dev, col, value, stamp)
-                continue  # a state (oper_up) has no rate
-            if not 0 <= value < _U64:
-                continue  # no counter is negative or past 64 bits: not a reading
-            was = last_time[col]
-            if was == _NONE:  # the first reading is a baseline: it never counts
-                last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
-                self._count += 1
-                continue
-            if stamp <= was:
-                continue  # a duplicate, or late
-            before = last_value[col]
-            if value < before:
-                self.resets += 1
-            else:
-                if start[col] == _NONE:  # its first move since the last drain
-                    start[col] = was
-                    moved.append(col)
-                delta[col] += value - before  # type: ignore[assignment]
-            last_value[col], last_time[col] = value, stamp  # type: ignore[assignment]
+            kind = kinds[col]
+            if kind is Kind.GAUGE:
+                self._level(dev, col, value, stamp)
+            elif kind is Kind.COUNTER:
+                whole = _counter(value)
+                if whole is not None:
+                    counted.append(col)
+                    counts.append(whole)
+        if counted:
+            self._take_counters(dev, stamp, counted, counts)
 
     def _take_counters(self, dev: _Device, stamp: float, cols: Iterable[int],
                        values: Iterable[Number]) -> None:

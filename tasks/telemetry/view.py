@@ -7,16 +7,17 @@ look at is always on top, however many ports the fabric has.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from flatfab.checks.base import Finding, Severity
-from flatfab.telemetry.rates import SeriesKey
-from flatfab.telemetry.samples import COUNTERS, Metric, Number, Sample
+from flatfab.telemetry.rates import SeriesKey, Window, WindowMap
+from flatfab.telemetry.samples import Metric
 
 SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "blue"}
 NO_FINDING = len(Severity)  # ranks after every severity
@@ -32,33 +33,39 @@ class PortRow:
     packets: int = 0
 
 
+# what a row adds up, and the counters a fabric's worst ports are found by
+_SHOWN: Final = frozenset({Metric.QUEUE_DROPS, Metric.PFC_RX, Metric.PFC_TX, Metric.QUEUE_ECN,
+                           Metric.QUEUE_TX})
+_RANKED: Final = (Metric.QUEUE_DROPS, Metric.PFC_RX, Metric.PFC_TX, Metric.QUEUE_ECN)
+# up to this many windows a tick, every one is walked; past it, the ones the drain lists
+# (what moved of the ranked counters): a thousand switches' millions are not walked a tick
+WALK_ALL: Final = 200_000
+
+
 class PortCounts:
-    """Per port, what its counters grew by in the last interval that spoke about it."""
+    """Per port, what its counters grew by in the last interval that spoke about it: the
+    health engine's windows of the tick (flatfab.telemetry.rates.WindowMap)."""
 
     def __init__(self) -> None:
-        self._last: dict[SeriesKey, Number] = {}
         self.rows: dict[tuple[str, str], PortRow] = {}
 
-    def update(self, samples: Iterable[Sample]) -> None:
+    def update(self, windows: Mapping[SeriesKey, Window]) -> None:
         fresh: dict[tuple[str, str], PortRow] = {}
-        for s in samples:
-            if s.port is None or s.metric not in COUNTERS:
-                continue  # a state or a gauge: nothing grows
-            key: SeriesKey = (s.device, s.port, s.metric, s.key)
-            before = self._last.get(key)
-            self._last[key] = s.value
-            row = fresh.setdefault((s.device, s.port), PortRow(s.device, s.port))
-            if before is None or s.value < before:
-                continue  # a baseline or a counter reset counts nothing
-            grew = int(s.value - before)  # counters are whole numbers
-            if s.metric is Metric.QUEUE_DROPS:
+        for (device, port, metric, _), window in _walked(windows):
+            if port is None or metric not in _SHOWN:
+                continue
+            row = fresh.get((device, port))
+            if row is None:
+                row = fresh[(device, port)] = PortRow(device, port)
+            grew = int(window.delta)  # counters are whole numbers
+            if metric is Metric.QUEUE_DROPS:
                 row.drops += grew
-            elif s.metric in (Metric.PFC_RX, Metric.PFC_TX):
-                row.pauses += grew
-            elif s.metric is Metric.QUEUE_ECN:
-                row.ecn += grew
-            elif s.metric is Metric.QUEUE_TX:
+            elif metric is Metric.QUEUE_TX:
                 row.packets += grew
+            elif metric is Metric.QUEUE_ECN:
+                row.ecn += grew
+            else:
+                row.pauses += grew
         self.rows.update(fresh)  # ports this tick did not mention keep their last row
 
     def worst(self, active: Iterable[Finding], limit: int = 20) -> list[tuple[PortRow, int]]:
@@ -72,6 +79,17 @@ class PortCounts:
             rank.get(item[0], NO_FINDING), -item[1].drops, -item[1].pauses, -item[1].ecn,
             item[0]))
         return [(row, rank.get(where, NO_FINDING)) for where, row in ordered[:limit]]
+
+
+def _walked(windows: Mapping[SeriesKey, Window]) -> Iterator[tuple[SeriesKey, Window]]:
+    """Every window of a small tick; of a large one, the listed windows of what ranks a
+    port (its packets then show only where the port moved otherwise)."""
+    if not isinstance(windows, WindowMap) or windows.size_bound() <= WALK_ALL:
+        yield from windows.items()
+        return
+    for metric in _RANKED:
+        for key in windows.by_metric.get(metric, ()):
+            yield key, windows[key]
 
 
 def render(title: str, counts: PortCounts, active: list[Finding], status: list[str],

@@ -148,10 +148,10 @@ def test_blocks_and_samples_give_the_same_windows_and_levels() -> None:
     assert len(by_block) == len(by_sample) and by_block.resets == by_sample.resets > 0
 
 
-def test_a_counter_outside_64_bits_or_negative_is_not_a_reading() -> None:
+def test_a_counter_outside_64_bits_negative_or_fractional_is_not_a_reading() -> None:
     rates, layout = Rates(), Layout()
     col = layout.column(Metric.QUEUE_DROPS, "swp1", 3)
-    for stamp, value in ((1.0, 10), (2.0, -4), (3.0, 2**64), (4.0, 15)):
+    for stamp, value in ((1.0, 10), (2.0, -4), (3.0, 2**64), (3.5, 12.5), (4.0, 15.0)):
         rates.add_blocks([Block("leaf1", stamp, layout, [col], [value])])
     assert dict(rates.drain()) == {("leaf1", "swp1", Metric.QUEUE_DROPS, 3): Window(5, 1.0, 4.0)}
 

@@ -13,6 +13,8 @@ from rich.console import Console
 
 from flatfab.checks.base import Finding, Severity
 from flatfab.errors import InputError
+from flatfab.telemetry import view
+from flatfab.telemetry.rates import Listing, Rates
 from flatfab.telemetry.samples import Metric, Sample
 from flatfab.telemetry.targets import gnmi_targets
 from flatfab.telemetry.view import PortCounts, render
@@ -117,14 +119,15 @@ def test_switches_with_class_counters_and_hosts_with_nic_counters_are_polled() -
 
 
 def test_the_view_puts_the_worst_port_first() -> None:
-    counts = PortCounts()
+    counts, rates = PortCounts(), Rates()
 
-    def tick(drops: int, pauses: int) -> None:
-        counts.update([Sample("leaf1", "swp1", Metric.QUEUE_DROPS, 0, drops, 1.0),
-                       Sample("leaf2", "swp2", Metric.PFC_RX, 3, pauses, 1.0),
-                       Sample("leaf3", "swp1", Metric.QUEUE_TX, 3, 5, 1.0)])
-    tick(0, 0)
-    tick(50, 10)  # leaf1 drops on a lossy queue (no finding), leaf2 pauses
+    def tick(drops: int, pauses: int, at: float) -> None:
+        rates.add_all([Sample("leaf1", "swp1", Metric.QUEUE_DROPS, 0, drops, at),
+                       Sample("leaf2", "swp2", Metric.PFC_RX, 3, pauses, at),
+                       Sample("leaf3", "swp1", Metric.QUEUE_TX, 3, 5 * int(at), at)])
+        counts.update(rates.drain())  # the engine's windows of the tick
+    tick(0, 0, 1.0)
+    tick(50, 10, 2.0)  # leaf1 drops on a lossy queue (no finding), leaf2 pauses
     finding = Finding(check="telemetry.pause_storm", severity=Severity.ERROR, device="leaf2",
                       port="swp2", message="leaf2 swp2 [storm]")
     order = [(row.device, row.port) for row, _ in counts.worst([finding])]
@@ -135,3 +138,18 @@ def test_the_view_puts_the_worst_port_first() -> None:
     text = shown.export_text()
     assert text.index("leaf2") < text.index("leaf1") < text.index("leaf3")
     assert "[storm]" in text and "refused" in text  # device text is never read as markup
+
+
+def test_a_large_tick_ranks_ports_by_the_windows_the_drain_lists(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # past WALK_ALL windows the view walks only what moved of drops, pauses and ECN marks
+    monkeypatch.setattr(view, "WALK_ALL", 2)
+    rates, counts = Rates(), PortCounts()
+    for at in (1.0, 2.0):
+        rates.add_all([Sample("leaf1", "swp1", Metric.QUEUE_DROPS, 3, 7 * int(at), at),
+                       Sample("leaf2", "swp2", Metric.QUEUE_TX, 0, 100 * int(at), at),
+                       Sample("leaf3", "swp3", Metric.QUEUE_ECN, 3, 0, at)])
+    counts.update(rates.drain(Listing(moved=frozenset({Metric.QUEUE_DROPS,
+                                                       Metric.QUEUE_ECN}))))
+    assert list(counts.rows) == [("leaf1", "swp1")] and counts.rows[("leaf1", "swp1")].drops == 7
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -28,6 +28,7 @@ from flatfab.platforms.registry import get as get_platform
 from flatfab.telemetry import conditions, memtrim, paths
 from flatfab.telemetry.health import Changes, HealthEngine, collect_less
 from flatfab.telemetry.layout import Block, Readings
+from flatfab.telemetry.rates import SeriesKey, Window
 from flatfab.telemetry.samples import Gone, Metric, Sample
 from flatfab.telemetry.targets import TargetSpec
 from flatfab.telemetry.thresholds import Thresholds
@@ -56,6 +57,8 @@ class TickView:
     samples: Readings  # iterates as Samples (made on demand); devices() without them
     active: list[Finding]
     gone: list[Gone] = field(default_factory=list)  # series the targets deleted this tick
+    # the engine's windows of the tick: what each series counted (the live view's rows)
+    windows: Mapping[SeriesKey, Window] = field(default_factory=dict)
 
 
 @dataclass
@@ -266,7 +269,8 @@ class Watch:
                 ticks += 1
                 due += interval
                 if on_tick is not None:
-                    on_tick(TickView(ticks, changes, samples, self.engine.active(), gone))
+                    on_tick(TickView(ticks, changes, samples, self.engine.active(), gone,
+                                     self.engine.windows))
                 if count is not None and ticks >= count:
                     break
                 if duration_s is not None and time.monotonic() - begun >= duration_s:
