@@ -314,25 +314,21 @@ class Meter:
 
     def block(self, block: Block) -> None:
         # one notification's readings, by column (as Watch takes them)
-        n = len(block)
-        self.count += n
-        lag = time.time() - block.time
-        self.max_lag = max(self.max_lag, lag)
-        if lag > self.interval_s:
-            self.late += n
-        self.per_device[block.device] = self.per_device.get(block.device, 0) + n
+        self._arrived(block.device, block.time, len(block))
         if self.keep:
             self.batch.append(block)
 
     def samples(self, batch: list[Sample]) -> None:
-        # one notification's samples: one device, one stamp (as Watch takes them)
-        n, first = len(batch), batch[0]
+        # one notification's samples (a subscriber without on_block: none here)
+        self._arrived(batch[0].device, batch[0].time, len(batch))
+
+    def _arrived(self, device: str, stamp: float, n: int) -> None:
         self.count += n
-        lag = time.time() - first.time
+        lag = time.time() - stamp
         self.max_lag = max(self.max_lag, lag)
         if lag > self.interval_s:
             self.late += n
-        self.per_device[first.device] = self.per_device.get(first.device, 0) + n
+        self.per_device[device] = self.per_device.get(device, 0) + n
 
     def state(self, state: str, line: str) -> None:
         if state != gnmi_client.CONNECTED:
