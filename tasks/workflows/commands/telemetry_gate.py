@@ -136,8 +136,10 @@ class BatchWatch:
         self._first = {d for d in self._batch if d not in self.unwatched}
         if not self._first:
             self._started.set()
+        # the gate reads which devices spoke and the findings: no reading is kept
         self._watch = Watch(self._plan, self._source.thresholds, targets,
-                            poller=self._poller, backoff_s=self._source.backoff_s)
+                            poller=self._poller, backoff_s=self._source.backoff_s,
+                            keep_readings=False)
 
     def _host(self, device: str) -> bool:
         planned = self._plan.devices.get(device)
