@@ -96,7 +96,7 @@ def test_each_physical_fault_is_named_by_check_device_and_port(
     lab.edit_phy("leaf2", "swp52", lambda e: e.update(fec="rs544"))
     lab.edit_phy("leaf2", "swp1", empty_cage)
     lab.edit_phy("leaf3-h1", "eth1", bad_fec_counters)
-    lab.sh("leaf4", "ip link set swp51 down; ip link set swp51 up")  # the flap, for real
+    lab.bounce("leaf4", "swp51", far=("spine1", "swp4"))  # the flap, for real
     lab.edit_phy("leaf4-h2", "eth1", lambda e: e.update(lanes=2))
 
     result = lab.cli("verify", "--physical", "--format", "json")

@@ -18,6 +18,7 @@ from napalm import get_network_driver
 
 from flatfab.lab import hardware
 from flatfab.lab.netns import STATE_DIR, LabPaths, node_exec, node_folder
+from flatfab.platforms import lab_carrier
 from tests.support.flatfab import Run, flatfab
 
 # Overridable so two checkouts (or two developers) can run live tests side by side.
@@ -65,6 +66,32 @@ class Lab:
         doc = json.loads(path.read_text(encoding="utf-8"))
         change(doc["ports"][port])
         path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+    def carrier(self, node: str) -> dict[str, lab_carrier.Carrier]:
+        """The node's ports' carrier history as its watchers logged it so far."""
+        logs = node_folder(self.paths.node_dir(node), STATE_DIR) / lab_carrier.DIR
+        return lab_carrier.history(
+            (log.read_text(encoding="utf-8") for log in sorted(logs.glob("*.log"))), None)
+
+    def bounce(self, node: str, port: str, far: tuple[str, str], timeout: float = 20.0) -> None:
+        """Flap a link for real: down until the watchers of both ends logged the carrier lost,
+        then up until both logged it back. A quick down-up is not enough: the kernel's link
+        watch may fold the far end's loss and return into no event at all."""
+        ends = ((node, port), far)
+
+        def changes() -> list[int]:
+            return [seen.transitions if (seen := self.carrier(n).get(p)) is not None else 0
+                    for n, p in ends]
+
+        before = changes()
+        for command, wanted in (("down", 1), ("up", 2)):
+            self.sh(node, f"ip link set {port} {command}")
+            deadline = time.monotonic() + timeout
+            while any(now < was + wanted for now, was in zip(changes(), before, strict=True)):
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{ends}: the watchers logged no carrier {command} "
+                                         f"within {timeout:g} s: {changes()} from {before}")
+                time.sleep(0.05)
 
     def lldp_heard(self, node: str, port: str) -> set[str]:
         """The `device:port` neighbours the node's lldpd lists on a port (stale ones too)."""
