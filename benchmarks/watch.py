@@ -24,7 +24,8 @@ process, sending a notification serialized once per interval per process (its ti
 per target and send), so the simulated switches cost the 2 cores as little as possible.
 Every target sends on the interval's boundary: the controller gets the whole fabric as one
 burst, the worst case. With `--spread` each target samples from its own subscription on, as
-gNMI targets' timers do, so the fabric arrives spread over the connecting time.
+gNMI targets' timers do, so the fabric arrives spread over the connecting time (the pool
+dials 200 targets a second, as a watch's does: 1,000 over 5 s).
 
 The controller is this process: one SubscriberPool (one event loop thread, one channel per
 target) subscribing at `--interval` as the watcher does, or with `--shards N` a ShardedPool
@@ -40,10 +41,12 @@ has passed (`--warmup`), `--intervals` intervals are measured:
   process's CPU per leaf value received; health_cpu_s: the engine's feed + tick per interval
   (main thread); gc_s_per_interval: CPU in the cyclic GC (gc_full: full collections);
 - updates_per_s vs expected_per_s (targets x ports x queues x 6 / interval), complete: every
-  target delivered every interval's samples; late: samples that arrived more than one
-  interval after the target stamped them, max_lag_s the worst; loop_lag_ms: the longest a
-  callback waited for the event loop (null with shards); window_s: the measured wall time (it
-  runs past the intervals when the loop is too busy to answer that probe);
+  target delivered all it stamped within the measured intervals (what a burst on the last
+  boundary brings is waited for, up to one more interval, fed to the engine as before); late:
+  samples that arrived more than one interval after the target stamped them, max_lag_s the
+  worst; loop_lag_ms: the longest a callback waited for the event loop (null with shards);
+  window_s: the measured wall time (it runs past the intervals when the loop is too busy to
+  answer that probe);
 - decode_us: GnmiSubscriber's decode of one target's notification into a Block alone (no
   gRPC), per update, parsing included, its paths already known (as from the second
   notification on); rss_mib and kib_per_target (this process's resident set at the end, after
@@ -303,11 +306,15 @@ class Meter:
         self.states: dict[str, int] = {}  # every transition but the first connect, by kind
         self.reset()
 
-    def reset(self) -> None:
+    def reset(self, intervals: int = 0) -> None:
         self.count = self.late = 0
         self.max_lag = 0.0
-        self.per_device: dict[str, int] = {}
         self.batch: list[Block] = []
+        # what each target stamped within the measured intervals, whenever it arrived: a
+        # burst on the last interval's boundary is still being read when they end
+        now = time.time()
+        self.window = (now, now + intervals * self.interval_s)
+        self.stamped: dict[str, int] = {}
 
     def sample(self, s: Sample) -> None:
         self.samples([s])
@@ -328,7 +335,8 @@ class Meter:
         self.max_lag = max(self.max_lag, lag)
         if lag > self.interval_s:
             self.late += n
-        self.per_device[device] = self.per_device.get(device, 0) + n
+        if self.window[0] <= stamp < self.window[1]:
+            self.stamped[device] = self.stamped.get(device, 0) + n
 
     def state(self, state: str, line: str) -> None:
         if state != gnmi_client.CONNECTED:
@@ -438,6 +446,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     pool: SubscriberPool | ShardedPool = (ShardedPool(subs, args.shards) if args.shards > 1
                                           else SubscriberPool(subs))
     gc_before = None if args.gc_default else health.collect_less()  # as Watch.start does
+    memtrim.map_large_blocks()  # as Watch.start does
     load_start = os.getloadavg()[0]
     started = time.monotonic()
     pool.start()
@@ -450,7 +459,7 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     loop = pool._loop if isinstance(pool, SubscriberPool) else None
     thread = pool._thread if isinstance(pool, SubscriberPool) else None
     native = thread.native_id if thread is not None else None
-    meter.reset()
+    meter.reset(args.intervals)
     gc_timer = GcTimer()
     cpu0, wall0 = time.process_time(), time.monotonic()
     loop0 = thread_cpu_s(native) if native is not None else 0.0
@@ -479,8 +488,19 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     gc_timer.close()
     wall = time.monotonic() - wall0
     loop_cpu = thread_cpu_s(native) - loop0 if native is not None else None
-    received, late, max_lag = meter.count, meter.late, meter.max_lag
-    per_device = dict(meter.per_device)
+    received = meter.count
+    leaves = leaves_per_switch(args.ports, args.queues, args.physical)
+    # up to one more interval for what was stamped within the intervals (fed as before)
+    drain_end = time.monotonic() + interval
+    while time.monotonic() < drain_end and not (
+            len(meter.stamped) == targets
+            and min(meter.stamped.values()) >= leaves * args.intervals):
+        time.sleep(FEED_S)
+        if engine is not None:
+            batch, meter.batch = meter.batch, []
+            engine.feed_blocks(batch)
+            del batch
+    late, max_lag, stamped = meter.late, meter.max_lag, dict(meter.stamped)
     rss_end = rss_mib()
     load_end = os.getloadavg()[0]
     pool.stop()
@@ -493,9 +513,8 @@ def measure(args: argparse.Namespace, targets: int, ca_file: Path,
     for conn, proc in zip(conns, workers, strict=True):
         target_cpu += conn.recv() if conn.poll(30) else float("nan")
         proc.join(10)
-    leaves = leaves_per_switch(args.ports, args.queues, args.physical)
-    complete = len(per_device) == targets and all(
-        n >= leaves * args.intervals for n in per_device.values())
+    complete = len(stamped) == targets and all(
+        n >= leaves * args.intervals for n in stamped.values())
     return {
         "targets": targets, "ports": args.ports, "queues": args.queues, "interval_s": interval,
         "sim": args.sim, "health": args.health, "physical": args.physical,

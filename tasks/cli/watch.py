@@ -90,8 +90,8 @@ def watch(ctx: typer.Context,
               "report format here (html, json, junit.xml, md, prom)")
           ] = None,
           shards: Annotated[int, typer.Option(
-              min=1, max=64, help="gNMI subscriber processes (one per core for fleets of "
-              "hundreds of switches; 1: all in this process)")] = 1,
+              min=1, max=64, help="gNMI subscriber processes (1: all in this process, "
+              "which keeps up with 1,000 switches of 64 ports; more for larger fleets)")] = 1,
           workers: WorkersOpt = 20, fmt: FormatOpt = Format.TABLE) -> None:
     """Stream lossless counters (gNMI, else polling) and show live findings; read-only."""
     from flatfab import reports

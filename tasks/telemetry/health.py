@@ -17,8 +17,8 @@ findings and the targets seen); memory is fixed per series, per target and per f
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 from flatfab.checks.base import Finding
@@ -28,7 +28,7 @@ from flatfab.telemetry.conditions import Context, Subject
 from flatfab.telemetry.layout import Block
 from flatfab.telemetry.lossless_map import LosslessMap
 from flatfab.telemetry.physical_map import PhysicalMap
-from flatfab.telemetry.rates import Rates, WindowMap
+from flatfab.telemetry.rates import Rates, SeriesKey, Window
 from flatfab.telemetry.samples import Gone, Sample
 from flatfab.telemetry.thresholds import Thresholds
 
@@ -39,6 +39,10 @@ class Changes:
 
     raised: list[Finding]
     cleared: list[Finding]
+    # the tick's windows (what the live view shows): handed over, not kept by the engine,
+    # so a watch holds them only while it shows them (tens of MB at a thousand switches)
+    windows: Mapping[SeriesKey, Window] = field(default_factory=dict, compare=False,
+                                                repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.raised or self.cleared)
@@ -77,7 +81,6 @@ class HealthEngine:
         self._heard: dict[str, None] = {}  # targets fed since the last tick
         self._active: dict[Subject, Finding] = {}
         self._judged: dict[Subject, float] = {}  # active subject -> tick that last judged it
-        self.windows = WindowMap()  # the last tick's windows (what the live view shows)
 
     @property
     def rates(self) -> Rates:
@@ -97,7 +100,7 @@ class HealthEngine:
             self._rates.forget(ended.device, ended.metric, ended.port, ended.key)
 
     def tick(self, now: float) -> Changes:
-        windows = self.windows = self._rates.drain(conditions.listing(self._ctx,
+        windows = self._rates.drain(conditions.listing(self._ctx,
                                                                       self._active))
         for device in self._heard:
             self._last_seen[device] = now
@@ -130,7 +133,7 @@ class HealthEngine:
             self._active[subject] = finding  # the newest figures, same identity
             self._judged[subject] = now
         cleared.extend(self._stale(now, silent))
-        return Changes(_ordered(raised), _ordered(cleared))
+        return Changes(_ordered(raised), _ordered(cleared), windows)
 
     def active(self) -> list[Finding]:
         return _ordered(self._active.values())

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from pygnmi.spec.v080 import gnmi_pb2
@@ -514,3 +515,44 @@ def test_a_loop_that_stays_busy_still_finds_a_quiet_target_silent() -> None:
 
     took = asyncio.run(read())
     assert 0.2 <= took <= 1.0, took  # three times the silence time at most, and a spell
+
+
+class _Dialled:
+    """A subscriber's stand-in: when the pool started it, and how often."""
+
+    def __init__(self, name: str, started: list[tuple[str, float]]) -> None:
+        self.where, self._started = name, started
+        self._stopping: asyncio.Event | None = None
+
+    async def run(self) -> None:
+        self._started.append((self.where, time.monotonic()))
+        self._stopping = asyncio.Event()
+        await self._stopping.wait()
+
+    def _stop_here(self) -> None:
+        if self._stopping is not None:
+            self._stopping.set()
+
+
+def test_a_pool_dials_its_targets_a_batch_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a thousand switches' handshakes and first snapshots must not land in the same instant;
+    # one added while the pool dials is started once, not twice
+    monkeypatch.setattr(gnmi_client, "DIAL_BATCH", 3)
+    monkeypatch.setattr(gnmi_client, "DIAL_GAP_S", 0.3)
+    started: list[tuple[str, float]] = []
+    subs: list[Any] = [_Dialled(f"t{i}", started) for i in range(7)]
+    pool = SubscriberPool(subs)
+    begun = time.monotonic()
+    pool.start()
+    try:
+        pool.add(cast(Any, _Dialled("late", started)))
+        deadline = time.monotonic() + 10
+        while len(started) < 8 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.5)  # past every batch: nothing starts twice
+        at = {name: when - begun for name, when in started}
+    finally:
+        pool.stop()
+    assert sorted(name for name, _ in started) == sorted([*at]) and len(started) == 8
+    first, second, third = ([at[f"t{i}"] for i in batch] for batch in ((0, 1, 2), (3, 4, 5), (6,)))
+    assert max(first) < min(second) - 0.2 and max(second) < min(third) - 0.2

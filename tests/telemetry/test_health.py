@@ -409,3 +409,19 @@ def test_collect_less_makes_young_collections_rarer_and_gives_back_the_old() -> 
         assert gc.get_threshold() == (max(old[0], GC_YOUNG), max(old[1], GC_MIDDLE), old[2])
     finally:
         gc.set_threshold(*old)
+
+
+def test_a_tick_hands_its_windows_over_and_keeps_none() -> None:
+    # the live view shows the tick's windows; the engine must not hold them into the next
+    # interval (tens of MB a tick at a thousand switches)
+    engine, stream = _engine()
+    stream.set("leaf1", "swp51", Metric.QUEUE_TX, 3, 5_000)
+    engine.feed(stream.step())
+    engine.tick(100.0)
+    engine.feed(stream.step())
+    changes = engine.tick(110.0)
+    assert isinstance(changes.windows, WindowMap)
+    assert changes.windows[("leaf1", "swp51", Metric.QUEUE_TX, 3)].delta == 5_000
+    del changes
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, WindowMap)]

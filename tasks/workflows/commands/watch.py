@@ -177,6 +177,9 @@ class Watch:
     def start(self) -> None:
         if self._gc_thresholds is None:
             self._gc_thresholds = collect_less()
+        # a notification's half-megabyte blocks mapped apart: the heap does not keep the
+        # most a burst ever held (flatfab.telemetry.memtrim)
+        memtrim.map_large_blocks()
         if self.pool is not None:
             self.pool.start()
         if self._poller is not None and self._poller.devices:
@@ -244,7 +247,6 @@ class Watch:
         self._heard.update(readings.devices())
         self.engine.forget(gone)
         changes = self.engine.tick(time.time() if now is None else now)
-        memtrim.trim()  # the burst is behind us: what it freed goes back
         return changes, readings, gone
 
     def run(self, *, count: int | None = None, duration_s: float | None = None,
@@ -270,7 +272,11 @@ class Watch:
                 due += interval
                 if on_tick is not None:
                     on_tick(TickView(ticks, changes, samples, self.engine.active(), gone,
-                                     self.engine.windows))
+                                     changes.windows))
+                # the tick's windows and readings are not kept while the next interval
+                # arrives; the burst is behind us: what it freed goes back
+                del changes, samples, gone
+                memtrim.trim()
                 if count is not None and ticks >= count:
                     break
                 if duration_s is not None and time.monotonic() - begun >= duration_s:
