@@ -88,16 +88,57 @@ class EtsIntent(Strict):
 
 
 class EcnThresholds(Strict):
-    """ECN marking on a lossless queue (WRED with ECN): DCQCN's congestion signal."""
+    """ECN marking on a lossless queue (WRED with ECN): DCQCN's congestion signal. Each end
+    in bytes of queue depth, or in microseconds of queue delay (`min_us`, `max_us`): the
+    same delay is four times the bytes at 400G as at 100G, so one setting in time fits every
+    port speed (bytes = µs x speed / 8, taken at each port's speed)."""
 
-    min_bytes: Annotated[int, Field(ge=1, le=2**40)] = Field(
-        description="Queue depth at which marking starts.")
-    max_bytes: Annotated[int, Field(ge=1, le=2**40)] = Field(
-        description="Queue depth at which marking reaches `probability` (every packet "
+    min_bytes: Annotated[int, Field(ge=1, le=2**40)] | None = Field(
+        None, description="Queue depth at which marking starts (or `min_us`).")
+    max_bytes: Annotated[int, Field(ge=1, le=2**40)] | None = Field(
+        None, description="Queue depth at which marking reaches `probability` (every packet "
         "above it); below the PG's XOFF point, or PFC pauses before ECN acts "
-        "(`ecn.before_pfc`).")
+        "(`ecn.before_pfc`). Or `max_us`.")
+    min_us: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
+        None, description="Queue delay at which marking starts, in microseconds at the "
+        "port's speed (instead of `min_bytes`).")
+    max_us: Annotated[float, Field(gt=0, le=1_000_000)] | None = Field(
+        None, description="Queue delay at which marking reaches `probability`, in "
+        "microseconds at the port's speed (instead of `max_bytes`).")
     probability: Annotated[int, Field(ge=1, le=100)] = Field(
-        10, description="Percent of packets marked at `max_bytes`.")  # percent at max_bytes
+        10, description="Percent of packets marked at the maximum.")
+
+    @model_validator(mode="after")
+    def _one_unit_each(self) -> EcnThresholds:
+        for end in ("min", "max"):
+            given = [f"{end}_{unit}" for unit in ("bytes", "us")
+                     if getattr(self, f"{end}_{unit}") is not None]
+            if not given:
+                raise ValueError(f"no {end}imum: give `{end}_bytes` or `{end}_us`")
+            if len(given) > 1:
+                raise ValueError(f"the {end}imum twice: `{end}_bytes` or `{end}_us`, not both")
+        return self
+
+    def at(self, speed_mbps: int) -> EcnThresholds:
+        """These thresholds in bytes at a port speed (microseconds x Mb/s = bits)."""
+        if self.min_us is None and self.max_us is None:
+            return self
+        return EcnThresholds(min_bytes=self.min_bytes or delay_bytes(self.min_us, speed_mbps),
+                             max_bytes=self.max_bytes or delay_bytes(self.max_us, speed_mbps),
+                             probability=self.probability)
+
+    @property
+    def bytes(self) -> tuple[int, int]:
+        """(min, max) in bytes: of thresholds already taken at a port's speed (`at`)."""
+        if self.min_bytes is None or self.max_bytes is None:
+            raise ValueError("ECN thresholds in microseconds have no bytes before a speed")
+        return self.min_bytes, self.max_bytes
+
+
+def delay_bytes(us: float | None, speed_mbps: int) -> int:
+    """The bytes a port of `speed_mbps` sends in `us` microseconds (at least one)."""
+    assert us is not None
+    return max(1, round(us * speed_mbps / 8))
 
 
 class EcnIntent(Strict):
@@ -105,7 +146,8 @@ class EcnIntent(Strict):
 
     default: EcnThresholds = Field(
         EcnThresholds(min_bytes=150_000, max_bytes=1_500_000),
-        description="Thresholds of ports whose speed has no `per_speed` entry.")
+        description="Thresholds of ports whose speed has no `per_speed` entry (in bytes, "
+        "or in microseconds taken at each port's speed).")
     per_speed: dict[str, EcnThresholds] = Field(
         default_factory=dict, description="Thresholds by port speed (`100G`, `400G`): "
         "faster ports fill their queues faster.")
@@ -120,10 +162,11 @@ class EcnIntent(Strict):
         return {s.upper(): t for s, t in value.items()}
 
     def for_speed(self, speed_mbps: int) -> EcnThresholds:
+        """The thresholds of a port of this speed, in bytes."""
         for name, thresholds in self.per_speed.items():
             if SPEEDS_MBPS[name] == speed_mbps:
-                return thresholds
-        return self.default
+                return thresholds.at(speed_mbps)
+        return self.default.at(speed_mbps)
 
 
 class AsicIntent(Strict):

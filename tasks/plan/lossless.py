@@ -131,7 +131,7 @@ class _PortPlanner:
             trust = item.trust or trust
             pfc = sorted(set(item.pfc)) if item.pfc is not None else pfc
             patch.update(item.dscp_to_tc or {})
-            ecn = item.ecn or ecn
+            ecn = item.ecn.at(speed) if item.ecn is not None else ecn
             ecn_on = item.ecn_enabled if item.ecn_enabled is not None else ecn_on
             watchdog = item.watchdog or watchdog
             strict = set(item.strict) if item.strict is not None else strict
@@ -150,13 +150,14 @@ class _PortPlanner:
                                               xoff=xoff, size=room.xon + xoff, **threshold))
             for priority in pfc:
                 pgs[maps.pfc_to_pg[priority]] = name
+        ecn_min, ecn_max = ecn.bytes
         queues = {}
         for tc in range(8):
             queue = maps.tc_to_queue[tc]
             lossless = tc in qos.pfc.priorities
             queues[queue] = QueueQos(
                 strict=tc in strict, weight=None if tc in strict else qos.ets.weights.get(tc),
-                ecn=(EcnProfile(min_bytes=ecn.min_bytes, max_bytes=ecn.max_bytes,
+                ecn=(EcnProfile(min_bytes=ecn_min, max_bytes=ecn_max,
                                 probability=ecn.probability) if lossless and ecn_on else None),
                 profile=PROFILE_EGRESS_LOSSLESS if lossless else PROFILE_EGRESS_LOSSY)
         wd = None

@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from flatfab.checks.lossless.ecn import _ecn_text
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
-from flatfab.model.state import IfKind, Role
+from flatfab.intent.qos import EcnIntent, EcnThresholds
+from flatfab.model.state import EcnProfile, FabricState, IfKind, Role
 from flatfab.plan.planner import plan
 from flatfab.platforms import configdb
 from flatfab.platforms.frr import kernel_qos
+from flatfab.qos.ecn_delay import delay_us
 from tests.support.paths import ROOT
 
 LAB = plan(load_intent(ROOT / "intents" / "lab"))
@@ -61,6 +64,11 @@ def test_headroom_profiles_follow_cable_length() -> None:
     ("ets: {strict: [3], weights: {0: 50, 3: 50}}\n", "ets", "both strict and weighted"),
     ("ecn: {per_speed: {300G: {min_bytes: 1, max_bytes: 2}}}\n", "ecn.per_speed",
      "unknown speed '300G'"),
+    ("ecn: {default: {min_us: 5}}\n", "ecn.default", "no maximum: give `max_bytes` or "
+     "`max_us`"),
+    ("ecn: {per_speed: {100G: {min_us: 5, min_bytes: 9000, max_us: 50}}}\n",
+     "ecn.per_speed.100G", "the minimum twice: `min_bytes` or `min_us`, not both"),
+    ("ecn: {default: {min_us: 0, max_us: 50}}\n", "ecn.default.min_us", "greater than 0"),
     ("asics: {frr: {family: tomahawk9}}\n", "asics.frr.family", "unknown ASIC family"),
     ("pfc: {watchdog: {detect_ms: 50}}\n", "pfc.watchdog.detect_ms", "greater than or equal"),
     ("pfc: {priorities: [8]}\n", "pfc.priorities[0]", "less than or equal to 7"),
@@ -73,6 +81,46 @@ def test_impossible_qos_values_are_rejected(tmp_path: Path, text: str, path: str
     problem = caught.value.problems[0]
     assert problem.file.endswith("qos.yaml")
     assert problem.path == path and reason in problem.reason
+
+
+def _queue_ecn(fabric: FabricState, device: str, port: str) -> tuple[int, int, int]:
+    qos = fabric.devices[device].interfaces[port].qos
+    assert qos is not None and qos.queues[3].ecn is not None
+    return qos.speed_mbps, qos.queues[3].ecn.min_bytes, qos.queues[3].ecn.max_bytes
+
+
+def test_ecn_in_microseconds_is_taken_at_each_port_speed(tmp_path: Path) -> None:
+    # the lab's host ports and fabric links run at 100G: 5 us = 62,500 B there; the override
+    # gives its ports bytes at the low end and time at the high end
+    text = ("ecn:\n  default: {min_us: 5, max_us: 50.5, probability: 20}\n"
+            "overrides:\n  - {devices: [leaf1], ports: [swp1], ecn: {min_bytes: 20000, "
+            "max_us: 10}}\n")
+    fabric = plan(load_intent(with_qos(tmp_path, text)))
+    assert _queue_ecn(fabric, "leaf2", "swp1") == (100_000, 62_500, 631_250)
+    assert _queue_ecn(fabric, "spine1", "swp1") == (100_000, 62_500, 631_250)
+    assert _queue_ecn(fabric, "leaf1", "swp1") == (100_000, 20_000, 125_000)
+    qos = fabric.devices["leaf2"].interfaces["swp1"].qos
+    assert qos is not None and qos.queues[3].ecn is not None
+    assert qos.queues[3].ecn.probability == 20
+
+
+@pytest.mark.parametrize(("speed", "min_bytes", "max_bytes"), [
+    (25_000, 15_625, 156_250), (100_000, 62_500, 625_000), (400_000, 250_000, 2_500_000),
+    (800_000, 500_000, 5_000_000)])
+def test_one_delay_is_four_times_the_bytes_at_four_times_the_speed(
+        speed: int, min_bytes: int, max_bytes: int) -> None:
+    thresholds = EcnIntent(default=EcnThresholds(min_us=5, max_us=50)).for_speed(speed)
+    assert thresholds.bytes == (min_bytes, max_bytes)
+    assert EcnIntent(per_speed={"400g": EcnThresholds(min_bytes=1, max_us=1)}).for_speed(
+        400_000).bytes == (1, 50_000)
+
+
+def test_a_mismatch_names_the_thresholds_in_bytes_and_in_delay() -> None:
+    ecn = EcnProfile(min_bytes=62_500, max_bytes=625_000, probability=10)
+    assert _ecn_text(ecn, 100_000) == ("min 62500 B (5 µs), max 625000 B (50 µs) at 100G, "
+                                       "10 %")
+    assert _ecn_text(ecn, None) == "min 62500 B, max 625000 B, 10 %"
+    assert delay_us(2_500_000, 400_000) == 50
 
 
 def test_config_db_round_trip_gives_back_the_planned_state() -> None:

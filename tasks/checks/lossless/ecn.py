@@ -17,6 +17,7 @@ from flatfab.checks.lossless.common import (
     switch_ports,
 )
 from flatfab.model.state import BufferPool, DeviceQos, EcnProfile, PortQos, QueueQos
+from flatfab.qos.ecn_delay import depth_text, speed_text
 
 
 def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQos | None]]:
@@ -201,10 +202,13 @@ def pause_without_marks(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                expected="ECN marks before pauses", actual="0 marked")
 
 
-def _ecn_text(ecn: EcnProfile | None) -> str:
+def _ecn_text(ecn: EcnProfile | None, speed_mbps: int | None) -> str:
+    """In bytes, and in queue delay at the port's speed (an intent may give either)."""
     if ecn is None:
         return "no ECN"
-    return f"min {ecn.min_bytes} B, max {ecn.max_bytes} B, {ecn.probability} %"
+    at = f" at {speed_text(speed_mbps)}" if speed_mbps else ""
+    return (f"min {depth_text(ecn.min_bytes, speed_mbps)}, max "
+            f"{depth_text(ecn.max_bytes, speed_mbps)}{at}, {ecn.probability} %")
 
 
 def _against_plan(qos: PortQos, planned: PortQos, lossless: list[int]) -> list[Issue]:
@@ -216,9 +220,10 @@ def _against_plan(qos: PortQos, planned: PortQos, lossless: list[int]) -> list[I
         got = qos.queues.get(queue)
         got_ecn = got.ecn if got is not None else None
         if got_ecn is not None and got_ecn != want.ecn:
-            issues.append(Issue(f"queue {queue} marks ECN at {_ecn_text(got_ecn)}, the intent "
-                                f"sets {_ecn_text(want.ecn)}", _ecn_text(want.ecn),
-                                _ecn_text(got_ecn)))
+            speed = planned.speed_mbps
+            issues.append(Issue(f"queue {queue} marks ECN at {_ecn_text(got_ecn, speed)}, the "
+                                f"intent sets {_ecn_text(want.ecn, speed)}",
+                                _ecn_text(want.ecn, speed), _ecn_text(got_ecn, speed)))
     return issues
 
 
