@@ -1,7 +1,16 @@
 """The check catalog. Importing this package registers every check."""
 
-from flatfab.checks import interfaces, lossless, physical, tenancy, topology, underlay
+from flatfab.checks import (
+    interfaces,
+    loadbalance,
+    lossless,
+    physical,
+    tenancy,
+    topology,
+    underlay,
+)
 from flatfab.checks.base import CATALOG, Check, CheckContext, Finding, Severity, Stage, run_checks
 
 __all__ = ["CATALOG", "Check", "CheckContext", "Finding", "Severity", "Stage", "interfaces",
+           "loadbalance",
            "lossless", "physical", "run_checks", "tenancy", "topology", "underlay"]

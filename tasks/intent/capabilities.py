@@ -52,6 +52,11 @@ def used_features(intent: Intent, switches: Collection[str] | None = None
     fabric, qos = intent.fabric, intent.qos
     if fabric.underlay.mode is BgpMode.UNNUMBERED:
         used["unnumbered"] = (FABRIC, ("underlay", "mode"))
+    balancing = fabric.load_balancing
+    if balancing is not None:
+        used["ecmp_hash"] = (FABRIC, ("load_balancing", "hash_fields"))
+        if balancing.seeds:
+            used["ecmp_hash_seed"] = (FABRIC, ("load_balancing", "seeds"))
     if intent.tenants.tenants:
         used["vrf"] = (TENANTS, ("tenants",))
     used["ecn"] = (QOS, ("ecn",))

@@ -34,6 +34,7 @@ from flatfab.intent.clos import (
     ServerProfile,
     SuperSpines,
 )
+from flatfab.intent.loadbalance import LoadBalancingIntent
 from flatfab.intent.names import check_name, check_tenant
 from flatfab.intent.numbers import asn_problem, space_problem, table_problem
 from flatfab.intent.optics import Media, cable_problem, media_problem
@@ -385,6 +386,9 @@ class FabricIntent(Strict):
         PhysicalIntent(), description="Thresholds of the physical-layer checks (`verify "
         "--physical`): pre-FEC BER margin, uncorrectable codewords, optical power and "
         "temperature margins, flaps.")
+    load_balancing: LoadBalancingIntent | None = Field(
+        None, description="How every switch hashes RoCE flows over its equal-cost paths "
+        "(fields, a seed per tier). Without it, each switch keeps its own hashing.")
 
     @field_validator("roce_mtu")
     @classmethod

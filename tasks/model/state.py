@@ -322,6 +322,27 @@ class Probe(Model):
     left_by: str | None = Field(default=None, exclude_if=_empty)
 
 
+class HashField(StrEnum):
+    """A packet field an ECMP hash may read (the kernel's fib_multipath_hash_fields names
+    them alike: Documentation/networking/ip-sysctl.rst)."""
+
+    SRC_IP = "src_ip"
+    DST_IP = "dst_ip"
+    PROTOCOL = "protocol"
+    FLOW_LABEL = "flow_label"  # IPv6
+    SRC_PORT = "src_port"  # RoCEv2's entropy: the NIC varies it per queue pair
+    DST_PORT = "dst_port"  # 4791 for all RoCEv2: hashed, it spreads nothing
+
+
+class LoadBalancing(Model):
+    """How a switch spreads routed traffic over equal-cost paths."""
+
+    hash_fields: list[HashField]  # in HashField's order
+    seed: int | None = None  # None: the switch's own (Linux: a random one per boot)
+    # observed: a VRF that hashes otherwise than the switch (the lab: a VRF namespace)
+    vrfs: dict[str, LoadBalancing] = Field(default_factory=dict, exclude_if=_empty)
+
+
 class DeviceState(Model):
     name: str
     role: Role
@@ -345,6 +366,9 @@ class DeviceState(Model):
     routes: dict[str, dict[str, Route]] | None = None  # observed RIB: VRF -> prefix -> route
     probes: list[Probe] = Field(default_factory=list)
     qos: DeviceQos | None = None
+    # planned: from the intent's load_balancing (None: flatfab leaves the switch's own);
+    # observed: what the switch hashes on, where its platform reads it
+    lb: LoadBalancing | None = Field(default=None, exclude_if=_empty)
     reachable: bool = True
     errors: list[str] = Field(default_factory=list)
     # observed: what the device has that flatfab does not model (a port outside its

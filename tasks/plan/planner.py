@@ -8,12 +8,14 @@ from ipaddress import IPv4Network
 from flatfab.gcpause import gc_paused
 from flatfab.intent import layout
 from flatfab.intent.layout import HostSlot, expand_hosts
+from flatfab.intent.loadbalance import LoadBalancingIntent
 from flatfab.intent.models import BgpMode, FabricIntent, Intent
 from flatfab.intent.semantics import tenant_members
 from flatfab.model.build import cloner
 from flatfab.model.physical import DEFAULT_LANES, LinkExpectation, PhysicalPolicy
 from flatfab.model.state import (
     DEFAULT_VRF,
+    SWITCH_ROLES,
     BgpInstance,
     BgpPeer,
     DeviceState,
@@ -23,6 +25,7 @@ from flatfab.model.state import (
     Interface,
     Link,
     LinkKind,
+    LoadBalancing,
     PolicyRule,
     Role,
     Source,
@@ -113,6 +116,7 @@ def _plan(intent: Intent) -> FabricState:
         assert slot.asn is not None  # the rules refuse an intent whose range has no room
         devices[slot.name] = _switch(slot, _pinned(slot.loopback_pin) or loopback,
                                      fabric.platform, bgp_options)
+    _load_balancing(fabric.load_balancing, devices)
     cabling = layout.cables(fabric, slots)
 
     # every spine names its port to leaf N alike, and every leaf its uplink to spine M: the
@@ -360,6 +364,18 @@ def _host_routing(device: DeviceState, nics: list[_Attachment], routes: list[str
 
 def _pinned(loopback: str | None) -> str | None:
     return None if loopback is None else f"{loopback}/32"
+
+
+def _load_balancing(intent: LoadBalancingIntent | None, switches: dict[str, DeviceState]
+                    ) -> None:
+    """Each switch's hashing: the fabric's fields, its tier's seed (one object per tier)."""
+    if intent is None:
+        return
+    tiers = {role: LoadBalancing(hash_fields=list(intent.hash_fields),
+                                 seed=intent.seeds.get(role.value))  # type: ignore[call-overload]
+             for role in SWITCH_ROLES}
+    for device in switches.values():
+        device.lb = tiers[device.role]
 
 
 def _switch(slot: layout.SwitchSlot, loopback: str, platform: str,

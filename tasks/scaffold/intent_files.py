@@ -12,6 +12,8 @@ plane at all, each change named in a comment at the top of qos.yaml:
   never forward) moves to one it can: an override that asks the impossible is dropped, and
   the fabric's action changes, or, where only some switches need another, an override for
   them is added.
+fabric.yaml's `load_balancing` (or its `seeds`) goes where a platform of the fabric has no
+render of it, named in fabric.yaml's header.
 """
 
 from __future__ import annotations
@@ -194,6 +196,28 @@ def _fit_qos(doc: CommentedMap, intent: Intent, chosen: Mapping[str, str],
     return notes
 
 
+def _fit_balancing(doc: CommentedMap, chosen: Mapping[str, str],
+                   platforms: Mapping[str, Platform]) -> list[str]:
+    """`load_balancing` (or its seeds) goes where a platform the fabric runs cannot take it."""
+    balancing = doc.get("load_balancing")
+    if balancing is None:
+        return []
+    running = sorted(set(chosen.values()))
+    for feature, key in (("ecmp_hash", None), ("ecmp_hash_seed", "seeds")):
+        refusing = {p: platforms[p].facts.capabilities.unsupported[feature] for p in running
+                    if feature in platforms[p].facts.capabilities.unsupported}
+        if not refusing:
+            continue
+        platform, reason = next(iter(refusing.items()))
+        if key is None:
+            del doc["load_balancing"]
+            return [f"load_balancing removed ({platform}: {reason})"]
+        if isinstance(balancing, dict) and key in balancing:
+            del balancing[key]
+            return [f"load_balancing.{key} removed ({platform}: {reason})"]
+    return []
+
+
 def edited(example: Path, intent: Intent, fabric: str, chosen: Mapping[str, str],
            platforms: Mapping[str, Platform], catalogue: Mapping[str, Asic],
            command: str) -> Edited:
@@ -203,11 +227,14 @@ def edited(example: Path, intent: Intent, fabric: str, chosen: Mapping[str, str]
     fabric_doc = load_yaml(example / "fabric.yaml")
     fabric_doc["name"] = fabric
     changed = _set_platforms(fabric_doc, intent, chosen)
+    fitted = _fit_balancing(fabric_doc, chosen, platforms)
     files["fabric.yaml"] = dump_roundtrip(fabric_doc)
     if changed:
-        files["fabric.yaml"] = _comments(f"Written by `{command}`: the switches' platforms "
-                                         "changed; the notes below describe the example as "
-                                         "it was.") + files["fabric.yaml"]
+        files["fabric.yaml"] = (_comments(f"Written by `{command}`: the switches' platforms "
+                                          "changed; the notes below describe the example as "
+                                          "it was.")
+                                + "".join(_comments(note, "#  - ", "#    ") for note in fitted)
+                                + files["fabric.yaml"])
     had_qos = "qos.yaml" in files
     qos_doc = load_yaml(example / "qos.yaml") if had_qos else None
     if not isinstance(qos_doc, CommentedMap):

@@ -5,7 +5,9 @@ Reply; frr's leaf1 answers come from tests/fixtures/frr/leaf1, recorded on leaf1
 embedded lab: default VRF plus VRF namespaces blue and red, eBGP unnumbered to
 spine1/spine2. The ip, vtysh and lldpcli files are verbatim lab output; hostname.txt,
 proc_uptime.txt, machine_id.txt, uname_m.txt and vtysh_bgpd_not_running.stderr are written
-by hand. The drivers batch show commands into one `sh -s` whose script separates them with
+by hand; ecmp_<vrf>.txt is the hashing readback (flatfab.platforms.frr.ecmp) run on Linux
+6.18 in a namespace with the lab's day-0 sysctls (policy 1), the same in each namespace.
+The drivers batch show commands into one `sh -s` whose script separates them with
 `echo '@@flatfab@@ <key>'` lines; FakeShell executes such scripts the way sh would.
 `FakeSession` answers by regular expression instead (the offline driver tests use it).
 `CapturedShell` answers from the NAPALM getter tests' capture of the same lab after a full
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from flatfab.intent.loader import load_intent
 from flatfab.plan.planner import plan
-from flatfab.platforms.frr import kernel_qos
+from flatfab.platforms.frr import ecmp, kernel_qos
 from flatfab.platforms.frr import links as links_mod
 from flatfab.platforms.frr.driver import FrrDriver
 from flatfab.platforms.shell_driver import MARK
@@ -151,6 +153,7 @@ def leaf1_answers() -> dict[str, Reply]:
         answers[f"ip {ns}-j -d addr show"] = recorded(LEAF1 / f"ip_addr_{vrf}.json")
         answers[f"vtysh -c 'show ip route vrf {vrf} json'"] = recorded(
             LEAF1 / f"show_ip_route_vrf_{vrf}.json")
+        answers[ecmp.readback_command(vrf)] = recorded(LEAF1 / f"ecmp_{vrf}.txt")
     return answers | no_lossless_state()
 
 

@@ -35,7 +35,8 @@ from tests.doubles.napalm import MOCKED
 EXTENSIONS: dict[type[ShellDriver[Any]], frozenset[str]] = {
     FrrDriver: frozenset({"get_interface_links", "get_route_table", "get_lossless",
                           "compare_texts", "wait_pending_revert", "cached_reads",
-                          "read_ahead", "route_tables", "lldp_entries", "get_physical"}),
+                          "read_ahead", "route_tables", "lldp_entries", "get_physical",
+                          "get_hashing"}),
     LinuxHostDriver: frozenset({"read_host_state", "read_connectx", "get_lossless", "probe",
                                 "send_roce", "read_nic_counters", "compare_texts",
                                 "wait_pending_revert", "cached_reads", "get_physical"}),

@@ -13,6 +13,7 @@ from flatfab.intent.loader import load_intent
 from flatfab.model.state import DeviceState, FabricState
 from flatfab.plan.planner import plan
 from flatfab.platforms.registry import PLATFORMS
+from tests.support.on_platform import fabric_text_on
 from tests.support.paths import ROOT
 
 FABRICS = ("lab", "numbered", "mixed", "rail")
@@ -31,7 +32,7 @@ def copy_intent(name: str, target: Path) -> Path:
     folder = target / name
     shutil.copytree(ROOT / "intents" / name, folder, dirs_exist_ok=True)
     fabric = folder / "fabric.yaml"
-    fabric.write_text(re.sub(r"(?m)^platform: \w+", "platform: nvue", fabric.read_text()))
+    fabric.write_text(fabric_text_on(fabric.read_text(), "nvue"))
     qos = folder / "qos.yaml"
     if qos.exists():
         body = qos.read_text()

@@ -3,6 +3,7 @@ golden fabrics): every switch that does not name its own platform runs it."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from functools import cache
 from pathlib import Path
@@ -19,19 +20,36 @@ from tests.support.paths import ROOT
 
 def intent_on(source: Path, target: Path, platform: str, family: str) -> None:
     """Copy the intent in `source` to `target` with the fabric's platform and its ASIC
-    family set; `qos.buffers` goes where the platform (or family) refuses it at load."""
+    family set; `qos.buffers` and `load_balancing` go where the platform (or family) refuses
+    them at load."""
     for file in source.glob("*.yaml"):
         shutil.copy(file, target / file.name)
     fabric = yaml.safe_load((target / "fabric.yaml").read_text())
     fabric["platform"] = platform  # devices that name their own platform keep it (mixed)
+    caps = PLATFORMS[platform].facts.capabilities
+    if "ecmp_hash" in caps.unsupported:
+        fabric.pop("load_balancing", None)  # refused at load there: the switch's own hashing
     (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
     qos_file = target / "qos.yaml"
     qos = (yaml.safe_load(qos_file.read_text()) if qos_file.exists() else None) or {}
     qos.setdefault("asics", {})[platform] = {"family": family}
-    caps = PLATFORMS[platform].facts.capabilities
     if "buffers" in caps.unsupported or "buffers" in caps.family_limits(family):
         qos.pop("buffers", None)  # refused at load there: the switch keeps its defaults
     qos_file.write_text(yaml.safe_dump(qos))
+
+
+def balancing_for(text: str, platform: str) -> str:
+    """fabric.yaml's text without `load_balancing` where some switches run a platform
+    flatfab renders no hashing for (refused at load there)."""
+    if "ecmp_hash" in PLATFORMS[platform].facts.capabilities.unsupported:
+        text = re.sub(r"(?ms)^load_balancing:\n(?:[ #].*?\n|\n)*", "", text)
+    return text
+
+
+def fabric_text_on(text: str, platform: str) -> str:
+    """fabric.yaml's text with `platform` for its switches (`balancing_for` it)."""
+    return balancing_for(re.sub(r"(?m)^platform: \S+", f"platform: {platform}", text),
+                         platform)
 
 
 @cache

@@ -16,6 +16,7 @@ from flatfab.platforms.sonic import PLATFORM, changes
 from flatfab.platforms.sonic.driver import SonicDriver
 from flatfab.platforms.sonic.render import config_db
 from tests.doubles.sonic import SonicDouble, factory_config_db, recorded
+from tests.support.on_platform import fabric_text_on
 from tests.support.paths import ROOT
 
 # what apply-patch cannot create: on day 0 they come with `config load` + `config qos reload`
@@ -28,7 +29,7 @@ def fabric(name: str, tmp: Path) -> FabricState:
     folder = tmp / name
     shutil.copytree(ROOT / "intents" / name, folder)
     text = (folder / "fabric.yaml").read_text()
-    (folder / "fabric.yaml").write_text(re.sub(r"(?m)^platform: \w+", "platform: sonic", text))
+    (folder / "fabric.yaml").write_text(fabric_text_on(text, "sonic"))
     qos = folder / "qos.yaml"
     if qos.exists() and not re.search(r"(?m)^  sonic:", qos.read_text()):
         body = qos.read_text()

@@ -6,6 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
+from tests.support.on_platform import balancing_for
 from tests.support.paths import ROOT
 
 
@@ -21,7 +22,7 @@ def srlinux_intent(name: str, tmp: Path, family: str = "tomahawk-4",
         text = re.sub(r"(?m)^(  - name: leaf\d+)$", r"\1\n    platform: srlinux", text)
     else:
         text = re.sub(r"(?m)^platform: \w+", "platform: srlinux", text)
-    (folder / "fabric.yaml").write_text(text)
+    (folder / "fabric.yaml").write_text(balancing_for(text, "srlinux"))
     qos = folder / "qos.yaml"
     body = qos.read_text() if qos.exists() else ""
     # SR Linux's deadlock recovery forwards (ignores pause frames): it is refused the default

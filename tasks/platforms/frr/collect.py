@@ -21,7 +21,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import configdb, lab_phy, readback
 from flatfab.platforms.base import DeviceDriver
-from flatfab.platforms.frr import dcb, kernel_qos
+from flatfab.platforms.frr import dcb, ecmp, kernel_qos
 from flatfab.platforms.readback import (
     FrrTable,
     FrrTableError,
@@ -244,7 +244,24 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
         lossless: dict[str, Any] = _read(device, "lossless", driver.get_lossless, {})
         if lossless:
             _add_lossless(device, lossless)
+    _add_hashing(device, planned, driver)
     return device
+
+
+def _add_hashing(device: DeviceState, planned: DeviceState, driver: FrrReader) -> None:
+    """The kernel's multipath hashing (a driver that reads none leaves it unknown); a kernel
+    without seeds, where the plan sets one, is a limitation of the platform."""
+    getter = getattr(driver, "get_hashing", None)
+    if getter is None:
+        return
+    hashing: dict[str, ecmp.Hashing] | None = _read(device, "hashing", getter, None)
+    if not hashing or DEFAULT_VRF not in hashing:
+        return
+    device.lb = ecmp.to_model(hashing)
+    if hashing[DEFAULT_VRF].seed is None and planned.lb is not None and planned.lb.seed:
+        device.limitations["lb.seed"] = (f"this kernel has no {ecmp.SEED_FILE} (Linux 6.11 "
+                                         "and later): each namespace hashes with its own "
+                                         "random seed")
 
 
 def physical(driver: FrrReader, planned: DeviceState) -> dict[str, PortPhysical]:

@@ -21,15 +21,16 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flatfab import devicejson
 from flatfab.asn import read_asn
 from flatfab.platforms import configdb, lab_phy
-from flatfab.platforms.frr import dcb, kernel_qos
+from flatfab.platforms.frr import dcb, ecmp, kernel_qos
 from flatfab.platforms.frr import links as links_mod
 from flatfab.platforms.frr.collect import BGP_SUMMARY, lldp_neighbors
+from flatfab.platforms.frr.ecmp import Hashing
 from flatfab.platforms.linux_host import phy as host_phy
 from flatfab.platforms.readback import (
     FrrTable,
@@ -120,6 +121,9 @@ class FrrState:
     frr: str
     merge_frr: str | None = None  # merge candidates are applied with `vtysh -f`
     qos: str | None = None  # canonical JSON: virtual ASIC tables + kernel queue rows
+    ecmp: str | None = None  # the multipath hashing section (flatfab.platforms.frr.ecmp)
+    # the hashing of each namespace (the section's values, and which kernel features exist)
+    hashing: dict[str, Hashing] = field(default_factory=dict, compare=False)
 
 
 def _qos_text(text: str) -> str | None:
@@ -183,6 +187,9 @@ class FrrDriver(ShellDriver[FrrState]):
                          for ns in self._vrf_namespaces()})
         return commands
 
+    def _hashing_commands(self) -> dict[str, str]:
+        return {ns: ecmp.readback_command(ns) for ns in ["default", *self._vrf_namespaces()]}
+
     def _route_commands(self) -> dict[str, str]:
         return {v: _vtysh(f"show ip route vrf {v} json")
                 for v in ["default", *self._vrf_namespaces()]}
@@ -200,7 +207,8 @@ class FrrDriver(ShellDriver[FrrState]):
         out = self._batch({"shows": combined,
                            **{f"{what} {key}": command
                               for what, commands in (("link", self._namespace_commands("link")),
-                                                     ("addr", self._namespace_commands("addr")))
+                                                     ("addr", self._namespace_commands("addr")),
+                                                     ("ecmp", self._hashing_commands()))
                               for key, command in commands.items()}})
         self._forget([combined])
         split = split_shows(out["shows"], len(routes))
@@ -408,7 +416,18 @@ class FrrDriver(ShellDriver[FrrState]):
         links = links_mod.from_ip_json(self._per_namespace("link"), self.mgmt_interfaces)
         frr = normalize_frr(self._run("vtysh -c 'show running-config'").stdout)
         db, _counters = self._read_qos(links)
-        return FrrState(links=links, frr=frr, qos=configdb.dump(db) if db else None)
+        hashing = self.get_hashing()
+        return FrrState(links=links, frr=frr, qos=configdb.dump(db) if db else None,
+                        ecmp=ecmp.format_state(hashing), hashing=hashing)
+
+    def get_hashing(self) -> dict[str, ecmp.Hashing]:
+        """Not a NAPALM getter: the kernel's multipath hashing in the switch's namespace
+        and each VRF's, in one round trip."""
+        out = self._batch(self._hashing_commands())
+        try:
+            return {ns: ecmp.parse_readback(text, ns) for ns, text in out.items()}
+        except ecmp.EcmpError as exc:
+            raise DeviceCommandError(f"{self.hostname}: multipath hashing: {exc}") from None
 
     def _read_qos(self, links: dict[str, links_mod.LinkSpec]
                   ) -> tuple[configdb.ConfigDb, dict[str, dict[int, dict[str, int]]]]:
@@ -482,7 +501,7 @@ class FrrDriver(ShellDriver[FrrState]):
         # an empty qos section still says "no lossless state", so a backup taken from a
         # factory-fresh switch restores exactly (a missing section means "leave it alone")
         return links_mod.join_sections(links_mod.format_links(state.links), frr,
-                                       state.qos or "")
+                                       state.qos or "", state.ecmp)
 
     def _check_candidate(self, candidate: str) -> None:
         try:
@@ -492,10 +511,17 @@ class FrrDriver(ShellDriver[FrrState]):
             qos_text = links_mod.qos_section(candidate)
             if qos_text is not None and qos_text.strip():
                 configdb.from_config_db(configdb.load(qos_text), virtual=True)
-        except links_mod.LinksError as exc:
+            ecmp_text = links_mod.ecmp_section(candidate)
+            wanted = ecmp.parse_section(ecmp_text) if ecmp_text is not None else None
+        except (links_mod.LinksError, ecmp.EcmpError) as exc:
             raise CandidateError(str(exc)) from None
         except configdb.ConfigDbError as exc:
             raise CandidateError(f"qos section: {exc}") from None
+        if wanted is not None and ecmp.asks_a_seed(wanted):  # can this kernel take it?
+            current = self.get_hashing()
+            why = ecmp.unreachable(current, ecmp.desired(current, wanted))
+            if why is not None:
+                raise CandidateError(why)
         # vtysh -C: a dry run of FRR's parser on the device; nothing is applied
         check = self._run("f=$(mktemp) && cat > $f && vtysh -C -f $f; rc=$?; rm -f $f; "
                           "exit $rc", stdin=frr_text, check=False)
@@ -511,10 +537,18 @@ class FrrDriver(ShellDriver[FrrState]):
             qos_section = links_mod.qos_section(candidate)
             # no qos section: the candidate does not manage the lossless plane, keep it
             qos = current.qos if qos_section is None else self._backend_qos(qos_section)
-        except links_mod.LinksError as exc:
+            ecmp_section = links_mod.ecmp_section(candidate)
+            # nor, without an ecmp section, the hashing
+            hashing = (current.hashing if ecmp_section is None else
+                       ecmp.desired(current.hashing, ecmp.parse_section(ecmp_section)))
+        except (links_mod.LinksError, ecmp.EcmpError) as exc:
             raise CandidateError(str(exc)) from None
         except configdb.ConfigDbError as exc:
             raise CandidateError(f"qos section: {exc}") from None
+        why = ecmp.unreachable(current.hashing, hashing)
+        if why is not None:
+            raise CandidateError(why)
+        text = ecmp.format_state(hashing) if hashing else None
         if merge:
             if qos_section is not None and current.qos is not None:
                 merged = configdb.load(current.qos)
@@ -522,12 +556,14 @@ class FrrDriver(ShellDriver[FrrState]):
                     merged.setdefault(table, {}).update(rows)
                 qos = configdb.dump(merged)
             return FrrState(links={**current.links, **links}, frr=current.frr,
-                            merge_frr=normalize_frr(frr_text), qos=qos)
+                            merge_frr=normalize_frr(frr_text), qos=qos, ecmp=text,
+                            hashing=hashing)
         # ports the candidate leaves out are still there afterwards, unconfigured; saying
         # so keeps the way back (desired -> current) computable
         kept = {name: links_mod.LinkSpec(name=name) for name, spec in current.links.items()
                 if not spec.bridge}
-        return FrrState(links={**kept, **links}, frr=normalize_frr(frr_text), qos=qos)
+        return FrrState(links={**kept, **links}, frr=normalize_frr(frr_text), qos=qos,
+                        ecmp=text, hashing=hashing)
 
     def _backend_qos(self, section: str) -> str | None:
         """The candidate's qos section as this backend holds it (dcb ports: no lab rows)."""
@@ -575,7 +611,8 @@ class FrrDriver(ShellDriver[FrrState]):
         return "\n".join(["set -e", f"mkdir -p {self.state_dir}",
                           f"cat > {frr_file} <<'FLATFAB_FRR_EOF'", text.rstrip("\n"),
                           "FLATFAB_FRR_EOF", *first, *ops, apply,
-                          *self._qos_ops(current, desired, relinked=bool(ops)), ""])
+                          *self._qos_ops(current, desired, relinked=bool(ops)),
+                          *ecmp.ops(current.hashing, desired.hashing), ""])
 
     def _qos_ops(self, current: FrrState, desired: FrrState, *, relinked: bool) -> list[str]:
         """Write the virtual ASIC and rebuild the kernel queues when anything differs.

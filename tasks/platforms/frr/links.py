@@ -29,7 +29,9 @@ LINE_RE = re.compile(
 SECTION_LINKS = "!! links"
 SECTION_FRR = "!! frr"
 SECTION_QOS = "!! qos"
-SECTIONS = {SECTION_LINKS: "links", SECTION_QOS: "qos", SECTION_FRR: "frr"}
+SECTION_ECMP = "!! ecmp"  # flatfab.platforms.frr.ecmp
+SECTIONS = {SECTION_LINKS: "links", SECTION_QOS: "qos", SECTION_ECMP: "ecmp",
+            SECTION_FRR: "frr"}
 
 
 class LinksError(ValueError):
@@ -124,9 +126,16 @@ def qos_section(text: str) -> str | None:
     return sections(text).get("qos")
 
 
-def join_sections(links: str, frr: str, qos: str | None = None) -> str:
+def ecmp_section(text: str) -> str | None:
+    """The ecmp section (the kernel's multipath hashing), None when not managed."""
+    return sections(text).get("ecmp")
+
+
+def join_sections(links: str, frr: str, qos: str | None = None,
+                  ecmp: str | None = None) -> str:
     middle = f"{SECTION_QOS}\n{qos}" if qos is not None else ""
-    return f"{SECTION_LINKS}\n{links}{middle}{SECTION_FRR}\n{frr}"
+    hashing = f"{SECTION_ECMP}\n{ecmp}" if ecmp is not None else ""
+    return f"{SECTION_LINKS}\n{links}{middle}{hashing}{SECTION_FRR}\n{frr}"
 
 
 def from_ip_json(outputs: dict[str, str], ignore: set[str]) -> dict[str, LinkSpec]:

@@ -6,6 +6,7 @@ from operator import attrgetter
 
 from flatfab.model.state import DEFAULT_VRF, DeviceQos, DeviceState, IfKind, Interface
 from flatfab.platforms import configdb
+from flatfab.platforms.frr import ecmp
 from flatfab.platforms.frr.kernel_qos import KERNEL_TABLE, kernel_rows
 from flatfab.platforms.frr.links import LinkSpec, format_links, join_sections
 from flatfab.platforms.memo import TextMemo
@@ -84,4 +85,5 @@ def _qos_text(device: DeviceState, qos: DeviceQos) -> str:
 
 
 def render(device: DeviceState) -> str:
-    return join_sections(render_links(device), render_frr(device), render_qos(device))
+    return join_sections(render_links(device), render_frr(device), render_qos(device),
+                         ecmp.render(device.lb) if device.lb is not None else None)

@@ -20,7 +20,7 @@ from typing import Any
 
 from flatfab.model.state import DEFAULT_VRF, DeviceState, IfKind
 from flatfab.platforms import configdb
-from flatfab.platforms.frr import kernel_qos
+from flatfab.platforms.frr import ecmp, kernel_qos
 from flatfab.platforms.frr import links as links_mod
 from flatfab.platforms.frr.driver import ASIC_FILE, LLDPCLI, FrrDriver, FrrState
 from flatfab.platforms.registry import get as get_platform
@@ -31,6 +31,9 @@ from tests.doubles.rib import FabricRib
 
 FACTORY_FRR = ("frr defaults datacenter\nhostname {name}\nlog file /var/log/frr/frr.log "
                "informational\nservice integrated-vtysh-config\n!\nend\n")
+# as the lab's switches boot (policy 1: the 5-tuple for IPv4) on Linux 6.1 (the fleet says
+# `on Linux(6.1)`): no seed sysctl
+FACTORY_HASHING = ecmp.Hashing(ecmp.Family(1), ecmp.Family(0), None)
 HEADER = "Building configuration...\n\nCurrent configuration:\n!\nfrr version 8.4.4\n"
 LLDP_AGE = "0 day, 00:10:02"
 
@@ -60,8 +63,10 @@ class FrrDevice(ShellDevice[FrrState]):
                       if i.kind not in (IfKind.BRIDGE, IfKind.LOOPBACK)]
 
     def factory_state(self) -> FrrState:
+        hashing = dict.fromkeys([DEFAULT_VRF, *sorted(self.planned.vrfs)], FACTORY_HASHING)
         return FrrState(links={n: links_mod.LinkSpec(name=n) for n in self.ports},
-                        frr=FACTORY_FRR.format(name=self.name))
+                        frr=FACTORY_FRR.format(name=self.name),
+                        ecmp=ecmp.format_state(hashing), hashing=hashing)
 
     # ---- what the device prints --------------------------------------------------------
 
@@ -98,6 +103,9 @@ class FrrDevice(ShellDevice[FrrState]):
                                 for ns in every)
             + " -c 'show bgp vrf all summary json'"] = partial(self._all_routes, every)
         out.update(self._qos(state))
+        for ns in every:
+            out[ecmp.readback_command(ns)] = Reply(_hashing_text(
+                state.hashing.get(ns, FACTORY_HASHING)))
         return out
 
     def _links(self, state: FrrState) -> dict[str, list[dict[str, Any]]]:
@@ -189,6 +197,19 @@ class FrrDevice(ShellDevice[FrrState]):
             out[commands[f"filter {name}"]] = Reply(filters)
             out[commands[f"class {name}"]] = Reply(classes)
         return out
+
+
+def _hashing_text(hashing: ecmp.Hashing) -> str:
+    """What the readback prints for a namespace hashing so (fields print 7 unless policy 3)."""
+    lines = []
+    for family in ecmp.FAMILIES:
+        fam: ecmp.Family = getattr(hashing, family)
+        lines += [f"{family}/fib_multipath_hash_policy:{fam.policy}",
+                  f"{family}/fib_multipath_hash_fields:"
+                  f"{fam.fields if fam.policy == ecmp.CUSTOM else 7}"]
+    if hashing.seed is not None:
+        lines.append(f"ipv4/fib_multipath_hash_seed:{hashing.seed}")
+    return "".join(f"{line}\n" for line in lines)
 
 
 def tc_show(row: dict[str, str] | None,

@@ -13,6 +13,7 @@ import re
 import pytest
 from napalm.base.exceptions import ReplaceConfigException
 
+from flatfab.platforms.frr import ecmp
 from flatfab.platforms.frr.driver import FrrDriver, normalize_frr
 from flatfab.transport.ssh import ReadOnlyError, SshOptions
 from tests.doubles.frr import FakeSession
@@ -46,6 +47,7 @@ def _leaf1() -> dict[str, tuple[str, int, str]]:
         ns = "" if vrf == "default" else f"-n {vrf} "
         answers[rf"ip {re.escape(ns)}-j -d link show"] = _file("leaf1", f"ip_link_{vrf}.json")
         answers[rf"ip {re.escape(ns)}-j -d addr show"] = _file("leaf1", f"ip_addr_{vrf}.json")
+        answers[re.escape(ecmp.readback_command(vrf))] = _file("leaf1", f"ecmp_{vrf}.txt")
     return answers
 
 

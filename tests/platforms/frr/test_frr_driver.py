@@ -251,6 +251,10 @@ link swp2 vrf red master br200 mtu 9000 up
 link swp51.200 vrf red mtu 9216 up
 link swp52.200 vrf red mtu 9216 up
 !! qos
+!! ecmp
+ipv4 policy 1
+ipv6 policy 0
+seed 0
 !! frr
 """
 
