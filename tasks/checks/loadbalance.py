@@ -30,6 +30,10 @@ def _hashings(lb: LoadBalancing) -> Iterator[tuple[str | None, LoadBalancing]]:
     yield from sorted(lb.vrfs.items())
 
 
+def _where(name: str, vrf: str | None) -> str:
+    return name + (f" VRF {vrf}" if vrf else "")
+
+
 def _switches(ctx: CheckContext) -> Iterator[tuple[str, DeviceState]]:
     for name, device in ctx.readable.items():
         if device.role in SWITCH_ROLES:
@@ -59,9 +63,9 @@ def roce_entropy(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         for vrf, lb in _hashings(device.lb):
             if HashField.SRC_PORT in lb.hash_fields:
                 continue
-            where = f"{name}" + (f" VRF {vrf}" if vrf else "")
-            yield item.finding(name, f"{where} hashes ECMP on {_fields(lb)}, not the UDP "
-                               "source port: every queue pair between two hosts takes one path",
+            yield item.finding(name, f"{_where(name, vrf)} hashes ECMP on {_fields(lb)}, not "
+                               "the UDP source port: every queue pair between two hosts takes "
+                               "one path",
                                vrf=vrf, expected="src_port hashed", actual=_fields(lb))
 
 
@@ -121,13 +125,13 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         if planned is None or planned.lb is None or device.lb is None:
             continue
         want = planned.lb
+        seed_known = _SEED_LIMIT not in device.limitations
         for vrf, got in _hashings(device.lb):
-            where = f"{name}" + (f" VRF {vrf}" if vrf else "")
+            where = _where(name, vrf)
             if got.hash_fields != want.hash_fields:
                 yield item.finding(name, f"{where} hashes ECMP on {_fields(got)}, the intent "
                                    f"on {_fields(want)}", vrf=vrf, expected=_fields(want),
                                    actual=_fields(got))
-            seed_known = _SEED_LIMIT not in device.limitations
             if seed_known and got.seed != want.seed:
                 yield item.finding(name, f"{where} hashes with seed {got.seed or 'random'}, "
                                    f"the intent sets {want.seed or 'none (random)'}", vrf=vrf,

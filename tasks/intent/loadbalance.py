@@ -16,19 +16,16 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from flatfab.intent.base import Strict
-from flatfab.model.state import HashField
+from flatfab.model.state import FIVE_TUPLE, HashField
 
 Tier = Literal["leaf", "spine", "superspine"]
-# the 5-tuple: every OS hashes on it by default
-DEFAULT_FIELDS = [HashField.SRC_IP, HashField.DST_IP, HashField.PROTOCOL, HashField.SRC_PORT,
-                  HashField.DST_PORT]
 
 
 class LoadBalancingIntent(Strict):
     """ECMP hashing of every switch, with a seed per tier."""
 
     hash_fields: Annotated[list[HashField], Field(min_length=1)] = Field(
-        default_factory=lambda: list(DEFAULT_FIELDS),
+        default_factory=lambda: list(FIVE_TUPLE),
         description="The packet fields every switch's ECMP hash reads: `src_ip`, `dst_ip`, "
         "`protocol`, `flow_label` (IPv6), `src_port`, `dst_port`. `src_port` is RoCEv2's "
         "entropy (the NIC varies it per queue pair); without it every queue pair between two "

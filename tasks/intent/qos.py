@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from flatfab.intent.base import SPEEDS_MBPS, Kind, Strict
 from flatfab.platforms.registry import DEFAULT_SWITCH
+from flatfab.qos.ecn_delay import delay_bytes
 from flatfab.qos.headroom import ASICS
 
 Dscp = Annotated[int, Field(ge=0, le=63), Kind("DSCP")]
@@ -123,9 +124,9 @@ class EcnThresholds(Strict):
         """These thresholds in bytes at a port speed (microseconds x Mb/s = bits)."""
         if self.min_us is None and self.max_us is None:
             return self
-        return EcnThresholds(min_bytes=self.min_bytes or delay_bytes(self.min_us, speed_mbps),
-                             max_bytes=self.max_bytes or delay_bytes(self.max_us, speed_mbps),
-                             probability=self.probability)
+        low = self.min_bytes if self.min_us is None else delay_bytes(self.min_us, speed_mbps)
+        high = self.max_bytes if self.max_us is None else delay_bytes(self.max_us, speed_mbps)
+        return EcnThresholds(min_bytes=low, max_bytes=high, probability=self.probability)
 
     @property
     def bytes(self) -> tuple[int, int]:
@@ -133,12 +134,6 @@ class EcnThresholds(Strict):
         if self.min_bytes is None or self.max_bytes is None:
             raise ValueError("ECN thresholds in microseconds have no bytes before a speed")
         return self.min_bytes, self.max_bytes
-
-
-def delay_bytes(us: float | None, speed_mbps: int) -> int:
-    """The bytes a port of `speed_mbps` sends in `us` microseconds (at least one)."""
-    assert us is not None
-    return max(1, round(us * speed_mbps / 8))
 
 
 class EcnIntent(Strict):

@@ -334,6 +334,11 @@ class HashField(StrEnum):
     DST_PORT = "dst_port"  # 4791 for all RoCEv2: hashed, it spreads nothing
 
 
+# what every OS hashes on by default
+FIVE_TUPLE: tuple[HashField, ...] = (HashField.SRC_IP, HashField.DST_IP, HashField.PROTOCOL,
+                                     HashField.SRC_PORT, HashField.DST_PORT)
+
+
 class LoadBalancing(Model):
     """How a switch spreads routed traffic over equal-cost paths."""
 

@@ -9,6 +9,11 @@ def delay_us(depth_bytes: int, speed_mbps: int) -> float:
     return depth_bytes * 8 / speed_mbps
 
 
+def delay_bytes(us: float, speed_mbps: int) -> int:
+    """The bytes a port of `speed_mbps` sends in `us` microseconds (at least one)."""
+    return max(1, round(us * speed_mbps / 8))
+
+
 def speed_text(speed_mbps: int) -> str:
     return f"{speed_mbps // 1000}G" if speed_mbps % 1000 == 0 else f"{speed_mbps} Mb/s"
 

@@ -22,19 +22,17 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from flatfab.model.state import DEFAULT_VRF, HashField, LoadBalancing
+from flatfab.model.state import DEFAULT_VRF, FIVE_TUPLE, HashField, LoadBalancing
 
 CUSTOM = 3  # the policy that hashes on the fields given
 BITS = {HashField.SRC_IP: 0x1, HashField.DST_IP: 0x2, HashField.PROTOCOL: 0x4,
         HashField.FLOW_LABEL: 0x8, HashField.SRC_PORT: 0x10, HashField.DST_PORT: 0x20}
-_FIVE_TUPLE = (HashField.SRC_IP, HashField.DST_IP, HashField.PROTOCOL, HashField.SRC_PORT,
-               HashField.DST_PORT)
 # what the fixed policies hash on, per family (the inner headers of policy 2 aside)
 _POLICY_FIELDS = {
-    "ipv4": {0: (HashField.SRC_IP, HashField.DST_IP), 1: _FIVE_TUPLE,
+    "ipv4": {0: (HashField.SRC_IP, HashField.DST_IP), 1: FIVE_TUPLE,
              2: (HashField.SRC_IP, HashField.DST_IP)},
     "ipv6": {0: (HashField.SRC_IP, HashField.DST_IP, HashField.FLOW_LABEL, HashField.PROTOCOL),
-             1: _FIVE_TUPLE, 2: (HashField.SRC_IP, HashField.DST_IP, HashField.FLOW_LABEL,
+             1: FIVE_TUPLE, 2: (HashField.SRC_IP, HashField.DST_IP, HashField.FLOW_LABEL,
                                  HashField.PROTOCOL)},
 }
 FAMILIES = ("ipv4", "ipv6")
@@ -89,7 +87,7 @@ def render(lb: LoadBalancing) -> str:
 
 def readback_command(namespace: str) -> str:
     """Every hashing value of one namespace as `file:value` lines (what this kernel has)."""
-    read = (f"cd /proc/sys/net && grep -H . {' '.join(_FILES)} 2>/dev/null; true")
+    read = f"cd /proc/sys/net && grep -H . {' '.join(_FILES)} 2>/dev/null; true"
     if namespace == DEFAULT_VRF:
         return read
     return f"ip netns exec {shlex.quote(namespace)} sh -c {shlex.quote(read)}"
