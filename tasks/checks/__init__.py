@@ -1,6 +1,7 @@
 """The check catalog. Importing this package registers every check."""
 
 from flatfab.checks import (
+    congestion,
     interfaces,
     loadbalance,
     lossless,
@@ -11,6 +12,7 @@ from flatfab.checks import (
 )
 from flatfab.checks.base import CATALOG, Check, CheckContext, Finding, Severity, Stage, run_checks
 
-__all__ = ["CATALOG", "Check", "CheckContext", "Finding", "Severity", "Stage", "interfaces",
+__all__ = ["CATALOG", "Check", "CheckContext", "Finding", "Severity", "Stage", "congestion",
+           "interfaces",
            "loadbalance",
            "lossless", "physical", "run_checks", "tenancy", "topology", "underlay"]

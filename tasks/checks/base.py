@@ -19,6 +19,7 @@ from typing import Any
 
 from flatfab.gcpause import gc_paused
 from flatfab.model.state import UNMANAGED, DeviceState, FabricState, Role
+from flatfab.model.transition import Side, part, sides, source_plan
 
 
 class Severity(StrEnum):
@@ -226,6 +227,23 @@ def check(check_id: str, title: str, *, scope: Scope, severity: Severity,
     return register
 
 
+def _profile_contexts(ctx: CheckContext) -> list[CheckContext]:
+    """Where the lossless catalog runs: the whole subject, or, live during a move between
+    congestion profiles, the devices still in the profile the fabric leaves against that
+    profile's plan and all others against the plan (links between the two parts are
+    congestion.transition's)."""
+    moving = ctx.plan.transition
+    if not ctx.live or moving is None:
+        return [ctx]
+    leaving = {name for name, at in sides(ctx.state, ctx.plan).items() if at is Side.SOURCE}
+    if not leaving:
+        return [ctx]
+    rest = (ctx.state.devices.keys() | ctx.plan.devices.keys()) - leaving
+    return [CheckContext(part(ctx.state, rest), part(ctx.plan, rest), ctx.stage),
+            CheckContext(part(ctx.state, leaving), source_plan(ctx.plan, moving, leaving),
+                         ctx.stage)]
+
+
 def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Finding]:
     """Run every check of the stage but the physical ones (or the named ones); findings in a
     stable order. Live, each unmanaged host a host-side check would judge is reported not
@@ -234,6 +252,7 @@ def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Fin
     findings: list[Finding] = []
     unmanaged = ([d for d in ctx.plan.devices.values() if not d.managed and d.role is Role.HOST]
                  if ctx.live else [])
+    lossless_contexts = _profile_contexts(ctx)
     with gc_paused():
         for check_id in sorted(CATALOG):
             item = CATALOG[check_id]
@@ -241,7 +260,8 @@ def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Fin
             # plain verify does not ask devices for
             if ctx.stage in item.stages and (check_id in wanted if wanted is not None
                                              else not item.physical):
-                findings.extend(item.run(ctx))
+                for each in lossless_contexts if item.lossless else [ctx]:
+                    findings.extend(item.run(each))
                 scope = item.hosts
                 if scope is not None:
                     findings += [unmanaged_finding(check_id, host.name) for host in unmanaged

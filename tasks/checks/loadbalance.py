@@ -16,7 +16,7 @@ from flatfab.checks.base import (
 )
 from flatfab.model.state import SWITCH_ROLES, DeviceState, HashField, LinkKind, LoadBalancing
 
-_NOT_READ = "its platform's collect reads no ECMP hashing"
+_NOT_READ = "no ECMP hash was read from it (its platform reads none, or none is configured)"
 _SEED_LIMIT = "lb.seed"
 
 
@@ -133,7 +133,9 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                                    f"on {_fields(want)}", vrf=vrf, expected=_fields(want),
                                    actual=_fields(got))
             if seed_known and got.seed != want.seed:
-                yield item.finding(name, f"{where} hashes with seed {got.seed or 'random'}, "
-                                   f"the intent sets {want.seed or 'none (random)'}", vrf=vrf,
-                                   expected=str(want.seed or "random"),
-                                   actual=str(got.seed or "random"))
+                # a seed of 0 is a fixed seed on some OSes (NVUE): only None is random
+                seen = "random" if got.seed is None else str(got.seed)
+                asked = "random" if want.seed is None else str(want.seed)
+                yield item.finding(name, f"{where} hashes with seed {seen}, the intent sets "
+                                   f"{'none (random)' if want.seed is None else asked}",
+                                   vrf=vrf, expected=asked, actual=seen)

@@ -14,6 +14,7 @@ from fnmatch import fnmatchcase
 from flatfab.intent.models import BgpMode, Intent
 from flatfab.intent.problem import FABRIC, HOSTS, TENANTS, Problem
 from flatfab.intent.qos import AsicIntent
+from flatfab.model.state import HashField
 from flatfab.platforms.base import Platform
 from flatfab.yamlio import PathPart
 
@@ -34,7 +35,8 @@ def _watchdog_actions(intent: Intent, switches: Collection[str] | None
     covered = switches is not None and all(
         any(fnmatchcase(name, pattern) for o in whole for pattern in o.devices)
         for name in switches)
-    if qos.pfc.watchdog.enabled and not covered:
+    # a fabric that pauses no priority (a lossy profile) runs no fabric-wide watchdog
+    if qos.pfc.priorities and qos.pfc.watchdog.enabled and not covered:
         found[f"pfc_watchdog_{qos.pfc.watchdog.action}"] = (QOS, ("pfc", "watchdog", "action"))
     for index, override in matching:
         assert override.watchdog is not None
@@ -55,14 +57,22 @@ def used_features(intent: Intent, switches: Collection[str] | None = None
     balancing = fabric.load_balancing
     if balancing is not None:
         used["ecmp_hash"] = (FABRIC, ("load_balancing", "hash_fields"))
+        if HashField.FLOW_LABEL in balancing.hash_fields:  # not every OS hashes on it
+            used["ecmp_hash_flow_label"] = (FABRIC, ("load_balancing", "hash_fields"))
         if balancing.seeds:
             used["ecmp_hash_seed"] = (FABRIC, ("load_balancing", "seeds"))
+            # some OSes take a 16-bit seed only (SR Linux's hash-seed is a uint16)
+            wide = [tier for tier, seed in balancing.seeds.items() if seed > 0xFFFF]
+            if wide:
+                used["ecmp_hash_seed_32bit"] = (FABRIC, ("load_balancing", "seeds", wide[0]))
     if intent.tenants.tenants:
         used["vrf"] = (TENANTS, ("tenants",))
     used["ecn"] = (QOS, ("ecn",))
+    if qos.trims:
+        used["packet_trimming"] = (QOS, ("profile",))
     if qos.pfc.priorities:
         used["pfc"] = (QOS, ("pfc", "priorities"))
-    if qos.pfc.watchdog.enabled:
+    if qos.pfc.priorities and qos.pfc.watchdog.enabled:
         used["pfc_watchdog"] = (QOS, ("pfc", "watchdog"))
     # each action is a feature: some OSes only drop, others only forward
     used.update(_watchdog_actions(intent, switches))

@@ -13,7 +13,7 @@ names them, with device and port, before anything is pushed.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -26,6 +26,29 @@ Dscp = Annotated[int, Field(ge=0, le=63), Kind("DSCP")]
 Priority = Annotated[int, Field(ge=0, le=7), Kind("priority")]
 Bytes = Annotated[int, Field(ge=0, le=2**40), Kind("bytes")]
 Trust = Literal["dscp", "pcp"]
+CongestionProfile = Literal["lossless", "lossless-no-dcqcn", "lossy", "lossy-trimming"]
+LOSSY_PROFILES = ("lossy", "lossy-trimming")
+# what each profile changes from the lossless defaults when qos.yaml leaves the key out
+_PROFILE_DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    "lossless-no-dcqcn": {"hosts": {"dcqcn": False, "ecn_np": False, "ecn_rp": False}},
+    "lossy": {"pfc": {"priorities": []}},
+    # the trimmed packets' TC is sent before any other, beside CNP's
+    "lossy-trimming": {"pfc": {"priorities": []}, "ets": {"strict": [6, 7]}},
+}
+# the keys the profiles set differently
+_PROFILE_KEYS = (("pfc", "priorities"), ("hosts", "dcqcn"), ("hosts", "ecn_np"),
+                 ("hosts", "ecn_rp"), ("hosts", "pfc"), ("ets", "strict"))
+# what each profile refuses when qos.yaml sets it: (section, key) -> (the value it may not
+# take, why)
+_PROFILE_REFUSALS: dict[str, dict[tuple[str, str], str]] = {
+    "lossless-no-dcqcn": {("hosts", "dcqcn"): "runs no DCQCN on the NICs",
+                          ("hosts", "ecn_np"): "has no DCQCN notification point",
+                          ("hosts", "ecn_rp"): "has no DCQCN reaction point"},
+    "lossy": {("pfc", "priorities"): "pauses no priority",
+              ("hosts", "pfc"): "pauses no priority, on the NICs either"},
+    "lossy-trimming": {("pfc", "priorities"): "pauses no priority",
+                       ("hosts", "pfc"): "pauses no priority, on the NICs either"},
+}
 
 
 class ClassIntent(Strict):
@@ -354,9 +377,43 @@ class TelemetryIntent(Strict):
         return self
 
 
-class QosIntent(Strict):
-    """qos.yaml: the lossless RoCEv2 plane. Every key defaults to the canonical profile."""
+class TrimmingIntent(Strict):
+    """Packet trimming (profile `lossy-trimming`): a RoCE packet the RoCE queue cannot admit
+    is cut down and re-marked instead of dropped, and sent on in a strict lossy queue, so
+    the receiving NIC learns of the loss at once and asks for the packet again. The DSCPs
+    towards hosts and towards the fabric differ, so a receiver tells a congested host link
+    from a congested fabric."""
 
+    size: Annotated[int, Field(ge=256, le=1024)] = Field(
+        256, description="Bytes a trimmed packet keeps: enough for its headers (NVUE takes "
+        "256-1024).")
+    dscp_to_hosts: Dscp = Field(44, description="The DSCP trimmed packets leave host-facing "
+                                "ports with; no data class may use it (`trim.dscp`).")
+    dscp_to_fabric: Dscp = Field(45, description="The DSCP trimmed packets leave fabric "
+                                 "ports with; no data class may use it (`trim.dscp`).")
+    priority: Priority = Field(7, description="The TC (and queue) trimmed packets are sent "
+                               "in: strict and lossy on every hop (`trim.queue`).")
+
+
+class QosIntent(Strict):
+    """qos.yaml: the RoCEv2 plane. Every key defaults to the canonical lossless profile."""
+
+    profile: CongestionProfile = Field(
+        "lossless", description="How RoCE survives congestion. `lossless`: PFC on the RoCE "
+        "priority with headroom, ECN marking and DCQCN on the NICs. `lossless-no-dcqcn`: the "
+        "same switches, the NICs' DCQCN notification and reaction points off (congestion is "
+        "left to PFC and the collective library). `lossy`: no PFC on any port or NIC, no "
+        "lossless PG; the RoCE queue marks ECN and the NICs' DCQCN reacts, drops are "
+        "retransmitted. `lossy-trimming`: `lossy` where the RoCE queue trims a packet it "
+        "cannot admit instead of dropping it (`trimming`). A profile's defaults replace the "
+        "keys it changes; setting one of them against the profile is refused at load. "
+        "Moving a running fabric between profiles: `transition_from`.")
+    transition_from: CongestionProfile | None = Field(
+        None, description="Set only while a running fabric moves from this profile to "
+        "`profile` (runbooks/profile-change.md): live checks accept each switch and host "
+        "wholly in either profile, as long as no device still lossless sits below one that "
+        "is lossy (`congestion.transition`), and name any other mix. Remove it once the "
+        "change has landed.")
     roce: ClassIntent = Field(ClassIntent(dscp=[26], priority=3),
                               description="The RoCE class: lossless, ECN-marked.")
     cnp: ClassIntent = Field(ClassIntent(dscp=[48], priority=6),
@@ -380,6 +437,8 @@ class QosIntent(Strict):
         description="Per platform (by name), the ASIC its switches have: headroom model, "
         "buffer size and what the OS can set on it. A platform not listed gets the "
         "defaults.")
+    trimming: TrimmingIntent = Field(
+        TrimmingIntent(), description="Packet trimming, in profile `lossy-trimming` only.")
     hosts: NicIntent = Field(NicIntent(), description="The GPU hosts' NIC settings.")
     overrides: list[Override] = Field(
         default_factory=list, description="Exceptions for matching switches, ports or "
@@ -387,6 +446,21 @@ class QosIntent(Strict):
     telemetry: TelemetryIntent = Field(
         TelemetryIntent(), description="Thresholds of live health (`flatfab watch`, a "
         "rollout gate's `telemetry:`); the plan carries none.")  # live health only
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile_defaults(cls, data: Any) -> Any:
+        """A profile's own defaults for the keys qos.yaml leaves out (one set against the
+        profile is refused by `profile_conflicts`, with its path)."""
+        if not isinstance(data, dict) or data.get("profile") not in _PROFILE_DEFAULTS:
+            return data
+        name = data["profile"]
+        merged = dict(data)
+        for section, keys in _PROFILE_DEFAULTS[name].items():
+            given = merged.get(section)
+            base = dict(given) if isinstance(given, dict) else {}
+            merged[section] = {**keys, **{k: v for k, v in base.items() if v is not None}}
+        return merged
 
     @model_validator(mode="after")
     def _classes_apart(self) -> QosIntent:
@@ -398,10 +472,55 @@ class QosIntent(Strict):
                              "own (lossy, strict) class")
         return self
 
+    def profile_conflicts(self) -> list[tuple[tuple[str, ...], str]]:
+        """The keys set against the profile: ((section, key), why), in a stable order."""
+        found: list[tuple[tuple[str, ...], str]] = []
+        for (section, key), why in _PROFILE_REFUSALS.get(self.profile, {}).items():
+            value = getattr(getattr(self, section), key)
+            if value not in (None, [], False):
+                found.append(((section, key), f"{value!r} in profile {self.profile}, which "
+                              f"{why}; leave it out"))
+        if "trimming" in self.model_fields_set and self.profile != "lossy-trimming":
+            found.append((("trimming",), f"packet trimming in profile {self.profile}: it "
+                          "belongs to profile lossy-trimming; leave it out"))
+        if self.transition_from == self.profile:
+            found.append((("transition_from",), f"{self.profile} is the profile itself: "
+                          "remove it, or name the profile the fabric moves from"))
+        return found
+
+    @property
+    def lossy(self) -> bool:
+        return self.profile in LOSSY_PROFILES
+
+    @property
+    def trims(self) -> bool:
+        return self.profile == "lossy-trimming"
+
+    @property
+    def marked(self) -> list[int]:
+        """The priorities whose queues mark ECN and whose NICs run DCQCN's points: the
+        lossless ones, or in a lossy fabric the RoCE priority."""
+        return sorted({*self.pfc.priorities, *([self.roce.priority] if self.lossy else [])})
+
+    def as_profile(self, name: CongestionProfile) -> QosIntent:
+        """This qos.yaml under another profile (the plan of the side a `transition_from`
+        moves away from): every key the same, except those the profiles set differently
+        (`_PROFILE_KEYS`), which take that profile's defaults."""
+        data = self.model_dump(exclude_unset=True)
+        for section, key in _PROFILE_KEYS:
+            data.get(section, {}).pop(key, None)
+        data.update(profile=name, transition_from=None)
+        return QosIntent.model_validate(data)
+
     def tc_of(self, dscp: int) -> int:
         """Traffic class of a DSCP in the fabric-wide map (identity priority = TC)."""
         if dscp in self.roce.dscp:
             return self.roce.priority
         if dscp in self.cnp.dscp:
             return self.cnp.priority
-        return self.dscp_to_tc.get(dscp, self.default_tc)
+        if dscp in self.dscp_to_tc:
+            return self.dscp_to_tc[dscp]
+        trim = self.trimming
+        if self.trims and dscp in (trim.dscp_to_hosts, trim.dscp_to_fabric):
+            return trim.priority
+        return self.default_tc

@@ -115,7 +115,13 @@ def _pfc_warnings(intent: Intent) -> Iterator[Problem]:
                           "watchdog are reserved for nothing")
 
 
+def _profile_conflicts(intent: Intent) -> Iterator[Problem]:
+    for path, why in intent.qos.profile_conflicts():
+        yield Problem(QOS, path, why)
+
+
 def _all(intent: Intent) -> Iterator[Problem]:
+    yield from _profile_conflicts(intent)
     fabric = intent.fabric
     yield from _switches(fabric)
     if fabric.scalable_units is None:

@@ -122,6 +122,9 @@ class PortQos(Model):
     speed_mbps: int
     cable_m: float
     mtu: int
+    # a trimming switch's port: the DSCP trimmed packets leave it with (hosts and fabric
+    # apart, so a receiver tells where congestion was)
+    trim_dscp: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # observed only: what could not be read and why ("trust", "pgs.3", ...), never judged
     unknown: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
 
@@ -135,6 +138,8 @@ POOL_EGRESS_LOSSY = "egress_lossy"
 PROFILE_INGRESS_LOSSY = "ingress_lossy"
 PROFILE_EGRESS_LOSSLESS = "egress_lossless"
 PROFILE_EGRESS_LOSSY = "egress_lossy"
+PROFILE_EGRESS_TRIM = "egress_lossy_trim"  # the RoCE queue of a trimming fabric
+TRIM = "trim"  # a buffer profile's discard action: cut the packet down instead of dropping it
 
 
 class BufferPool(Model):
@@ -151,6 +156,18 @@ class BufferProfile(Model):
     xoff: int = 0
     dynamic_th: int | None = None
     static_th: int | None = None
+    # what a queue does with a packet it cannot admit: None drops it, TRIM trims it
+    discard: str | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class Trimming(Model):
+    """Packet trimming (SONiC's SWITCH_TRIMMING, NVUE's packet-trim): a packet a trimming
+    queue cannot admit is cut to `size` bytes, re-marked with its egress port's trim DSCP and
+    sent in TC `tc` on queue `queue`, so the receiver learns of the loss at once."""
+
+    size: int
+    tc: int
+    queue: int
 
 
 class Asic(Model):
@@ -165,6 +182,7 @@ class DeviceQos(Model):
     asic: Asic
     pools: dict[str, BufferPool]
     profiles: dict[str, BufferProfile]
+    trimming: Trimming | None = Field(default=None, exclude_if=lambda v: v is None)
     virtual: bool = False  # observed from the lab's virtual ASIC state, not from hardware
     # observed only: a setting the device does not state ("pools.<role>.size") -> why
     unknown: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
@@ -194,6 +212,8 @@ class NicQos(Model):
 class LosslessProfile(Model):
     """What the fabric-wide lossless plane promises; checks measure every hop against it."""
 
+    # the congestion profile (qos.yaml `profile`): lossless, lossless-no-dcqcn or lossy
+    congestion: str = Field(default="lossless", exclude_if=lambda v: v == "lossless")
     roce_dscp: list[int]
     lossless: list[int]  # PFC priorities (L)
     roce_priority: int
@@ -201,6 +221,24 @@ class LosslessProfile(Model):
     cnp_priority: int
     roce_tos: int
     roce_mtu: int
+    # a trimming fabric's trim DSCPs (towards hosts, towards the fabric) and their TC
+    trim_dscp: list[int] = Field(default_factory=list, exclude_if=_empty)
+    trim_tc: int | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @property
+    def lossy(self) -> bool:
+        return self.congestion in ("lossy", "lossy-trimming")
+
+    @property
+    def marked(self) -> list[int]:
+        """The priorities whose queues mark ECN: the lossless ones, or in a lossy fabric the
+        RoCE priority."""
+        return sorted({*self.lossless, *([self.roce_priority] if self.lossy else [])})
+
+    @property
+    def dcqcn(self) -> bool:
+        """Whether the NICs run DCQCN's notification and reaction points."""
+        return self.congestion != "lossless-no-dcqcn"
 
 
 class PortCounters(Model):
@@ -408,6 +446,22 @@ class TenantState(Model):
     subnets: dict[str, str]  # leaf -> subnet
 
 
+class SourceQos(Model):
+    """One device's QoS in the profile a transition moves away from (planned only)."""
+
+    qos: DeviceQos | None = None
+    ports: dict[str, PortQos] = Field(default_factory=dict)  # switch ports
+    nics: dict[str, NicQos] = Field(default_factory=dict)  # host data NICs
+
+
+class Transition(Model):
+    """A fabric moving between congestion profiles (qos.yaml `transition_from`): the profile
+    it leaves and every device's QoS there, so a device still in it is judged against it."""
+
+    profile: LosslessProfile
+    devices: dict[str, SourceQos]
+
+
 class FabricState(Model):
     fabric: str
     source: Source
@@ -418,6 +472,7 @@ class FabricState(Model):
     lossless: LosslessProfile | None = None
     # planned: what each link class expects of its ports' physical layer
     physical: PhysicalPolicy | None = Field(default=None, exclude_if=lambda v: v is None)
+    transition: Transition | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def of_role(self, role: Role) -> list[DeviceState]:
         return [d for d in self.devices.values() if d.role is role]

@@ -17,7 +17,9 @@ from flatfab.model.state import (
     POOL_INGRESS_LOSSY,
     PROFILE_EGRESS_LOSSLESS,
     PROFILE_EGRESS_LOSSY,
+    PROFILE_EGRESS_TRIM,
     PROFILE_INGRESS_LOSSY,
+    TRIM,
     Asic,
     BufferPool,
     BufferProfile,
@@ -25,12 +27,16 @@ from flatfab.model.state import (
     EcnProfile,
     FabricState,
     IfKind,
+    LinkKind,
     LosslessProfile,
     NicQos,
     PortQos,
     QosMaps,
     QueueQos,
     Role,
+    SourceQos,
+    Transition,
+    Trimming,
     Watchdog,
 )
 from flatfab.qos import headroom as hr
@@ -65,11 +71,15 @@ def lossless_profile_name(speed_mbps: int, cable_m: float, mtu: int, peer_mtu: i
 
 def profile(qos: QosIntent, roce_mtu: int) -> LosslessProfile:
     nic = qos.hosts
-    return LosslessProfile(roce_dscp=sorted(qos.roce.dscp),
+    trim = qos.trimming
+    return LosslessProfile(congestion=qos.profile, roce_dscp=sorted(qos.roce.dscp),
                            lossless=sorted(set(qos.pfc.priorities)),
                            roce_priority=qos.roce.priority, cnp_dscp=sorted(qos.cnp.dscp),
                            cnp_priority=qos.cnp.priority, roce_tos=roce_tos(qos, nic),
-                           roce_mtu=roce_mtu)
+                           roce_mtu=roce_mtu,
+                           trim_dscp=sorted({trim.dscp_to_hosts, trim.dscp_to_fabric})
+                           if qos.trims else [],
+                           trim_tc=trim.priority if qos.trims else None)
 
 
 def roce_tos(qos: QosIntent, nic: NicIntent) -> int:
@@ -108,16 +118,17 @@ class _PortPlanner:
         return maps
 
     def port(self, asic: Asic, speed: int, cable: float, mtu: int, peer_mtu: int,
-             overrides: list[Override]) -> PlannedPort:
+             overrides: list[Override], *, to_host: bool = False) -> PlannedPort:
         key = (asic.family, asic.cell_bytes, asic.mac_phy_bytes, asic.pipeline_bytes, speed,
-               cable, mtu, peer_mtu, tuple(map(id, overrides)))
+               cable, mtu, peer_mtu, tuple(map(id, overrides)), to_host)
         hit = self.cache.get(key)
         if hit is None:
-            hit = self.cache[key] = self._build(asic, speed, cable, mtu, peer_mtu, overrides)
+            hit = self.cache[key] = self._build(asic, speed, cable, mtu, peer_mtu, overrides,
+                                                to_host)
         return hit
 
     def _build(self, asic: Asic, speed: int, cable: float, mtu: int, peer_mtu: int,
-               overrides: list[Override]) -> PlannedPort:
+               overrides: list[Override], to_host: bool) -> PlannedPort:
         qos = self.qos
         trust = qos.trust
         pfc = sorted(set(qos.pfc.priorities))
@@ -152,22 +163,29 @@ class _PortPlanner:
                 pgs[maps.pfc_to_pg[priority]] = name
         ecn_min, ecn_max = ecn.bytes
         queues = {}
+        marked = qos.marked
         for tc in range(8):
             queue = maps.tc_to_queue[tc]
             lossless = tc in qos.pfc.priorities
+            trims = qos.trims and tc == qos.roce.priority
             queues[queue] = QueueQos(
                 strict=tc in strict, weight=None if tc in strict else qos.ets.weights.get(tc),
                 ecn=(EcnProfile(min_bytes=ecn_min, max_bytes=ecn_max,
-                                probability=ecn.probability) if lossless and ecn_on else None),
-                profile=PROFILE_EGRESS_LOSSLESS if lossless else PROFILE_EGRESS_LOSSY)
+                                probability=ecn.probability) if tc in marked and ecn_on
+                     else None),
+                profile=PROFILE_EGRESS_LOSSLESS if lossless else
+                PROFILE_EGRESS_TRIM if trims else PROFILE_EGRESS_LOSSY)
         wd = None
         if pfc and watchdog.enabled:
             wd = Watchdog(priorities=pfc, detect_ms=watchdog.detect_ms,
                           restore_ms=watchdog.restore_ms, action=watchdog.action,
                           poll_ms=watchdog.poll_ms)
+        trim = qos.trimming
         port = PortQos(trust=trust, maps=maps, pfc=pfc, watchdog=wd,
                        pgs=dict(sorted(pgs.items())), queues=queues, speed_mbps=speed,
-                       cable_m=cable, mtu=mtu)
+                       cable_m=cable, mtu=mtu,
+                       trim_dscp=(trim.dscp_to_hosts if to_host else trim.dscp_to_fabric)
+                       if qos.trims else None)
         return port, pg_profile
 
 
@@ -191,7 +209,15 @@ def _device_qos(qos: QosIntent, asic: Asic) -> DeviceQos:
     profiles = {PROFILE_INGRESS_LOSSY: lossy(POOL_INGRESS_LOSSY),
                 PROFILE_EGRESS_LOSSLESS: egress_lossless,
                 PROFILE_EGRESS_LOSSY: lossy(POOL_EGRESS_LOSSY)}
-    return DeviceQos(asic=asic, pools=pools, profiles=profiles)
+    trimming = None
+    if qos.trims:
+        # the RoCE queue trims what it cannot admit; trimmed packets go on in their own TC
+        profiles[PROFILE_EGRESS_TRIM] = lossy(POOL_EGRESS_LOSSY).model_copy(
+            update={"discard": TRIM})
+        trim = qos.trimming
+        trimming = Trimming(size=trim.size, tc=trim.priority, queue=trim.priority)
+    return DeviceQos(asic=asic, pools=pools, profiles=dict(sorted(profiles.items())),
+                     trimming=trimming)
 
 
 def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
@@ -219,17 +245,33 @@ def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
         ecn_rp = p.ecn_rp if p.ecn_rp is not None else ecn_rp
     for d, prio in patch.items():
         table[d] = prio
-    lossless = sorted(set(qos.pfc.priorities))
+    marked = qos.marked
     return NicQos(trust=trust, pfc=pfc, dscp_to_priority=table, roce_tos=tos, cnp_dscp=cnp_dscp,
-                  cnp_priority=cnp_prio, ecn_np=lossless if ecn_np else [],
-                  ecn_rp=lossless if ecn_rp else [], dcqcn=nic.dcqcn,
+                  cnp_priority=cnp_prio, ecn_np=marked if ecn_np else [],
+                  ecn_rp=marked if ecn_rp else [], dcqcn=nic.dcqcn,
                   strict_tcs=sorted(qos.ets.strict),
                   tc_bw=[qos.ets.weights.get(tc, 0) for tc in range(8)],
                   pfc_prevention_ms=nic.pfc_prevention_ms)
 
 
 def plan_lossless(qos: QosIntent, state: FabricState) -> None:
-    """Add the lossless plane to a planned FabricState (in place)."""
+    """Add the lossless plane to a planned FabricState (in place); during a profile
+    transition, also what every device carries in the profile the fabric leaves."""
+    source = qos.transition_from
+    if source is not None:
+        leaving = qos.as_profile(source)
+        _plan_profile(leaving, state)
+        state.transition = Transition(profile=profile(leaving, state.roce_mtu), devices={
+            name: SourceQos(qos=device.qos,
+                            ports={n: i.qos for n, i in device.interfaces.items()
+                                   if i.qos is not None},
+                            nics={n: i.nic for n, i in device.interfaces.items()
+                                  if i.nic is not None})
+            for name, device in state.devices.items()})
+    _plan_profile(qos, state)
+
+
+def _plan_profile(qos: QosIntent, state: FabricState) -> None:
     state.lossless = profile(qos, state.roce_mtu)
     planner = _PortPlanner(qos)
     nic_default: NicQos | None = None
@@ -268,7 +310,8 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
                          if matching else [])
             mtu = iface.mtu or 0
             port, pg_profile = planner.port(asic, iface.speed_mbps or 0, link.cable_m, mtu,
-                                            far.mtu or link.mtu, overrides)
+                                            far.mtu or link.mtu, overrides,
+                                            to_host=link.kind is LinkKind.HOST)
             iface.qos = port
             if pg_profile is not None:
                 dev_qos.profiles.setdefault(*pg_profile)

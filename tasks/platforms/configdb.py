@@ -4,6 +4,12 @@ The lab's switches keep the ASIC-only part of the plane (PFC, ECN, buffers, watc
 *virtual ASIC* in this format, the way SONiC's virtual switch accepts QoS without an ASIC;
 a SONiC platform pushes the same tables. Keys are "TABLE" -> "key[|subkey]" -> field -> str.
 FLATFAB_ASIC is flatfab's own table: the headroom inputs SONiC keeps in STATE_DB.
+
+Packet trimming follows SONiC's packet-trimming design (sonic-net/SONiC
+doc/packet_trimming): `SWITCH_TRIMMING|GLOBAL` (size, `dscp_value` "from-tc" with `tc_value`,
+`queue_index`), a buffer profile's `packet_discard_action` "trim", and each port's
+`tc_to_dscp_map` giving trimmed packets the DSCP of that port's direction (asymmetric DSCP:
+towards hosts or towards the fabric).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from flatfab.model.state import (
     PortQos,
     QosMaps,
     QueueQos,
+    Trimming,
     Watchdog,
 )
 
@@ -41,6 +48,9 @@ MAP_TABLES = {  # table -> (QosMaps field, PORT_QOS_MAP field)
 }
 DOT1P_TABLE = "DOT1P_TO_TC_MAP"
 MAP_BASE = "AI_ROCE"
+TRIM_TABLE = "SWITCH_TRIMMING"
+TRIM_MAP_TABLE = "TC_TO_DSCP_MAP"
+FROM_TC = "from-tc"  # trimmed packets take their DSCP from the egress port's tc_to_dscp_map
 # a class the intent gives no ETS share: SONiC's DWRR weights are relative and at least 1
 # (sonic-scheduler.yang), so it gets the smallest one under a name that reads back as "none"
 SCHED_BEST_EFFORT = "SCHED_DWRR_BEST_EFFORT"
@@ -108,7 +118,14 @@ def to_config_db(device: DeviceState) -> ConfigDb:
             fields["dynamic_th"] = str(prof.dynamic_th)
         if prof.static_th is not None:
             fields["static_th"] = str(prof.static_th)
+        if prof.discard is not None:
+            fields["packet_discard_action"] = prof.discard
         put("BUFFER_PROFILE", profile_key(name), fields)
+    trimming = qos.trimming
+    if trimming is not None:
+        put(TRIM_TABLE, "GLOBAL", {"size": str(trimming.size), "dscp_value": FROM_TC,
+                                   "tc_value": str(trimming.tc),
+                                   "queue_index": str(trimming.queue)})
     map_names: dict[str, dict[tuple[int, ...], str]] = {t: {} for t in (*MAP_TABLES, DOT1P_TABLE)}
     # ports that share a PortQos object share its rows (and dump() writes each once)
     rows_of: dict[int, _PortRows] = {}
@@ -122,7 +139,7 @@ def to_config_db(device: DeviceState) -> ConfigDb:
             continue
         rows = rows_of.get(id(port))
         if rows is None:
-            rows = rows_of[id(port)] = _port_rows(port, map_names, put)
+            rows = rows_of[id(port)] = _port_rows(port, map_names, put, trimming)
         tables["PORT"][port_name] = rows.port
         cables[port_name] = rows.cable
         tables["PORT_QOS_MAP"][port_name] = rows.qos_map
@@ -172,9 +189,14 @@ def _indexes(text: str, where: str) -> list[int]:
 
 
 def _port_rows(port: PortQos, map_names: dict[str, dict[tuple[int, ...], str]],
-               put: Callable[[str, str, dict[str, str]], None]) -> _PortRows:
+               put: Callable[[str, str, dict[str, str]], None],
+               trimming: Trimming | None) -> _PortRows:
     """The rows of one distinct port state; shared maps, schedulers and WRED go to `put`."""
     qos_map: dict[str, str] = {}
+    if trimming is not None and port.trim_dscp is not None:
+        name = f"FLATFAB_TRIM_{port.trim_dscp}"
+        put(TRIM_MAP_TABLE, name, {str(trimming.tc): str(port.trim_dscp)})
+        qos_map["tc_to_dscp_map"] = name
     for map_table, (attr, map_field) in MAP_TABLES.items():
         table, field = map_table, map_field
         values: list[int] = getattr(port.maps, attr)
@@ -368,13 +390,16 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
             continue
         th = {k: _int(db, "BUFFER_PROFILE", name, k) for k in ("dynamic_th", "static_th")
               if k in row}
+        discard = row.get("packet_discard_action", "drop")
         profiles[_role(name, "_profile")] = BufferProfile(
             pool=_role(ref(row.get("pool")) or "", "_pool"),
             size=_int(db, "BUFFER_PROFILE", name, "size", 0),
             xon=_int(db, "BUFFER_PROFILE", name, "xon", 0),
-            xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th)
-    device = DeviceQos(asic=asic, pools=pools, profiles=profiles, virtual=virtual,
-                       unknown=device_unknown)
+            xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th,
+            discard=None if discard == "drop" else discard)
+    trimming, same_dscp = _trimming(db)
+    device = DeviceQos(asic=asic, pools=pools, profiles=profiles, trimming=trimming,
+                       virtual=virtual, unknown=device_unknown)
     ports: dict[str, PortQos] = {}
     per_port = _per_port(db)
     cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})
@@ -443,8 +468,38 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
             trust=trust, maps=maps, pfc=pfc, watchdog=_watchdog(db, port_name, qmap),
             pgs=dict(sorted(pgs.items())), queues=dict(sorted(queues.items())),
             speed_mbps=int(port_row.get("speed", "0")), cable_m=float(cable),
-            mtu=int(port_row.get("mtu", "0")), unknown=unknown)
+            mtu=int(port_row.get("mtu", "0")),
+            trim_dscp=same_dscp if same_dscp is not None or trimming is None
+            else _trim_dscp(db, qmap, trimming.tc, where), unknown=unknown)
     return device, ports
+
+
+def _trimming(db: ConfigDb) -> tuple[Trimming | None, int | None]:
+    """The switch's trimming, and the one DSCP every trimmed packet gets (symmetric DSCP;
+    None where each port's tc_to_dscp_map gives it)."""
+    row = db.get(TRIM_TABLE, {}).get("GLOBAL")
+    if row is None:
+        return None, None
+    tc = _int(db, TRIM_TABLE, "GLOBAL", "tc_value", 0)
+    queue = row.get("queue_index", "")
+    trimming = Trimming(size=_int(db, TRIM_TABLE, "GLOBAL", "size"), tc=tc,
+                        # "dynamic": the queue of the trimmed packet's TC
+                        queue=tc if queue == "dynamic" else _int(db, TRIM_TABLE, "GLOBAL",
+                                                                  "queue_index"))
+    dscp = row.get("dscp_value", FROM_TC)
+    return trimming, None if dscp == FROM_TC else _int(db, TRIM_TABLE, "GLOBAL", "dscp_value")
+
+
+def _trim_dscp(db: ConfigDb, qmap: dict[str, str], tc: int, where: str) -> int | None:
+    """The DSCP a port's tc_to_dscp_map gives trimmed packets (None: the port has none)."""
+    name = ref(qmap.get("tc_to_dscp_map"))
+    if name is None:
+        return None
+    row = db.get(TRIM_MAP_TABLE, {}).get(name)
+    if row is None:
+        raise ConfigDbError(f"{where} refers to {TRIM_MAP_TABLE}|{name}, which does not exist")
+    value = row.get(str(tc))
+    return None if value is None else _int(db, TRIM_MAP_TABLE, name, str(tc))
 
 
 def normalize(data: Any) -> tuple[ConfigDb, list[str]]:

@@ -12,6 +12,7 @@ from flatfab.errors import InputError, InputProblem
 from flatfab.intent.loader import validation_problems
 from flatfab.model.state import FabricState
 from flatfab.runbook.model import RolloutPlan
+from flatfab.runbook.profile_order import order_problems
 from flatfab.runbook.schedule import Schedule, matches, schedule
 from flatfab.yamlio import PathPart, format_path, line_of, load_yaml
 
@@ -79,6 +80,8 @@ def check_against_fabric(rollout: RolloutPlan, doc: Any, file: str, plan: Fabric
                        "match")
                 problem(("phases", scheduled.index, "select"),
                         f"phase {scheduled.phase.name!r} selects no device ({why})")
+        for index, reason in order_problems(plan, result):
+            problem(("phases", index, "select"), reason)
     if problems:
         raise InputError(problems)
     return result

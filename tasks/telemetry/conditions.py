@@ -104,7 +104,8 @@ KINDS = (
         Fails when: they arrive and the counter stays flat: for two intervals at the reaction
         point (its counters and the leaf's are read at different moments), for one at the
         notification point. An unmanaged host (hosts.yaml `managed: false`) is never
-        polled: not judged.
+        polled: not judged; nor a point the plan turns off (qos.yaml `profile:
+        lossless-no-dcqcn`).
         Fix: Turn DCQCN on for the NIC's lossless priorities (qos.yaml `hosts.dcqcn`,
         `ecn_np`, `ecn_rp`, then `flatfab rollout`) and check the NIC's firmware settings;
         meanwhile congestion is left to PFC alone."""),
@@ -130,7 +131,8 @@ KINDS = (
     _kind(ECN_ON_LOSSY, "No lossy queue marks ECN", """
         Reads: the ECN-marked counts of every switch port's lossy queues, per interval.
         Expects: at most `telemetry.ecn_on_lossy` marks per interval (default 0): marking
-        belongs to the lossless queues.
+        belongs to the queues the plan marks (the lossless ones; in a `lossy` fabric the RoCE
+        queue).
         Fails when: a lossy queue marks more; cleared once an interval stays within it.
         Fix: Either marking is configured on a lossy queue, or RoCE traffic lands in one (a
         DSCP map that moved it, a sender marking the wrong DSCP): `flatfab rollout` restores
@@ -316,7 +318,7 @@ def queue_counts(windows: Windows, ctx: Context) -> Iterator[Verdict]:
                 f"an interval (allowed {limit.lossless_drops})",
                 expected=f"queue {queue}: <= {limit.lossless_drops} drops per interval",
                 actual=f"queue {queue}: {count} drops per interval")
-        elif metric is Metric.QUEUE_ECN and not lossless:
+        elif metric is Metric.QUEUE_ECN and queue not in classes.marked_queues:
             subject = (ECN_ON_LOSSY, device, port or "", _label("queue", queue))
             yield subject, None if count <= limit.ecn_on_lossy else _finding(
                 ECN_ON_LOSSY, device, port,
@@ -373,6 +375,9 @@ def dcqcn_idle(windows: Windows, ctx: Context) -> Iterator[Verdict]:
     limit = ctx.thresholds
     for (device, port, metric, key), window in _of(windows, Metric.NIC_CNP_HANDLED,
                                                    Metric.NIC_CNP_SENT):
+        if not ctx.lossless.dcqcn_point(device, port, "rp" if metric is Metric.NIC_CNP_HANDLED
+                                        else "np"):
+            continue  # off by intent (lossless-no-dcqcn): host.intent judges the setting
         if metric is Metric.NIC_CNP_HANDLED:
             feed = ctx.lossless.cnp_feed(device, port)
             cnps = None if feed is None else windows.get(

@@ -14,6 +14,8 @@ class PortClasses:
     lossless: frozenset[int]  # lossless (PFC) priorities = their TCs (identity, as planned)
     lossless_queues: frozenset[int]  # the queues of those TCs
     pause_queue: dict[int, int]  # PFC priority -> the queue a received pause stops
+    # the queues the plan has mark ECN: the lossless ones, a lossy fabric's RoCE queue
+    marked_queues: frozenset[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,8 @@ def _at(values: list[int], index: int) -> int:
 def _classes(qos: PortQos) -> PortClasses:
     lossless = frozenset(qos.pfc)
     return PortClasses(lossless, frozenset(_at(qos.maps.tc_to_queue, tc) for tc in lossless),
-                       {p: _at(qos.maps.pfc_to_queue, p) for p in lossless})
+                       {p: _at(qos.maps.pfc_to_queue, p) for p in lossless},
+                       frozenset(q for q, state in qos.queues.items() if state.ecn is not None))
 
 
 class LosslessMap:
@@ -44,9 +47,17 @@ class LosslessMap:
         # with identity maps; without a lossless plane, queues are not classified at all
         self._fallback = None if profile is None else PortClasses(
             frozenset(profile.lossless), frozenset(profile.lossless),
-            {p: p for p in profile.lossless})
+            {p: p for p in profile.lossless}, frozenset(profile.marked))
+        # (host, NIC) -> the DCQCN points its plan turns on ("np", "rp"; lossless-no-dcqcn:
+        # none, and then a flat counter is what the intent asks for)
+        self._points: dict[tuple[str, str], frozenset[str]] = {}
         for device in plan.devices.values():
             for iface in device.interfaces.values():
+                nic = iface.nic
+                if nic is not None:
+                    self._points[(device.name, iface.name)] = frozenset(
+                        side for side, on in (("np", nic.ecn_np), ("rp", nic.ecn_rp))
+                        if on and nic.dcqcn)
                 qos = iface.qos
                 if qos is None and iface.parent is not None:  # a VRF sub-interface
                     parent = device.interfaces.get(iface.parent)
@@ -71,6 +82,12 @@ class LosslessMap:
         if port is None:
             return None
         return self._ports.get((device, port), self._fallback)
+
+    def dcqcn_point(self, device: str, port: str | None, side: str) -> bool:
+        """Whether the plan turns this DCQCN point ("np", "rp") on for a host NIC (a NIC the
+        plan does not name: yes, as the profile's default)."""
+        points = self._points.get((device, port or ""))
+        return points is None or side in points
 
     def cnp_feed(self, device: str, port: str | None) -> CnpFeed | None:
         """Where the CNPs a host NIC receives are counted on the switch side."""

@@ -284,6 +284,8 @@ class PlatformConformance:
                     if field not in read_side.unknown:
                         assert getattr(read_side, field) == getattr(planned_side, field), (
                             f"{where}: {port} {field}")
+        if planned.lb is not None:  # the ECMP hashing the plan sets reads back as planned
+            assert seen.lb == planned.lb, f"{where}: ECMP hashing {seen.lb}, planned {planned.lb}"
         for vrf, instance in planned.bgp.items():
             found = seen.bgp.get(vrf)
             assert found is not None, f"{where}: BGP in VRF {vrf} not read"

@@ -122,7 +122,7 @@ def test_a_platform_flatfab_renders_no_hashing_for_refuses_it(tmp_path: Path) ->
         load_intent(_fabric(tmp_path, "load_balancing:\n  seeds: {leaf: 3}\n",
                             source="multivendor"), known_platforms=PLATFORMS)
     reasons = {(p.path, p.reason) for p in caught.value.problems}
-    assert ("load_balancing.hash_fields", "platform eos cannot do this (ecmp_hash): flatfab "
-            "does not render ECMP hashing for EOS yet") in reasons
-    assert ("load_balancing.seeds", "platform eos cannot do this (ecmp_hash_seed): flatfab "
-            "does not render an ECMP hash seed for EOS yet") in reasons
+    assert ("load_balancing.hash_fields", "platform nxos cannot do this (ecmp_hash): flatfab "
+            "does not render ECMP hashing for NX-OS yet") in reasons
+    assert ("load_balancing.seeds", "platform nxos cannot do this (ecmp_hash_seed): flatfab "
+            "does not render an ECMP hash seed for NX-OS yet") in reasons

@@ -36,12 +36,14 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "buffer.profile", "buffer.coverage", "buffer.budget", "mtu.roce_chain",
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
         "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent", "state.unknown",
-        "ecn.intent", "buffer.intent"])
+        "ecn.intent", "buffer.intent", "pfc.lossy_fabric", "trim.dscp", "trim.queue",
+        "trim.intent"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
         # counters exist only on a running switch; a device differs from its plan only live
         live_only = check_id in ("ecn.pause_without_marks", "host.intent", "pfc.intent",
-                                 "state.unknown", "ecn.intent", "buffer.intent")
+                                 "state.unknown", "ecn.intent", "buffer.intent",
+                                 "trim.intent")
         want = {Stage.LIVE} if live_only else {Stage.STATIC, Stage.LIVE}
         assert item.stages == want, check_id
         assert item.title.startswith("Every") and len(item.title) <= 70, check_id

@@ -258,9 +258,13 @@ def collect_cases() -> list[CollectCase]:
     shell = CapturedShell({c: r for c, r in leaf1_answers().items() if RIB_READS.fullmatch(c)},
                           real=driver.session)
     driver.session = shell
+    # captured before the lab's intent set ECMP hashing: the kernel held its defaults then,
+    # so the plan it is read against leaves the hashing alone (tests/platforms/frr/
+    # test_ecmp.py reads a rendered hash back)
+    planned = plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1"]
     return [CollectCase(
         name="frr-lab-leaf1-rolled-out", driver=driver,
-        planned=plan(load_intent(ROOT / "intents" / "lab")).devices["leaf1"],
+        planned=planned.model_copy(update={"lb": None}),
         commands=lambda: [entry.command for entry in shell.log],
         source="captured on the embedded lab (intents/lab, FRR 8.4.4) on leaf1 after a full "
                "rollout by tests/fixtures/napalm/capture.py, 2026-11-25 (tests/fixtures/napalm/"

@@ -5,7 +5,9 @@ It answers the command channel the way netmiko's `send_command` would (the drive
 (`nv config patch/replace`, dropped by `nv config detach`), revisions with their state, the
 `apply --confirm` timer (advance() lets it expire: the revision rolls back to the tree before
 it), files written on the switch, and a log of every command. `nv show` commands answer
-from recorded outputs (tests/fixtures/nvue/<device>/, see the README there).
+from recorded outputs (tests/fixtures/nvue/<device>/, see the README there); `nv show system
+forwarding` without one answers from the applied tree over NVUE's documented defaults
+(tests/fixtures/nvue/variants/hash_defaults/), as NVUE states its applied values.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvue"
 RC = "; echo @@flatfab-rc=$?"
 READ_PREFIXES = ("nv show ", "nv config show", "nv config revision", "nv config history",
                  "ls -1 ")
+# `nv show system forwarding -o json` of a switch whose config sets no forwarding (derived
+# from NVIDIA's documentation: tests/fixtures/nvue/README.md)
+FORWARDING_DEFAULTS = FIXTURES / "variants" / "hash_defaults" / "nv_show_system_forwarding.json"
 
 
 def factory_tree(hostname: str) -> Tree:
@@ -38,6 +43,14 @@ def factory_tree(hostname: str) -> Tree:
             "interface": {"eth0": {"type": "eth", "ipv4": {"dhcp-client": {"state": "enabled"}},
                                    "vrf": "mgmt"}},
             "vrf": {"mgmt": {}}}
+
+
+def forwarding_shown(applied_tree: Tree) -> Tree:
+    """What `nv show system forwarding -o json` states: the applied `system forwarding`
+    (ecmp-hash fields, hash-seed) over NVUE's defaults."""
+    shown: Tree = json.loads(FORWARDING_DEFAULTS.read_text(encoding="utf-8"))
+    config = applied_tree.get("system", {}).get("forwarding", {})
+    return merge(shown, {k: v for k, v in config.items() if k in ("ecmp-hash", "hash-seed")})
 
 
 def recorded(device: str) -> dict[str, str]:
@@ -105,6 +118,8 @@ class NvueDouble:
             return json.dumps([{"header": {"model": "SN5600", "nvue-api-version": "nvue_v1",
                                            "rev-id": 1.0, "version": "Cumulus Linux 5.15.0"}},
                                {"set": self.applied}], indent=1) + "\n"
+        if command == "nv show system forwarding -o json":
+            return json.dumps(forwarding_shown(self.applied), indent=1) + "\n"
         if command == "nv config revision -o json":
             return json.dumps(self.revisions, indent=1, sort_keys=True) + "\n"
         if (m := re.fullmatch(r"mkdir -p (\S+) && nv config show -o yaml > (\S+)", command)):
@@ -230,4 +245,4 @@ def collect_cases() -> list[CollectCase]:
         planned=leaf1, commands=lambda: list(double.commands),
         source="derived from NVIDIA's Cumulus Linux 5.15 documentation of the `nv show -o "
                "json` shapes (tests/fixtures/nvue/README.md); the applied tree is the "
-               "double's state after pushing the plan")]
+               "double's state after pushing the plan (its ECMP hashing included)")]

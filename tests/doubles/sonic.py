@@ -351,7 +351,8 @@ def collect_cases() -> list[CollectCase]:
     """leaf1 of the lab on sonic after a push of its plan, read through the driver's guard.
 
     CONFIG_DB and frr.conf are the double's state after the push (tests/support/sonic.py
-    `sonic_double(pushed=True)`). The show outputs are `healthy_outputs`, not
+    `sonic_double(pushed=True)`), the lab's 5-tuple ECMP hash in `SWITCH_HASH|GLOBAL`
+    `ecmp_hash` among it. The show outputs are `healthy_outputs`, not
     tests/fixtures/sonic/leaf1/: those record a fault on purpose (red's session on
     Ethernet408.200 Active, Ethernet8 down) for the platform suite, so they cannot read back
     as planned."""
@@ -368,5 +369,7 @@ def collect_cases() -> list[CollectCase]:
         commands=lambda: double.commands,
         source="derived from the SONiC Command Reference and FRR user guide (the output "
                "formats of tests/fixtures/sonic/leaf1, filled by healthy_outputs from the lab "
-               "plan on sonic); CONFIG_DB and frr.conf are the double's state after a push; "
+               "plan on sonic); CONFIG_DB and frr.conf are the double's state after a push "
+               "(SWITCH_HASH|GLOBAL ecmp_hash as SONiC's Generic Hash HLD and the sonic-hash "
+               "and sonic-types YANG models give it, a JSON list as the switch prints it); "
                "never captured from a switch")]

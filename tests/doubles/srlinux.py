@@ -8,7 +8,9 @@ configuration guide: checkpoints, `commit confirmed`, `tools system configuratio
 confirmed-accept|confirmed-reject`):
 
 - running: the configuration tree (no module prefixes); `set` on the candidate datastore
-  applies its commands as one transaction (all or nothing) and commits;
+  applies its commands as one transaction (all or nothing) and commits (paths: `/`, a
+  top-level tree or list entry, a container below the root such as
+  /system/load-balancing/hash-options);
 - with `confirm-timeout` the commit is `unconfirmed` (/system/configuration/commit) until
   accepted; `expire()` is the timer running out: the box reverts to the config before;
 - checkpoints (`generate-checkpoint name X`) and `load checkpoint` + `commit now` in a
@@ -38,6 +40,7 @@ Json = dict[str, Any]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "srlinux"
 LLDP_HEARD, CLOCK_NOW, LLDP_AGE = "2025-11-24T16:00:00.000Z", "2025-11-24T16:00:07.000Z", 7
 _ENTRY_PATH = re.compile(r"^/([a-z-]+)(?:\[name=([^\]]+)\])?$")
+_CONTAINER_PATH = re.compile(r"^(?:/[a-z-]+){2,}$")  # /system/load-balancing/hash-options
 
 
 class RpcError(Exception):
@@ -127,6 +130,9 @@ class SrlinuxDouble:
                     raise RpcError("delete / is refused")
                 continue
             found = _ENTRY_PATH.match(path)
+            if found is None and _CONTAINER_PATH.match(path):
+                _container(tree, path, action, command.get("value"))
+                continue
             if found is None:
                 raise RpcError(f"path {path} is not in this double")
             head, name = found.groups()
@@ -224,6 +230,28 @@ class SrlinuxDouble:
         raise RpcError(f"command {command!r} is not in this double's recordings")
 
 
+def _member(node: Json, step: str) -> str:
+    """The member of a tree node that `step` names, with or without its module prefix (a
+    new member: unprefixed)."""
+    return next((k for k in node if k.split(":", 1)[-1] == step), step)
+
+
+def _container(tree: Json, path: str, action: str, value: Any) -> None:
+    """A replace, update or delete of a container below the root (`/system/...`): only
+    that container changes, its siblings stay."""
+    *parents, last = path.strip("/").split("/")
+    node = tree
+    for step in parents:
+        node = node.setdefault(_member(node, step), {})
+    key = _member(node, last)
+    if action == "delete":
+        node.pop(key, None)
+    elif action == "update" and isinstance(node.get(key), dict):
+        node[key].update(copy.deepcopy(value))
+    else:
+        node[key] = copy.deepcopy(value)
+
+
 # ---- recorded outputs and the shared collect case ------------------------------------------
 
 
@@ -245,8 +273,9 @@ def collect_cases() -> list[CollectCase]:
         commands=lambda: [entry.split(" ", 1)[1] for entry in double.log
                           if entry.startswith("cli ")],
         source=("derived from Nokia's SR Linux YANG models v25.3.1 (state trees of "
-                "srl_nokia-interfaces, -network-instance, -bgp, -lldp, -qos) and the SR "
-                "Linux JSON-RPC guide; no box was available (tests/fixtures/srlinux/README.md)"))]
+                "srl_nokia-interfaces, -network-instance, -bgp, -lldp, -qos; the running "
+                "configuration's srl_nokia-load-balancing hash-options) and the SR Linux "
+                "JSON-RPC guide; no box was available (tests/fixtures/srlinux/README.md)"))]
 
 
 
@@ -256,7 +285,8 @@ def collect_cases() -> list[CollectCase]:
 
 def running_of(tree: Json) -> Json:
     """A rendered tree as the box returns `/` from running: module prefixes where modules
-    change, identities qualified (RFC 7951), mgmt0 and /system present."""
+    change, identities qualified (RFC 7951), mgmt0 and /system present (with the rendered
+    load-balancing hash options, srl_nokia-load-balancing's augment of /system)."""
     out = copy.deepcopy(tree)
     for ni in out.get("network-instance", []):
         ni["type"] = f"srl_nokia-network-instance:{ni['type']}"
@@ -268,11 +298,15 @@ def running_of(tree: Json) -> Json:
     interfaces = [*out.get("interface", []),
                   {"name": "mgmt0", "admin-state": "enable",
                    "subinterface": [{"index": 0, "ipv4": {"dhcp-client": {}}}]}]
+    system: Json = {"srl_nokia-lldp:lldp": {"admin-state": "enable"}}
+    balancing = (out.get("system") or {}).get("load-balancing")
+    if balancing is not None:
+        system["srl_nokia-load-balancing:load-balancing"] = balancing
     return {"srl_nokia-interfaces:interface": interfaces,
             "srl_nokia-network-instance:network-instance": out.get("network-instance", []),
             "srl_nokia-routing-policy:routing-policy": out.get("routing-policy", {}),
             "srl_nokia-qos:qos": out.get("qos", {}),
-            "srl_nokia-system:system": {"srl_nokia-lldp:lldp": {"admin-state": "enable"}}}
+            "srl_nokia-system:system": system}
 
 
 def _native_members(tree: Json, irb: str) -> list[str]:

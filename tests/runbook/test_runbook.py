@@ -42,10 +42,11 @@ def rail_plan() -> FabricState:
     return Project(root=ROOT, fabric="rail").plan
 
 
-def test_five_plans_are_shipped() -> None:
+def test_seven_plans_are_shipped() -> None:
     assert [p.name for p in SHIPPED] == ["add-leaf.yaml", "first-bring-up.yaml",
                                          "fleet-bring-up.yaml", "lossless-change.yaml",
-                                         "rail-bring-up.yaml"]
+                                         "rail-bring-up.yaml", "to-lossless.yaml",
+                                         "to-lossy.yaml"]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

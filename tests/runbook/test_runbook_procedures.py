@@ -17,7 +17,8 @@ from tests.support.paths import ROOT
 PROCEDURES = sorted((ROOT / "runbooks").glob("*.md"))
 COMMAND = re.compile(r"^\s*\.venv/bin/flatfab\s(.*)$")
 WANTED = ["first-bring-up", "add-leaf", "add-tenant", "ecn-change", "emergency-rollback",
-          "drift-remediation", "scheduled-audits", "rail-bring-up", "distributed"]
+          "drift-remediation", "scheduled-audits", "rail-bring-up", "distributed",
+          "profile-change"]
 
 
 def _commands(path: Path) -> list[str]:

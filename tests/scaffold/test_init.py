@@ -164,7 +164,8 @@ def test_the_written_project_holds_what_the_brief_lists(tmp_path: Path,
                        "inventory/pod-a/defaults.yaml", "inventory/pod-a/groups.yaml",
                        "inventory/pod-a/hosts.yaml", "runbooks/add-leaf.yaml",
                        "runbooks/first-bring-up.yaml", "runbooks/fleet-bring-up.yaml",
-                       "runbooks/lossless-change.yaml"]
+                       "runbooks/lossless-change.yaml", "runbooks/to-lossless.yaml",
+                       "runbooks/to-lossy.yaml"]
     project_file = load_yaml(project / "flatfab.yaml")
     assert dict(project_file) == {"fabric": "pod-a"}  # the other keys are comments
     text = (project / "flatfab.yaml").read_text()

@@ -25,6 +25,8 @@ from tests.support.flatfab import Run, flatfab
 PREFIX = os.environ.get("FLATFAB_TEST_LAB_PREFIX", "fft")
 SUBNET = os.environ.get("FLATFAB_TEST_LAB_SUBNET", "172.31.250.0/24")
 # the rail lab (intents/rail: 5 stages, 2 planes, multi-NIC servers) beside it
+# the lab switch's virtual ASIC: its CONFIG_DB as JSON (flatfab.platforms.frr.dcb)
+ASIC_DB = "/var/lib/flatfab/asic/config_db.json"
 RAIL_PREFIX = os.environ.get("FLATFAB_TEST_RAIL_PREFIX", "ftr")
 RAIL_SUBNET = os.environ.get("FLATFAB_TEST_RAIL_SUBNET", "172.31.247.0/24")
 
@@ -48,6 +50,12 @@ class Lab:
     def sh(self, node: str, command: str) -> str:
         """A root shell command inside a lab node (for injecting faults)."""
         return node_exec(self.paths, node, ["sh", "-c", command])
+
+    def edit_asic(self, node: str, mutation: str) -> None:
+        """Change a lab switch's virtual ASIC (its CONFIG_DB JSON, `d` in `mutation`) the way
+        an operator's hand would."""
+        self.sh(node, f"python3 - <<'EOF'\nimport json\np = {ASIC_DB!r}\nd = json.load(open(p))"
+                      f"\n{mutation}\njson.dump(d, open(p, 'w'), indent=1, sort_keys=True)\nEOF")
 
     def swap_ports(self, node: str, one: str, other: str) -> None:
         """Trade two ports' cables on `node` (their names trade places on the box)."""

@@ -29,6 +29,8 @@ def intent_on(source: Path, target: Path, platform: str, family: str) -> None:
     caps = PLATFORMS[platform].facts.capabilities
     if "ecmp_hash" in caps.unsupported:
         fabric.pop("load_balancing", None)  # refused at load there: the switch's own hashing
+    elif "ecmp_hash_seed" in caps.unsupported and fabric.get("load_balancing"):
+        fabric["load_balancing"].pop("seeds", None)  # the hash fields render, a seed cannot
     (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
     qos_file = target / "qos.yaml"
     qos = (yaml.safe_load(qos_file.read_text()) if qos_file.exists() else None) or {}

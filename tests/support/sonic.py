@@ -11,6 +11,7 @@ from pathlib import Path
 from flatfab.intent.loader import load_intent
 from flatfab.model.state import DeviceState, FabricState
 from flatfab.plan.planner import plan
+from flatfab.platforms.configdb import json_fields
 from flatfab.platforms.registry import PLATFORMS
 from flatfab.platforms.sonic import PLATFORM, changes
 from flatfab.platforms.sonic.driver import SonicDriver
@@ -51,8 +52,9 @@ def sonic_double(device: DeviceState, *, pushed: bool = False) -> SonicDouble:
     db = factory_config_db(device.name)
     planned = config_db(device, PLATFORM.names)
     db.update({t: planned[t] for t in DAY0_TABLES})
-    if pushed:  # the state after a successful push of the plan
-        db = changes.target(db, planned)
+    if pushed:  # the state after a successful push of the plan, list fields as JSON lists
+        db = changes.target(db, planned)  # (as apply-patch leaves them and the switch prints)
+        db = {t: {k: json_fields(row) for k, row in rows.items()} for t, rows in db.items()}
     frr = PLATFORM.sections(PLATFORM.render(device))["frr"] if pushed else []
     if not frr:
         return SonicDouble(db, outputs=recorded(device.name))

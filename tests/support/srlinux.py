@@ -1,12 +1,20 @@
-"""The srlinux platform tests' fabrics: example intents with their switches on srlinux."""
+"""The srlinux platform tests' fabrics: example intents with their switches on srlinux; and
+the SR Linux YANG oracle with /system in its scope (the ECMP hash options)."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 import shutil
+from functools import cache
 from pathlib import Path
+from typing import Any
 
+from flatfab.platforms.srlinux.render import as_tree
+from flatfab.platforms.srlinux.sections import entries_of
 from tests.support.on_platform import balancing_for
+from tests.support.oracles import SRLINUX, SRLINUX_YANG, usable
 from tests.support.paths import ROOT
 
 
@@ -39,3 +47,32 @@ def srlinux_intent(name: str, tmp: Path, family: str = "tomahawk-4",
             else body + f"asics:\n{entry}")
     qos.write_text(body)
     return folder
+
+
+# The shared validator judges interface, network-instance, routing-policy and qos and drops
+# other top-level trees with a note; /system (srl_nokia-system, augmented by
+# srl_nokia-load-balancing) is among its models, so a copy of it with /system in its scope
+# judges the hash options by the same YANG and feature set (7220 IXR-H4).
+SYSTEM_SCOPE = ("srl_nokia-system", "system")
+
+
+@cache
+def _with_system() -> Any:
+    spec = importlib.util.spec_from_file_location("srlinux_yang_validate_system",
+                                                  SRLINUX_YANG / "validate.py")
+    assert spec is not None and spec.loader is not None
+    module: Any = importlib.util.module_from_spec(spec)  # the validator's own names
+    spec.loader.exec_module(module)
+    module.SCOPE = {*module.SCOPE, SYSTEM_SCOPE}  # this copy's own: the shared one is untouched
+    return module.Oracle(SRLINUX_YANG / "yang", SRLINUX_YANG / "features-off.txt")
+
+
+def system_violations(text: str) -> list[str]:
+    """Nokia's YANG verdict on a rendered config's /system replaces (skips the calling test
+    where the oracle cannot run, as `usable` does)."""
+    usable(SRLINUX)
+    tree = as_tree(entries_of(json.loads(text)))
+    if "system" not in tree:
+        return []
+    violations, _ = _with_system().validate({"system": tree["system"]})
+    return list(violations)

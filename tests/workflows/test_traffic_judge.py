@@ -8,7 +8,16 @@ from flatfab.intent.loader import load_intent
 from flatfab.model.state import FabricState
 from flatfab.plan.planner import plan
 from flatfab.plan.traffic import FlowGroup, hops, plan_flows
-from flatfab.workflows.commands.traffic import CHECK, DROPS, Counters, _judge, waves
+from flatfab.workflows.commands.traffic import (
+    CHECK,
+    DROPS,
+    SPREAD,
+    Counters,
+    _judge,
+    chance_floor,
+    spread_summary,
+    waves,
+)
 from tests.support.paths import ROOT
 
 PLAN: FabricState = plan(load_intent(ROOT / "intents" / "lab"))
@@ -103,3 +112,35 @@ def test_a_mis_marked_group_judged_alone_is_named_at_the_hop_it_crossed() -> Non
     route = f"{GROUP.source} -> {GROUP.target} (VRF {GROUP.vrf})"
     assert {f.device for f in found} == {h.device for h in hops(PLAN, GROUP)}
     assert all(route in f.message for f in found)
+
+
+def test_the_chance_floor_is_the_binomial_tail() -> None:
+    # 32 flows over 2 spines: 4 or fewer on one happens by chance 9.7 times in a million
+    assert chance_floor(32, 2) == 5
+    assert chance_floor(32, 2, odds=0.5) == 16  # the median
+    assert chance_floor(64, 4) == 3 and chance_floor(16, 1) == 0
+
+
+def _spine_split(carried: dict[str, int]) -> tuple[Counters, Counters]:
+    """Counters where each spine hop of GROUP carried these many RoCE flows."""
+    before, after = _counters(GROUP.roce_packets + GROUP.cnp_packets)
+    for hop in hops(PLAN, GROUP):
+        if hop.role == "spine":
+            after[hop.device][hop.ports[0]][3]["packets"] = (carried[hop.device]
+                                                            * GROUP.data_packets)
+    return before, after
+
+
+def test_a_spine_starved_of_flows_is_named_and_each_tier_is_measured() -> None:
+    spines = sorted(h.device for h in hops(PLAN, GROUP) if h.role == "spine")
+    assert len(spines) == 2 and GROUP.flows == 32
+    tally: dict[int, list[int]] = {}
+    found = _judge(PLAN, GROUP, *_spine_split({spines[0]: 30, spines[1]: 2}), tally)
+    assert [(f.check, f.device, f.severity) for f in found] == [
+        (SPREAD, spines[1], Severity.WARNING)]
+    assert found[0].message.startswith(f"{spines[1]} carried 2 of 32 RoCE flows")
+    tally = {}
+    assert _judge(PLAN, GROUP, *_spine_split({spines[0]: 20, spines[1]: 12}), tally) == []
+    summary = spread_summary(tally)
+    assert [(f.check, f.severity, f.actual) for f in summary] == [
+        (SPREAD, Severity.INFO, "12-20 flows")]

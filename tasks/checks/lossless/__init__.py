@@ -15,9 +15,11 @@ from flatfab.checks.lossless import (
     hosts,
     mtu,
     pfc,
+    profiles,
     scheduling,
+    trimming,
     unread,
 )
 
-__all__ = ["buffers", "capacity", "classification", "ecn", "hosts", "mtu", "pfc", "scheduling",
-           "unread"]
+__all__ = ["buffers", "capacity", "classification", "ecn", "hosts", "mtu", "pfc", "profiles",
+           "scheduling", "trimming", "unread"]

@@ -120,11 +120,26 @@ def dscp_map(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         yield from nic_findings(item, nic, issues_of(nic.nic.dscp_to_priority, kernel=False))
 
 
+def _marked_queue(qos: PortQos, tc: int) -> list[Issue]:
+    """A lossy fabric's RoCE path: the TC's queue exists and marks ECN."""
+    queue = at(qos.maps.tc_to_queue, tc)
+    state = qos.queues.get(queue) if queue is not None else None
+    if state is None:
+        return [Issue(f"RoCE TC {tc} goes to queue {queue}, which is not configured",
+                      f"queue {queue} configured", "missing")]
+    if state.ecn is None:
+        return [Issue(f"RoCE queue {queue} has no ECN marking", f"queue {queue}: ECN",
+                      f"queue {queue}: no ECN")]
+    return []
+
+
 def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfile) -> list[Issue]:
     """The RoCE TC's ingress PG has a lossless profile, its queue ECN and a lossless profile."""
     issues = []
     tc = lossless.roce_priority
     profiles = dev.profiles if dev is not None else {}
+    if lossless.lossy:
+        return _marked_queue(qos, tc)  # PFC anywhere is pfc.lossy_fabric's finding
     if tc not in qos.pfc:
         issues.append(Issue(f"has no PFC on RoCE priority {tc}", f"PFC on {tc}",
                             f"PFC on {fmt_set(qos.pfc)}"))
@@ -160,7 +175,9 @@ def class_chain(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     ports also PFC, the TC to PG and TC to queue maps, the PG's buffer profile and the queue's ECN
     and egress profile.
     Expects: the RoCE and CNP code points map to their TCs; the RoCE priority has PFC, its PG a
-    lossless profile, its queue exists with ECN marking and an egress lossless profile.
+    lossless profile, its queue exists with ECN marking and an egress lossless profile. In a
+    `lossy` fabric (qos.yaml `profile`) the RoCE queue exists and marks ECN, and nothing else of
+    the chain is expected (PFC anywhere is `pfc.lossy_fabric`'s finding).
     Fails when: any link of that chain is broken. A PG whose profile the switch leaves to its buffer
     manager is not judged.
     Fix: Follow the broken link the finding names: a map, PFC setting, buffer profile or queue the

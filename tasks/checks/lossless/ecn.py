@@ -26,12 +26,12 @@ def lossless_queues(qos: PortQos, lossless: list[int]) -> list[tuple[int, QueueQ
     return [(q, qos.queues.get(q)) for q in queues]
 
 
-def _attached(qos: PortQos, lossless: list[int]) -> list[Issue]:
+def _attached(qos: PortQos, lossless: list[int], kind: str) -> list[Issue]:
     issues = []
     for queue, state in lossless_queues(qos, lossless):
         if state is None or state.ecn is None:
             what = "is not configured" if state is None else "has no ECN marking"
-            issues.append(Issue(f"lossless queue {queue} {what}", f"queue {queue}: ECN",
+            issues.append(Issue(f"{kind} queue {queue} {what}", f"queue {queue}: ECN",
                                 f"queue {queue}: {'missing' if state is None else 'no ECN'}"))
     return issues
 
@@ -41,7 +41,7 @@ def _attached(qos: PortQos, lossless: list[int]) -> list[Issue]:
 def attached(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: the TC to queue map and queue ECN settings of every physical switch port, and the
     lossless profile's lossless TCs.
-    Expects: the queue of every lossless TC exists and marks ECN.
+    Expects: the queue of every lossless TC (in a `lossy` fabric, the RoCE TC) exists and marks ECN.
     Fails when: such a queue is not configured or has no ECN marking.
     Fix: Turn marking on for the lossless queues: from `flatfab check`, an override sets
     `ecn_enabled: false` or a PFC priority has no queue; live, `flatfab rollout`. Without ECN marks
@@ -51,7 +51,8 @@ def attached(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     if lossless is None:
         return
     cached = PerObject(_attached)
-    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, lossless.lossless))
+    marked, kind = lossless.marked, "RoCE" if lossless.lossy else "lossless"
+    yield from grouped_findings(item, ctx, lambda g: cached(g.qos, marked, kind))
 
 
 def _egress_pool(dev: DeviceQos | None, state: QueueQos) -> BufferPool | None:
@@ -231,7 +232,7 @@ def _against_plan(qos: PortQos, planned: PortQos, lossless: list[int]) -> list[I
        scope=Scope.DEVICE, severity=Severity.ERROR, stages=[Stage.LIVE])
 def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """Reads: live, the ECN min, max and probability of each physical switch port's lossless
-    queues, and the plan's for the same port.
+    queues (a `lossy` fabric's RoCE queue), and the plan's for the same port.
     Expects: the planned values: two vendors' valid thresholds can still disagree (one leaf
     marking at 300 KB while its spine marks at 150 KB), and then DCQCN reacts late on one hop.
     Fails when: a queue's ECN settings differ from the plan's. A queue without ECN is
@@ -244,6 +245,6 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     lossless = profile(ctx)
     if lossless is None:
         return
-    queues = lossless.lossless
+    queues = lossless.marked
     yield from planned_port_findings(item, ctx,
                                      lambda seen, plan: _against_plan(seen, plan, queues))

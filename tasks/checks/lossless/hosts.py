@@ -57,12 +57,13 @@ def _nic_only(nic: NicQos, lossless: LosslessProfile) -> list[Issue]:
                             kernel=True))
     for field, name, enabled in (("ecn_np", "notification point", nic.ecn_np),
                                  ("ecn_rp", "reaction point", nic.ecn_rp)):
-        if field in unread:
-            continue
-        missing = set(lossless.lossless) - set(enabled)
+        if field in unread or not lossless.dcqcn:
+            continue  # lossless-no-dcqcn: the points are off on purpose (host.intent)
+        missing = set(lossless.marked) - set(enabled)
         if missing:
-            issues.append(Issue(f"has no ECN {name} on lossless priority {fmt_set(missing)}",
-                                f"ECN {name} on {fmt_set(lossless.lossless)}",
+            kind = "RoCE" if lossless.lossy else "lossless"
+            issues.append(Issue(f"has no ECN {name} on {kind} priority {fmt_set(missing)}",
+                                f"ECN {name} on {fmt_set(lossless.marked)}",
                                 f"on {fmt_set(enabled)}"))
     return issues
 
@@ -78,7 +79,9 @@ def _paired(nic: NicQos, port: PortQos,
                        Issue(f"trusts {port.trust}, its host NIC trusts {nic.trust}",
                              nic.trust, port.trust)))
     pfc = fmt_set(port.pfc)
-    for dscp in [] if {"dscp_to_priority", "pfc"} & nic.unknown.keys() else lossless.roce_dscp:
+    # a lossy fabric pauses nothing: PFC there is pfc.lossy_fabric's
+    paused = [] if lossless.lossy else lossless.roce_dscp
+    for dscp in [] if {"dscp_to_priority", "pfc"} & nic.unknown.keys() else paused:
         prio = at(nic.dscp_to_priority, dscp)
         if prio not in port.pfc:
             issues.append(("pfc", Issue(
@@ -126,9 +129,10 @@ def agreement(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     reaction point priorities, trust and DSCP to priority map, and the leaf port's trust, PFC and
     DSCP to TC map (planned statically, observed live); the plan's ends and profile.
     Expects: the NIC marks RoCE with a RoCE DSCP, ECN-capable, with the intent's ToS, marks CNPs
-    with a CNP DSCP and has ECN notification and reaction points on every lossless priority; NIC and
-    port trust alike, the port pauses each RoCE DSCP's priority and classifies CNPs into the NIC's
-    CNP priority.
+    with a CNP DSCP and has ECN notification and reaction points on every lossless priority (in a
+    `lossy` fabric the RoCE priority; none are required in `lossless-no-dcqcn`); NIC and port trust
+    alike, the port pauses each RoCE DSCP's priority (not in a `lossy` fabric) and classifies CNPs
+    into the NIC's CNP priority.
     Fails when: any of these does not hold. A disagreement is named at the leaf port when the port
     moved from the plan and the NIC did not, else at the NIC. A NIC setting not read is not judged;
     PFC equality across the link is `pfc.link_symmetry`'s.

@@ -129,14 +129,15 @@ def lossy_class(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     priorities of the plan's lossless profile.
     Expects: PFC only on lossless priorities.
     Fails when: a port or NIC has PFC on another priority, one finding per priority. Nothing is
-    judged without a lossless profile, nor PFC the device does not state (listed as unknown).
+    judged without a lossless profile, nor PFC the device does not state (listed as unknown); in a
+    `lossy` fabric PFC on any priority is `pfc.lossy_fabric`'s.
     Fix: Take PFC off the named priority: in qos.yaml keep only lossless priorities in
     `pfc.priorities`, overrides' `pfc` and `hosts.pfc`; live, `flatfab rollout`. PFC on a lossy
     class pauses traffic that has no headroom and spreads congestion.
     """
     lossless = profile(ctx)
-    if lossless is None:
-        return
+    if lossless is None or lossless.lossy:
+        return  # in a lossy fabric, PFC anywhere is pfc.lossy_fabric's
     promised = frozenset(lossless.lossless)
     cached = PerObject(_lossy)
     yield from grouped_findings(item, ctx, lambda g: [] if "pfc" in g.qos.unknown

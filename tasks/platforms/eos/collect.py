@@ -8,7 +8,9 @@ all` for the underlay and tenant routing (Arista EOS command reference; a route 
 EVPN/VXLAN has vias to a VTEP, `vtepAddr` and `vni`, read as overlay next hops; a via of no
 kind flatfab reads is named in `not_modelled`, never read as a next hop);
 `show priority-flow-control counters` and `show qos interfaces ecn counters queue` for PFC
-frames and ECN marks, where the switch has a lossless data plane.
+frames and ECN marks, where the switch has a lossless data plane; the running config's
+`ip load-sharing` lines for the ECMP hash (tasks/platforms/eos/hashing.py: flatfab renders
+none, the switch's own is read).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
-from flatfab.platforms.eos import phy, running
+from flatfab.platforms.eos import hashing, phy, running
 from flatfab.platforms.eos.avd import sets_buffers
 from flatfab.platforms.eos.running import EosConfig
 from flatfab.platforms.readback import (
@@ -312,6 +314,8 @@ def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,
     readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names))
     _lossless(device, planned, config, facts)
     _counters(device, shown)
+    device.lb, unmodelled = hashing.read(config)
+    device.not_modelled.update(unmodelled)
     return device
 
 

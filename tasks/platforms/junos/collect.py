@@ -5,7 +5,9 @@ Every read is a `| display json` CLI command through NAPALM's cli() (NAPALM hand
 
 - `show configuration | display json`: VRF membership, host-port VLANs and the whole
   lossless plane (classifier, forwarding classes, congestion-notification-profile,
-  schedulers, drop profiles). Junos keeps CoS in configuration only, as EOS does.
+  schedulers, drop profiles). Junos keeps CoS in configuration only, as EOS does. The ECMP
+  hash too (`forwarding-options enhanced-hash-key`, junos/hashing.py): none configured is
+  Junos's documented default, the 5-tuple.
 - `show interfaces | display json` (get-interface-information): link state, MTU, speed,
   addresses per logical unit.
 - `show lldp neighbors detail | display json`: cabling, every neighbour of a port with its
@@ -49,7 +51,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
-from flatfab.platforms.junos import phy
+from flatfab.platforms.junos import hashing, phy
 from flatfab.platforms.junos.render import as_int, ecn_levels, queue_reference_bytes
 from flatfab.platforms.readback import Routes, asn_of, identity_from_bgp, lldp_device, tenant
 
@@ -664,6 +666,16 @@ def _lossless(device: DeviceState, planned: DeviceState, config: JunosConfig) ->
         iface.qos = _port_qos(cos, name, qos, iface.mtu, iface.speed_mbps, reference)
 
 
+def _hashing(device: DeviceState, config: JunosConfig) -> None:
+    """The switch's ECMP hashing from its configuration (junos/hashing.py): what it
+    configures, or Junos's default where it configures none; a routing instance's own hash
+    key, and hashing beyond the model, are named in `not_modelled`."""
+    lb, beyond = hashing.read(config.root.get("forwarding-options"))
+    device.lb = lb
+    device.not_modelled.update(beyond)
+    device.not_modelled.update(hashing.instance_keys(config.root.get("routing-instances")))
+
+
 def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     shown = _read(driver, device)
@@ -682,6 +694,8 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     readback.guarded(device, "bgp", lambda: _bgp(device, shown[BGP], names))
     readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names, config))
     readback.guarded(device, "lossless", lambda: _lossless(device, planned, config))
+    if shown[CONFIG]:  # an unread configuration says nothing of the hash (its error is named)
+        readback.guarded(device, "hashing", lambda: _hashing(device, config))
     device.loopback = readback.loopback_address(device, names.loopback)
     device.vrfs = {tenant(names, vrf): planned.vrfs.get(tenant(names, vrf), 0)
                    for vrf in sorted(config.instances)}

@@ -17,6 +17,8 @@ Decisions (see the platform's README section in the report):
 - Host gateways: host ports are access ports of one VLAN per VRF, the gateway address is on
   that VLAN's IRB unit (`irb.<vlan>`), in the VRF's routing-instance.
 - VRFs are `instance-type virtual-router` (VRF-lite: no route distinguisher or targets).
+- ECMP hashing is `forwarding-options replace: enhanced-hash-key` (junos/hashing.py), only
+  where the plan sets it: without, the switch keeps its own.
 - Every rendered statement carries the `replace:` tag at the level it owns (a whole
   hierarchy, or one interface / instance where the management side shares it), for
   `load replace` (tasks/platforms/junos/driver.py).
@@ -40,6 +42,7 @@ from flatfab.model.state import (
     Watchdog,
 )
 from flatfab.platforms.base import InterfaceNames
+from flatfab.platforms.junos import hashing
 from flatfab.platforms.junos.text import REPLACE, Tree, to_text
 from flatfab.platforms.names import natural_key
 
@@ -325,6 +328,17 @@ class _Render:
                 **{k: v for k, v in protocols.items() if k != "@"}}
         return options, protocols, {"instance": instances} if instances else None
 
+    # ---- ECMP hashing ---------------------------------------------------------------------
+
+    def hashing(self) -> Tree | None:
+        """`forwarding-options enhanced-hash-key` (tasks/platforms/junos/hashing.py); None
+        where the plan leaves the switch's hashing alone."""
+        if self.device.lb is None:
+            return None
+        tree, problems = hashing.render(self.device.lb)
+        self.problems += problems
+        return tree
+
     # ---- class of service ---------------------------------------------------------------
 
     def cos(self) -> Tree | None:
@@ -479,6 +493,7 @@ def configuration(device: DeviceState, names: InterfaceNames) -> Tree:
     options, protocols, instances = render.routing()
     policies = render.policies()
     cos = render.cos()
+    balancing = render.hashing()
     if render.problems:
         raise JunosRenderError(f"{device.name}: " + "; ".join(render.problems))
     config: Tree = {"interfaces": interfaces}
@@ -493,6 +508,8 @@ def configuration(device: DeviceState, names: InterfaceNames) -> Tree:
         config["routing-instances"] = instances
     if cos is not None:
         config["class-of-service"] = cos
+    if balancing is not None:  # a hierarchy the switch shares: flatfab owns the hash key
+        config["forwarding-options"] = balancing
     return {"configuration": config}
 
 

@@ -17,7 +17,13 @@ from flatfab.platforms.nvue.collect import (
     counters_command,
     physical,
 )
-from flatfab.platforms.nvue.driver import NvueDriver, NvueError, config_tree, parse_json
+from flatfab.platforms.nvue.driver import (
+    NvueDriver,
+    NvueError,
+    config_tree,
+    hashing_of,
+    parse_json,
+)
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
 from flatfab.platforms.nvue.render import canonical, render, sections, text
 
@@ -57,10 +63,17 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
                           management=self.facts.management_interfaces)
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
-        """Running (owned part) and intended, both in canonical key order."""
+        """Running (owned part) and intended, both in canonical key order. A plan that
+        renders no hashing leaves the switch's own: its `system forwarding` is no drift."""
         running = driver.get_config(retrieve="running")["running"]
         try:
-            wanted = text(canonical(applied(load_ops(intended))))
+            wanted_tree = applied(load_ops(intended))
+            wanted = text(canonical(wanted_tree))
+            if not hashing_of(wanted_tree.get("system")):
+                now = applied(load_ops(running))
+                if hashing_of(now.get("system")):
+                    del now["system"]["forwarding"]
+                    running = text(canonical(now))
         except NvueYamlError as exc:
             raise NvueError(f"intended config: {exc}") from None
         return running, wanted
@@ -68,12 +81,19 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
     def change_notes(self, running: str, intended: str) -> list[str]:
         """Buffer changes: NVUE has switchd re-read its buffer configuration, which can
         drop traffic on every port of the switch (Cumulus "Quality of Service": buffer and
-        traffic-pool changes take effect through a switchd reload)."""
+        traffic-pool changes take effect through a switchd reload). A hash seed change
+        restarts switchd (Cumulus "Equal Cost Multipath Load Sharing", Unique Hash Seed)."""
         try:
-            now, wanted = (applied(load_ops(t)).get("qos", {}) for t in (running, intended))
+            trees = [applied(load_ops(t)) for t in (running, intended)]
         except NvueYamlError as exc:
             return [f"config unreadable: {exc}"]
+        now, wanted = (t.get("qos", {}) for t in trees)
         notes: list[str] = []
+        seeds = ["switchd's own" if seed is None else seed
+                 for seed in (hashing_of(t.get("system")).get("hash-seed") for t in trees)]
+        if seeds[0] != seeds[1]:
+            notes.append(f"system forwarding hash-seed {seeds[0]} -> {seeds[1]}: NVUE "
+                         "restarts switchd, every port resets and traffic stops meanwhile")
         if now.get("traffic-pool") != wanted.get("traffic-pool"):
             notes.append("qos traffic-pool changes: switchd reloads its buffer configuration "
                          "(traffic on every port may drop during the reload)")

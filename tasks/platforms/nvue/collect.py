@@ -15,7 +15,11 @@ Sources (all `-o json`, NVIDIA Cumulus Linux 5.x user guide and NVUE command ref
   (keyed by neighbour), with their age and TTL;
 - `nv show interface <port> counters qos -o json` (5.5+): per lossless port its PFC pause
   frames per switch priority (`pfc-stats`) and per traffic class its transmitted and
-  ECN-marked frames (`egress-queue-stats`).
+  ECN-marked frames (`egress-queue-stats`);
+- the ECMP hashing (`lb`) from the applied config's `system forwarding` (`ecmp-hash` fields,
+  `hash-seed`), where flatfab renders every field; a field the config leaves to NVUE's
+  default is read from `nv show system forwarding -o json` (asked only then: NVUE states
+  every field there, defaults included; NVUE command reference, "System Forwarding").
 What NVUE does not state (a PFC watchdog restore time, pool modes, egress pools, PG alpha)
 is recorded in `unknown` with the reason, never invented.
 """
@@ -38,8 +42,10 @@ from flatfab.model.state import (
     DeviceState,
     EcnProfile,
     Endpoint,
+    HashField,
     IfKind,
     Interface,
+    LoadBalancing,
     PortCounters,
     PortQos,
     Probe,
@@ -52,7 +58,14 @@ from flatfab.platforms.base import DeviceDriver, InterfaceNames
 from flatfab.platforms.nvue import phy
 from flatfab.platforms.nvue.driver import NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import Tree
-from flatfab.platforms.nvue.render import GLOBAL, LOSSLESS_POOL, LOSSY_POOL, SPEEDS
+from flatfab.platforms.nvue.render import (
+    GLOBAL,
+    HASH_KEYS,
+    LOSSLESS_POOL,
+    LOSSY_POOL,
+    OTHER_HASH_KEYS,
+    SPEEDS,
+)
 from flatfab.platforms.readback import (
     asn_of,
     identity_from_bgp,
@@ -65,12 +78,14 @@ from flatfab.platforms.readback import (
 
 APPLIED = "nv config show -o json"
 INTERFACES = "nv show interface -o json"
+FORWARDING = "nv show system forwarding -o json"
 _MBPS = {v: k for k, v in SPEEDS.items()}
 _STATES = {"established": "Established", "idle": "Idle", "active": "Active",
            "connect": "Connect", "opensent": "OpenSent", "openconfirm": "OpenConfirm"}
 # how releases spell a feature switched off: `enable: off` (5.0-5.14), `state: disabled`
 # (5.15 on; render.RELEASES)
 _OFF = frozenset({"off", "disabled", "disable", "false"})
+_ON = frozenset({"on", "enabled", "enable", "true"})
 
 
 def bgp_command(vrf: str) -> str:
@@ -335,6 +350,54 @@ def _bgp(device: DeviceState, applied: Tree, outputs: dict[str, Any],
     identity_from_bgp(device)
 
 
+def hash_switches(ecmp_hash: Any) -> dict[str, bool]:
+    """An `ecmp-hash` object's fields as on (True) or off, in either release's words
+    (`on`/`off` up to 5.14, `enabled`/`disabled` from 5.15); a value in neither is left out,
+    as a field not stated."""
+    out: dict[str, bool] = {}
+    for key, value in _dict(ecmp_hash).items():
+        word = str(value).strip().lower()
+        if word in _ON or word in _OFF:
+            out[str(key)] = word in _ON
+    return out
+
+
+def _hashing(driver: DeviceDriver, device: DeviceState, applied: Tree) -> None:
+    """What the switch hashes ECMP on (`lb`), once for all its VRFs. A field NVUE hashes on
+    beyond flatfab's model (ingress port, GTP TEID, inner headers) is named in
+    `not_modelled`; a hash nothing states is left unread (lb None), with why."""
+    forwarding = _dict(_dict(applied.get("system")).get("forwarding"))
+    stated = hash_switches(forwarding.get("ecmp-hash"))
+    keys = [*HASH_KEYS.values(), *OTHER_HASH_KEYS]
+    if any(key not in stated for key in keys):  # left to NVUE's defaults: NVUE says which
+        try:
+            shown = parse_json(str(driver.cli([FORWARDING])[FORWARDING]), FORWARDING)
+        except NvueError as exc:
+            device.errors.append(f"lb: {exc}: the ECMP hash is not judged")
+            return
+        stated = {**hash_switches(_dict(shown).get("ecmp-hash")), **stated}
+        unstated = [key for key in keys if key not in stated]
+        if unstated:
+            device.errors.append(f"lb: neither the applied config nor {FORWARDING} states "
+                                 f"ecmp-hash {', '.join(unstated)} as on or off: the ECMP "
+                                 "hash is not judged")
+            return
+    # the seed only as configured: without one switchd hashes with its own random seed
+    raw_seed = forwarding.get("hash-seed")
+    seed = _int(raw_seed)
+    if raw_seed is not None and seed is None:
+        device.errors.append(f"lb: system forwarding hash-seed reads {raw_seed!r}, not a "
+                             "number: the ECMP hash is not judged")
+        return
+    device.lb = LoadBalancing(hash_fields=[f for f in HashField if stated[HASH_KEYS[f]]],
+                              seed=seed)
+    for key in OTHER_HASH_KEYS:
+        if stated[key]:
+            device.not_modelled[f"system forwarding ecmp-hash {key}"] = (
+                "the ECMP hash also reads this field, which flatfab's hash fields do not "
+                "have (flatfab renders it disabled)")
+
+
 def _profile(qos: Tree, kind: str, entry: Tree) -> Tree:
     bound = _dict(_dict(entry.get("qos")).get(kind)).get("profile")
     return _dict(_dict(qos.get(kind)).get(str(bound) if bound else GLOBAL))
@@ -495,6 +558,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
                    for v in _dict(applied.get("vrf")) if v not in (DEFAULT_VRF, "mgmt")}
     readback.guarded(device, "bgp", lambda: _bgp(device, applied, outputs, names),
                      errors=(ValueError, TypeError, AttributeError))  # pydantic's too
+    _hashing(driver, device, applied)
     if planned.qos is not None:
         try:
             _lossless(device, applied, planned)

@@ -2,9 +2,10 @@
 
 Push (NVIDIA "NVUE CLI" and NVUE command reference, `nv config`):
 - the candidate is flatfab's `set` document; before it goes an `unset` of every object
-  flatfab owns (its ports, lo, SVIs and sub-interfaces, the bridge, BGP, tenant VRFs, qos),
-  so the pending revision is the candidate exactly there and untouched elsewhere (eth0 and
-  VRF mgmt are never named); NVUE applies only the net difference;
+  flatfab owns (its ports, lo, SVIs and sub-interfaces, the bridge, BGP, tenant VRFs, qos,
+  and the ECMP hashing `system forwarding ecmp-hash`/`hash-seed` where the candidate sets
+  it), so the pending revision is the candidate exactly there and untouched elsewhere (eth0
+  and VRF mgmt are never named); NVUE applies only the net difference;
 - `nv config detach` drops stray pending edits, `nv config patch <file>` loads the document;
 - `nv config apply --confirm <minutes> -y` applies with NVUE's own rollback timer (whole
   minutes: revert_in is rounded up, never down); `--confirm-yes` keeps, `--confirm-no`
@@ -33,6 +34,7 @@ from flatfab.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
 from flatfab.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
 
 STATE_DIR = "/var/tmp/flatfab"
+HASHING = ("ecmp-hash", "hash-seed")  # the keys of `system forwarding` flatfab renders
 _VERSION = re.compile(r"\b5\.(\d+)(\.\d+)*\b")
 
 
@@ -62,8 +64,13 @@ def owned(tree: Tree, management: Iterable[str] = ("eth0",)) -> Tree:
     keep = set(management)
     out: Tree = {}
     system = tree.get("system")
-    if isinstance(system, dict) and "hostname" in system:
-        out["system"] = {"hostname": system["hostname"]}
+    if isinstance(system, dict):
+        mine: Tree = {"hostname": system["hostname"]} if "hostname" in system else {}
+        hashing = hashing_of(system)
+        if hashing:
+            mine["forwarding"] = hashing
+        if mine:
+            out["system"] = mine
     interfaces = {name: value for name, value in (tree.get("interface") or {}).items()
                   if name not in keep and re.match(r"^(swp|lo$|vlan)", name)}
     if interfaces:
@@ -80,10 +87,25 @@ def owned(tree: Tree, management: Iterable[str] = ("eth0",)) -> Tree:
     return {key: out[key] for key in SECTIONS if key in out}
 
 
-def unset_document(running: Tree) -> Tree:
-    """The `unset` that clears every owned object the running config has."""
+def hashing_of(system: Any) -> Tree:
+    """The ECMP hashing part of a `system` tree (`forwarding` ecmp-hash and hash-seed); the
+    rest of `system forwarding` (lag-hash, profiles, ...) is not flatfab's."""
+    forwarding = system.get("forwarding") if isinstance(system, dict) else None
+    if not isinstance(forwarding, dict):
+        return {}
+    return {key: forwarding[key] for key in HASHING if key in forwarding}
+
+
+def unset_document(running: Tree, candidate: Tree | None = None) -> Tree:
+    """The `unset` that clears every owned object the running config has. The hashing only
+    where the candidate sets it: a plan without `lb` leaves the switch's hashing alone, and
+    one whose tier has no seed takes a seed set before away (switchd's own again)."""
     mine = owned(running)
     doc: Tree = {}
+    if candidate is not None and hashing_of(candidate.get("system")):
+        hashing = hashing_of(mine.get("system"))
+        if hashing:
+            doc["system"] = {"forwarding": {key: {} for key in hashing}}
     for key in ("interface", "vrf"):
         if key in mine:
             doc[key] = {name: {} for name in mine[key]}
@@ -174,7 +196,7 @@ class NvueDriver(ShellCliDriver[Tree]):
         assert self._candidate is not None
         ops: list[Tree] = [{"set": running}]
         if not self._merge:
-            ops.append({"unset": unset_document(running)})
+            ops.append({"unset": unset_document(running, self._candidate)})
         ops.append({"set": self._candidate})
         return applied(ops)
 
@@ -189,7 +211,7 @@ class NvueDriver(ShellCliDriver[Tree]):
     def patch_document(self, running: Tree) -> str:
         """What `nv config patch` gets: unset of the owned objects, then the candidate."""
         assert self._candidate is not None
-        undo = {} if self._merge else unset_document(running)
+        undo = {} if self._merge else unset_document(running, self._candidate)
         head = f"- unset: {json.dumps(undo, sort_keys=True)}\n" if undo else ""
         return head + text(self._candidate)
 

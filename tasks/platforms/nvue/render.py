@@ -7,7 +7,8 @@ input of `nv config patch` and its own section split. Sources (NVIDIA docs, Cumu
 "Border Gateway Protocol - BGP" (unnumbered neighbours), "Virtual Routing and Forwarding",
 "Ethernet Bridging - VLAN-aware Mode" (br_default, SVIs named vlan<N>), "Quality of Service"
 and its "RDMA over Converged Ethernet - RoCE" page (qos mapping/pfc/congestion-control/
-egress-scheduler/traffic-pool/pfc-watchdog).
+egress-scheduler/traffic-pool/pfc-watchdog), "Equal Cost Multipath Load Sharing" and the NVUE
+command reference's "System Forwarding" (system forwarding ecmp-hash, hash-seed).
 
 Releases: the tree is spelled for one release line (see RELEASES). Cumulus Linux 5.15
 renamed booleans (on/off -> enabled/disabled, `enable` -> `state`) and moved interface
@@ -31,7 +32,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from flatfab.errors import FlatfabError
-from flatfab.model.state import DEFAULT_VRF, BgpInstance, DeviceState, IfKind, Interface, PortQos
+from flatfab.model.state import (
+    DEFAULT_VRF,
+    BgpInstance,
+    DeviceState,
+    HashField,
+    IfKind,
+    Interface,
+    LoadBalancing,
+    PortQos,
+)
 from flatfab.platforms.base import InterfaceNames, NotSupportedError
 from flatfab.platforms.names import natural_key, sort_interfaces
 from flatfab.platforms.nvue.nvyaml import Tree, dump
@@ -44,6 +54,16 @@ LOSSY_POOL = "default-lossy"
 SPEEDS = {10_000: "10G", 25_000: "25G", 40_000: "40G", 50_000: "50G", 100_000: "100G",
           200_000: "200G", 400_000: "400G", 800_000: "800G"}
 _VLAN = re.compile(r"(\d+)$")
+# `system forwarding ecmp-hash`: NVUE's key of each field flatfab hashes on (nvueschema
+# NvueConfigSystemForwardingEcmpHash, 5.2-5.18), and the fields NVUE has beyond flatfab's
+# (ingress port, GTP TEID, inner headers): rendered disabled, so the hash reads the
+# intent's fields and nothing a default or an operator added
+HASH_KEYS = {HashField.SRC_IP: "source-ip", HashField.DST_IP: "destination-ip",
+             HashField.PROTOCOL: "ip-protocol", HashField.FLOW_LABEL: "ipv6-label",
+             HashField.SRC_PORT: "source-port", HashField.DST_PORT: "destination-port"}
+OTHER_HASH_KEYS = ("gtp-teid", "ingress-interface", "inner-destination-ip",
+                   "inner-destination-port", "inner-ip-protocol", "inner-ipv6-label",
+                   "inner-source-ip", "inner-source-port")
 
 
 @dataclass(frozen=True)
@@ -269,6 +289,27 @@ def _pools(device: DeviceState, ports: dict[str, PortQos]) -> Tree:
     return pools
 
 
+# ---- ECMP hashing -------------------------------------------------------------------------
+
+
+def forwarding(lb: LoadBalancing, rel: Release = TARGET) -> Tree:
+    """`system forwarding` of a switch that hashes as planned: every ecmp-hash field NVUE has
+    set on or off (NVUE's defaults hash the IPv6 flow label too), and the tier's hash-seed.
+    No seed in the plan: no hash-seed, and switchd picks its own (random, kept over restarts).
+    Cumulus Linux hashes once per switch, for every VRF alike."""
+    if lb.vrfs:
+        raise NvueRenderError(f"NVUE hashes once per switch; the plan hashes VRF(s) "
+                              f"{', '.join(sorted(lb.vrfs))} otherwise")
+    fields = {key: rel.on if field in lb.hash_fields else rel.off
+              for field, key in HASH_KEYS.items()}
+    fields.update(dict.fromkeys(OTHER_HASH_KEYS, rel.off))
+    out: Tree = {"ecmp-hash": dict(sorted(fields.items()))}
+    if lb.seed is not None:
+        # a new seed restarts switchd: every port resets (change_notes says so)
+        out["hash-seed"] = lb.seed
+    return out
+
+
 # ---- the tree -----------------------------------------------------------------------------
 
 
@@ -331,7 +372,10 @@ def tree(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> T
                                   "on NVUE")
         interfaces[name] = entry
     qos = _qos(device, interfaces)
-    out: Tree = {"system": {"hostname": device.name}, "interface": interfaces}
+    system: Tree = {"hostname": device.name}
+    if device.lb is not None:  # None: the switch's own hashing, left alone
+        system["forwarding"] = forwarding(device.lb, rel)
+    out: Tree = {"system": system, "interface": interfaces}
     if vlans:
         out["bridge"] = {"domain": {BRIDGE: {"vlan": {str(v): {} for v in sorted(set(vlans))}}}}
     default = device.bgp.get(DEFAULT_VRF)

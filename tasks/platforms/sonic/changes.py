@@ -3,7 +3,8 @@ running to intended, and which of its operations GCU's apply-patch refuses.
 
 flatfab owns whole tables (render.OWNED_TABLES: a row it does not render is removed) and
 only its own rows and fields of the hardware tables (render.MERGED_TABLES: PORT keeps
-`lanes`, `alias`, ...; DEVICE_METADATA keeps `mac`, `hwsku`, ...).
+`lanes`, `alias`, ...; DEVICE_METADATA keeps `mac`, `hwsku`, ...; SWITCH_HASH keeps
+`lag_hash` and the algorithms).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from flatfab.platforms.configdb import ConfigDb, json_field, json_fields, plain_references
+from flatfab.platforms.sonic import hashing
 from flatfab.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
 
 # fields of the hardware tables flatfab shows when it has no intended config to go by
 DEFAULT_MERGED_FIELDS = {"PORT": ("admin_status", "mtu", "speed"),
                          "DEVICE_METADATA": ("hostname", "bgp_asn", "docker_routing_config_mode",
-                                             "buffer_model", "default_pfcwd_status")}
+                                             "buffer_model", "default_pfcwd_status"),
+                         hashing.TABLE: (hashing.FIELD,)}
 # GCU's field operation validators: the only BUFFER_PROFILE fields it edits in place
 PROFILE_EDITABLE = frozenset({"dynamic_th", "xoff"})
 
@@ -41,6 +44,9 @@ def project(running: ConfigDb, reference: ConfigDb | None = None) -> ConfigDb:
             wanted = dict.fromkeys(rows, DEFAULT_MERGED_FIELDS[table])
         kept = {key: {f: rows[key][f] for f in fields if f in rows[key]}
                 for key, fields in wanted.items() if key in rows}
+        for fields in kept.values():  # the hash's fields in one order: another is no drift
+            if table == hashing.TABLE and hashing.FIELD in fields:
+                fields[hashing.FIELD] = hashing.canonical(fields[hashing.FIELD])
         if kept:
             out[table] = kept
     return out
@@ -93,7 +99,8 @@ def patch(running: ConfigDb, desired: ConfigDb) -> list[dict[str, Any]]:
                         ops.append({"op": "remove", "path": path})
                     elif name not in old[key]:
                         ops.append({"op": "add", "path": path, "value": value})
-                    elif old[key][name] != new[key][name]:
+                    elif old[key][name] != new[key][name] and not hashing.same(
+                            table, name, old[key][name], new[key][name]):
                         ops.append({"op": "replace", "path": path, "value": value})
     return ops
 

@@ -1,7 +1,9 @@
 """Read a SONiC switch into observed DeviceState with show-type commands only.
 
-Sources: CONFIG_DB (`show runningconfiguration all`) for ports, addresses, VRFs and the
-lossless tables; FRR's JSON (vtysh) for link state, BGP and routes (in a VRF with an L3VNI,
+Sources: CONFIG_DB (`show runningconfiguration all`) for ports, addresses, VRFs, the
+lossless tables and ECMP hashing (`SWITCH_HASH|GLOBAL` `ecmp_hash`, sonic/hashing.py: none
+there leaves the hashing unknown; a field flatfab has no name for is named in
+`not_modelled`); FRR's JSON (vtysh) for link state, BGP and routes (in a VRF with an L3VNI,
 `VRF|<vrf> vni` mapped to its VLAN by VXLAN_TUNNEL_MAP, a route's next hop on that VLAN is an
 EVPN/VXLAN one: its address is the remote VTEP); `show lldp table` for cabling (every row of a
 port: a port may have several neighbours; the table states no age, TTL or port-id subtype,
@@ -49,7 +51,7 @@ from flatfab.platforms.readback import (
     lldp_neighbours,
     tenant,
 )
-from flatfab.platforms.sonic import phy
+from flatfab.platforms.sonic import hashing, phy
 from flatfab.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
@@ -346,6 +348,8 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
     if planned.qos is not None:
         _lossless(device, db, planned)
         _counters(driver, device, planned)
+    device.lb, unmodelled = hashing.from_config_db(db)
+    device.not_modelled.update(unmodelled)
     return device
 
 

@@ -2,7 +2,8 @@
 
 The rendered text has two `!! ` sections: `config_db` (canonical CONFIG_DB JSON of every
 table flatfab owns) and `frr` (frr.conf: BGP only; in split mode addresses and VRFs are
-CONFIG_DB's, so frr.conf repeats no interface addresses).
+CONFIG_DB's, so frr.conf repeats no interface addresses). A switch with planned hashing gets
+`SWITCH_HASH|GLOBAL` `ecmp_hash` (sonic/hashing.py); without, its hashing is left alone.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from flatfab.platforms import configdb
 from flatfab.platforms.base import InterfaceNames
 from flatfab.platforms.configdb import ConfigDb
 from flatfab.platforms.names import sort_interfaces
+from flatfab.platforms.sonic import hashing
 from flatfab.platforms.templating import environment
 
 CONFIG_DB = "config_db"
@@ -26,7 +28,8 @@ OWNED_TABLES = (
     "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "WRED_PROFILE", "PFC_WD", "CABLE_LENGTH",
     *configdb.MAP_TABLES, configdb.DOT1P_TABLE)
 # tables of the hardware and the image: flatfab owns only the rows and fields it renders
-MERGED_TABLES = ("PORT", "DEVICE_METADATA")
+# (SWITCH_HASH: its ecmp_hash; orchagent refuses a removed row or field, so none is removed)
+MERGED_TABLES = ("PORT", "DEVICE_METADATA", hashing.TABLE)
 _VLAN_ID = re.compile(r"(\d+)$")
 
 
@@ -103,6 +106,8 @@ def config_db(device: DeviceState, names: InterfaceNames) -> ConfigDb:
                     put("INTERFACE", f"{name}|{address}", {})
     for table, rows in lossless.items():
         db.setdefault(table, {}).update(rows)
+    if device.lb is not None:
+        put(hashing.TABLE, hashing.KEY, hashing.row(device.lb))
     return db
 
 

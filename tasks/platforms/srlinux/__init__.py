@@ -2,8 +2,9 @@
 
 Decisions (platform.yaml has the names):
 - the rendered config is napalm-srlinux's gNMI-style `{"replaces": [...]}`: one replace per
-  interface and network-instance flatfab renders, plus `/routing-policy` and `/qos` whole;
-  never `/` (mgmt0, the mgmt network-instance and /system stay the box's own);
+  interface and network-instance flatfab renders, plus `/routing-policy` and `/qos` whole,
+  and `/system/load-balancing/hash-options` where the intent sets ECMP hashing; never `/`
+  (mgmt0, the mgmt network-instance and the rest of /system stay the box's own);
 - host gateways: a mac-vrf `bridge-<vlan>` per gateway holds the host ports' bridged
   subinterface 0 and `irb0.<vlan>`, whose address is the gateway, in the tenant's ip-vrf;
 - a fabric port that carries VRF VLANs and routes untagged too (VRF-lite on the fabric

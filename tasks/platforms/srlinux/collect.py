@@ -6,7 +6,8 @@ and JSON-RPC guides): `info from state /interface` (oper state, MTU, speed, addr
 IPv4 route table with its next-hop groups), `info from state /system lldp` (cabling),
 `info from state /qos interfaces` (PFC frames, ECN-marked packets per queue), and
 the running configuration (get_config: JSON of `/`) for the lossless plane, read back
-through the objects flatfab renders (tasks/platforms/srlinux/render.py).
+through the objects flatfab renders (tasks/platforms/srlinux/render.py), and for the ECMP
+hashing (`/system/load-balancing/hash-options`, hashing.py).
 
 `info <path>` printed the whole path from the root up to SR Linux 25.7 and prints only the
 node's contents from 25.10: both are read, by shape (node, entries). The `mgmt`
@@ -53,7 +54,7 @@ from flatfab.platforms.readback import (
     read_errors,
     tenant,
 )
-from flatfab.platforms.srlinux import phy
+from flatfab.platforms.srlinux import hashing, phy
 from flatfab.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
 from flatfab.platforms.srlinux.sections import unprefixed
 
@@ -555,6 +556,13 @@ def _lossless(device: DeviceState, planned: DeviceState, running: Json) -> None:
     device.qos = device_qos(device, planned)
 
 
+def _hashing(device: DeviceState, running: Json) -> None:
+    """The ECMP hashing the running configuration sets: the configured `hash-seed`, not the
+    state's, which shows the value generate-from-mac derived (the switch's own seed, the
+    plan's None)."""
+    device.lb = hashing.read(running)
+
+
 def _counters(device: DeviceState, reply: Json, running_qos: Json) -> None:
     """PFC frames per port (pfc/statistics) and ECN-marked packets per queue
     (output/queues/queue/queue-statistics/aggregate-statistics), srl_nokia-qos.yang."""
@@ -604,6 +612,8 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     readback.guarded(device, "bgp", lambda: _bgp(device, native, instances, names))
     readback.guarded(device, "routes", lambda: _routes(device, instances, names, native))
     _lossless(device, planned, running)
+    if running:  # unread (named in errors above): the hashing stays unknown
+        readback.guarded(device, "load-balancing", lambda: _hashing(device, running))
     qos = running.get("qos")
     _counters(device, shown[QOS_STATE], qos if isinstance(qos, dict) else {})
     return device

@@ -4,13 +4,15 @@ The rendered text is the gNMI-style JSON napalm-srlinux's load_replace_candidate
 (`{"replaces": [{"path": ..., "value": ...}]}`): one replace per physical/loopback/irb
 interface, per network-instance (default, each tenant ip-vrf, each gateway mac-vrf), and
 the whole `/routing-policy` and `/qos` containers (irb1 routes the untagged side of ports
-that carry VRF VLANs, see NATIVE below). Never `/` itself: mgmt0, the mgmt
-network-instance, /system (AAA, the JSON-RPC server) stay as the box has them. Each entry
-starts a line `{"path": "/<tree>...` at column 0 (the section split keys on it).
+that carry VRF VLANs, see NATIVE below), and `/system/load-balancing/hash-options` where the
+plan sets the switch's ECMP hashing (hashing.py). Never `/` itself: mgmt0, the mgmt
+network-instance and the rest of /system (AAA, the JSON-RPC server) stay as the box has
+them. Each entry starts a line `{"path": "/<tree>...` at column 0 (the section split keys on
+it).
 
 Shapes and constraints: Nokia SR Linux YANG v25.3.1 (srl_nokia-interfaces, -if-ip,
--interfaces-vlans, -interfaces-router-adv, -network-instance, -bgp, -routing-policy, -qos)
-and the SR Linux QoS guide 25.10 (PFC on 7220 IXR-D4/D5/H4/H5).
+-interfaces-vlans, -interfaces-router-adv, -network-instance, -bgp, -routing-policy, -qos,
+-load-balancing) and the SR Linux QoS guide 25.10 (PFC on 7220 IXR-D4/D5/H4/H5).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms.base import InterfaceNames
 from flatfab.platforms.names import sort_interfaces
+from flatfab.platforms.srlinux import hashing
 
 Json = dict[str, Any]
 
@@ -576,6 +579,11 @@ def config_tree(device: DeviceState, names: InterfaceNames) -> list[tuple[str, J
     qos = _qos(device, ports, subs)
     if qos is not None:
         out.append(("/qos", qos))
+    if device.lb is not None:  # None: the switch's own hashing, left alone
+        try:
+            out.append((hashing.PATH, hashing.render(device.lb)))
+        except hashing.HashingError as exc:
+            raise RenderError(str(exc)) from None
     return out
 
 
@@ -603,13 +611,17 @@ def render(device: DeviceState, names: InterfaceNames) -> str:
 
 
 def as_tree(entries: list[tuple[str, Json]]) -> Json:
-    """The replaces as one configuration object (what the YANG oracle validates)."""
+    """The replaces as one configuration object (what the YANG oracle validates): a list
+    entry's path is `/<list>[name=...]`, a container's its steps from the root."""
     tree: Json = {}
     for path, value in entries:
-        head = path.strip("/").split("[", 1)[0]
         if "[" in path:
-            tree.setdefault(head, []).append(value)
-        else:
-            tree[head] = value
+            tree.setdefault(path.strip("/").split("[", 1)[0], []).append(value)
+            continue
+        *parents, leaf = path.strip("/").split("/")
+        where = tree
+        for step in parents:
+            where = where.setdefault(step, {})
+        where[leaf] = value
     return tree
 

@@ -2,10 +2,10 @@
 
 A rendered config is `{"replaces": [...]}` with every entry opening a line
 `{"path": "/<tree>...` at column 0: the tree (`interface`, `network-instance`,
-`routing-policy`, `qos`) is the section. A running config (napalm-srlinux get_config: the
-JSON of `/` from the running datastore, module prefixes where modules change) is turned
-into the same entries, projected onto what the intended config sets, so drift compares
-like with like.
+`routing-policy`, `qos`, `system` for its load-balancing hash options) is the section. A
+running config (napalm-srlinux get_config: the JSON of `/` from the running datastore, module
+prefixes where modules change) is turned into the same entries, projected onto what the
+intended config sets, so drift compares like with like.
 """
 
 from __future__ import annotations
@@ -14,12 +14,16 @@ import json
 import re
 from typing import Any
 
+from flatfab.platforms.srlinux import hashing
 from flatfab.platforms.srlinux.render import Json, dump
 
 _ENTRY = re.compile(r'^\{"path": "/([a-z-]+)')
 _PATH = re.compile(r"^/([a-z-]+)(?:\[name=([^\]]+)\])?$")
 LIST_TREES = ("interface", "network-instance")
 CONTAINER_TREES = ("routing-policy", "qos")
+# containers below the root flatfab replaces whole -> what a leaf the box does not state
+# holds (YANG defaults), so a box that prints only what differs compares like with like
+NESTED: dict[str, Json] = {hashing.PATH: hashing.DEFAULTS}
 
 
 class SectionError(ValueError):
@@ -82,6 +86,12 @@ def entries_of(config: Json) -> list[tuple[str, Json]]:
     for head in CONTAINER_TREES:
         if isinstance(tree.get(head), dict):
             entries.append((f"/{head}", tree[head]))
+    for path in NESTED:
+        found: Any = tree
+        for step in path.strip("/").split("/"):
+            found = found.get(step) if isinstance(found, dict) else None
+        if isinstance(found, dict):
+            entries.append((path, found))
     return entries
 
 
@@ -109,8 +119,13 @@ def project(running: Any, intended: Any) -> Any:
 
 def normalized_running(running: str, intended: str) -> str:
     """The running config as the intended one's replaces, projected onto what it sets;
-    an intended path the box does not have is left out (the diff shows it missing)."""
-    have = dict(entries_of(_load(running)))
+    an intended path the box does not have is left out (the diff shows it missing), but for
+    the NESTED containers, whose leaves the box does not print hold their defaults."""
+    loaded = _load(running)
+    have = dict(entries_of(loaded))
+    if "replaces" not in loaded:  # the box's tree: a container it does not print is defaults
+        for path, defaults in NESTED.items():
+            have[path] = {**defaults, **have.get(path, {})}
     wanted = entries_of(_load(intended))
     return dump([(path, project(have[path], value)) for path, value in wanted
                  if path in have])

@@ -13,6 +13,7 @@ flow from a managed host to an unmanaged one is sent and judged like any other.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,9 @@ CHECK = "traffic.class"
 DROPS = "traffic.lossless_drops"
 SPREAD = "traffic.ecmp_spread"
 SETTLE_S = 0.5
+# how rarely an even hash may leave a path that short before the spread is called uneven:
+# rare enough that a run of a few hundred flow groups warns by chance about once in 1,000
+CHANCE = 1e-5
 # not in the check catalog: they judge traffic this workflow sends, not collected state
 TRAFFIC_CHECKS = {
     CHECK: ("path", "Every hop queues RoCEv2 and CNP flows in their classes", Severity.ERROR),
@@ -63,9 +67,15 @@ KINDS = (
         buffers (`verify --lossless`: `pfc.link_symmetry`, `buffer.headroom`,
         `buffer.budget`) and the ECN thresholds before PFC (`ecn.before_pfc`)."""),
     FindingKind(SPREAD, TRAFFIC_CHECKS[SPREAD][1], Severity.WARNING, Scope.PATH, """
-        Reads: which spines' counters saw the RoCE flows between each pair of leaves.
-        Expects: every spine (every tier's switch on a 5-stage path) carried some of them.
-        Fails when: a spine carried none: the flows did not spread over it.
+        Reads: which spines' counters saw the RoCE flows between each pair of leaves, and
+        how many flows each carried (its RoCE packets over the packets per flow).
+        Expects: every spine (every tier's switch on a 5-stage path) carried some of them,
+        and none so few that an even hash over the tier would leave it that short less than
+        once in 100,000 flow groups (a binomial floor: fewer than 5 of 32 flows over 2
+        spines). Each tier's figures (flows per switch and flow group: least, most, mean)
+        are an info finding.
+        Fails when: a spine carried none (the flows did not spread over it), or fewer than
+        the floor (the hash spreads them unevenly: a warning).
         Fix: Look at the leaves' routes (`ecmp.leaf_paths`, `ecmp.pod_paths`) and the missing
         spine's sessions (`bgp.session`). With every path present, the flows may hash onto
         fewer spines than there are: run again, and consider the switches' ECMP hash fields
@@ -145,7 +155,7 @@ def _unread(hop: Hop, tc: int, key: str) -> Finding:
 
 
 def _judge(plan: FabricState, group: FlowGroup, before: Counters,
-           after: Counters) -> list[Finding]:
+           after: Counters, tally: dict[int, list[int]] | None = None) -> list[Finding]:
     assert plan.lossless is not None
     classes = {"RoCE": (plan.lossless.roce_priority, group.roce_packets),
                "CNP": (plan.lossless.cnp_priority, group.cnp_packets)}
@@ -187,20 +197,50 @@ def _judge(plan: FabricState, group: FlowGroup, before: Counters,
                     f"packets of {route} in TC {tc}", expected=f"{expected} in TC {tc}",
                     actual=_classes(seen)))
         for spine_hops in tiers.values():
-            findings += _spread(spine_hops, seen_at, findings, label, tc, expected, route)
+            findings += _spread(spine_hops, seen_at, findings, label, tc, expected, route,
+                                group.data_packets if label == "RoCE" else 1, tally)
     return findings
+
+
+def chance_floor(flows: int, paths: int, odds: float = CHANCE) -> int:
+    """The fewest flows of `flows` a path carries by chance less often than `odds`, when a
+    hash spreads them evenly over `paths` (binomial): a path below it is spread against."""
+    if paths < 2:
+        return 0
+    share, below = 1 / paths, 0.0
+    for count in range(flows + 1):
+        below += math.comb(flows, count) * share ** count * (1 - share) ** (flows - count)
+        if below > odds:
+            return count
+    return flows
 
 
 def _spread(spine_hops: list[Hop], seen_at: dict[Hop, dict[int, int | None]],
             found: list[Finding], label: str, tc: int, expected: int,
-            route: str) -> list[Finding]:
+            route: str, per_flow: int = 1,
+            tally: dict[int, list[int]] | None = None) -> list[Finding]:
     """The spine hops of one tier share the flows (ECMP): together they carry them all,
-    and each carries some."""
+    each carries some, and none so few that an even hash would do it by chance."""
     shares = [seen_at[h][tc] for h in spine_hops]
     if any(share is None for share in shares):
         return []  # a spine that keeps no counter: the spread is not known
     idle = [h for h in spine_hops if seen_at[h][tc] == 0]
     findings: list[Finding] = []
+    flows = expected // per_flow
+    carried = [(seen_at[h][tc] or 0) // per_flow for h in spine_hops]
+    if label == "RoCE" and tally is not None and sum(carried) == flows:
+        tally.setdefault(spine_hops[0].tier, []).extend(carried)
+    floor = chance_floor(flows, len(spine_hops))
+    starved = [(h, n) for h, n in zip(spine_hops, carried, strict=True) if 0 < n < floor]
+    if label == "RoCE" and starved and sum(carried) == flows:
+        hop, count = starved[0]
+        findings.append(Finding(
+            check=SPREAD, severity=Severity.WARNING, device=hop.device,
+            port=",".join(hop.ports),
+            message=f"{hop.device} carried {count} of {flows} RoCE flows of {route}: an even "
+            f"hash over {len(spine_hops)} paths leaves fewer than {floor} on one less than "
+            f"once in {round(1 / CHANCE):,} runs", expected=f">= {floor} flows",
+            actual=f"{count} flows"))
     if sum(share or 0 for share in shares) < expected:
         named = {f.device for f in found if f.check == CHECK}
         for hop in idle:
@@ -218,6 +258,26 @@ def _spread(spine_hops: list[Hop], seen_at: dict[Hop, dict[int, int | None]],
             message=f"no {label} flow of {route} crossed {missing}",
             expected="every spine", actual=f"missing {missing}"))
     return findings
+
+
+TIER_NAMES = {1: "pod spines towards super-spines", 2: "super-spines",
+              3: "spines into the target leaf"}
+
+
+def spread_summary(tally: dict[int, list[int]]) -> list[Finding]:
+    """One info finding per tier: how many RoCE flows each of its switches carried, per flow
+    group (the figure behind `traffic.ecmp_spread`)."""
+    out = []
+    for tier, counts in sorted(tally.items()):
+        if not counts:
+            continue
+        low, high, mean = min(counts), max(counts), sum(counts) / len(counts)
+        out.append(Finding(
+            check=SPREAD, severity=Severity.INFO, device=None,
+            message=f"tier {tier} ({TIER_NAMES.get(tier, 'spines')}): RoCE flows per switch "
+            f"and flow group {low}-{high}, mean {mean:.1f}, over {len(counts)} switch "
+            "shares", expected="an even spread", actual=f"{low}-{high} flows"))
+    return out
 
 
 def _classes(seen: dict[int, int | None]) -> str:
@@ -282,6 +342,7 @@ def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
                                 "--traffic")
     switches = counted_switches(plan)
     before, findings = _read(nornir, switches)
+    tally: dict[int, list[int]] = {}  # tier -> flows each of its switches carried, per group
     sent_at = time.monotonic()
     packets = 0
     for wave in waves(plan, groups) if not findings else []:
@@ -293,8 +354,9 @@ def run_traffic(nornir: Nornir, plan: FabricState) -> TrafficReport:
         if findings:
             break  # a source or a switch failed: what the counters say is not the flows'
         for group in wave:
-            findings += _judge(plan, group, before, after)
+            findings += _judge(plan, group, before, after, tally)
         before = after
+    findings += spread_summary(tally)
     findings += [not_judged(check, host, UNMANAGED, what=f"{host}'s test traffic",
                             expected="sent", actual="unmanaged")
                  for host in unsent for check in TRAFFIC_CHECKS]

@@ -24,7 +24,7 @@ from napalm.base.exceptions import CommitConfirmException
 from flatfab.checks import CheckContext, Stage, run_checks
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
-from flatfab.model.state import DeviceState, FabricState, IfKind
+from flatfab.model.state import FIVE_TUPLE, DeviceState, FabricState, IfKind, LoadBalancing
 from flatfab.platforms.base import ReadOnlyDriver, ReadOnlyError
 from flatfab.platforms.junos import PLATFORM, normal_form
 from flatfab.platforms.junos import collect as junos_collect
@@ -466,6 +466,8 @@ def test_collect_reads_back_as_planned(case: Any) -> None:
             assert (got_peer.state, got_peer.remote_asn) == ("Established", peer.remote_asn)
             assert (got_peer.peer_device, got_peer.interface, got_peer.address) == (
                 peer.peer_device, peer.interface, peer.address), key
+    # the ECMP hash as planned, or Junos's default (the 5-tuple) where the plan has none
+    assert seen.lb == (planned.lb or LoadBalancing(hash_fields=list(FIVE_TUPLE)))
     # what the switch has beyond the model is named: its management port, with its address
     assert list(seen.not_modelled) == ["re0:mgmt-0"]
     assert MANAGEMENT_ADDRESS in seen.not_modelled["re0:mgmt-0"]

@@ -161,7 +161,10 @@ def test_yang_oracle_rejects_what_sonic_rejects(leaf1: DeviceState) -> None:
 
 
 def _flatfab_part(double: SonicDouble, device: DeviceState) -> configdb.ConfigDb:
-    return changes.project(double.config_db, config_db(device, PLATFORM.names))
+    """flatfab's part of the double's CONFIG_DB, read as the driver reads it (a list field,
+    as apply-patch leaves it, as ``name@``)."""
+    return changes.project(configdb.normalize(double.config_db)[0],
+                           config_db(device, PLATFORM.names))
 
 
 def test_collect_reads_recorded_outputs(leaf1: DeviceState) -> None:

@@ -115,7 +115,8 @@ def test_render_is_json_for_napalm_and_byte_identical(leaf1: DeviceState) -> Non
     assert text == PLATFORM.render(leaf1.model_copy(deep=True))
     paths = [e["path"] for e in json.loads(text)["replaces"]]
     assert "/" not in paths and not [p for p in paths if "mgmt" in p]
-    assert paths[-2:] == ["/routing-policy", "/qos"]
+    # the lab intent sets ECMP hashing: its hash options come last, never /system whole
+    assert paths[-3:] == ["/routing-policy", "/qos", "/system/load-balancing/hash-options"]
 
 
 def test_sections_split_loses_no_line(leaf1: DeviceState) -> None:
@@ -325,6 +326,8 @@ def test_collect_cases_read_back_as_planned() -> None:
                     "Established", peer.remote_asn, peer.peer_device)
         assert (seen.asn, seen.router_id, seen.loopback) == (
             case.planned.asn, case.planned.router_id, case.planned.loopback)
+        # the lab's 5-tuple, from the running config's hash options
+        assert case.planned.lb is not None and seen.lb == case.planned.lb
         assert all(PLATFORM.show_command(c) for c in case.commands())
         assert seen.interfaces["ethernet-1/51"].counters == PortCounters(
             pfc_rx_frames=17, pfc_tx_frames=5, ecn_marked={3: 250})
