@@ -1,6 +1,7 @@
 """The check catalog. Importing this package registers every check."""
 
 from flatfab.checks import (
+    balancing,
     congestion,
     interfaces,
     loadbalance,
@@ -12,7 +13,8 @@ from flatfab.checks import (
 )
 from flatfab.checks.base import CATALOG, Check, CheckContext, Finding, Severity, Stage, run_checks
 
-__all__ = ["CATALOG", "Check", "CheckContext", "Finding", "Severity", "Stage", "congestion",
+__all__ = ["CATALOG", "Check", "CheckContext", "Finding", "Severity", "Stage", "balancing",
+           "congestion",
            "interfaces",
            "loadbalance",
            "lossless", "physical", "run_checks", "tenancy", "topology", "underlay"]

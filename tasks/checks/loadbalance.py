@@ -30,6 +30,10 @@ def _hashings(lb: LoadBalancing) -> Iterator[tuple[str | None, LoadBalancing]]:
     yield from sorted(lb.vrfs.items())
 
 
+def _timer(lb: LoadBalancing) -> str:
+    return f" ({lb.flowlet_us} us)" if lb.flowlet_us is not None else ""
+
+
 def _where(name: str, vrf: str | None) -> str:
     return name + (f" VRF {vrf}" if vrf else "")
 
@@ -132,6 +136,11 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                 yield item.finding(name, f"{where} hashes ECMP on {_fields(got)}, the intent "
                                    f"on {_fields(want)}", vrf=vrf, expected=_fields(want),
                                    actual=_fields(got))
+            if vrf is None and (got.mode, got.flowlet_us) != (want.mode, want.flowlet_us):
+                yield item.finding(name, f"{name} balances by {got.mode.value}"
+                                   f"{_timer(got)}, the intent by {want.mode.value}"
+                                   f"{_timer(want)}", expected=want.mode.value + _timer(want),
+                                   actual=got.mode.value + _timer(got))
             if seed_known and got.seed != want.seed:
                 # a seed of 0 is a fixed seed on some OSes (NVUE): only None is random
                 seen = "random" if got.seed is None else str(got.seed)

@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from flatfab.intent.models import BgpMode, Intent
 from flatfab.intent.problem import FABRIC, HOSTS, TENANTS, Problem
 from flatfab.intent.qos import AsicIntent
-from flatfab.model.state import HashField
+from flatfab.model.state import HashField, LbMode
 from flatfab.platforms.base import Platform
 from flatfab.yamlio import PathPart
 
@@ -57,6 +57,8 @@ def used_features(intent: Intent, switches: Collection[str] | None = None
     balancing = fabric.load_balancing
     if balancing is not None:
         used["ecmp_hash"] = (FABRIC, ("load_balancing", "hash_fields"))
+        if balancing.mode is not LbMode.HASH:  # each way of balancing is a feature
+            used[f"lb_{balancing.mode.value}"] = (FABRIC, ("load_balancing", "mode"))
         if HashField.FLOW_LABEL in balancing.hash_fields:  # not every OS hashes on it
             used["ecmp_hash_flow_label"] = (FABRIC, ("load_balancing", "hash_fields"))
         if balancing.seeds:
@@ -70,6 +72,8 @@ def used_features(intent: Intent, switches: Collection[str] | None = None
     used["ecn"] = (QOS, ("ecn",))
     if qos.trims:
         used["packet_trimming"] = (QOS, ("profile",))
+        if qos.trimming.size % 4:  # some OSes trim in steps of 4 bytes (NVUE)
+            used["packet_trimming_size_unaligned"] = (QOS, ("trimming", "size"))
     if qos.pfc.priorities:
         used["pfc"] = (QOS, ("pfc", "priorities"))
     if qos.pfc.priorities and qos.pfc.watchdog.enabled:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from flatfab.intent.base import Strict
-from flatfab.model.state import FIVE_TUPLE, HashField
+from flatfab.model.state import FIVE_TUPLE, HashField, LbMode
 
 Tier = Literal["leaf", "spine", "superspine"]
 
@@ -35,6 +35,27 @@ class LoadBalancingIntent(Strict):
         description="The hash seed of each tier's switches (`leaf`, `spine`, `superspine`), "
         "different between adjacent tiers so their choices do not correlate (polarize). A "
         "tier without one keeps its switches' own seed.")
+
+    mode: LbMode = Field(
+        LbMode.HASH, description="How every switch picks a path per packet: `hash` (static "
+        "ECMP), `resilient` (hashed; a path that goes away moves only its own flows), "
+        "`flowlet` (dynamic load balancing: a flow idle for `flowlet_us` may move to a less "
+        "loaded path), `adaptive` (per packet, the least loaded path: NVIDIA's adaptive "
+        "routing), `spray` (per packet over every path: every host NIC must accept packets "
+        "out of order, qos.yaml `hosts.out_of_order`). Where a platform cannot, refused at "
+        "load with the reason.")
+    flowlet_us: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        None, description="`flowlet` only: the inactivity time in microseconds after which a "
+        "flow may move; longer than the largest difference in path latency, or packets "
+        "arrive out of order.")
+
+    @model_validator(mode="after")
+    def _timer_of_flowlets(self) -> LoadBalancingIntent:
+        if self.mode is LbMode.FLOWLET and self.flowlet_us is None:
+            raise ValueError("mode flowlet needs `flowlet_us`, the inactivity time")
+        if self.mode is not LbMode.FLOWLET and self.flowlet_us is not None:
+            raise ValueError(f"`flowlet_us` is for mode flowlet, not {self.mode.value}")
+        return self
 
     @field_validator("hash_fields")
     @classmethod

@@ -271,6 +271,10 @@ class NicIntent(Strict):
                          "CNPs, on every lossless priority.")
     dcqcn: bool = Field(True, description="Whether DCQCN congestion control runs; off, "
                         "congestion is left to PFC alone (`telemetry.dcqcn_idle`).")
+    out_of_order: bool = Field(
+        False, description="Whether the NICs put packets of a flow that arrive out of order "
+        "back in order (what per-packet spraying, fabric.yaml `load_balancing.mode: spray`, "
+        "needs; `lb.spray_hosts` names a NIC that does not).")
     pfc_prevention_ms: Annotated[int, Field(ge=0, le=8000)] = Field(
         100, description="PFC storm prevention: the NIC stops sending pauses after this "
         "long (0 is off, which `pfc.watchdog` fails), so a stuck host cannot pause its leaf "
@@ -291,6 +295,7 @@ class NicPatch(Strict):
         "`hosts.dscp_to_priority`).")
     ecn_np: bool | None = Field(None, description="See `hosts.ecn_np`.")
     ecn_rp: bool | None = Field(None, description="See `hosts.ecn_rp`.")
+    out_of_order: bool | None = Field(None, description="See `hosts.out_of_order`.")
 
 
 class Override(Strict):

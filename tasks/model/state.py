@@ -203,6 +203,9 @@ class NicQos(Model):
     strict_tcs: list[int]
     tc_bw: list[int]  # 8 entries, percent
     pfc_prevention_ms: int
+    # planned only: the NIC reorders packets of a flow that arrive out of order (what
+    # per-packet spraying needs), as the intent says of it
+    out_of_order: bool = Field(default=False, exclude_if=lambda v: v is False)
     virtual: bool = False
     # observed only: setting (a field name above) -> why it could not be read; such a
     # setting's value is a placeholder, never judged
@@ -377,11 +380,23 @@ FIVE_TUPLE: tuple[HashField, ...] = (HashField.SRC_IP, HashField.DST_IP, HashFie
                                      HashField.SRC_PORT, HashField.DST_PORT)
 
 
+class LbMode(StrEnum):
+    """How a switch picks among equal-cost paths for each packet of a flow."""
+
+    HASH = "hash"  # static ECMP: the hash of the flow's fields picks a path for its life
+    RESILIENT = "resilient"  # hashed, and a path that leaves moves only its own flows
+    FLOWLET = "flowlet"  # dynamic (DLB): a flow idle for the inactivity time may move
+    ADAPTIVE = "adaptive"  # per packet, to the least loaded path (NVIDIA's adaptive routing)
+    SPRAY = "spray"  # per packet over every path: receivers must accept packets out of order
+
+
 class LoadBalancing(Model):
     """How a switch spreads routed traffic over equal-cost paths."""
 
     hash_fields: list[HashField]  # in HashField's order
     seed: int | None = None  # None: the switch's own (Linux: a random one per boot)
+    mode: LbMode = Field(default=LbMode.HASH, exclude_if=lambda v: v is LbMode.HASH)
+    flowlet_us: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # observed: a VRF that hashes otherwise than the switch (the lab: a VRF namespace)
     vrfs: dict[str, LoadBalancing] = Field(default_factory=dict, exclude_if=_empty)
 

@@ -372,7 +372,8 @@ def _load_balancing(intent: LoadBalancingIntent | None, switches: dict[str, Devi
     if intent is None:
         return
     tiers = {role: LoadBalancing(hash_fields=list(intent.hash_fields),
-                                 seed=intent.seeds.get(role.value))  # type: ignore[call-overload]
+                                 seed=intent.seeds.get(role.value),  # type: ignore[call-overload]
+                                 mode=intent.mode, flowlet_us=intent.flowlet_us)
              for role in SWITCH_ROLES}
     for device in switches.values():
         device.lb = tiers[device.role]

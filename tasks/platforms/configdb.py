@@ -398,6 +398,9 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
             xoff=_int(db, "BUFFER_PROFILE", name, "xoff", 0), **th,
             discard=None if discard == "drop" else discard)
     trimming, same_dscp = _trimming(db)
+    if trimming is not None and "tc_value" not in db[TRIM_TABLE]["GLOBAL"]:
+        # symmetric DSCP: the switch states no TC for trimmed packets, none is guessed
+        device_unknown["trimming.tc"] = f"{TRIM_TABLE}|GLOBAL has no tc_value (symmetric DSCP)"
     device = DeviceQos(asic=asic, pools=pools, profiles=profiles, trimming=trimming,
                        virtual=virtual, unknown=device_unknown)
     ports: dict[str, PortQos] = {}

@@ -2,7 +2,10 @@
 
 It holds CONFIG_DB (running and saved), the running FRR config and files, and implements
 what flatfab's SONiC driver runs: GCU checkpoints, apply-patch, rollback and save; systemd
-timers on a clock the test advances; `sh` scripts; FRR reloads in the bgp container. Show
+timers on a clock the test advances; `sh` scripts; FRR reloads in the bgp container. Of
+orchagent it keeps the packet trimming the ASIC holds: SwitchOrch takes a change to
+`SWITCH_TRIMMING|GLOBAL` and refuses a removal (SONiC's packet-trimming design), so after
+one CONFIG_DB and `asic_trimming` differ and `orchagent_errors` says so. Show
 commands it cannot compute come from recorded outputs (tests/fixtures/sonic/<device>/) or
 from `healthy_outputs` (what any switch of a planned fabric prints once the fabric runs).
 Every command is logged, with whether it changed anything.
@@ -34,6 +37,7 @@ RC_MARK = "; echo @@flatfab-rc=$?"
 FRR_CONF = "/etc/sonic/frr/frr.conf"
 ConfigDb = dict[str, dict[str, dict[str, str]]]
 FACTORY_FRR = "frr defaults traditional\nhostname sonic\nlog syslog informational\n!\nend\n"
+TRIMMING = "SWITCH_TRIMMING"
 
 
 def recorded(device: str) -> dict[str, str]:
@@ -124,6 +128,9 @@ class SonicDouble:
         self.log: list[Logged] = []
         self.broken: dict[str, str] = {}  # command -> output that replaces the real one
         self.fail: dict[str, str] = {}  # command prefix -> error: the command fails
+        # SWITCH_TRIMMING|GLOBAL as orchagent programmed it into the ASIC
+        self.asic_trimming: dict[str, str] = dict(config_db.get(TRIMMING, {}).get("GLOBAL", {}))
+        self.orchagent_errors: list[str] = []
 
     # ---- the netmiko surface -------------------------------------------------------------
 
@@ -227,11 +234,13 @@ class SonicDouble:
                 return f"Checkpoint {name} created successfully.\n", True
             case ["config", "apply-patch", path]:
                 self.config_db = apply_patch(self.config_db, json.loads(self._file(path)))
+                self._orchagent()
                 return "Patch applied successfully.\n", True
             case ["config", "rollback", name]:
                 if name not in self.checkpoints:
                     raise _FailedError(f"Error: checkpoint {name} does not exist")
                 self.config_db = copy.deepcopy(self.checkpoints[name])
+                self._orchagent()
                 return "Config rolled back successfully.\n", True
             case ["config", "delete-checkpoint", name]:
                 self.checkpoints.pop(name)
@@ -265,6 +274,17 @@ class SonicDouble:
                 self.files[FRR_CONF] = self.frr
                 return "", True
         raise _FailedError(f"sh: {words[0] if words else ''}: command not found", 127)
+
+    def _orchagent(self) -> None:
+        """SwitchOrch after a CONFIG_DB change: it sets what SWITCH_TRIMMING|GLOBAL states and
+        keeps what it no longer states (it refuses the removal of trimming or a field of it),
+        logging an error; the switch then trims as CONFIG_DB no longer says."""
+        row = self.config_db.get(TRIMMING, {}).get("GLOBAL", {})
+        gone = sorted(set(self.asic_trimming) - set(row))
+        if gone:
+            self.orchagent_errors.append(f"switch trimming: removal of {', '.join(gone)} "
+                                         "refused: the ASIC and CONFIG_DB differ")
+        self.asic_trimming = {**self.asic_trimming, **row}
 
     def _file(self, path: str) -> str:
         if path not in self.files:

@@ -77,3 +77,23 @@ def test_switches_made_to_hash_otherwise_are_named_and_a_rollout_repairs_them(
     if not seeds:
         pytest.skip("this kernel has no net.ipv4.fib_multipath_hash_seed (Linux 6.11+): the "
                     "seed fault was not injected")
+
+
+def test_adaptive_routing_on_one_switch_only_is_named_and_a_rollout_repairs_it(
+        hashed: Lab) -> None:
+    # the virtual ASIC holds how a switch balances beyond the hash, as it holds PFC
+    hashed.edit_asic("spine2", "d['FLATFAB_LOAD_BALANCE'] = {'GLOBAL': {'mode': 'adaptive'}}")
+    try:
+        data = _verify(hashed)
+        assert not data["passed"]
+        named = {(f["check"], f["device"]) for f in data["findings"]
+                 if f["check"].startswith("lb.")}
+        assert named == {("lb.mode", "spine2"), ("lb.intent", "spine2"),
+                         ("lb.adaptive_ports", "spine2")}, data["findings"]
+        mode = next(f for f in data["findings"] if f["check"] == "lb.mode")
+        assert mode["message"] == ("spine2 balances by adaptive, the other spines of its "
+                                   "tier by hash")
+    finally:
+        _rollout(hashed)
+    data = _verify(hashed)
+    assert data["passed"], data["findings"]

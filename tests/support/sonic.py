@@ -51,7 +51,7 @@ def sonic_double(device: DeviceState, *, pushed: bool = False) -> SonicDouble:
     plan, FRR config included)."""
     db = factory_config_db(device.name)
     planned = config_db(device, PLATFORM.names)
-    db.update({t: planned[t] for t in DAY0_TABLES})
+    db.update({t: planned[t] for t in DAY0_TABLES if t in planned})  # lossy: no watchdog
     if pushed:  # the state after a successful push of the plan, list fields as JSON lists
         db = changes.target(db, planned)  # (as apply-patch leaves them and the switch prints)
         db = {t: {k: json_fields(row) for k, row in rows.items()} for t, rows in db.items()}

@@ -76,9 +76,13 @@ def _queue_issues(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfile
                   trim_tc: int) -> list[Issue]:
     issues = []
     trimming = dev.trimming if dev is not None else None
+    if dev is not None and "trimming" in dev.unknown:
+        return []  # not read: state.unknown names it
     if trimming is None:
         return [Issue("does not trim: its switch has no packet trimming", "trimming on",
                       "off")]
+    if "trimming.tc" in (dev.unknown if dev is not None else {}):
+        return []  # the switch states no trim TC: state.unknown names it
     queue = at(qos.maps.tc_to_queue, trimming.tc)
     if queue != trimming.queue:
         issues.append(Issue(f"sends trimmed packets (TC {trimming.tc}) out of queue "
@@ -155,9 +159,12 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     """
     for name, device in sorted(ctx.readable.items()):
         planned = ctx.plan.devices.get(name)
-        if planned is None or planned.qos is None or device.qos is None:
+        if planned is None or planned.qos is None or device.qos is None \
+                or "trimming" in device.qos.unknown:
             continue
         want, got = planned.qos.trimming, device.qos.trimming
+        if got is not None and "trimming.tc" in device.qos.unknown:
+            got = got.model_copy(update={"tc": want.tc if want else got.tc})  # unstated
         if want != got:
             yield item.finding(name, f"{name} trims {_trimming_text(got)}, the intent says "
                                f"{_trimming_text(want)}", expected=_trimming_text(want),

@@ -240,11 +240,18 @@ def _collect(driver: FrrReader, planned: DeviceState) -> DeviceState:
     device.routes = routes  # None: unread, not empty: no check judges a RIB it did not see
     if routes is None and len(device.errors) == rib_errors:
         device.errors.append("routes: not read")
+    lossless: dict[str, Any] = {}
     if planned.qos is not None:
-        lossless: dict[str, Any] = _read(device, "lossless", driver.get_lossless, {})
+        lossless = _read(device, "lossless", driver.get_lossless, {})
         if lossless:
             _add_lossless(device, lossless)
     _add_hashing(device, planned, driver)
+    if device.lb is not None and "config_db" in lossless and "dcb" not in lossless:
+        try:  # how it balances beyond the hash: the virtual ASIC's
+            device.lb = ecmp.with_mode(device.lb, lossless["config_db"].get(ecmp.MODE_TABLE))
+        except ecmp.EcmpError as exc:
+            device.errors.append(f"hashing: {exc}")
+            device.lb = None
     return device
 
 

@@ -572,6 +572,10 @@ class FrrDriver(ShellDriver[FrrState]):
             return text
         db = configdb.load(text)
         db.pop(kernel_qos.KERNEL_TABLE, None)
+        if ecmp.MODE_TABLE in db:
+            mode = db[ecmp.MODE_TABLE].get("GLOBAL", {}).get("mode", "?")
+            raise CandidateError(f"qos_backend dcb: load balancing mode {mode} is the ASIC's "
+                                 "and Linux offers no way to set it; plain hashing only")
         return configdb.dump(db) if db else None
 
     def _with_netns(self, frr_text: str) -> str:

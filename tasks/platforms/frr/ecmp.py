@@ -10,6 +10,11 @@ Linux keeps these per network namespace (Documentation/networking/ip-sysctl.rst)
     [vrf <name> ]ipv6 policy <n>[ fields <field>...]
     [vrf <name> ]seed <n>
 
+How a switch picks among its paths beyond the hash (resilient, flowlet, adaptive, spray) is
+the ASIC's, with no kernel counterpart: the lab's virtual ASIC holds it, the way it holds
+PFC, as a table of its own in the qos section (`FLATFAB_LOAD_BALANCE|GLOBAL`: `mode`,
+`flowlet_us`), absent for plain hashing.
+
 A line without `vrf` holds in every namespace of the switch; a `vrf` line only where a VRF
 namespace differs. A rendered section sets policy 3 with the intent's fields in both
 families (the flow label in IPv6 only: IPv4 has none) and the tier's seed (0: the kernel's
@@ -22,7 +27,7 @@ import re
 import shlex
 from dataclasses import dataclass, replace
 
-from flatfab.model.state import DEFAULT_VRF, FIVE_TUPLE, HashField, LoadBalancing
+from flatfab.model.state import DEFAULT_VRF, FIVE_TUPLE, HashField, LbMode, LoadBalancing
 
 CUSTOM = 3  # the policy that hashes on the fields given
 BITS = {HashField.SRC_IP: 0x1, HashField.DST_IP: 0x2, HashField.PROTOCOL: 0x4,
@@ -253,3 +258,29 @@ def to_model(state: dict[str, Hashing]) -> LoadBalancing:
     own = _model(state[DEFAULT_VRF])
     others = {vrf: _model(h) for vrf, h in sorted(state.items()) if vrf != DEFAULT_VRF}
     return own.model_copy(update={"vrfs": {v: m for v, m in others.items() if m != own}})
+
+
+# ---- the virtual ASIC's dynamic load balancing ----------------------------------------------
+
+MODE_TABLE = "FLATFAB_LOAD_BALANCE"
+
+
+def mode_rows(lb: LoadBalancing | None) -> dict[str, dict[str, str]] | None:
+    """The virtual ASIC's rows for a switch's way of balancing (None: plain hashing)."""
+    if lb is None or lb.mode is LbMode.HASH:
+        return None
+    row = {"mode": lb.mode.value}
+    if lb.flowlet_us is not None:
+        row["flowlet_us"] = str(lb.flowlet_us)
+    return {"GLOBAL": row}
+
+
+def with_mode(lb: LoadBalancing, rows: dict[str, dict[str, str]] | None) -> LoadBalancing:
+    """The read hashing with the mode the virtual ASIC states (none: plain hashing)."""
+    row = (rows or {}).get("GLOBAL", {})
+    try:
+        mode = LbMode(row.get("mode", LbMode.HASH.value))
+        timer = int(row["flowlet_us"]) if "flowlet_us" in row else None
+    except ValueError as exc:
+        raise EcmpError(f"{MODE_TABLE}|GLOBAL: {exc}") from None
+    return lb.model_copy(update={"mode": mode, "flowlet_us": timer})

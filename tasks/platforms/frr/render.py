@@ -70,17 +70,21 @@ def render_qos(device: DeviceState) -> str | None:
     ids = list(map(id, states))
     distinct = dict(zip(ids, states, strict=True))
     slot = {state_id: number for number, state_id in enumerate(distinct)}
+    modes = ecmp.mode_rows(device.lb)
     key = (qos.model_dump_json(),
            tuple("null" if state is None else state.model_dump_json()
                  for state in distinct.values()),
            tuple(device.interfaces), tuple(map(_VRF_PARENT, interfaces)),
-           tuple(map(slot.__getitem__, ids)))
-    return _QOS.get(key, lambda: _qos_text(device, qos))
+           tuple(map(slot.__getitem__, ids)), repr(modes))
+    return _QOS.get(key, lambda: _qos_text(device, qos, modes))
 
 
-def _qos_text(device: DeviceState, qos: DeviceQos) -> str:
+def _qos_text(device: DeviceState, qos: DeviceQos,
+              modes: dict[str, dict[str, str]] | None) -> str:
     db = configdb.to_config_db(device)
     db[KERNEL_TABLE] = kernel_rows(device, *configdb.queue_limits(qos))
+    if modes is not None:  # beyond plain hashing: the virtual ASIC's, like PFC
+        db[ecmp.MODE_TABLE] = modes
     return configdb.dump(db)
 
 

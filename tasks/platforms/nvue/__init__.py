@@ -23,6 +23,7 @@ from flatfab.platforms.nvue.driver import (
     config_tree,
     hashing_of,
     parse_json,
+    trimming_of,
 )
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
 from flatfab.platforms.nvue.render import canonical, render, sections, text
@@ -64,15 +65,21 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         """Running (owned part) and intended, both in canonical key order. A plan that
-        renders no hashing leaves the switch's own: its `system forwarding` is no drift."""
+        renders no hashing leaves the switch's own: its ECMP hash is no drift (its packet
+        trimming is: flatfab owns that whatever the plan)."""
         running = driver.get_config(retrieve="running")["running"]
         try:
             wanted_tree = applied(load_ops(intended))
             wanted = text(canonical(wanted_tree))
             if not hashing_of(wanted_tree.get("system")):
                 now = applied(load_ops(running))
-                if hashing_of(now.get("system")):
-                    del now["system"]["forwarding"]
+                hashing = hashing_of(now.get("system"))
+                if hashing:
+                    forwarding = now["system"]["forwarding"]
+                    for key in hashing:
+                        del forwarding[key]
+                    if not forwarding:
+                        del now["system"]["forwarding"]
                     running = text(canonical(now))
         except NvueYamlError as exc:
             raise NvueError(f"intended config: {exc}") from None
@@ -82,7 +89,9 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
         """Buffer changes: NVUE has switchd re-read its buffer configuration, which can
         drop traffic on every port of the switch (Cumulus "Quality of Service": buffer and
         traffic-pool changes take effect through a switchd reload). A hash seed change
-        restarts switchd (Cumulus "Equal Cost Multipath Load Sharing", Unique Hash Seed)."""
+        restarts switchd (Cumulus "Equal Cost Multipath Load Sharing", Unique Hash Seed).
+        Packet trimming switched on takes a service port (the last one unless `service-port`
+        names another) to recirculate trimmed packets (Cumulus "Packet Trimming")."""
         try:
             trees = [applied(load_ops(t)) for t in (running, intended)]
         except NvueYamlError as exc:
@@ -94,6 +103,12 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
         if seeds[0] != seeds[1]:
             notes.append(f"system forwarding hash-seed {seeds[0]} -> {seeds[1]}: NVUE "
                          "restarts switchd, every port resets and traffic stops meanwhile")
+        trims = [bool(trimming_of(t.get("system"))) for t in trees]
+        if trims[0] != trims[1]:
+            notes.append("system forwarding packet-trim " + (
+                "enabled: NVUE recirculates trimmed packets through a service port (the last "
+                "one by default), which must carry no other configuration" if trims[1] else
+                "removed: the RoCE queue drops what it cannot admit again"))
         if now.get("traffic-pool") != wanted.get("traffic-pool"):
             notes.append("qos traffic-pool changes: switchd reloads its buffer configuration "
                          "(traffic on every port may drop during the reload)")

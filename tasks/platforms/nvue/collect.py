@@ -19,21 +19,32 @@ Sources (all `-o json`, NVIDIA Cumulus Linux 5.x user guide and NVUE command ref
 - the ECMP hashing (`lb`) from the applied config's `system forwarding` (`ecmp-hash` fields,
   `hash-seed`), where flatfab renders every field; a field the config leaves to NVUE's
   default is read from `nv show system forwarding -o json` (asked only then: NVUE states
-  every field there, defaults included; NVUE command reference, "System Forwarding").
+  every field there, defaults included; NVUE command reference, "System Forwarding");
+- packet trimming from the applied config: `system forwarding packet-trim` (state, size,
+  switch-priority: the trim TC, whose traffic class is the trim queue; remark dscp: one DSCP
+  for every port, or `port-level` and each port's `qos remark` profile), and each port's
+  `packet-trim egress-eligibility traffic-class` (the queues that trim instead of dropping:
+  their egress profile is the trimming one). What the config leaves to NVUE's default
+  profile (`profile packet-trim-default`) is read from `nv show system forwarding
+  packet-trim -o json`, asked only then (Cumulus Linux user guide, "Packet Trimming").
 What NVUE does not state (a PFC watchdog restore time, pool modes, egress pools, PG alpha)
 is recorded in `unknown` with the reason, never invented.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from flatfab.model.physical import PortPhysical
 from flatfab.model.state import (
     DEFAULT_VRF,
+    POOL_EGRESS_LOSSY,
     PROFILE_EGRESS_LOSSLESS,
     PROFILE_EGRESS_LOSSY,
+    PROFILE_EGRESS_TRIM,
     PROFILE_INGRESS_LOSSY,
+    TRIM,
     BgpInstance,
     BgpPeer,
     BufferPool,
@@ -51,6 +62,7 @@ from flatfab.model.state import (
     Probe,
     QosMaps,
     QueueQos,
+    Trimming,
     Watchdog,
 )
 from flatfab.platforms import phy_read, readback
@@ -64,6 +76,8 @@ from flatfab.platforms.nvue.render import (
     LOSSLESS_POOL,
     LOSSY_POOL,
     OTHER_HASH_KEYS,
+    PACKET_TRIM,
+    PORT_LEVEL,
     SPEEDS,
 )
 from flatfab.platforms.readback import (
@@ -79,6 +93,11 @@ from flatfab.platforms.readback import (
 APPLIED = "nv config show -o json"
 INTERFACES = "nv show interface -o json"
 FORWARDING = "nv show system forwarding -o json"
+TRIM_SHOWN = "nv show system forwarding packet-trim -o json"
+TRIM_DEFAULT = "packet-trim-default"  # NVUE's own trimming profile: it turns trimming on
+# the traffic classes that profile makes eligible on every port (user guide, "Packet
+# Trimming": "Global Level Packet Trimming with Default Profile")
+TRIM_DEFAULT_CLASSES = frozenset({1, 2, 3})
 _MBPS = {v: k for k, v in SPEEDS.items()}
 _STATES = {"established": "Established", "idle": "Idle", "active": "Active",
            "connect": "Connect", "opensent": "OpenSent", "openconfirm": "OpenConfirm"}
@@ -398,12 +417,93 @@ def _hashing(driver: DeviceDriver, device: DeviceState, applied: Tree) -> None:
                 "have (flatfab renders it disabled)")
 
 
+@dataclass(frozen=True)
+class TrimRead:
+    """A switch's packet trimming as read: None where it does not trim."""
+
+    trimming: Trimming | None = None
+    remark: int | str | None = None  # the one DSCP of every port, `port-level`, or none
+    # the classes a port states no eligibility for trims (NVUE's default profile's)
+    default_classes: frozenset[int] = frozenset()
+    unread: str | None = None  # why the switch's trimming could not be read
+
+
+def _trim_config(driver: DeviceDriver, config: Tree) -> Tree | str:
+    """The applied `packet-trim` with what it leaves to NVUE's default profile stated (from
+    `nv show`), or why the fields stay unknown."""
+    needed = ("size", "switch-priority")
+    if all(key in config for key in needed) and "dscp" in _dict(config.get("remark")):
+        return config
+    try:
+        shown = _dict(parse_json(str(driver.cli([TRIM_SHOWN])[TRIM_SHOWN]), TRIM_SHOWN))
+    except NvueError as exc:
+        return str(exc)
+    remark = {**_dict(shown.get("remark")), **_dict(config.get("remark"))}
+    merged = {**shown, **config, "remark": remark}
+    unstated = [key for key in needed if _int(merged.get(key)) is None]
+    if unstated:
+        return (f"neither the applied config nor {TRIM_SHOWN} states packet-trim "
+                f"{', '.join(unstated)}")
+    return merged
+
+
+def trimming_read(driver: DeviceDriver, device: DeviceState, applied: Tree) -> TrimRead:
+    """Whether and how the switch trims (`system forwarding packet-trim`): off unless its
+    state is enabled, or NVUE's default profile is set without a state (that profile turns
+    trimming on; the feature is off by default). A trimming whose fields stay unknown is
+    named in the errors and `unread`, never taken for none."""
+    config = _dict(_dict(_dict(applied.get("system")).get("forwarding")).get(PACKET_TRIM))
+    state = config.get("state")
+    on = (str(state).strip().lower() in _ON if state is not None
+          else config.get("profile") == TRIM_DEFAULT)
+    if not on:
+        return TrimRead()
+    full = _trim_config(driver, config)
+    if isinstance(full, str):
+        device.errors.append(f"trimming: {full}: the packet trimming is not judged")
+        return TrimRead(unread=full)
+    size, priority = _int(full.get("size")), _int(full.get("switch-priority"))
+    assert size is not None and priority is not None  # _trim_config states both
+    # the trimmed packets' traffic class: the one NVUE states, else the priority's mapping
+    eqm = _dict(_dict(_dict(_dict(applied.get("qos")).get("egress-queue-mapping")).get(GLOBAL))
+                .get("switch-priority"))
+    queue = _int(full.get("traffic-class"))
+    if queue is None:
+        queue = _int(_dict(eqm.get(str(priority))).get("traffic-class"))
+    dscp = _dict(full.get("remark")).get("dscp")
+    remark: int | str | None = PORT_LEVEL if dscp == PORT_LEVEL else _int(dscp)
+    return TrimRead(Trimming(size=size, tc=priority, queue=priority if queue is None else queue),
+                    remark, TRIM_DEFAULT_CLASSES if full.get("profile") == TRIM_DEFAULT
+                    else frozenset())
+
+
+def _trim_dscp(entry: Tree, qos: Tree, trim: TrimRead) -> int | None:
+    """The DSCP a port gives trimmed packets: the switch's one, or at port level its remark
+    profile's for the trim switch priority (None: the port re-marks none)."""
+    if trim.trimming is None or trim.remark != PORT_LEVEL:
+        return trim.remark if isinstance(trim.remark, int) else None
+    remark = _dict(_profile(qos, "remark", entry).get("switch-priority"))
+    return _int(_dict(remark.get(str(trim.trimming.tc))).get("dscp"))
+
+
+def _trim_queues(entry: Tree, trim: TrimRead) -> set[int]:
+    """The port's traffic classes eligible for trimming (none where the switch trims none;
+    NVUE's default profile's where the port states none)."""
+    if trim.trimming is None:
+        return set()
+    eligibility = _dict(_dict(entry.get(PACKET_TRIM)).get("egress-eligibility"))
+    if "traffic-class" not in eligibility:
+        return set(trim.default_classes)
+    return {int(tc) for tc in _dict(eligibility["traffic-class"]) if str(tc).isdigit()}
+
+
 def _profile(qos: Tree, kind: str, entry: Tree) -> Tree:
     bound = _dict(_dict(entry.get("qos")).get(kind)).get("profile")
     return _dict(_dict(qos.get(kind)).get(str(bound) if bound else GLOBAL))
 
 
-def _port_qos(name: str, entry: Tree, qos: Tree, iface: Interface) -> PortQos | None:
+def _port_qos(name: str, entry: Tree, qos: Tree, iface: Interface,
+              trim: TrimRead) -> PortQos | None:
     mapping = _profile(qos, "mapping", entry)
     pfc_profile = str(_dict(_dict(entry.get("qos")).get("pfc")).get("profile") or "")
     pfc_tree = _dict(_dict(qos.get("pfc")).get(pfc_profile))
@@ -421,6 +521,7 @@ def _port_qos(name: str, entry: Tree, qos: Tree, iface: Interface) -> PortQos | 
     tc_to_pg = [tc if tc in pfc else 0 for tc in range(8)]
     pgs = {0: PROFILE_INGRESS_LOSSY, **dict.fromkeys(pfc, pfc_profile)}
     lossless_queues = {tc_to_queue_list[p] for p in pfc}
+    trimming = _trim_queues(entry, trim)
     scheduler = _dict(_profile(qos, "egress-scheduler", entry).get("traffic-class"))
     congestion = _dict(_profile(qos, "congestion-control", entry).get("traffic-class"))
     queues: dict[int, QueueQos] = {}
@@ -436,7 +537,8 @@ def _port_qos(name: str, entry: Tree, qos: Tree, iface: Interface) -> PortQos | 
             strict=sched.get("mode") == "strict",
             weight=(_int(sched.get("bw-percent")) or None) if sched.get("mode") == "dwrr"
             else None, ecn=ecn,
-            profile=PROFILE_EGRESS_LOSSLESS if queue in lossless_queues else PROFILE_EGRESS_LOSSY)
+            profile=PROFILE_EGRESS_LOSSLESS if queue in lossless_queues else
+            PROFILE_EGRESS_TRIM if queue in trimming else PROFILE_EGRESS_LOSSY)
     watchdog = None
     if _dict(_dict(entry.get("qos")).get("pfc-watchdog")).get("state") == "enable":
         global_dog = _dict(qos.get("pfc-watchdog"))
@@ -453,10 +555,11 @@ def _port_qos(name: str, entry: Tree, qos: Tree, iface: Interface) -> PortQos | 
         pfc=pfc, watchdog=watchdog, pgs=pgs if pfc else {0: PROFILE_INGRESS_LOSSY},
         queues=queues, speed_mbps=iface.speed_mbps or 0,
         cable_m=float(_int(pfc_tree.get("cable-length")) or 0), mtu=iface.mtu or 0,
-        unknown=unknown)
+        trim_dscp=_trim_dscp(entry, qos, trim), unknown=unknown)
 
 
-def _lossless(device: DeviceState, applied: Tree, planned: DeviceState) -> None:
+def _lossless(device: DeviceState, applied: Tree, planned: DeviceState,
+              trim: TrimRead = TrimRead()) -> None:
     qos = _dict(applied.get("qos"))
     if planned.qos is None or not qos:
         return
@@ -464,7 +567,7 @@ def _lossless(device: DeviceState, applied: Tree, planned: DeviceState) -> None:
         iface = device.interfaces.get(name)
         if iface is None or iface.parent is not None or _dict(raw).get("type") != "swp":
             continue
-        iface.qos = _port_qos(name, _dict(raw), qos, iface)
+        iface.qos = _port_qos(name, _dict(raw), qos, iface, trim)
         plan = planned.interfaces.get(name)
         if iface.qos and iface.qos.watchdog and plan and plan.qos and plan.qos.watchdog:
             # a placeholder, never judged (see unknown)
@@ -497,11 +600,23 @@ def _lossless(device: DeviceState, applied: Tree, planned: DeviceState) -> None:
             dynamic_th=base.dynamic_th if base else None,
             static_th=base.static_th if base else None)
         unknown[f"profiles.{name}.dynamic_th"] = "NVUE states no per-PG alpha"
+    # the trimming profile's discard action is read (a port's eligible classes), its sizes
+    # are NVUE's own like every lossy profile's
+    trims = any(q.profile == PROFILE_EGRESS_TRIM for i in device.interfaces.values()
+                if i.qos is not None for q in i.qos.queues.values())
+    lossy_sized = "NVUE sizes lossy and egress buffers itself"
     for name, profile in planned.qos.profiles.items():
         if name not in profiles and profile.pool != "ingress_lossless":
-            profiles[name] = profile
-            unknown[f"profiles.{name}"] = "NVUE sizes lossy and egress buffers itself"
-    device.qos = DeviceQos(asic=asic, pools=pools, profiles=profiles, unknown=unknown)
+            profiles[name] = (profile.model_copy(update={"discard": TRIM if trims else None})
+                              if name == PROFILE_EGRESS_TRIM else profile)
+            unknown[f"profiles.{name}"] = lossy_sized
+    if trims and PROFILE_EGRESS_TRIM not in profiles:  # trimming the plan does not have
+        profiles[PROFILE_EGRESS_TRIM] = BufferProfile(pool=POOL_EGRESS_LOSSY, discard=TRIM)
+        unknown[f"profiles.{PROFILE_EGRESS_TRIM}"] = lossy_sized
+    if trim.unread is not None:
+        unknown["trimming"] = trim.unread
+    device.qos = DeviceQos(asic=asic, pools=pools, profiles=profiles, trimming=trim.trimming,
+                           unknown=unknown)
 
 
 def _counters(driver: DeviceDriver, device: DeviceState) -> None:
@@ -560,8 +675,9 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
                      errors=(ValueError, TypeError, AttributeError))  # pydantic's too
     _hashing(driver, device, applied)
     if planned.qos is not None:
+        trim = trimming_read(driver, device, applied)
         try:
-            _lossless(device, applied, planned)
+            _lossless(device, applied, planned, trim)
         except (ValueError, TypeError) as exc:
             device.errors.append(f"lossless: unexpected config ({str(exc).splitlines()[0]})")
         _counters(driver, device)

@@ -5,7 +5,9 @@ Push (NVIDIA "NVUE CLI" and NVUE command reference, `nv config`):
   flatfab owns (its ports, lo, SVIs and sub-interfaces, the bridge, BGP, tenant VRFs, qos,
   and the ECMP hashing `system forwarding ecmp-hash`/`hash-seed` where the candidate sets
   it), so the pending revision is the candidate exactly there and untouched elsewhere (eth0
-  and VRF mgmt are never named); NVUE applies only the net difference;
+  and VRF mgmt are never named); NVUE applies only the net difference. Packet trimming
+  (`system forwarding packet-trim`) is flatfab's always: the plan's congestion profile says
+  whether the switch trims, so a push to a switch that should not takes it away;
 - `nv config detach` drops stray pending edits, `nv config patch <file>` loads the document;
 - `nv config apply --confirm <minutes> -y` applies with NVUE's own rollback timer (whole
   minutes: revert_in is rounded up, never down); `--confirm-yes` keeps, `--confirm-no`
@@ -35,6 +37,7 @@ from flatfab.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, 
 
 STATE_DIR = "/var/tmp/flatfab"
 HASHING = ("ecmp-hash", "hash-seed")  # the keys of `system forwarding` flatfab renders
+TRIMMING = "packet-trim"  # flatfab's too, whatever the plan: the profile says trim or not
 _VERSION = re.compile(r"\b5\.(\d+)(\.\d+)*\b")
 
 
@@ -66,9 +69,9 @@ def owned(tree: Tree, management: Iterable[str] = ("eth0",)) -> Tree:
     system = tree.get("system")
     if isinstance(system, dict):
         mine: Tree = {"hostname": system["hostname"]} if "hostname" in system else {}
-        hashing = hashing_of(system)
-        if hashing:
-            mine["forwarding"] = hashing
+        forwarding = {**hashing_of(system), **trimming_of(system)}
+        if forwarding:
+            mine["forwarding"] = forwarding
         if mine:
             out["system"] = mine
     interfaces = {name: value for name, value in (tree.get("interface") or {}).items()
@@ -96,16 +99,26 @@ def hashing_of(system: Any) -> Tree:
     return {key: forwarding[key] for key in HASHING if key in forwarding}
 
 
+def trimming_of(system: Any) -> Tree:
+    """The packet trimming part of a `system` tree (`forwarding packet-trim`)."""
+    forwarding = system.get("forwarding") if isinstance(system, dict) else None
+    if not isinstance(forwarding, dict) or TRIMMING not in forwarding:
+        return {}
+    return {TRIMMING: forwarding[TRIMMING]}
+
+
 def unset_document(running: Tree, candidate: Tree | None = None) -> Tree:
     """The `unset` that clears every owned object the running config has. The hashing only
     where the candidate sets it: a plan without `lb` leaves the switch's hashing alone, and
-    one whose tier has no seed takes a seed set before away (switchd's own again)."""
+    one whose tier has no seed takes a seed set before away (switchd's own again). Packet
+    trimming always: a switch the plan gives none stops trimming."""
     mine = owned(running)
     doc: Tree = {}
+    gone = list(trimming_of(mine.get("system")))
     if candidate is not None and hashing_of(candidate.get("system")):
-        hashing = hashing_of(mine.get("system"))
-        if hashing:
-            doc["system"] = {"forwarding": {key: {} for key in hashing}}
+        gone += list(hashing_of(mine.get("system")))
+    if gone:
+        doc["system"] = {"forwarding": {key: {} for key in sorted(gone)}}
     for key in ("interface", "vrf"):
         if key in mine:
             doc[key] = {name: {} for name in mine[key]}

@@ -8,12 +8,15 @@ input of `nv config patch` and its own section split. Sources (NVIDIA docs, Cumu
 "Ethernet Bridging - VLAN-aware Mode" (br_default, SVIs named vlan<N>), "Quality of Service"
 and its "RDMA over Converged Ethernet - RoCE" page (qos mapping/pfc/congestion-control/
 egress-scheduler/traffic-pool/pfc-watchdog), "Equal Cost Multipath Load Sharing" and the NVUE
-command reference's "System Forwarding" (system forwarding ecmp-hash, hash-seed).
+command reference's "System Forwarding" (system forwarding ecmp-hash, hash-seed); packet
+trimming from the user guide's "Packet Trimming" page (5.14-5.18) and the NVUE reference's
+"Packet Trimming" set commands, keys and value types from nvueschema v5_14..v5_18.
 
 Releases: the tree is spelled for one release line (see RELEASES). Cumulus Linux 5.15
 renamed booleans (on/off -> enabled/disabled, `enable` -> `state`) and moved interface
 addressing (`ip.address`/`ip.vrf` -> `ipv4.address` and `vrf`), so a 5.14 tree is refused
 by 5.15 and the reverse; flatfab renders 5.15-5.18 (TARGET) and can spell 5.x up to 5.14.
+Packet trimming came in 5.14: the 5.14 line (5.6-5.14) refuses it, one line naming why.
 
 Not `nv set qos roce`: the one-knob mode fixes DSCP 26/48, TC 3/6, ECN 150/1500 KB and
 NVIDIA's buffer split, and regenerates them per Spectrum generation; flatfab's plan sets
@@ -34,6 +37,7 @@ from typing import Any
 from flatfab.errors import FlatfabError
 from flatfab.model.state import (
     DEFAULT_VRF,
+    TRIM,
     BgpInstance,
     DeviceState,
     HashField,
@@ -64,6 +68,9 @@ HASH_KEYS = {HashField.SRC_IP: "source-ip", HashField.DST_IP: "destination-ip",
 OTHER_HASH_KEYS = ("gtp-teid", "ingress-interface", "inner-destination-ip",
                    "inner-destination-port", "inner-ip-protocol", "inner-ipv6-label",
                    "inner-source-ip", "inner-source-port")
+PACKET_TRIM = "packet-trim"  # under `system forwarding` and under each interface
+PORT_LEVEL = "port-level"  # `remark dscp`: each port's remark profile gives the DSCP
+TRIM_SIZE_STEP = 4  # NVUE takes a trim size of 256-1024 bytes in steps of 4 (user guide)
 
 
 @dataclass(frozen=True)
@@ -76,13 +83,15 @@ class Release:
     off: str
     switch: str  # the key that turns a feature on: `enable` (<=5.14) or `state` (5.15+)
     split_ip: bool  # 5.15+: interface ipv4.address and vrf (not ip.address, ip.vrf)
+    # every release of the line has `system forwarding packet-trim` (nvueschema: 5.14+)
+    trims: bool = False
 
 
 RELEASES = {
     "5.14": Release("5.14", ("v5_6", "v5_7", "v5_8", "v5_9", "v5_10", "v5_11", "v5_12",
                              "v5_13", "v5_14"), "on", "off", "enable", False),
     "5.15": Release("5.15", ("v5_15", "v5_16", "v5_17", "v5_18"), "enabled", "disabled",
-                    "state", True),
+                    "state", True, trims=True),
 }
 TARGET = RELEASES["5.15"]
 
@@ -223,9 +232,14 @@ def _one(kind: str, values: dict[str, Any]) -> Any:
     return next(iter(values.values()))
 
 
+def _ports(device: DeviceState) -> dict[str, PortQos]:
+    """The physical ports with a lossless state (sub-interfaces share their port's)."""
+    return {n: i.qos for n, i in device.interfaces.items()
+            if i.qos is not None and i.parent is None}
+
+
 def _qos(device: DeviceState, interfaces: dict[str, Tree]) -> Tree:
-    ports = {n: i.qos for n, i in device.interfaces.items()
-             if i.qos is not None and i.parent is None}
+    ports = _ports(device)
     if not ports or device.qos is None:
         return {}
     qos: Tree = {}
@@ -287,6 +301,82 @@ def _pools(device: DeviceState, ports: dict[str, PortQos]) -> Tree:
         pools[name] = {"memory-percent": percent,
                        "switch-priority": {str(p): {} for p in prios}}
     return pools
+
+
+# ---- packet trimming ----------------------------------------------------------------------
+
+
+def _trim_queues(q: PortQos, device: DeviceState) -> list[int]:
+    """The port's queues whose egress profile trims what it cannot admit: on NVUE the
+    traffic classes of that egress port eligible for trimming."""
+    profiles = device.qos.profiles if device.qos is not None else {}
+    return sorted(queue for queue, qq in q.queues.items()
+                  if (profile := profiles.get(qq.profile)) is not None
+                  and profile.discard == TRIM)
+
+
+def _trim_remark(ports: dict[str, PortQos], tc: int, qos: Tree,
+                 interfaces: dict[str, Tree]) -> int | str:
+    """`remark dscp` of a trimming switch: the one DSCP every port gives trimmed packets, or
+    `port-level` with a `qos remark` profile bound to each port (switch priority `tc` -> that
+    port's DSCP; no `rewrite`: NVIDIA's page says a trimming remark profile sets none, so
+    the profile re-marks trimmed packets only)."""
+    ordered = sort_interfaces(list(ports))
+    unmarked = [n for n in ordered if ports[n].trim_dscp is None]
+    if unmarked:
+        raise NvueRenderError(f"{unmarked[0]}: NVUE re-marks the trimmed packets of every "
+                              "port; the plan gives this port no trim DSCP")
+    dscps = {d for n in ordered if (d := ports[n].trim_dscp) is not None}
+    if len(dscps) == 1:
+        return dscps.pop()
+    profiles: Tree = {}
+    for name in ordered:
+        value = {"switch-priority": {str(tc): {"dscp": ports[name].trim_dscp}}}
+        profile = _name("remark", value)
+        profiles[profile] = value
+        interfaces[name].setdefault("qos", {})["remark"] = {"profile": profile}
+    qos["remark"] = dict(sorted(profiles.items()))
+    return PORT_LEVEL
+
+
+def trimming(device: DeviceState, interfaces: dict[str, Tree], qos: Tree,
+             rel: Release = TARGET) -> Tree | None:
+    """`system forwarding packet-trim` of a trimming switch (None: it does not trim). Also
+    sets each port's `packet-trim egress-eligibility traffic-class` (the queues whose egress
+    profile trims) and, where the ports' trim DSCPs differ, their `qos remark` profiles.
+    NVUE sends a trimmed packet with `switch-priority` (flatfab's trim TC) in the traffic
+    class that priority maps to, so the plan's trim queue must be that class."""
+    ports = _ports(device)
+    eligible = {n: queues for n in sort_interfaces(list(ports))
+                if (queues := _trim_queues(ports[n], device))}
+    trim = device.qos.trimming if device.qos is not None else None
+    if trim is None:
+        if eligible:
+            raise NvueRenderError(f"{next(iter(eligible))}: a queue's egress profile trims, "
+                                  "but the plan gives the switch no packet trimming")
+        return None
+    if not rel.trims:
+        raise NvueRenderError(f"Cumulus Linux has packet trimming from 5.14 on; the "
+                              f"{rel.line} spelling is also that of "
+                              f"{rel.models[0].replace('v5_', '5.')}-5.13, which have none")
+    if trim.size % TRIM_SIZE_STEP:
+        raise NvueRenderError(f"NVUE trims packets to a size in steps of {TRIM_SIZE_STEP} "
+                              f"bytes; the plan gives {trim.size}")
+    if ports:
+        tc_to_queue = _one("the switch-priority to traffic-class map",
+                           {n: q.maps.tc_to_queue for n, q in ports.items()})
+        if tc_to_queue[trim.tc] != trim.queue:
+            raise NvueRenderError(f"NVUE sends trimmed packets (switch priority {trim.tc}) in "
+                                  f"traffic class {tc_to_queue[trim.tc]}, the plan in queue "
+                                  f"{trim.queue}")
+    for name, queues in eligible.items():
+        interfaces[name][PACKET_TRIM] = {"egress-eligibility": {
+            "traffic-class": {str(q): {} for q in queues}}}
+    # `state` is enabled/disabled in every release that has packet-trim (5.14 included)
+    out: Tree = {"state": "enabled", "size": trim.size, "switch-priority": trim.tc}
+    if ports:
+        out["remark"] = {"dscp": _trim_remark(ports, trim.tc, qos, interfaces)}
+    return out
 
 
 # ---- ECMP hashing -------------------------------------------------------------------------
@@ -372,9 +462,12 @@ def tree(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> T
                                   "on NVUE")
         interfaces[name] = entry
     qos = _qos(device, interfaces)
+    trim = trimming(device, interfaces, qos, rel)
     system: Tree = {"hostname": device.name}
     if device.lb is not None:  # None: the switch's own hashing, left alone
         system["forwarding"] = forwarding(device.lb, rel)
+    if trim is not None:
+        system.setdefault("forwarding", {})[PACKET_TRIM] = trim
     out: Tree = {"system": system, "interface": interfaces}
     if vlans:
         out["bridge"] = {"domain": {BRIDGE: {"vlan": {str(v): {} for v in sorted(set(vlans))}}}}

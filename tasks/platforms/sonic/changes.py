@@ -4,7 +4,9 @@ running to intended, and which of its operations GCU's apply-patch refuses.
 flatfab owns whole tables (render.OWNED_TABLES: a row it does not render is removed) and
 only its own rows and fields of the hardware tables (render.MERGED_TABLES: PORT keeps
 `lanes`, `alias`, ...; DEVICE_METADATA keeps `mac`, `hwsku`, ...; SWITCH_HASH keeps
-`lag_hash` and the algorithms).
+`lag_hash` and the algorithms). SWITCH_TRIMMING's four fields are flatfab's whether the intent
+renders them or not (FIXED_FIELDS): a fabric that does not trim wants them gone, which
+orchagent does not do, so that change is refused (sonic/trimming.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flatfab.platforms.configdb import ConfigDb, json_field, json_fields, plain_references
-from flatfab.platforms.sonic import hashing
+from flatfab.platforms.sonic import hashing, trimming
 from flatfab.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
 
 # fields of the hardware tables flatfab shows when it has no intended config to go by
@@ -21,6 +23,8 @@ DEFAULT_MERGED_FIELDS = {"PORT": ("admin_status", "mtu", "speed"),
                          "DEVICE_METADATA": ("hostname", "bgp_asn", "docker_routing_config_mode",
                                              "buffer_model", "default_pfcwd_status"),
                          hashing.TABLE: (hashing.FIELD,)}
+# merged tables whose flatfab fields are these, with an intended config to go by or not
+FIXED_FIELDS: dict[str, tuple[str, ...]] = {trimming.TABLE: trimming.FIELDS}
 # GCU's field operation validators: the only BUFFER_PROFILE fields it edits in place
 PROFILE_EDITABLE = frozenset({"dynamic_th", "xoff"})
 
@@ -38,7 +42,11 @@ def project(running: ConfigDb, reference: ConfigDb | None = None) -> ConfigDb:
                      for t in OWNED_TABLES if running.get(t)}
     for table in MERGED_TABLES:
         rows = running.get(table, {})
-        if reference is not None:
+        wanted: dict[str, tuple[str, ...]]
+        if table in FIXED_FIELDS:  # the switch's own show as drift where none is intended
+            wanted = {key: FIXED_FIELDS[table] for key, row in rows.items()
+                      if any(f in row for f in FIXED_FIELDS[table])}
+        elif reference is not None:
             wanted = {key: tuple(fields) for key, fields in reference.get(table, {}).items()}
         else:
             wanted = dict.fromkeys(rows, DEFAULT_MERGED_FIELDS[table])
@@ -59,6 +67,11 @@ def target(running: ConfigDb, intended: ConfigDb, *, merge: bool = False) -> Con
     for table in (*OWNED_TABLES, *MERGED_TABLES):
         if table in OWNED_TABLES and not merge:
             out.pop(table, None)
+        if table in FIXED_FIELDS and not merge:  # what the intent leaves out is to go
+            rows = {key: {f: v for f, v in row.items() if f not in FIXED_FIELDS[table]}
+                    for key, row in out.pop(table, {}).items()}
+            if any(rows.values()):  # no empty row or table: GCU takes none
+                out[table] = {key: row for key, row in rows.items() if row}
         for key, fields in intended.get(table, {}).items():
             row = out.setdefault(table, {}).setdefault(key, {})
             if table in OWNED_TABLES and not merge:
@@ -110,7 +123,8 @@ class Refusal:
     path: str
     why: str
     needs: str
-    blocking: bool = True  # apply-patch refuses it (False: applies, takes effect later)
+    # apply-patch refuses it (False: applies; it takes effect, or can be undone, only so)
+    blocking: bool = True
 
     def __str__(self) -> str:
         return f"{self.path}: {self.why}; needs `{self.needs}` (disruptive)"
@@ -130,6 +144,14 @@ def refusals(ops: list[dict[str, Any]]) -> list[Refusal]:
         if table == "BUFFER_POOL" and (len(parts) < 3 or parts[2] == "size"):
             out.append(Refusal(op["path"], "GCU does not resize or replace buffer pools",
                                "config qos reload"))
+        elif table == trimming.TABLE and op["op"] == "remove":
+            out.append(Refusal(op["path"], trimming.REMOVAL_REFUSED, "config reload"))
+        elif table == trimming.TABLE and op["op"] == "add":
+            out.append(Refusal(op["path"], trimming.ONCE_ON, "config reload", blocking=False))
+        elif (table == "BUFFER_PROFILE" and parts[2:] == [trimming.DISCARD]
+              and op["op"] == "remove"):
+            out.append(Refusal(op["path"], f"{trimming.DISCARD_REMOVAL}, and GCU edits only "
+                               "dynamic_th and xoff of a buffer profile", "config qos reload"))
         elif table == "BUFFER_PROFILE" and len(parts) == 3 and parts[2] not in PROFILE_EDITABLE:
             out.append(Refusal(op["path"], "GCU edits only dynamic_th and xoff of a buffer "
                                "profile", "config qos reload"))

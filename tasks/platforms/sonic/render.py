@@ -3,7 +3,10 @@
 The rendered text has two `!! ` sections: `config_db` (canonical CONFIG_DB JSON of every
 table flatfab owns) and `frr` (frr.conf: BGP only; in split mode addresses and VRFs are
 CONFIG_DB's, so frr.conf repeats no interface addresses). A switch with planned hashing gets
-`SWITCH_HASH|GLOBAL` `ecmp_hash` (sonic/hashing.py); without, its hashing is left alone.
+`SWITCH_HASH|GLOBAL` `ecmp_hash` (sonic/hashing.py); without, its hashing is left alone. A
+trimming fabric's switch gets configdb's trimming rows (`SWITCH_TRIMMING|GLOBAL`, its
+`TC_TO_DSCP_MAP`s bound by `PORT_QOS_MAP` `tc_to_dscp_map`, `packet_discard_action` on the
+RoCE queue's profile: sonic/trimming.py).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from flatfab.platforms import configdb
 from flatfab.platforms.base import InterfaceNames
 from flatfab.platforms.configdb import ConfigDb
 from flatfab.platforms.names import sort_interfaces
-from flatfab.platforms.sonic import hashing
+from flatfab.platforms.sonic import hashing, trimming
 from flatfab.platforms.templating import environment
 
 CONFIG_DB = "config_db"
@@ -26,10 +29,12 @@ OWNED_TABLES = (
     "LOOPBACK_INTERFACE", "INTERFACE", "VRF", "VLAN_SUB_INTERFACE", "VLAN", "VLAN_MEMBER",
     "VLAN_INTERFACE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE",
     "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "WRED_PROFILE", "PFC_WD", "CABLE_LENGTH",
-    *configdb.MAP_TABLES, configdb.DOT1P_TABLE)
+    *configdb.MAP_TABLES, configdb.DOT1P_TABLE, trimming.MAP_TABLE)
 # tables of the hardware and the image: flatfab owns only the rows and fields it renders
 # (SWITCH_HASH: its ecmp_hash; orchagent refuses a removed row or field, so none is removed)
-MERGED_TABLES = ("PORT", "DEVICE_METADATA", hashing.TABLE)
+# and SWITCH_TRIMMING's four fields, rendered or not (changes.FIXED_FIELDS: a removal the
+# intent asks for is refused, never pushed, since orchagent would not make it)
+MERGED_TABLES = ("PORT", "DEVICE_METADATA", hashing.TABLE, trimming.TABLE)
 _VLAN_ID = re.compile(r"(\d+)$")
 
 
