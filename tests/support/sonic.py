@@ -16,7 +16,7 @@ from flatfab.platforms.registry import PLATFORMS
 from flatfab.platforms.sonic import PLATFORM, changes
 from flatfab.platforms.sonic.driver import SonicDriver
 from flatfab.platforms.sonic.render import config_db
-from tests.doubles.sonic import SonicDouble, factory_config_db, recorded
+from tests.doubles.sonic import SonicDouble, factory_config_db, healthy_outputs, recorded
 from tests.support.on_platform import fabric_text_on
 from tests.support.paths import ROOT
 
@@ -67,3 +67,16 @@ def sonic_driver(double: SonicDouble, *, read_only: bool = False) -> SonicDriver
     assert isinstance(driver, SonicDriver)
     driver.clock = lambda: 1_795_000_000 + double.now
     return driver
+
+
+def pushed_double(fabric: FabricState, name: str) -> SonicDouble:
+    """Switch `name` after a push of its plan, its show outputs those of a healthy fabric."""
+    double = sonic_double(fabric.devices[name], pushed=True)
+    double.outputs = healthy_outputs(fabric, name, PLATFORM.names.vrf)
+    return double
+
+
+def collected(planned: DeviceState, double: SonicDouble) -> DeviceState:
+    """What collect reads from the double, read-only."""
+    return PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)),
+                            planned, [])

@@ -153,16 +153,10 @@ def _lossless_path(qos: PortQos, dev: DeviceQos | None, lossless: LosslessProfil
                                             else f"{name} (lossy)")
         issues.append(Issue(f"RoCE TC {tc} feeds PG {pg}, which has no lossless buffer profile",
                             f"PG {pg}: lossless profile", f"PG {pg}: {what}"))
+    issues += _marked_queue(qos, tc)
     queue = at(qos.maps.tc_to_queue, tc)
     state = qos.queues.get(queue) if queue is not None else None
-    if state is None:
-        issues.append(Issue(f"RoCE TC {tc} goes to queue {queue}, which is not configured",
-                            f"queue {queue} configured", "missing"))
-        return issues
-    if state.ecn is None:
-        issues.append(Issue(f"RoCE queue {queue} has no ECN marking", f"queue {queue}: ECN",
-                            f"queue {queue}: no ECN"))
-    if not egress_lossless(dev, state.profile):
+    if state is not None and not egress_lossless(dev, state.profile):
         issues.append(Issue(f"RoCE queue {queue} has egress profile {state.profile}",
                             "an egress lossless profile", state.profile))
     return issues

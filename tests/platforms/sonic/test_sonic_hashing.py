@@ -31,7 +31,7 @@ from tests.doubles.sonic import FIXTURES, SonicDouble, collect_cases, healthy_ou
 from tests.support.on_platform import fabric_on, intent_on, switches_on
 from tests.support.oracles import SONIC, usable
 from tests.support.paths import ROOT, SONIC_YANG
-from tests.support.sonic import sonic_double, sonic_driver
+from tests.support.sonic import collected, pushed_double, sonic_double, sonic_driver
 
 FAMILY = "tomahawk-4"
 FIVE = [HashField.SRC_IP, HashField.DST_IP, HashField.PROTOCOL, HashField.SRC_PORT,
@@ -70,18 +70,6 @@ def _intent(tmp_path: Path, balancing: dict[str, Any]) -> Path:
     fabric["load_balancing"] = balancing
     (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
     return target
-
-
-def _collect(planned: DeviceState, double: SonicDouble) -> DeviceState:
-    return PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)),
-                            planned, [])
-
-
-def _pushed(fabric: FabricState, name: str) -> SonicDouble:
-    """Switch `name` after a push of its plan, its show outputs those of a healthy fabric."""
-    double = sonic_double(fabric.devices[name], pushed=True)
-    double.outputs = healthy_outputs(fabric, name, PLATFORM.names.vrf)
-    return double
 
 
 def _printing(double: SonicDouble, table: str, rows: dict[str, dict[str, Any]]) -> None:
@@ -142,7 +130,7 @@ def test_other_fields_render_validate_and_read_back(tmp_path: Path, name: str) -
         db = config_db(device, PLATFORM.names)
         assert db[hashing.TABLE][hashing.KEY] == {hashing.FIELD: expected}
         assert oracle.validate(device.name, PLATFORM.render(device), device) == []
-        seen = observed[device.name] = _collect(device, _pushed(fabric, device.name))
+        seen = observed[device.name] = collected(device, pushed_double(fabric, device.name))
         assert seen.errors == [] and seen.not_modelled == {}, device.name
         assert seen.lb == device.lb, device.name
     # live, read back as planned: only a hash without RoCE's entropy is named
@@ -230,7 +218,7 @@ def test_a_push_adds_switch_hash_as_a_list_and_collect_reads_the_plan(
     double = sonic_double(leaf1)
     double.outputs = healthy_outputs(lab, "leaf1", PLATFORM.names.vrf)
     assert hashing.TABLE not in double.config_db  # a factory switch: its own hashing
-    assert _collect(leaf1, double).lb is None
+    assert collected(leaf1, double).lb is None
     driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(leaf1))
     driver.commit_config()
@@ -238,7 +226,7 @@ def test_a_push_adds_switch_hash_as_a_list_and_collect_reads_the_plan(
     assert {"op": "add", "path": "/SWITCH_HASH",
             "value": {"GLOBAL": {"ecmp_hash": LAB_HASH.split(",")}}} in patch
     assert double.config_db[hashing.TABLE] == {"GLOBAL": {"ecmp_hash": LAB_HASH.split(",")}}
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.errors == [] and seen.lb == leaf1.lb and seen.not_modelled == {}
     assert _live(lab, seen) == []
 
@@ -259,9 +247,9 @@ def test_another_order_lag_hash_and_algorithms_are_not_drift(lab: FabricState,
     variant = json.loads((FIXTURES / "variants" / "running_202311_switch_hash.json")
                          .read_text(encoding="utf-8"))
     assert "derived from documentation" in variant["source"]
-    double = _pushed(lab, "leaf1")
+    double = pushed_double(lab, "leaf1")
     _printing(double, hashing.TABLE, variant["output"][hashing.TABLE])
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.errors == [] and seen.lb == leaf1.lb
     assert seen.not_modelled == {"SWITCH_HASH|GLOBAL ecmp_hash_algorithm CRC": (
         "flatfab models the fields an ECMP hash reads, not its algorithm")}
@@ -277,10 +265,10 @@ def test_another_order_lag_hash_and_algorithms_are_not_drift(lab: FabricState,
 
 def test_changed_fields_are_drift_the_checks_name(lab: FabricState,
                                                   leaf1: DeviceState) -> None:
-    double = _pushed(lab, "leaf1")
+    double = pushed_double(lab, "leaf1")
     _printing(double, hashing.TABLE, {"GLOBAL": {"ecmp_hash": [
         "SRC_IP", "DST_IP", "IP_PROTOCOL", "L4_DST_PORT"], "lag_hash": ["SRC_MAC"]}})
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb == LoadBalancing(hash_fields=FIVE[:3] + FIVE[4:])
     assert sorted(_live(lab, seen)) == [
         ("lb.intent", "leaf1", "leaf1 hashes ECMP on src_ip, dst_ip, protocol, dst_port, the "
@@ -299,11 +287,11 @@ def test_changed_fields_are_drift_the_checks_name(lab: FabricState,
 
 def test_fields_flatfab_has_no_name_for_are_named_not_dropped(lab: FabricState,
                                                               leaf1: DeviceState) -> None:
-    double = _pushed(lab, "leaf1")
+    double = pushed_double(lab, "leaf1")
     _printing(double, hashing.TABLE, {"GLOBAL": {
         "ecmp_hash": ["IN_PORT", *LAB_HASH.split(","), "INNER_SRC_IP"],
         "ecmp_hash_ipv4": ["SRC_IP", "DST_IP"]}})
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb == leaf1.lb
     assert seen.not_modelled == {
         "SWITCH_HASH|GLOBAL ecmp_hash IN_PORT": "flatfab's hash fields have no such field",
@@ -316,9 +304,9 @@ def test_fields_flatfab_has_no_name_for_are_named_not_dropped(lab: FabricState,
 def test_a_switch_stating_no_hash_is_not_judged(lab: FabricState, leaf1: DeviceState) -> None:
     """No `ecmp_hash` in CONFIG_DB: the switch hashes as its SAI does by default, which it
     does not state. Unknown, never guessed: the checks name it not judged."""
-    double = _pushed(lab, "leaf1")
+    double = pushed_double(lab, "leaf1")
     _printing(double, hashing.TABLE, {"GLOBAL": {"lag_hash": ["SRC_IP", "DST_IP"]}})
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.errors == [] and seen.lb is None
     [(check, device, message)] = _live(lab, seen)
     assert (check, device) == ("lb.roce_entropy", "leaf1")
@@ -329,7 +317,7 @@ def test_a_rollout_without_planned_hashing_leaves_the_switch_s_own(lab: FabricSt
                                                                     leaf1: DeviceState) -> None:
     """`lb` None: flatfab leaves SWITCH_HASH as it is (orchagent refuses its removal too)."""
     unplanned = leaf1.model_copy(update={"lb": None})
-    double = _pushed(lab, "leaf1")
+    double = pushed_double(lab, "leaf1")
     driver = sonic_driver(double)
     driver.load_replace_candidate(config=PLATFORM.render(unplanned))
     assert [op for op in driver.plan_patch(driver.running_db())

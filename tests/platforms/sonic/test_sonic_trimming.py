@@ -43,7 +43,7 @@ from tests.doubles.sonic import FIXTURES, SonicDouble, healthy_outputs
 from tests.support.on_platform import intent_on, switches_on
 from tests.support.oracles import SONIC, usable
 from tests.support.paths import ROOT
-from tests.support.sonic import sonic_double, sonic_driver
+from tests.support.sonic import collected, pushed_double, sonic_double, sonic_driver
 
 FAMILY = "tomahawk-4"
 TRIMMING = "lossy-trimming"
@@ -78,18 +78,6 @@ def fabric() -> FabricState:
 @pytest.fixture(scope="module")
 def leaf1(fabric: FabricState) -> DeviceState:
     return fabric.devices["leaf1"]
-
-
-def _collect(planned: DeviceState, double: SonicDouble) -> DeviceState:
-    return PLATFORM.collect(PLATFORM.read_only(sonic_driver(double, read_only=True)),
-                            planned, [])
-
-
-def _pushed(fabric: FabricState, name: str) -> SonicDouble:
-    """Switch `name` after a push of its plan, its show outputs those of a healthy fabric."""
-    double = sonic_double(fabric.devices[name], pushed=True)
-    double.outputs = healthy_outputs(fabric, name, PLATFORM.names.vrf)
-    return double
 
 
 def _printing(double: SonicDouble, tables: dict[str, Any]) -> None:
@@ -312,7 +300,7 @@ def test_a_push_adds_trimming_and_collect_reads_the_plan_on_every_switch(
     for device in switches_on(fabric, "sonic"):
         double = sonic_double(device)  # a factory switch: no trimming
         double.outputs = healthy_outputs(fabric, device.name, PLATFORM.names.vrf)
-        assert _collect(device, double).qos is None
+        assert collected(device, double).qos is None
         driver = sonic_driver(double)
         intended = PLATFORM.render(device)
         running = driver.get_config(retrieve="running")["running"]
@@ -329,7 +317,7 @@ def test_a_push_adds_trimming_and_collect_reads_the_plan_on_every_switch(
         assert maps["op"] == "add" and sorted(maps["value"]) == sorted(
             config_db(device, PLATFORM.names)[trimming.MAP_TABLE])
         assert double.asic_trimming == PLANNED_ROW and double.orchagent_errors == []
-        observed = _collect(device, double)
+        observed = collected(device, double)
         assert observed.errors == [] and observed.not_modelled == {}, device.name
         assert observed.qos is not None and device.qos is not None
         assert observed.qos.trimming == device.qos.trimming
@@ -345,7 +333,7 @@ def test_a_push_adds_trimming_and_collect_reads_the_plan_on_every_switch(
 
 
 def test_a_pushed_switch_shows_no_drift_and_needs_no_change(fabric: FabricState) -> None:
-    double = _pushed(fabric, "leaf1")
+    double = pushed_double(fabric, "leaf1")
     driver = sonic_driver(double, read_only=True)
     intended = PLATFORM.render(fabric.devices["leaf1"])
     running, wanted = PLATFORM.drift_texts(driver, intended)
@@ -358,13 +346,13 @@ def test_a_pushed_switch_shows_no_drift_and_needs_no_change(fabric: FabricState)
 
 def test_changed_trimming_is_drift_the_checks_name_and_a_rollout_replaces(
         fabric: FabricState, leaf1: DeviceState) -> None:
-    double = _pushed(fabric, "leaf1")
+    double = pushed_double(fabric, "leaf1")
     maps = double.config_db["PORT_QOS_MAP"]
     _printing(double, {
         trimming.TABLE: {trimming.KEY: {**PLANNED_ROW, "size": "512"}},
         "PORT_QOS_MAP": {**maps, "Ethernet0": {**maps["Ethernet0"],
                                                "tc_to_dscp_map": "FLATFAB_TRIM_45"}}})
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert sorted(_live(fabric, seen)) == [
         ("trim.intent", "leaf1", "leaf1 trims 512 B into TC 7, queue 7, the intent says "
          "256 B into TC 7, queue 7"),
@@ -391,9 +379,9 @@ def test_a_symmetric_switch_is_read_named_and_made_asymmetric(fabric: FabricStat
     variant = json.loads((FIXTURES / "variants" / "running_202511_switch_trimming.json")
                          .read_text(encoding="utf-8"))
     assert "derived from documentation" in variant["source"]
-    double = _pushed(fabric, "leaf1")
+    double = pushed_double(fabric, "leaf1")
     _printing(double, variant["output"])
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.errors == [] and seen.qos is not None and seen.qos.trimming is not None
     assert seen.qos.trimming.size == 128
     # symmetric DSCP states no TC: unknown, said why, never judged as TC 0
@@ -424,9 +412,9 @@ def test_a_symmetric_switch_is_read_named_and_made_asymmetric(fabric: FabricStat
 
 def test_a_field_beyond_the_design_s_four_stays_the_switch_s(fabric: FabricState,
                                                              leaf1: DeviceState) -> None:
-    double = _pushed(fabric, "leaf1")
+    double = pushed_double(fabric, "leaf1")
     _printing(double, {trimming.TABLE: {trimming.KEY: {**PLANNED_ROW, "mode": "fast"}}})
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.not_modelled == {
         "SWITCH_TRIMMING|GLOBAL mode": "flatfab's trimming has no such field"}
     assert _live(fabric, seen) == []
@@ -443,7 +431,7 @@ def test_turning_trimming_off_is_refused_naming_what_it_needs(fabric: FabricStat
     go whole, the ports' bindings field by field); SWITCH_TRIMMING's removal orchagent would
     refuse, so the commit is refused and nothing is pushed."""
     lossy = _fabric("lossy").devices["leaf1"]
-    double = _pushed(fabric, "leaf1")
+    double = pushed_double(fabric, "leaf1")
     before = copy.deepcopy(double.config_db)
     driver = sonic_driver(double)
     intended = PLATFORM.render(lossy)
@@ -507,7 +495,7 @@ def test_a_rollback_of_the_push_that_turned_trimming_on_leaves_the_asic_trimming
     assert double.orchagent_errors == [
         "switch trimming: removal of dscp_value, queue_index, size, tc_value refused: the "
         "ASIC and CONFIG_DB differ"]
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.qos is None  # CONFIG_DB holds no QoS any more: unread, as after any revert
 
 
