@@ -86,7 +86,8 @@ def adaptive_ports(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     link aggregation (the plan statically; what the switch states live).
     Expects: adaptive routing only where every fabric port is a plain routed port: NVIDIA
     documents adaptive routing on physical ports only, not on sub-interfaces, SVIs, bonds or
-    bond members; a port it cannot steer keeps static hashing and the tier balances unevenly.
+    bond members; a port it cannot steer keeps static hashing and the tier balances unevenly
+    (NVUE still holds the switch-wide state when no port can take it).
     Fails when: a switch routes adaptively and a fabric port carries VRF sub-interfaces or is a
     bond (member), named at the port.
     Fix: Carry tenants without VRF sub-interfaces on the fabric links (routed ports only), or

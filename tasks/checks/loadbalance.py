@@ -136,7 +136,9 @@ def intent(item: Check, ctx: CheckContext) -> Iterator[Finding]:
                 yield item.finding(name, f"{where} hashes ECMP on {_fields(got)}, the intent "
                                    f"on {_fields(want)}", vrf=vrf, expected=_fields(want),
                                    actual=_fields(got))
-            if vrf is None and (got.mode, got.flowlet_us) != (want.mode, want.flowlet_us):
+            # a switch that states no inactivity time (EOS's DLB) is judged on its mode
+            timer = want.flowlet_us if got.flowlet_us is None else got.flowlet_us
+            if vrf is None and (got.mode, timer) != (want.mode, want.flowlet_us):
                 yield item.finding(name, f"{name} balances by {got.mode.value}"
                                    f"{_timer(got)}, the intent by {want.mode.value}"
                                    f"{_timer(want)}", expected=want.mode.value + _timer(want),

@@ -67,6 +67,9 @@ def used_features(intent: Intent, switches: Collection[str] | None = None
             wide = [tier for tier, seed in balancing.seeds.items() if seed > 0xFFFF]
             if wide:
                 used["ecmp_hash_seed_32bit"] = (FABRIC, ("load_balancing", "seeds", wide[0]))
+    for name, link_class in sorted(fabric.link_classes.items()):
+        if link_class.llr:
+            used.setdefault("llr", (FABRIC, ("link_classes", name, "llr")))
     if intent.tenants.tenants:
         used["vrf"] = (TENANTS, ("tenants",))
     used["ecn"] = (QOS, ("ecn",))

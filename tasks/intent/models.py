@@ -176,6 +176,11 @@ class LinkClass(Strict):
         None, description="FEC mode both ends run (`rs544`, `rs528`, `fc`, `none`). Default: "
         "IEEE 802.3's for the lane rate: RS(544,514) on PAM4 lanes (50G a lane and up), "
         "RS(528,514) on 25G lanes, none on 10G lanes.")
+    llr: bool = Field(
+        False, description="Link-level retry on both ends of every link of this class (the "
+        "Ultra Ethernet Consortium's LLR): a frame lost on the wire is resent by the link, "
+        "not by RoCE end to end. Switch links only (no host NIC setting is modelled); "
+        "refused at load where a platform has none (`llr.link` names a one-sided link).")
 
     @field_validator("speed")
     @classmethod

@@ -358,6 +358,10 @@ def _link_classes(fabric: FabricIntent, hosts: HostsIntent) -> Iterator[Problem]
     if hosts.defaults.link_class not in fabric.link_classes:
         yield Problem(HOSTS, ("defaults", "link_class"),
                       f"unknown link class {hosts.defaults.link_class!r}")
+    elif fabric.link_classes[hosts.defaults.link_class].llr:
+        yield Problem(FABRIC, ("link_classes", hosts.defaults.link_class, "llr"),
+                      "link-level retry on the host links: flatfab models no host NIC "
+                      "setting for it, so one end would run it alone; switch links only")
 
 
 NAME_FORMAT: tuple[PathPart, ...] = ("defaults", "name_format")

@@ -125,6 +125,7 @@ class PortQos(Model):
     # a trimming switch's port: the DSCP trimmed packets leave it with (hosts and fabric
     # apart, so a receiver tells where congestion was)
     trim_dscp: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    llr: bool = Field(default=False, exclude_if=lambda v: v is False)  # link-level retry
     # observed only: what could not be read and why ("trust", "pgs.3", ...), never judged
     unknown: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
 

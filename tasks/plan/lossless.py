@@ -118,17 +118,18 @@ class _PortPlanner:
         return maps
 
     def port(self, asic: Asic, speed: int, cable: float, mtu: int, peer_mtu: int,
-             overrides: list[Override], *, to_host: bool = False) -> PlannedPort:
+             overrides: list[Override], *, to_host: bool = False,
+             llr: bool = False) -> PlannedPort:
         key = (asic.family, asic.cell_bytes, asic.mac_phy_bytes, asic.pipeline_bytes, speed,
-               cable, mtu, peer_mtu, tuple(map(id, overrides)), to_host)
+               cable, mtu, peer_mtu, tuple(map(id, overrides)), to_host, llr)
         hit = self.cache.get(key)
         if hit is None:
             hit = self.cache[key] = self._build(asic, speed, cable, mtu, peer_mtu, overrides,
-                                                to_host)
+                                                to_host, llr)
         return hit
 
     def _build(self, asic: Asic, speed: int, cable: float, mtu: int, peer_mtu: int,
-               overrides: list[Override], to_host: bool) -> PlannedPort:
+               overrides: list[Override], to_host: bool, llr: bool) -> PlannedPort:
         qos = self.qos
         trust = qos.trust
         pfc = sorted(set(qos.pfc.priorities))
@@ -185,7 +186,7 @@ class _PortPlanner:
                        pgs=dict(sorted(pgs.items())), queues=queues, speed_mbps=speed,
                        cable_m=cable, mtu=mtu,
                        trim_dscp=(trim.dscp_to_hosts if to_host else trim.dscp_to_fabric)
-                       if qos.trims else None)
+                       if qos.trims else None, llr=llr)
         return port, pg_profile
 
 
@@ -255,13 +256,15 @@ def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
                   pfc_prevention_ms=nic.pfc_prevention_ms, out_of_order=reorders)
 
 
-def plan_lossless(qos: QosIntent, state: FabricState) -> None:
+def plan_lossless(qos: QosIntent, state: FabricState,
+                  llr_classes: frozenset[str] = frozenset()) -> None:
     """Add the lossless plane to a planned FabricState (in place); during a profile
-    transition, also what every device carries in the profile the fabric leaves."""
+    transition, also what every device carries in the profile the fabric leaves. Ports of
+    links of `llr_classes` run link-level retry."""
     source = qos.transition_from
     if source is not None:
         leaving = qos.as_profile(source)
-        _plan_profile(leaving, state)
+        _plan_profile(leaving, state, llr_classes)
         state.transition = Transition(profile=profile(leaving, state.roce_mtu), devices={
             name: SourceQos(qos=device.qos,
                             ports={n: i.qos for n, i in device.interfaces.items()
@@ -269,10 +272,10 @@ def plan_lossless(qos: QosIntent, state: FabricState) -> None:
                             nics={n: i.nic for n, i in device.interfaces.items()
                                   if i.nic is not None})
             for name, device in state.devices.items()})
-    _plan_profile(qos, state)
+    _plan_profile(qos, state, llr_classes)
 
 
-def _plan_profile(qos: QosIntent, state: FabricState) -> None:
+def _plan_profile(qos: QosIntent, state: FabricState, llr_classes: frozenset[str]) -> None:
     state.lossless = profile(qos, state.roce_mtu)
     planner = _PortPlanner(qos)
     nic_default: NicQos | None = None
@@ -312,7 +315,8 @@ def _plan_profile(qos: QosIntent, state: FabricState) -> None:
             mtu = iface.mtu or 0
             port, pg_profile = planner.port(asic, iface.speed_mbps or 0, link.cable_m, mtu,
                                             far.mtu or link.mtu, overrides,
-                                            to_host=link.kind is LinkKind.HOST)
+                                            to_host=link.kind is LinkKind.HOST,
+                                            llr=link.link_class in llr_classes)
             iface.qos = port
             if pg_profile is not None:
                 dev_qos.profiles.setdefault(*pg_profile)

@@ -280,7 +280,8 @@ def _plan(intent: Intent) -> FabricState:
         tenants={vrf: TenantState(name=vrf, vrf_id=tenancy.vrf_ids[vrf], members=members[vrf],
                                   subnets=subnets[vrf])
                  for vrf in all_vrfs})
-    plan_lossless(intent.qos, state)
+    plan_lossless(intent.qos, state, frozenset(
+        name for name, link_class in fabric.link_classes.items() if link_class.llr))
     state.physical = physical_policy(fabric)
     return state
 

@@ -10,6 +10,10 @@ doc/packet_trimming): `SWITCH_TRIMMING|GLOBAL` (size, `dscp_value` "from-tc" wit
 `queue_index`), a buffer profile's `packet_discard_action` "trim", and each port's
 `tc_to_dscp_map` giving trimmed packets the DSCP of that port's direction (asymmetric DSCP:
 towards hosts or towards the fabric).
+
+Link-level retry is a row per port of `LLR_PORT` (`llr_local`, `llr_remote`: the fields of
+SONiC's link-layer-retry design; flatfab writes and reads "enabled" in both, the virtual
+ASIC's own spelling, as no SONiC release with a YANG model for it was found).
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ MAP_BASE = "AI_ROCE"
 TRIM_TABLE = "SWITCH_TRIMMING"
 TRIM_MAP_TABLE = "TC_TO_DSCP_MAP"
 FROM_TC = "from-tc"  # trimmed packets take their DSCP from the egress port's tc_to_dscp_map
+LLR_TABLE = "LLR_PORT"
+LLR_ON = {"llr_local": "enabled", "llr_remote": "enabled"}
 # a class the intent gives no ETS share: SONiC's DWRR weights are relative and at least 1
 # (sonic-scheduler.yang), so it gets the smallest one under a name that reads back as "none"
 SCHED_BEST_EFFORT = "SCHED_DWRR_BEST_EFFORT"
@@ -131,7 +137,7 @@ def to_config_db(device: DeviceState) -> ConfigDb:
     rows_of: dict[int, _PortRows] = {}
     cables = db.setdefault("CABLE_LENGTH", {}).setdefault("AZURE", {})
     tables = {t: db.setdefault(t, {}) for t in ("PORT", "PORT_QOS_MAP", "PFC_WD", "BUFFER_PG",
-                                                "QUEUE", "BUFFER_QUEUE")}
+                                                "QUEUE", "BUFFER_QUEUE", LLR_TABLE)}
     watchdog_poll: int | None = None
     for port_name, iface in device.interfaces.items():
         port = iface.qos
@@ -141,6 +147,8 @@ def to_config_db(device: DeviceState) -> ConfigDb:
         if rows is None:
             rows = rows_of[id(port)] = _port_rows(port, map_names, put, trimming)
         tables["PORT"][port_name] = rows.port
+        if port.llr:
+            tables[LLR_TABLE][port_name] = dict(LLR_ON)
         cables[port_name] = rows.cable
         tables["PORT_QOS_MAP"][port_name] = rows.qos_map
         if rows.watchdog is not None:
@@ -473,7 +481,8 @@ def from_config_db(db: ConfigDb, *, virtual: bool) -> tuple[DeviceQos | None, di
             speed_mbps=int(port_row.get("speed", "0")), cable_m=float(cable),
             mtu=int(port_row.get("mtu", "0")),
             trim_dscp=same_dscp if same_dscp is not None or trimming is None
-            else _trim_dscp(db, qmap, trimming.tc, where), unknown=unknown)
+            else _trim_dscp(db, qmap, trimming.tc, where),
+            llr=db.get(LLR_TABLE, {}).get(port_name) == LLR_ON, unknown=unknown)
     return device, ports
 
 

@@ -37,7 +37,7 @@ def test_the_catalog_has_every_lossless_check() -> None:
         "sched.cnp_strict", "sched.lossless_bandwidth", "pfc.watchdog", "fabric.nonblocking",
         "ecn.pause_without_marks", "qos.dscp_map", "host.intent", "pfc.intent", "state.unknown",
         "ecn.intent", "buffer.intent", "pfc.lossy_fabric", "trim.dscp", "trim.queue",
-        "trim.intent"])
+        "trim.intent", "llr.link"])
     for check_id in LOSSLESS:
         item = CATALOG[check_id]
         # counters exist only on a running switch; a device differs from its plan only live

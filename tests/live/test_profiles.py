@@ -2,8 +2,8 @@
 to-lossless.yaml): a runbook in the wrong order is refused before anything is touched; half
 way, verify accepts the leaves lossy below spines still lossless, and names a leaf left half
 changed; once moved, PFC left on one port of the lossy fabric is named; with packet trimming
-on, a trim DSCP equal to RoCE's is named; and the fabric comes back to lossless, clean after
-each move."""
+and link-level retry on, a trim DSCP equal to RoCE's and a link retrying one way are named;
+and the fabric comes back to lossless, clean after each move."""
 
 from __future__ import annotations
 
@@ -24,11 +24,16 @@ LOSSY_HEAD = "profile: lossy\n"
 LOSSY_DROP = ("priorities:",)
 
 
-def _root(tmp: Path, head: str, drop: tuple[str, ...] = ()) -> Path:
+def _root(tmp: Path, head: str, drop: tuple[str, ...] = (), *, llr: bool = False) -> Path:
+    """The lab's intent with `head` before its qos.yaml, less the lines holding `drop`; its
+    fabric links retrying at the link layer where `llr`."""
     shutil.copytree(ROOT / "intents" / "lab", tmp / "intents" / "lab")
     qos = tmp / "intents" / "lab" / "qos.yaml"
     kept = [line for line in qos.read_text().splitlines() if not any(w in line for w in drop)]
     qos.write_text(head + "\n".join(kept) + "\n")
+    if llr:
+        fabric = tmp / "intents" / "lab" / "fabric.yaml"
+        fabric.write_text(fabric.read_text().replace("mtu: 9216}", "mtu: 9216, llr: true}", 1))
     return tmp
 
 
@@ -40,7 +45,7 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "lossy": _root(base / "b", LOSSY_HEAD, LOSSY_DROP),
             # the lab's ets.strict [6] would leave the trim TC 7 weighted: the profile's own
             "trimming": _root(base / "d", "profile: lossy-trimming\n",
-                              (*LOSSY_DROP, "strict:")),
+                              (*LOSSY_DROP, "strict:"), llr=True),
             "to-lossless": _root(base / "c", "transition_from: lossy-trimming\n")}
 
 
@@ -97,16 +102,20 @@ def test_the_lab_moves_to_lossy_and_back_batch_by_batch(lab: Lab, roots: dict[st
     lab.edit_asic("spine2", "d['PORT_QOS_MAP']['swp3']['pfc_enable'] = '3'")
     found = _named(_verify(lab, roots["lossy"]))
     assert ("pfc.lossy_fabric", "spine2", "swp3") in found, found
-    # lossy with trimming (spine2 repaired on the way): neither profile pauses, no order
+    # lossy with trimming, and link-level retry on the fabric links (spine2 repaired on the
+    # way): neither profile pauses, no order to keep
     _rollout(lab, roots["trimming"])
     trimming = _verify(lab, roots["trimming"])
     assert trimming["passed"], trimming["findings"]
-    assert {"trim.dscp", "trim.queue", "trim.intent"} <= set(trimming["checks"])
-    # spine1 re-marks trimmed packets towards the fabric with RoCE's DSCP
+    assert {"trim.dscp", "trim.queue", "trim.intent", "llr.link"} <= set(trimming["checks"])
+    # spine1 re-marks trimmed packets towards the fabric with RoCE's DSCP; leaf3 stops
+    # retrying on its uplink to spine2
     lab.edit_asic("spine1", "d['TC_TO_DSCP_MAP']['FLATFAB_TRIM_45']['7'] = '26'")
+    lab.edit_asic("leaf3", "d['LLR_PORT'].pop('swp52')")
     found = _named(_verify(lab, roots["trimming"]))
-    assert {("trim.dscp", "spine1", "swp1"), ("trim.intent", "spine1", "swp1")} <= found, found
-    assert {device for _, device, _ in found} == {"spine1"}, found
+    assert {("trim.dscp", "spine1", "swp1"), ("trim.intent", "spine1", "swp1"),
+            ("llr.link", "leaf3", "swp52")} <= found, found
+    assert {device for _, device, _ in found} == {"spine1", "leaf3"}, found
     # and back: the core first, spine1 repaired on the way
     _rollout(lab, roots["to-lossless"], RUNBOOKS / "to-lossless.yaml")
     for root in (roots["to-lossless"], None):

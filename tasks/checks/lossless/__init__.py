@@ -16,10 +16,11 @@ from flatfab.checks.lossless import (
     mtu,
     pfc,
     profiles,
+    retry,
     scheduling,
     trimming,
     unread,
 )
 
 __all__ = ["buffers", "capacity", "classification", "ecn", "hosts", "mtu", "pfc", "profiles",
-           "scheduling", "trimming", "unread"]
+           "retry", "scheduling", "trimming", "unread"]

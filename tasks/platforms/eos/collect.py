@@ -10,7 +10,8 @@ kind flatfab reads is named in `not_modelled`, never read as a next hop);
 `show priority-flow-control counters` and `show qos interfaces ecn counters queue` for PFC
 frames and ECN marks, where the switch has a lossless data plane; the running config's
 `ip load-sharing` lines for the ECMP hash (tasks/platforms/eos/hashing.py: flatfab renders
-none, the switch's own is read).
+none, the switch's own is read) and its `ip hardware fib load-balance distribution dynamic`
+lines for the way it balances on top (tasks/platforms/eos/dlb.py: likewise never rendered).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames, PlatformFacts
-from flatfab.platforms.eos import hashing, phy, running
+from flatfab.platforms.eos import dlb, hashing, phy, running
 from flatfab.platforms.eos.avd import sets_buffers
 from flatfab.platforms.eos.running import EosConfig
 from flatfab.platforms.readback import (
@@ -314,7 +315,9 @@ def collect(driver: DeviceDriver, planned: DeviceState, facts: PlatformFacts,
     readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names))
     _lossless(device, planned, config, facts)
     _counters(device, shown)
-    device.lb, unmodelled = hashing.read(config)
+    hashed, unmodelled = hashing.read(config)
+    device.not_modelled.update(unmodelled)
+    device.lb, unmodelled = dlb.read(config, hashed)
     device.not_modelled.update(unmodelled)
     return device
 

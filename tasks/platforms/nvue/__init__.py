@@ -20,10 +20,12 @@ from flatfab.platforms.nvue.collect import (
 from flatfab.platforms.nvue.driver import (
     NvueDriver,
     NvueError,
+    adaptive_of,
     config_tree,
     hashing_of,
     parse_json,
     trimming_of,
+    without_adaptive,
 )
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, applied, load_ops
 from flatfab.platforms.nvue.render import canonical, render, sections, text
@@ -65,8 +67,8 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         """Running (owned part) and intended, both in canonical key order. A plan that
-        renders no hashing leaves the switch's own: its ECMP hash is no drift (its packet
-        trimming is: flatfab owns that whatever the plan)."""
+        renders no hashing leaves the switch's own: its ECMP hash and adaptive routing are no
+        drift (its packet trimming is: flatfab owns that whatever the plan)."""
         running = driver.get_config(retrieve="running")["running"]
         try:
             wanted_tree = applied(load_ops(intended))
@@ -80,7 +82,8 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
                         del forwarding[key]
                     if not forwarding:
                         del now["system"]["forwarding"]
-                    running = text(canonical(now))
+                if hashing or adaptive_of(now):
+                    running = text(canonical(without_adaptive(now)))
         except NvueYamlError as exc:
             raise NvueError(f"intended config: {exc}") from None
         return running, wanted
@@ -91,7 +94,9 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
         traffic-pool changes take effect through a switchd reload). A hash seed change
         restarts switchd (Cumulus "Equal Cost Multipath Load Sharing", Unique Hash Seed).
         Packet trimming switched on takes a service port (the last one unless `service-port`
-        names another) to recirculate trimmed packets (Cumulus "Packet Trimming")."""
+        names another) to recirculate trimmed packets (Cumulus "Packet Trimming"). Adaptive
+        routing switched on or off, globally or on a port, reloads switchd (NVUE reference,
+        "Adaptive Routing": 5.13 and later; earlier releases restart it)."""
         try:
             trees = [applied(load_ops(t)) for t in (running, intended)]
         except NvueYamlError as exc:
@@ -109,6 +114,16 @@ class NvuePlatform(netmiko_shell.NetmikoShellPlatform):
                 "enabled: NVUE recirculates trimmed packets through a service port (the last "
                 "one by default), which must carry no other configuration" if trims[1] else
                 "removed: the RoCE queue drops what it cannot admit again"))
+        steering = [adaptive_of(t) for t in trees]
+        if steering[0] != steering[1]:
+            ports = [sorted(s.get("interface", {})) for s in steering]
+            states = [" ".join(f"{k} {v}" for k, v in s.get("router", {}).get(
+                "adaptive-routing", {}).items()) for s in steering]
+            what = "router adaptive-routing " + (
+                f"{states[0] or 'unset'} -> {states[1] or 'unset'}" if states[0] != states[1]
+                else f"ports {', '.join(ports[0]) or 'none'} -> {', '.join(ports[1]) or 'none'}")
+            notes.append(f"{what}: NVUE reloads switchd (traffic on every port may drop "
+                         "during the reload)")
         if now.get("traffic-pool") != wanted.get("traffic-pool"):
             notes.append("qos traffic-pool changes: switchd reloads its buffer configuration "
                          "(traffic on every port may drop during the reload)")

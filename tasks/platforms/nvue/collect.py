@@ -20,6 +20,11 @@ Sources (all `-o json`, NVIDIA Cumulus Linux 5.x user guide and NVUE command ref
   `hash-seed`), where flatfab renders every field; a field the config leaves to NVUE's
   default is read from `nv show system forwarding -o json` (asked only then: NVUE states
   every field there, defaults included; NVUE command reference, "System Forwarding");
+- the way of balancing (`lb.mode`) from the applied config's `router adaptive-routing`
+  (`state enabled`, 5.14 and earlier `enable on`): `adaptive` where the switch routes
+  adaptively, `hash` where the config leaves it off or unset (NVUE's default is off: NVUE
+  reference, "Adaptive Routing"); the ports it steers are each port's own `router
+  adaptive-routing`, not modelled (`lb.adaptive_ports` judges the ports by their kind);
 - packet trimming from the applied config: `system forwarding packet-trim` (state, size,
   switch-priority: the trim TC, whose traffic class is the trim queue; remark dscp: one DSCP
   for every port, or `port-level` and each port's `qos remark` profile), and each port's
@@ -56,6 +61,7 @@ from flatfab.model.state import (
     HashField,
     IfKind,
     Interface,
+    LbMode,
     LoadBalancing,
     PortCounters,
     PortQos,
@@ -71,6 +77,7 @@ from flatfab.platforms.nvue import phy
 from flatfab.platforms.nvue.driver import NvueError, config_tree, parse_json
 from flatfab.platforms.nvue.nvyaml import Tree
 from flatfab.platforms.nvue.render import (
+    ADAPTIVE,
     GLOBAL,
     HASH_KEYS,
     LOSSLESS_POOL,
@@ -408,13 +415,36 @@ def _hashing(driver: DeviceDriver, device: DeviceState, applied: Tree) -> None:
         device.errors.append(f"lb: system forwarding hash-seed reads {raw_seed!r}, not a "
                              "number: the ECMP hash is not judged")
         return
+    routes_adaptively = adaptive_state(applied)
+    if isinstance(routes_adaptively, str):
+        device.errors.append(f"lb: {routes_adaptively}: the load balancing is not judged")
+        return
     device.lb = LoadBalancing(hash_fields=[f for f in HashField if stated[HASH_KEYS[f]]],
-                              seed=seed)
+                              seed=seed,
+                              mode=LbMode.ADAPTIVE if routes_adaptively else LbMode.HASH)
     for key in OTHER_HASH_KEYS:
         if stated[key]:
             device.not_modelled[f"system forwarding ecmp-hash {key}"] = (
                 "the ECMP hash also reads this field, which flatfab's hash fields do not "
                 "have (flatfab renders it disabled)")
+
+
+def adaptive_state(applied: Tree) -> bool | str:
+    """Whether the switch routes adaptively: `router adaptive-routing state` (5.15+) or
+    `enable` (5.14 and earlier) on; unset is off (NVUE's default). A value in neither
+    release's words is why it is not read."""
+    config = _dict(applied.get("router")).get(ADAPTIVE)
+    if config is None:
+        return False
+    if not isinstance(config, dict):
+        return f"router adaptive-routing reads {config!r}, not an object"
+    for key in ("state", "enable"):
+        if key in config:
+            word = str(config[key]).strip().lower()
+            if word in _ON or word in _OFF:
+                return word in _ON
+            return f"router adaptive-routing {key} reads {config[key]!r}, not on or off"
+    return False
 
 
 @dataclass(frozen=True)

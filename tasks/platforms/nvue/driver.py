@@ -7,7 +7,11 @@ Push (NVIDIA "NVUE CLI" and NVUE command reference, `nv config`):
   it), so the pending revision is the candidate exactly there and untouched elsewhere (eth0
   and VRF mgmt are never named); NVUE applies only the net difference. Packet trimming
   (`system forwarding packet-trim`) is flatfab's always: the plan's congestion profile says
-  whether the switch trims, so a push to a switch that should not takes it away;
+  whether the switch trims, so a push to a switch that should not takes it away. Adaptive
+  routing (`router adaptive-routing`, and each port's own) belongs with the hashing: a
+  candidate that sets the hashing (a plan with `load_balancing`) states the way of
+  balancing, so a hash plan takes adaptive routing away; a candidate without keeps the
+  switch's, its ports' included (re-set after the candidate: the ports are flatfab's);
 - `nv config detach` drops stray pending edits, `nv config patch <file>` loads the document;
 - `nv config apply --confirm <minutes> -y` applies with NVUE's own rollback timer (whole
   minutes: revert_in is rounded up, never down); `--confirm-yes` keeps, `--confirm-no`
@@ -33,7 +37,14 @@ from flatfab.platforms import cli_driver
 from flatfab.platforms.base import ReadOnlyError
 from flatfab.platforms.netmiko_shell import Shell, ShellCliDriver, base64_chunks
 from flatfab.platforms.nvue.nvyaml import NvueYamlError, Tree, applied, load_ops
-from flatfab.platforms.nvue.render import SECTIONS, TARGET, Release, canonical, text
+from flatfab.platforms.nvue.render import (
+    ADAPTIVE,
+    SECTIONS,
+    TARGET,
+    Release,
+    canonical,
+    text,
+)
 
 STATE_DIR = "/var/tmp/flatfab"
 HASHING = ("ecmp-hash", "hash-seed")  # the keys of `system forwarding` flatfab renders
@@ -81,9 +92,10 @@ def owned(tree: Tree, management: Iterable[str] = ("eth0",)) -> Tree:
     for key in ("bridge", "qos"):
         if tree.get(key):
             out[key] = tree[key]
-    bgp = (tree.get("router") or {}).get("bgp")
-    if bgp:
-        out["router"] = {"bgp": bgp}
+    router = tree.get("router") or {}
+    mine_router = {key: router[key] for key in ("bgp", ADAPTIVE) if router.get(key)}
+    if mine_router:
+        out["router"] = mine_router
     vrfs = {name: value for name, value in (tree.get("vrf") or {}).items() if name != "mgmt"}
     if vrfs:
         out["vrf"] = vrfs
@@ -107,6 +119,54 @@ def trimming_of(system: Any) -> Tree:
     return {TRIMMING: forwarding[TRIMMING]}
 
 
+def adaptive_of(tree: Tree) -> Tree:
+    """The adaptive routing part of a tree: `router adaptive-routing` and each interface's
+    `router adaptive-routing` (empty: none stated)."""
+    out: Tree = {}
+    router = tree.get("router")
+    if isinstance(router, dict) and isinstance(router.get(ADAPTIVE), dict):
+        out["router"] = {ADAPTIVE: router[ADAPTIVE]}
+    ports = {name: {"router": {ADAPTIVE: entry["router"][ADAPTIVE]}}
+             for name, entry in (tree.get("interface") or {}).items()
+             if isinstance(entry, dict) and isinstance(entry.get("router"), dict)
+             and isinstance(entry["router"].get(ADAPTIVE), dict)}
+    if ports:
+        out["interface"] = ports
+    return out
+
+
+def without_adaptive(tree: Tree) -> Tree:
+    """The tree with no adaptive routing (a copy where anything goes)."""
+    out: Tree = {key: value for key, value in tree.items() if key not in ("router", "interface")}
+    router = {k: v for k, v in (tree.get("router") or {}).items() if k != ADAPTIVE}
+    if router:
+        out["router"] = router
+    if "interface" in tree:
+        interfaces: Tree = {}
+        for name, entry in tree["interface"].items():
+            kept = entry
+            if isinstance(entry, dict) and isinstance(entry.get("router"), dict):
+                kept = {**entry, "router": {k: v for k, v in entry["router"].items()
+                                             if k != ADAPTIVE}}
+                if not kept["router"]:
+                    del kept["router"]
+            interfaces[name] = kept
+        out["interface"] = interfaces
+    return {key: out[key] for key in tree if key in out}
+
+
+def kept_document(running: Tree, candidate: Tree) -> Tree:
+    """What a candidate without hashing keeps of the switch's adaptive routing: the ports'
+    `router adaptive-routing` on the ports the candidate sets (the unset of each owned port
+    took it away; the global state is not unset then)."""
+    if hashing_of(candidate.get("system")):
+        return {}
+    ports = adaptive_of(running).get("interface", {})
+    kept = {name: value for name, value in ports.items()
+            if name in (candidate.get("interface") or {})}
+    return {"interface": kept} if kept else {}
+
+
 def unset_document(running: Tree, candidate: Tree | None = None) -> Tree:
     """The `unset` that clears every owned object the running config has. The hashing only
     where the candidate sets it: a plan without `lb` leaves the switch's hashing alone, and
@@ -115,7 +175,8 @@ def unset_document(running: Tree, candidate: Tree | None = None) -> Tree:
     mine = owned(running)
     doc: Tree = {}
     gone = list(trimming_of(mine.get("system")))
-    if candidate is not None and hashing_of(candidate.get("system")):
+    balances = candidate is not None and bool(hashing_of(candidate.get("system")))
+    if balances:
         gone += list(hashing_of(mine.get("system")))
     if gone:
         doc["system"] = {"forwarding": {key: {} for key in sorted(gone)}}
@@ -125,8 +186,12 @@ def unset_document(running: Tree, candidate: Tree | None = None) -> Tree:
     for key in ("bridge", "qos"):
         if key in mine:
             doc[key] = {}
-    if "router" in mine:
-        doc["router"] = {"bgp": {}}
+    router = mine.get("router", {})
+    # adaptive routing with the hashing: only where the candidate states how to balance
+    router_gone: Tree = {key: {} for key in ("bgp", *([ADAPTIVE] if balances else []))
+                         if key in router}
+    if router_gone:
+        doc["router"] = router_gone
     return doc
 
 
@@ -211,6 +276,9 @@ class NvueDriver(ShellCliDriver[Tree]):
         if not self._merge:
             ops.append({"unset": unset_document(running, self._candidate)})
         ops.append({"set": self._candidate})
+        kept = {} if self._merge else kept_document(running, self._candidate)
+        if kept:
+            ops.append({"set": kept})
         return applied(ops)
 
     def _compare_texts(self, candidate: Tree) -> tuple[str, str]:
@@ -222,11 +290,14 @@ class NvueDriver(ShellCliDriver[Tree]):
     # ---- commit -------------------------------------------------------------------------
 
     def patch_document(self, running: Tree) -> str:
-        """What `nv config patch` gets: unset of the owned objects, then the candidate."""
+        """What `nv config patch` gets: unset of the owned objects, then the candidate, then
+        the ports' adaptive routing a candidate without hashing keeps."""
         assert self._candidate is not None
         undo = {} if self._merge else unset_document(running, self._candidate)
         head = f"- unset: {json.dumps(undo, sort_keys=True)}\n" if undo else ""
-        return head + text(self._candidate)
+        kept = {} if self._merge else kept_document(running, self._candidate)
+        tail = f"- set: {json.dumps(kept, sort_keys=True)}\n" if kept else ""
+        return head + text(self._candidate) + tail
 
     def _check_release(self) -> None:
         version = str(self.system().get("build") or self.system().get("product-release")

@@ -10,7 +10,12 @@ and its "RDMA over Converged Ethernet - RoCE" page (qos mapping/pfc/congestion-c
 egress-scheduler/traffic-pool/pfc-watchdog), "Equal Cost Multipath Load Sharing" and the NVUE
 command reference's "System Forwarding" (system forwarding ecmp-hash, hash-seed); packet
 trimming from the user guide's "Packet Trimming" page (5.14-5.18) and the NVUE reference's
-"Packet Trimming" set commands, keys and value types from nvueschema v5_14..v5_18.
+"Packet Trimming" set commands, keys and value types from nvueschema v5_14..v5_18; adaptive
+routing from the user guide's "Adaptive Routing" page and the NVUE reference's "Adaptive
+Routing" set/show commands (`router adaptive-routing state`, `interface <id> router
+adaptive-routing state`; not on sub-interfaces, SVIs, bonds or bond members), keys and value
+types from nvueschema v5_6..v5_18 (`/router/adaptive-routing`,
+`/interface/{interface-id}/router/adaptive-routing`).
 
 Releases: the tree is spelled for one release line (see RELEASES). Cumulus Linux 5.15
 renamed booleans (on/off -> enabled/disabled, `enable` -> `state`) and moved interface
@@ -43,6 +48,7 @@ from flatfab.model.state import (
     HashField,
     IfKind,
     Interface,
+    LbMode,
     LoadBalancing,
     PortQos,
 )
@@ -71,6 +77,7 @@ OTHER_HASH_KEYS = ("gtp-teid", "ingress-interface", "inner-destination-ip",
 PACKET_TRIM = "packet-trim"  # under `system forwarding` and under each interface
 PORT_LEVEL = "port-level"  # `remark dscp`: each port's remark profile gives the DSCP
 TRIM_SIZE_STEP = 4  # NVUE takes a trim size of 256-1024 bytes in steps of 4 (user guide)
+ADAPTIVE = "adaptive-routing"  # under `router` (the switch's) and each interface's `router`
 
 
 @dataclass(frozen=True)
@@ -400,6 +407,42 @@ def forwarding(lb: LoadBalancing, rel: Release = TARGET) -> Tree:
     return out
 
 
+# ---- adaptive routing ---------------------------------------------------------------------
+
+
+def adaptive_ports(device: DeviceState) -> list[str]:
+    """The fabric ports NVUE can steer adaptively: physical routed ports. NVIDIA's Adaptive
+    Routing page excludes sub-interfaces, SVIs, bonds and bond members, so a port that carries
+    VRF sub-interfaces, is bridged or is in a LAG keeps static hashing (the check
+    `lb.adaptive_ports` names it)."""
+    parents = {i.parent for i in device.interfaces.values() if i.parent is not None}
+    return [name for name in sort_interfaces(list(device.interfaces))
+            if (iface := device.interfaces[name]).kind is IfKind.FABRIC
+            and iface.parent is None and iface.lag is None and iface.bridge is None
+            and name not in parents]
+
+
+def adaptive(device: DeviceState, interfaces: dict[str, Tree],
+             rel: Release = TARGET) -> Tree | None:
+    """`router adaptive-routing` of a switch in mode `adaptive` (None: it hashes), and each
+    steerable fabric port's `router adaptive-routing` (NVUE routes adaptively only where both
+    the switch and the egress port have it on). A switch none of whose fabric ports can take
+    it still gets the global state: the plan's mode is recorded on the switch and read back,
+    and `lb.adaptive_ports` (an error, static and live) names every port it cannot steer,
+    where a render error would only name the switch. The other modes are refused at load
+    (platform.yaml); one that reaches the render without that check is refused here."""
+    lb = device.lb
+    if lb is None or lb.mode is LbMode.HASH:
+        return None
+    if lb.mode is not LbMode.ADAPTIVE:
+        raise NvueRenderError(f"flatfab renders load balancing by hash or adaptive routing "
+                              f"on NVUE, not {lb.mode.value}")
+    on: Tree = {rel.switch: rel.on}  # `state: enabled` 5.15+, `enable: on` up to 5.14
+    for name in adaptive_ports(device):
+        interfaces[name].setdefault("router", {})[ADAPTIVE] = dict(on)
+    return on
+
+
 # ---- the tree -----------------------------------------------------------------------------
 
 
@@ -463,6 +506,7 @@ def tree(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> T
         interfaces[name] = entry
     qos = _qos(device, interfaces)
     trim = trimming(device, interfaces, qos, rel)
+    steer = adaptive(device, interfaces, rel)
     system: Tree = {"hostname": device.name}
     if device.lb is not None:  # None: the switch's own hashing, left alone
         system["forwarding"] = forwarding(device.lb, rel)
@@ -478,6 +522,8 @@ def tree(device: DeviceState, names: InterfaceNames, rel: Release = TARGET) -> T
             router["autonomous-system"] = default.asn
         router["router-id"] = default.router_id
         out["router"] = {"bgp": router}
+    if steer is not None:
+        out.setdefault("router", {})[ADAPTIVE] = steer
     vrfs: Tree = {}
     tenants = set(device.vrfs) | {b.vrf for b in device.bgp.values()}
     for tenant in sorted(tenants, key=lambda t: (t != DEFAULT_VRF, t)):
