@@ -227,6 +227,15 @@ def check(check_id: str, title: str, *, scope: Scope, severity: Severity,
     return register
 
 
+def device_sides(ctx: CheckContext) -> dict[str, Side]:
+    """Which profile each read device is in, during a move between profiles (read once per
+    run: the contexts and congestion.transition share it)."""
+    found: dict[str, Side] | None = ctx.memo.get("sides")
+    if found is None:
+        found = ctx.memo["sides"] = sides(ctx.state, ctx.plan)
+    return found
+
+
 def _profile_contexts(ctx: CheckContext) -> list[CheckContext]:
     """Where the lossless catalog runs: the whole subject, or, live during a move between
     congestion profiles, the devices still in the profile the fabric leaves against that
@@ -235,7 +244,7 @@ def _profile_contexts(ctx: CheckContext) -> list[CheckContext]:
     moving = ctx.plan.transition
     if not ctx.live or moving is None:
         return [ctx]
-    leaving = {name for name, at in sides(ctx.state, ctx.plan).items() if at is Side.SOURCE}
+    leaving = {name for name, at in device_sides(ctx).items() if at is Side.SOURCE}
     if not leaving:
         return [ctx]
     rest = (ctx.state.devices.keys() | ctx.plan.devices.keys()) - leaving

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, Stage, check
+from flatfab.checks.base import (
+    Check,
+    CheckContext,
+    Finding,
+    Scope,
+    Severity,
+    Stage,
+    check,
+    device_sides,
+)
 from flatfab.model.state import DeviceState, LosslessProfile
-from flatfab.model.transition import TIER, Side, differing, sides
+from flatfab.model.transition import TIER, Side, differing
 
 
 def _pfc_text(device: DeviceState | None, port: str) -> str:
@@ -41,7 +50,7 @@ def transition(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     moving = plan.transition
     if moving is None or plan.lossless is None:
         return
-    at = sides(ctx.state, plan)
+    at = device_sides(ctx)
     profiles = {Side.TARGET: plan.lossless, Side.SOURCE: moving.profile}
     names = {s: p.congestion for s, p in profiles.items()}
     for name, side in sorted(at.items()):

@@ -5,9 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flatfab.checks import CheckContext, Stage, run_checks
+from flatfab.checks import CheckContext, Finding, Stage, run_checks
 from flatfab.intent.loader import load_intent
-from flatfab.model.state import DEFAULT_VRF, FabricState, IfKind, NextHop, Role, Route, Source
+from flatfab.model.state import (
+    DEFAULT_VRF,
+    DeviceState,
+    FabricState,
+    IfKind,
+    NextHop,
+    Role,
+    Route,
+    Source,
+)
 from flatfab.plan.planner import plan
 from flatfab.plan.probes import plan_probes
 from tests.support.paths import ROOT
@@ -46,3 +55,11 @@ def static_findings(mutate: Callable[[FabricState], None], check: str) -> list[t
     mutate(state)
     found = run_checks(CheckContext(state=state, plan=PLAN, stage=Stage.STATIC))
     return sorted({(f.device or "", f.message) for f in found if f.check == check})
+
+
+def live_findings(planned: FabricState, *seen: DeviceState,
+                  only: list[str] | None = None) -> list[Finding]:
+    """The live findings on `planned` read as planned except for the devices `seen`."""
+    state = planned.model_copy(update={"devices": {**planned.devices,
+                                                   **{d.name: d for d in seen}}})
+    return run_checks(CheckContext(state=state, plan=planned, stage=Stage.LIVE), only=only)

@@ -41,3 +41,10 @@ def eos_collect(double: EosDouble, planned: DeviceState) -> DeviceState:
     driver = PLATFORM.read_only(eos)
     assert isinstance(driver, ReadOnlyDriver)
     return PLATFORM.collect(driver, planned, [])
+
+
+def derived_text(path: Path) -> str:
+    """A fixture file written from documentation, which it says on its first line."""
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("! derived from documentation"), path
+    return text

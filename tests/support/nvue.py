@@ -12,7 +12,10 @@ from pathlib import Path
 from flatfab.intent.loader import load_intent
 from flatfab.model.state import DeviceState, FabricState
 from flatfab.plan.planner import plan
+from flatfab.platforms.nvue import PLATFORM
+from flatfab.platforms.nvue.driver import NvueDriver
 from flatfab.platforms.registry import PLATFORMS
+from tests.doubles.nvue import NvueDouble
 from tests.support.on_platform import fabric_text_on
 from tests.support.paths import ROOT
 
@@ -52,3 +55,24 @@ def fabric(name: str) -> FabricState:
 
 def switches(state: FabricState) -> list[DeviceState]:
     return [d for d in state.devices.values() if d.platform == "nvue"]
+
+
+def collected(device: DeviceState, double: NvueDouble) -> DeviceState:
+    """What collect reads from the double, read-only."""
+    return PLATFORM.collect(PLATFORM.read_only(PLATFORM.adapt(double, read_only=True)),
+                            device, [])
+
+
+def writable_driver(double: NvueDouble) -> NvueDriver:
+    """A driver that may change the double, on the double's clock (commit timers)."""
+    driver = PLATFORM.adapt(double, read_only=False)
+    assert isinstance(driver, NvueDriver)
+    driver.clock = lambda: 1_795_000_000 + double.now
+    return driver
+
+
+def push(double: NvueDouble, intended: str) -> None:
+    """A replace of the double's config with `intended`, committed."""
+    driver = writable_driver(double)
+    driver.load_replace_candidate(config=intended)
+    driver.commit_config()

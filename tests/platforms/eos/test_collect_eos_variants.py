@@ -9,27 +9,15 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from flatfab.checks import CheckContext, Stage, run_checks
 from flatfab.model.state import DeviceState, FabricState, IfKind
 from flatfab.platforms.eos import PLATFORM
-from tests.support.eos import FIXTURES, eos_collect, eos_double, eos_fabric
+from tests.support.eos import FIXTURES, eos_collect, eos_double
 from tests.support.paths import ROOT
 
 VARIANTS = ROOT / "tests" / "fixtures" / "eos" / "variants"
 WATCHDOG_ACTION = "priority-flow-control pause watchdog action drop"
 PORT_ACTION = "   priority-flow-control pause watchdog port action drop"
-
-
-@pytest.fixture(scope="module")
-def lab() -> FabricState:
-    return eos_fabric("lab")
-
-
-@pytest.fixture
-def planned(lab: FabricState) -> DeviceState:
-    return lab.devices["leaf1"]
 
 
 def shows(tmp_path: Path, *variants: str) -> Path:

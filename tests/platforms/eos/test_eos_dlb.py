@@ -24,7 +24,7 @@ from flatfab.platforms.eos import PLATFORM
 from flatfab.platforms.eos.dlb import DYNAMIC, TIMER_NOTE
 from flatfab.platforms.eos.sections import merge_into
 from flatfab.platforms.registry import PLATFORMS
-from tests.support.eos import eos_collect, eos_double, eos_fabric
+from tests.support.eos import derived_text, eos_collect, eos_double
 from tests.support.on_platform import intent_on
 from tests.support.oracles import EOS, usable
 from tests.support.paths import ROOT
@@ -43,20 +43,8 @@ AVD_DLB: dict[str, Any] = {"ip_hardware": {"fib": {"load_balance_distribution": 
     "dynamic": {"enabled": True, "flow_set_size": 3}}}}}
 
 
-@pytest.fixture(scope="module")
-def lab() -> FabricState:
-    return eos_fabric("lab")
-
-
-@pytest.fixture
-def planned(lab: FabricState) -> DeviceState:
-    return lab.devices["leaf1"]
-
-
 def snippet() -> str:
-    text = SNIPPET.read_text(encoding="utf-8")
-    assert text.startswith("! derived from documentation")
-    return text
+    return derived_text(SNIPPET)
 
 
 def dlb_lines() -> list[str]:

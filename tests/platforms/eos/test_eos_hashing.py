@@ -21,7 +21,7 @@ from flatfab.model.state import DeviceState, FabricState, HashField, LoadBalanci
 from flatfab.platforms.eos import PLATFORM
 from flatfab.platforms.eos.sections import merge_into
 from flatfab.platforms.registry import PLATFORMS
-from tests.support.eos import eos_collect, eos_double, eos_fabric
+from tests.support.eos import derived_text, eos_collect, eos_double, eos_fabric
 from tests.support.on_platform import intent_on
 from tests.support.oracles import EOS, usable
 from tests.support.paths import ROOT
@@ -41,20 +41,8 @@ SEEDS_REFUSED = ("fabric.yaml", "load_balancing.seeds",
                  f"platform eos cannot do this (ecmp_hash_seed): {UNSUPPORTED['ecmp_hash_seed']}")
 
 
-@pytest.fixture(scope="module")
-def lab() -> FabricState:
-    return eos_fabric("lab")
-
-
-@pytest.fixture
-def planned(lab: FabricState) -> DeviceState:
-    return lab.devices["leaf1"]
-
-
 def snippet() -> str:
-    text = SNIPPET.read_text(encoding="utf-8")
-    assert text.startswith("! derived from documentation")
-    return text
+    return derived_text(SNIPPET)
 
 
 def collect(planned: DeviceState, hashing: str) -> DeviceState:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 import yaml
 
-from flatfab.checks import CheckContext, Stage, run_checks
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
 from flatfab.model.state import FIVE_TUPLE, DeviceState, FabricState, HashField, LoadBalancing
@@ -29,6 +28,7 @@ from flatfab.platforms.junos.render import JunosRenderError, configuration
 from flatfab.platforms.junos.text import REPLACE, Tree
 from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.junos import JunosDevice, healthy_outputs, napalm_driver
+from tests.support.checks import live_findings
 from tests.support.on_platform import fabric_on, intent_on, switches_on
 from tests.support.oracles import JUNOS, usable
 from tests.support.paths import ROOT
@@ -88,10 +88,8 @@ def _collect(planned: DeviceState, outputs: dict[str, str]) -> DeviceState:
 
 
 def _live(fabric: FabricState, seen: DeviceState) -> list[tuple[str, str | None, str]]:
-    observed = fabric.model_copy(update={"devices": {**fabric.devices, seen.name: seen}})
-    found = run_checks(CheckContext(state=observed, plan=fabric, stage=Stage.LIVE),
-                       only=CHECKS)
-    return [(f.check, f.device, f.message) for f in found if f.device == seen.name]
+    return [(f.check, f.device, f.message) for f in live_findings(fabric, seen, only=CHECKS)
+            if f.device == seen.name]
 
 
 # ---- render and read back -------------------------------------------------------------------

@@ -28,11 +28,12 @@ from flatfab.intent.loader import load_intent
 from flatfab.model.state import DeviceState, FabricState, IfKind, LbMode
 from flatfab.plan.planner import plan
 from flatfab.platforms.nvue import PLATFORM
-from flatfab.platforms.nvue.driver import NvueDriver
 from flatfab.platforms.nvue.oracle import violations
 from flatfab.platforms.nvue.render import RELEASES, NvueRenderError, render, tree
 from flatfab.platforms.registry import PLATFORMS
-from tests.doubles.nvue import NvueDouble, double_for, synthesized
+from tests.doubles.nvue import double_for, synthesized
+from tests.support.checks import live_findings
+from tests.support.nvue import collected, push, switches, writable_driver
 from tests.support.on_platform import fabric_on, intent_on
 from tests.support.oracles import ORACLES, usable
 from tests.support.paths import ROOT
@@ -66,9 +67,6 @@ def _fabric(plain: bool = False, family: str = "spectrum-4") -> FabricState:
                                 known_platforms=PLATFORMS))
 
 
-def _switches(state: FabricState) -> list[DeviceState]:
-    return [d for d in state.devices.values() if d.platform == "nvue"]
-
 
 def _fabric_ports(device: DeviceState) -> list[str]:
     return sorted(n for n, i in device.interfaces.items()
@@ -81,28 +79,11 @@ def _steered(nvue: dict[str, object]) -> list[str]:
     return sorted(n for n, e in interfaces.items() if AR in e.get("router", {}))
 
 
-def _collect(device: DeviceState, double: NvueDouble) -> DeviceState:
-    driver = PLATFORM.adapt(double, read_only=True)
-    return PLATFORM.collect(PLATFORM.read_only(driver), device, [])
-
 
 def _findings(plan_: FabricState, seen: DeviceState) -> list[Finding]:
-    state = plan_.model_copy(update={"devices": {**plan_.devices, seen.name: seen}})
-    return [f for f in run_checks(CheckContext(state=state, plan=plan_, stage=Stage.LIVE),
-                                  only=LB_CHECKS) if f.device == seen.name]
+    return [f for f in live_findings(plan_, seen, only=LB_CHECKS) if f.device == seen.name]
 
 
-def _driver(double: NvueDouble) -> NvueDriver:
-    driver = PLATFORM.adapt(double, read_only=False)
-    assert isinstance(driver, NvueDriver)
-    driver.clock = lambda: 1_795_000_000 + double.now
-    return driver
-
-
-def _push(double: NvueDouble, intended: str) -> None:
-    driver = _driver(double)
-    driver.load_replace_candidate(config=intended)
-    driver.commit_config()
 
 
 # ---- render, judged by nvueschema ---------------------------------------------------------
@@ -113,14 +94,14 @@ def _push(double: NvueDouble, intended: str) -> None:
 def test_every_switch_renders_adaptive_routing_the_oracle_accepts(plain: bool,
                                                                   family: str) -> None:
     oracle = usable(ORACLES["nvue"])  # every release of the target line, strictly
-    for device in _switches(_fabric(plain, family)):
+    for device in switches(_fabric(plain, family)):
         text = PLATFORM.render(device)
         assert oracle.validate(device.name, text, device) == []
         assert tree(device, PLATFORM.names)["router"][AR] == {"state": "enabled"}
 
 
 def test_plain_routed_fabric_ports_are_steered() -> None:
-    for device in _switches(_fabric(plain=True)):
+    for device in switches(_fabric(plain=True)):
         nvue = tree(device, PLATFORM.names)
         ports = _fabric_ports(device)
         assert ports and _steered(nvue) == ports  # host ports and lo are not fabric ports
@@ -133,14 +114,14 @@ def test_ports_with_vrf_sub_interfaces_are_not_steered_and_are_named() -> None:
     route those adaptively, so no port gets it; the switch still gets the global state (the
     plan's mode, read back) and `lb.adaptive_ports` names every fabric port."""
     fabric = _fabric()
-    for device in _switches(fabric):
+    for device in switches(fabric):
         nvue = tree(device, PLATFORM.names)
         assert _steered(nvue) == []
         assert nvue["router"][AR] == {"state": "enabled"}
     found = list(run_checks(CheckContext(state=fabric, plan=fabric, stage=Stage.STATIC),
                             only=LB_CHECKS))
     named = {(f.device, f.port) for f in found if f.check == "lb.adaptive_ports"}
-    expected = {(d.name, p) for d in _switches(fabric) for p in _fabric_ports(d)}
+    expected = {(d.name, p) for d in switches(fabric) for p in _fabric_ports(d)}
     assert expected and named == expected
     assert {f.check for f in found} == {"lb.adaptive_ports"}
 
@@ -152,7 +133,7 @@ def test_the_plain_variant_passes_the_static_checks() -> None:
 
 
 def test_the_hash_lab_renders_no_adaptive_routing() -> None:
-    for device in _switches(fabric_on("lab", "nvue", "spectrum-4")):
+    for device in switches(fabric_on("lab", "nvue", "spectrum-4")):
         assert "adaptive-routing" not in PLATFORM.render(device)
 
 
@@ -240,8 +221,8 @@ def test_the_other_modes_are_refused_at_load_with_why(tmp_path: Path, mode: str,
 @pytest.mark.parametrize("plain", [False, True], ids=["lab", "plain"])
 def test_every_switch_reads_back_adaptive(plain: bool) -> None:
     fabric = _fabric(plain)
-    for device in _switches(fabric):
-        seen = _collect(device, double_for(device, outputs=synthesized(device)))
+    for device in switches(fabric):
+        seen = collected(device, double_for(device, outputs=synthesized(device)))
         assert seen.errors == [], seen.errors
         assert seen.lb is not None and device.lb is not None
         assert seen.lb.mode is LbMode.ADAPTIVE
@@ -258,7 +239,7 @@ def test_a_switch_with_adaptive_routing_set_by_hand_is_named() -> None:
     leaf1 = lab.devices["leaf1"]
     double = double_for(leaf1, outputs=synthesized(leaf1))
     double.applied.setdefault("router", {})[AR] = {"state": "enabled"}
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb is not None and seen.lb.mode is LbMode.ADAPTIVE
     found = {(f.check, f.message) for f in _findings(lab, seen)}
     assert ("lb.intent", "leaf1 balances by adaptive, the intent by hash") in found
@@ -271,7 +252,7 @@ def test_adaptive_routing_switched_off_reads_hash(word: str) -> None:
     device = _fabric(plain=True).devices["spine1"]
     double = double_for(device, outputs=synthesized(device))
     double.applied["router"][AR] = {"state" if word == "disabled" else "enable": word}
-    seen = _collect(device, double)
+    seen = collected(device, double)
     assert seen.lb is not None and seen.lb.mode is LbMode.HASH
     assert {f.check for f in _findings(_fabric(plain=True), seen)} >= {"lb.intent"}
 
@@ -280,7 +261,7 @@ def test_an_unreadable_state_is_not_judged_with_why() -> None:
     device = _fabric(plain=True).devices["spine1"]
     double = double_for(device, outputs=synthesized(device))
     double.applied["router"][AR] = {"state": "sometimes"}
-    seen = _collect(device, double)
+    seen = collected(device, double)
     assert seen.lb is None
     assert "lb: router adaptive-routing state reads 'sometimes', not on or off: the load " \
            "balancing is not judged" in seen.errors
@@ -298,28 +279,28 @@ def test_a_push_turns_adaptive_routing_on_and_a_hash_plan_takes_it_away() -> Non
     leaf1 = _fabric(plain=True).devices["leaf1"]
     double = double_for(plain_hash)
     intended = PLATFORM.render(leaf1)
-    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(_driver(double), intended))
+    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(writable_driver(double), intended))
     assert any(n.startswith("router adaptive-routing unset -> state enabled: NVUE reloads "
                             "switchd") for n in notes)
-    _push(double, intended)
+    push(double, intended)
     assert double.applied["router"][AR] == {"state": "enabled"}
     assert sorted(n for n, e in double.applied["interface"].items()
                   if AR in e.get("router", {})) == _fabric_ports(leaf1)
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     assert running == wanted
     # a port switched off by hand is drift of the interface section
     double.applied["interface"]["swp51"]["router"][AR]["state"] = "disabled"
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     drifted = {name for name, lines in PLATFORM.sections(running).items()
                if lines != PLATFORM.sections(wanted).get(name)}
     assert drifted == {"interface"}
     back = PLATFORM.render(hashed)
-    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(_driver(double), back))
+    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(writable_driver(double), back))
     assert any(n.startswith("router adaptive-routing state enabled -> unset") for n in notes)
-    _push(double, back)
+    push(double, back)
     assert AR not in double.applied["router"]
     assert all(AR not in e.get("router", {}) for e in double.applied["interface"].values())
-    running, wanted = PLATFORM.drift_texts(_driver(double), back)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), back)
     assert running == wanted
 
 
@@ -329,9 +310,9 @@ def test_a_plan_without_load_balancing_keeps_the_switch_s_adaptive_routing() -> 
     bare = leaf1.model_copy(update={"lb": None})  # no `load_balancing`: the switch's own
     intended = PLATFORM.render(bare)
     assert "adaptive-routing" not in intended and "ecmp-hash" not in intended
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     assert running == wanted  # the switch's own balancing is no drift
-    _push(double, intended)
+    push(double, intended)
     assert double.applied["router"][AR] == {"state": "enabled"}
     assert sorted(n for n, e in double.applied["interface"].items()
                   if AR in e.get("router", {})) == _fabric_ports(leaf1)

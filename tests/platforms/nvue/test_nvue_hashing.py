@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
-from flatfab.checks import CheckContext, Finding, Stage, run_checks
+from flatfab.checks import Finding
 from flatfab.intent.loader import load_intent
 from flatfab.model.state import DeviceState, FabricState, HashField, LoadBalancing, Role
 from flatfab.plan.planner import plan
 from flatfab.platforms.nvue import PLATFORM
 from flatfab.platforms.nvue.collect import FORWARDING, hash_switches
-from flatfab.platforms.nvue.driver import NvueDriver
 from flatfab.platforms.nvue.oracle import violations
 from flatfab.platforms.nvue.render import (
     HASH_KEYS,
@@ -41,6 +40,8 @@ from tests.doubles.nvue import (
     double_for,
     synthesized,
 )
+from tests.support.checks import live_findings
+from tests.support.nvue import collected, switches, writable_driver
 from tests.support.on_platform import fabric_on, intent_on
 from tests.support.oracles import ORACLES, usable
 from tests.support.paths import ROOT
@@ -64,9 +65,6 @@ def _variant(tmp_path: Path, balancing: dict[str, Any]) -> FabricState:
     return plan(load_intent(tmp_path, known_platforms=PLATFORMS))
 
 
-def _switches(state: FabricState) -> list[DeviceState]:
-    return [d for d in state.devices.values() if d.platform == "nvue"]
-
 
 def _expected(lb: LoadBalancing, on: str = "enabled", off: str = "disabled") -> dict[str, Any]:
     fields = {key: on if field in lb.hash_fields else off for field, key in HASH_KEYS.items()}
@@ -79,14 +77,10 @@ def _expected(lb: LoadBalancing, on: str = "enabled", off: str = "disabled") -> 
 
 def _accepted(state: FabricState) -> None:
     oracle = usable(ORACLES["nvue"])
-    for device in _switches(state):
+    for device in switches(state):
         found = oracle.validate(device.name, PLATFORM.render(device), device)
         assert found == [], "\n".join(found)
 
-
-def _collect(device: DeviceState, double: NvueDouble) -> DeviceState:
-    driver = PLATFORM.adapt(double, read_only=True)
-    return PLATFORM.collect(PLATFORM.read_only(driver), device, [])
 
 
 def _pushed(device: DeviceState) -> NvueDouble:
@@ -96,9 +90,7 @@ def _pushed(device: DeviceState) -> NvueDouble:
 
 
 def _findings(plan_: FabricState, seen: DeviceState) -> list[Finding]:
-    state = plan_.model_copy(update={"devices": {**plan_.devices, seen.name: seen}})
-    return [f for f in run_checks(CheckContext(state=state, plan=plan_, stage=Stage.LIVE),
-                                  only=CHECKS) if f.device == seen.name]
+    return [f for f in live_findings(plan_, seen, only=CHECKS) if f.device == seen.name]
 
 
 # ---- render, judged by nvueschema ---------------------------------------------------------
@@ -107,7 +99,7 @@ def _findings(plan_: FabricState, seen: DeviceState) -> list[Finding]:
 def test_the_lab_hashes_on_the_5_tuple_and_every_other_field_is_off() -> None:
     lab = _lab()
     _accepted(lab)
-    for device in _switches(lab):
+    for device in switches(lab):
         assert device.lb == LoadBalancing(hash_fields=FIVE)
         forwarding = tree(device, PLATFORM.names)["system"]["forwarding"]
         assert forwarding == _expected(device.lb)  # no hash-seed: switchd's own
@@ -132,7 +124,7 @@ def test_other_fields_and_tier_seeds_render_and_pass_the_oracle(
     state = _variant(tmp_path, balancing)
     _accepted(state)
     wanted = [HashField(f) for f in balancing["hash_fields"]]
-    for device in _switches(state):
+    for device in switches(state):
         seed = balancing["seeds"].get(device.role.value)
         assert device.lb == LoadBalancing(hash_fields=wanted, seed=seed)
         nvue = tree(device, PLATFORM.names)
@@ -178,7 +170,7 @@ def test_nothing_of_load_balancing_is_refused_at_load_on_nvue(tmp_path: Path) ->
     assert "ecmp_hash" not in unsupported and "ecmp_hash_seed" not in unsupported
     state = _variant(tmp_path, {"hash_fields": [f.value for f in HashField],
                                 "seeds": {"leaf": 1, "spine": 2**32 - 1}})
-    assert {d.lb.seed for d in _switches(state) if d.lb} == {1, 2**32 - 1}
+    assert {d.lb.seed for d in switches(state) if d.lb} == {1, 2**32 - 1}
 
 
 # ---- read back ------------------------------------------------------------------------------
@@ -200,9 +192,9 @@ def test_the_conformance_case_reads_its_hashing_back_as_planned() -> None:
 def test_every_switch_reads_back_as_planned_and_the_checks_pass(
         tmp_path: Path, balancing: dict[str, Any]) -> None:
     state = _variant(tmp_path, balancing)
-    for device in _switches(state):
+    for device in switches(state):
         double = _pushed(device)
-        seen = _collect(device, double)
+        seen = collected(device, double)
         assert seen.errors == [], seen.errors
         assert seen.lb == device.lb, device.name
         assert FORWARDING not in double.commands
@@ -216,7 +208,7 @@ def test_a_switch_that_drifted_is_named_by_the_live_checks() -> None:
     forwarding = double.applied["system"]["forwarding"]
     forwarding["ecmp-hash"]["source-port"] = "disabled"
     forwarding["hash-seed"] = 50
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb == LoadBalancing(hash_fields=FIVE[:3] + FIVE[4:], seed=50)
     messages = {(f.check, f.message) for f in _findings(lab, seen)}
     assert ("lb.roce_entropy", "leaf1 hashes ECMP on src_ip, dst_ip, protocol, dst_port, not "
@@ -233,7 +225,7 @@ def test_a_field_beyond_flatfab_s_model_is_named_not_dropped() -> None:
     leaf1 = lab.devices["leaf1"]
     double = double_for(leaf1)
     double.applied["system"]["forwarding"]["ecmp-hash"]["ingress-interface"] = "enabled"
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb == leaf1.lb and seen.errors == []
     key = "system forwarding ecmp-hash ingress-interface"
     assert key in seen.not_modelled
@@ -251,7 +243,7 @@ def test_fields_left_to_nvue_s_defaults_are_read_from_nv_show(variant: str) -> N
     del double.applied["system"]["forwarding"]
     path = FIXTURES / "variants" / variant / "nv_show_system_forwarding.json"
     double.outputs[FORWARDING] = path.read_text(encoding="utf-8")
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.errors == []
     assert seen.lb == LoadBalancing(hash_fields=list(HashField))
     assert FORWARDING in double.commands
@@ -266,7 +258,7 @@ def test_the_double_answers_nv_show_from_its_applied_tree() -> None:
     double = double_for(leaf1)  # leaf1's recorded outputs hold no `nv show system forwarding`
     assert FORWARDING not in double.outputs
     double.applied["system"]["forwarding"]["ecmp-hash"].pop("source-port")
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb == LoadBalancing(hash_fields=FIVE)  # source-port: NVUE's default, on
     assert FORWARDING in double.commands
 
@@ -277,7 +269,7 @@ def test_an_unreadable_hash_is_not_judged_with_why() -> None:
     double = double_for(leaf1)
     del double.applied["system"]["forwarding"]["ecmp-hash"]["ipv6-label"]
     double.outputs[FORWARDING] = "Error: nvued is busy\n"
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb is None
     assert [e for e in seen.errors if e.startswith("lb: ")] == [
         f"lb: {FORWARDING}: no JSON in the output ('Error: nvued is busy'): the ECMP hash is "
@@ -285,12 +277,12 @@ def test_an_unreadable_hash_is_not_judged_with_why() -> None:
     assert [(f.check, f.severity.value) for f in _findings(lab, seen)] == [
         ("lb.roce_entropy", "not-judged")]
     double.outputs[FORWARDING] = json.dumps({"ecmp-hash": {"source-ip": "enabled"}})
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb is None and any("states ecmp-hash" in e and "ipv6-label" in e
                                    for e in seen.errors)
     double = double_for(leaf1)
     double.applied["system"]["forwarding"]["hash-seed"] = "fifty"
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb is None and any("hash-seed reads 'fifty'" in e for e in seen.errors)
 
 
@@ -308,12 +300,6 @@ def test_hash_switches_read_either_release_s_words(words: Any, on: dict[str, boo
 # ---- push, drift and change notes -----------------------------------------------------------
 
 
-def _driver(double: NvueDouble) -> NvueDriver:
-    driver = PLATFORM.adapt(double, read_only=False)
-    assert isinstance(driver, NvueDriver)
-    driver.clock = lambda: 1_795_000_000 + double.now
-    return driver
-
 
 def test_a_push_replaces_the_hashing_an_operator_set(tmp_path: Path) -> None:
     state = _variant(tmp_path, {"hash_fields": ["src_ip", "dst_ip", "src_port"],
@@ -323,7 +309,7 @@ def test_a_push_replaces_the_hashing_an_operator_set(tmp_path: Path) -> None:
     double.applied["system"]["forwarding"] = {
         "ecmp-hash": {"ingress-interface": "enabled"}, "hash-seed": 50,
         "lag-hash": {"vlan": "disabled"}}  # not flatfab's: kept
-    driver = _driver(double)
+    driver = writable_driver(double)
     intended = PLATFORM.render(leaf1)
     notes = PLATFORM.change_notes(*PLATFORM.drift_texts(driver, intended))
     assert notes[0] == ("system forwarding hash-seed 50 -> switchd's own: NVUE restarts "
@@ -334,12 +320,12 @@ def test_a_push_replaces_the_hashing_an_operator_set(tmp_path: Path) -> None:
     assert {k: v for k, v in forwarding.items() if k != "lag-hash"} == _expected(
         LoadBalancing(hash_fields=[HashField.SRC_IP, HashField.DST_IP, HashField.SRC_PORT]))
     assert forwarding["lag-hash"] == {"vlan": "disabled"}
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     assert running == wanted
     assert PLATFORM.change_notes(running, wanted) == []
     spine1 = state.devices["spine1"]
     double = double_for(spine1, push=False)
-    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(_driver(double),
+    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(writable_driver(double),
                                                          PLATFORM.render(spine1)))
     assert notes[0].startswith("system forwarding hash-seed switchd's own -> 23: NVUE "
                                "restarts switchd")
@@ -350,17 +336,17 @@ def test_a_plan_without_lb_leaves_the_switch_s_hashing_alone() -> None:
     double = double_for(leaf1, push=False)
     operators = {"ecmp-hash": {"source-port": "disabled"}, "hash-seed": 50}
     double.applied["system"]["forwarding"] = json.loads(json.dumps(operators))
-    driver = _driver(double)
+    driver = writable_driver(double)
     intended = PLATFORM.render(leaf1)
     driver.load_replace_candidate(config=intended)
     assert "forwarding" not in driver.compare_config()
     driver.commit_config()
     assert double.applied["system"]["forwarding"] == operators
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     assert running == wanted  # not flatfab's to compare
     assert PLATFORM.change_notes(running, wanted) == []
     # what the switch hashes on is still read (its own: no `lb` in the plan to judge it by)
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.lb == LoadBalancing(  # the fields it leaves to NVUE: on by default
         hash_fields=[HashField.SRC_IP, HashField.DST_IP, HashField.PROTOCOL,
                      HashField.FLOW_LABEL, HashField.DST_PORT], seed=50)
@@ -371,7 +357,7 @@ def test_hashing_drift_is_in_the_system_section() -> None:
     leaf1 = _lab().devices["leaf1"]
     double = double_for(leaf1)
     double.applied["system"]["forwarding"]["ecmp-hash"]["ipv6-label"] = "enabled"
-    running, wanted = PLATFORM.drift_texts(_driver(double), PLATFORM.render(leaf1))
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), PLATFORM.render(leaf1))
     drifted = {name for name, lines in PLATFORM.sections(running).items()
                if lines != PLATFORM.sections(wanted).get(name)}
     assert drifted == {"system"}
@@ -380,5 +366,5 @@ def test_hashing_drift_is_in_the_system_section() -> None:
 def test_only_the_tier_with_a_seed_sets_one(tmp_path: Path) -> None:
     state = _variant(tmp_path, {"seeds": {"spine": 23}})
     seeds = {d.role: tree(d, PLATFORM.names)["system"]["forwarding"].get("hash-seed")
-             for d in _switches(state)}
+             for d in switches(state)}
     assert seeds == {Role.SPINE: 23, Role.LEAF: None}

@@ -39,11 +39,12 @@ from flatfab.model.state import (
 from flatfab.plan.planner import plan
 from flatfab.platforms.nvue import PLATFORM
 from flatfab.platforms.nvue.collect import TRIM_SHOWN
-from flatfab.platforms.nvue.driver import NvueDriver
 from flatfab.platforms.nvue.oracle import violations
 from flatfab.platforms.nvue.render import RELEASES, NvueRenderError, render, tree
 from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.nvue import FIXTURES, NvueDouble, double_for, synthesized
+from tests.support.checks import live_findings
+from tests.support.nvue import collected, push, switches, writable_driver
 from tests.support.on_platform import fabric_on, intent_on
 from tests.support.oracles import ORACLES, usable
 from tests.support.paths import ROOT
@@ -75,13 +76,6 @@ def _fabric(family: str = "spectrum-4", symmetric: bool = False) -> FabricState:
                                 known_platforms=PLATFORMS))
 
 
-def _switches(state: FabricState) -> list[DeviceState]:
-    return [d for d in state.devices.values() if d.platform == "nvue"]
-
-
-def _collect(device: DeviceState, double: NvueDouble) -> DeviceState:
-    driver = PLATFORM.adapt(double, read_only=True)
-    return PLATFORM.collect(PLATFORM.read_only(driver), device, [])
 
 
 def _pushed(device: DeviceState) -> NvueDouble:
@@ -89,9 +83,7 @@ def _pushed(device: DeviceState) -> NvueDouble:
 
 
 def _findings(plan_: FabricState, seen: DeviceState) -> list[Finding]:
-    state = plan_.model_copy(update={"devices": {**plan_.devices, seen.name: seen}})
-    return [f for f in run_checks(CheckContext(state=state, plan=plan_, stage=Stage.LIVE),
-                                  only=TRIM_CHECKS) if f.device == seen.name]
+    return [f for f in live_findings(plan_, seen, only=TRIM_CHECKS) if f.device == seen.name]
 
 
 def _ports(device: DeviceState) -> list[str]:
@@ -106,7 +98,7 @@ def _ports(device: DeviceState) -> list[str]:
 def test_every_switch_renders_trimming_the_oracle_accepts(family: str) -> None:
     fabric = _fabric(family)
     oracle = usable(ORACLES["nvue"])
-    for device in _switches(fabric):
+    for device in switches(fabric):
         text = PLATFORM.render(device)
         found = oracle.validate(device.name, text, device)
         assert found == [], "\n".join(found)
@@ -139,7 +131,7 @@ def test_a_leaf_remarks_per_port_and_a_spine_globally() -> None:
 def test_symmetric_trim_dscps_remark_globally_on_every_switch() -> None:
     fabric = _fabric(symmetric=True)
     oracle = usable(ORACLES["nvue"])
-    for device in _switches(fabric):
+    for device in switches(fabric):
         nvue = tree(device, PLATFORM.names)
         assert nvue["system"]["forwarding"]["packet-trim"]["remark"] == {"dscp": 45}
         assert "remark" not in nvue["qos"]
@@ -147,7 +139,7 @@ def test_symmetric_trim_dscps_remark_globally_on_every_switch() -> None:
 
 
 def test_the_lossless_lab_renders_no_trimming() -> None:
-    for device in _switches(fabric_on("lab", "nvue", "spectrum-4")):
+    for device in switches(fabric_on("lab", "nvue", "spectrum-4")):
         text = PLATFORM.render(device)
         assert "packet-trim" not in text and "remark" not in text
 
@@ -250,9 +242,9 @@ def test_a_trim_queue_other_than_the_priority_s_class_is_one_render_error() -> N
 @pytest.mark.parametrize("symmetric", [False, True], ids=["asymmetric", "symmetric"])
 def test_every_switch_reads_back_as_planned_and_the_trim_checks_pass(symmetric: bool) -> None:
     fabric = _fabric(symmetric=symmetric)
-    for device in _switches(fabric):
+    for device in switches(fabric):
         double = _pushed(device)
-        seen = _collect(device, double)
+        seen = collected(device, double)
         assert seen.errors == [], seen.errors
         assert seen.qos is not None and device.qos is not None
         assert seen.qos.trimming == device.qos.trimming == Trimming(size=256, tc=7, queue=7)
@@ -270,7 +262,7 @@ def test_every_switch_reads_back_as_planned_and_the_trim_checks_pass(symmetric: 
 def test_the_lossless_lab_reads_back_no_trimming() -> None:
     lab = fabric_on("lab", "nvue", "spectrum-4")
     leaf1 = lab.devices["leaf1"]
-    seen = _collect(leaf1, double_for(leaf1))
+    seen = collected(leaf1, double_for(leaf1))
     assert seen.qos is not None and seen.qos.trimming is None
     assert PROFILE_EGRESS_TRIM not in seen.qos.profiles
     assert all(i.qos.trim_dscp is None for i in seen.interfaces.values() if i.qos)
@@ -285,7 +277,7 @@ def test_a_switch_that_trims_otherwise_is_named_by_the_trim_checks() -> None:
     host = double.applied["interface"]["swp1"]["qos"]["remark"]["profile"]
     double.applied["qos"]["remark"][host]["switch-priority"]["7"]["dscp"] = 26  # RoCE's
     del double.applied["interface"]["swp51"]["packet-trim"]
-    seen = _collect(leaf1, double)
+    seen = collected(leaf1, double)
     assert seen.qos is not None and seen.qos.trimming == Trimming(size=512, tc=7, queue=7)
     swp51 = seen.interfaces["swp51"].qos
     assert swp51 is not None and swp51.queues[ROCE_QUEUE].profile == PROFILE_EGRESS_LOSSY
@@ -303,7 +295,7 @@ def test_a_switch_with_trimming_disabled_does_not_trim() -> None:
     spine1 = fabric.devices["spine1"]
     double = _pushed(spine1)
     double.applied["system"]["forwarding"]["packet-trim"]["state"] = "disabled"
-    seen = _collect(spine1, double)
+    seen = collected(spine1, double)
     assert seen.qos is not None and seen.qos.trimming is None
     port = seen.interfaces["swp1"].qos
     assert port is not None and port.trim_dscp is None
@@ -327,7 +319,7 @@ def test_nvue_s_default_profile_is_read_from_nv_show() -> None:
         entry.pop("packet-trim", None)
     shown = DEFAULT_PROFILE / "nv_show_system_forwarding_packet-trim.json"
     double.outputs[TRIM_SHOWN] = shown.read_text(encoding="utf-8")
-    seen = _collect(spine1, double)
+    seen = collected(spine1, double)
     assert seen.errors == [] and TRIM_SHOWN in double.commands
     assert seen.qos is not None and seen.qos.trimming == Trimming(size=256, tc=4, queue=4)
     port = seen.interfaces["swp1"].qos
@@ -345,13 +337,13 @@ def test_an_unreadable_default_profile_is_not_judged_with_why() -> None:
     double = _pushed(spine1)
     double.applied["system"]["forwarding"]["packet-trim"] = {"state": "enabled"}
     double.outputs[TRIM_SHOWN] = "Error: nvued is busy\n"
-    seen = _collect(spine1, double)
+    seen = collected(spine1, double)
     why = f"{TRIM_SHOWN}: no JSON in the output ('Error: nvued is busy')"
     assert [e for e in seen.errors if e.startswith("trimming: ")] == [
         f"trimming: {why}: the packet trimming is not judged"]
     assert seen.qos is not None and seen.qos.unknown["trimming"] == why
     double.outputs[TRIM_SHOWN] = json.dumps({"state": "enabled", "size": 256})
-    seen = _collect(spine1, double)
+    seen = collected(spine1, double)
     assert any("states packet-trim switch-priority" in e for e in seen.errors)
     assert seen.qos is not None and "switch-priority" in seen.qos.unknown["trimming"]
 
@@ -359,17 +351,6 @@ def test_an_unreadable_default_profile_is_not_judged_with_why() -> None:
 # ---- push, drift and change notes -----------------------------------------------------------
 
 
-def _driver(double: NvueDouble) -> NvueDriver:
-    driver = PLATFORM.adapt(double, read_only=False)
-    assert isinstance(driver, NvueDriver)
-    driver.clock = lambda: 1_795_000_000 + double.now
-    return driver
-
-
-def _push(double: NvueDouble, intended: str) -> None:
-    driver = _driver(double)
-    driver.load_replace_candidate(config=intended)
-    driver.commit_config()
 
 
 def test_a_push_turns_trimming_on_and_a_lossless_plan_takes_it_away() -> None:
@@ -377,27 +358,27 @@ def test_a_push_turns_trimming_on_and_a_lossless_plan_takes_it_away() -> None:
     lossless = fabric_on("lab", "nvue", "spectrum-4").devices["leaf1"]
     double = double_for(lossless)  # the lossless lab, pushed
     intended = PLATFORM.render(leaf1)
-    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(_driver(double), intended))
+    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(writable_driver(double), intended))
     assert any(n.startswith("system forwarding packet-trim enabled: NVUE recirculates")
                for n in notes)
-    _push(double, intended)
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    push(double, intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     assert running == wanted
     assert double.applied["system"]["forwarding"]["packet-trim"]["state"] == "enabled"
     # drift in the trimming is drift of the system section
     double.applied["system"]["forwarding"]["packet-trim"]["size"] = 512
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     drifted = {name for name, lines in PLATFORM.sections(running).items()
                if lines != PLATFORM.sections(wanted).get(name)}
     assert drifted == {"system"}
     back = PLATFORM.render(lossless)
-    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(_driver(double), back))
+    notes = PLATFORM.change_notes(*PLATFORM.drift_texts(writable_driver(double), back))
     assert any(n.startswith("system forwarding packet-trim removed") for n in notes)
-    _push(double, back)
+    push(double, back)
     assert "packet-trim" not in double.applied["system"]["forwarding"]
     assert all("packet-trim" not in e for e in double.applied["interface"].values())
     assert "remark" not in double.applied["qos"]
-    running, wanted = PLATFORM.drift_texts(_driver(double), back)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), back)
     assert running == wanted
 
 
@@ -408,9 +389,9 @@ def test_a_plan_without_hashing_still_owns_the_trimming() -> None:
     double = double_for(leaf1)
     double.applied["system"]["forwarding"]["ecmp-hash"] = {"source-port": "disabled"}
     intended = PLATFORM.render(leaf1)
-    running, wanted = PLATFORM.drift_texts(_driver(double), intended)
+    running, wanted = PLATFORM.drift_texts(writable_driver(double), intended)
     assert running == wanted
-    _push(double, intended)
+    push(double, intended)
     forwarding = double.applied["system"]["forwarding"]
     assert forwarding["ecmp-hash"] == {"source-port": "disabled"}
     assert forwarding["packet-trim"]["state"] == "enabled"

@@ -28,6 +28,7 @@ from flatfab.platforms.sonic import PLATFORM, changes, hashing
 from flatfab.platforms.sonic.collect import RUNNING
 from flatfab.platforms.sonic.render import config_db
 from tests.doubles.sonic import FIXTURES, SonicDouble, collect_cases, healthy_outputs
+from tests.support.checks import live_findings
 from tests.support.on_platform import fabric_on, intent_on, switches_on
 from tests.support.oracles import SONIC, usable
 from tests.support.paths import ROOT, SONIC_YANG
@@ -80,9 +81,7 @@ def _printing(double: SonicDouble, table: str, rows: dict[str, dict[str, Any]]) 
 
 
 def _live(fabric: FabricState, seen: DeviceState) -> list[tuple[str, str | None, str]]:
-    state = fabric.model_copy(update={"devices": {**fabric.devices, seen.name: seen}})
-    found = run_checks(CheckContext(state=state, plan=fabric, stage=Stage.LIVE), only=CHECKS)
-    return [(f.check, f.device, f.message) for f in found]
+    return [(f.check, f.device, f.message) for f in live_findings(fabric, seen, only=CHECKS)]
 
 
 def _hash_field_enumeration() -> list[str]:

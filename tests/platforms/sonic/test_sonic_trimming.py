@@ -40,6 +40,7 @@ from flatfab.platforms.sonic.collect import RUNNING
 from flatfab.platforms.sonic.driver import CommitRefusedError, SonicError
 from flatfab.platforms.sonic.render import OWNED_TABLES, config_db
 from tests.doubles.sonic import FIXTURES, SonicDouble, healthy_outputs
+from tests.support.checks import live_findings
 from tests.support.on_platform import intent_on, switches_on
 from tests.support.oracles import SONIC, usable
 from tests.support.paths import ROOT
@@ -98,10 +99,7 @@ def _about(ops: list[dict[str, Any]], *tables: str) -> list[dict[str, Any]]:
 
 
 def _live(fabric: FabricState, *seen: DeviceState) -> list[tuple[str, str | None, str]]:
-    state = fabric.model_copy(update={"devices": {**fabric.devices,
-                                                  **{d.name: d for d in seen}}})
-    found = run_checks(CheckContext(state=state, plan=fabric, stage=Stage.LIVE), only=CHECKS)
-    return [(f.check, f.device, f.message) for f in found]
+    return [(f.check, f.device, f.message) for f in live_findings(fabric, *seen, only=CHECKS)]
 
 
 def design_violations(row: dict[str, str]) -> list[str]:

@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from flatfab.checks import CheckContext, Stage, run_checks
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
 from flatfab.model.state import (
@@ -39,6 +38,7 @@ from flatfab.platforms.srlinux.hashing import DEFAULTS, LEAVES, PATH
 from flatfab.platforms.srlinux.render import RenderError, as_tree, config_tree
 from flatfab.platforms.srlinux.sections import normalized_running
 from tests.doubles.srlinux import SrlinuxDouble, running_of, state_outputs
+from tests.support.checks import live_findings
 from tests.support.oracles import ORACLES, SRLINUX, usable
 from tests.support.srlinux import srlinux_intent, system_violations
 
@@ -221,10 +221,8 @@ def _collect(double: SrlinuxDouble, planned: DeviceState) -> DeviceState:
 
 
 def _live(state: FabricState, seen: dict[str, DeviceState]) -> list[tuple[str, str, str]]:
-    observed = state.model_copy(update={"devices": {**state.devices, **seen}})
-    found = run_checks(CheckContext(state=observed, plan=state, stage=Stage.LIVE),
-                       only=CHECKS)
-    return [(f.check, str(f.device), f.message) for f in found]
+    return [(f.check, str(f.device), f.message)
+            for f in live_findings(state, *seen.values(), only=CHECKS)]
 
 
 @pytest.mark.parametrize("variant", [None, *sorted(VARIANTS)])
