@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from flatfab.intent.models import BgpMode, Intent
 from flatfab.intent.problem import FABRIC, HOSTS, TENANTS, Problem
 from flatfab.intent.qos import AsicIntent
-from flatfab.model.state import HashField, LbMode
+from flatfab.model.state import FIVE_TUPLE, HashField, LbMode
 from flatfab.platforms.base import Platform
 from flatfab.yamlio import PathPart
 
@@ -61,6 +61,9 @@ def used_features(intent: Intent, switches: Collection[str] | None = None
             used[f"lb_{balancing.mode.value}"] = (FABRIC, ("load_balancing", "mode"))
         if HashField.FLOW_LABEL in balancing.hash_fields:  # not every OS hashes on it
             used["ecmp_hash_flow_label"] = (FABRIC, ("load_balancing", "hash_fields"))
+        # some OSes hash on a fixed set only: the 5-tuple (with the flow label where taken)
+        if {f for f in balancing.hash_fields if f is not HashField.FLOW_LABEL} != set(FIVE_TUPLE):
+            used["ecmp_hash_fields_partial"] = (FABRIC, ("load_balancing", "hash_fields"))
         if balancing.seeds:
             used["ecmp_hash_seed"] = (FABRIC, ("load_balancing", "seeds"))
             # some OSes take a 16-bit seed only (SR Linux's hash-seed is a uint16)
