@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from flatfab.checks.base import Check, CheckContext, Finding, Scope, Severity, check
-from flatfab.model.state import SWITCH_ROLES, DeviceState, IfKind, LbMode, LoadBalancing, Role
+from flatfab.model.state import (
+    SWITCH_ROLES,
+    DeviceState,
+    IfKind,
+    LbMode,
+    LinkKind,
+    LoadBalancing,
+    Role,
+)
 
 
 def _way(lb: LoadBalancing | None) -> str:
@@ -40,8 +48,8 @@ def mode(item: Check, ctx: CheckContext) -> Iterator[Finding]:
         counts: dict[str, int] = {}
         for _, device in members:
             counts[_way(device.lb)] = counts.get(_way(device.lb), 0) + 1
-        planned = {_way(d.lb) for n, d in ctx.plan.devices.items() if d.role is role
-                   and d.lb is not None}
+        planned = {_way(d.lb) for d in ctx.plan.devices.values() if d.role is role
+                   and d.plane == _plane and d.lb is not None}
         usual = max(sorted(counts), key=lambda w: (counts[w], w in planned))
         for name, device in sorted(members):
             way = _way(device.lb)
@@ -66,12 +74,22 @@ def spray_hosts(item: Check, ctx: CheckContext) -> Iterator[Finding]:
     `flowlet` instead.
     """
     plan = ctx.plan
-    if not any(d.lb is not None and d.lb.mode is LbMode.SPRAY for d in plan.devices.values()):
+    # a plane's switches spray towards its NICs only (None: a fabric without planes)
+    spraying = {d.plane for d in plan.devices.values()
+                if d.lb is not None and d.lb.mode is LbMode.SPRAY}
+    if not spraying:
         return
+    leaf_of = {(link.b.device, link.b.port): link.a.device for link in plan.links
+               if link.kind is LinkKind.HOST}
+    leaf_of.update({(link.a.device, link.a.port): link.b.device for link in plan.links
+                    if link.kind is LinkKind.HOST})
     for name, host in sorted(plan.devices.items()):
         if host.role is not Role.HOST:
             continue
         for port, iface in sorted(host.interfaces.items()):
+            leaf = plan.devices.get(leaf_of.get((name, port), ""))
+            if leaf is None or leaf.plane not in spraying:
+                continue
             if iface.nic is not None and not iface.nic.out_of_order:
                 yield item.finding(name, f"{name}:{port} receives sprayed RoCE packets but "
                                    "does not put them back in order", port=port,

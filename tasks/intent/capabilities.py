@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from fnmatch import fnmatchcase
 
+from flatfab.intent.loadbalance import LoadBalancingIntent, PlaneBalancing, Tier
 from flatfab.intent.models import BgpMode, Intent
 from flatfab.intent.problem import FABRIC, HOSTS, TENANTS, Problem
 from flatfab.intent.qos import AsicIntent
@@ -46,6 +47,59 @@ def _watchdog_actions(intent: Intent, switches: Collection[str] | None
     return found
 
 
+def _tiers_of(intent: Intent, switches: Collection[str] | None
+              ) -> list[tuple[Tier, int | None]]:
+    """The (tier, plane) scopes of the given switches (None: every scope of the intent)."""
+    balancing = intent.fabric.load_balancing
+    assert balancing is not None
+    if switches is None:
+        return list(balancing.scopes())
+    fabric = intent.fabric
+    tiers: list[tuple[Tier, int | None]] = []
+    if any(s.name in switches for s in fabric.spines):
+        tiers.append(("spine", None))
+    if any(s.name in switches for s in fabric.leaves):
+        tiers.append(("leaf", None))
+    return tiers
+
+
+def _balancing_features(intent: Intent, switches: Collection[str] | None
+                        ) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
+    """The load-balancing features the given switches are asked for, each at the key path of
+    the first scope that asks (a tier or plane may balance otherwise than the fabric)."""
+    balancing = intent.fabric.load_balancing
+    if balancing is None:
+        return {}
+    used: dict[str, tuple[str, tuple[PathPart, ...]]] = {}
+
+    def at(tier: Tier, plane: int | None, key: str) -> tuple[str, tuple[PathPart, ...]]:
+        return FABRIC, ("load_balancing", *balancing.where(tier, plane, key))
+
+    for tier, plane in _tiers_of(intent, switches):
+        way = balancing.of(tier, plane)
+        used.setdefault("ecmp_hash", at(tier, plane, "hash_fields"))
+        if way.mode is not LbMode.HASH:  # each way of balancing is a feature
+            used.setdefault(f"lb_{way.mode.value}", at(tier, plane, "mode"))
+        if HashField.FLOW_LABEL in way.hash_fields:  # not every OS hashes on it
+            used.setdefault("ecmp_hash_flow_label", at(tier, plane, "hash_fields"))
+        # some OSes hash on a fixed set only: the 5-tuple (with the flow label where taken)
+        if {f for f in way.hash_fields if f is not HashField.FLOW_LABEL} != set(FIVE_TUPLE):
+            used.setdefault("ecmp_hash_fields_partial", at(tier, plane, "hash_fields"))
+        if way.seed is not None:
+            seeds = _seed_path(balancing, tier, plane)
+            used.setdefault("ecmp_hash_seed", (FABRIC, seeds))
+            if way.seed > 0xFFFF:  # some OSes take a 16-bit seed only (SR Linux's uint16)
+                used.setdefault("ecmp_hash_seed_32bit", (FABRIC, seeds))
+    return used
+
+
+def _seed_path(balancing: LoadBalancingIntent, tier: Tier, plane: int | None
+               ) -> tuple[PathPart, ...]:
+    if plane is not None and tier in balancing.planes.get(plane, PlaneBalancing()).seeds:
+        return ("load_balancing", "planes", plane, "seeds", tier)
+    return ("load_balancing", "seeds", tier)
+
+
 def used_features(intent: Intent, switches: Collection[str] | None = None
                   ) -> dict[str, tuple[str, tuple[PathPart, ...]]]:
     """Feature -> (file, key path) of the first place the intent asks for it (of the given
@@ -54,22 +108,7 @@ def used_features(intent: Intent, switches: Collection[str] | None = None
     fabric, qos = intent.fabric, intent.qos
     if fabric.underlay.mode is BgpMode.UNNUMBERED:
         used["unnumbered"] = (FABRIC, ("underlay", "mode"))
-    balancing = fabric.load_balancing
-    if balancing is not None:
-        used["ecmp_hash"] = (FABRIC, ("load_balancing", "hash_fields"))
-        if balancing.mode is not LbMode.HASH:  # each way of balancing is a feature
-            used[f"lb_{balancing.mode.value}"] = (FABRIC, ("load_balancing", "mode"))
-        if HashField.FLOW_LABEL in balancing.hash_fields:  # not every OS hashes on it
-            used["ecmp_hash_flow_label"] = (FABRIC, ("load_balancing", "hash_fields"))
-        # some OSes hash on a fixed set only: the 5-tuple (with the flow label where taken)
-        if {f for f in balancing.hash_fields if f is not HashField.FLOW_LABEL} != set(FIVE_TUPLE):
-            used["ecmp_hash_fields_partial"] = (FABRIC, ("load_balancing", "hash_fields"))
-        if balancing.seeds:
-            used["ecmp_hash_seed"] = (FABRIC, ("load_balancing", "seeds"))
-            # some OSes take a 16-bit seed only (SR Linux's hash-seed is a uint16)
-            wide = [tier for tier, seed in balancing.seeds.items() if seed > 0xFFFF]
-            if wide:
-                used["ecmp_hash_seed_32bit"] = (FABRIC, ("load_balancing", "seeds", wide[0]))
+    used.update(_balancing_features(intent, switches))
     for name, link_class in sorted(fabric.link_classes.items()):
         if link_class.llr:
             used.setdefault("llr", (FABRIC, ("link_classes", name, "llr")))

@@ -430,6 +430,18 @@ class FabricIntent(Strict):
             raise ValueError("planes need pods and superspines (each plane has its own)")
         return self
 
+    @model_validator(mode="after")
+    def _balanced_planes(self) -> FabricIntent:
+        """`load_balancing.planes` names planes the fabric has."""
+        asked = sorted(self.load_balancing.planes) if self.load_balancing is not None else []
+        have = sorted(self.planes.rails) if self.planes is not None else []
+        unknown = [plane for plane in asked if plane not in have]
+        if unknown:
+            there = f"its planes are {', '.join(map(str, have))}" if have else "it has none"
+            raise ValueError(f"load_balancing.planes: plane {unknown[0]} is not one of the "
+                             f"fabric's planes ({there})")
+        return self
+
     @property
     def five_stage(self) -> bool:
         return self.pods is not None

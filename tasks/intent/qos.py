@@ -275,6 +275,10 @@ class NicIntent(Strict):
         False, description="Whether the NICs put packets of a flow that arrive out of order "
         "back in order (what per-packet spraying, fabric.yaml `load_balancing.mode: spray`, "
         "needs; `lb.spray_hosts` names a NIC that does not).")
+    queue_pairs: Annotated[int, Field(ge=1, le=128)] = Field(
+        1, description="Queue pairs per connection between two GPUs (NCCL's "
+        "`NCCL_IB_QPS_PER_CONNECTION`): each is its own RoCE flow with its own UDP source "
+        "port, so a hashing fabric spreads one connection over that many paths.")
     pfc_prevention_ms: Annotated[int, Field(ge=0, le=8000)] = Field(
         100, description="PFC storm prevention: the NIC stops sending pauses after this "
         "long (0 is off, which `pfc.watchdog` fails), so a stuck host cannot pause its leaf "
@@ -296,6 +300,8 @@ class NicPatch(Strict):
     ecn_np: bool | None = Field(None, description="See `hosts.ecn_np`.")
     ecn_rp: bool | None = Field(None, description="See `hosts.ecn_rp`.")
     out_of_order: bool | None = Field(None, description="See `hosts.out_of_order`.")
+    queue_pairs: Annotated[int, Field(ge=1, le=128)] | None = Field(
+        None, description="See `hosts.queue_pairs`.")
 
 
 class Override(Strict):

@@ -207,6 +207,9 @@ class NicQos(Model):
     # planned only: the NIC reorders packets of a flow that arrive out of order (what
     # per-packet spraying needs), as the intent says of it
     out_of_order: bool = Field(default=False, exclude_if=lambda v: v is False)
+    # planned only: RoCE queue pairs per connection the collective library opens (NCCL's
+    # NCCL_IB_QPS_PER_CONNECTION), each its own flow to the fabric's hash
+    queue_pairs: int = Field(default=1, exclude_if=lambda v: v == 1)
     virtual: bool = False
     # observed only: setting (a field name above) -> why it could not be read; such a
     # setting's value is a placeholder, never judged

@@ -232,6 +232,7 @@ def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
     table = [qos.tc_of(d) for d in range(64)]
     patch = dict(nic.dscp_to_priority)
     ecn_np, ecn_rp, reorders = nic.ecn_np, nic.ecn_rp, nic.out_of_order
+    queue_pairs = nic.queue_pairs
     for item in overrides:
         p = item.nic
         if p is None:
@@ -245,6 +246,7 @@ def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
         ecn_np = p.ecn_np if p.ecn_np is not None else ecn_np
         ecn_rp = p.ecn_rp if p.ecn_rp is not None else ecn_rp
         reorders = p.out_of_order if p.out_of_order is not None else reorders
+        queue_pairs = p.queue_pairs if p.queue_pairs is not None else queue_pairs
     for d, prio in patch.items():
         table[d] = prio
     marked = qos.marked
@@ -253,7 +255,8 @@ def _nic(qos: QosIntent, overrides: Iterable[Override]) -> NicQos:
                   ecn_rp=marked if ecn_rp else [], dcqcn=nic.dcqcn,
                   strict_tcs=sorted(qos.ets.strict),
                   tc_bw=[qos.ets.weights.get(tc, 0) for tc in range(8)],
-                  pfc_prevention_ms=nic.pfc_prevention_ms, out_of_order=reorders)
+                  pfc_prevention_ms=nic.pfc_prevention_ms, out_of_order=reorders,
+                  queue_pairs=queue_pairs)
 
 
 def plan_lossless(qos: QosIntent, state: FabricState,

@@ -8,14 +8,13 @@ from ipaddress import IPv4Network
 from flatfab.gcpause import gc_paused
 from flatfab.intent import layout
 from flatfab.intent.layout import HostSlot, expand_hosts
-from flatfab.intent.loadbalance import LoadBalancingIntent
+from flatfab.intent.loadbalance import LoadBalancingIntent, Tier
 from flatfab.intent.models import BgpMode, FabricIntent, Intent
 from flatfab.intent.semantics import tenant_members
 from flatfab.model.build import cloner
 from flatfab.model.physical import DEFAULT_LANES, LinkExpectation, PhysicalPolicy
 from flatfab.model.state import (
     DEFAULT_VRF,
-    SWITCH_ROLES,
     BgpInstance,
     BgpPeer,
     DeviceState,
@@ -369,15 +368,18 @@ def _pinned(loopback: str | None) -> str | None:
 
 def _load_balancing(intent: LoadBalancingIntent | None, switches: dict[str, DeviceState]
                     ) -> None:
-    """Each switch's hashing: the fabric's fields, its tier's seed (one object per tier)."""
+    """Each switch's hashing: the fabric's, over it its tier's and plane's (one object per
+    scope, shared by its switches)."""
     if intent is None:
         return
-    tiers = {role: LoadBalancing(hash_fields=list(intent.hash_fields),
-                                 seed=intent.seeds.get(role.value),  # type: ignore[call-overload]
-                                 mode=intent.mode, flowlet_us=intent.flowlet_us)
-             for role in SWITCH_ROLES}
+    tiers: dict[Role, Tier] = {Role.LEAF: "leaf", Role.SPINE: "spine",
+                               Role.SUPERSPINE: "superspine"}
+    ways: dict[tuple[Tier, int | None], LoadBalancing] = {}
     for device in switches.values():
-        device.lb = tiers[device.role]
+        scope = (tiers[device.role], device.plane)
+        if scope not in ways:
+            ways[scope] = intent.of(*scope)
+        device.lb = ways[scope]
 
 
 def _switch(slot: layout.SwitchSlot, loopback: str, platform: str,

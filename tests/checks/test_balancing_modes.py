@@ -121,3 +121,91 @@ def test_a_mode_is_refused_where_a_platform_cannot(tmp_path: Path) -> None:
     reasons = {(p.path, p.reason) for p in caught.value.problems}
     assert ("load_balancing.mode", "platform eos cannot do this (lb_adaptive): flatfab does "
             "not render adaptive routing for EOS yet") in reasons
+
+
+def test_a_tier_balances_otherwise_and_only_its_platforms_are_asked(tmp_path: Path) -> None:
+    fabric = plan(load_intent(_fabric(
+        tmp_path, "load_balancing:\n  seeds: {leaf: 3, spine: 5}\n"
+        "  tiers:\n    spine: {mode: flowlet, flowlet_us: 40}\n")))
+    ways = {n: (d.lb.mode, d.lb.flowlet_us, d.lb.seed) for n, d in fabric.devices.items()
+            if d.lb is not None}
+    assert ways["leaf1"] == (LbMode.HASH, None, 3)
+    assert ways["spine2"] == (LbMode.FLOWLET, 40, 5)
+    assert _found(fabric, fabric) == []  # one way per tier, each tier its own
+    # NX-OS (spine2) cannot balance by flowlets: named at the tier's key; the leaves' EOS,
+    # which could not either, is not asked
+    with pytest.raises(InputError) as caught:
+        load_intent(_fabric(tmp_path / "m", "load_balancing:\n  tiers:\n"
+                            "    spine: {mode: flowlet, flowlet_us: 40}\n",
+                            source="multivendor"), known_platforms=PLATFORMS)
+    refused = {(p.path, p.reason.split(":")[0]) for p in caught.value.problems}
+    assert ("load_balancing.tiers.spine.mode", "platform nxos cannot do this (lb_flowlet)") \
+        in refused
+    assert not any("eos cannot do this (lb_flowlet)" in r for _, r in refused), refused
+
+
+@pytest.mark.parametrize(("text", "path", "reason"), [
+    ("load_balancing:\n  tiers:\n    spine: {flowlet_us: 16}\n", "load_balancing",
+     "tiers.spine: `flowlet_us` is for mode flowlet, not hash"),
+    ("load_balancing:\n  mode: flowlet\n  flowlet_us: 16\n  tiers:\n    leaf: {mode: hash}\n",
+     "", ""),
+    ("load_balancing:\n  tiers:\n    spine: {mode: flowlet}\n", "load_balancing",
+     "tiers.spine: mode flowlet needs `flowlet_us`"),
+    ("load_balancing:\n  planes:\n    1: {mode: adaptive}\n", "",
+     "load_balancing.planes: plane 1 is not one of the fabric's planes (it has none)"),
+    ("load_balancing:\n  tiers:\n    core: {mode: hash}\n", "load_balancing.tiers.core.[key]",
+     "Input should be 'leaf', 'spine' or 'superspine'"),
+])
+def test_a_scope_that_cannot_be_is_refused_at_its_key(tmp_path: Path, text: str, path: str,
+                                                       reason: str) -> None:
+    if not path and not reason:  # a tier's own mode drops the fabric's flowlet timer
+        leaf = plan(load_intent(_fabric(tmp_path, text))).devices["leaf1"].lb
+        assert leaf is not None and (leaf.mode, leaf.flowlet_us) == (LbMode.HASH, None)
+        return
+    with pytest.raises(InputError) as caught:
+        load_intent(_fabric(tmp_path, text))
+    problem = caught.value.problems[0]
+    assert problem.path == path and reason in problem.reason, problem
+
+
+def test_each_plane_balances_its_own_way_and_sprays_towards_its_own_nics(
+        tmp_path: Path) -> None:
+    text = ("load_balancing:\n  seeds: {leaf: 3, spine: 5, superspine: 7}\n  planes:\n"
+            "    2:\n      mode: spray\n      seeds: {spine: 9}\n"
+            "      tiers:\n        superspine: {mode: flowlet, flowlet_us: 24}\n")
+    fabric = plan(load_intent(_fabric(tmp_path, text, source="rail")))
+    by_plane: dict[tuple[int | None, str], set[tuple[LbMode, int | None]]] = {}
+    for device in fabric.devices.values():
+        if device.lb is not None:
+            by_plane.setdefault((device.plane, device.role.value), set()).add(
+                (device.lb.mode, device.lb.seed))
+    assert by_plane[(1, "spine")] == {(LbMode.HASH, 5)}
+    assert by_plane[(2, "spine")] == {(LbMode.SPRAY, 9)}
+    assert by_plane[(2, "leaf")] == {(LbMode.SPRAY, 3)}
+    assert by_plane[(2, "superspine")] == {(LbMode.FLOWLET, 7)}
+    found = _found(fabric, fabric)
+    assert found and {c for c, _, _ in found} == {"lb.spray_hosts"}
+    sprayed = {(d, p) for _, d, p in found}
+    for host, port in sprayed:  # only NICs of plane 2's rails (3 and 4) receive sprayed packets
+        link = next(k for k in fabric.links if (k.b.device, k.b.port) == (host, port)
+                    or (k.a.device, k.a.port) == (host, port))
+        leaf = link.a.device if link.b.device == host else link.b.device
+        assert fabric.devices[leaf].plane == 2, (host, port, leaf)
+    planes = {fabric.devices[n].plane for n, d in fabric.devices.items()
+              if d.lb is not None and d.lb.mode is LbMode.SPRAY}
+    assert planes == {2}
+
+
+def test_queue_pairs_per_connection_are_planned_per_nic(tmp_path: Path) -> None:
+    source = _fabric(tmp_path, "load_balancing: {}\n", qos="  queue_pairs: 4\n")
+    qos = source / "qos.yaml"
+    qos.write_text(qos.read_text() + "overrides:\n  - devices: [leaf2-h1]\n"
+                   "    nic: {queue_pairs: 8}\n")
+    fabric = plan(load_intent(source))
+    nics = {n: d.interfaces["eth1"].nic for n, d in fabric.devices.items()
+            if n in ("leaf1-h1", "leaf2-h1")}
+    assert {n: nic.queue_pairs for n, nic in nics.items() if nic is not None} == {
+        "leaf1-h1": 4, "leaf2-h1": 8}
+    with pytest.raises(InputError) as caught:
+        load_intent(_fabric(tmp_path / "z", "", qos="  queue_pairs: 0\n"))
+    assert caught.value.problems[0].path == "hosts.queue_pairs"
