@@ -15,8 +15,8 @@ from flatfab.intent.loadbalance import LoadBalancingIntent, PlaneBalancing, Tier
 from flatfab.intent.models import BgpMode, Intent
 from flatfab.intent.problem import FABRIC, HOSTS, TENANTS, Problem
 from flatfab.intent.qos import AsicIntent
-from flatfab.model.state import FIVE_TUPLE, HashField, LbMode
-from flatfab.platforms.base import Platform
+from flatfab.model.state import HashField, LbMode
+from flatfab.platforms.base import HashFieldSets, Platform
 from flatfab.yamlio import PathPart
 
 QOS = "qos"
@@ -82,15 +82,32 @@ def _balancing_features(intent: Intent, switches: Collection[str] | None
             used.setdefault(f"lb_{way.mode.value}", at(tier, plane, "mode"))
         if HashField.FLOW_LABEL in way.hash_fields:  # not every OS hashes on it
             used.setdefault("ecmp_hash_flow_label", at(tier, plane, "hash_fields"))
-        # some OSes hash on a fixed set only: the 5-tuple (with the flow label where taken)
-        if {f for f in way.hash_fields if f is not HashField.FLOW_LABEL} != set(FIVE_TUPLE):
-            used.setdefault("ecmp_hash_fields_partial", at(tier, plane, "hash_fields"))
         if way.seed is not None:
             seeds = _seed_path(balancing, tier, plane)
-            used.setdefault("ecmp_hash_seed", (FABRIC, seeds))
+            used.setdefault("ecmp_hash_seed", (FABRIC, seeds[:-1]))  # every seed there
             if way.seed > 0xFFFF:  # some OSes take a 16-bit seed only (SR Linux's uint16)
                 used.setdefault("ecmp_hash_seed_32bit", (FABRIC, seeds))
     return used
+
+
+def _hash_field_problems(intent: Intent, name: str, allowed: HashFieldSets) -> list[Problem]:
+    """A hash field list the platform `name` cannot render, at the key of each scope of its
+    switches that asks for one (an OS with a fixed set of hashing modes)."""
+    balancing = intent.fabric.load_balancing
+    if balancing is None:
+        return []
+    found: dict[tuple[PathPart, ...], Problem] = {}
+    can = " or ".join("[" + ", ".join(f.value for f in HashField if f in fields) + "]"
+                      for fields in allowed.sets)
+    for tier, plane in _tiers_of(intent, _switches_of(intent, name)):
+        fields = balancing.of(tier, plane).hash_fields
+        if frozenset(fields) in allowed.sets:
+            continue
+        where = ("load_balancing", *balancing.where(tier, plane, "hash_fields"))
+        found.setdefault(where, Problem(FABRIC, where, f"platform {name} hashes on {can} "
+                                        f"only, not [{', '.join(f.value for f in fields)}]: "
+                                        f"{allowed.why}"))
+    return list(found.values())
 
 
 def _seed_path(balancing: LoadBalancingIntent, tier: Tier, plane: int | None
@@ -182,6 +199,8 @@ def problems(intent: Intent, platforms: Mapping[str, Platform]) -> list[Problem]
                 where_file, where = used[feature]
                 found.append(Problem(where_file, where, f"platform {name} cannot do this "
                                      f"({feature}): {reason}"))
+        if caps.hash_fields is not None and "ecmp_hash" not in caps.unsupported:
+            found.extend(_hash_field_problems(intent, name, caps.hash_fields))
         for feature, reason in sorted(caps.family_limits(family).items()):
             if feature in used:
                 where_file, where = used[feature]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from flatfab.model.physical import PortPhysical
-from flatfab.model.state import DeviceState, Probe
+from flatfab.model.state import DeviceState, HashField, Probe
 from flatfab.yamlio import load_yaml
 
 if TYPE_CHECKING:
@@ -74,6 +74,13 @@ FEATURE_SETTINGS: dict[str, tuple[str, ...]] = {
 }
 
 
+class HashFieldSets(Facts):
+    """The only ECMP hash field lists an OS renders (a fixed set of modes), and why."""
+
+    sets: tuple[frozenset[HashField], ...]
+    why: str
+
+
 class Capabilities(Facts):
     commit_confirm: CommitConfirm
     read_only: ReadOnlyGuard
@@ -85,6 +92,9 @@ class Capabilities(Facts):
     # what the platform (or a hardware family of it) cannot express: feature -> why. The
     # intent's load refuses what is listed here; renders rely on that and check none of it
     unsupported: dict[str, str] = Field(default_factory=dict)
+    # the hash field lists the OS can render, where it cannot take any (None: any); another
+    # list in fabric.yaml `load_balancing` is refused at load with `why`
+    hash_fields: HashFieldSets | None = None
     # the ASIC families (or family lines: "tomahawk" covers tomahawk-3..5) the OS runs on;
     # an intent that gives the platform another (qos.asics) is refused at load. Empty: any
     asic_families: tuple[str, ...] = ()

@@ -30,6 +30,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from flatfab.intent.models import Intent
 from flatfab.intent.qos import AsicIntent, WatchdogIntent
+from flatfab.model.state import FIVE_TUPLE, HashField
 from flatfab.platforms.base import Platform
 from flatfab.platforms.registry import DEFAULT_SWITCH
 from flatfab.yamlio import dump_roundtrip, load_yaml
@@ -215,7 +216,32 @@ def _fit_balancing(doc: CommentedMap, chosen: Mapping[str, str],
         if isinstance(balancing, dict) and key in balancing:
             del balancing[key]
             return [f"load_balancing.{key} removed ({platform}: {reason})"]
-    return []
+    return _fit_hash_fields(doc, running, platforms)
+
+
+def _fit_hash_fields(doc: CommentedMap, running: list[str],
+                     platforms: Mapping[str, Platform]) -> list[str]:
+    """`hash_fields` set to the one list a platform of fixed lists renders (or the section
+    removed where two such platforms share none)."""
+    balancing = doc["load_balancing"]
+    fixed = {p: allowed for p in running
+             if (allowed := platforms[p].facts.capabilities.hash_fields) is not None}
+    if not fixed or not isinstance(balancing, dict):
+        return []
+    asked = frozenset(HashField(f) for f in balancing.get("hash_fields", FIVE_TUPLE))
+    common = set.intersection(*(set(a.sets) for a in fixed.values()))
+    if asked in common:
+        return []
+    platform = next(iter(fixed))
+    if not common:
+        del doc["load_balancing"]
+        return [f"load_balancing removed ({', '.join(fixed)} hash on no common fields)"]
+    chosen = sorted(common, key=len, reverse=True)[0]
+    fields = CommentedSeq(f.value for f in HashField if f in chosen)
+    fields.fa.set_flow_style()
+    balancing["hash_fields"] = fields
+    return [f"load_balancing.hash_fields set to [{', '.join(fields)}] "
+            f"({platform}: {fixed[platform].why})"]
 
 
 def edited(example: Path, intent: Intent, fabric: str, chosen: Mapping[str, str],

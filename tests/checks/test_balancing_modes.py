@@ -53,6 +53,14 @@ def _found(state: FabricState, planned: FabricState,
     ("load_balancing:\n  flowlet_us: 16\n", "load_balancing",
      "`flowlet_us` is for mode flowlet, not hash"),
     ("load_balancing:\n  mode: ecmp\n", "load_balancing.mode", "'hash'"),
+    ("load_balancing:\n  tiers:\n    spine: {flowlet_us: 16}\n", "load_balancing",
+     "tiers.spine: `flowlet_us` is for mode flowlet, not hash"),
+    ("load_balancing:\n  tiers:\n    spine: {mode: flowlet}\n", "load_balancing",
+     "tiers.spine: mode flowlet needs `flowlet_us`"),
+    ("load_balancing:\n  planes:\n    1: {mode: adaptive}\n", "",
+     "load_balancing.planes: plane 1 is not one of the fabric's planes (it has none)"),
+    ("load_balancing:\n  tiers:\n    core: {mode: hash}\n", "load_balancing.tiers.core.[key]",
+     "Input should be 'leaf', 'spine' or 'superspine'"),
 ])
 def test_a_mode_that_cannot_be_is_refused(tmp_path: Path, text: str, path: str,
                                           reason: str) -> None:
@@ -144,28 +152,10 @@ def test_a_tier_balances_otherwise_and_only_its_platforms_are_asked(tmp_path: Pa
     assert not any("eos cannot do this (lb_flowlet)" in r for _, r in refused), refused
 
 
-@pytest.mark.parametrize(("text", "path", "reason"), [
-    ("load_balancing:\n  tiers:\n    spine: {flowlet_us: 16}\n", "load_balancing",
-     "tiers.spine: `flowlet_us` is for mode flowlet, not hash"),
-    ("load_balancing:\n  mode: flowlet\n  flowlet_us: 16\n  tiers:\n    leaf: {mode: hash}\n",
-     "", ""),
-    ("load_balancing:\n  tiers:\n    spine: {mode: flowlet}\n", "load_balancing",
-     "tiers.spine: mode flowlet needs `flowlet_us`"),
-    ("load_balancing:\n  planes:\n    1: {mode: adaptive}\n", "",
-     "load_balancing.planes: plane 1 is not one of the fabric's planes (it has none)"),
-    ("load_balancing:\n  tiers:\n    core: {mode: hash}\n", "load_balancing.tiers.core.[key]",
-     "Input should be 'leaf', 'spine' or 'superspine'"),
-])
-def test_a_scope_that_cannot_be_is_refused_at_its_key(tmp_path: Path, text: str, path: str,
-                                                       reason: str) -> None:
-    if not path and not reason:  # a tier's own mode drops the fabric's flowlet timer
-        leaf = plan(load_intent(_fabric(tmp_path, text))).devices["leaf1"].lb
-        assert leaf is not None and (leaf.mode, leaf.flowlet_us) == (LbMode.HASH, None)
-        return
-    with pytest.raises(InputError) as caught:
-        load_intent(_fabric(tmp_path, text))
-    problem = caught.value.problems[0]
-    assert problem.path == path and reason in problem.reason, problem
+def test_a_tier_s_own_mode_drops_the_fabric_s_flowlet_timer(tmp_path: Path) -> None:
+    text = "load_balancing:\n  mode: flowlet\n  flowlet_us: 16\n  tiers:\n    leaf: {mode: hash}\n"
+    leaf = plan(load_intent(_fabric(tmp_path, text))).devices["leaf1"].lb
+    assert leaf is not None and (leaf.mode, leaf.flowlet_us) == (LbMode.HASH, None)
 
 
 def test_each_plane_balances_its_own_way_and_sprays_towards_its_own_nics(

@@ -117,12 +117,20 @@ def test_a_load_balancing_that_cannot_be_is_refused(tmp_path: Path, text: str, p
     assert problem.path == path and reason in problem.reason
 
 
-def test_a_platform_flatfab_renders_no_hashing_for_refuses_it(tmp_path: Path) -> None:
+def test_a_platform_that_cannot_hash_as_asked_refuses_it(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
-        load_intent(_fabric(tmp_path, "load_balancing:\n  seeds: {leaf: 3}\n",
+        load_intent(_fabric(tmp_path, "load_balancing:\n  seeds: {leaf: 3, spine: 70000}\n",
                             source="multivendor"), known_platforms=PLATFORMS)
     reasons = {(p.path, p.reason) for p in caught.value.problems}
-    assert ("load_balancing.hash_fields", "platform nxos cannot do this (ecmp_hash): flatfab "
-            "does not render ECMP hashing for NX-OS yet") in reasons
-    assert ("load_balancing.seeds", "platform nxos cannot do this (ecmp_hash_seed): flatfab "
-            "does not render an ECMP hash seed for NX-OS yet") in reasons
+    eos = PLATFORMS["eos"].facts.capabilities.unsupported  # leaf2: no hashing rendered
+    assert ("load_balancing.hash_fields",
+            f"platform eos cannot do this (ecmp_hash): {eos['ecmp_hash']}") in reasons
+    # nxos (spine2) hashes on the four fields its one rendered line covers, not the default
+    # 5-tuple; its seed range (1..4294967295) is the intent's own
+    nxos = PLATFORMS["nxos"].facts.capabilities.hash_fields
+    assert nxos is not None
+    assert ("load_balancing.hash_fields",
+            "platform nxos hashes on [src_ip, dst_ip, src_port, dst_port] only, not [src_ip, "
+            f"dst_ip, protocol, src_port, dst_port]: {nxos.why}") in reasons
+    assert not any("platform nxos" in reason and "ecmp_hash_seed" in reason
+                   for _, reason in reasons), reasons

@@ -3,6 +3,7 @@ refused with the file, key path and reason before anything is planned or rendere
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -13,18 +14,17 @@ from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
 from flatfab.platforms.registry import PLATFORMS
 from tests.support.flatfab import in_process
+from tests.support.on_platform import balancing_for
 from tests.support.paths import ROOT
 
 
 def _intent(tmp_path: Path, example: str, platform: str, qos: dict[str, object]) -> Path:
     target = tmp_path / example
     shutil.copytree(ROOT / "intents" / example, target)
-    fabric = yaml.safe_load((target / "fabric.yaml").read_text())
-    fabric["platform"] = platform
-    known = PLATFORMS.get(platform)
-    if known is not None and "ecmp_hash" in known.facts.capabilities.unsupported:
-        fabric.pop("load_balancing", None)  # its own refusal, tested in the checks' tests
-    (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
+    fabric = target / "fabric.yaml"
+    text = re.sub(r"(?m)^platform: \S+", f"platform: {platform}", fabric.read_text())
+    # hashing's own refusals are tested in the checks' tests
+    fabric.write_text(balancing_for(text, platform) if platform in PLATFORMS else text)
     qos_file = target / "qos.yaml"
     body = yaml.safe_load(qos_file.read_text()) if qos_file.exists() else {}
     body.update(qos)

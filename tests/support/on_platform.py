@@ -12,7 +12,7 @@ from tempfile import TemporaryDirectory
 import yaml
 
 from flatfab.intent.loader import load_intent
-from flatfab.model.state import DeviceState, FabricState
+from flatfab.model.state import DeviceState, FabricState, HashField
 from flatfab.plan.planner import plan
 from flatfab.platforms.registry import PLATFORMS
 from tests.support.paths import ROOT
@@ -31,6 +31,8 @@ def intent_on(source: Path, target: Path, platform: str, family: str) -> None:
         fabric.pop("load_balancing", None)  # refused at load there: the switch's own hashing
     elif "ecmp_hash_seed" in caps.unsupported and fabric.get("load_balancing"):
         fabric["load_balancing"].pop("seeds", None)  # the hash fields render, a seed cannot
+    if caps.hash_fields is not None and fabric.get("load_balancing"):
+        fabric["load_balancing"]["hash_fields"] = _fields_of(platform)  # a fixed set only
     (target / "fabric.yaml").write_text(yaml.safe_dump(fabric))
     qos_file = target / "qos.yaml"
     qos = (yaml.safe_load(qos_file.read_text()) if qos_file.exists() else None) or {}
@@ -40,11 +42,23 @@ def intent_on(source: Path, target: Path, platform: str, family: str) -> None:
     qos_file.write_text(yaml.safe_dump(qos))
 
 
+def _fields_of(platform: str) -> list[str]:
+    """The first hash field list a platform with fixed lists renders, in the model's order."""
+    allowed = PLATFORMS[platform].facts.capabilities.hash_fields
+    assert allowed is not None
+    return [f.value for f in HashField if f in allowed.sets[0]]
+
+
 def balancing_for(text: str, platform: str) -> str:
     """fabric.yaml's text without `load_balancing` where some switches run a platform
-    flatfab renders no hashing for (refused at load there)."""
-    if "ecmp_hash" in PLATFORMS[platform].facts.capabilities.unsupported:
+    flatfab renders no hashing for (refused at load there), with the hash fields a platform
+    of fixed lists takes."""
+    caps = PLATFORMS[platform].facts.capabilities
+    if "ecmp_hash" in caps.unsupported:
         text = re.sub(r"(?ms)^load_balancing:\n(?:[ #].*?\n|\n)*", "", text)
+    elif caps.hash_fields is not None:
+        text = re.sub(r"(?m)^(  hash_fields: ).*$",
+                      lambda m: m.group(1) + "[" + ", ".join(_fields_of(platform)) + "]", text)
     return text
 
 

@@ -3,6 +3,7 @@ the SR Linux YANG oracle with /system in its scope (the ECMP hash options)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import re
@@ -46,6 +47,24 @@ def srlinux_intent(name: str, tmp: Path, family: str = "tomahawk-4",
     body = (re.sub(r"(?m)^asics:\n", f"asics:\n{entry}", body) if "asics:" in body
             else body + f"asics:\n{entry}")
     qos.write_text(body)
+    return folder
+
+
+_BALANCING = re.compile(r"(?ms)^load_balancing:\n(?:[ #].*?\n|\n)*")
+
+
+def balanced_intent(tmp: Path, example: str, balancing: str | None,
+                    family: str = "tomahawk-4") -> Path:
+    """`srlinux_intent` of `example` with its `load_balancing` replaced by `balancing` (YAML
+    text; None: as the example has it), one folder per section."""
+    base = srlinux_intent(example, tmp, family=family)
+    if balancing is None:
+        return base
+    folder = tmp / f"{base.name}-{hashlib.sha256(balancing.encode()).hexdigest()[:12]}"
+    if not folder.exists():
+        shutil.copytree(base, folder)
+        fabric = folder / "fabric.yaml"
+        fabric.write_text(_BALANCING.sub("", fabric.read_text()) + balancing)
     return folder
 
 

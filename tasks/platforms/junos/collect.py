@@ -7,7 +7,8 @@ Every read is a `| display json` CLI command through NAPALM's cli() (NAPALM hand
   lossless plane (classifier, forwarding classes, congestion-notification-profile,
   schedulers, drop profiles). Junos keeps CoS in configuration only, as EOS does. The ECMP
   hash too (`forwarding-options enhanced-hash-key`, junos/hashing.py): none configured is
-  Junos's documented default, the 5-tuple.
+  Junos's documented default, the 5-tuple; and the way of balancing in that key (DLB
+  `ecmp-dlb`, resilient hashing: junos/dlb.py), a mode flatfab has no name for named.
 - `show interfaces | display json` (get-interface-information): link state, MTU, speed,
   addresses per logical unit.
 - `show lldp neighbors detail | display json`: cabling, every neighbour of a port with its
@@ -669,7 +670,8 @@ def _lossless(device: DeviceState, planned: DeviceState, config: JunosConfig) ->
 def _hashing(device: DeviceState, config: JunosConfig) -> None:
     """The switch's ECMP hashing from its configuration (junos/hashing.py): what it
     configures, or Junos's default where it configures none; a routing instance's own hash
-    key, and hashing beyond the model, are named in `not_modelled`."""
+    key, and hashing beyond the model, are named in `not_modelled`. A way of balancing
+    flatfab cannot map leaves `lb` unset (junos/dlb.py names it)."""
     lb, beyond = hashing.read(config.root.get("forwarding-options"))
     device.lb = lb
     device.not_modelled.update(beyond)

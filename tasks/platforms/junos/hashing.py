@@ -30,6 +30,10 @@ never empty, so a `load replace` also takes away `no-...` statements a former pl
 there. Broadcom switches also mix the ingress port and device into the hash (Juniper
 KB28946, "default fields used by the hashing algorithm" on EX4300/QFX5100): flatfab leaves
 them as Junos has them (`no-incoming-port` is not rendered) and does not model them.
+
+The way of balancing beyond the hash (`load_balancing.mode`: DLB's `ecmp-dlb`, resilient
+hashing) sits in the same key and is junos/dlb.py's: the render adds its statements to the
+key, so a `load replace` that returns to plain hashing also takes DLB away.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 from flatfab.model.state import FIVE_TUPLE, HashField, LoadBalancing
+from flatfab.platforms.junos import dlb
 from flatfab.platforms.junos.text import REPLACE, Tree
 
 HASH_KEY = "enhanced-hash-key"
@@ -59,7 +64,7 @@ EXCLUDE: dict[str, dict[HashField, str]] = {
               HashField.DST_PORT: "no-l4-destination-port"},
 }
 FAMILIES = tuple(EXCLUDE)
-_KNOWN = {MODE, SEED, *FAMILIES}
+_KNOWN = {MODE, SEED, *FAMILIES, dlb.DLB, dlb.RESILIENT}
 
 
 def render(lb: LoadBalancing) -> tuple[Tree, list[str]]:
@@ -78,6 +83,12 @@ def render(lb: LoadBalancing) -> tuple[Tree, list[str]]:
         removed = {s: [None] for f, s in statements.items() if f not in lb.hash_fields}
         if removed:
             key[family] = removed
+    balancing, refused = dlb.render(lb)
+    key.update(balancing)
+    problems += refused
+    clash = dlb.conflict(key)
+    if clash is not None:
+        problems.append(clash)
     return {HASH_KEY: key}, problems
 
 
@@ -110,10 +121,11 @@ def _names(fields: set[HashField]) -> str:
     return ", ".join(f.value for f in HashField if f in fields) or "nothing"
 
 
-def read(forwarding_options: Any) -> tuple[LoadBalancing, dict[str, str]]:
+def read(forwarding_options: Any) -> tuple[LoadBalancing | None, dict[str, str]]:
     """The switch's hashing from its configuration's `forwarding-options` (absent: Junos's
-    default, the 5-tuple), and what it configures there beyond flatfab's model (statement ->
-    why), for `not_modelled`."""
+    default, the 5-tuple, hashed), and what it configures there beyond flatfab's model
+    (statement -> why), for `not_modelled`. None where the way of balancing is one flatfab
+    cannot map (junos/dlb.py names it): the model states no hash without its mode."""
     options = forwarding_options if isinstance(forwarding_options, dict) else {}
     key = options.get(HASH_KEY)
     key = key if isinstance(key, dict) else {}
@@ -149,8 +161,12 @@ def read(forwarding_options: Any) -> tuple[LoadBalancing, dict[str, str]]:
     value = _number(seed.get("seed-value")) if isinstance(seed, dict) else None
     if SEED in key and value is None:
         beyond[f"{where} {SEED}"] = "a hash seed without a value flatfab can read"
-    return (LoadBalancing(hash_fields=[f for f in HashField if f in fields],
-                          seed=value), beyond)
+    mode, interval, notes = dlb.read(key)
+    beyond.update(notes)
+    if mode is None:
+        return None, beyond
+    return (LoadBalancing(hash_fields=[f for f in HashField if f in fields], seed=value,
+                          mode=mode, flowlet_us=interval), beyond)
 
 
 def _number(value: Any) -> int | None:

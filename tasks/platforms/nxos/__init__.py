@@ -21,7 +21,7 @@ from flatfab.platforms.base import (
 from flatfab.platforms.nxos.collect import collect, physical
 from flatfab.platforms.nxos.driver import NxosDriver, NxosError, normalize
 from flatfab.platforms.nxos.render import render
-from flatfab.platforms.nxos.sections import owned, split_sections
+from flatfab.platforms.nxos.sections import LOAD_SHARING, owned, split_sections
 
 # a read is `show ...` with an optional `| json`: no other pipe (NX-OS pipes include
 # `| redirect` and `> file`, which write files), no `;`, no newline
@@ -37,7 +37,9 @@ class NxosPlatform(Platform):
 
     def drift_texts(self, driver: DeviceDriver, intended: str) -> tuple[str, str]:
         running = driver.get_config(retrieve="running")["running"]
-        return owned(running), normalize(intended)
+        # a plan without hashing leaves the switch's `ip load-sharing` line alone
+        planned = any(line.startswith(LOAD_SHARING) for line in intended.splitlines())
+        return owned(running, load_sharing=planned), normalize(intended)
 
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:

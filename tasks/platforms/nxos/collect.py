@@ -7,7 +7,8 @@ Sources (Cisco Nexus 9000 command references; `| json` gives NX-OS's TABLE_x/ROW
 the far port by its port-id subtype); `show bgp ipv4 unicast summary vrf all | json` for the
 underlay and tenant sessions; `show ip route vrf all | json` for the RIB (a path learned over
 EVPN/VXLAN, `encap` vxlan with its `segid`, is an overlay next hop to the VTEP `ipnexthop`);
-`show interface priority-flow-control | json` for PFC pause frames.
+`show interface priority-flow-control | json` for PFC pause frames; the running config's
+`ip load-sharing` line for ECMP hashing (hashing.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
-from flatfab.platforms.nxos import phy, running
+from flatfab.platforms.nxos import hashing, phy, running
 from flatfab.platforms.nxos.driver import NxosError, parse_json
 from flatfab.platforms.nxos.running import NxosConfig
 from flatfab.platforms.readback import (
@@ -257,6 +258,13 @@ def _lossless(device: DeviceState, planned: DeviceState, config: NxosConfig) -> 
         iface.qos = running.port_qos(config, name, qos, iface.mtu, iface.speed_mbps)
 
 
+def _hashing(device: DeviceState, config: NxosConfig) -> None:
+    """The ECMP hashing the running config's `ip load-sharing` line sets (no line: the
+    switch's own, left unstated), and what it sets beyond flatfab's model."""
+    device.lb, beyond = hashing.read(config.load_sharing)
+    device.not_modelled.update(beyond)
+
+
 def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:
     device = DeviceState(name=planned.name, role=planned.role, platform=planned.platform)
     config = NxosConfig.read(str(driver.get_config(retrieve="running")["running"]))
@@ -268,6 +276,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     readback.guarded(device, "bgp", lambda: _bgp(device, shown[BGP], names))
     readback.guarded(device, "routes", lambda: _routes(device, shown[ROUTES], names))
     _lossless(device, planned, config)
+    _hashing(device, config)
     _counters(device, shown[PFC])
     return device
 

@@ -44,6 +44,7 @@ class NxosConfig:
     system: list[str] = field(default_factory=list)
     globals: list[str] = field(default_factory=list)
     vrfs: list[str] = field(default_factory=list)
+    load_sharing: list[str] = field(default_factory=list)  # global `ip load-sharing` lines
 
     @classmethod
     def read(cls, text: str) -> NxosConfig:
@@ -67,6 +68,8 @@ class NxosConfig:
                 config.system = body
             elif words[0] == "priority-flow-control":
                 config.globals.append(head)
+            elif words[:2] == ["ip", "load-sharing"]:
+                config.load_sharing.append(head)
             elif words[:2] == ["vrf", "context"] and len(words) == 3 \
                     and words[2] != "management":
                 config.vrfs.append(words[2])

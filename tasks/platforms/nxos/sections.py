@@ -12,6 +12,7 @@ from flatfab.platforms.sections import cli_blocks
 # first words of a top-level line -> section; the longest prefix wins
 SECTION_OF: dict[str, str] = {
     "hostname": "system",
+    "ip load-sharing": "system",  # ECMP hashing (hashing.py): one global line
     "feature": "features",
     "vlan": "vlans",
     "vrf context": "vrfs",
@@ -33,6 +34,7 @@ FEATURES = ("feature bgp", "feature interface-vlan", "feature lldp")
 # MQC objects are flatfab's by name: an operator's own class or policy maps stay theirs
 _MQC = ("class-map ", "policy-map ")
 PREFIX = "FLATFAB-"
+LOAD_SHARING = "ip load-sharing "
 
 
 def section_of(line: str) -> str | None:
@@ -68,15 +70,26 @@ def blocks(config: str) -> list[list[str]]:
     return cli_blocks(config)
 
 
-def owned(config: str) -> str:
-    """Only the blocks flatfab renders, in the order they appear (for drift)."""
+def owned(config: str, load_sharing: bool = True) -> str:
+    """Only the blocks flatfab renders, in the order they appear (for drift); without
+    `load_sharing` (a plan that leaves the hashing alone) the switch's `ip load-sharing`
+    line is the operator's, not drift."""
     return "".join(f"{line}\n" for block in blocks(config)
-                   if section_of(block[0]) is not None for line in block)
+                   if section_of(block[0]) is not None
+                   and (load_sharing or not _load_sharing(block[0])) for line in block)
+
+
+def _load_sharing(line: str) -> bool:
+    return line.startswith(LOAD_SHARING)
 
 
 def merge_into(running: str, intended: str) -> str:
     """The full config a `configure replace` needs: the running config's blocks flatfab
-    does not own (management, users, aaa, boot), then the intended config."""
-    kept = [line for block in blocks(running) if section_of(block[0]) is None
+    does not own (management, users, aaa, boot), then the intended config. A plan without
+    hashing keeps the running `ip load-sharing` line: the replace would otherwise take the
+    operator's hashing away."""
+    planned = any(_load_sharing(line) for line in intended.splitlines())
+    kept = [line for block in blocks(running)
+            if section_of(block[0]) is None or (not planned and _load_sharing(block[0]))
             for line in block]
     return "".join(f"{line}\n" for line in kept) + intended

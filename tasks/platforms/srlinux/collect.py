@@ -7,7 +7,8 @@ IPv4 route table with its next-hop groups), `info from state /system lldp` (cabl
 `info from state /qos interfaces` (PFC frames, ECN-marked packets per queue), and
 the running configuration (get_config: JSON of `/`) for the lossless plane, read back
 through the objects flatfab renders (tasks/platforms/srlinux/render.py), and for the ECMP
-hashing (`/system/load-balancing/hash-options`, hashing.py).
+hashing (`/system/load-balancing/hash-options`, hashing.py, and each routed
+network-instance's `ip-load-balancing`, resilient.py).
 
 `info <path>` printed the whole path from the root up to SR Linux 25.7 and prints only the
 node's contents from 25.10: both are read, by shape (node, entries). The `mgmt`
@@ -54,7 +55,7 @@ from flatfab.platforms.readback import (
     read_errors,
     tenant,
 )
-from flatfab.platforms.srlinux import hashing, phy
+from flatfab.platforms.srlinux import hashing, phy, resilient
 from flatfab.platforms.srlinux.render import ETHERNET_HEADER, NATIVE_IRB, VLAN_TAG, alpha_mbs
 from flatfab.platforms.srlinux.sections import unprefixed
 
@@ -556,11 +557,21 @@ def _lossless(device: DeviceState, planned: DeviceState, running: Json) -> None:
     device.qos = device_qos(device, planned)
 
 
-def _hashing(device: DeviceState, running: Json) -> None:
+def _hashing(device: DeviceState, running: Json, names: InterfaceNames) -> None:
     """The ECMP hashing the running configuration sets: the configured `hash-seed`, not the
     state's, which shows the value generate-from-mac derived (the switch's own seed, the
-    plan's None)."""
-    device.lb = hashing.read(running)
+    plan's None); and whether it is resilient, from the `ip-load-balancing` of every routed
+    network-instance (resilient.py: mgmt and the mac-vrfs left out). What flatfab cannot map
+    (resilient on some instances or prefixes only) is named in not_modelled, the mode unread."""
+    routed = [ni for ni in _list(running.get("network-instance"))
+              if ni.get("type") in resilient.ROUTED and not _management(ni)]
+    paths: dict[str, int | None] = {}
+    for ni in routed:
+        bgp = device.bgp.get(tenant(names, str(ni.get("name"))))
+        paths[str(ni.get("name"))] = bgp.maximum_paths if bgp is not None else None
+    lb, notes = resilient.read(routed, hashing.read(running), paths)
+    device.lb = lb
+    device.not_modelled.update(notes)
 
 
 def _counters(device: DeviceState, reply: Json, running_qos: Json) -> None:
@@ -613,7 +624,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -
     readback.guarded(device, "routes", lambda: _routes(device, instances, names, native))
     _lossless(device, planned, running)
     if running:  # unread (named in errors above): the hashing stays unknown
-        readback.guarded(device, "load-balancing", lambda: _hashing(device, running))
+        readback.guarded(device, "load-balancing", lambda: _hashing(device, running, names))
     qos = running.get("qos")
     _counters(device, shown[QOS_STATE], qos if isinstance(qos, dict) else {})
     return device

@@ -5,10 +5,11 @@ The rendered text is the gNMI-style JSON napalm-srlinux's load_replace_candidate
 interface, per network-instance (default, each tenant ip-vrf, each gateway mac-vrf), and
 the whole `/routing-policy` and `/qos` containers (irb1 routes the untagged side of ports
 that carry VRF VLANs, see NATIVE below), and `/system/load-balancing/hash-options` where the
-plan sets the switch's ECMP hashing (hashing.py). Never `/` itself: mgmt0, the mgmt
-network-instance and the rest of /system (AAA, the JSON-RPC server) stay as the box has
-them. Each entry starts a line `{"path": "/<tree>...` at column 0 (the section split keys on
-it).
+plan sets the switch's ECMP hashing (hashing.py), with `ip-load-balancing` in each
+routed network-instance where the plan's mode is resilient (resilient.py). Never `/`
+itself: mgmt0, the mgmt network-instance and the rest of /system (AAA, the JSON-RPC server)
+stay as the box has them. Each entry starts a line `{"path": "/<tree>...` at column 0 (the
+section split keys on it).
 
 Shapes and constraints: Nokia SR Linux YANG v25.3.1 (srl_nokia-interfaces, -if-ip,
 -interfaces-vlans, -interfaces-router-adv, -network-instance, -bgp, -routing-policy, -qos,
@@ -29,11 +30,12 @@ from flatfab.model.state import (
     DeviceState,
     IfKind,
     Interface,
+    LbMode,
     PortQos,
 )
 from flatfab.platforms.base import InterfaceNames
 from flatfab.platforms.names import sort_interfaces
-from flatfab.platforms.srlinux import hashing
+from flatfab.platforms.srlinux import hashing, resilient
 
 Json = dict[str, Any]
 
@@ -267,8 +269,15 @@ def _instance(name: str, kind: str, members: Iterable[str], device: DeviceState,
     body: Json = {"name": name, "type": kind, "admin-state": "enable"}
     if kind == "default" and device.router_id:
         body["router-id"] = device.router_id
-    body["interface"] = [{"name": m} for m in sort_interfaces(sorted(set(members)))]
     bgp = device.bgp.get(vrf) if vrf is not None else None
+    if kind in resilient.ROUTED and device.lb is not None \
+            and device.lb.mode is LbMode.RESILIENT:
+        # every route of every routed instance (resilient.py): BGP's ECMP routes among them
+        try:
+            body[resilient.CONTAINER] = resilient.render(bgp)
+        except resilient.ResilientError as exc:
+            raise RenderError(f"network-instance {name}: {exc}") from None
+    body["interface"] = [{"name": m} for m in sort_interfaces(sorted(set(members)))]
     if bgp is not None:
         body["protocols"] = {"bgp": _bgp(bgp, l3)}
     return body
@@ -581,8 +590,9 @@ def config_tree(device: DeviceState, names: InterfaceNames) -> list[tuple[str, J
         out.append(("/qos", qos))
     if device.lb is not None:  # None: the switch's own hashing, left alone
         try:
+            resilient.refuse_other_modes(device.lb)
             out.append((hashing.PATH, hashing.render(device.lb)))
-        except hashing.HashingError as exc:
+        except (hashing.HashingError, resilient.ResilientError) as exc:
             raise RenderError(str(exc)) from None
     return out
 

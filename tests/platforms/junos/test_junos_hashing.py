@@ -20,7 +20,14 @@ import yaml
 
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
-from flatfab.model.state import FIVE_TUPLE, DeviceState, FabricState, HashField, LoadBalancing
+from flatfab.model.state import (
+    FIVE_TUPLE,
+    DeviceState,
+    FabricState,
+    HashField,
+    LbMode,
+    LoadBalancing,
+)
 from flatfab.plan.planner import plan
 from flatfab.platforms.junos import PLATFORM
 from flatfab.platforms.junos import collect as junos_collect
@@ -337,10 +344,11 @@ def test_hashing_beyond_the_model_is_named_not_dropped() -> None:
     lab = fabric_on("lab", "junos", FAMILY)
     seen = _collect(lab.devices["leaf1"], _changed(lab, "leaf1", beyond))
     assert seen.errors == []
-    # the flow label is read where a switch states it (Junos OS's QFX YANG has the statement)
-    assert seen.lb == LoadBalancing(hash_fields=[*FIVE[:3], HashField.FLOW_LABEL, *FIVE[3:]])
+    # the flow label is read where a switch states it (Junos OS's QFX YANG has the statement),
+    # and resilient hashing is a way of balancing flatfab models (junos/dlb.py)
+    assert seen.lb == LoadBalancing(hash_fields=[*FIVE[:3], HashField.FLOW_LABEL, *FIVE[3:]],
+                                    mode=LbMode.RESILIENT)
     assert sorted(seen.not_modelled) == [
-        "forwarding-options enhanced-hash-key ecmp-resilient-hash",
         "forwarding-options enhanced-hash-key inet vlan-id",
         "forwarding-options enhanced-hash-key inet6 vlan-id",
         "re0:mgmt-0",

@@ -562,6 +562,7 @@ def _mixed_lab() -> FabricState:
         fabric["platform"] = "frr"
         fabric["spines"] = [{"name": s["name"], "platform": "eos"} for s in fabric["spines"]]
         fabric["leaves"][0]["platform"] = "nxos"
+        fabric.pop("load_balancing", None)  # eos and nxos refuse it at load
         (folder / "fabric.yaml").write_text(yaml.safe_dump(fabric))
         qos = yaml.safe_load((folder / "qos.yaml").read_text())
         qos["asics"]["eos"] = {"family": "tomahawk-5"}

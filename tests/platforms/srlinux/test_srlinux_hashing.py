@@ -10,10 +10,7 @@ The box's running configuration in these tests is the render as the double keeps
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import shutil
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -40,11 +37,10 @@ from flatfab.platforms.srlinux.sections import normalized_running
 from tests.doubles.srlinux import SrlinuxDouble, running_of, state_outputs
 from tests.support.checks import live_findings
 from tests.support.oracles import ORACLES, SRLINUX, usable
-from tests.support.srlinux import srlinux_intent, system_violations
+from tests.support.srlinux import balanced_intent, system_violations
 
 CHECKS = ["lb.roce_entropy", "lb.seeds", "lb.intent"]
 FIVE = list(FIVE_TUPLE)
-_SECTION = re.compile(r"(?ms)^load_balancing:\n(?:[ #].*?\n|\n)*")
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +51,7 @@ def tmp_intents(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _balanced(tmp: Path, example: str, balancing: str | None) -> Path:
     """intents/<example> on srlinux (tests/support/srlinux.py: watchdog `forward`, a 7220
     IXR-H4), its `load_balancing` replaced by `balancing` (None: as the example has it)."""
-    base = srlinux_intent(example, tmp)
-    if balancing is None:
-        return base
-    folder = tmp / f"{base.name}-{hashlib.sha256(balancing.encode()).hexdigest()[:12]}"
-    if not folder.exists():
-        shutil.copytree(base, folder)
-        fabric = folder / "fabric.yaml"
-        fabric.write_text(_SECTION.sub("", fabric.read_text()) + balancing)
-    return folder
+    return balanced_intent(tmp, example, balancing)
 
 
 @cache
