@@ -27,13 +27,13 @@ from flatfab.platforms.junos.render import JunosRenderError
 from flatfab.platforms.junos.text import REPLACE
 from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.junos import JunosDevice, healthy_outputs, napalm_driver
-from tests.platforms.junos.test_junos_hashing import (
-    _changed,
-    _collect,
-    _hash_key_violations,
-    _key,
-    _live,
-    _tree,
+from tests.support.junos import (
+    changed_outputs,
+    collected,
+    config_tree,
+    hash_key,
+    hash_key_violations,
+    lb_findings,
 )
 from tests.support.on_platform import intent_on, switches_on
 from tests.support.oracles import JUNOS, usable
@@ -94,14 +94,14 @@ def test_a_mode_renders_as_ecmp_dlb_the_yang_accepts_and_reads_back(
     oracle = usable(JUNOS)
     for device in switches_on(fabric, "junos"):
         assert device.lb == want
-        options = _tree(device)["forwarding-options"]
+        options = config_tree(device)["forwarding-options"]
         assert options == {"enhanced-hash-key": {"@": REPLACE, **MODE, "ecmp-dlb": statements}}
         assert oracle.validate(device.name, PLATFORM.render(device), device) == []
-        assert _hash_key_violations(options) == []
-        seen = _collect(device, healthy_outputs(fabric, device.name))
+        assert hash_key_violations(options) == []
+        seen = collected(device, healthy_outputs(fabric, device.name))
         assert seen.errors == [] and seen.lb == want, device.name
         assert list(seen.not_modelled) == ["re0:mgmt-0"]
-        assert _live(fabric, seen) == []
+        assert lb_findings(fabric, seen) == []
 
 
 def test_the_flowlet_text_is_junos_s_curly_brace_form(tmp_path: Path) -> None:
@@ -115,10 +115,10 @@ def test_the_flowlet_text_is_junos_s_curly_brace_form(tmp_path: Path) -> None:
 def test_the_yang_check_catches_a_dlb_statement_in_the_wrong_place() -> None:
     """`inactivity-interval` belongs in `flowlet`, and the flowlet and per-packet modes are
     one YANG choice: the grafted check says so for each."""
-    misplaced = _hash_key_violations({"enhanced-hash-key": {
+    misplaced = hash_key_violations({"enhanced-hash-key": {
         "ecmp-dlb": {"inactivity-interval": 200}}})
     assert len(misplaced) == 1 and "inactivity-interval" in misplaced[0], misplaced
-    both = _hash_key_violations({"enhanced-hash-key": {
+    both = hash_key_violations({"enhanced-hash-key": {
         "ecmp-dlb": {"per-packet": [None], "flowlet": {"inactivity-interval": 200}}}})
     assert both and any("case" in v for v in both), both
 
@@ -185,7 +185,7 @@ def test_dlb_and_resilient_hashing_are_never_rendered_together(lab: FabricState)
     """Junos refuses both at commit (the DLB page): no mode renders both, and a key holding
     both is named by the render's own guard."""
     for mode, timer in ((LbMode.HASH, None), (LbMode.FLOWLET, 64), (LbMode.ADAPTIVE, None)):
-        key = _tree(_balancing(lab, mode, timer))["forwarding-options"]["enhanced-hash-key"]
+        key = config_tree(_balancing(lab, mode, timer))["forwarding-options"]["enhanced-hash-key"]
         assert dlb.RESILIENT not in key, mode
     clash = dlb.conflict({"ecmp-dlb": {"per-packet": [None]}, "ecmp-resilient-hash": [None]})
     assert clash is not None and "refuses" in clash and "at commit" in clash
@@ -197,16 +197,16 @@ def test_dlb_and_resilient_hashing_are_never_rendered_together(lab: FabricState)
 
 def _dlb(body: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     def change(config: dict[str, Any]) -> None:
-        _key(config)["ecmp-dlb"] = body
+        hash_key(config)["ecmp-dlb"] = body
     return change
 
 
 def test_a_switch_without_the_planned_dlb_is_drift(tmp_path: Path) -> None:
     fabric = _planned(tmp_path, FLOWLET)
-    seen = _collect(fabric.devices["leaf1"], _changed(
-        fabric, "leaf1", lambda c: _key(c).pop("ecmp-dlb")))
+    seen = collected(fabric.devices["leaf1"], changed_outputs(
+        fabric, "leaf1", lambda c: hash_key(c).pop("ecmp-dlb")))
     assert seen.lb == LoadBalancing(hash_fields=FIVE)
-    assert _live(fabric, seen) == [("lb.intent", "leaf1", (
+    assert lb_findings(fabric, seen) == [("lb.intent", "leaf1", (
         "leaf1 balances by hash, the intent by flowlet (200 us)"))]
 
 
@@ -223,10 +223,10 @@ def test_dlb_changed_on_the_switch_is_read_and_judged(
         tmp_path: Path, body: dict[str, Any], mode: LbMode, timer: int | None,
         finding: str) -> None:
     fabric = _planned(tmp_path, FLOWLET)
-    seen = _collect(fabric.devices["leaf1"], _changed(fabric, "leaf1", _dlb(body)))
+    seen = collected(fabric.devices["leaf1"], changed_outputs(fabric, "leaf1", _dlb(body)))
     assert seen.errors == []
     assert seen.lb == LoadBalancing(hash_fields=FIVE, mode=mode, flowlet_us=timer)
-    assert _live(fabric, seen) == [("lb.intent", "leaf1", finding)]
+    assert lb_findings(fabric, seen) == [("lb.intent", "leaf1", finding)]
 
 
 @pytest.mark.parametrize(("change", "named"), [
@@ -235,7 +235,7 @@ def test_dlb_changed_on_the_switch_is_read_and_judged(
       "DLB with a fixed link per flow (assigned-flow): no flatfab mode: the mode is not read"}),
     (_dlb({}), {"forwarding-options enhanced-hash-key ecmp-dlb":
                 "DLB without a mode (Junos has no default DLB mode): the mode is not read"}),
-    (lambda c: _key(c).update({"ecmp-dlb": {"per-packet": [None]},
+    (lambda c: hash_key(c).update({"ecmp-dlb": {"per-packet": [None]},
                                "ecmp-resilient-hash": [None]}),
      {"forwarding-options enhanced-hash-key ecmp-dlb":
       "with ecmp-resilient-hash, which Junos refuses together: the mode is not read"}),
@@ -244,16 +244,16 @@ def test_a_way_of_balancing_flatfab_cannot_map_is_named_not_guessed(
         tmp_path: Path, change: Callable[[dict[str, Any]], None],
         named: dict[str, str]) -> None:
     fabric = _planned(tmp_path, FLOWLET)
-    seen = _collect(fabric.devices["leaf1"], _changed(fabric, "leaf1", change))
+    seen = collected(fabric.devices["leaf1"], changed_outputs(fabric, "leaf1", change))
     assert seen.errors == [] and seen.lb is None  # no mode claimed, nor a hash without it
     assert {k: v for k, v in seen.not_modelled.items() if k != "re0:mgmt-0"} == named
     # the switch whose balancing was not read is named not judged, never passed
-    assert [(c, d) for c, d, _ in _live(fabric, seen)] == [("lb.roce_entropy", "leaf1")]
+    assert [(c, d) for c, d, _ in lb_findings(fabric, seen)] == [("lb.roce_entropy", "leaf1")]
 
 
 def test_dlb_tuning_beyond_the_model_is_named_and_the_mode_still_read(tmp_path: Path) -> None:
     fabric = _planned(tmp_path, FLOWLET)
-    seen = _collect(fabric.devices["leaf1"], _changed(fabric, "leaf1", _dlb({
+    seen = collected(fabric.devices["leaf1"], changed_outputs(fabric, "leaf1", _dlb({
         "ether-type": {"ipv4": [None]}, "sampling-rate": "1000000",
         "flowlet": {"inactivity-interval": 200, "flowset-table-size": "2048",
                     "reassignment": {"quality-delta": "2"}}})))
@@ -262,17 +262,17 @@ def test_dlb_tuning_beyond_the_model_is_named_and_the_mode_still_read(tmp_path: 
     assert sorted(seen.not_modelled) == [
         f"{key} ether-type", f"{key} flowlet flowset-table-size",
         f"{key} flowlet reassignment", f"{key} sampling-rate", "re0:mgmt-0"]
-    assert _live(fabric, seen) == []
+    assert lb_findings(fabric, seen) == []
 
 
 def test_an_unreadable_interval_is_named_and_the_mode_judged_alone(tmp_path: Path) -> None:
     fabric = _planned(tmp_path, FLOWLET)
-    seen = _collect(fabric.devices["leaf1"], _changed(
+    seen = collected(fabric.devices["leaf1"], changed_outputs(
         fabric, "leaf1", _dlb({"flowlet": {"inactivity-interval": "<interval>"}})))
     assert seen.lb == LoadBalancing(hash_fields=FIVE, mode=LbMode.FLOWLET)
     assert "forwarding-options enhanced-hash-key ecmp-dlb flowlet inactivity-interval" in (
         seen.not_modelled)
-    assert _live(fabric, seen) == []  # a switch that states no interval is judged on its mode
+    assert lb_findings(fabric, seen) == []  # a switch that states no interval is judged on its mode
 
 
 # ---- push -------------------------------------------------------------------------------------

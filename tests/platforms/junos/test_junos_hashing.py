@@ -10,7 +10,6 @@ yang 24.4R1, `enhanced-hash-key`) and CLI reference, never captured from a switc
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
 from flatfab.model.state import (
     FIVE_TUPLE,
-    DeviceState,
     FabricState,
     HashField,
     LbMode,
@@ -31,11 +29,18 @@ from flatfab.model.state import (
 from flatfab.plan.planner import plan
 from flatfab.platforms.junos import PLATFORM
 from flatfab.platforms.junos import collect as junos_collect
-from flatfab.platforms.junos.render import JunosRenderError, configuration
-from flatfab.platforms.junos.text import REPLACE, Tree
+from flatfab.platforms.junos.render import JunosRenderError
+from flatfab.platforms.junos.text import REPLACE
 from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.junos import JunosDevice, healthy_outputs, napalm_driver
-from tests.support.checks import live_findings
+from tests.support.junos import (
+    changed_outputs,
+    collected,
+    config_tree,
+    hash_key,
+    hash_key_violations,
+    lb_findings,
+)
 from tests.support.on_platform import fabric_on, intent_on, switches_on
 from tests.support.oracles import JUNOS, usable
 from tests.support.paths import ROOT
@@ -63,42 +68,6 @@ def _planned(tmp_path: Path, fields: list[str]) -> FabricState:
                             known_platforms=PLATFORMS))
 
 
-def _tree(device: DeviceState) -> Tree:
-    tree: Tree = configuration(device, PLATFORM.names)["configuration"]
-    return tree
-
-
-def _strip(tree: Any) -> Any:
-    if isinstance(tree, dict):
-        return {k: _strip(v) for k, v in tree.items() if k != "@"}
-    if isinstance(tree, list):
-        return [_strip(v) for v in tree]
-    return tree
-
-
-def _hash_key_violations(options: Tree) -> list[str]:
-    """What Juniper's QFX YANG says of a rendered `forwarding-options`. The oracle does not
-    load that hierarchy's module (it drops it with a note); its module and the
-    routing-instances module the oracle loads define the same grouping
-    (`juniper-forwarding-options`, statement for statement in 24.4R1), used there for a
-    routing instance's `forwarding-options`: the rendered tree is judged in that place."""
-    graft = {"configuration": {"routing-instances": {"instance": [
-        {"name": "hash-check", "instance-type": "virtual-router",
-         "forwarding-options": _strip(options)}]}}}
-    usable(JUNOS)
-    return JUNOS.tree_violations(graft)
-
-
-def _collect(planned: DeviceState, outputs: dict[str, str]) -> DeviceState:
-    driver = PLATFORM.adapt(napalm_driver(JunosDevice(shows=outputs)), read_only=True)
-    return PLATFORM.collect(PLATFORM.read_only(driver), planned, [])
-
-
-def _live(fabric: FabricState, seen: DeviceState) -> list[tuple[str, str | None, str]]:
-    return [(f.check, f.device, f.message) for f in live_findings(fabric, seen, only=CHECKS)
-            if f.device == seen.name]
-
-
 # ---- render and read back -------------------------------------------------------------------
 
 
@@ -109,16 +78,16 @@ def test_the_lab_s_five_tuple_is_junos_s_default_stated_and_read_back() -> None:
     oracle = usable(JUNOS)
     for device in switches_on(lab, "junos"):
         assert device.lb == LoadBalancing(hash_fields=FIVE)
-        options = _tree(device)["forwarding-options"]
+        options = config_tree(device)["forwarding-options"]
         assert options == {"enhanced-hash-key": {"@": REPLACE, **MODE}}
         text = PLATFORM.render(device)
         assert "forwarding-options {\n    replace: enhanced-hash-key {\n" in text
         assert oracle.validate(device.name, text, device) == []
-        assert _hash_key_violations(options) == []
-        seen = _collect(device, healthy_outputs(lab, device.name))
+        assert hash_key_violations(options) == []
+        seen = collected(device, healthy_outputs(lab, device.name))
         assert seen.errors == [] and seen.lb == device.lb, device.name
         assert list(seen.not_modelled) == ["re0:mgmt-0"]
-        assert _live(lab, seen) == []
+        assert lb_findings(lab, seen) == []
 
 
 @pytest.mark.parametrize(("fields", "inet", "inet6"), [
@@ -138,24 +107,24 @@ def test_a_field_out_of_the_hash_is_a_no_statement_per_family(
     oracle = usable(JUNOS)
     for device in switches_on(fabric, "junos"):
         assert device.lb == want
-        options = _tree(device)["forwarding-options"]
+        options = config_tree(device)["forwarding-options"]
         key = options["enhanced-hash-key"]
         assert key == {"@": REPLACE, **MODE, "inet": {s: [None] for s in inet},
                        "inet6": {s: [None] for s in inet6}}
         assert oracle.validate(device.name, PLATFORM.render(device), device) == []
-        assert _hash_key_violations(options) == []
-        seen = _collect(device, healthy_outputs(fabric, device.name))
+        assert hash_key_violations(options) == []
+        seen = collected(device, healthy_outputs(fabric, device.name))
         assert seen.errors == [] and seen.lb == want, device.name
         # live, the switch hashes as planned: drift is not named; a hash without the
         # source port is, as in the plan
-        found = {c for c, _, _ in _live(fabric, seen)}
+        found = {c for c, _, _ in lb_findings(fabric, seen)}
         assert found == (set() if "src_port" in fields else {"lb.roce_entropy"})
 
 
 def test_the_yang_check_catches_a_statement_of_another_platform() -> None:
     """MX routers take a port out as `family inet no-source-port`: not these switches'
     `inet` statements, and the grafted check names it."""
-    found = _hash_key_violations({"enhanced-hash-key": {
+    found = hash_key_violations({"enhanced-hash-key": {
         "hash-mode": {"layer2-payload": [None]}, "inet": {"no-source-port": [None]}}})
     assert len(found) == 1 and "no-source-port" in found[0], found
 
@@ -166,11 +135,11 @@ def test_no_load_balancing_leaves_the_switch_s_hashing_alone() -> None:
     judges."""
     numbered = fabric_on("numbered", "junos", FAMILY)
     device = numbered.devices["lf-a"]
-    assert device.lb is None and "forwarding-options" not in _tree(device)
+    assert device.lb is None and "forwarding-options" not in config_tree(device)
     assert "forwarding-options" not in PLATFORM.render(device)
-    seen = _collect(device, healthy_outputs(numbered, "lf-a"))
+    seen = collected(device, healthy_outputs(numbered, "lf-a"))
     assert seen.lb == LoadBalancing(hash_fields=FIVE)
-    assert _live(numbered, seen) == []
+    assert lb_findings(numbered, seen) == []
 
 
 # ---- refused -----------------------------------------------------------------------------
@@ -260,45 +229,31 @@ def test_load_replace_owns_the_hash_key_and_keeps_the_rest(tmp_path: Path) -> No
 # ---- what the switch has, read back and judged ---------------------------------------------
 
 
-def _changed(fabric: FabricState, name: str,
-             change: Callable[[dict[str, Any]], None]) -> dict[str, str]:
-    """The healthy outputs of `name` with its configuration changed by `change`."""
-    outputs = healthy_outputs(fabric, name)
-    config = json.loads(outputs[junos_collect.CONFIG])
-    change(config["configuration"])
-    return {**outputs, junos_collect.CONFIG: json.dumps(config)}
-
-
-def _key(config: dict[str, Any]) -> dict[str, Any]:
-    key: dict[str, Any] = config["forwarding-options"]["enhanced-hash-key"]
-    return key
-
-
 def test_a_switch_without_the_planned_key_is_drift(tmp_path: Path) -> None:
     """Planned without dst_port; the switch configures no hash key (Junos's 5-tuple)."""
     fabric = _planned(tmp_path, ["src_ip", "dst_ip", "protocol", "src_port"])
-    seen = _collect(fabric.devices["leaf1"], _changed(
+    seen = collected(fabric.devices["leaf1"], changed_outputs(
         fabric, "leaf1", lambda c: c.pop("forwarding-options")))
     assert seen.lb == LoadBalancing(hash_fields=FIVE)
-    assert _live(fabric, seen) == [("lb.intent", "leaf1", (
+    assert lb_findings(fabric, seen) == [("lb.intent", "leaf1", (
         "leaf1 hashes ECMP on src_ip, dst_ip, protocol, src_port, dst_port, the intent on "
         "src_ip, dst_ip, protocol, src_port"))]
 
 
 def _no_source_port(config: dict[str, Any]) -> None:
-    _key(config)["inet"] = {"no-l4-source-port": [None]}
+    hash_key(config)["inet"] = {"no-l4-source-port": [None]}
 
 
 def _layer2_header(config: dict[str, Any]) -> None:
-    _key(config)["hash-mode"] = {"layer2-header": [None]}
+    hash_key(config)["hash-mode"] = {"layer2-header": [None]}
 
 
 def _ipv6_apart(config: dict[str, Any]) -> None:
-    _key(config)["inet6"] = {"no-l4-source-port": [None]}
+    hash_key(config)["inet6"] = {"no-l4-source-port": [None]}
 
 
 def _seeded(config: dict[str, Any]) -> None:
-    _key(config)["hash-seed"] = {"seed-value": "7"}  # display json may print it as a string
+    hash_key(config)["hash-seed"] = {"seed-value": "7"}  # display json may print it as a string
 
 
 @pytest.mark.parametrize(("change", "fields", "seed", "checks"), [
@@ -313,10 +268,10 @@ def test_a_hash_changed_on_the_switch_is_read_and_judged(
         change: Callable[[dict[str, Any]], None], fields: list[HashField], seed: int | None,
         checks: set[str]) -> None:
     lab = fabric_on("lab", "junos", FAMILY)
-    seen = _collect(lab.devices["leaf1"], _changed(lab, "leaf1", change))
+    seen = collected(lab.devices["leaf1"], changed_outputs(lab, "leaf1", change))
     assert seen.errors == []
     assert seen.lb == LoadBalancing(hash_fields=fields, seed=seed)
-    found = _live(lab, seen)
+    found = lb_findings(lab, seen)
     assert {c for c, _, _ in found} == checks
     if seed is not None:
         assert ("lb.intent", "leaf1", "leaf1 hashes with seed 7, the intent sets none "
@@ -325,7 +280,7 @@ def test_a_hash_changed_on_the_switch_is_read_and_judged(
 
 def test_the_two_families_hashing_apart_is_said() -> None:
     lab = fabric_on("lab", "junos", FAMILY)
-    seen = _collect(lab.devices["leaf1"], _changed(lab, "leaf1", _ipv6_apart))
+    seen = collected(lab.devices["leaf1"], changed_outputs(lab, "leaf1", _ipv6_apart))
     assert seen.not_modelled["forwarding-options enhanced-hash-key inet6"] == (
         "IPv4 hashes on src_ip, dst_ip, protocol, src_port, dst_port, IPv6 on src_ip, "
         "dst_ip, protocol, dst_port: flatfab models one list, the fields both hash on")
@@ -333,7 +288,7 @@ def test_the_two_families_hashing_apart_is_said() -> None:
 
 def test_hashing_beyond_the_model_is_named_not_dropped() -> None:
     def beyond(config: dict[str, Any]) -> None:
-        key = _key(config)
+        key = hash_key(config)
         key["ecmp-resilient-hash"] = [None]
         key["inet"] = {"vlan-id": [None]}
         key["inet6"] = {"ipv6-flow-label": [None], "vlan-id": [None]}
@@ -342,7 +297,7 @@ def test_hashing_beyond_the_model_is_named_not_dropped() -> None:
             "inet": {"no-l4-destination-port": [None]}}}
 
     lab = fabric_on("lab", "junos", FAMILY)
-    seen = _collect(lab.devices["leaf1"], _changed(lab, "leaf1", beyond))
+    seen = collected(lab.devices["leaf1"], changed_outputs(lab, "leaf1", beyond))
     assert seen.errors == []
     # the flow label is read where a switch states it (Junos OS's QFX YANG has the statement),
     # and resilient hashing is a way of balancing flatfab models (junos/dlb.py)
@@ -359,7 +314,7 @@ def test_an_unread_configuration_claims_no_hash() -> None:
     lab = fabric_on("lab", "junos", FAMILY)
     outputs = healthy_outputs(lab, "leaf1")
     outputs[junos_collect.CONFIG] = "not json"
-    seen = _collect(lab.devices["leaf1"], outputs)
+    seen = collected(lab.devices["leaf1"], outputs)
     assert seen.lb is None and any("show configuration" in e for e in seen.errors)
     # the switch whose hash was not read is named not judged, never passed
-    assert [(c, d) for c, d, _ in _live(lab, seen)] == [("lb.roce_entropy", "leaf1")]
+    assert [(c, d) for c, d, _ in lb_findings(lab, seen)] == [("lb.roce_entropy", "leaf1")]
