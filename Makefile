@@ -8,14 +8,15 @@ BIN := $(VENV)/bin
 FLATFAB := $(BIN)/flatfab
 FABRIC ?= lab
 # OS packages of the embedded lab (FRR, sshd, lldpd, iproute2, ...) and of the Python venv;
-# prometheus: its server scrapes `flatfab watch` in the dashboard's tests (promtool too)
+# prometheus: its server scrapes `flatfab watch` in the dashboard's tests (promtool too);
+# slurmctld and scontrol (slurm-client): Slurm's own parser judges the topology flatfab writes
 APT_PACKAGES := frr frr-pythontools iproute2 iputils-ping openssh-server openssh-client sudo \
 	lldpd nftables iptables ethtool tcpdump traceroute iperf3 util-linux passwd procps \
-	python3-venv libyang2-dev gcc prometheus
+	python3-venv libyang2-dev gcc prometheus slurmctld slurm-client
 # the dev extra builds the libyang binding (SONiC YANG oracle of the tests) against these
 YANG_HEADER := /usr/include/libyang/libyang.h
 LAB_COMMANDS := vtysh /usr/lib/frr/frr-reload.py sshd lldpd ping nft ip sudo ssh-keygen \
-	prometheus promtool
+	prometheus promtool slurmctld scontrol
 # the source-of-truth service (labs/nautobot/): a PostgreSQL server and Redis
 NAUTOBOT_APT := postgresql redis-server
 SOT := $(BIN)/python -m labs.nautobot.server

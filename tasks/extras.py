@@ -19,6 +19,7 @@ EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "nautobot": ("nornir_nautobot", "pynautobot"),
     "nxos": ("nornir_scrapli", "scrapli", "scrapli_community"),
     "srlinux": ("napalm_srlinux",),
+    "kubernetes": ("kubernetes",),
 }
 
 

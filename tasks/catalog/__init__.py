@@ -7,7 +7,8 @@ Each id is declared once, next to the code that raises it, and this package only
 - a `FindingKind` in the `KINDS` of the module that raises it, outside the checks' run:
   `flatfab.telemetry.conditions` (`watch`, a rollout gate's `telemetry:`),
   `flatfab.workflows.commands.traffic` (`verify --traffic`), `flatfab.workflows.commands.burnin`
-  (`verify --burn-in`), `flatfab.sot.audit` (`audit --sot`).
+  (`verify --burn-in`), `flatfab.sot.audit` (`audit --sot`),
+  `flatfab.workflows.commands.scheduler` (`check` and `verify --scheduler`).
 
 It sits above every module it collects (only the CLI and the documentation site import
 it): `flatfab checks` lists and explains its entries, and the documentation's check catalog
@@ -29,7 +30,7 @@ from flatfab.checks.base import Check, FindingKind, Scope, Severity, Stage
 from flatfab.checks.catalog_doc import AREAS, SCOPES, CheckDoc, area, parse, parse_kind
 from flatfab.sot import audit as sot_audit
 from flatfab.telemetry import conditions
-from flatfab.workflows.commands import burnin, traffic
+from flatfab.workflows.commands import burnin, scheduler, traffic
 
 
 def _and(words: Sequence[str]) -> str:
@@ -44,6 +45,7 @@ class Source(StrEnum):
     TRAFFIC = "traffic"  # flows verify --traffic sends
     BURN_IN = "burn-in"  # links verify --burn-in accepts or rejects
     SOT = "sot"  # the source of truth against the fabric: audit --sot
+    SCHEDULER = "scheduler"  # a scheduler's topology in use: check/verify --scheduler
 
 
 class Place(StrEnum):
@@ -58,6 +60,8 @@ class Place(StrEnum):
     AUDIT = "audit"
     AUDIT_PHYSICAL = "audit --physical"
     AUDIT_SOT = "audit --sot"
+    CHECK_SCHEDULER = "check --scheduler"
+    VERIFY_SCHEDULER = "verify --scheduler"
     WATCH = "watch"
     GATE = "rollout gate"  # a phase's gate `checks:`
     GATE_TELEMETRY = "rollout gate telemetry"  # a phase's gate `telemetry: checks:`
@@ -94,6 +98,8 @@ GROUPS: tuple[Group, ...] = (
     Group("Traffic", Source.TRAFFIC, (Place.VERIFY_TRAFFIC,), traffic.KINDS),
     Group("Burn-in", Source.BURN_IN, (Place.VERIFY_BURN_IN,), burnin.KINDS),
     Group("Source of truth", Source.SOT, (Place.AUDIT_SOT,), sot_audit.KINDS),
+    Group("Scheduler topology", Source.SCHEDULER,
+          (Place.CHECK_SCHEDULER, Place.VERIFY_SCHEDULER), scheduler.KINDS),
 )
 
 

@@ -19,11 +19,19 @@ from typer.core import TyperGroup
 from flatfab.cli import distributed as dist
 from flatfab.cli import logs, ops
 from flatfab.cli.checks import checks
+from flatfab.cli.cluster import cluster_app
 from flatfab.cli.console import Format, console, emit_json, err_console, warn_input
 from flatfab.cli.context import LazyProject, nornir_for, project_of
 from flatfab.cli.init import init
 from flatfab.cli.lab import lab_app
-from flatfab.cli.options import BreakLockOpt, FormatOpt, ShardByOpt, TimeoutOpt, WorkersOpt
+from flatfab.cli.options import (
+    BreakLockOpt,
+    FormatOpt,
+    SchedulerOpt,
+    ShardByOpt,
+    TimeoutOpt,
+    WorkersOpt,
+)
 from flatfab.cli.sot import sot_app
 from flatfab.cli.watch import watch
 from flatfab.errors import FlatfabError, InputError
@@ -36,7 +44,8 @@ if TYPE_CHECKING:
 # start a project, plan and check it, try it in a lab, roll it out, verify, audit and watch
 # it, then the runs and their rollback, the source of truth, the distributed workers
 COMMAND_ORDER: Final = ("init", "plan", "check", "checks", "render", "lab", "rollout", "verify",
-                        "audit", "watch", "runs", "rollback", "sot", "worker", "beat")
+                        "audit", "watch", "runs", "rollback", "cluster", "sot", "worker",
+                        "beat")
 
 
 class OperatorOrder(TyperGroup):
@@ -54,6 +63,7 @@ app = typer.Typer(cls=OperatorOrder, no_args_is_help=True, pretty_exceptions_ena
 app.command()(init)
 app.command()(checks)
 app.add_typer(lab_app, name="lab")
+app.add_typer(cluster_app, name="cluster")
 app.add_typer(sot_app, name="sot")
 ops.register(app)
 dist.register(app)
@@ -174,18 +184,25 @@ def render(ctx: typer.Context,
 
 
 @app.command()
-def check(ctx: typer.Context, fmt: FormatOpt = Format.TABLE) -> None:
+def check(ctx: typer.Context, scheduler: SchedulerOpt = None,
+          fmt: FormatOpt = Format.TABLE) -> None:
     """Run the static checks on the plan, before anything is pushed."""
     from flatfab.checks import CATALOG, CheckContext, Stage, run_checks
     from flatfab.cli import output
+    from flatfab.workflows.commands import scheduler as sched
 
     project = project_of(ctx)
+    given = sched.read_files(scheduler or [])
     findings = run_checks(CheckContext(state=project.plan, plan=project.plan,
                                        stage=Stage.STATIC))
+    if given:
+        findings = sorted(findings + sched.judge(project.plan, given),
+                          key=lambda f: f.sort_key)
     if fmt is Format.JSON:
         emit_json(output.findings_json(findings, fabric=project.fabric, stage="static"))
     else:
         static = [c for c in sorted(CATALOG) if Stage.STATIC in CATALOG[c].stages]
+        static += sched.ids_for(given, live=False)
         output.checks_table(static, findings, f"static checks of {project.fabric}")
         output.findings_table(findings, f"findings in the plan of {project.fabric}")
         console.print(f"static checks of {project.fabric}: {len(findings)} findings"
@@ -323,6 +340,7 @@ def verify(ctx: typer.Context,
            report_dir: Annotated[Path | None, typer.Option(
                help="with --burn-in: write its report here in every format (html, json, "
                "junit.xml, md, prom)")] = None,
+           scheduler: SchedulerOpt = None,
            distributed: Annotated[bool, typer.Option(
                "--distributed", help="read the devices in shards on flatfab workers "
                "(FLATFAB_BROKER_URL) and judge here")] = False,
@@ -332,17 +350,20 @@ def verify(ctx: typer.Context,
     from flatfab.checks import CATALOG
     from flatfab.cli import output
     from flatfab.reports.model import judged
+    from flatfab.workflows.commands import scheduler as sched
     from flatfab.workflows.commands.traffic import TRAFFIC_CHECKS, run_traffic
     from flatfab.workflows.commands.verify import verify as run_verify
     from flatfab.workflows.devices.progress import RichProgress
 
     project = project_of(ctx)
+    given = sched.read_files(scheduler or [])
     if report_dir is not None and burn_in is None:
         raise InputError.single("--report-dir", "", "only with --burn-in (audit writes its "
                                 "own reports)")
     if burn_in is not None:
         _refuse_with_burn_in(check_ids=bool(check_ids), traffic=traffic, lossless=lossless,
-                             physical=physical, distributed=distributed)
+                             physical=physical, distributed=distributed,
+                             scheduler=bool(given))
         _burn_in(project, burn_in, report_dir, workers, fmt)
     unknown = [c for c in check_ids or [] if c not in CATALOG]
     if unknown:
@@ -371,6 +392,11 @@ def verify(ctx: typer.Context,
             report.timings["traffic_s"] = flows.timings["total_s"]
             report.timings["traffic_packets"] = flows.packets
         nornir.close_connections()
+    if given and report.observed is not None:
+        report.findings = sorted(report.findings + sched.judge(project.plan, given,
+                                                                report.observed),
+                                 key=lambda f: f.sort_key)
+        report.checks_run = sorted({*report.checks_run, *sched.ids_for(given, live=True)})
     output.unread_lines(report.unread)
     if fmt is Format.JSON:
         emit_json(output.findings_json(report.findings, fabric=project.fabric, stage="live",

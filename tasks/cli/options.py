@@ -3,6 +3,7 @@ as tasks/cli/console.py: command modules import them at start)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,3 +22,7 @@ ShardByOpt = Annotated[str | None, typer.Option(
 TimeoutOpt = Annotated[float | None, typer.Option(
     "--timeout", min=1, help="with --distributed: seconds to wait for every shard (default "
     "900)")]
+SchedulerOpt = Annotated[list[Path] | None, typer.Option(
+    "--scheduler", dir_okay=False, help="also judge a scheduler topology in use against the "
+    "plan (and, with verify, where LLDP sees each server): a Slurm topology.conf, or "
+    "Kubernetes nodes (kubectl get nodes -o json); repeatable")]

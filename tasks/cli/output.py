@@ -130,18 +130,15 @@ def checks_table(check_ids: list[str], findings: list[Finding], title: str,
     """One row per check run: passed, how many findings of which severity, or (the check
     that names unread devices) how many devices were not read; and on how many devices it
     judged nothing. `total`: the devices the run reads (every one but the unmanaged hosts)."""
-    from flatfab.checks import CATALOG
-    from flatfab.workflows.commands.traffic import TRAFFIC_CHECKS
+    from flatfab.catalog import entries
 
     table = Table(title=title, title_justify="left")
     for column in ("check", "scope", "what it asserts", "result"):
         table.add_column(column)
+    known = entries()  # the checks and every kind raised outside them (traffic, scheduler)
     for check_id in check_ids:
-        if check_id in CATALOG:
-            item = CATALOG[check_id]
-            scope, title, severity = item.scope.value, item.title, item.severity
-        else:
-            scope, title, severity = TRAFFIC_CHECKS[check_id]
+        item = known[check_id]
+        scope, title, severity = item.scope.value, item.title, item.severity
         found = [f for f in findings if f.check == check_id]
         read = about_read(found, unread or {})
         hits = judged(read)
