@@ -8,7 +8,8 @@ Each id is declared once, next to the code that raises it, and this package only
   `flatfab.telemetry.conditions` (`watch`, a rollout gate's `telemetry:`),
   `flatfab.workflows.commands.traffic` (`verify --traffic`), `flatfab.workflows.commands.burnin`
   (`verify --burn-in`), `flatfab.sot.audit` (`audit --sot`),
-  `flatfab.workflows.commands.scheduler` (`check` and `verify --scheduler`).
+  `flatfab.workflows.commands.scheduler` (`check` and `verify --scheduler`),
+  `flatfab.workflows.commands.acceptance` (`accept`).
 
 It sits above every module it collects (only the CLI and the documentation site import
 it): `flatfab checks` lists and explains its entries, and the documentation's check catalog
@@ -30,7 +31,7 @@ from flatfab.checks.base import Check, FindingKind, Scope, Severity, Stage
 from flatfab.checks.catalog_doc import AREAS, SCOPES, CheckDoc, area, parse, parse_kind
 from flatfab.sot import audit as sot_audit
 from flatfab.telemetry import conditions
-from flatfab.workflows.commands import burnin, scheduler, traffic
+from flatfab.workflows.commands import acceptance, burnin, scheduler, traffic
 
 
 def _and(words: Sequence[str]) -> str:
@@ -46,6 +47,7 @@ class Source(StrEnum):
     BURN_IN = "burn-in"  # links verify --burn-in accepts or rejects
     SOT = "sot"  # the source of truth against the fabric: audit --sot
     SCHEDULER = "scheduler"  # a scheduler's topology in use: check/verify --scheduler
+    ACCEPTANCE = "acceptance"  # pairs and collectives flatfab accept measures
 
 
 class Place(StrEnum):
@@ -62,6 +64,7 @@ class Place(StrEnum):
     AUDIT_SOT = "audit --sot"
     CHECK_SCHEDULER = "check --scheduler"
     VERIFY_SCHEDULER = "verify --scheduler"
+    ACCEPT = "accept"
     WATCH = "watch"
     GATE = "rollout gate"  # a phase's gate `checks:`
     GATE_TELEMETRY = "rollout gate telemetry"  # a phase's gate `telemetry: checks:`
@@ -100,6 +103,7 @@ GROUPS: tuple[Group, ...] = (
     Group("Source of truth", Source.SOT, (Place.AUDIT_SOT,), sot_audit.KINDS),
     Group("Scheduler topology", Source.SCHEDULER,
           (Place.CHECK_SCHEDULER, Place.VERIFY_SCHEDULER), scheduler.KINDS),
+    Group("Acceptance runs", Source.ACCEPTANCE, (Place.ACCEPT,), acceptance.KINDS),
 )
 
 

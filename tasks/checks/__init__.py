@@ -7,6 +7,7 @@ from flatfab.checks import (
     loadbalance,
     lossless,
     physical,
+    rdma,
     tenancy,
     topology,
     underlay,
@@ -17,4 +18,4 @@ __all__ = ["CATALOG", "Check", "CheckContext", "Finding", "Severity", "Stage", "
            "congestion",
            "interfaces",
            "loadbalance",
-           "lossless", "physical", "run_checks", "tenancy", "topology", "underlay"]
+           "lossless", "physical", "rdma", "run_checks", "tenancy", "topology", "underlay"]

@@ -95,7 +95,7 @@ def about_read(findings: Iterable[Finding], unread: Collection[str]) -> list[Fin
 # setting a device should have stated and did not; a port whose LLDP still holds a moved
 # cable's old neighbour beside the planned one; a physical fact or a burn-in's link unread
 UNREAD_SETTING_CHECKS = frozenset({"state.unknown", "cabling.lldp", "phy.unread",
-                                   "burnin.link"})
+                                   "burnin.link", "host.rdma_unread"})
 
 
 def unread_settings(findings: Iterable[Finding]) -> list[Finding]:

@@ -35,6 +35,7 @@ AREAS: dict[str, str] = {
     "flatfab.checks.lossless.capacity": "Lossless: capacity",
     "flatfab.checks.lossless.unread": "Lossless: what was not read",
     "flatfab.checks.physical": "Physical layer",
+    "flatfab.checks.rdma": "GPU servers: NCCL and RDMA",
 }
 
 _LABEL = re.compile(r"^(Reads|Expects|Fails when|Fix):", re.MULTILINE)

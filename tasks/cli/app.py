@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 
 from flatfab.cli import distributed as dist
 from flatfab.cli import logs, ops
+from flatfab.cli.acceptance import accept
 from flatfab.cli.checks import checks
 from flatfab.cli.cluster import cluster_app
 from flatfab.cli.console import Format, console, emit_json, err_console, warn_input
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 # start a project, plan and check it, try it in a lab, roll it out, verify, audit and watch
 # it, then the runs and their rollback, the source of truth, the distributed workers
 COMMAND_ORDER: Final = ("init", "plan", "check", "checks", "render", "lab", "rollout", "verify",
-                        "audit", "watch", "runs", "rollback", "cluster", "sot", "worker",
+                        "accept", "audit", "watch", "runs", "rollback", "cluster", "sot", "worker",
                         "beat")
 
 
@@ -68,6 +69,7 @@ app.add_typer(sot_app, name="sot")
 ops.register(app)
 dist.register(app)
 app.command()(watch)
+app.command()(accept)
 
 
 def _version(value: bool) -> None:

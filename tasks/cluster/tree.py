@@ -86,11 +86,12 @@ def planned_leaves(plan: FabricState, plane: int | None = None) -> dict[str, set
 def seen_leaves(plan: FabricState, seen: Mapping[str, DeviceState],
                 plane: int | None = None) -> tuple[dict[str, set[str]], dict[str, str]]:
     """Node -> the leaves whose ports LLDP sees it on; and the nodes that cannot be placed
-    that way, with why: a planned leaf of theirs unread, or a planned port silent (no
-    neighbour) while LLDP sees the node on no leaf but its planned ones."""
+    that way, with why: a planned leaf of theirs unread, or a planned leaf not hearing them
+    while LLDP hears them on no leaf but their planned ones (a NIC unplugged, or a move
+    heard at one end only: not yet known where it went)."""
     planned = planned_leaves(plan, plane)
     found: dict[str, set[str]] = {node: set() for node in planned}
-    silent: dict[str, str] = {}
+    unheard: dict[str, str] = {}  # node -> where a planned port does not hear it
     unread: dict[str, str] = {}
     for leaf in (d for d in plan.devices.values() if d.role is Role.LEAF and _in(d, plane)):
         device = seen.get(leaf.name)
@@ -102,19 +103,20 @@ def seen_leaves(plan: FabricState, seen: Mapping[str, DeviceState],
             if iface.peer is not None and iface.peer.device in found:
                 found[iface.peer.device].add(leaf.name)
         for port, iface in leaf.interfaces.items():
+            node = iface.peer.device if iface.peer is not None else ""
             read = device.interfaces.get(port)
-            if iface.peer is not None and iface.peer.device in found \
-                    and (read is None or read.peer is None):
-                silent.setdefault(iface.peer.device,
-                                  f"LLDP sees no neighbour on {leaf.name}:{port}")
+            heard = read.peer if read is not None else None
+            if node in found and (heard is None or heard.device != node):
+                unheard.setdefault(node, f"LLDP hears {heard.device if heard else 'nothing'} "
+                                   f"on {leaf.name}:{port}")
     unseen = {node: why for node, why in unread.items() if node in found}
     for node, leaves in found.items():
         if node in unseen:
             continue
         if not leaves:
-            unseen[node] = silent.get(node, "LLDP sees it on no leaf port")
-        elif node in silent and leaves <= planned[node]:
-            unseen[node] = silent[node]  # part of it unheard, nothing heard elsewhere
+            unseen[node] = unheard.get(node, "LLDP hears it on no leaf port")
+        elif node in unheard and leaves <= planned[node]:
+            unseen[node] = unheard[node]  # missing where planned, heard nowhere new
     return found, unseen
 
 

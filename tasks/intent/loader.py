@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from flatfab.errors import InputError, InputProblem
 from flatfab.intent import capabilities, ports, semantics
+from flatfab.intent.acceptance import AcceptanceIntent
 from flatfab.intent.models import FabricIntent, HostsIntent, Intent, TenantsIntent
 from flatfab.intent.problem import FABRIC, Problem
 from flatfab.intent.qos import QosIntent
@@ -25,6 +26,7 @@ INTENT_FILES: dict[str, tuple[type[BaseModel], bool]] = {
     "hosts": (HostsIntent, False),
     "tenants": (TenantsIntent, False),
     "qos": (QosIntent, False),
+    "acceptance": (AcceptanceIntent, False),
 }
 
 
@@ -148,6 +150,7 @@ def load_intent(directory: Path,
         hosts=parts["hosts"],
         tenants=parts["tenants"],
         qos=parts["qos"],
+        acceptance=parts["acceptance"],
     )
     found = semantics.check(intent)
     if fabric is not None and intent.fabric.name != fabric:

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from flatfab.intent.acceptance import AcceptanceIntent
 from flatfab.intent.asns import Asn, AsnRange
 from flatfab.intent.base import SPEEDS_MBPS, Kind, Strict
 from flatfab.intent.clos import (
@@ -519,6 +520,30 @@ class HostDefaults(Strict):
         return value
 
 
+class NcclIntent(Strict):
+    """hosts.yaml `nccl:`: whether flatfab writes each GPU server's nccl.conf, and the
+    interface NCCL bootstraps over."""
+
+    manage: StrictBool = Field(
+        False, description="Write each managed GPU server's nccl.conf (the linux_host "
+        "inventory's `nccl_conf`, default /etc/nccl.conf) from the plan: NCCL_IB_TC (the "
+        "NICs' RoCE ToS), NCCL_IB_QPS_PER_CONNECTION (`queue_pairs` of qos.yaml), "
+        "NCCL_IB_HCA (the RDMA devices of the fabric NICs, rail order, from the inventory's "
+        "`rdma_devices`) and NCCL_SOCKET_IFNAME; `verify` judges it and the RDMA devices "
+        "(host.nccl, host.rdma_gid, host.rdma_port). Storage servers get none.")
+    socket_ifname: Annotated[str, Field(pattern=IFNAME_RE)] | None = Field(
+        None, description="NCCL_SOCKET_IFNAME: the management or front-end interface NCCL "
+        "bootstraps over (every rank must reach rank 0's address there); never a fabric "
+        "data NIC. Unset: not written, and only judged not to select a fabric "
+        "NIC.")
+
+    @model_validator(mode="after")
+    def _managed(self) -> NcclIntent:
+        if self.socket_ifname is not None and not self.manage:
+            raise ValueError("socket_ifname is written only with manage: true")
+        return self
+
+
 class HostsIntent(Strict):
     """hosts.yaml: the GPU hosts and servers, where they attach and how they are numbered."""
 
@@ -540,11 +565,34 @@ class HostsIntent(Strict):
         "address is the subnet's + 10 + its port, so it must hold the highest port.")
     leaves: dict[str, LeafHosts] = Field(default_factory=dict, description="Per leaf (by "
                                          "name), its one-NIC hosts.")
+    nccl: NcclIntent = Field(NcclIntent(), description="Each GPU server's NCCL settings: "
+                             "whether flatfab writes its nccl.conf, and NCCL's bootstrap "
+                             "interface.")
 
     @field_validator("host_pool")
     @classmethod
     def _prefix(cls, value: str | None) -> str | None:
         return None if value is None else _usable(value)
+
+    @model_validator(mode="after")
+    def _bootstrap_not_fabric(self) -> HostsIntent:
+        """NCCL's bootstrap interface is never a fabric data NIC: a rail's NIC reaches only
+        its own rail (and in a tenant only its VRF), and NCCL's socket fallback would carry
+        collectives as TCP outside the lossless class."""
+        wanted = self.nccl.socket_ifname
+        if wanted is None:
+            return self
+        fabric = {self.defaults.nic: "defaults.nic"}
+        for name, profile in self.profiles.items():
+            fabric.update(dict.fromkeys(profile.nics.resolved(), f"profiles.{name}.nics"))
+        for leaf, hosts in self.leaves.items():
+            fabric.update({h.nic: f"leaves.{leaf}.hosts" for h in hosts.hosts or ()
+                           if h.nic is not None})
+        if wanted in fabric:
+            raise ValueError(f"nccl.socket_ifname: {wanted} is a fabric data NIC "
+                             f"({fabric[wanted]}); give the management or front-end "
+                             "interface")
+        return self
 
 
 class Tenant(Strict):
@@ -614,3 +662,5 @@ class Intent(BaseModel):
     tenants: TenantsIntent = Field(description="tenants.yaml (absent: no tenants).")
     qos: QosIntent = Field(QosIntent(), description="qos.yaml (absent: the canonical "
                            "lossless profile).")
+    acceptance: AcceptanceIntent = Field(AcceptanceIntent(), description="acceptance.yaml "
+                                         "(absent: every engine's default reference).")

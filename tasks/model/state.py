@@ -405,6 +405,48 @@ class LoadBalancing(Model):
     vrfs: dict[str, LoadBalancing] = Field(default_factory=dict, exclude_if=_empty)
 
 
+class RdmaGid(Model):
+    """One populated entry of an RDMA port's GID table (sysfs `gids/<index>` with
+    `gid_attrs/types` and `gid_attrs/ndevs`); all-zero (unused) entries are left out."""
+
+    index: int
+    gid: str  # as sysfs prints it: eight groups of four hex digits
+    type: str | None = None  # "RoCE v2" or "IB/RoCE v1"; None: not read (the port's unread)
+    netdev: str | None = None  # None: not read (the port's unread says why)
+
+
+class RdmaPortState(Model):
+    """One RDMA device port as a host states it: `rdma link` (state, physical state,
+    netdev), `ibv_devinfo` (port state, active MTU, link layer) and sysfs (its GID table).
+    A field is None where its source did not state it."""
+
+    device: str  # mlx5_0
+    port: int
+    netdev: str | None = None
+    state: str | None = None  # rdma link: ACTIVE, DOWN, ...
+    physical_state: str | None = None  # rdma link: LINK_UP, DISABLED, ...
+    ibv_state: str | None = None  # ibv_devinfo: PORT_ACTIVE, ...; None: not in its output
+    active_mtu: int | None = None  # ibv_devinfo; None with ibv_state: printed no number
+    link_layer: str | None = None  # ibv_devinfo: Ethernet (RoCE) or InfiniBand
+    gids: list[RdmaGid] | None = None  # None: no GID table read
+    unread: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)  # path -> why
+
+
+class HostRdma(Model):
+    """A GPU server's NCCL and RDMA settings. Planned (hosts.yaml `nccl.manage`): flatfab
+    writes its nccl.conf, with `bootstrap` as NCCL_SOCKET_IFNAME (None: not planned); the
+    traffic class, queue pairs and HCAs follow from its data NICs. Observed: the nccl.conf
+    read and each RDMA device port, or why the host has none (`none_why`)."""
+
+    bootstrap: str | None = Field(default=None, exclude_if=_empty)
+    # observed: the file read, and its text (None: there is no such file)
+    nccl_path: str | None = Field(default=None, exclude_if=_empty)
+    nccl_conf: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    ports: list[RdmaPortState] = Field(default_factory=list, exclude_if=_empty)
+    none_why: str | None = Field(default=None, exclude_if=_empty)  # no RDMA devices: why
+    unread: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)  # what -> why
+
+
 class DeviceState(Model):
     name: str
     role: Role
@@ -431,6 +473,8 @@ class DeviceState(Model):
     # planned: from the intent's load_balancing (None: flatfab leaves the switch's own);
     # observed: what the switch hashes on, where its platform reads it
     lb: LoadBalancing | None = Field(default=None, exclude_if=_empty)
+    # a GPU server's NCCL and RDMA settings (see HostRdma); None: flatfab manages none
+    rdma: HostRdma | None = Field(default=None, exclude_if=lambda v: v is None)
     reachable: bool = True
     errors: list[str] = Field(default_factory=list)
     # observed: what the device has that flatfab does not model (a port outside its

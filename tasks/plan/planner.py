@@ -9,7 +9,7 @@ from flatfab.gcpause import gc_paused
 from flatfab.intent import layout
 from flatfab.intent.layout import HostSlot, expand_hosts
 from flatfab.intent.loadbalance import LoadBalancingIntent, Tier
-from flatfab.intent.models import BgpMode, FabricIntent, Intent
+from flatfab.intent.models import BgpMode, FabricIntent, Intent, NcclIntent
 from flatfab.intent.semantics import tenant_members
 from flatfab.model.build import cloner
 from flatfab.model.physical import DEFAULT_LANES, LinkExpectation, PhysicalPolicy
@@ -20,6 +20,7 @@ from flatfab.model.state import (
     DeviceState,
     Endpoint,
     FabricState,
+    HostRdma,
     IfKind,
     Interface,
     Link,
@@ -267,6 +268,7 @@ def _plan(intent: Intent) -> FabricState:
         _host_routing(devices[name], sorted(nics, key=_Attachment.key),
                       intent.hosts.defaults.routes,
                       intent.hosts.route_table_base)
+        _host_nccl(devices[name], intent.hosts.nccl)
 
     members: dict[str, list[str]] = {vrf: [] for vrf in all_vrfs}
     for name in dict.fromkeys(h.name for h in hosts):
@@ -360,6 +362,13 @@ def _host_routing(device: DeviceState, nics: list[_Attachment], routes: list[str
             for key, value in MULTI_NIC_SYSCTLS:
                 sysctls[f"net.ipv4.conf.{nic.nic}.{key}"] = value
     device.static_routes = static
+
+
+def _host_nccl(device: DeviceState, nccl: NcclIntent) -> None:
+    """A GPU server's NCCL settings, where hosts.yaml has flatfab manage them (a storage
+    server runs no NCCL)."""
+    if nccl.manage and device.server_role != "storage":
+        device.rdma = HostRdma(bootstrap=nccl.socket_ifname)
 
 
 def _pinned(loopback: str | None) -> str | None:

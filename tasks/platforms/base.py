@@ -89,6 +89,8 @@ class Capabilities(Facts):
     traffic_source: bool = False  # send_test_traffic: the sources of verify --traffic
     class_counters: bool = False  # class_counters: per-TC queue counters verify --traffic reads
     nic_counters: bool = False  # nic_counters: a host NIC's pause, CNP, ECN and buffer counters
+    # run_engine, stop_engine and rdma_side: the test engines of `flatfab accept` on a host
+    acceptance_engines: bool = False
     # what the platform (or a hardware family of it) cannot express: feature -> why. The
     # intent's load refuses what is listed here; renders rely on that and check none of it
     unsupported: dict[str, str] = Field(default_factory=dict)
@@ -327,6 +329,18 @@ class NotSupportedError(Exception):
 
 
 @dataclass(frozen=True)
+class EngineRun:
+    """One run of a test engine on a host: what it printed (stdout; stderr's last lines in
+    `errors`) and its exit status, None when it was killed at its timeout. A background
+    run's `handle` is what stop_engine reaps it by."""
+
+    output: str = ""
+    errors: str = ""
+    exit_status: int | None = None
+    handle: str | None = None
+
+
+@dataclass(frozen=True)
 class Timeouts:
     """How long a run waits on a device before naming it unread: its session to open (TCP,
     SSH handshake, login), and one show command to answer. A change (a commit, a reload)
@@ -367,7 +381,10 @@ class Platform(ABC):
         caps = self.facts.capabilities
         for flag, method in (("traffic_source", "send_test_traffic"),
                              ("class_counters", "class_counters"),
-                             ("nic_counters", "nic_counters")):
+                             ("nic_counters", "nic_counters"),
+                             ("acceptance_engines", "run_engine"),
+                             ("acceptance_engines", "stop_engine"),
+                             ("acceptance_engines", "rdma_side")):
             implemented = getattr(type(self), method) is not getattr(Platform, method)
             if implemented != getattr(caps, flag):
                 raise ValueError(f"{facts_file}: capabilities.{flag} is {getattr(caps, flag)}"
@@ -563,6 +580,23 @@ class Platform(ABC):
               targets: list[tuple[str, int, bool]]) -> list[dict[str, Any]]:
         """Pings (address, payload size, don't fragment) -> [{replied, detail}]."""
         raise NotSupportedError(f"platform {self.name} cannot send probes")
+
+    def run_engine(self, driver: DeviceDriver, argv: list[str], timeout_s: float, *,
+                   background: bool = False, listens_on: int | None = None) -> EngineRun:
+        """Run a test engine's command (`flatfab accept`: iperf3, ib_write_bw, mpirun) on
+        the host, killed after `timeout_s`. `background`: start it (a server) and return once
+        it listens on TCP port `listens_on` (when given) with the handle stop_engine reaps."""
+        raise NotSupportedError(f"platform {self.name} cannot run test engines")
+
+    def stop_engine(self, driver: DeviceDriver, handle: str, wait_s: float) -> EngineRun:
+        """A background run's output once it ended by itself within `wait_s`, else killed
+        (its exit_status None); nothing of it is left on the host either way."""
+        raise NotSupportedError(f"platform {self.name} cannot run test engines")
+
+    def rdma_side(self, driver: DeviceDriver, nic: str, address: str) -> tuple[str, int]:
+        """(RDMA device, GID index) of the RoCEv2 GID of `address` on `nic`: what
+        ib_write_bw's -d and -x take. NotSupportedError: the NIC has no RDMA device."""
+        raise NotSupportedError(f"platform {self.name} cannot run test engines")
 
     def read_only(self, driver: DeviceDriver) -> DeviceDriver:
         """The driver as verify and audit get it. Transport-guarded platforms are opened

@@ -15,6 +15,7 @@ from __future__ import annotations
 from html import escape
 
 from flatfab.checks import Finding, Severity
+from flatfab.reports import acceptance
 from flatfab.reports.fabric_layout import LEAVES_MAX, layout
 from flatfab.reports.fabric_servers import HOSTS_PER_GROUP
 from flatfab.reports.fabric_svg import diagram, standalone_diagram
@@ -179,6 +180,11 @@ def _summary(report: AuditReport) -> str:
         accepted = sum(v.verdict == "accepted" for v in report.burn_in.links)
         cards += [_card(unread, "devices not read", GREY),
                   _card(accepted, f"of {len(report.burn_in.links)} links accepted", LINK_OK)]
+    elif report.acceptance is not None:
+        pairs = report.acceptance.results.pairs
+        cards += [_card(unread, "devices not read", GREY),
+                  _card(sum(p.verdict.passed for p in pairs), f"of {len(pairs)} pairs passed",
+                        LINK_OK)]
     elif report.watch is None:
         cards += [_card(drifted, "drifted devices", PURPLE),
                   _card(unread, "devices not read", GREY)]
@@ -367,6 +373,8 @@ def _body(report: AuditReport) -> str:
     parts = [_header(report), _summary(report), _fabric(report), _unread(report)]
     if report.burn_in is not None:
         parts.append(_links(report.burn_in))
+    if report.acceptance is not None:
+        parts.append(acceptance.html_section(report.acceptance))
     if clean:
         parts.append('<p class="clean">No findings, no drift.</p>' if report.kind == "audit"
                      else '<p class="clean">No findings.</p>')

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from flatfab.checks import Finding
+from flatfab.reports import acceptance
 from flatfab.reports.model import (
     AuditReport,
     BurnInInfo,
@@ -75,6 +76,8 @@ def as_dict(report: AuditReport) -> dict[str, Any]:
         "kind": report.kind, "watch": _watch(report.watch)}
     if report.burn_in is not None:
         extra = {"kind": report.kind, "burn_in": burn_in(report.burn_in)}
+    if report.acceptance is not None:
+        extra = {"kind": report.kind, "acceptance": acceptance.as_json(report.acceptance)}
     return {
         **extra,
         "fabric": report.fabric,

@@ -22,6 +22,7 @@ from collections import defaultdict
 from flatfab.checks import Finding, Severity
 from flatfab.checks.base import about_read
 from flatfab.model.state import UNMANAGED
+from flatfab.reports import acceptance
 from flatfab.reports.model import AuditReport, BurnInInfo, DeviceDrift, DeviceSummary
 
 HEADER = '<?xml version="1.0" encoding="utf-8"?>\n'
@@ -188,6 +189,8 @@ def render(report: AuditReport) -> str:
     suites.append(_checks_suite(root, report))
     if report.burn_in is not None:
         suites.append(_links_suite(root, report.burn_in))
+    elif report.acceptance is not None:
+        suites.append(acceptance.junit_suite(root, report.acceptance))
     elif report.watch is None:
         suites.append(_drift_suite(root, report))
     totals = [0, 0, 0, 0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from flatfab.checks import Finding, Severity
+from flatfab.reports import acceptance
 from flatfab.reports.json_report import event_key
 from flatfab.reports.model import (
     AuditReport,
@@ -60,6 +61,9 @@ def _summary(report: AuditReport) -> str:
     compared = (f"**{len(report.drift)} drifted devices**" if report.burn_in is None else
                 f"**{sum(v.verdict == 'accepted' for v in report.burn_in.links)} of "
                 f"{len(report.burn_in.links)} links accepted**")
+    if report.acceptance is not None:
+        pairs = report.acceptance.results.pairs
+        compared = f"**{sum(p.verdict.passed for p in pairs)} of {len(pairs)} pairs passed**"
     return (f"**{len(report.devices)} devices** ({len(report.unread)} not read{never}) · "
             f"**{len(set(report.checks_run))} checks** · findings: {_counts(report)} · "
             f"{compared} · {report.duration_s:.1f} s")
@@ -154,6 +158,8 @@ def render(report: AuditReport) -> str:
         lines += _unread(report)
     if report.burn_in is not None:
         lines += _links(report.burn_in)
+    if report.acceptance is not None:
+        lines += acceptance.markdown_lines(report.acceptance)
     verdicts = judged(report.findings)
     if verdicts:
         lines += _findings(report)

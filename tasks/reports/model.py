@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Literal
 
 from flatfab import exitcodes
+from flatfab.acceptance.run import AcceptanceInfo
 from flatfab.checks import Finding, Severity
 from flatfab.checks.base import about_read, unread_settings
 
@@ -189,6 +190,7 @@ class AuditReport:
     timings: dict[str, float] = field(default_factory=dict)
     watch: WatchInfo | None = None  # a watch's report, not an audit's
     burn_in: BurnInInfo | None = None  # a burn-in's report, not an audit's
+    acceptance: AcceptanceInfo | None = None  # an acceptance run's (`flatfab accept`)
     # device -> why it was not read (its session, or its running config: then neither drift
     # nor clean); a watch's: devices watched and never heard
     unread: dict[str, str] = field(default_factory=dict)
@@ -204,9 +206,11 @@ class AuditReport:
 
     @property
     def kind(self) -> str:
-        """audit | watch | burnin: the reports' titles, file names and metric prefix."""
+        """audit | watch | burnin | acceptance: the reports' titles, file names and metric
+        prefix."""
         return "watch" if self.watch is not None else \
-            "burnin" if self.burn_in is not None else "audit"
+            "burnin" if self.burn_in is not None else \
+            "acceptance" if self.acceptance is not None else "audit"
 
     @property
     def status_word(self) -> str:
@@ -218,6 +222,9 @@ class AuditReport:
         if self.burn_in is not None:
             return {"clean": "accepted", "drift": "rejected", "error": "error",
                     "incomplete": "incomplete"}[self.status.value]
+        if self.acceptance is not None:
+            return {"clean": "passed", "drift": "failed", "error": "error",
+                    "incomplete": "incomplete"}[self.status.value]
         return self.status.value
 
     @property
@@ -226,7 +233,9 @@ class AuditReport:
             return AuditStatus.ERROR
         if self.drift or any(f.severity.fails for f in self.judged_findings):
             return AuditStatus.DRIFT
-        incomplete = self.unread or unread_settings(self.read_findings)
+        # an acceptance pair that could not run is never passed
+        unrun = self.acceptance is not None and not self.acceptance.complete
+        incomplete = self.unread or unread_settings(self.read_findings) or unrun
         return AuditStatus.INCOMPLETE if incomplete else AuditStatus.CLEAN
 
     @property

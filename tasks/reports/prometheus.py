@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from flatfab.checks import Severity
+from flatfab.reports import acceptance
 from flatfab.reports.model import AuditReport, AuditStatus
 
 Labels = Mapping[str, str]
@@ -42,9 +43,15 @@ _HELP = {
                                       "time).",
     "link_accepted": "1 for each physical link the last {kind} accepted, 0 for each it "
                      "rejected (a link not judged has no sample).",
+    "pair_gbps": "Gb/s each pair of the last {kind} measured (iperf3, ib_write_bw).",
+    "pair_passed": "1 for each pair of the last {kind} that reached its reference, 0 for "
+                   "each that did not (a pair not run has no sample).",
+    "pairs_not_run": "Pairs and collectives the last {kind} could not run (judged neither "
+                     "way).",
 }
 _DRIFT_ONLY = frozenset({"config_drift_lines", "devices_drifted"})
 _BURN_IN_ONLY = frozenset({"link_accepted"})
+_ACCEPTANCE_ONLY = frozenset({"pair_gbps", "pair_passed", "pairs_not_run"})
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})?"
                      r"\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(?:,|$)')
@@ -112,6 +119,8 @@ def _families(report: AuditReport, last_success: float | None) -> dict[str, list
         "link_accepted": [] if report.burn_in is None else [
             ({**fabric, "link": v.link, "a": v.a, "b": v.b}, float(v.verdict == "accepted"))
             for v in report.burn_in.links if v.verdict != "not judged"],
+        **({} if report.acceptance is None else
+           acceptance.prometheus_samples(report.acceptance, report.fabric)),
     }
 
 
@@ -124,6 +133,8 @@ def render(report: AuditReport, last_success_epoch: float | None = None) -> str:
         if report.kind != "audit" and short in _DRIFT_ONLY:
             continue  # a watch and a burn-in compare no config
         if report.burn_in is None and short in _BURN_IN_ONLY:
+            continue
+        if not samples and short in _ACCEPTANCE_ONLY:
             continue
         lines += _family(report.kind, short, samples)
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from flatfab.sot.audit import KINDS as SOT_KINDS
 from flatfab.sot.audit import SOT_CHECKS
 from flatfab.telemetry.conditions import KINDS as TELEMETRY_KINDS
 from flatfab.telemetry.conditions import SEVERITY
+from flatfab.workflows.commands.acceptance import KINDS as ACCEPTANCE_KINDS
 from flatfab.workflows.commands.burnin import KINDS as BURN_IN_KINDS
 from flatfab.workflows.commands.scheduler import KINDS as SCHEDULER_KINDS
 from flatfab.workflows.commands.traffic import KINDS as TRAFFIC_KINDS
@@ -45,7 +46,8 @@ def test_it_holds_every_check_and_every_kind_raised_outside_them_once() -> None:
     assert by_source == {Source.CHECK: len(CHECKS), Source.TELEMETRY: len(TELEMETRY_KINDS),
                          Source.TRAFFIC: len(TRAFFIC_KINDS), Source.SOT: len(SOT_KINDS),
                          Source.BURN_IN: len(BURN_IN_KINDS),
-                         Source.SCHEDULER: len(SCHEDULER_KINDS)}
+                         Source.SCHEDULER: len(SCHEDULER_KINDS),
+                         Source.ACCEPTANCE: len(ACCEPTANCE_KINDS)}
 
 
 def test_the_kinds_agree_with_the_ids_their_modules_raise() -> None:

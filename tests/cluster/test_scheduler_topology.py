@@ -253,3 +253,18 @@ def test_the_cli_writes_the_topology_and_check_judges_one(tmp_path: Path) -> Non
     assert [(f["check"], f["device"]) for f in found] == [("sched.placement", "su1-s2")]
     labels = in_process(*root, "cluster", "labels")
     assert labels.code == 0 and "fabric.flatfab.io/rail-4: su2-leaf4" in labels.stdout
+
+
+def test_a_move_heard_at_one_end_only_is_not_judged_until_heard_where_it_went(
+        tmp_path: Path) -> None:
+    """leaf1:swp1 already hears leaf2-h1; leaf2:swp1 still hears it too (its old entry): where
+    leaf1-h1 went is not known yet, so it is not judged; leaf2-h1 is heard on leaf1."""
+    fabric = _plan("lab")
+    given = _file(tmp_path, slurm.render(tree.planned_tree(fabric)))
+    seen = fabric.model_copy(deep=True)
+    seen.devices["leaf1"].interfaces["swp1"].peer = Endpoint(device="leaf2-h1", port="eth1")
+    found = scheduler.judge(fabric, given, seen)
+    assert [(f.check, f.severity, f.device) for f in found] == [
+        ("sched.cabling", Severity.ERROR, "leaf2-h1"),
+        ("sched.cabling", Severity.NOT_JUDGED, "leaf1-h1")]
+    assert "LLDP hears leaf2-h1 on leaf1:swp1" in found[1].message

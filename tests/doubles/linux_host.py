@@ -21,7 +21,7 @@ import json
 
 from flatfab.intent.loader import load_intent
 from flatfab.plan.planner import plan
-from flatfab.platforms.linux_host import nic_counters, nic_qos
+from flatfab.platforms.linux_host import nic_counters, nic_qos, rdma_state
 from flatfab.platforms.linux_host.driver import ROUTE_READ, RULE_READ, SYSCTL_READ, LinuxHostDriver
 from tests.doubles import CollectCase
 from tests.doubles.frr import CapturedShell, FakeShell, Reply, recorded
@@ -33,6 +33,10 @@ STATE_DIR = "/var/lib/flatfab"
 SYSCTL_RECORD = f"cat {STATE_DIR}/nic/sysctl.conf 2>/dev/null || true"
 QOS_READ = f"cat {STATE_DIR}/nic/qos.conf 2>/dev/null || true"
 NFT_READ = "nft -j list table inet flatfab 2>/dev/null || true"
+# the nccl.conf read back (lab backend: under the state dir; ConnectX: /etc/nccl.conf): none
+# there until a rollout of a plan with hosts.yaml `nccl.manage` writes one
+LAB_NCCL_READ = rdma_state.file_command(f"{STATE_DIR}/nccl.conf")
+ETC_NCCL_READ = rdma_state.file_command("/etc/nccl.conf")
 
 
 def captured(case: str, what: str) -> Reply:
@@ -53,6 +57,8 @@ def host_answers() -> dict[str, Reply]:
         # before the first lossless rollout: no virtual NIC state, no nftables marking
         QOS_READ: Reply(),
         NFT_READ: Reply(),
+        LAB_NCCL_READ: Reply(rdma_state.NO_FILE + "\n"),
+        ETC_NCCL_READ: Reply(rdma_state.NO_FILE + "\n"),
         # get_facts only reads the names; the -d recording has the same ones
         "ip -j link show": recorded(HOST / "ip_link.json"),
         "hostname": recorded(HOST / "hostname.txt"),

@@ -39,7 +39,8 @@ EXTENSIONS: dict[type[ShellDriver[Any]], frozenset[str]] = {
                           "get_hashing"}),
     LinuxHostDriver: frozenset({"read_host_state", "read_connectx", "get_lossless", "probe",
                                 "send_roce", "read_nic_counters", "compare_texts",
-                                "wait_pending_revert", "cached_reads", "get_physical"}),
+                                "wait_pending_revert", "cached_reads", "get_physical",
+                                "read_rdma"}),
 }
 
 

@@ -12,6 +12,7 @@ from flatfab.platforms import lab_phy
 from flatfab.platforms.base import DeviceDriver
 from flatfab.platforms.linux_host import config as cfg
 from flatfab.platforms.linux_host import nic_qos
+from flatfab.platforms.linux_host.rdma_state import host_rdma
 from flatfab.platforms.readback import read_errors
 
 # (address, ICMP payload bytes, don't fragment[, source address])
@@ -82,6 +83,9 @@ def collect(driver: HostReader, planned: DeviceState, probes: list[Probe]) -> De
             continue  # its marking could not be read: no NIC settings to judge
         if name in device.interfaces:  # virtual NIC state, ToS and CNP DSCP from nftables
             device.interfaces[name].nic = nic_qos.to_model(settings, virtual=True)
+    if planned.rdma is not None and hasattr(driver, "read_rdma"):
+        # a GPU server whose nccl.conf flatfab manages: the file in use and its RDMA devices
+        device.rdma = host_rdma(driver.read_rdma())
     if probes:
         # a probe from a NIC's address (a multi-NIC server) reports the NIC it left through
         targets: list[ProbeTarget] = [

@@ -18,6 +18,9 @@ Tables 253 (default), 254 (main) and 255 (local) are the kernel's and cannot be 
 priorities 0, 32766 and 32767 are the kernel's default rules (ip-rule(8)), so a rule's
 priority is 1..32765.
 
+`nccl` lines are a GPU server's nccl.conf (nccl_conf.py): `nccl hca <nic>,...` and
+`nccl NCCL_<VARIABLE>=<value>`; the driver writes them to the inventory's `nccl_conf` file.
+
 `sysctl` lines are per data NIC and only the three keys a multi-NIC server needs (the
 kernel's Documentation/networking/ip-sysctl.rst): arp_ignore, arp_announce and rp_filter;
 never `all`, `default` or `lo`, whose values reach every NIC (the management NIC too).
@@ -31,6 +34,8 @@ import shlex
 from dataclasses import dataclass, field
 
 from flatfab import devicejson
+from flatfab.platforms.linux_host import nccl_conf
+from flatfab.platforms.linux_host.nccl_conf import NcclConfig
 from flatfab.platforms.linux_host.nic_qos import NicQosError, NicSettings, parse_line
 
 DEFAULT_MTU = 1500
@@ -129,6 +134,7 @@ class HostConfig:
     qos: dict[str, NicSettings] = field(default_factory=dict)  # lossless NIC settings
     rules: tuple[HostRule, ...] = ()
     sysctls: dict[str, str] = field(default_factory=dict)  # the keys flatfab manages
+    nccl: NcclConfig | None = None  # the nccl.conf flatfab writes; None: it writes none
     # read back only: what the host showed that flatfab could not read (what -> why); it is
     # no part of the config text, and collect reports it instead of judging a default
     unread: dict[str, str] = field(default_factory=dict, compare=False)
@@ -139,6 +145,9 @@ class HostConfig:
     sysctl_before: dict[str, str] = field(default_factory=dict, compare=False)
     # read back only: the management NICs' addresses (a rule from one is not flatfab's)
     mgmt_addresses: frozenset[str] = field(default_factory=frozenset, compare=False)
+    # read back only: whose the nccl.conf is: "" none there, "flatfab", "other" (another's
+    # file: `nccl` is None, and a rollout keeps a copy before it writes over it)
+    nccl_owner: str = field(default="", compare=False)
 
 
 def format_config(config: HostConfig) -> str:
@@ -155,6 +164,7 @@ def format_config(config: HostConfig) -> str:
     lines += [f"rule {rule.spec}" for rule in sorted(config.rules)]
     lines += [f"sysctl {key} {config.sysctls[key]}" for key in sorted(config.sysctls)]
     lines += [config.qos[nic].line(nic) for nic in sorted(config.qos)]
+    lines += config.nccl.lines() if config.nccl is not None else []
     return "".join(f"{line}\n" for line in lines)
 
 
@@ -165,6 +175,7 @@ def parse_config(text: str) -> HostConfig:
     rules: dict[HostRule, int] = {}
     sysctls: dict[str, tuple[str, int]] = {}
     qos: dict[str, NicSettings] = {}
+    nccl: list[tuple[str, str, int]] = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith(("!", "#")):
@@ -203,6 +214,11 @@ def parse_config(text: str) -> HostConfig:
             if nic_name in qos:
                 raise HostConfigError(f"line {number}: qos of {nic_name} is given twice")
             qos[nic_name] = settings
+        elif line.startswith("nccl "):
+            try:
+                nccl.append((*nccl_conf.parse_line(line, number), number))
+            except nccl_conf.NcclLineError as exc:
+                raise HostConfigError(str(exc)) from None
         else:
             raise HostConfigError(f"line {number}: cannot parse {line!r}")
     for nic, addrs in addresses.items():
@@ -220,8 +236,15 @@ def parse_config(text: str) -> HostConfig:
         if nic not in nics:
             raise HostConfigError(f"line {number}: sysctl {key} of {nic}, which has no `nic` "
                                   "line")
+    try:
+        written = nccl_conf.from_lines(nccl)
+    except nccl_conf.NcclLineError as exc:
+        raise HostConfigError(str(exc)) from None
+    for nic in written.hca if written is not None else ():
+        if nic not in nics:
+            raise HostConfigError(f"nccl hca names {nic}, which has no `nic` line")
     return HostConfig(nics=nics, routes=tuple(routes), qos=qos, rules=tuple(rules),
-                      sysctls={key: value for key, (value, _) in sysctls.items()})
+                      sysctls={key: value for key, (value, _) in sysctls.items()}, nccl=written)
 
 
 def _route(number: int, match: re.Match[str]) -> HostRoute:

@@ -3,7 +3,10 @@ and rules of multi-NIC servers), per-NIC sysctls, pings.
 
 optional_args: port, key_file, known_hosts, read_only, sudo, state_dir,
 mgmt_interfaces (list), timeout, nic_backend ("lab": nftables marking and a virtual NIC
-state; "connectx": mlnx_qos, sysfs ECN and RDMA-CM settings), rdma_devices (NIC -> mlx5_N).
+state; "connectx": mlnx_qos, sysfs ECN and RDMA-CM settings), rdma_devices (NIC -> mlx5_N),
+nccl_conf (the nccl.conf flatfab writes: /etc/nccl.conf with connectx; with the lab backend
+<state_dir>/nccl.conf, so the embedded lab, whose hosts share the test machine's /etc, never
+writes the machine's own).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from flatfab import devicejson
 from flatfab.platforms import lab_phy
 from flatfab.platforms.linux_host import config as cfg
-from flatfab.platforms.linux_host import nic_counters, nic_qos, phy
+from flatfab.platforms.linux_host import nccl_conf, nic_counters, nic_qos, phy, rdma_state
 from flatfab.platforms.linux_host.collect import ProbeTarget
 from flatfab.platforms.shell_driver import CandidateError, DeviceCommandError, ShellDriver
 
@@ -34,6 +37,12 @@ SYSCTL_READ = ("grep -H . " + " ".join(f"/proc/sys/net/ipv4/conf/*/{name}"
 # sent to the host as a script: python3's standard library only
 ECHO_PROBE_SOURCE = resources.files("flatfab.platforms.linux_host").joinpath(
     "echo_probe.py").read_text(encoding="utf-8")
+# the GID tables under /sys/class/infiniband as JSON, read by a script sent to the host
+RDMA_SYSFS_SOURCE = resources.files("flatfab.platforms.linux_host").joinpath(
+    "rdma_sysfs.py").read_text(encoding="utf-8")
+RDMA_SYSFS_READ = "python3 - /sys/class/infiniband"
+RDMA_LINK_READ = rdma_state.tool_command("rdma", "rdma -j link show")
+IBV_DEVINFO_READ = rdma_state.tool_command("ibv_devinfo", "ibv_devinfo")
 
 
 class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
@@ -48,6 +57,9 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                                                                     ["eth0"]))
         self.nic_backend: str = self.optional_args.get("nic_backend", "lab")
         self.rdma_devices: dict[str, str] = dict(self.optional_args.get("rdma_devices", {}))
+        self.nccl_path: str = str(self.optional_args.get("nccl_conf") or (
+            nccl_conf.DEFAULT_PATH if self.nic_backend == "connectx"
+            else f"{self.state_dir}/nccl.conf"))
 
     # ---- getters -----------------------------------------------------------------------
 
@@ -181,7 +193,9 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                                   "|| true",
                            "sysctl": SYSCTL_READ,
                            "managed": f"cat {shlex.quote(self._sysctl_file)} 2>/dev/null "
-                                      "|| true"})
+                                      "|| true",
+                           **({"nccl": rdma_state.file_command(self.nccl_path)}
+                              if self._reads_nccl else {})})
         try:
             state = cfg.from_ip_json(out["link"], out["addr"], out["route"],
                                      self.mgmt_interfaces, rules=out["rule"])
@@ -207,9 +221,36 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         sysctls = {key: values[key] for key in before if key in values}
         unread.update({f"sysctl {key}": "no value under /proc/sys/net/ipv4/conf (no such NIC?)"
                        for key in before if key not in values})
+        nccl, owner = self._nccl_read(out["nccl"], unread) if "nccl" in out else (None, "")
         return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos, rules=state.rules,
                               sysctls=sysctls, unread=unread, sysctl_values=values,
-                              sysctl_before=before, mgmt_addresses=state.mgmt_addresses)
+                              sysctl_before=before, mgmt_addresses=state.mgmt_addresses,
+                              nccl=nccl, nccl_owner=owner)
+
+    @property
+    def _reads_nccl(self) -> bool:
+        """Whether the host's nccl.conf is read back as config: always on ConnectX hosts or
+        with an inventory `nccl_conf`; with the lab backend while the loaded candidate has
+        `nccl` lines (a lab host whose plan stops managing it keeps the file, inert, in its
+        state dir)."""
+        candidate = self._candidate or ""
+        return self.nic_backend == "connectx" or "nccl_conf" in self.optional_args or any(
+            line.startswith("nccl ") for line in candidate.splitlines())
+
+    def _nccl_read(self, output: str, unread: dict[str, str]
+                   ) -> tuple[nccl_conf.NcclConfig | None, str]:
+        """flatfab's nccl.conf back as config, and whose the file is: another's file is
+        never read as flatfab's (a host where flatfab manages none shows no `nccl` lines)."""
+        text = rdma_state.file_text(output)
+        if text is None:
+            return None, ""
+        if not nccl_conf.owned(text):
+            return None, "other"
+        try:
+            return nccl_conf.read_file(text, self.nccl_path, self.rdma_devices), "flatfab"
+        except nccl_conf.NcclConfError as exc:
+            unread[f"nccl {self.nccl_path}"] = str(exc)
+            return None, "flatfab"
 
     @property
     def _sysctl_file(self) -> str:
@@ -219,6 +260,26 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
     @property
     def _qos_file(self) -> str:
         return f"{self.state_dir}/nic/qos.conf"
+
+    @property
+    def _nccl_before(self) -> str:
+        """The nccl.conf that was there before flatfab first wrote its own (put back when
+        flatfab no longer manages the file)."""
+        return f"{self.state_dir}/nic/nccl.conf.before"
+
+    def read_rdma(self) -> rdma_state.RdmaReads:
+        """Not a NAPALM getter (read-only): the nccl.conf in use and the RDMA devices' state:
+        the GID tables in sysfs, `rdma -j link show`, `ibv_devinfo`."""
+        out = self._batch({"nccl": rdma_state.file_command(self.nccl_path),
+                           "link": RDMA_LINK_READ, "ibv": IBV_DEVINFO_READ})
+        sysfs = self._run(RDMA_SYSFS_READ, stdin=RDMA_SYSFS_SOURCE, check=False)
+        error = None if sysfs.ok else (
+            f"the GID tables' reader (python3) exited {sysfs.exit_status}: "
+            f"{(sysfs.stderr or sysfs.stdout).strip()[-200:]}")
+        return rdma_state.RdmaReads(
+            nccl_path=self.nccl_path, nccl=rdma_state.file_text(out["nccl"]),
+            sysfs=sysfs.stdout, rdma_link=out["link"], ibv_devinfo=out["ibv"],
+            sysfs_error=error)
 
     def read_connectx(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Not a NAPALM getter (`nic_backend: connectx`): each NIC flatfab configures as the
@@ -287,6 +348,9 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             parsed = cfg.parse_config(candidate)
         except cfg.HostConfigError as exc:
             raise CandidateError(str(exc)) from None
+        if parsed.nccl is not None and set(parsed.nccl.hca) & self.mgmt_interfaces:
+            raise CandidateError("refusing NCCL_IB_HCA over a management NIC: NCCL's RDMA "
+                                 "traffic belongs on the fabric NICs")
         for key in parsed.sysctls:
             found = cfg.sysctl_nic(key)
             if found is not None and found[0] in self.mgmt_interfaces:
@@ -305,12 +369,13 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
             # NICs the candidate leaves out are still there afterwards, unconfigured
             kept = {name: cfg.Nic(name=name) for name in current.nics}
             nics, routes, rules = {**kept, **wanted.nics}, wanted.routes, wanted.rules
-            qos, sysctls = wanted.qos, wanted.sysctls
+            qos, sysctls, nccl = wanted.qos, wanted.sysctls, wanted.nccl
         else:
             nics = {**current.nics, **wanted.nics}
             routes = tuple(dict.fromkeys((*current.routes, *wanted.routes)))
             rules = tuple(dict.fromkeys((*current.rules, *wanted.rules)))
             qos, sysctls = {**current.qos, **wanted.qos}, {**current.sysctls, **wanted.sysctls}
+            nccl = wanted.nccl if wanted.nccl is not None else current.nccl
         for rule in wanted.rules:
             if rule.source in current.mgmt_addresses:
                 raise CandidateError(f"refusing rule {rule.spec}: {rule.source} is a management "
@@ -320,7 +385,7 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         except cfg.HostConfigError as exc:
             raise CandidateError(str(exc)) from None
         return cfg.HostConfig(nics=nics, routes=routes, qos=qos, rules=rules, sysctls=sysctls,
-                              sysctl_values=values, sysctl_before=before)
+                              sysctl_values=values, sysctl_before=before, nccl=nccl)
 
     def _transition(self, current: cfg.HostConfig, desired: cfg.HostConfig, *, merge: bool,
                     tag: str) -> str:
@@ -334,6 +399,7 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         during = {**current.sysctl_before, **desired.sysctl_before}
         return "\n".join(["set -e", *self._sysctl_record_ops(current.sysctl_before, during),
                           *ops, *self._qos_ops(current, desired),
+                          *self._nccl_ops(current, desired),
                           *self._sysctl_record_ops(during, desired.sysctl_before), ""])
 
     def _revert_now(self) -> None:
@@ -385,6 +451,27 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                                                         self.rdma_devices.get(nic, "mlx5_0")))]
         return [*store, "nft -f - <<'FLATFAB_NFT_EOF'",
                 nic_qos.nft_ruleset(desired.qos).rstrip("\n"), "FLATFAB_NFT_EOF"]
+
+    def _nccl_ops(self, current: cfg.HostConfig, desired: cfg.HostConfig) -> list[str]:
+        """Write flatfab's nccl.conf (first keeping a copy of another's file there), or, once
+        flatfab no longer manages it, put that copy back (else remove flatfab's file). The
+        shell tests the file itself, so the revert script is right whatever ran before it;
+        another's file is never deleted."""
+        if current.nccl == desired.nccl:
+            return []
+        path, before = shlex.quote(self.nccl_path), shlex.quote(self._nccl_before)
+        ours = f'[ "$(head -n 1 {path} 2>/dev/null)" = {shlex.quote(nccl_conf.MARKER)} ]'
+        if desired.nccl is None:
+            return [f"if {ours}; then if [ -e {before} ]; then mv -f {before} {path}; "
+                    f"else rm -f {path}; fi; fi"]
+        parent = shlex.quote(self.nccl_path.rsplit("/", 1)[0] or "/")
+        temporary = shlex.quote(f"{self.nccl_path}.flatfab-new")
+        text = nccl_conf.file_text(desired.nccl, self.rdma_devices)
+        return [f"if [ -e {path} ] && ! {ours} && [ ! -e {before} ]; then mkdir -p "
+                f"{shlex.quote(self.state_dir)}/nic; cp -p {path} {before}; fi",
+                f"mkdir -p {parent}",
+                f"cat > {temporary} <<'FLATFAB_NCCL_EOF'", text.rstrip("\n"),
+                "FLATFAB_NCCL_EOF", f"chmod 0644 {temporary}", f"mv -f {temporary} {path}"]
 
     def _save_script(self, state: cfg.HostConfig) -> str:
         return ""
