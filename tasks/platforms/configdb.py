@@ -12,8 +12,8 @@ doc/packet_trimming): `SWITCH_TRIMMING|GLOBAL` (size, `dscp_value` "from-tc" wit
 towards hosts or towards the fabric).
 
 Link-level retry is a row per port of `LLR_PORT` (`llr_local`, `llr_remote`: the fields of
-SONiC's link-layer-retry design; flatfab writes and reads "enabled" in both, the virtual
-ASIC's own spelling, as no SONiC release with a YANG model for it was found).
+SONiC's `sonic-llr-port` model, in sonic-buildimage but in no release yet; flatfab writes and
+reads "enabled" in both, as the model spells it).
 """
 
 from __future__ import annotations

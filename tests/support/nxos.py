@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from flatfab.model.state import DeviceState, FabricState
 from tests.support.on_platform import fabric_on, intent_on, switches_on
+from tests.support.paths import ROOT
 
 FAMILY = "generic"  # Cisco Cloud Scale: flatfab's ASIC table names no Cisco silicon
 
@@ -21,3 +24,13 @@ def nxos_fabric(name: str, family: str = FAMILY) -> FabricState:
 
 def nxos_switches(state: FabricState) -> list[DeviceState]:
     return switches_on(state, "nxos")
+
+
+def nxos_balanced(tmp: Path, balancing: dict[str, object]) -> Path:
+    """intents/lab on nxos (generic family) in `tmp`, with `balancing` as its load_balancing."""
+    tmp.mkdir(exist_ok=True)
+    nxos_intent(ROOT / "intents" / "lab", tmp, FAMILY)
+    fabric = yaml.safe_load((tmp / "fabric.yaml").read_text())
+    fabric["load_balancing"] = balancing
+    (tmp / "fabric.yaml").write_text(yaml.safe_dump(fabric))
+    return tmp

@@ -18,6 +18,7 @@ from flatfab.platforms.base import (
     Platform,
     Timeouts,
 )
+from flatfab.platforms.nxos import lbmode
 from flatfab.platforms.nxos.collect import collect, physical
 from flatfab.platforms.nxos.driver import NxosDriver, NxosError, normalize
 from flatfab.platforms.nxos.render import render
@@ -40,6 +41,11 @@ class NxosPlatform(Platform):
         # a plan without hashing leaves the switch's `ip load-sharing` line alone
         planned = any(line.startswith(LOAD_SHARING) for line in intended.splitlines())
         return owned(running, load_sharing=planned), normalize(intended)
+
+    def change_notes(self, running: str, intended: str) -> list[str]:
+        """Resilient ECMP hashing set or removed: NX-OS applies it only after a reload
+        (lbmode.py; Cisco N9K Interfaces guide, "Enabling ECMP Resilient Hashing")."""
+        return lbmode.change_notes(running, intended)
 
     def collect(self, driver: DeviceDriver, planned: DeviceState,
                 probes: list[Probe]) -> DeviceState:

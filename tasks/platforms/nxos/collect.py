@@ -8,7 +8,8 @@ the far port by its port-id subtype); `show bgp ipv4 unicast summary vrf all | j
 underlay and tenant sessions; `show ip route vrf all | json` for the RIB (a path learned over
 EVPN/VXLAN, `encap` vxlan with its `segid`, is an overlay next hop to the VTEP `ipnexthop`);
 `show interface priority-flow-control | json` for PFC pause frames; the running config's
-`ip load-sharing` line for ECMP hashing (hashing.py).
+`ip load-sharing` line for ECMP hashing (hashing.py) and its `hardware profile ecmp
+resilient` line for the resilient mode (lbmode.py).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from flatfab.model.state import (
     DeviceState,
     Endpoint,
     Interface,
+    LbMode,
     PortCounters,
     Route,
 )
 from flatfab.platforms import phy_read, readback
 from flatfab.platforms.base import DeviceDriver, InterfaceNames
-from flatfab.platforms.nxos import hashing, phy, running
+from flatfab.platforms.nxos import hashing, lbmode, phy, running
 from flatfab.platforms.nxos.driver import NxosError, parse_json
 from flatfab.platforms.nxos.running import NxosConfig
 from flatfab.platforms.readback import (
@@ -260,9 +262,18 @@ def _lossless(device: DeviceState, planned: DeviceState, config: NxosConfig) -> 
 
 def _hashing(device: DeviceState, config: NxosConfig) -> None:
     """The ECMP hashing the running config's `ip load-sharing` line sets (no line: the
-    switch's own, left unstated), and what it sets beyond flatfab's model."""
+    switch's own, left unstated) with the mode its `hardware profile ecmp resilient` line
+    sets (lbmode.py), and what they set beyond flatfab's model. A resilient line without an
+    `ip load-sharing` line is named, not stated: the fields it hashes are the switch's own."""
     device.lb, beyond = hashing.read(config.load_sharing)
-    device.not_modelled.update(beyond)
+    mode, more = lbmode.read(config.resilient, config.dlb)
+    if device.lb is not None:
+        device.lb.mode = mode
+    elif mode is LbMode.RESILIENT:
+        more[lbmode.RESILIENT] = ("resilient hashing without an `ip load-sharing` line: the "
+                                  "switch hashes on its own default fields, which flatfab "
+                                  "does not state")
+    device.not_modelled.update({**beyond, **more})
 
 
 def collect(driver: DeviceDriver, planned: DeviceState, names: InterfaceNames) -> DeviceState:

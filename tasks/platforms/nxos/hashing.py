@@ -27,7 +27,8 @@ rather than guessing.
 from __future__ import annotations
 
 from flatfab.errors import FlatfabError
-from flatfab.model.state import HashField, LbMode, LoadBalancing
+from flatfab.model.state import HashField, LoadBalancing
+from flatfab.platforms.nxos import lbmode
 
 COMMAND = "ip load-sharing"
 SEED = "universal-id"
@@ -74,10 +75,11 @@ def _names(fields: list[HashField] | tuple[HashField, ...]) -> str:
 
 
 def render(lb: LoadBalancing) -> str:
-    """The `ip load-sharing` line of a planned switch's hashing."""
-    if lb.mode is not LbMode.HASH:  # refused at load (lb_* in platform.yaml)
-        raise HashingError(f"load balancing mode {lb.mode.value}: flatfab renders static "
-                           "ECMP hashing only on NX-OS")
+    """The `ip load-sharing` line of a planned switch's hashing (its mode's own lines:
+    lbmode.render)."""
+    refused = lbmode.refusal(lb)
+    if refused is not None:  # refused at load (lb_* in platform.yaml)
+        raise HashingError(refused)
     if lb.hash_fields != list(FIELDS):  # refused at load (ecmp_hash in platform.yaml)
         why = (" Cisco documents no NX-OS load-sharing mode that hashes on the IP protocol"
                if HashField.PROTOCOL in lb.hash_fields else "")

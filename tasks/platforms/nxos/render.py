@@ -32,7 +32,7 @@ from flatfab.model.state import (
 )
 from flatfab.platforms.base import InterfaceNames
 from flatfab.platforms.names import natural_key, sort_interfaces
-from flatfab.platforms.nxos import hashing
+from flatfab.platforms.nxos import hashing, lbmode
 from flatfab.platforms.nxos.sections import FEATURES, PREFIX
 
 JUMBO_MTU = 9216  # NX-OS `system jumbomtu` default: the only L2 port MTU besides 1500
@@ -402,7 +402,7 @@ def render(device: DeviceState, names: InterfaceNames) -> str:
         lines.append(f"vrf context {vrf}")
     if device.lb is not None:  # None: the switch's own hashing, left alone
         try:
-            lines.append(hashing.render(device.lb))
+            lines += [hashing.render(device.lb), *lbmode.render(device.lb)]
         except hashing.HashingError as exc:
             raise NxosRenderError(f"{device.name}: {exc}") from None
     lines += [*qos, *_pfc_section(device, ports), *interfaces, *_bgp(device)]

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from flatfab.model.state import EcnProfile, PortQos, QueueQos, Watchdog
+from flatfab.platforms.nxos import lbmode
 from flatfab.platforms.nxos.sections import blocks
 
 _ECN = re.compile(r"^random-detect minimum-threshold (\d+) (bytes|kbytes|mbytes) "
@@ -45,6 +46,8 @@ class NxosConfig:
     globals: list[str] = field(default_factory=list)
     vrfs: list[str] = field(default_factory=list)
     load_sharing: list[str] = field(default_factory=list)  # global `ip load-sharing` lines
+    resilient: list[str] = field(default_factory=list)  # `hardware profile ecmp resilient`
+    dlb: list[str] = field(default_factory=list)  # a `hardware profile dlb` block, if any
 
     @classmethod
     def read(cls, text: str) -> NxosConfig:
@@ -70,6 +73,10 @@ class NxosConfig:
                 config.globals.append(head)
             elif words[:2] == ["ip", "load-sharing"]:
                 config.load_sharing.append(head)
+            elif lbmode.owned(head):
+                config.resilient.append(head)
+            elif head == lbmode.DLB or head.startswith(lbmode.DLB + " "):
+                config.dlb += [head, *body]
             elif words[:2] == ["vrf", "context"] and len(words) == 3 \
                     and words[2] != "management":
                 config.vrfs.append(words[2])

@@ -7,12 +7,14 @@ NX-OS's own defaults) belongs to no section, so drift reports only what flatfab 
 
 from __future__ import annotations
 
+from flatfab.platforms.nxos import lbmode
 from flatfab.platforms.sections import cli_blocks
 
 # first words of a top-level line -> section; the longest prefix wins
 SECTION_OF: dict[str, str] = {
     "hostname": "system",
     "ip load-sharing": "system",  # ECMP hashing (hashing.py): one global line
+    "hardware profile ecmp resilient": "system",  # its resilient mode (lbmode.py)
     "feature": "features",
     "vlan": "vlans",
     "vrf context": "vrfs",
@@ -73,21 +75,23 @@ def blocks(config: str) -> list[list[str]]:
 def owned(config: str, load_sharing: bool = True) -> str:
     """Only the blocks flatfab renders, in the order they appear (for drift); without
     `load_sharing` (a plan that leaves the hashing alone) the switch's `ip load-sharing`
-    line is the operator's, not drift."""
+    and `hardware profile ecmp resilient` lines are the operator's, not drift."""
     return "".join(f"{line}\n" for block in blocks(config)
                    if section_of(block[0]) is not None
                    and (load_sharing or not _load_sharing(block[0])) for line in block)
 
 
 def _load_sharing(line: str) -> bool:
-    return line.startswith(LOAD_SHARING)
+    """A top-level line of the switch's ECMP balancing: hashing or its resilient mode."""
+    return line.startswith(LOAD_SHARING) or lbmode.owned(line)
 
 
 def merge_into(running: str, intended: str) -> str:
     """The full config a `configure replace` needs: the running config's blocks flatfab
     does not own (management, users, aaa, boot), then the intended config. A plan without
-    hashing keeps the running `ip load-sharing` line: the replace would otherwise take the
-    operator's hashing away."""
+    hashing keeps the running `ip load-sharing` and `hardware profile ecmp resilient` lines:
+    the replace would otherwise take the operator's hashing away. A plan with hashing owns
+    both: a resilient line it does not render is removed (lbmode.change_notes: a reload)."""
     planned = any(_load_sharing(line) for line in intended.splitlines())
     kept = [line for block in blocks(running)
             if section_of(block[0]) is None or (not planned and _load_sharing(block[0]))

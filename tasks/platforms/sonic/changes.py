@@ -6,7 +6,9 @@ only its own rows and fields of the hardware tables (render.MERGED_TABLES: PORT 
 `lanes`, `alias`, ...; DEVICE_METADATA keeps `mac`, `hwsku`, ...; SWITCH_HASH keeps
 `lag_hash` and the algorithms). SWITCH_TRIMMING's four fields are flatfab's whether the intent
 renders them or not (FIXED_FIELDS): a fabric that does not trim wants them gone, which
-orchagent does not do, so that change is refused (sonic/trimming.py).
+orchagent does not do, so that change is refused (sonic/trimming.py). LLR_PORT is flatfab's
+whole; a field taken out of one of its rows that stays is refused, since llrmgrd would keep
+its effect (sonic/llr.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flatfab.platforms.configdb import ConfigDb, json_field, json_fields, plain_references
-from flatfab.platforms.sonic import hashing, trimming
+from flatfab.platforms.sonic import hashing, llr, trimming
 from flatfab.platforms.sonic.render import MERGED_TABLES, OWNED_TABLES
 
 # fields of the hardware tables flatfab shows when it has no intended config to go by
@@ -158,6 +160,8 @@ def refusals(ops: list[dict[str, Any]]) -> list[Refusal]:
         elif table == "BUFFER_PROFILE" and len(parts) == 1 and op["op"] == "remove":
             out.append(Refusal(op["path"], "GCU does not remove every buffer profile",
                                "config qos reload"))
+        elif table == llr.TABLE and len(parts) == 3 and op["op"] == "remove":
+            out.append(Refusal(op["path"], llr.FIELD_REMOVAL, "config reload"))
         elif table == "PFC_WD":
             out.append(Refusal(op["path"], "GCU refuses PFC watchdog edits on most ASICs",
                                "config reload"))

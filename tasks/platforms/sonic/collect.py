@@ -5,12 +5,14 @@ lossless tables, packet trimming (configdb.from_config_db: `SWITCH_TRIMMING|GLOB
 port's `tc_to_dscp_map`, a profile's `packet_discard_action`; what of it flatfab has no place
 for is named in `not_modelled`, sonic/trimming.py) and ECMP hashing (`SWITCH_HASH|GLOBAL`
 `ecmp_hash`, sonic/hashing.py: none there leaves the hashing unknown; a field flatfab has no
-name for is named in `not_modelled`); FRR's JSON (vtysh) for link state, BGP and routes (in a
-VRF with an L3VNI, `VRF|<vrf> vni` mapped to its VLAN by VXLAN_TUNNEL_MAP, a route's next
-hop on that VLAN is an EVPN/VXLAN one: its address is the remote VTEP); `show lldp table` for
-cabling (every row of a port: a port may have several neighbours; the table states no age,
-TTL or port-id subtype, so an id shaped like a MAC gives way to the port description); `show
-queue counters --json` for queue packets. COUNTERS_DB (`sonic-db-cli COUNTERS_DB HGETALL`,
+name for is named in `not_modelled`) and link-level retry (a port's `LLR_PORT` row, read as
+on where llrmgrd runs it: static mode, both directions enabled; sonic/llr.py);
+FRR's JSON (vtysh) for link state, BGP and routes (in a VRF with an L3VNI, `VRF|<vrf> vni`
+mapped to its VLAN by VXLAN_TUNNEL_MAP, a route's next hop on that VLAN is an EVPN/VXLAN
+one: its address is the remote VTEP); `show lldp table` for cabling (every row of a port: a
+port may have several neighbours; the table states no age, TTL or port-id subtype, so an id
+shaped like a MAC gives way to the port description); `show queue counters --json` for
+queue packets. COUNTERS_DB (`sonic-db-cli COUNTERS_DB HGETALL`,
 read-only) gives each port with lossless state its PFC pause frames
 (SAI_PORT_STAT_PFC_<p>_RX/TX_PKTS of the port's oid in COUNTERS_PORT_NAME_MAP, summed over
 the priorities) and the ECN marks of its lossless queues (SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS
@@ -53,7 +55,7 @@ from flatfab.platforms.readback import (
     lldp_neighbours,
     tenant,
 )
-from flatfab.platforms.sonic import hashing, phy, trimming
+from flatfab.platforms.sonic import hashing, llr, phy, trimming
 from flatfab.platforms.sonic.driver import SonicError, parse_json, read_running_db
 
 RUNNING = "show runningconfiguration all"
@@ -312,9 +314,12 @@ def _lossless(device: DeviceState, db: ConfigDb, planned: DeviceState) -> None:
         # headroom inputs are hardware constants SONiC keeps outside CONFIG_DB
         qos = qos.model_copy(update={"asic": planned.qos.asic})
     device.qos = qos
+    retry = db.get(llr.TABLE, {})
     for name, port in ports.items():
         if name in device.interfaces:
-            device.interfaces[name].qos = port
+            # SONiC's row carries llr_mode (and maybe llr_profile): read as llrmgrd does
+            device.interfaces[name].qos = port.model_copy(
+                update={"llr": llr.retries(retry.get(name))})
 
 
 def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
@@ -351,6 +356,7 @@ def collect(driver: DeviceDriver, planned: DeviceState, probes: list[Probe],
         _lossless(device, db, planned)
         _counters(driver, device, planned)
         device.not_modelled.update(trimming.not_modelled(db))
+        device.not_modelled.update(llr.not_modelled(db))
     device.lb, unmodelled = hashing.from_config_db(db)
     device.not_modelled.update(unmodelled)
     return device

@@ -6,7 +6,8 @@ CONFIG_DB's, so frr.conf repeats no interface addresses). A switch with planned 
 `SWITCH_HASH|GLOBAL` `ecmp_hash` (sonic/hashing.py); without, its hashing is left alone. A
 trimming fabric's switch gets configdb's trimming rows (`SWITCH_TRIMMING|GLOBAL`, its
 `TC_TO_DSCP_MAP`s bound by `PORT_QOS_MAP` `tc_to_dscp_map`, `packet_discard_action` on the
-RoCE queue's profile: sonic/trimming.py).
+RoCE queue's profile: sonic/trimming.py). A port of a link class with link-level retry gets
+its `LLR_PORT` row (`llr_mode` static, `llr_local` and `llr_remote` enabled: sonic/llr.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from flatfab.platforms import configdb
 from flatfab.platforms.base import InterfaceNames
 from flatfab.platforms.configdb import ConfigDb
 from flatfab.platforms.names import sort_interfaces
-from flatfab.platforms.sonic import hashing, trimming
+from flatfab.platforms.sonic import hashing, llr, trimming
 from flatfab.platforms.templating import environment
 
 CONFIG_DB = "config_db"
@@ -29,7 +30,7 @@ OWNED_TABLES = (
     "LOOPBACK_INTERFACE", "INTERFACE", "VRF", "VLAN_SUB_INTERFACE", "VLAN", "VLAN_MEMBER",
     "VLAN_INTERFACE", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_PG", "BUFFER_QUEUE",
     "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "WRED_PROFILE", "PFC_WD", "CABLE_LENGTH",
-    *configdb.MAP_TABLES, configdb.DOT1P_TABLE, trimming.MAP_TABLE)
+    *configdb.MAP_TABLES, configdb.DOT1P_TABLE, trimming.MAP_TABLE, llr.TABLE)
 # tables of the hardware and the image: flatfab owns only the rows and fields it renders
 # (SWITCH_HASH: its ecmp_hash; orchagent refuses a removed row or field, so none is removed)
 # and SWITCH_TRIMMING's four fields, rendered or not (changes.FIXED_FIELDS: a removal the
@@ -109,6 +110,9 @@ def config_db(device: DeviceState, names: InterfaceNames) -> ConfigDb:
                 put("INTERFACE", name, fields)
                 for address in iface.addresses:
                     put("INTERFACE", f"{name}|{address}", {})
+    # link-level retry as sonic-llr-port spells it (configdb's rows are the virtual ASIC's)
+    if lossless.get(llr.TABLE):
+        lossless[llr.TABLE] = {port: llr.row() for port in lossless[llr.TABLE]}
     for table, rows in lossless.items():
         db.setdefault(table, {}).update(rows)
     if device.lb is not None:

@@ -16,7 +16,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from flatfab.errors import InputError
 from flatfab.intent.loader import load_intent
@@ -26,8 +25,7 @@ from flatfab.platforms.nxos.render import NxosRenderError
 from flatfab.platforms.nxos.sections import merge_into, owned, split_sections
 from flatfab.platforms.registry import PLATFORMS
 from tests.doubles.nxos import FACTORY, NxosDouble
-from tests.support.nxos import nxos_fabric, nxos_intent
-from tests.support.paths import ROOT
+from tests.support.nxos import nxos_balanced, nxos_fabric
 
 LINE = "ip load-sharing address source-destination port source-destination"
 FOUR = [HashField.SRC_IP, HashField.DST_IP, HashField.SRC_PORT, HashField.DST_PORT]
@@ -118,25 +116,16 @@ def test_no_hashing_renders_no_line() -> None:
 
 # ---- refusals at load -------------------------------------------------------------------
 
-def _intent_with(tmp: Path, balancing: dict[str, object]) -> Path:
-    tmp.mkdir(exist_ok=True)
-    nxos_intent(ROOT / "intents" / "lab", tmp, "generic")
-    fabric = yaml.safe_load((tmp / "fabric.yaml").read_text())
-    fabric["load_balancing"] = balancing
-    (tmp / "fabric.yaml").write_text(yaml.safe_dump(fabric))
-    return tmp
-
-
 def _refusals(tmp: Path, balancing: dict[str, object]) -> set[tuple[str, str, str]]:
     with pytest.raises(InputError) as caught:
-        load_intent(_intent_with(tmp, balancing), known_platforms=PLATFORMS)
+        load_intent(nxos_balanced(tmp, balancing), known_platforms=PLATFORMS)
     return {(Path(p.file).name, p.path, p.reason) for p in caught.value.problems}
 
 
 def test_the_four_fields_load_and_any_other_list_is_refused_with_the_reason(
         tmp_path: Path) -> None:
     assert SETS is not None and "ecmp_hash" not in REASONS
-    intent = load_intent(_intent_with(tmp_path / "four", {
+    intent = load_intent(nxos_balanced(tmp_path / "four", {
         "hash_fields": [f.value for f in FOUR], "seeds": {"leaf": 11}}),
         known_platforms=PLATFORMS)
     assert intent.fabric.load_balancing is not None
@@ -159,7 +148,7 @@ def test_the_flow_label_is_refused_with_its_reason(tmp_path: Path) -> None:
 def test_a_32_bit_seed_is_no_nx_os_limit(tmp_path: Path) -> None:
     """Cisco documents universal-id as 1..4294967295: no seed of the intent is refused."""
     assert "ecmp_hash_seed" not in REASONS and "ecmp_hash_seed_32bit" not in REASONS
-    intent = load_intent(_intent_with(tmp_path, {
+    intent = load_intent(nxos_balanced(tmp_path, {
         "hash_fields": [f.value for f in FOUR],
         "seeds": {"leaf": 11, "spine": 4_000_000_000}}), known_platforms=PLATFORMS)
     assert intent.fabric.load_balancing is not None
