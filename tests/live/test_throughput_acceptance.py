@@ -1,8 +1,8 @@
-"""An acceptance run on the live lab with iperf3 (after test_fabric.py, whose first rollout
-must find the lab unconfigured: the file's name keeps it later in the session's order): every pair passes and the run writes its
+"""An acceptance run on the live lab with iperf3: every pair passes and the run writes its
 reports; then one host-facing leaf link shaped for real (tc tbf out of leaf1:swp1 and out
-of leaf1-h1:eth1: both directions far under the reference) fails exactly
-the pairs that cross it, and names the link; unshaped, the run is clean again.
+of leaf1-h1:eth1: both directions far under the reference) fails exactly the pairs that
+cross it, and names the link; unshaped, the run is clean again. (The file's name keeps it
+after test_fabric.py in the session, whose first rollout must find the lab unconfigured.)
 
 The reference is explicit (--reference 1): iperf3 between the lab's namespaces runs over
 veth pairs and the kernel's forwarding on one machine's CPUs, so its figure is what those
