@@ -1,10 +1,11 @@
 """The fabric's counters an acceptance run takes before and after, flat per port.
 
 Per switch port: each traffic class's packets and drops (the platform's class counters);
-its physical layer's FEC codewords corrected and uncorrectable and its flaps, where the
-platform reads them (verify --physical's reader). Per host NIC: its pause frames, CNPs and
-ECN-marked packets (the platform's NIC counters). A counter a device does not keep is
-absent, never 0, and so is its delta.
+its PFC pause frames received and sent and its packets ECN-marked per queue (what collect
+reads of the port: `PortCounters`); its physical layer's FEC codewords corrected and
+uncorrectable and its flaps, where the platform reads them (verify --physical's reader).
+Per host NIC: its pause frames, CNPs and ECN-marked packets (the platform's NIC counters).
+A counter a device does not keep is absent, never 0, and so is its delta.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from flatfab.model.physical import PortPhysical
+from flatfab.model.state import DeviceState
 
 # device -> port -> counter name -> value
 Snapshot = dict[str, dict[str, dict[str, int]]]
@@ -30,6 +32,24 @@ def from_classes(per_port: Mapping[str, Mapping[int, Mapping[str, int]]]
         port: {f"{name}.tc{tc}": value for tc, counts in sorted(per.items())
                for name, value in sorted(counts.items()) if name in ("packets", "drops")}
         for port, per in per_port.items()}
+
+
+def from_ports(seen: DeviceState) -> dict[str, dict[str, int]]:
+    """A switch's lossless port counters as collect read them: `pfc_rx`, `pfc_tx` (pause
+    frames, all priorities) and `ecn_marked.q<queue>`."""
+    found: dict[str, dict[str, int]] = {}
+    for port, iface in seen.interfaces.items():
+        counters = iface.counters
+        if counters is None:
+            continue
+        counts = {name: value for name, value in (("pfc_rx", counters.pfc_rx_frames),
+                                                  ("pfc_tx", counters.pfc_tx_frames))
+                  if value is not None}
+        counts.update({f"ecn_marked.q{queue}": value
+                       for queue, value in sorted(counters.ecn_marked.items())})
+        if counts:
+            found[port] = counts
+    return found
 
 
 def from_physical(per_port: Mapping[str, PortPhysical]) -> dict[str, dict[str, int]]:

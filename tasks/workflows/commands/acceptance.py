@@ -240,8 +240,10 @@ def _counters(task: Task, plan: FabricState) -> Result:
     else:
         classes = ctr.from_classes(platform.class_counters(session)) \
             if caps.class_counters else {}
-        found = ctr.merge(classes, ctr.from_physical(platform.collect_physical(session,
-                                                                               device)))
+        # pauses and ECN marks are part of what collect reads of a port (read-only)
+        ports = ctr.from_ports(platform.collect(session, device, []))
+        found = ctr.merge(classes, ports, ctr.from_physical(platform.collect_physical(
+            session, device)))
     return Result(host=task.host, result=found)
 
 
