@@ -62,7 +62,10 @@ def _hosts(ctx: CheckContext) -> Iterator[tuple[DeviceState, DeviceState, HostRd
         if not planned.managed or not nccl_host(ctx.plan, planned):
             continue
         device = ctx.observed(name)
-        if device is not None and device.rdma is not None:
+        # a host state that holds no RDMA reading at all (a plan taken as what was seen)
+        # says nothing to judge; a collect always names the file it read
+        if device is not None and device.rdma is not None \
+                and device.rdma.nccl_path is not None:
             yield planned, device, device.rdma
 
 
@@ -312,7 +315,7 @@ def rdma_unread(item: Check, ctx: CheckContext) -> Iterator[Finding]:
             yield not_judged(item.id, name, "its driver read no NCCL or RDMA state",
                              what=f"{name} nccl.conf and RDMA state")
             continue
-        if device.rdma.none_why is not None:
-            continue
+        if device.rdma.none_why is not None or device.rdma.nccl_path is None:
+            continue  # no device to read; or no reading at all (a plan taken as seen)
         for source, why in sorted(device.rdma.unread.items()):
             yield not_judged(item.id, name, why, what=f"{name} {source}")

@@ -5,6 +5,9 @@ a host without RDMA devices (the lab) not judged, never failed, never passed."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -128,14 +131,19 @@ def test_a_source_not_read_is_named_not_judged() -> None:
     assert "ibv_devinfo" in found[0].message
 
 
-def test_unmanaged_and_unplanned_hosts_are_not_judged() -> None:
+def test_unmanaged_and_unplanned_hosts_are_not_judged(tmp_path: Path) -> None:
     fabric = planned()
     fabric.devices[HOST].managed = False
     ctx = CheckContext(state=fabric, plan=fabric, stage=Stage.LIVE)
     found = [f for f in run_checks(ctx, IDS) if f.device == HOST]
     assert {f.check for f in found} == set(IDS)
     assert all(f.actual == "unmanaged" for f in found)
-    plain = plan(load_intent(ROOT / "intents" / "rail"))  # nccl not managed: nothing
+    unmanaged = tmp_path / "rail"  # the rail example without `nccl:`: nothing judged
+    shutil.copytree(ROOT / "intents" / "rail", unmanaged)
+    hosts = unmanaged / "hosts.yaml"
+    hosts.write_text(re.sub(r"(?m)^nccl:.*\n", "", hosts.read_text()))
+    plain = plan(load_intent(unmanaged))
+    assert all(d.rdma is None for d in plain.devices.values())
     assert run_checks(CheckContext(state=plain, plan=plain, stage=Stage.LIVE), IDS) == []
 
 

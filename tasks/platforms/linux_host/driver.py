@@ -194,8 +194,7 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
                            "sysctl": SYSCTL_READ,
                            "managed": f"cat {shlex.quote(self._sysctl_file)} 2>/dev/null "
                                       "|| true",
-                           **({"nccl": rdma_state.file_command(self.nccl_path)}
-                              if self._reads_nccl else {})})
+                           "nccl": rdma_state.file_command(self.nccl_path)})
         try:
             state = cfg.from_ip_json(out["link"], out["addr"], out["route"],
                                      self.mgmt_interfaces, rules=out["rule"])
@@ -221,21 +220,11 @@ class LinuxHostDriver(ShellDriver[cfg.HostConfig]):
         sysctls = {key: values[key] for key in before if key in values}
         unread.update({f"sysctl {key}": "no value under /proc/sys/net/ipv4/conf (no such NIC?)"
                        for key in before if key not in values})
-        nccl, owner = self._nccl_read(out["nccl"], unread) if "nccl" in out else (None, "")
+        nccl, owner = self._nccl_read(out["nccl"], unread)
         return cfg.HostConfig(nics=state.nics, routes=state.routes, qos=qos, rules=state.rules,
                               sysctls=sysctls, unread=unread, sysctl_values=values,
                               sysctl_before=before, mgmt_addresses=state.mgmt_addresses,
                               nccl=nccl, nccl_owner=owner)
-
-    @property
-    def _reads_nccl(self) -> bool:
-        """Whether the host's nccl.conf is read back as config: always on ConnectX hosts or
-        with an inventory `nccl_conf`; with the lab backend while the loaded candidate has
-        `nccl` lines (a lab host whose plan stops managing it keeps the file, inert, in its
-        state dir)."""
-        candidate = self._candidate or ""
-        return self.nic_backend == "connectx" or "nccl_conf" in self.optional_args or any(
-            line.startswith("nccl ") for line in candidate.splitlines())
 
     def _nccl_read(self, output: str, unread: dict[str, str]
                    ) -> tuple[nccl_conf.NcclConfig | None, str]:

@@ -19,8 +19,11 @@ from typing import Any
 
 from flatfab.model.state import DEFAULT_VRF, DeviceState, FabricState, IfKind, Role
 from flatfab.platforms.linux_host import config as cfg
-from flatfab.platforms.linux_host import nic_qos
+from flatfab.platforms.linux_host import nccl_conf, nic_qos, rdma_state, rdma_sysfs
 from flatfab.platforms.linux_host.driver import (
+    IBV_DEVINFO_READ,
+    RDMA_LINK_READ,
+    RDMA_SYSFS_READ,
     ROUTE_READ,
     RULE_READ,
     SYSCTL_READ,
@@ -111,6 +114,14 @@ class HostDevice(ShellDevice[cfg.HostConfig]):
             SYSCTL_READ: Reply(listing),
             f"cat {STATE_DIR}/nic/sysctl.conf 2>/dev/null || true":
                 Reply(cfg.format_managed(state.sysctl_before)),
+            # flatfab's nccl.conf where the plan manages one (the lab backend's path); no RDMA
+            # device, as on the lab's hosts
+            rdma_state.file_command(f"{STATE_DIR}/nccl.conf"): Reply(
+                nccl_conf.file_text(state.nccl, {}) if state.nccl is not None
+                else rdma_state.NO_FILE + "\n"),
+            RDMA_SYSFS_READ: Reply(json.dumps(rdma_sysfs.main("/nonexistent/infiniband")) + "\n"),
+            RDMA_LINK_READ: Reply("[]\n"),
+            IBV_DEVINFO_READ: Reply(rdma_state.MISSING + "\n"),
             "hostname": Reply(f"{self.name}\n"),
             "cat /proc/uptime": Reply("86400.00 170000.00\n"),
             "uname -sr": Reply("Linux 6.1.0-fleet\n"), "uname -m": Reply("x86_64\n"),

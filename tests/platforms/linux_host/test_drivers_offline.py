@@ -31,7 +31,9 @@ def _host() -> LinuxHostDriver:
                r"grep -H \. /proc/sys/net/ipv4/conf/.*": ("", 0, ""),
                r"cat \S+/nic/sysctl\.conf .*": ("", 0, ""),
                r"cat \S+/nic/qos\.conf .*": ("", 0, ""),
-               r"nft -j list table inet flatfab .*": ("", 0, "")}
+               r"nft -j list table inet flatfab .*": ("", 0, ""),
+               # no nccl.conf: the host manages none
+               r"if \[ -e \S+/nccl\.conf \].*": ("@@flatfab-no-file\n", 0, "")}
     driver.session = FakeSession(answers)  # type: ignore[assignment]
     return driver
 
