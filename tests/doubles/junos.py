@@ -376,12 +376,12 @@ def _d(value: Any) -> list[dict[str, str]]:
     return [{"data": str(value)}]
 
 
-def _strip(tree: Any) -> Any:
+def without_attributes(tree: Any) -> Any:
     """The tree as `show configuration | display json` prints it (no load attributes)."""
     if isinstance(tree, dict):
-        return {k: _strip(v) for k, v in tree.items() if k != "@"}
+        return {k: without_attributes(v) for k, v in tree.items() if k != "@"}
     if isinstance(tree, list):
-        return [_strip(v) for v in tree]
+        return [without_attributes(v) for v in tree]
     return tree
 
 
@@ -404,7 +404,8 @@ def healthy_outputs(fabric: FabricState, name: str) -> dict[str, str]:
     config = {"configuration": {"@": {"junos:changed-seconds": "1764000000",
                                       "junos:changed-localtime": "2025-11-24 16:00:00 UTC"},
                                 "version": VERSION,
-                                **_strip(configuration(device, names)["configuration"])}}
+                                **without_attributes(
+                                    configuration(device, names)["configuration"])}}
     physical: dict[str, dict[str, Any]] = {}
     lldp = []
     for iface in device.interfaces.values():

@@ -13,7 +13,12 @@ from flatfab.platforms.junos import PLATFORM
 from flatfab.platforms.junos import collect as junos_collect
 from flatfab.platforms.junos.render import configuration
 from flatfab.platforms.junos.text import Tree
-from tests.doubles.junos import JunosDevice, healthy_outputs, napalm_driver
+from tests.doubles.junos import (
+    JunosDevice,
+    healthy_outputs,
+    napalm_driver,
+    without_attributes,
+)
 from tests.support.checks import live_findings
 from tests.support.oracles import JUNOS, usable
 
@@ -25,14 +30,6 @@ def config_tree(device: DeviceState) -> Tree:
     return tree
 
 
-def _strip(tree: Any) -> Any:
-    if isinstance(tree, dict):
-        return {k: _strip(v) for k, v in tree.items() if k != "@"}
-    if isinstance(tree, list):
-        return [_strip(v) for v in tree]
-    return tree
-
-
 def hash_key_violations(options: Tree) -> list[str]:
     """What Juniper's QFX YANG says of a rendered `forwarding-options`. The oracle does not
     load that hierarchy's module (it drops it with a note); its module and the
@@ -41,7 +38,7 @@ def hash_key_violations(options: Tree) -> list[str]:
     routing instance's `forwarding-options`: the rendered tree is judged in that place."""
     graft = {"configuration": {"routing-instances": {"instance": [
         {"name": "hash-check", "instance-type": "virtual-router",
-         "forwarding-options": _strip(options)}]}}}
+         "forwarding-options": without_attributes(options)}]}}}
     usable(JUNOS)
     return JUNOS.tree_violations(graft)
 

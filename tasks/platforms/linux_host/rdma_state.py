@@ -13,6 +13,7 @@ import ipaddress
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,25 +150,25 @@ def _ibv(ports: list[IbvPort], found: _Found) -> None:
             item.link_layer
 
 
+def _tool(source: str, output: str, parse: Callable[[str], list[Any] | NoRdma],
+          take: Callable[[Any, _Found], None], found: _Found) -> None:
+    """One tool's output into `found`: its ports, its word that there are none, or why it
+    was not read."""
+    text = _tool_output(source, output, found)
+    try:
+        parsed = None if text is None else parse(text)
+    except RdmaOutputError as error:
+        found.unread[source] = str(error)
+        return
+    if isinstance(parsed, NoRdma):
+        found.none[source] = parsed.why
+    elif parsed is not None:
+        take(parsed, found)
+
+
 def _tools(reads: RdmaReads, found: _Found) -> None:
-    text = _tool_output(RDMA_LINK, reads.rdma_link, found)
-    try:
-        links = None if text is None else parse_rdma_link_json(text)
-        if isinstance(links, NoRdma):
-            found.none[RDMA_LINK] = links.why
-        elif links is not None:
-            _links(links, found)
-    except RdmaOutputError as error:
-        found.unread[RDMA_LINK] = str(error)
-    text = _tool_output(IBV_DEVINFO, reads.ibv_devinfo, found)
-    try:
-        ports = None if text is None else parse_ibv_devinfo(text)
-        if isinstance(ports, NoRdma):
-            found.none[IBV_DEVINFO] = ports.why
-        elif ports is not None:
-            _ibv(ports, found)
-    except RdmaOutputError as error:
-        found.unread[IBV_DEVINFO] = str(error)
+    _tool(RDMA_LINK, reads.rdma_link, parse_rdma_link_json, _links, found)
+    _tool(IBV_DEVINFO, reads.ibv_devinfo, parse_ibv_devinfo, _ibv, found)
 
 
 def _natural(key: tuple[str, int]) -> tuple[Any, ...]:

@@ -167,9 +167,10 @@ def _cabling(given: SchedulerFile, planned: tree.SchedulerTree, seen: tree.Sched
             out.append(not_judged(CABLING, node, seen.unseen[node],
                                   what=f"where {given.path.name} places it"))
             continue
-        block, where = planned.block_of(node), seen.block_of(node)
-        if block is None or where is None or set(where.leaves) == set(block.leaves):
+        moved = _moved(node, planned, seen)
+        if moved is None:
             continue
+        block, where = moved
         out.append(Finding(
             CABLING, Severity.ERROR, node,
             f"{node} is cabled to {' '.join(where.leaves)} (LLDP), but {given.path.name} "
@@ -177,6 +178,16 @@ def _cabling(given: SchedulerFile, planned: tree.SchedulerTree, seen: tree.Sched
             link=f"{node}--{','.join(where.leaves)}", expected=" ".join(block.leaves),
             actual=" ".join(where.leaves)))
     return out
+
+
+def _moved(node: str, planned: tree.SchedulerTree, seen: tree.SchedulerTree
+           ) -> tuple[tree.Block, tree.Block] | None:
+    """(its planned block, the block LLDP puts it in) of a node seen on other leaves than
+    planned; None where it is seen where planned."""
+    block, where = planned.block_of(node), seen.block_of(node)
+    if block is None or where is None or set(where.leaves) == set(block.leaves):
+        return None
+    return block, where
 
 
 def _labels(given: SchedulerFile, plan: FabricState, planned: tree.SchedulerTree,
@@ -211,9 +222,10 @@ def _labels_seen(node: str, name: str, planned: tree.SchedulerTree,
                  seen: tree.SchedulerTree) -> list[Finding]:
     if node in seen.unseen:
         return [not_judged(LABELS, node, seen.unseen[node], what=f"its labels in {name}")]
-    block, where = planned.block_of(node), seen.block_of(node)
-    if block is None or where is None or set(where.leaves) == set(block.leaves):
+    moved = _moved(node, planned, seen)
+    if moved is None:
         return []
+    block, where = moved
     return [Finding(LABELS, Severity.ERROR, node,
                     f"{node} is cabled to {' '.join(where.leaves)} (LLDP), but its labels in "
                     f"{name} say block {block.name}", expected=" ".join(block.leaves),
